@@ -1,0 +1,161 @@
+/**
+ * callModel activity (seed §2.3 deps.callModel): streams one model response with the real
+ * Anthropic SDK, heartbeating as events arrive so a dead worker is noticed quickly and a
+ * cancellation stops the HTTP stream. Temporal owns retries (`maxRetries: 0` on the client):
+ * transient API errors are thrown as retryable failures, invalid requests as non-retryable ones,
+ * and the conditions the loop can recover from (prompt too long) come back as data.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { CallModelInput, CallModelResult } from '../common/activity-types';
+import type { AssistantApiMessage, AssistantContentBlock, StopReason } from '../common/messages';
+import { modelToolDefinitions } from './tool-definitions';
+
+/** seed §2.8: Claude Code falls back after three consecutive overloaded (529) answers. */
+export const OVERLOADED_ATTEMPTS_BEFORE_FALLBACK = 3;
+
+const PROMPT_TOO_LONG = /prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)\s*maximum/i;
+const NON_RETRYABLE_STATUSES = new Set([400, 401, 403, 404, 413, 422]);
+
+export interface ToolUseReporter {
+  (target: NonNullable<CallModelInput['streamToolUses']>, report: { attempt: number; index: number; block: { type: 'tool_use'; id: string; name: string; input: unknown } }): Promise<void>;
+}
+
+export interface CallModelDeps {
+  /** Undefined when neither ANTHROPIC_API_KEY nor ANTHROPIC_BASE_URL is configured. */
+  anthropic: Anthropic | undefined;
+  /** Reports streamed tool_use blocks to the workflow (signal); absent when no client is wired. */
+  reportToolUse?: ToolUseReporter;
+}
+
+export function createCallModel(deps: CallModelDeps) {
+  return async function callModel(input: CallModelInput): Promise<CallModelResult> {
+    const context = Context.current();
+    const attempt = context.info.attempt;
+    if (!deps.anthropic) {
+      throw ApplicationFailure.nonRetryable(
+        'No Anthropic API key: set ANTHROPIC_API_KEY in the worker environment (or ANTHROPIC_BASE_URL for a compatible local server) and restart the worker.',
+        'MissingApiKeyError',
+      );
+    }
+    const startedAt = Date.now();
+    const reports: Array<Promise<void>> = [];
+    try {
+      const stream = deps.anthropic.messages.stream(
+        {
+          model: input.model,
+          max_tokens: input.maxTokens,
+          system: input.system,
+          messages: input.messages as Anthropic.MessageParam[],
+          tools: modelToolDefinitions(input.toolNames),
+        },
+        { signal: context.cancellationSignal },
+      );
+      let blocks = 0;
+      let outputChars = 0;
+      stream.on('streamEvent', (event) => {
+        if (event.type === 'content_block_delta') {
+          const delta = event.delta;
+          outputChars += delta.type === 'text_delta' ? delta.text.length : delta.type === 'input_json_delta' ? delta.partial_json.length : 0;
+        }
+        // Heartbeats are throttled by the SDK; each carries progress for the Temporal UI.
+        context.heartbeat({ blocks, outputChars });
+      });
+      stream.on('contentBlock', (block) => {
+        blocks++;
+        if (block.type === 'tool_use' && input.streamToolUses && deps.reportToolUse) {
+          const report = deps
+            .reportToolUse(input.streamToolUses, {
+              attempt,
+              index: blocks - 1,
+              block: { type: 'tool_use', id: block.id, name: block.name, input: block.input },
+            })
+            .catch((error: unknown) => context.log.warn('Could not report a streamed tool_use', { error: String(error) }));
+          reports.push(report);
+        }
+      });
+      const final = await stream.finalMessage();
+      await Promise.all(reports);
+      return { type: 'message', message: toAssistantMessage(final), durationMs: Date.now() - startedAt, attempt };
+    } catch (error) {
+      await Promise.allSettled(reports);
+      if (context.cancellationSignal.aborted || error instanceof Anthropic.APIUserAbortError) {
+        throw new CancelledFailure('Model call cancelled');
+      }
+      const recoverable = asPromptTooLong(error);
+      if (recoverable) return { ...recoverable, durationMs: Date.now() - startedAt, attempt };
+      throw classifyModelError(error, attempt, input.fallbackAvailable ?? false);
+    }
+  };
+}
+
+function asPromptTooLong(error: unknown): Omit<Extract<CallModelResult, { type: 'prompt_too_long' }>, 'durationMs' | 'attempt'> | undefined {
+  if (!(error instanceof Anthropic.APIError) || error.status !== 400) return undefined;
+  const message = apiErrorMessage(error);
+  const match = PROMPT_TOO_LONG.exec(message);
+  if (!match) return undefined;
+  return { type: 'prompt_too_long', errorMessage: message, actualTokens: Number(match[1]), limitTokens: Number(match[2]) };
+}
+
+/** Maps an SDK error onto a Temporal failure: retryable unless retrying cannot help. */
+export function classifyModelError(error: unknown, attempt: number, fallbackAvailable: boolean): ApplicationFailure {
+  if (error instanceof Anthropic.APIConnectionError) {
+    return ApplicationFailure.retryable(`Could not reach the Anthropic API: ${error.message}`, 'connection_error');
+  }
+  if (error instanceof Anthropic.APIError) {
+    const type = apiErrorType(error);
+    const message = `Anthropic API ${error.status ?? 'stream'} ${type}: ${apiErrorMessage(error)}`;
+    if (type === 'overloaded_error' || error.status === 529) {
+      if (fallbackAvailable && attempt >= OVERLOADED_ATTEMPTS_BEFORE_FALLBACK) {
+        return ApplicationFailure.nonRetryable(message, 'FallbackTriggered');
+      }
+      return ApplicationFailure.retryable(message, 'overloaded_error');
+    }
+    if (error.status !== undefined && NON_RETRYABLE_STATUSES.has(error.status)) {
+      return ApplicationFailure.nonRetryable(message, type);
+    }
+    return ApplicationFailure.retryable(message, type);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return ApplicationFailure.retryable(`Model call failed: ${message}`, 'model_call_error');
+}
+
+function apiErrorType(error: InstanceType<typeof Anthropic.APIError>): string {
+  const body = error.error as { error?: { type?: string }; type?: string } | undefined;
+  return body?.error?.type ?? (body?.type !== 'error' ? body?.type : undefined) ?? error.type ?? statusName(error.status);
+}
+
+function apiErrorMessage(error: InstanceType<typeof Anthropic.APIError>): string {
+  const body = error.error as { error?: { message?: string } } | undefined;
+  return body?.error?.message ?? error.message;
+}
+
+function statusName(status: number | undefined): string {
+  if (status === 429) return 'rate_limit_error';
+  if (status !== undefined && status >= 500) return 'api_error';
+  return 'api_error';
+}
+
+function toAssistantMessage(message: Anthropic.Message): AssistantApiMessage {
+  const content: AssistantContentBlock[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') content.push({ type: 'text', text: block.text });
+    else if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
+    else if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else if (block.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: block.data });
+  }
+  return {
+    id: message.id,
+    role: 'assistant',
+    model: message.model,
+    content,
+    stop_reason: (message.stop_reason ?? null) as StopReason | null,
+    usage: {
+      input_tokens: message.usage.input_tokens ?? 0,
+      output_tokens: message.usage.output_tokens ?? 0,
+      cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
+      cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
+    },
+  };
+}

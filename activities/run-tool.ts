@@ -1,0 +1,113 @@
+/**
+ * runTool activity: one tool_use, on the host that holds the workspace. Read-only calls simply
+ * re-run on retry; mutating calls go through the journal. Output over the tool's budget is
+ * persisted and replaced by a preview plus a path (seed §2.7, layer 1), so no payload comes near
+ * Temporal's limits. Tool failures are data (`isError`); only infrastructure faults throw.
+ */
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { RunToolInput, RunToolResult } from '../common/activity-types';
+import { getToolSpec } from '../common/tool-specs';
+import { type JournalEntry, ToolJournal, workspaceStateDir } from './tool-journal';
+import type { ToolExecutionContext, ToolExecutionResult } from './tools';
+
+export const PREVIEW_CHARS = 2_000;
+const HEARTBEAT_INTERVAL_MS = 1_000;
+const PROGRESS_TAIL_CHARS = 2_000;
+
+export interface RunToolDeps {
+  stateDir: string;
+  executeTool(name: string, input: unknown, context: ToolExecutionContext): Promise<ToolExecutionResult>;
+}
+
+export function createRunTool(deps: RunToolDeps) {
+  const journal = new ToolJournal(deps.stateDir);
+
+  return async function runTool(input: RunToolInput): Promise<RunToolResult> {
+    const context = Context.current();
+    const startedAt = Date.now();
+    const mutating = isMutating(input.name, input.input);
+    let entry: JournalEntry | undefined;
+
+    if (mutating) {
+      const previous = await journal.get(input.cwd, input.toolUseId);
+      if (previous?.status === 'finished' && previous.result) {
+        return { toolUseId: input.toolUseId, ...previous.result, fromJournal: true, durationMs: 0 };
+      }
+      if (previous?.status === 'started') {
+        const content =
+          `The previous attempt to run this ${input.name} call was interrupted (the worker stopped) after it had started, ` +
+          `so it may have partly run. It was not run again. Check the current state of the workspace before deciding whether to retry it.`;
+        await journal.put(input.cwd, { ...previous, status: 'finished', finishedAt: new Date().toISOString(), result: { content, isError: true } });
+        return { toolUseId: input.toolUseId, content, isError: true, fromJournal: true, durationMs: 0 };
+      }
+      entry = {
+        toolUseId: input.toolUseId,
+        conversationId: input.conversationId,
+        name: input.name,
+        input: input.input,
+        status: 'started',
+        attempt: context.info.attempt,
+        startedAt: new Date().toISOString(),
+      };
+      await journal.put(input.cwd, entry);
+    }
+
+    // Heartbeats carry the output tail (visible in the Temporal UI) and deliver cancellation.
+    let progressTail = '';
+    context.heartbeat({ progress: '' });
+    const heartbeat = setInterval(() => context.heartbeat({ progress: progressTail }), HEARTBEAT_INTERVAL_MS);
+    let result: ToolExecutionResult;
+    try {
+      result = await deps.executeTool(input.name, input.input, {
+        cwd: input.cwd,
+        signal: context.cancellationSignal,
+        onProgress: (chunk: string) => {
+          progressTail = (progressTail + chunk).slice(-PROGRESS_TAIL_CHARS);
+        },
+      });
+    } catch (error) {
+      if (context.cancellationSignal.aborted) {
+        if (entry) await journal.put(input.cwd, { ...entry, status: 'cancelled', finishedAt: new Date().toISOString() });
+        throw new CancelledFailure(`${input.name} cancelled`);
+      }
+      throw error;
+    } finally {
+      clearInterval(heartbeat);
+    }
+
+    const budgeted = await applyResultBudget(deps.stateDir, input, result);
+    if (entry) {
+      await journal.put(input.cwd, { ...entry, status: 'finished', finishedAt: new Date().toISOString(), result: budgeted });
+    }
+    return { toolUseId: input.toolUseId, ...budgeted, durationMs: Date.now() - startedAt };
+  };
+}
+
+/** Mutating = a known tool whose valid input is not read-only. Invalid input never runs, so it needs no journal. */
+function isMutating(name: string, input: unknown): boolean {
+  const spec = getToolSpec(name);
+  if (!spec) return false;
+  const parsed = spec.inputSchema.safeParse(input);
+  return parsed.success && !spec.isReadOnly(parsed.data);
+}
+
+/** seed §2.7 layer 1 (applyToolResultBudget), applied where the output is produced. */
+async function applyResultBudget(
+  stateDir: string,
+  input: RunToolInput,
+  result: ToolExecutionResult,
+): Promise<{ content: string; isError: boolean; persistedPath?: string }> {
+  if (result.content.length <= input.maxResultSizeChars) return result;
+  const directory = path.join(workspaceStateDir(stateDir, input.cwd), 'tool-results', input.conversationId.replace(/[^a-zA-Z0-9_-]/g, '_'));
+  await mkdir(directory, { recursive: true });
+  const persistedPath = path.join(directory, `${input.toolUseId.replace(/[^a-zA-Z0-9_-]/g, '_')}.txt`);
+  await writeFile(persistedPath, result.content);
+  const content =
+    `<persisted-output>\nOutput too large (${result.content.length} characters). Full output saved to: ${persistedPath}\n` +
+    `Use Read with offset/limit (or Grep) on that file to see more.\n\nPreview (first ${PREVIEW_CHARS} characters):\n` +
+    `${result.content.slice(0, PREVIEW_CHARS)}\n...\n</persisted-output>`;
+  return { content, isError: result.isError, persistedPath };
+}

@@ -1,0 +1,296 @@
+/**
+ * `durable-agent` — the command line. Every command is a thin shell over `ConversationClient`;
+ * conversations live in Temporal, so any command can be run from any terminal at any time.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ZodError } from 'zod';
+import type { ConversationConfigInput } from '../common/config';
+import type { ResultMessage } from '../common/result';
+import type { ConversationEvent } from '../workflows/definitions';
+import { ConversationClient, ConversationNotFoundError } from './api';
+import { TemporalUnreachableError, connectClient, temporalSettings } from './connection';
+import { formatEvent, formatResultLine, formatStatus } from './format';
+
+const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
+
+Usage:
+  durable-agent ask [options] <prompt>           one-shot: start, wait, print the answer (like \`claude -p\`)
+  durable-agent start [options] <prompt>         start a conversation, print its id (--follow to watch it)
+  durable-agent send [--follow] <id> <prompt>    send a follow-up to a conversation
+  durable-agent status [--json] <id>             phase, turns, tools in flight, usage, last result
+  durable-agent abort <id>                       interrupt the running query (the conversation stays open)
+  durable-agent end <id>                         end the conversation after the running query
+  durable-agent list                             conversations on the server, newest first
+  durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
+  durable-agent server                           run a local Temporal dev server (UI on http://localhost:8233)
+
+Options for ask and start:
+  --cwd <dir>              workspace directory on the worker host (default: the current directory)
+  --model <name>           model (default: claude-sonnet-5-5)
+  --fallback-model <name>  model to switch to when the primary is overloaded
+  --max-turns <n>          stop after n turns (default 100)
+  --id <id>                conversation id (start only; default: generated from the prompt)
+  --output-format <fmt>    ask only: text (default) or json (the result message)
+  --follow                 start only: print progress until the first result
+
+Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+DURABLE_AGENT_TASK_QUEUE (default durable-agent), ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.
+Signals and queries (for \`temporal workflow signal/query\`): userInput {"prompt": "..."}, abort, end;
+status, events, history.`;
+
+/** A mistake in the command line: printed with the usage, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const defaultIo: Io = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+};
+
+export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(USAGE);
+        return command === undefined ? 2 : 0;
+      case 'ask':
+        return await askCommand(rest, io);
+      case 'start':
+        return await startCommand(rest, io);
+      case 'send':
+        return await sendCommand(rest, io);
+      case 'status':
+        return await statusCommand(rest, io);
+      case 'abort':
+        return await simpleCommand(rest, io, 'abort');
+      case 'end':
+        return await simpleCommand(rest, io, 'end');
+      case 'list':
+        return await listCommand(rest, io);
+      case 'worker': {
+        parse(rest, {}, 0, 'worker');
+        const { runWorker } = await import('../worker/main');
+        await runWorker();
+        return 0;
+      }
+      case 'server': {
+        parse(rest, {}, 0, 'server');
+        const { runServerForPeople } = await import('../scripts/dev-server');
+        await runServerForPeople();
+        return 0;
+      }
+      default:
+        throw new UsageError(`Unknown command "${command}".`);
+    }
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+function reportError(error: unknown, io: Io): number {
+  if (error instanceof UsageError) {
+    io.err(`Error: ${error.message}\nRun \`durable-agent help\` for usage.`);
+    return 2;
+  }
+  if (error instanceof ZodError) {
+    io.err(`Error: invalid option: ${error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    return 2;
+  }
+  if (error instanceof TemporalUnreachableError || error instanceof ConversationNotFoundError) {
+    io.err(`Error: ${error.message}`);
+    return 1;
+  }
+  io.err(`Error: ${error instanceof Error ? error.message : String(error)}`);
+  return 1;
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
+
+function parse(args: string[], options: OptionSpec, positionals: number | [number, number], command: string) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(`${command}: ${(error as Error).message.replace(/\. To specify a positional.*$/, '')}`);
+  }
+  const [min, max] = Array.isArray(positionals) ? positionals : [positionals, positionals];
+  if (parsed.positionals.length < min) throw new UsageError(`${command}: missing argument${min - parsed.positionals.length > 1 ? 's' : ''}.`);
+  if (parsed.positionals.length > max) {
+    throw new UsageError(`${command}: unexpected argument "${parsed.positionals[max]}" (quote a prompt that has spaces).`);
+  }
+  return parsed as { values: Record<string, string | boolean | undefined>; positionals: string[] };
+}
+
+const CONFIG_OPTIONS: OptionSpec = {
+  cwd: { type: 'string' },
+  model: { type: 'string' },
+  'fallback-model': { type: 'string' },
+  'max-turns': { type: 'string' },
+};
+
+function configFrom(values: Record<string, string | boolean | undefined>, oneShot: boolean): ConversationConfigInput {
+  const maxTurnsText = values['max-turns'] as string | undefined;
+  let maxTurns: number | undefined;
+  if (maxTurnsText !== undefined) {
+    maxTurns = Number(maxTurnsText);
+    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive whole number, got "${maxTurnsText}".`);
+  }
+  return {
+    cwd: path.resolve((values.cwd as string | undefined) ?? process.cwd()),
+    model: values.model as string | undefined,
+    fallbackModel: values['fallback-model'] as string | undefined,
+    maxTurns,
+    oneShot,
+  };
+}
+
+function promptFrom(positionals: string[], command: string): string {
+  const prompt = positionals.join(' ').trim();
+  if (!prompt) throw new UsageError(`${command}: the prompt is empty.`);
+  return prompt;
+}
+
+async function connect(): Promise<{ api: ConversationClient; taskQueue: string; close: () => Promise<void> }> {
+  const settings = temporalSettings();
+  const client = await connectClient(settings);
+  return { api: new ConversationClient(client), taskQueue: settings.taskQueue, close: () => client.connection.close() };
+}
+
+/** Warns when nobody polls the task queue: the conversation would wait for a worker forever. */
+async function warnIfNoWorker(api: ConversationClient, taskQueue: string, io: Io): Promise<void> {
+  try {
+    const response = await api.client.workflowService.describeTaskQueue({
+      namespace: api.client.options.namespace,
+      taskQueue: { name: taskQueue },
+    });
+    if ((response.pollers ?? []).length === 0) {
+      io.err(`Note: no worker is polling task queue "${taskQueue}" right now; the conversation waits until one starts (\`durable-agent worker\`).`);
+    }
+  } catch {
+    /* best effort */
+  }
+}
+
+async function askCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, 'output-format': { type: 'string' } }, [1, Infinity], 'ask');
+  const format = (values['output-format'] as string | undefined) ?? 'text';
+  if (format !== 'text' && format !== 'json') throw new UsageError(`--output-format must be "text" or "json", got "${format}".`);
+  const prompt = promptFrom(positionals, 'ask');
+  const config = configFrom(values, true);
+  const { api, taskQueue, close } = await connect();
+  try {
+    const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue });
+    await warnIfNoWorker(api, taskQueue, io);
+    const result = await api.waitForResult(conversationId, inputUuid!);
+    io.out(format === 'json' ? JSON.stringify(result, null, 2) : result.result);
+    return result.is_error ? 1 : 0;
+  } finally {
+    await close();
+  }
+}
+
+async function startCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' } }, [1, Infinity], 'start');
+  const prompt = promptFrom(positionals, 'start');
+  const { api, taskQueue, close } = await connect();
+  try {
+    const { conversationId, inputUuid } = await api.start({ id: values.id as string | undefined, prompt, config: configFrom(values, false), taskQueue });
+    io.out(conversationId);
+    await warnIfNoWorker(api, taskQueue, io);
+    if (!values.follow) return 0;
+    const result = await follow(api, conversationId, inputUuid!, io);
+    return result.is_error ? 1 : 0;
+  } finally {
+    await close();
+  }
+}
+
+async function sendCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { follow: { type: 'boolean' } }, [2, Infinity], 'send');
+  const [conversationId, ...words] = positionals;
+  const prompt = promptFrom(words, 'send');
+  const { api, close } = await connect();
+  try {
+    const { nextSeq } = await api.events(conversationId);
+    const inputUuid = await api.send(conversationId, prompt);
+    io.out(`sent to ${conversationId} (input ${inputUuid})`);
+    if (!values.follow) return 0;
+    const result = await follow(api, conversationId, inputUuid, io, nextSeq);
+    return result.is_error ? 1 : 0;
+  } finally {
+    await close();
+  }
+}
+
+async function follow(api: ConversationClient, conversationId: string, inputUuid: string, io: Io, afterSeq = 0): Promise<ResultMessage> {
+  return api.waitForResult(conversationId, inputUuid, {
+    afterSeq,
+    onEvent: (event: ConversationEvent) => {
+      const line = formatEvent(event);
+      if (line) io.out(line);
+    },
+  });
+}
+
+async function statusCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, 1, 'status');
+  const { api, close } = await connect();
+  try {
+    const status = await api.status(positionals[0]);
+    io.out(values.json ? JSON.stringify(status, null, 2) : formatStatus(status));
+    return 0;
+  } finally {
+    await close();
+  }
+}
+
+async function simpleCommand(args: string[], io: Io, command: 'abort' | 'end'): Promise<number> {
+  const { positionals } = parse(args, {}, 1, command);
+  const { api, close } = await connect();
+  try {
+    await (command === 'abort' ? api.abort(positionals[0]) : api.end(positionals[0]));
+    io.out(command === 'abort' ? `abort sent to ${positionals[0]}` : `end sent to ${positionals[0]}`);
+    return 0;
+  } finally {
+    await close();
+  }
+}
+
+async function listCommand(args: string[], io: Io): Promise<number> {
+  parse(args, {}, 0, 'list');
+  const { api, close } = await connect();
+  try {
+    let count = 0;
+    for await (const workflow of api.client.workflow.list({ query: `WorkflowType = 'conversationWorkflow'` })) {
+      io.out(`${workflow.workflowId}  ${workflow.status.name.toLowerCase()}  started ${workflow.startTime.toISOString()}`);
+      if (++count >= 50) break;
+    }
+    if (count === 0) io.out('No conversations yet. Start one with `durable-agent start "<prompt>"`.');
+    return 0;
+  } finally {
+    await close();
+  }
+}
+
+export { formatResultLine };
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,104 @@
+/**
+ * Inputs and outputs of the activities, shared by the workflow (caller) and the activities
+ * (implementation). Everything here crosses Temporal's payload boundary, so it is plain JSON.
+ */
+import type { ApiMessage, AssistantApiMessage } from './messages';
+import type { StopHookMatcher } from './config';
+
+/** A system prompt block as the API takes it (cache_control marks the dynamic boundary, seed §2.5). */
+export interface SystemPromptBlock {
+  type: 'text';
+  text: string;
+  cache_control?: { type: 'ephemeral' };
+}
+
+export interface CallModelInput {
+  conversationId: string;
+  model: string;
+  system: SystemPromptBlock[];
+  messages: ApiMessage[];
+  /** Names of the tools offered; the activity turns them into API tool definitions. */
+  toolNames: string[];
+  maxTokens: number;
+  /**
+   * When set, the activity reports each completed tool_use block to the workflow as it streams
+   * (signal `toolUseStreamed`), so concurrency-safe tools start early (seed §2.4).
+   */
+  streamToolUses?: { workflowId: string; runId?: string; requestId: string };
+  /**
+   * A fallback model is configured: after repeated overload the activity gives up early with a
+   * non-retryable `FallbackTriggered` failure instead of exhausting every retry (seed §2.8).
+   */
+  fallbackAvailable?: boolean;
+}
+
+/**
+ * Recoverable conditions come back as data so the loop can withhold and recover them (seed §2.3);
+ * transient API failures are thrown as retryable ApplicationFailures, invalid requests as
+ * non-retryable ones.
+ */
+export type CallModelResult =
+  | { type: 'message'; message: AssistantApiMessage; durationMs: number; attempt: number }
+  | { type: 'prompt_too_long'; errorMessage: string; actualTokens?: number; limitTokens?: number; durationMs: number; attempt: number };
+
+export interface RunToolInput {
+  conversationId: string;
+  toolUseId: string;
+  name: string;
+  input: unknown;
+  cwd: string;
+  /** Results longer than this are persisted by the activity and replaced by a preview and a path. */
+  maxResultSizeChars: number;
+}
+
+export interface RunToolResult {
+  toolUseId: string;
+  content: string;
+  isError: boolean;
+  /** Where the full output was saved when it exceeded the result budget. */
+  persistedPath?: string;
+  /** True when the journal answered (a retried activity whose first attempt had finished). */
+  fromJournal?: boolean;
+  durationMs: number;
+}
+
+export interface SessionContext {
+  /** Contents of CLAUDE.md files that apply to cwd, concatenated with their paths. */
+  claudeMd?: string;
+  /** `git status` snapshot at the start of the session, truncated to 2000 chars (seed §2.5). */
+  gitStatus?: string;
+  currentDate: string;
+  platform: string;
+  shell: string;
+  cwd: string;
+  isGitRepo: boolean;
+  /** Stop hooks found in <cwd>/.claude/settings.json. */
+  stopHooks: StopHookMatcher[];
+}
+
+export interface RunStopHooksInput {
+  conversationId: string;
+  cwd: string;
+  hooks: StopHookMatcher[];
+  stopHookActive: boolean;
+  transcriptPath?: string;
+  lastAssistantMessage: string;
+}
+
+export interface StopHookOutcome {
+  command: string;
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** Exit code 2 or {"decision":"block"}: the reason is fed back to the model. */
+  blockingError?: string;
+  /** {"continue": false}: the query ends. */
+  preventContinuation?: boolean;
+  stopReason?: string;
+  /** Non-blocking failure (other exit codes, timeouts): reported, not fatal. */
+  nonBlockingError?: string;
+}
+
+export interface RunStopHooksResult {
+  outcomes: StopHookOutcome[];
+}

@@ -1,0 +1,70 @@
+/**
+ * Conversation configuration: the immutable parameters of one conversation (seed §2.10's
+ * QueryEngineConfig). Validated with zod at the client boundary; defaults live here so the client,
+ * the worker and the workflow agree. Pure: imported by the workflow bundle.
+ */
+import { z } from 'zod';
+
+/** Newest non-deprecated Sonnet listed by the installed @anthropic-ai/sdk (1.14.0). */
+export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+/** Default task queue for conversation workflows and their activities. */
+export const DEFAULT_TASK_QUEUE = 'durable-agent';
+/** Custom search attributes registered on the server (see scripts/dev-server.ts). */
+export const SEARCH_ATTRIBUTE_STATUS = 'DurableAgentStatus';
+export const SEARCH_ATTRIBUTE_MODEL = 'DurableAgentModel';
+
+/** Claude Code's default output cap before max_output_tokens escalation (seed §2.8). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
+/** The escalated cap used once after a max_tokens stop. */
+export const ESCALATED_MAX_OUTPUT_TOKENS = 64_000;
+
+const stopHookCommandSchema = z.object({
+  type: z.literal('command'),
+  command: z.string().min(1),
+  timeout: z.number().positive().optional(),
+});
+/** Claude Code's settings.json hook format: `hooks.Stop[].hooks[]`. */
+export const stopHooksSchema = z.array(z.object({ matcher: z.string().optional(), hooks: z.array(stopHookCommandSchema) }));
+export type StopHookMatcher = z.infer<typeof stopHooksSchema>[number];
+
+const durationMs = z.number().int().positive();
+
+export const conversationConfigSchema = z.object({
+  /** Workspace directory on the worker host; tools resolve relative paths against it. */
+  cwd: z.string().min(1),
+  model: z.string().min(1).default(DEFAULT_MODEL),
+  /** Used for the rest of a query when overload outlasts the primary model's retries. */
+  fallbackModel: z.string().min(1).optional(),
+  maxTurns: z.number().int().positive().default(100),
+  maxOutputTokens: z.number().int().positive().default(DEFAULT_MAX_OUTPUT_TOKENS),
+  /** Replaces the default system prompt (seed §2.5 customSystemPrompt). */
+  customSystemPrompt: z.string().optional(),
+  /** Appended to whichever system prompt is in effect. */
+  appendSystemPrompt: z.string().optional(),
+  /** Tool names offered to the model; default all built-in tools. */
+  tools: z.array(z.string()).optional(),
+  /** The conversation completes after this long without input. */
+  idleTimeoutMs: durationMs.default(24 * 60 * 60 * 1000),
+  /** End the workflow after the first query (one-shot `ask`). */
+  oneShot: z.boolean().default(false),
+  /** Start concurrency-safe tools while the model still streams (seed §2.4 StreamingToolExecutor). */
+  streamingToolExecution: z.boolean().default(true),
+  maxToolUseConcurrency: z.number().int().positive().default(10),
+  /** Extra Stop hooks beside `<cwd>/.claude/settings.json`. */
+  stopHooks: stopHooksSchema.optional(),
+  /** Activity tuning; tests shorten these so crash recovery is quick. */
+  modelHeartbeatTimeoutMs: durationMs.default(30_000),
+  toolHeartbeatTimeoutMs: durationMs.default(30_000),
+  modelMaximumAttempts: z.number().int().positive().default(10),
+  modelInitialRetryIntervalMs: durationMs.default(1_000),
+  /** Task queue for tool activities (the host that holds the workspace); default the workflow's. */
+  toolTaskQueue: z.string().optional(),
+});
+
+export type ConversationConfigInput = z.input<typeof conversationConfigSchema>;
+export type ConversationConfig = z.output<typeof conversationConfigSchema>;
+
+/** Parses and fills defaults; throws a ZodError with field paths on bad input. */
+export function parseConversationConfig(input: ConversationConfigInput): ConversationConfig {
+  return conversationConfigSchema.parse(input);
+}

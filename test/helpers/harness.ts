@@ -1,0 +1,180 @@
+/**
+ * Integration-test harness: a real Temporal dev server (from global setup), real workers, the
+ * real Anthropic SDK talking to the scripted model server, real files in a temp workspace.
+ * Workflow code is bundled once per test file; each test gets its own task queue and worker.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker, bundleWorkflowCode } from '@temporalio/worker';
+import Anthropic from '@anthropic-ai/sdk';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities';
+import { ConversationClient } from '../../client/api';
+import type { ConversationConfigInput } from '../../common/config';
+import type { ResultMessage } from '../../common/result';
+import {
+  type ScriptedModelServer,
+  type ScriptedModelServerOptions,
+  startScriptedModelServer,
+} from '../../testing/scripted-model-server';
+import { WORKFLOWS_PATH, createWorker } from '../../worker/worker';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+// Worker lifecycle chatter drowns test output; warnings and errors still show.
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  /* already installed in this process */
+}
+
+let bundlePromise: ReturnType<typeof bundleWorkflowCode> | undefined;
+/** The workflow bundle, built once per test file. */
+export function workflowBundle(): ReturnType<typeof bundleWorkflowCode> {
+  bundlePromise ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  return bundlePromise;
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};
+
+export interface Harness {
+  address: string;
+  client: Client;
+  api: ConversationClient;
+  model: ScriptedModelServer;
+  taskQueue: string;
+  workspace: string;
+  stateDir: string;
+  /** A conversation config for this harness's workspace, with quick crash-recovery timeouts. */
+  config(overrides?: Partial<ConversationConfigInput>): ConversationConfigInput;
+  /** Starts an in-process worker on this task queue; stopped by `close()`. */
+  startWorker(options?: { anthropic?: Anthropic | null }): Promise<Worker>;
+  /** Starts a worker in a separate process (for crash tests): `tsx worker/main.ts`. */
+  spawnWorkerProcess(): Promise<ChildProcess>;
+  close(): Promise<void>;
+}
+
+export async function createHarness(modelOptions: ScriptedModelServerOptions = {}): Promise<Harness> {
+  const address = inject('temporalAddress');
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace: 'default' });
+  const model = await startScriptedModelServer(modelOptions);
+  const taskQueue = `test-${randomUUID()}`;
+  const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-workspace-'));
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-state-'));
+  const workers: Array<{ worker: Worker; running: Promise<void>; connection: NativeConnection }> = [];
+  const processes: ChildProcess[] = [];
+
+  return {
+    address,
+    client,
+    api: new ConversationClient(client),
+    model,
+    taskQueue,
+    workspace,
+    stateDir,
+    config: (overrides = {}) => ({
+      cwd: workspace,
+      model: 'claude-sonnet-5-5',
+      modelHeartbeatTimeoutMs: 3_000,
+      toolHeartbeatTimeoutMs: 3_000,
+      modelInitialRetryIntervalMs: 100,
+      modelMaximumAttempts: 4,
+      idleTimeoutMs: 10 * 60 * 1000,
+      ...overrides,
+    }),
+    async startWorker(options = {}) {
+      const workerConnection = await NativeConnection.connect({ address });
+      const anthropic =
+        options.anthropic === null
+          ? undefined
+          : (options.anthropic ?? new Anthropic({ apiKey: 'test-key', baseURL: model.url, maxRetries: 0 }));
+      const worker = await createWorker({
+        connection: workerConnection,
+        namespace: 'default',
+        taskQueue,
+        activities: createActivities({ anthropic, stateDir, temporalClient: client }),
+        workflowBundle: await workflowBundle(),
+        overrides: { shutdownGraceTime: '1 second' },
+      });
+      const running = worker.run();
+      workers.push({ worker, running, connection: workerConnection });
+      return worker;
+    },
+    async spawnWorkerProcess() {
+      const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(REPO_ROOT, 'worker', 'main.ts')], {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: address,
+          TEMPORAL_NAMESPACE: 'default',
+          DURABLE_AGENT_TASK_QUEUE: taskQueue,
+          DURABLE_AGENT_STATE_DIR: stateDir,
+          ANTHROPIC_BASE_URL: model.url,
+          ANTHROPIC_API_KEY: 'test-key',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      processes.push(child);
+      let output = '';
+      child.stdout!.on('data', (chunk) => (output += chunk));
+      child.stderr!.on('data', (chunk) => (output += chunk));
+      // Ready when it says it polls.
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`worker process did not start:\n${output}`)), 90_000);
+        const check = () => {
+          if (output.includes('polling task queue')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        child.stdout!.on('data', check);
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`worker process exited with ${code}:\n${output}`));
+        });
+      });
+      return child;
+    },
+    async close() {
+      for (const child of processes) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      for (const { worker } of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+      await Promise.allSettled(workers.map(({ running }) => running));
+      await Promise.allSettled(workers.map(({ connection: workerConnection }) => workerConnection.close()));
+      await model.close();
+      await connection.close();
+      await rm(workspace, { recursive: true, force: true });
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until `predicate` holds for the value `probe` returns (polling; no timing assertions). */
+export async function eventually<T>(probe: () => Promise<T>, predicate: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await probe();
+    if (predicate(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)?.slice(0, 2000)}`);
+}
+
+/** Starts a conversation with `prompt` and waits for its first result. */
+export async function runToResult(harness: Harness, prompt: string, overrides: Partial<ConversationConfigInput> = {}) {
+  const started = await harness.api.start({ prompt, config: harness.config(overrides), taskQueue: harness.taskQueue });
+  const result: ResultMessage = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+  return { ...started, result };
+}

@@ -1,0 +1,164 @@
+/**
+ * The foundation path end to end: a conversation workflow on the real dev server, a real worker,
+ * the real Anthropic SDK against the scripted model server, real files.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RecordedRequest } from '../../testing/scripted-model-server';
+import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
+
+let harness: Harness;
+afterEach(async () => {
+  await harness?.close();
+});
+
+/** Every tool_use in a request's history is answered by the next user turn, in order. */
+function expectValidApiOrder(request: RecordedRequest): void {
+  const messages = request.body.messages as Array<{ role: string; content: any }>;
+  expect(messages[0].role).toBe('user');
+  for (let index = 0; index < messages.length; index++) {
+    if (index > 0) expect(messages[index].role).not.toBe(messages[index - 1].role);
+    const message = messages[index];
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    const toolUseIds = message.content.filter((block: any) => block.type === 'tool_use').map((block: any) => block.id);
+    if (toolUseIds.length === 0) continue;
+    const next = messages[index + 1];
+    const resultIds = next.content.filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id);
+    expect(resultIds).toEqual(toolUseIds);
+  }
+}
+
+function toolResultsOf(request: RecordedRequest): Array<{ tool_use_id: string; content: string; is_error?: boolean }> {
+  const last = request.body.messages[request.body.messages.length - 1];
+  return (last.content as any[]).filter((block) => block.type === 'tool_result');
+}
+
+describe('conversation workflow', () => {
+  it('reads a file, edits another, runs Bash, and ends with a result', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Reading the notes.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        { content: [{ type: 'tool_use', name: 'Edit', input: { file_path: 'app.txt', old_string: 'version=1', new_string: 'version=2' } }] },
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'cat app.txt > built.txt && echo built' } }] },
+        { content: [{ type: 'text', text: 'Bumped the version and built it.' }] },
+      ],
+    });
+    await writeFile(path.join(harness.workspace, 'notes.txt'), 'Bump the version.\n');
+    await writeFile(path.join(harness.workspace, 'app.txt'), 'name=demo\nversion=1\n');
+    await harness.startWorker();
+
+    const { result, conversationId } = await runToResult(harness, 'Do what notes.txt says, then build.');
+
+    expect(await readFile(path.join(harness.workspace, 'app.txt'), 'utf8')).toBe('name=demo\nversion=2\n');
+    expect(await readFile(path.join(harness.workspace, 'built.txt'), 'utf8')).toBe('name=demo\nversion=2\n');
+    expect(result).toMatchObject({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: 'Bumped the version and built it.',
+      num_turns: 4,
+      terminal_reason: 'completed',
+      transitions: ['tool_use', 'tool_use', 'tool_use'],
+      session_id: conversationId,
+      stop_reason: 'end_turn',
+    });
+    expect(result.usage.output_tokens).toBeGreaterThan(0);
+    expect(result.total_cost_usd).toBeGreaterThan(0);
+
+    const requests = harness.model.requests;
+    expect(requests).toHaveLength(4);
+    expect(requests[0].stream).toBe(true);
+    expect(requests[0].body.tools.map((tool: any) => tool.name)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
+    expect(toolResultsOf(requests[1])[0].content).toContain('Bump the version.');
+    expect(toolResultsOf(requests[3])[0].content).toContain('built');
+    for (const request of requests) expectValidApiOrder(request);
+  });
+
+  it('continues the same conversation with a follow-up signal, sending the full history', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Glob', input: { pattern: '*.md' } }] },
+        { content: [{ type: 'text', text: 'There is one markdown file.' }] },
+        { content: [{ type: 'text', text: 'It is called README.md.' }] },
+      ],
+    });
+    await writeFile(path.join(harness.workspace, 'README.md'), '# hi\n');
+    await harness.startWorker();
+    const { conversationId } = await runToResult(harness, 'How many markdown files?');
+
+    const inputUuid = await harness.api.send(conversationId, 'What is it called?');
+    const result = await harness.api.waitForResult(conversationId, inputUuid);
+    expect(result.result).toBe('It is called README.md.');
+    expect(result.input_uuid).toBe(inputUuid);
+
+    const followUp = harness.model.requests[2];
+    const roles = followUp.body.messages.map((message: any) => message.role);
+    expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    const firstUser = JSON.stringify(followUp.body.messages[0].content);
+    expect(firstUser).toContain('How many markdown files?');
+    expect(followUp.body.messages[3].content).toEqual([{ type: 'text', text: 'There is one markdown file.' }]);
+    expect(JSON.stringify(followUp.body.messages[4].content)).toContain('What is it called?');
+    expectValidApiOrder(followUp);
+
+    const status = await harness.api.status(conversationId);
+    expect(status).toMatchObject({ phase: 'awaiting_input', queryCount: 2, ended: false });
+  });
+
+  it('reports the running tool in the status query while a slow tool runs', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 3; echo slept', description: 'wait a bit' } }] },
+        { content: [{ type: 'text', text: 'Waited.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'wait', config: harness.config(), taskQueue: harness.taskQueue });
+
+    const status = await eventually(
+      () => harness.api.status(started.conversationId),
+      (current) => current.phase === 'running_tools' && current.toolsInFlight.length > 0,
+    );
+    expect(status.toolsInFlight[0]).toMatchObject({ name: 'Bash', summary: 'Bash: sleep 3; echo slept' });
+
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+    expect(result.result).toBe('Waited.');
+    expect((await harness.api.status(started.conversationId)).toolsInFlight).toEqual([]);
+  });
+
+  it('feeds schema-invalid tool input and unknown tools back to the model as errors, then continues', async () => {
+    harness = await createHarness({
+      script: [
+        {
+          content: [
+            { type: 'tool_use', name: 'Edit', input: { file_path: 'a.txt', new_string: 'x' } },
+            { type: 'tool_use', name: 'FlyToTheMoon', input: {} },
+          ],
+        },
+        { content: [{ type: 'text', text: 'I will fix my call.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const { result } = await runToResult(harness, 'edit it');
+
+    expect(result).toMatchObject({ subtype: 'success', result: 'I will fix my call.' });
+    const [editResult, unknownResult] = toolResultsOf(harness.model.requests[1]);
+    expect(editResult.is_error).toBe(true);
+    expect(editResult.content).toContain('old_string');
+    expect(unknownResult.is_error).toBe(true);
+    expect(unknownResult.content).toContain('No such tool available: FlyToTheMoon');
+  });
+
+  it('without an API key the query ends with a clear error and the conversation stays open', async () => {
+    harness = await createHarness();
+    await harness.startWorker({ anthropic: null });
+    const { result, conversationId } = await runToResult(harness, 'hello');
+
+    expect(result.is_error).toBe(true);
+    expect(result.terminal_reason).toBe('model_error');
+    expect(result.result).toContain('ANTHROPIC_API_KEY');
+    expect(harness.model.requests).toHaveLength(0);
+    const status = await harness.api.status(conversationId);
+    expect(status).toMatchObject({ phase: 'awaiting_input', ended: false });
+  });
+});

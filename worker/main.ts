@@ -1,0 +1,55 @@
+/**
+ * Worker entry point: `npm run worker` / `durable-agent worker`. Connects with the usual Temporal
+ * settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY / TLS via @temporalio/envconfig),
+ * runs until SIGINT/SIGTERM, then shuts down gracefully (the SDK's Runtime handles the signals).
+ */
+import { NativeConnection } from '@temporalio/worker';
+import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
+import { TemporalUnreachableError, connectClient, temporalSettings } from '../client/connection';
+import { createWorker } from './worker';
+
+export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const settings = temporalSettings(env);
+  const client = await connectClient(settings);
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect({
+      address: settings.address,
+      tls: settings.tls as never,
+      apiKey: settings.apiKey,
+      metadata: settings.metadata,
+    });
+  } catch (error) {
+    throw new TemporalUnreachableError(settings.address, error instanceof Error ? error.message : String(error));
+  }
+  const anthropic = anthropicFromEnvironment(env);
+  if (!anthropic) {
+    console.warn(
+      'durable-agent worker: ANTHROPIC_API_KEY is not set (nor ANTHROPIC_BASE_URL); model calls will fail with a clear error until it is.',
+    );
+  }
+  const worker = await createWorker({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    activities: createActivities({ anthropic, stateDir: defaultStateDir(env), temporalClient: client }),
+  });
+  console.log(
+    `durable-agent worker: polling task queue "${settings.taskQueue}" on ${settings.address} (namespace ${settings.namespace})` +
+      (env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : ''),
+  );
+  try {
+    await worker.run();
+  } finally {
+    await connection.close();
+    await client.connection.close();
+  }
+  console.log('durable-agent worker: stopped');
+}
+
+if (require.main === module) {
+  runWorker().catch((error: unknown) => {
+    console.error(error instanceof TemporalUnreachableError ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,543 @@
+/**
+ * conversationWorkflow — the session layer (seed §2.10, QueryEngine). One workflow per
+ * conversation: it owns the transcript, usage and status across queries, waits for input
+ * signals, and runs each query through `queryLoop`, wiring the loop's deps to activities.
+ *
+ * Entity-workflow shape (style §4): handlers first, then wait with `condition`, and
+ * `condition(allHandlersFinished)` before continue-as-new.
+ */
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  type ActivityOptions,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { CallModelInput, SessionContext } from '../common/activity-types';
+import { type ConversationConfig, conversationConfigSchema } from '../common/config';
+import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
+import { costOfUsage } from '../common/cost';
+import {
+  EMPTY_USAGE,
+  type Message,
+  type ToolUseBlock,
+  type TranscriptMessage,
+  type Usage,
+  type UserMessage,
+  addUsage,
+  textOf,
+} from '../common/messages';
+import { type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
+import { TOOL_NAMES, getToolSpec } from '../common/tool-specs';
+import {
+  type CarriedState,
+  type ConversationEvent,
+  type ConversationInput,
+  type ConversationStatus,
+  type ConversationSummary,
+  type Phase,
+  type ToolInFlight,
+  type UserInput,
+  abortSignal,
+  endSignal,
+  eventsQuery,
+  historyQuery,
+  statusQuery,
+  toolUseStreamedSignal,
+  userInputSignal,
+} from './definitions';
+import { type ModelResponse, type QueryDeps, type StopHookDecision, queryLoop } from './query-loop';
+import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
+import { StreamingToolExecutor } from './tool-orchestration';
+
+const MAX_EVENTS_KEPT = 1000;
+/** Continue-as-new once history grows past this, even if the server has not suggested it yet. */
+const HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW = 20_000;
+/** Failures of the model activity that mean "overloaded": the fallback model may take over. */
+const OVERLOADED_FAILURE_TYPES = new Set(['overloaded_error', 'FallbackTriggered']);
+
+/** A conversation: a long-lived workflow that runs one query per user input. */
+export async function conversationWorkflow(input: ConversationInput): Promise<ConversationSummary> {
+  const parsed = conversationConfigSchema.safeParse(input.config);
+  if (!parsed.success) {
+    // A ZodError would fail the workflow task and retry forever; an ApplicationFailure fails the run.
+    throw ApplicationFailure.nonRetryable(
+      `Invalid conversation config: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`,
+      'InvalidConfig',
+    );
+  }
+  const config: ConversationConfig = parsed.data;
+  const conversationId = workflowInfo().workflowId;
+  const carried: CarriedState | undefined = input.carried;
+
+  // ---- session state (QueryEngine fields) ----
+  let messages: TranscriptMessage[] = carried?.messages ?? [];
+  let usage: Usage = carried?.usage ?? EMPTY_USAGE;
+  let totalCostUsd = carried?.totalCostUsd ?? 0;
+  let queryCount = carried?.queryCount ?? 0;
+  let lastResult: ResultMessage | undefined = carried?.lastResult;
+  let lastQueryTransitions: TransitionType[] = carried?.lastQueryTransitions ?? [];
+  const pendingInputs: Array<{ prompt: string; uuid: string }> = carried?.pendingInputs ?? [];
+  let sessionContext: SessionContext | undefined = carried?.sessionContext;
+  let nextEventSeq = carried?.nextEventSeq ?? 0;
+  const events: ConversationEvent[] = [];
+
+  let phase: Phase = 'idle';
+  let endRequested = false;
+  let currentModel = config.model;
+  let turnCount = 0;
+  let transitions: TransitionType[] = [];
+  let contextTokens = 0;
+  const toolsInFlight = new Map<string, ToolInFlight>();
+  let query: { scope: CancellationScope; aborted: boolean; executor?: StreamingToolExecutor; requestId?: string } | undefined;
+
+  // Set by the client only when the server has the attributes registered; upserting unknown ones would fail.
+  const useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
+
+  const pushEvent = (message: ConversationEvent['message']): void => {
+    events.push({ seq: nextEventSeq++, message });
+    if (events.length > MAX_EVENTS_KEPT) events.splice(0, events.length - MAX_EVENTS_KEPT);
+  };
+  const setPhase = (next: Phase): void => {
+    if (phase === next) return;
+    phase = next;
+    const tools = [...toolsInFlight.values()].map((tool) => tool.summary).join(', ');
+    setCurrentDetails(`**${next}**${tools ? ` — ${tools}` : ''} · turn ${turnCount} · ${currentModel}`);
+    if (useSearchAttributes) {
+      upsertSearchAttributes([
+        { key: STATUS_SEARCH_ATTRIBUTE, value: next },
+        { key: MODEL_SEARCH_ATTRIBUTE, value: currentModel },
+      ]);
+    }
+  };
+
+  // ---- handlers first: signals can arrive before the main body runs ----
+  setHandler(userInputSignal, (raw: UserInput | string) => {
+    const prompt = typeof raw === 'string' ? raw : raw?.prompt;
+    if (typeof prompt !== 'string' || prompt.trim() === '') {
+      // Signals cannot reply: log and drop (style §6).
+      log.warn('Dropped userInput signal without a prompt', { received: raw });
+      return;
+    }
+    const uuid = (typeof raw === 'object' && typeof raw.uuid === 'string' && raw.uuid) || uuid4();
+    pendingInputs.push({ prompt, uuid });
+  });
+  setHandler(abortSignal, () => {
+    if (!query || query.aborted) return;
+    query.aborted = true;
+    query.scope.cancel();
+  });
+  setHandler(endSignal, () => {
+    endRequested = true;
+  });
+  setHandler(toolUseStreamedSignal, (streamed) => {
+    // Only blocks of the model call now in flight count; late reports of an old attempt are dropped.
+    if (!query?.executor || streamed.requestId !== query.requestId || query.aborted) return;
+    query.executor.addTool(streamed.block as ToolUseBlock);
+  });
+  setHandler(statusQuery, (): ConversationStatus => ({
+    conversationId,
+    phase,
+    model: config.model,
+    currentModel,
+    turnCount,
+    queryCount,
+    transitions: query ? transitions : [],
+    lastQueryTransitions,
+    toolsInFlight: [...toolsInFlight.values()],
+    queuedInputs: pendingInputs.length,
+    usage,
+    totalCostUsd,
+    contextTokens,
+    messageCount: messages.length,
+    lastResult,
+    ended: phase === 'ended',
+    continuedAsNewCount: carried?.continuedAsNewCount ?? 0,
+  }));
+  setHandler(eventsQuery, (afterSeq = 0) => ({
+    events: events.filter((event) => event.seq >= afterSeq),
+    nextSeq: nextEventSeq,
+  }));
+  setHandler(historyQuery, () => messages);
+
+  // ---- activities ----
+  const modelActivityOptions: ActivityOptions = {
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: config.modelHeartbeatTimeoutMs,
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+    retry: {
+      initialInterval: config.modelInitialRetryIntervalMs,
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: config.modelMaximumAttempts,
+    },
+  };
+  const toolActivityOptions: ActivityOptions = {
+    taskQueue: config.toolTaskQueue,
+    // Bash may run for up to 10 minutes; heartbeats detect a dead worker much sooner.
+    startToCloseTimeout: '11 minutes',
+    heartbeatTimeout: config.toolHeartbeatTimeoutMs,
+    // Wait for the activity to acknowledge, so an aborted command's processes are dead when the
+    // query returns.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: '1 second', maximumAttempts: 5 },
+  };
+  const activities = (options: ActivityOptions) => proxyActivities<Activities>(options);
+
+  if (!sessionContext) {
+    // seed §2.5: getSystemContext/getUserContext are memoized per session.
+    try {
+      sessionContext = await activities({ startToCloseTimeout: '1 minute', summary: 'Load session context' }).loadSessionContext({
+        cwd: config.cwd,
+      });
+    } catch (error) {
+      log.warn('Could not load session context; continuing without it', { error: String(error) });
+    }
+  }
+
+  // ---- the loop's deps, wired to activities ----
+  const callModel = async (
+    request: Parameters<QueryDeps['callModel']>[0],
+    executor: StreamingToolExecutor,
+  ): Promise<ModelResponse> => {
+    if (!query) throw ApplicationFailure.nonRetryable('callModel outside a query', 'InternalError');
+    setPhase('calling_model');
+    const requestId = uuid4();
+    query.requestId = requestId;
+    query.executor = executor;
+    const activityInput: CallModelInput = {
+      conversationId,
+      model: request.model,
+      system: request.system,
+      messages: request.messages,
+      toolNames: config.tools ?? [...TOOL_NAMES],
+      maxTokens: request.maxTokens,
+      streamToolUses: config.streamingToolExecution
+        ? { workflowId: conversationId, runId: workflowInfo().runId, requestId }
+        : undefined,
+      fallbackAvailable: Boolean(config.fallbackModel) && request.model !== config.fallbackModel,
+    };
+    const scope = new CancellationScope({ cancellable: true, parent: query.scope });
+    try {
+      const result = await scope.run(() =>
+        activities({ ...modelActivityOptions, summary: `${request.model}: turn ${turnCount}` }).callModel(activityInput),
+      );
+      usage = addUsage(usage, result.type === 'message' ? result.message.usage : undefined);
+      if (result.type === 'message') {
+        totalCostUsd += costOfUsage(result.message.model || request.model, result.message.usage);
+        contextTokens =
+          result.message.usage.input_tokens +
+          result.message.usage.cache_creation_input_tokens +
+          result.message.usage.cache_read_input_tokens;
+        apiDurationMs += result.durationMs;
+        return { type: 'message', message: result.message, durationMs: result.durationMs };
+      }
+      return { type: 'prompt_too_long', errorMessage: result.errorMessage, durationMs: result.durationMs };
+    } catch (error) {
+      if (query.aborted || isCancellation(error)) return { type: 'aborted' };
+      const failureType = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause.type : undefined;
+      const errorMessage = failureMessage(error);
+      if (failureType && OVERLOADED_FAILURE_TYPES.has(failureType)) return { type: 'overloaded', errorMessage };
+      return { type: 'error', errorMessage };
+    } finally {
+      query.requestId = undefined;
+    }
+  };
+
+  const runTool = async (block: ToolUseBlock) => {
+    const spec = getToolSpec(block.name);
+    const summary = spec ? safeSummary(spec, block.input) : block.name;
+    toolsInFlight.set(block.id, { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() });
+    setPhase('running_tools');
+    try {
+      const result = await activities({ ...toolActivityOptions, summary }).runTool({
+        conversationId,
+        toolUseId: block.id,
+        name: block.name,
+        input: block.input,
+        cwd: config.cwd,
+        maxResultSizeChars: spec?.maxResultSizeChars ?? 30_000,
+      });
+      return { content: result.content, isError: result.isError };
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // Infrastructure failure after retries: the model still gets a result it can act on.
+      return { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
+    } finally {
+      toolsInFlight.delete(block.id);
+    }
+  };
+
+  const runStopHooks: QueryDeps['runStopHooks'] = async ({ lastAssistant, stopHookActive }) => {
+    const hooks = [...(sessionContext?.stopHooks ?? []), ...(config.stopHooks ?? [])];
+    const decision: StopHookDecision = { blockingErrors: [], preventContinuation: false, notices: [] };
+    if (hooks.length === 0 || !query) return decision;
+    setPhase('stop_hooks');
+    const scope = new CancellationScope({ cancellable: true, parent: query.scope });
+    try {
+      const { outcomes } = await scope.run(() =>
+        activities({
+          startToCloseTimeout: '11 minutes',
+          heartbeatTimeout: config.toolHeartbeatTimeoutMs,
+          cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+          retry: { maximumAttempts: 3 },
+          summary: `Stop hooks (${hooks.reduce((count, matcher) => count + matcher.hooks.length, 0)})`,
+        }).runStopHooks({
+          conversationId,
+          cwd: config.cwd,
+          hooks,
+          stopHookActive,
+          lastAssistantMessage: textOf(lastAssistant),
+        }),
+      );
+      for (const outcome of outcomes) {
+        if (outcome.blockingError) decision.blockingErrors.push(outcome.blockingError);
+        if (outcome.preventContinuation) {
+          decision.preventContinuation = true;
+          decision.stopReason = outcome.stopReason ?? decision.stopReason;
+        }
+        if (outcome.nonBlockingError) decision.notices.push(`Stop hook error (${outcome.command}): ${outcome.nonBlockingError}`);
+      }
+    } catch (error) {
+      if (isCancellation(error)) return decision;
+      decision.notices.push(`Stop hooks failed: ${failureMessage(error)}`);
+    }
+    return decision;
+  };
+
+  let apiDurationMs = 0;
+
+  /** seed §2.10 submitMessage: one query, from the user's input to the result message. */
+  const submitMessage = async (pending: { prompt: string; uuid: string }): Promise<void> => {
+    const startedAt = Date.now();
+    apiDurationMs = 0;
+    queryCount++;
+    turnCount = 1;
+    transitions = [];
+    currentModel = config.model; // the next user turn tries the primary model again
+    const usageBefore = usage;
+    const costBefore = totalCostUsd;
+    const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
+    messages = [...messages, userMessage];
+    pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: pending.prompt });
+
+    const scope = new CancellationScope({ cancellable: true });
+    query = { scope, aborted: false };
+    const activeQuery = query;
+    const deps: QueryDeps = {
+      uuid: uuid4,
+      newToolExecutor: () =>
+        new StreamingToolExecutor({
+          uuid: uuid4,
+          runTool,
+          isAborted: () => activeQuery.aborted,
+          maxConcurrency: config.maxToolUseConcurrency,
+          parentScope: scope,
+        }),
+      callModel: (request, executor) => callModel(request, executor as StreamingToolExecutor),
+      runStopHooks,
+      takeQueuedInputs: () =>
+        pendingInputs.splice(0).map((input): UserMessage => {
+          pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
+          return { type: 'user', uuid: input.uuid, message: { role: 'user', content: input.prompt } };
+        }),
+      isAborted: () => activeQuery.aborted,
+      onModelChange: (model) => {
+        currentModel = model;
+      },
+      onTransition: (transition) => {
+        transitions.push(transition);
+        if (transition === 'tool_use') turnCount++;
+      },
+    };
+
+    let lastAssistantText = '';
+    let lastStopReason: string | null = null;
+    let terminal: Terminal;
+    const generator = queryLoop(
+      {
+        messages,
+        systemPrompt: buildEffectiveSystemPrompt({
+          defaultPrompt: getSystemPrompt(sessionContext, config.model),
+          customSystemPrompt: config.customSystemPrompt,
+          appendSystemPrompt: config.appendSystemPrompt,
+        }),
+        userContext: buildUserContext(sessionContext),
+        model: config.model,
+        fallbackModel: config.fallbackModel,
+        maxTurns: config.maxTurns,
+        maxOutputTokens: config.maxOutputTokens,
+      },
+      deps,
+    );
+    try {
+      while (true) {
+        const next = await generator.next();
+        if (next.done) {
+          terminal = next.value;
+          break;
+        }
+        const message: Message = next.value;
+        // seed §2.10 Phase D: append to history, update status, feed the progress events
+        if (message.type === 'user' || message.type === 'assistant') messages = [...messages, message];
+        if (message.type === 'tombstone') messages = messages.filter((existing) => existing.uuid !== message.target);
+        if (message.type === 'assistant' && !message.apiError) {
+          const text = textOf(message);
+          if (text) lastAssistantText = text;
+          lastStopReason = message.message.stop_reason;
+        }
+        pushEvent(message);
+      }
+    } catch (error) {
+      // A bug in the loop must not lose the conversation: end the query with an error result.
+      log.error('Query loop failed', { error: String(error) });
+      terminal = { reason: 'model_error', error: `Internal error: ${failureMessage(error)}` };
+    } finally {
+      query = undefined;
+      toolsInFlight.clear();
+    }
+
+    if (terminal.reason === 'aborted_streaming' || terminal.reason === 'aborted_tools') {
+      messages = [...messages, ...closeDanglingToolUses(messages)];
+    }
+    lastQueryTransitions = transitions;
+    const queryUsage = subtractUsage(usage, usageBefore);
+    const isError = terminal.reason !== 'completed';
+    const result: ResultMessage = {
+      type: 'result',
+      subtype: subtypeFor(terminal.reason),
+      is_error: isError,
+      result: isError ? (terminal.error ?? describeTerminal(terminal)) : lastAssistantText,
+      num_turns: turnCount,
+      duration_ms: Date.now() - startedAt,
+      duration_api_ms: apiDurationMs,
+      stop_reason: lastStopReason,
+      total_cost_usd: totalCostUsd - costBefore,
+      usage: queryUsage,
+      permission_denials: [],
+      session_id: conversationId,
+      uuid: uuid4(),
+      input_uuid: pending.uuid,
+      terminal_reason: terminal.reason,
+      transitions: [...transitions],
+      model: currentModel,
+    };
+    lastResult = result;
+    pushEvent(result);
+    toolsInFlight.clear();
+  };
+
+  // ---- main body: wait for input, run queries, carry state forward ----
+  if (input.initialPrompt) pendingInputs.unshift({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
+  let endedBy: ConversationSummary['endedBy'] = 'end_signal';
+  while (true) {
+    setPhase(pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
+    const gotInput = await condition(() => pendingInputs.length > 0 || endRequested, config.idleTimeoutMs);
+    if (!gotInput) {
+      endedBy = 'idle_timeout';
+      break;
+    }
+    if (pendingInputs.length === 0) break; // end requested with nothing queued
+    await submitMessage(pendingInputs.shift()!);
+    if (config.oneShot) {
+      endedBy = 'one_shot';
+      break;
+    }
+    if (endRequested && pendingInputs.length === 0) break;
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof conversationWorkflow>({
+        config: input.config,
+        carried: {
+          messages,
+          usage,
+          totalCostUsd,
+          queryCount,
+          pendingInputs,
+          lastResult,
+          lastQueryTransitions,
+          continuedAsNewCount: (carried?.continuedAsNewCount ?? 0) + 1,
+          nextEventSeq,
+          sessionContext,
+        },
+      });
+    }
+  }
+  setPhase('ended');
+  await condition(allHandlersFinished);
+  return { conversationId, endedBy, queryCount, usage, totalCostUsd, lastResult };
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause) return error.cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function safeSummary(spec: NonNullable<ReturnType<typeof getToolSpec>>, input: unknown): string {
+  const parsed = spec.inputSchema.safeParse(input);
+  if (!parsed.success) return `${spec.name} (invalid input)`;
+  try {
+    return spec.summarize(parsed.data);
+  } catch {
+    return spec.name;
+  }
+}
+
+function subtractUsage(after: Usage, before: Usage): Usage {
+  return {
+    input_tokens: after.input_tokens - before.input_tokens,
+    output_tokens: after.output_tokens - before.output_tokens,
+    cache_creation_input_tokens: after.cache_creation_input_tokens - before.cache_creation_input_tokens,
+    cache_read_input_tokens: after.cache_read_input_tokens - before.cache_read_input_tokens,
+  };
+}
+
+function describeTerminal(terminal: Terminal): string {
+  switch (terminal.reason) {
+    case 'aborted_streaming':
+    case 'aborted_tools':
+      return 'Interrupted by user';
+    case 'max_turns':
+      return 'Reached the maximum number of turns';
+    default:
+      return terminal.reason;
+  }
+}
+
+/** Safety net: any tool_use left without a result (should not happen) gets one, keeping the history valid. */
+function closeDanglingToolUses(messages: TranscriptMessage[]): UserMessage[] {
+  const answered = new Set<string>();
+  for (const message of messages) {
+    if (message.type === 'user' && Array.isArray(message.message.content)) {
+      for (const block of message.message.content) if (block.type === 'tool_result') answered.add(block.tool_use_id);
+    }
+  }
+  const missing: UserMessage[] = [];
+  for (const message of messages) {
+    if (message.type !== 'assistant') continue;
+    for (const block of message.message.content) {
+      if (block.type === 'tool_use' && !answered.has(block.id)) {
+        missing.push({
+          type: 'user',
+          uuid: uuid4(),
+          sourceAssistantUuid: message.uuid,
+          message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: block.id, content: 'Interrupted by user', is_error: true }] },
+        });
+      }
+    }
+  }
+  return missing;
+}

@@ -1,0 +1,131 @@
+/**
+ * Every message the conversation workflow understands, in one place (style §5). The client
+ * imports these for typed handles; the stock `temporal` CLI uses the same names:
+ *
+ *   temporal workflow signal --workflow-id ID --name userInput --input '{"prompt":"hi"}'
+ *   temporal workflow query  --workflow-id ID --type status
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { ConversationConfigInput } from '../common/config';
+import type { Message, TranscriptMessage, Usage } from '../common/messages';
+import type { ResultMessage, TransitionType } from '../common/result';
+
+/** A user prompt. A bare string is accepted too, for hand-typed `temporal workflow signal`s. */
+export interface UserInput {
+  prompt: string;
+  /** Client-chosen id, echoed in the result's `input_uuid`; generated when absent. */
+  uuid?: string;
+}
+
+export interface AbortInput {
+  reason?: string;
+}
+
+/** Reported by the model activity for each tool_use block as soon as it has streamed completely. */
+export interface ToolUseStreamed {
+  requestId: string;
+  attempt: number;
+  index: number;
+  block: { type: 'tool_use'; id: string; name: string; input: unknown };
+}
+
+export const userInputSignal = defineSignal<[UserInput | string]>('userInput');
+export const abortSignal = defineSignal<[AbortInput?]>('abort');
+/** Ends the conversation once the running query (if any) finishes. */
+export const endSignal = defineSignal<[]>('end');
+export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStreamed');
+
+export const PHASES = [
+  'idle',
+  'calling_model',
+  'running_tools',
+  'compacting',
+  'stop_hooks',
+  'awaiting_input',
+  'awaiting_permission',
+  'ended',
+] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface ToolInFlight {
+  toolUseId: string;
+  name: string;
+  summary: string;
+  startedAt: number;
+}
+
+export interface ConversationStatus {
+  conversationId: string;
+  phase: Phase;
+  model: string;
+  /** Model in use right now (the fallback after a switch). */
+  currentModel: string;
+  /** Turns (model calls that led to tool use + 1) in the current or last query. */
+  turnCount: number;
+  queryCount: number;
+  /** Transition sequence of the running query (empty when idle). */
+  transitions: TransitionType[];
+  /** Transition sequence of the last finished query. */
+  lastQueryTransitions: TransitionType[];
+  toolsInFlight: ToolInFlight[];
+  queuedInputs: number;
+  usage: Usage;
+  totalCostUsd: number;
+  /** Input tokens of the last model call — how full the context is. */
+  contextTokens: number;
+  messageCount: number;
+  lastResult?: ResultMessage;
+  ended: boolean;
+  /** Set when the conversation was carried over by continue-as-new. */
+  continuedAsNewCount: number;
+}
+
+/** One entry of the progress feed clients poll (`events` query). */
+export interface ConversationEvent {
+  seq: number;
+  message: Message | ResultMessage | { type: 'user_input'; uuid: string; prompt: string };
+}
+
+export interface EventsPage {
+  events: ConversationEvent[];
+  nextSeq: number;
+}
+
+export const statusQuery = defineQuery<ConversationStatus>('status');
+/** Events with seq >= afterSeq (default 0); at most the last 1000 are kept. */
+export const eventsQuery = defineQuery<EventsPage, [number?]>('events');
+/** The transcript (what the model sees, after the last compact boundary). */
+export const historyQuery = defineQuery<TranscriptMessage[]>('history');
+
+/** Workflow input. `carried` is set only by continue-as-new. */
+export interface ConversationInput {
+  config: ConversationConfigInput;
+  /** First prompt, queued before the workflow waits for signals. */
+  initialPrompt?: string;
+  initialPromptUuid?: string;
+  carried?: CarriedState;
+}
+
+/** What survives continue-as-new. */
+export interface CarriedState {
+  messages: TranscriptMessage[];
+  usage: Usage;
+  totalCostUsd: number;
+  queryCount: number;
+  pendingInputs: Array<{ prompt: string; uuid: string }>;
+  lastResult?: ResultMessage;
+  lastQueryTransitions: TransitionType[];
+  continuedAsNewCount: number;
+  nextEventSeq: number;
+  sessionContext?: import('../common/activity-types').SessionContext;
+}
+
+/** The workflow's return value: the conversation's totals when it ends. */
+export interface ConversationSummary {
+  conversationId: string;
+  endedBy: 'end_signal' | 'idle_timeout' | 'one_shot';
+  queryCount: number;
+  usage: Usage;
+  totalCostUsd: number;
+  lastResult?: ResultMessage;
+}

@@ -1,0 +1,2 @@
+/** Workflow entry point for the worker bundle. */
+export { conversationWorkflow } from './conversation';

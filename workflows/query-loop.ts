@@ -1,0 +1,362 @@
+/**
+ * queryLoop — the execution layer (seed §2.2–2.4, §2.8–2.9), as an async generator that yields
+ * messages to the session layer (`conversation.ts`). It is deterministic and imports nothing from
+ * Temporal: every effect goes through `QueryDeps` (the seed's `deps` seam), which the workflow
+ * wires to activities. The `State` object mirrors the seed's field for field; every `continue`
+ * writes `state = { ... }` with a `transition` naming why.
+ */
+import { ESCALATED_MAX_OUTPUT_TOKENS } from '../common/config';
+import type { SystemPromptBlock } from '../common/activity-types';
+import {
+  type AssistantApiMessage,
+  type AssistantMessage,
+  type Message,
+  type SystemMessage,
+  type ToolUseBlock,
+  type TranscriptMessage,
+  type UserMessage,
+  normalizeMessagesForApi,
+  toolUseBlocksOf,
+} from '../common/messages';
+import type { Terminal, TransitionType } from '../common/result';
+import { stripSignatureBlocks, yieldMissingToolResultBlocks } from './messages';
+
+/** seed §2.8: at most three continuation nudges after a max_output_tokens stop. */
+export const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3;
+/** Claude Code ends the turn after this many consecutive blocking Stop-hook results. */
+export const MAX_CONSECUTIVE_STOP_HOOK_BLOCKS = 8;
+
+export const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE =
+  'Output token limit hit. Resume directly where you left off — no apology, no recap of what you were doing. ' +
+  'Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.';
+
+export interface Continue {
+  type: TransitionType;
+}
+
+/** Placeholder type for the auto-compact tracker (seed §2.7); filled in by the compaction work. */
+export interface AutoCompactTrackingState {
+  compacted: boolean;
+  turnCounter: number;
+  consecutiveFailures: number;
+}
+
+/** Mutable cross-iteration state (seed §2.2, src/query.ts:204-217). */
+export interface State {
+  messages: TranscriptMessage[];
+  autoCompactTracking: AutoCompactTrackingState | undefined;
+  maxOutputTokensRecoveryCount: number;
+  hasAttemptedReactiveCompact: boolean;
+  maxOutputTokensOverride: number | undefined;
+  /** Claude Code summarizes tool use asynchronously for its UI; we have no such summary. */
+  pendingToolUseSummary: undefined;
+  stopHookActive: boolean | undefined;
+  turnCount: number;
+  /** Why the previous iteration continued. Undefined on the first iteration. */
+  transition: Continue | undefined;
+  /** Consecutive blocking Stop-hook rounds (Claude Code caps them). */
+  stopHookBlockCount: number;
+}
+
+/** A model request as the loop builds it. */
+export interface ModelRequest {
+  model: string;
+  system: SystemPromptBlock[];
+  messages: ReturnType<typeof normalizeMessagesForApi>;
+  maxTokens: number;
+}
+
+/** The model call's outcome as data; the wiring classifies activity failures into these. */
+export type ModelResponse =
+  | { type: 'message'; message: AssistantApiMessage; durationMs: number }
+  | { type: 'prompt_too_long'; errorMessage: string; durationMs: number }
+  | { type: 'aborted' }
+  | { type: 'overloaded'; errorMessage: string }
+  | { type: 'error'; errorMessage: string };
+
+/** Runs the tool_use blocks of one assistant message (seed §2.4: runTools / StreamingToolExecutor). */
+export interface ToolExecutor {
+  /**
+   * Yields progress and, for every tool_use in request order, exactly one user message carrying
+   * its tool_result — also when aborted (synthesized results).
+   */
+  getRemainingResults(toolUses: ToolUseBlock[], assistant: AssistantMessage): AsyncGenerator<Message, void>;
+  /** Cancels and drops work started for a discarded model attempt. */
+  discard(): Promise<void>;
+}
+
+export interface StopHookDecision {
+  /** Texts fed back to the model (exit 2 or decision:block). */
+  blockingErrors: string[];
+  preventContinuation: boolean;
+  stopReason?: string;
+  /** Messages for people (non-blocking hook failures). */
+  notices: string[];
+}
+
+export interface QueryDeps {
+  uuid(): string;
+  newToolExecutor(): ToolExecutor;
+  callModel(request: ModelRequest, executor: ToolExecutor): Promise<ModelResponse>;
+  runStopHooks(args: { lastAssistant: AssistantMessage; stopHookActive: boolean }): Promise<StopHookDecision>;
+  /** Inputs that arrived while the query ran (seed §2.2 step ⑦, queued commands). */
+  takeQueuedInputs(): UserMessage[];
+  isAborted(): boolean;
+  /** Called when the loop switches models (status shows it). */
+  onModelChange?(model: string): void;
+  onTransition?(transition: TransitionType): void;
+}
+
+export interface QueryParams {
+  messages: TranscriptMessage[];
+  systemPrompt: SystemPromptBlock[];
+  /** CLAUDE.md + date, prepended as a <system-reminder> user message (seed §2.5, Layer 3). */
+  userContext?: string;
+  model: string;
+  fallbackModel?: string;
+  maxTurns: number;
+  maxOutputTokens: number;
+}
+
+/** seed §2.2: the core loop. Returns why it ended. */
+export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGenerator<Message, Terminal> {
+  const { systemPrompt, userContext, fallbackModel, maxTurns } = params;
+  let currentModel = params.model;
+  let state: State = {
+    messages: params.messages,
+    autoCompactTracking: undefined,
+    maxOutputTokensRecoveryCount: 0,
+    hasAttemptedReactiveCompact: false,
+    maxOutputTokensOverride: undefined,
+    pendingToolUseSummary: undefined,
+    stopHookActive: undefined,
+    turnCount: 1,
+    transition: undefined,
+    stopHookBlockCount: 0,
+  };
+  const system = (message: string, level: SystemMessage['level']): SystemMessage => ({
+    type: 'system',
+    uuid: deps.uuid(),
+    level,
+    content: message,
+  });
+  const continueWith = (next: State): void => {
+    state = next;
+    if (next.transition) deps.onTransition?.(next.transition.type);
+  };
+
+  while (true) {
+    // ① destructure the iteration's state
+    const { messages, turnCount } = state;
+
+    // ③ message window. The compaction layers (seed §2.7) are applied here as they land.
+    let messagesForQuery: TranscriptMessage[] = messages;
+
+    // ④ call the model; an inner loop retries on the fallback model (seed §2.8 ①)
+    let executor = deps.newToolExecutor();
+    let response: ModelResponse;
+    while (true) {
+      response = await deps.callModel(
+        {
+          model: currentModel,
+          system: systemPrompt,
+          messages: prependUserContext(normalizeMessagesForApi(messagesForQuery), userContext),
+          maxTokens: state.maxOutputTokensOverride ?? params.maxOutputTokens,
+        },
+        executor,
+      );
+      if (response.type === 'overloaded' && fallbackModel && currentModel !== fallbackModel) {
+        const originalModel = currentModel;
+        currentModel = fallbackModel;
+        deps.onModelChange?.(currentModel);
+        // Work started for the abandoned attempt is dropped; thinking signatures are bound to
+        // the model that made them, so they are stripped before another model sees them.
+        await executor.discard();
+        executor = deps.newToolExecutor();
+        messagesForQuery = stripSignatureBlocks(messagesForQuery);
+        state = { ...state, messages: messagesForQuery };
+        yield system(`Switched to ${fallbackModel} due to high demand for ${originalModel}`, 'warning');
+        deps.onTransition?.('fallback_retry');
+        continue;
+      }
+      break;
+    }
+
+    // ⑤ branch on how the stream ended
+    if (response.type === 'aborted') {
+      await executor.discard();
+      return { reason: 'aborted_streaming' };
+    }
+    if (response.type === 'overloaded' || response.type === 'error') {
+      await executor.discard();
+      yield system(`API error: ${response.errorMessage}`, 'error');
+      return { reason: 'model_error', error: response.errorMessage };
+    }
+    if (response.type === 'prompt_too_long') {
+      // Withheld until recovery is known impossible (seed §2.3). Reactive compaction lands with
+      // the compaction work; without it the error surfaces.
+      await executor.discard();
+      yield system(`Prompt is too long: ${response.errorMessage}`, 'error');
+      return { reason: 'prompt_too_long', error: response.errorMessage };
+    }
+
+    const assistant: AssistantMessage = { type: 'assistant', uuid: deps.uuid(), message: response.message };
+    const stopReason = response.message.stop_reason;
+
+    if (stopReason === 'max_tokens' || stopReason === 'model_context_window_exceeded') {
+      // Withheld max_output_tokens (seed §2.8 ②). First escalate the cap once and retry the same
+      // request; then keep the truncated output and nudge the model to resume.
+      await executor.discard();
+      if (state.maxOutputTokensOverride === undefined && params.maxOutputTokens < ESCALATED_MAX_OUTPUT_TOKENS) {
+        continueWith({
+          ...state,
+          maxOutputTokensOverride: ESCALATED_MAX_OUTPUT_TOKENS,
+          transition: { type: 'max_output_tokens_escalate' },
+        });
+        continue;
+      }
+      if (state.maxOutputTokensRecoveryCount < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT) {
+        yield assistant;
+        const nudge: UserMessage = {
+          type: 'user',
+          uuid: deps.uuid(),
+          isMeta: true,
+          message: { role: 'user', content: MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE },
+        };
+        yield nudge;
+        continueWith({
+          ...state,
+          messages: [...messagesForQuery, ...closeDanglingToolUses(assistant, deps), nudge],
+          maxOutputTokensRecoveryCount: state.maxOutputTokensRecoveryCount + 1,
+          transition: { type: 'max_output_tokens_recovery' },
+        });
+        continue;
+      }
+      yield { ...assistant, apiError: 'max_output_tokens' };
+      yield* yieldMissingToolResultBlocks([assistant], 'Output token limit reached', deps.uuid);
+      const error = `The model's response exceeded the output token limit ${MAX_OUTPUT_TOKENS_RECOVERY_LIMIT} times in a row.`;
+      yield system(error, 'error');
+      return { reason: 'model_error', error };
+    }
+
+    yield assistant;
+    const toolUseBlocks = toolUseBlocksOf(assistant);
+
+    if (toolUseBlocks.length === 0) {
+      await executor.discard();
+      if (stopReason === 'pause_turn') {
+        // The server paused a long turn; sending the content back lets it continue.
+        continueWith({ ...state, messages: [...messagesForQuery, assistant], transition: { type: 'pause_turn' } });
+        continue;
+      }
+      if (stopReason === 'refusal') {
+        yield system('The model declined to continue this request (stop_reason: refusal).', 'warning');
+        return { reason: 'completed' };
+      }
+      // seed §2.9: stop hooks get a say before the loop ends
+      const hooks = await deps.runStopHooks({ lastAssistant: assistant, stopHookActive: state.stopHookActive ?? false });
+      for (const notice of hooks.notices) yield system(notice, 'warning');
+      if (hooks.preventContinuation) {
+        yield system(hooks.stopReason ? `Stopped by hook: ${hooks.stopReason}` : 'Stopped by hook', 'info');
+        return { reason: 'stop_hook_prevented', error: hooks.stopReason };
+      }
+      if (hooks.blockingErrors.length > 0) {
+        if (state.stopHookBlockCount + 1 >= MAX_CONSECUTIVE_STOP_HOOK_BLOCKS) {
+          yield system(
+            `Stop hooks blocked ${MAX_CONSECUTIVE_STOP_HOOK_BLOCKS} times in a row; ending the turn. Last: ${hooks.blockingErrors.join('\n')}`,
+            'warning',
+          );
+          return { reason: 'completed' };
+        }
+        const feedback: UserMessage[] = hooks.blockingErrors.map((text) => ({
+          type: 'user',
+          uuid: deps.uuid(),
+          isMeta: true,
+          message: { role: 'user', content: `Stop hook feedback:\n${text}` },
+        }));
+        yield* feedback;
+        continueWith({
+          ...state,
+          messages: [...messagesForQuery, assistant, ...feedback],
+          stopHookActive: true,
+          stopHookBlockCount: state.stopHookBlockCount + 1,
+          transition: { type: 'stop_hook_retry' },
+        });
+        continue;
+      }
+      return { reason: 'completed' };
+    }
+
+    // ⑥ tools
+    const toolResults: UserMessage[] = [];
+    for await (const update of executor.getRemainingResults(toolUseBlocks, assistant)) {
+      yield update;
+      if (update.type === 'user') toolResults.push(update);
+    }
+    if (deps.isAborted()) {
+      return { reason: 'aborted_tools' };
+    }
+    if (maxTurns && turnCount + 1 > maxTurns) {
+      yield system(`Reached the maximum number of turns (${maxTurns}).`, 'warning');
+      return { reason: 'max_turns' };
+    }
+
+    // ⑦ queued commands: input that arrived during the query is seen on the next turn
+    const queued = deps.takeQueuedInputs();
+    yield* queued;
+
+    // ⑧ next state
+    continueWith({
+      ...state,
+      messages: [...messagesForQuery, assistant, ...toolResults, ...queued],
+      turnCount: turnCount + 1,
+      maxOutputTokensRecoveryCount: 0,
+      maxOutputTokensOverride: undefined,
+      stopHookActive: undefined,
+      stopHookBlockCount: 0,
+      transition: { type: 'tool_use' },
+    });
+  }
+}
+
+/** seed §2.5 Layer 3: CLAUDE.md and the date travel as a user message, keeping the system prompt cacheable. */
+export function prependUserContext(
+  messages: ReturnType<typeof normalizeMessagesForApi>,
+  userContext: string | undefined,
+): ReturnType<typeof normalizeMessagesForApi> {
+  if (!userContext) return messages;
+  const reminder = { type: 'text' as const, text: `<system-reminder>\n${userContext}\n</system-reminder>` };
+  const [first, ...rest] = messages;
+  if (first && first.role === 'user') {
+    const blocks = typeof first.content === 'string' ? [{ type: 'text' as const, text: first.content }] : first.content;
+    // tool_result blocks must lead a user turn, so the reminder goes after them
+    const results = blocks.filter((block) => block.type === 'tool_result');
+    const others = blocks.filter((block) => block.type !== 'tool_result');
+    return [{ role: 'user', content: [...results, reminder, ...others] }, ...rest];
+  }
+  return [{ role: 'user', content: [reminder] }, ...messages];
+}
+
+/**
+ * A truncated reply may end inside a tool_use block the model never finished; those calls get
+ * error results so the history stays valid for the API.
+ */
+function closeDanglingToolUses(assistant: AssistantMessage, deps: Pick<QueryDeps, 'uuid'>): TranscriptMessage[] {
+  const toolUses = toolUseBlocksOf(assistant);
+  if (toolUses.length === 0) return [assistant];
+  const results: UserMessage = {
+    type: 'user',
+    uuid: deps.uuid(),
+    sourceAssistantUuid: assistant.uuid,
+    message: {
+      role: 'user',
+      content: toolUses.map((block) => ({
+        type: 'tool_result' as const,
+        tool_use_id: block.id,
+        content: 'Output token limit reached before this tool call could run.',
+        is_error: true,
+      })),
+    },
+  };
+  return [assistant, results];
+}

@@ -1,0 +1,206 @@
+/**
+ * Tool orchestration (seed §2.4): partitioning into concurrent and serial batches, ordered
+ * results, the Bash error cascade, and the streaming executor that starts concurrency-safe tools
+ * while the model still streams. Workflow code: cancellation uses Temporal CancellationScopes.
+ */
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { getToolSpec } from '../common/tool-specs';
+import type { AssistantMessage, Message, ToolUseBlock, UserMessage } from '../common/messages';
+import { createToolResultMessage } from './messages';
+import type { ToolExecutor } from './query-loop';
+
+export const INTERRUPTED_BY_USER = 'Interrupted by user';
+const BASH = 'Bash';
+
+export interface ToolCallBatch {
+  isConcurrencySafe: boolean;
+  blocks: ToolUseBlock[];
+}
+
+/**
+ * seed §2.4 partitionToolCalls: consecutive concurrency-safe calls form one concurrent batch;
+ * every other call is a serial batch of its own. Batches run in order.
+ */
+export function partitionToolCalls(
+  blocks: readonly ToolUseBlock[],
+  isConcurrencySafe: (block: ToolUseBlock) => boolean = isToolUseConcurrencySafe,
+): ToolCallBatch[] {
+  const batches: ToolCallBatch[] = [];
+  for (const block of blocks) {
+    const safe = isConcurrencySafe(block);
+    const last = batches[batches.length - 1];
+    if (safe && last?.isConcurrencySafe) last.blocks.push(block);
+    else batches.push({ isConcurrencySafe: safe, blocks: [block] });
+  }
+  return batches;
+}
+
+/** The tool's own decision on its parsed input; unknown tools and invalid input count as unsafe. */
+export function isToolUseConcurrencySafe(block: Pick<ToolUseBlock, 'name' | 'input'>): boolean {
+  const spec = getToolSpec(block.name);
+  if (!spec) return false;
+  const parsed = spec.inputSchema.safeParse(block.input);
+  if (!parsed.success) return false;
+  try {
+    return spec.isConcurrencySafe(parsed.data);
+  } catch {
+    return false;
+  }
+}
+
+/** A one-line label of a call for cascade messages: `Bash(npm test)`. */
+export function describeToolUse(block: Pick<ToolUseBlock, 'name' | 'input'>): string {
+  const input = block.input as Record<string, unknown> | undefined;
+  const detail = typeof input?.command === 'string' ? input.command : typeof input?.file_path === 'string' ? input.file_path : '';
+  const short = detail.length > 80 ? `${detail.slice(0, 77)}...` : detail;
+  return `${block.name}(${short})`;
+}
+
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+}
+
+export interface ToolExecutorDeps {
+  uuid(): string;
+  /** Runs one tool (an activity); throws a cancellation when its scope is cancelled. */
+  runTool(block: ToolUseBlock): Promise<ToolOutcome>;
+  isAborted(): boolean;
+  maxConcurrency: number;
+  /** The query's scope: aborting the query cancels every tool through it. */
+  parentScope: CancellationScope;
+}
+
+interface TrackedTool {
+  block: ToolUseBlock;
+  isConcurrencySafe: boolean;
+  scope: CancellationScope;
+  promise: Promise<ToolOutcome | { cancelled: true }>;
+  cancelReason?: string;
+}
+
+/**
+ * seed §2.4 StreamingToolExecutor, which also serves as the batch runner (`runTools`) when no tool
+ * was added during streaming. Execution is concurrent, results are yielded in request order.
+ */
+export class StreamingToolExecutor implements ToolExecutor {
+  private readonly tracked = new Map<string, TrackedTool>();
+  private sawUnsafeWhileStreaming = false;
+  private running = 0;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly deps: ToolExecutorDeps) {}
+
+  /**
+   * Called for each tool_use block as it finishes streaming. Only concurrency-safe calls that no
+   * unsafe call precedes start early: a retried model call can answer differently, so work
+   * started early must have no side effects.
+   */
+  addTool(block: ToolUseBlock): void {
+    if (this.tracked.has(block.id) || this.sawUnsafeWhileStreaming) return;
+    if (!isToolUseConcurrencySafe(block)) {
+      this.sawUnsafeWhileStreaming = true;
+      return;
+    }
+    this.start(block, true);
+  }
+
+  /** Tool ids started early (for status and tests). */
+  startedEarly(): string[] {
+    return [...this.tracked.keys()];
+  }
+
+  async discard(): Promise<void> {
+    const pending = [...this.tracked.values()];
+    this.tracked.clear();
+    for (const tool of pending) tool.scope.cancel();
+    await Promise.all(pending.map((tool) => tool.promise));
+  }
+
+  async *getRemainingResults(toolUses: ToolUseBlock[], assistant: AssistantMessage): AsyncGenerator<Message, void> {
+    // Early work for blocks that are not in the final answer belongs to a discarded attempt.
+    const finalIds = new Set(toolUses.map((block) => block.id));
+    for (const [id, tool] of this.tracked) {
+      if (!finalIds.has(id) || !sameCall(tool.block, toolUses.find((block) => block.id === id)!)) {
+        tool.scope.cancel();
+        this.tracked.delete(id);
+      }
+    }
+    for (const batch of partitionToolCalls(toolUses)) {
+      const tools = batch.blocks.map((block) => this.tracked.get(block.id) ?? this.start(block, batch.isConcurrencySafe));
+      if (batch.isConcurrencySafe) {
+        // Bash error cascade: a failing Bash call cancels its running siblings.
+        for (const tool of tools) {
+          void tool.promise.then((outcome) => {
+            if (tool.block.name === BASH && 'isError' in outcome && outcome.isError) {
+              for (const sibling of tools) {
+                if (sibling !== tool && sibling.cancelReason === undefined) {
+                  sibling.cancelReason = `Cancelled: parallel tool call ${describeToolUse(tool.block)} errored`;
+                  sibling.scope.cancel();
+                }
+              }
+            }
+          });
+        }
+      }
+      for (const tool of tools) {
+        const outcome = await tool.promise;
+        this.tracked.delete(tool.block.id);
+        yield this.resultMessage(tool, outcome, assistant);
+      }
+    }
+  }
+
+  private resultMessage(tool: TrackedTool, outcome: ToolOutcome | { cancelled: true }, assistant: AssistantMessage): UserMessage {
+    if ('cancelled' in outcome) {
+      const reason = this.deps.isAborted() ? INTERRUPTED_BY_USER : (tool.cancelReason ?? INTERRUPTED_BY_USER);
+      return createToolResultMessage(this.deps.uuid(), tool.block, reason, true, assistant.uuid);
+    }
+    return createToolResultMessage(this.deps.uuid(), tool.block, outcome.content, outcome.isError, assistant.uuid);
+  }
+
+  private start(block: ToolUseBlock, isConcurrencySafe: boolean): TrackedTool {
+    const scope = new CancellationScope({ cancellable: true, parent: this.deps.parentScope });
+    const tool: TrackedTool = {
+      block,
+      isConcurrencySafe,
+      scope,
+      promise: scope
+        .run(async () => {
+          await this.acquire();
+          try {
+            // Aborted or cascaded while queued: never start.
+            if (this.deps.isAborted() || tool.cancelReason !== undefined) return { cancelled: true as const };
+            return await this.deps.runTool(block);
+          } finally {
+            this.release();
+          }
+        })
+        .catch((error: unknown) => {
+          if (isCancellation(error)) return { cancelled: true as const };
+          const message = error instanceof Error ? error.message : String(error);
+          return { content: `Error: ${message}`, isError: true };
+        }),
+    };
+    this.tracked.set(block.id, tool);
+    return tool;
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.running < this.deps.maxConcurrency) {
+      this.running++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.running++;
+  }
+
+  private release(): void {
+    this.running--;
+    this.waiters.shift()?.();
+  }
+}
+
+function sameCall(a: ToolUseBlock, b: ToolUseBlock): boolean {
+  return a.name === b.name && JSON.stringify(a.input) === JSON.stringify(b.input);
+}
