@@ -113,7 +113,8 @@ export async function createHarness(modelOptions: ScriptedModelServerOptions = {
       return worker;
     },
     async spawnWorkerProcess() {
-      const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(REPO_ROOT, 'worker', 'main.ts')], {
+      // `node --import tsx` (not the tsx CLI, which forks a second node): SIGKILL must hit the worker itself.
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'worker', 'main.ts')], {
         cwd: REPO_ROOT,
         env: {
           ...process.env,

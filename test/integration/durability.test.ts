@@ -1,0 +1,99 @@
+/**
+ * What makes the agent durable: a worker process killed mid-stream is replaced and the
+ * conversation completes as if nothing happened; the stock `temporal` CLI drives a conversation.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Responder } from '../../testing/scripted-model-server';
+import { ensureTemporalCli } from '../../scripts/temporal-cli';
+import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
+
+const execFileAsync = promisify(execFile);
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+/**
+ * Answers by conversation position, so a retried request gets the same answer: the first turn
+ * streams slowly (about 4 s) and asks to write a file; the second ends.
+ */
+const slowWriter: Responder = (request) => {
+  const count = request.body.messages.length;
+  if (count === 1) {
+    return {
+      deltaDelayMs: 100,
+      chunkSize: 4,
+      content: [
+        { type: 'text', text: 'I will write the file now, slowly and carefully, one chunk at a time.' },
+        { type: 'tool_use', name: 'Write', input: { file_path: 'result.txt', content: 'crash-proof\n' } },
+      ],
+    };
+  }
+  return { content: [{ type: 'text', text: 'Wrote result.txt.' }] };
+};
+
+describe('durability', () => {
+  it('completes with the same result after the worker process is SIGKILLed while the model streams', async () => {
+    // Reference run: no crash.
+    harness = await createHarness({ respond: slowWriter });
+    await harness.startWorker();
+    const reference = await runToResult(harness, 'write the file');
+    const referenceFile = await readFile(path.join(harness.workspace, 'result.txt'), 'utf8');
+    await harness.close();
+
+    harness = await createHarness({ respond: slowWriter });
+    const first = await harness.spawnWorkerProcess();
+    const started = await harness.api.start({ prompt: 'write the file', config: harness.config(), taskQueue: harness.taskQueue });
+    // Wait until the model is mid-stream, then kill the worker process outright.
+    await eventually(async () => harness!.model.requests.length, (count) => count >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    await harness.spawnWorkerProcess();
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+
+    expect(result).toMatchObject({
+      subtype: reference.result.subtype,
+      result: reference.result.result,
+      num_turns: reference.result.num_turns,
+      transitions: reference.result.transitions,
+    });
+    expect(await readFile(path.join(harness.workspace, 'result.txt'), 'utf8')).toBe(referenceFile);
+    // The interrupted stream was retried from the start: one more first-turn request than the reference.
+    const firstTurnRequests = harness.model.requests.filter((request) => request.body.messages.length === 1);
+    expect(firstTurnRequests.length).toBe(2);
+  });
+
+  it('can be signalled and queried with the stock temporal CLI', async () => {
+    harness = await createHarness({
+      script: [{ content: [{ type: 'text', text: 'First answer.' }] }, { content: [{ type: 'text', text: 'Answer to the CLI.' }] }],
+    });
+    await harness.startWorker();
+    const { conversationId } = await runToResult(harness, 'first');
+    const cli = await ensureTemporalCli();
+    const common = ['--address', harness.address, '--namespace', 'default', '--workflow-id', conversationId];
+
+    await execFileAsync(cli.path, ['workflow', 'signal', ...common, '--name', 'userInput', '--input', '{"prompt":"hello from the temporal CLI"}']);
+    const status = await eventually(
+      async () => {
+        const { stdout } = await execFileAsync(cli.path, ['workflow', 'query', ...common, '--type', 'status', '--output', 'json']);
+        return JSON.parse(stdout);
+      },
+      (output) => JSON.stringify(output).includes('Answer to the CLI.'),
+    );
+    expect(JSON.stringify(status)).toContain('"queryCount":2');
+    expect(JSON.stringify(harness.model.requests[1].body.messages)).toContain('hello from the temporal CLI');
+
+    // A bare string works too, for hand-typed signals.
+    await execFileAsync(cli.path, ['workflow', 'signal', ...common, '--name', 'end']);
+    const summary = await harness.api.summary(conversationId);
+    expect(summary).toMatchObject({ endedBy: 'end_signal', queryCount: 2 });
+  });
+});

@@ -1,0 +1,672 @@
+/**
+ * The scripted model server: the project's ONE test double.
+ *
+ * A small HTTP server (node:http, bound to 127.0.0.1) that speaks the Anthropic Messages API wire
+ * protocol closely enough that the REAL `@anthropic-ai/sdk` can be pointed at it (`baseURL` /
+ * `ANTHROPIC_BASE_URL`). Integration tests and the key-less demo use it so that everything above
+ * the HTTP socket — SDK, streaming accumulation, error classes, our activities — is the real code.
+ *
+ * What it serves:
+ *  - `POST /v1/messages`              non-streaming JSON Message, or (with `stream: true`) the SSE
+ *                                     event sequence the API sends: message_start, ping,
+ *                                     content_block_start / *_delta… / content_block_stop per block,
+ *                                     message_delta, message_stop.
+ *  - `POST /v1/messages/count_tokens` `{input_tokens}`: a chars/4 estimate unless overridden.
+ *  - anything else                    404 not_found_error.
+ *
+ * What each `/v1/messages` request gets is decided by a script: a responder function (if it
+ * returns a turn) or else the next queued {@link ScriptedTurn}. An empty queue is a loud HTTP 500
+ * so a test that under-scripts fails visibly instead of hanging.
+ *
+ * Failure modes a test can inject: an HTTP error (`error`), an SSE `error` event in the middle of a
+ * stream (`streamErrorAfterBlocks`), latency before the first byte (`delayMs`) and between SSE
+ * frames (`deltaDelayMs`, long enough for a test to kill a worker mid-stream).
+ *
+ * Standalone: `tsx testing/scripted-model-server.ts --port 0` answers every request with a fixed
+ * text reply and prints `listening on URL`.
+ */
+import * as http from 'node:http';
+import { createHash } from 'node:crypto';
+import type { AddressInfo, Socket } from 'node:net';
+
+// ---------------------------------------------------------------------------------------------
+// Public types
+// ---------------------------------------------------------------------------------------------
+
+/** One content block the scripted model will produce. */
+export type ScriptedBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id?: string; name: string; input: unknown }
+  | { type: 'thinking'; thinking: string; signature?: string }
+  | { type: 'redacted_thinking'; data: string };
+
+/** Stop reasons the Messages API can report. */
+export type ScriptedStopReason =
+  | 'end_turn'
+  | 'tool_use'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'refusal'
+  | 'pause_turn'
+  | 'model_context_window_exceeded';
+
+/** One scripted answer to one `POST /v1/messages` request. */
+export interface ScriptedTurn {
+  /** Blocks of the reply; default `[{type:'text', text:'OK'}]`. */
+  content?: ScriptedBlock[];
+  /** Default: `'tool_use'` if any tool_use block, else `'end_turn'`. */
+  stop_reason?: ScriptedStopReason;
+  /** Overrides of the reported usage; defaults: input = count_tokens estimate, output = chars/4, cache = 0. */
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_read_input_tokens?: number;
+    cache_creation_input_tokens?: number;
+  };
+  /** Answer with this HTTP error instead of a message. `type` defaults from the status. */
+  error?: { status: number; type?: string; message?: string };
+  /** Streaming only: emit an SSE `error` event (overloaded_error) after this many complete blocks. */
+  streamErrorAfterBlocks?: number;
+  /** Wait this long before the first byte of the response. */
+  delayMs?: number;
+  /** Wait this long between SSE frames. */
+  deltaDelayMs?: number;
+  /** Characters per text / thinking / partial_json delta (default 16). */
+  chunkSize?: number;
+  /** Model name reported in the message (default: the requested model). */
+  model?: string;
+}
+
+/** A request the server received, as recorded before it was answered. */
+export interface RecordedRequest {
+  /** Position in `requests` (or `countTokenRequests`), 0-based. */
+  index: number;
+  /** URL path without the query string. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body (the raw text if it was not valid JSON). */
+  body: any;
+  /** Whether the body asked for `stream: true`. */
+  stream: boolean;
+  /** `Date.now()` when the body had been fully read. */
+  receivedAt: number;
+}
+
+/** Decides the answer to a request; returning `undefined` falls through to the queued script. */
+export type Responder = (request: RecordedRequest) => ScriptedTurn | undefined;
+
+/** Options of {@link startScriptedModelServer}. */
+export interface ScriptedModelServerOptions {
+  /** Turns answered in order, one per `/v1/messages` request. */
+  script?: ScriptedTurn[];
+  /** Consulted first for every `/v1/messages` request. */
+  respond?: Responder;
+  /** Port to listen on (default 0 = any free port). */
+  port?: number;
+  /** Override of the token count (count_tokens answers and default `usage.input_tokens`). */
+  countTokens?: (body: any) => number;
+  /** Receives one line per request handled. */
+  log?: (line: string) => void;
+}
+
+/** A running scripted model server. */
+export interface ScriptedModelServer {
+  /** Base URL, e.g. `http://127.0.0.1:PORT` (what `ANTHROPIC_BASE_URL` should be). */
+  url: string;
+  /** Every `/v1/messages` request, in arrival order. */
+  requests: RecordedRequest[];
+  /** Every `/v1/messages/count_tokens` request, in arrival order. */
+  countTokenRequests: RecordedRequest[];
+  /** Appends turns to the script queue. */
+  enqueue(...turns: ScriptedTurn[]): void;
+  /** Replaces (or removes) the responder. */
+  setResponder(respond: Responder | undefined): void;
+  /** Number of queued turns not yet consumed. */
+  remaining(): number;
+  /** Closes the server and destroys open sockets (including streams in progress). */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers (exported where tests or the demo may want the same numbers / shapes)
+// ---------------------------------------------------------------------------------------------
+
+/** API error `type` for an HTTP status, as the Messages API reports it. */
+export function errorTypeForStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 529:
+      return 'overloaded_error';
+    default:
+      return 'api_error';
+  }
+}
+
+/** Default human message per error type (roughly what the API says). */
+const DEFAULT_ERROR_MESSAGES: Record<string, string> = {
+  invalid_request_error: 'Invalid request',
+  authentication_error: 'invalid x-api-key',
+  permission_error: 'Your API key does not have permission to use the specified resource.',
+  not_found_error: 'Not found',
+  request_too_large: 'Request exceeds the maximum allowed number of bytes.',
+  rate_limit_error: 'Number of request tokens has exceeded your per-minute rate limit',
+  api_error: 'Internal server error',
+  overloaded_error: 'Overloaded',
+};
+
+/** A turn answering 400 `prompt is too long: N tokens > M maximum`, exactly as the API words it. */
+export function promptTooLongTurn(tokens: number, maximum = 200000): ScriptedTurn {
+  return {
+    error: {
+      status: 400,
+      type: 'invalid_request_error',
+      message: `prompt is too long: ${tokens} tokens > ${maximum} maximum`,
+    },
+  };
+}
+
+/** The default token estimate: ceil(chars of JSON.stringify of system + messages + tools / 4). */
+export function estimateInputTokens(body: any): number {
+  if (body === null || typeof body !== 'object') return 0;
+  let chars = 0;
+  for (const part of [body.system, body.messages, body.tools]) {
+    if (part !== undefined) chars += JSON.stringify(part).length;
+  }
+  return Math.ceil(chars / 4);
+}
+
+/** Largest request body accepted; beyond it the answer is 413 like the real API. */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const DEFAULT_CHUNK_SIZE = 16;
+const DEFAULT_CONTENT: ScriptedBlock[] = [{ type: 'text', text: 'OK' }];
+
+/** A content block as it appears in a Message (the API's wire shape). */
+type WireBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
+/** Splits a string into chunks of `size` code points (never halving a surrogate pair). */
+function chunkString(text: string, size: number): string[] {
+  const codePoints = Array.from(text);
+  if (codePoints.length === 0) return [''];
+  const chunks: string[] = [];
+  for (let i = 0; i < codePoints.length; i += size) {
+    chunks.push(codePoints.slice(i, i + size).join(''));
+  }
+  return chunks;
+}
+
+/** Number of characters the model "wrote" in a block, for the default output_tokens. */
+function blockChars(block: WireBlock): number {
+  switch (block.type) {
+    case 'text':
+      return block.text.length;
+    case 'thinking':
+      return block.thinking.length;
+    case 'tool_use':
+      return JSON.stringify(block.input).length;
+    case 'redacted_thinking':
+      return block.data.length;
+  }
+}
+
+/** Thrown (internally) when the client went away or the server is closing. */
+class ConnectionGone extends Error {}
+
+// ---------------------------------------------------------------------------------------------
+// The server
+// ---------------------------------------------------------------------------------------------
+
+/** Starts a scripted Anthropic Messages API server on 127.0.0.1. */
+export async function startScriptedModelServer(
+  options: ScriptedModelServerOptions = {},
+): Promise<ScriptedModelServer> {
+  const queue: ScriptedTurn[] = [...(options.script ?? [])];
+  let responder: Responder | undefined = options.respond;
+  const requests: RecordedRequest[] = [];
+  const countTokenRequests: RecordedRequest[] = [];
+  const log = options.log ?? (() => {});
+  const countTokens = (body: any): number =>
+    options.countTokens ? options.countTokens(body) : estimateInputTokens(body);
+
+  // Counters for generated ids: message ids, tool_use ids, request-id headers.
+  let messageCounter = 0;
+  let toolUseCounter = 0;
+  let requestIdCounter = 0;
+
+  // Everything close() must tear down: sockets (keep-alive ones too) and pending sleeps.
+  const sockets = new Set<Socket>();
+  const pendingSleeps = new Set<() => void>();
+  let closing = false;
+
+  /** Resolves after `ms`, or immediately when the server closes. */
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      if (ms <= 0 || closing) return resolve();
+      const done = (): void => {
+        clearTimeout(timer);
+        pendingSleeps.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      pendingSleeps.add(done);
+    });
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      // Client disconnects are normal (aborted streams, killed workers): stop quietly.
+      if (err instanceof ConnectionGone) {
+        if (!closing) log(`${req.method} ${req.url}: client disconnected, stopped writing`);
+        return;
+      }
+      log(`scripted model server: internal error: ${(err as Error)?.stack ?? String(err)}`);
+      if (!res.headersSent && !res.destroyed) {
+        sendError(res, 500, 'api_error', `scripted model server: ${(err as Error)?.message ?? String(err)}`);
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  // -- response writers ------------------------------------------------------------------------
+
+  const nextRequestId = (): string => `req_scripted_${String(++requestIdCounter).padStart(6, '0')}`;
+
+  /** True once nothing more can be written to `res`. */
+  const gone = (res: http.ServerResponse): boolean => closing || res.destroyed || res.writableEnded;
+
+  /** Sends an error in the API's shape: `{type:'error', error:{type, message}}` + `request-id`. */
+  function sendError(res: http.ServerResponse, status: number, type: string, message: string): void {
+    if (gone(res)) return;
+    const requestId = nextRequestId();
+    const body = JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'request-id': requestId,
+    });
+    res.end(body);
+  }
+
+  /** Sends a 200 JSON body. */
+  function sendJson(res: http.ServerResponse, value: unknown): void {
+    if (gone(res)) return;
+    const body = JSON.stringify(value);
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'request-id': nextRequestId(),
+    });
+    res.end(body);
+  }
+
+  /** Writes one SSE frame (`event: NAME\ndata: JSON\n\n`), honouring backpressure and disconnects. */
+  async function writeFrame(res: http.ServerResponse, event: string, data: unknown): Promise<void> {
+    if (gone(res)) throw new ConnectionGone();
+    const ok = res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    if (!ok) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    }
+    if (gone(res)) throw new ConnectionGone();
+  }
+
+  // -- request handling ------------------------------------------------------------------------
+
+  /** Reads the whole body; `undefined` means it was too large (and 413 was already sent). */
+  async function readBody(req: http.IncomingMessage, res: http.ServerResponse): Promise<string | undefined> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) {
+        sendError(res, 413, 'request_too_large', DEFAULT_ERROR_MESSAGES.request_too_large);
+        return undefined;
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    // A reset socket must never surface as an unhandled 'error' event.
+    req.on('error', () => {});
+    res.on('error', () => {});
+
+    const path = (req.url ?? '/').split('?')[0];
+    const method = req.method ?? 'GET';
+    const isMessages = path === '/v1/messages';
+    const isCount = path === '/v1/messages/count_tokens';
+    if (method !== 'POST' || (!isMessages && !isCount)) {
+      req.resume();
+      log(`${method} ${path} -> 404`);
+      sendError(res, 404, 'not_found_error', `Not found: ${method} ${path}`);
+      return;
+    }
+
+    let raw: string | undefined;
+    try {
+      raw = await readBody(req, res);
+    } catch {
+      throw new ConnectionGone(); // the client hung up while sending
+    }
+    if (raw === undefined) return;
+
+    let body: any = raw;
+    let parseError: string | undefined;
+    try {
+      body = JSON.parse(raw);
+    } catch (err) {
+      parseError = `Request body is not valid JSON: ${(err as Error).message}`;
+    }
+
+    // Record BEFORE answering, so a test can inspect even requests that failed.
+    const list = isMessages ? requests : countTokenRequests;
+    const recorded: RecordedRequest = {
+      index: list.length,
+      path,
+      headers: { ...req.headers },
+      body,
+      stream: isMessages && body !== null && typeof body === 'object' && body.stream === true,
+      receivedAt: Date.now(),
+    };
+    list.push(recorded);
+
+    const invalid = parseError ?? validate(body, isMessages);
+    if (invalid) {
+      log(`POST ${path} #${recorded.index} -> 400 ${invalid}`);
+      sendError(res, 400, 'invalid_request_error', invalid);
+      return;
+    }
+
+    if (isCount) {
+      const inputTokens = countTokens(body);
+      log(`POST ${path} #${recorded.index} -> 200 input_tokens=${inputTokens}`);
+      sendJson(res, { input_tokens: inputTokens });
+      return;
+    }
+
+    await answerMessages(recorded, res);
+  }
+
+  /** Minimal shape checks the real API would also reject; returns an error message or undefined. */
+  function validate(body: any, isMessages: boolean): string | undefined {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'Request body must be a JSON object';
+    if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
+    if (!Array.isArray(body.messages)) return 'messages: Field required';
+    if (isMessages && typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
+    return undefined;
+  }
+
+  /** Picks the turn for a `/v1/messages` request and writes it out (JSON, SSE, or an error). */
+  async function answerMessages(request: RecordedRequest, res: http.ServerResponse): Promise<void> {
+    const label = `POST /v1/messages #${request.index}${request.stream ? ' (stream)' : ''}`;
+
+    let turn: ScriptedTurn | undefined;
+    try {
+      turn = responder?.(request);
+    } catch (err) {
+      log(`${label} -> 500 responder threw`);
+      sendError(res, 500, 'api_error', `scripted model server: responder threw: ${(err as Error)?.message ?? err}`);
+      return;
+    }
+    if (!turn) turn = queue.shift();
+    if (!turn) {
+      log(`${label} -> 500 script exhausted`);
+      sendError(res, 500, 'api_error', `scripted model server: script exhausted (request #${request.index})`);
+      return;
+    }
+
+    await sleep(turn.delayMs ?? 0);
+    if (gone(res)) throw new ConnectionGone();
+
+    if (turn.error) {
+      const status = turn.error.status;
+      const type = turn.error.type ?? errorTypeForStatus(status);
+      const message = turn.error.message ?? DEFAULT_ERROR_MESSAGES[type] ?? 'Error';
+      log(`${label} -> ${status} ${type}: ${message}`);
+      sendError(res, status, type, message);
+      return;
+    }
+
+    const message = buildMessage(turn, request.body);
+    if (!request.stream) {
+      log(`${label} -> 200 ${message.stop_reason} (${message.content.length} blocks)`);
+      sendJson(res, message);
+      return;
+    }
+    log(`${label} -> 200 SSE ${message.stop_reason} (${message.content.length} blocks)`);
+    await streamMessage(res, message, turn);
+  }
+
+  /** Builds the complete Message object a turn describes. */
+  function buildMessage(turn: ScriptedTurn, body: any) {
+    const content: WireBlock[] = (turn.content ?? DEFAULT_CONTENT).map((block): WireBlock => {
+      switch (block.type) {
+        case 'text':
+          return { type: 'text', text: block.text };
+        case 'tool_use':
+          return {
+            type: 'tool_use',
+            id: block.id ?? `toolu_${++toolUseCounter}`,
+            name: block.name,
+            input: block.input ?? {},
+          };
+        case 'thinking':
+          return {
+            type: 'thinking',
+            thinking: block.thinking,
+            // Deterministic stand-in for the API's opaque signature.
+            signature: block.signature ?? createHash('sha256').update(block.thinking).digest('base64'),
+          };
+        case 'redacted_thinking':
+          return { type: 'redacted_thinking', data: block.data };
+        default:
+          throw new Error(`unknown scripted block type: ${JSON.stringify(block)}`);
+      }
+    });
+    const stopReason: ScriptedStopReason =
+      turn.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+    const outputChars = content.reduce((sum, block) => sum + blockChars(block), 0);
+    return {
+      id: `msg_scripted_${String(++messageCounter).padStart(6, '0')}`,
+      type: 'message' as const,
+      role: 'assistant' as const,
+      model: turn.model ?? String(body.model),
+      content,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: {
+        input_tokens: turn.usage?.input_tokens ?? countTokens(body),
+        output_tokens: turn.usage?.output_tokens ?? Math.ceil(outputChars / 4),
+        cache_creation_input_tokens: turn.usage?.cache_creation_input_tokens ?? 0,
+        cache_read_input_tokens: turn.usage?.cache_read_input_tokens ?? 0,
+      },
+    };
+  }
+
+  /** Streams a Message as the API's SSE event sequence. */
+  async function streamMessage(
+    res: http.ServerResponse,
+    message: ReturnType<typeof buildMessage>,
+    turn: ScriptedTurn,
+  ): Promise<void> {
+    const chunkSize = Math.max(1, turn.chunkSize ?? DEFAULT_CHUNK_SIZE);
+    const deltaDelay = turn.deltaDelayMs ?? 0;
+    let first = true;
+    const frame = async (event: string, data: unknown): Promise<void> => {
+      if (!first) await sleep(deltaDelay);
+      first = false;
+      await writeFrame(res, event, data);
+    };
+
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'request-id': nextRequestId(),
+    });
+    res.flushHeaders();
+
+    // message_start carries the message with empty content and a placeholder output count.
+    await frame('message_start', {
+      type: 'message_start',
+      message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } },
+    });
+    await frame('ping', { type: 'ping' });
+
+    const errorAfter = turn.streamErrorAfterBlocks;
+    for (let index = 0; index < message.content.length; index++) {
+      if (errorAfter !== undefined && index >= errorAfter) return endWithStreamError(res, frame);
+      const block = message.content[index];
+      switch (block.type) {
+        case 'text':
+          await frame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+          for (const text of chunkString(block.text, chunkSize)) {
+            await frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+          }
+          break;
+        case 'tool_use':
+          await frame('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+          });
+          for (const partial_json of chunkString(JSON.stringify(block.input), chunkSize)) {
+            await frame('content_block_delta', {
+              type: 'content_block_delta',
+              index,
+              delta: { type: 'input_json_delta', partial_json },
+            });
+          }
+          break;
+        case 'thinking':
+          await frame('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'thinking', thinking: '', signature: '' },
+          });
+          for (const thinking of chunkString(block.thinking, chunkSize)) {
+            await frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } });
+          }
+          await frame('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'signature_delta', signature: block.signature },
+          });
+          break;
+        case 'redacted_thinking':
+          // The API sends redacted thinking whole in content_block_start, with no deltas.
+          await frame('content_block_start', { type: 'content_block_start', index, content_block: block });
+          break;
+      }
+      await frame('content_block_stop', { type: 'content_block_stop', index });
+    }
+    if (errorAfter !== undefined) return endWithStreamError(res, frame);
+
+    await frame('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      usage: { output_tokens: message.usage.output_tokens },
+    });
+    await frame('message_stop', { type: 'message_stop' });
+    res.end();
+  }
+
+  /** Sends the mid-stream `error` event (what the API does when it overloads mid-answer) and ends. */
+  async function endWithStreamError(
+    res: http.ServerResponse,
+    frame: (event: string, data: unknown) => Promise<void>,
+  ): Promise<void> {
+    await frame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    res.end();
+  }
+
+  // -- lifecycle -------------------------------------------------------------------------------
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  let closed: Promise<void> | undefined;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    countTokenRequests,
+    enqueue: (...turns) => {
+      queue.push(...turns);
+    },
+    setResponder: (respond) => {
+      responder = respond;
+    },
+    remaining: () => queue.length,
+    close: () => {
+      closed ??= new Promise<void>((resolve) => {
+        closing = true;
+        for (const wake of [...pendingSleeps]) wake();
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      return closed;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Standalone: `tsx testing/scripted-model-server.ts --port 0`
+// ---------------------------------------------------------------------------------------------
+
+if (require.main === module) {
+  const portFlag = process.argv.indexOf('--port');
+  const port = portFlag >= 0 ? Number(process.argv[portFlag + 1]) : 0;
+  if (!Number.isInteger(port) || port < 0) {
+    console.error(`invalid --port: ${process.argv[portFlag + 1]}`);
+    process.exit(2);
+  }
+  startScriptedModelServer({
+    port,
+    respond: () => ({ content: [{ type: 'text', text: 'Hello from the scripted model server.' }] }),
+    log: (line) => console.error(line),
+  }).then(
+    (server) => {
+      console.log(`listening on ${server.url}`);
+      const stop = (): void => {
+        void server.close().then(() => process.exit(0));
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
