@@ -1,0 +1,116 @@
+/** Edit tool implementation: exact string replacement, unique unless replace_all. */
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { EditInput } from '../../common/tools/edit';
+import type { ToolExecutionContext, ToolExecutionResult } from './index';
+import { formatNumberedLine, looksBinary } from './read';
+
+/** Lines of context shown on each side of the edit in the confirmation snippet. */
+const SNIPPET_CONTEXT_LINES = 4;
+
+function countOccurrences(haystack: string, needle: string): number {
+  let count = 0;
+  for (let index = haystack.indexOf(needle); index !== -1; index = haystack.indexOf(needle, index + needle.length)) {
+    count += 1;
+  }
+  return count;
+}
+
+function snippet(content: string, changeStart: number, changeLength: number): string {
+  const lines = content.split('\n');
+  const firstChangedLine = content.slice(0, changeStart).split('\n').length; // 1-based
+  const lastChangedLine = firstChangedLine + content.slice(changeStart, changeStart + changeLength).split('\n').length - 1;
+  const from = Math.max(1, firstChangedLine - SNIPPET_CONTEXT_LINES);
+  const to = Math.min(lines.length, lastChangedLine + SNIPPET_CONTEXT_LINES);
+  const shown: string[] = [];
+  for (let line = from; line <= to; line += 1) shown.push(formatNumberedLine(line, lines[line - 1]));
+  return shown.join('\n');
+}
+
+/** Edit: replace old_string with new_string; failures come back as actionable is_error results. */
+export async function executeEdit(input: EditInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
+  context.signal.throwIfAborted();
+  const filePath = path.resolve(context.cwd, input.file_path);
+  if (input.old_string === input.new_string) {
+    return { isError: true, content: 'No changes to make: old_string and new_string are exactly the same.' };
+  }
+  const existing = await stat(filePath).catch((error: NodeJS.ErrnoException) => error);
+  if (existing instanceof Error) {
+    if (existing.code !== 'ENOENT' && existing.code !== 'ENOTDIR') throw existing;
+    if (input.old_string !== '') {
+      return {
+        isError: true,
+        content: `File does not exist: ${filePath}. Current working directory: ${context.cwd}. To create a new file, use Write (or Edit with an empty old_string).`,
+      };
+    }
+    // Claude Code behaviour: an empty old_string on a missing file creates it.
+    await mkdir(path.dirname(filePath), { recursive: true });
+    await writeFile(filePath, input.new_string, 'utf8');
+    return { isError: false, content: `File created successfully at: ${filePath}` };
+  }
+  if (existing.isDirectory()) {
+    return { isError: true, content: `EISDIR: ${filePath} is a directory, not a file.` };
+  }
+
+  if (await looksBinary(filePath)) {
+    return { isError: true, content: `Cannot edit ${filePath}: it appears to be a binary file.` };
+  }
+  const original = await readFile(filePath, 'utf8');
+  if (input.old_string === '') {
+    if (original.trim() !== '') {
+      return {
+        isError: true,
+        content: `Cannot create new file - file already exists: ${filePath}. Use a non-empty old_string to edit it, or Write to replace it.`,
+      };
+    }
+    await writeFile(filePath, input.new_string, 'utf8');
+    return { isError: false, content: `The file ${filePath} has been updated successfully.` };
+  }
+
+  let oldString = input.old_string;
+  let newString = input.new_string;
+  let occurrences = countOccurrences(original, oldString);
+  if (occurrences === 0 && original.includes('\r\n') && oldString.includes('\n') && !oldString.includes('\r\n')) {
+    // The model saw LF lines through Read; the file uses CRLF.
+    oldString = oldString.replace(/\n/g, '\r\n');
+    newString = newString.replace(/\r?\n/g, '\r\n');
+    occurrences = countOccurrences(original, oldString);
+  }
+  if (occurrences === 0) {
+    return {
+      isError: true,
+      content: `String to replace not found in ${filePath}. old_string must match the file exactly, including whitespace and indentation; Read the file again and copy the text without the line-number prefix.\nString: ${input.old_string}`,
+    };
+  }
+  if (occurrences > 1 && input.replace_all !== true) {
+    return {
+      isError: true,
+      content: `Found ${occurrences} matches of the string to replace in ${filePath}, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: ${input.old_string}`,
+    };
+  }
+
+  // split/join and slicing, not String.replace: `$&` and friends in new_string must stay literal.
+  const firstIndex = original.indexOf(oldString);
+  const updated =
+    input.replace_all === true
+      ? original.split(oldString).join(newString)
+      : original.slice(0, firstIndex) + newString + original.slice(firstIndex + oldString.length);
+  context.signal.throwIfAborted();
+  await writeFile(filePath, updated, 'utf8');
+
+  if (input.replace_all === true && occurrences > 1) {
+    return {
+      isError: false,
+      content: `The file ${filePath} has been updated. All ${occurrences} occurrences of old_string were successfully replaced with new_string.`,
+    };
+  }
+  return {
+    isError: false,
+    content: `The file ${filePath} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet(updated.replace(/\r\n/g, '\n'), firstIndexInLf(original, firstIndex), newString.replace(/\r\n/g, '\n').length)}`,
+  };
+}
+
+/** Offset of `index` in `text` once CRLF pairs are collapsed to LF (the snippet is shown in LF). */
+function firstIndexInLf(text: string, index: number): number {
+  return index - countOccurrences(text.slice(0, index), '\r\n');
+}

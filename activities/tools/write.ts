@@ -1,0 +1,20 @@
+/** Write tool implementation: create or overwrite a file, creating parent directories. */
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { WriteInput } from '../../common/tools/write';
+import type { ToolExecutionContext, ToolExecutionResult } from './index';
+
+/** Write: "File created successfully at: PATH" or "The file PATH has been updated successfully." */
+export async function executeWrite(input: WriteInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
+  context.signal.throwIfAborted();
+  const filePath = path.resolve(context.cwd, input.file_path);
+  const existing = await stat(filePath).catch(() => undefined);
+  if (existing?.isDirectory()) {
+    return { isError: true, content: `EISDIR: ${filePath} is a directory; give the path of a file to write.` };
+  }
+  await mkdir(path.dirname(filePath), { recursive: true });
+  await writeFile(filePath, input.content, 'utf8');
+  return existing === undefined
+    ? { isError: false, content: `File created successfully at: ${filePath}` }
+    : { isError: false, content: `The file ${filePath} has been updated successfully.` };
+}

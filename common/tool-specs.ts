@@ -1,0 +1,42 @@
+/**
+ * The tool registry both sides share: the workflow uses the specs for scheduling decisions
+ * (seed §2.4), the activities for validation before execution. Pure: no Node imports.
+ */
+import type { ToolSpec } from './tool-spec';
+import { bashToolSpec } from './tools/bash';
+import { editToolSpec } from './tools/edit';
+import { globToolSpec } from './tools/glob';
+import { grepToolSpec } from './tools/grep';
+import { readToolSpec } from './tools/read';
+import { writeToolSpec } from './tools/write';
+
+export { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, bashInputSchema, bashToolSpec, type BashInput } from './tools/bash';
+export { editInputSchema, editToolSpec, type EditInput } from './tools/edit';
+export { GLOB_MAX_RESULTS, globInputSchema, globToolSpec, type GlobInput } from './tools/glob';
+export { GREP_OUTPUT_MODES, grepInputSchema, grepToolSpec, type GrepInput, type GrepOutputMode } from './tools/grep';
+export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec, type ReadInput } from './tools/read';
+export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
+
+/** Claude Code's tool names, in the order the model sees them. */
+export const TOOL_NAMES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+/** Every tool the agent offers, in `TOOL_NAMES` order. */
+export const TOOL_SPECS: readonly ToolSpec[] = [
+  readToolSpec,
+  writeToolSpec,
+  editToolSpec,
+  bashToolSpec,
+  globToolSpec,
+  grepToolSpec,
+];
+
+/** True when `name` is one of our tools. */
+export function isToolName(name: string): name is ToolName {
+  return (TOOL_NAMES as readonly string[]).includes(name);
+}
+
+/** The spec named `name`, or undefined for an unknown tool (which becomes an is_error result). */
+export function getToolSpec(name: string): ToolSpec | undefined {
+  return TOOL_SPECS.find((spec) => spec.name === name);
+}

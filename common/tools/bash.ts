@@ -1,0 +1,59 @@
+/** Bash tool spec (pure; the workflow bundle imports it). */
+import { z } from 'zod';
+import { classifyBashCommand } from '../bash-classifier';
+import { defineTool } from '../tool-spec';
+
+/** Timeout when the model gives none. */
+export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+/** Largest timeout the model may ask for. */
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+/** Length of the command shown by `summarize`. */
+const SUMMARY_COMMAND_LENGTH = 60;
+
+export const bashInputSchema = z.strictObject({
+  command: z.string().describe('The command to execute'),
+  timeout: z
+    .number()
+    .positive()
+    .max(BASH_MAX_TIMEOUT_MS)
+    .optional()
+    .describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`),
+  description: z
+    .string()
+    .optional()
+    .describe(
+      "Clear, concise description of what this command does in 5-10 words. Examples:\nInput: ls\nOutput: Lists files in current directory\n\nInput: git status\nOutput: Shows working tree status\n\nInput: npm install\nOutput: Installs package dependencies",
+    ),
+});
+
+export type BashInput = z.infer<typeof bashInputSchema>;
+
+export const bashToolSpec = defineTool({
+  name: 'Bash',
+  description: `Executes a given bash command with an optional timeout, in the conversation's working directory.
+
+Before executing the command, please follow these steps:
+1. Directory Verification: if the command will create new directories or files, first use \`ls\` to verify the parent directory exists and is the correct location
+2. Command Execution: always quote file paths that contain spaces with double quotes (e.g., cd "path with spaces/file.txt")
+
+Usage notes:
+- The command argument is required.
+- You can specify an optional timeout in milliseconds (up to ${BASH_MAX_TIMEOUT_MS}ms / ${BASH_MAX_TIMEOUT_MS / 60_000} minutes). If not specified, commands will timeout after ${BASH_DEFAULT_TIMEOUT_MS}ms (${BASH_DEFAULT_TIMEOUT_MS / 60_000} minutes).
+- It is very helpful if you write a clear, concise description of what this command does in 5-10 words.
+- Each command runs in a fresh shell: \`cd\` and exported variables do not carry over to the next call. Use absolute paths or chain with \`&&\`.
+- The command has no stdin; interactive commands (e.g. \`git rebase -i\`, editors, prompts) will not work.
+- Output is stdout followed by stderr; a non-zero exit status is reported as an error with its exit code. If the output is very long it will be truncated before being returned to you.
+- When the command times out, it and every process it started are killed.
+- Avoid using search commands like \`find\` and \`grep\`: use the Glob and Grep tools instead. Avoid \`cat\`, \`head\`, \`tail\` to read files: use the Read tool. Avoid \`sed\`/\`awk\` to edit files: use the Edit tool.
+- When issuing multiple commands, use the ';' or '&&' operator to separate them. DO NOT use newlines (newlines are ok in quoted strings).`,
+  inputSchema: bashInputSchema,
+  // Conservative: a command counts as read-only only when the classifier can prove it.
+  isReadOnly: (input) => classifyBashCommand(input.command).readOnly,
+  isConcurrencySafe: (input) => classifyBashCommand(input.command).readOnly,
+  maxResultSizeChars: 30_000,
+  summarize: (input) => `Bash: ${truncate(input.command.replace(/\s+/g, ' ').trim(), SUMMARY_COMMAND_LENGTH)}`,
+});
+
+function truncate(text: string, length: number): string {
+  return text.length <= length ? text : `${text.slice(0, length - 1)}…`;
+}

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import {
+  BASH_DEFAULT_TIMEOUT_MS,
+  BASH_MAX_TIMEOUT_MS,
+  TOOL_NAMES,
+  TOOL_SPECS,
+  getToolSpec,
+  isToolName,
+} from '../../common/tool-specs';
+
+function spec(name: string) {
+  const found = getToolSpec(name);
+  if (!found) throw new Error(`missing spec ${name}`);
+  return found;
+}
+
+describe('tool specs registry', () => {
+  it("uses Claude Code's names, in order", () => {
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
+    expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
+  });
+
+  it('finds specs by name and returns undefined for unknown tools', () => {
+    expect(getToolSpec('Read')?.name).toBe('Read');
+    expect(getToolSpec('read')).toBeUndefined();
+    expect(getToolSpec('WebFetch')).toBeUndefined();
+    expect(isToolName('Grep')).toBe(true);
+    expect(isToolName('grep')).toBe(false);
+  });
+
+  it('sets the result budgets', () => {
+    const budgets = Object.fromEntries(TOOL_SPECS.map((tool) => [tool.name, tool.maxResultSizeChars]));
+    expect(budgets).toEqual({ Read: 100_000, Write: 10_000, Edit: 10_000, Bash: 30_000, Glob: 20_000, Grep: 20_000 });
+    expect(BASH_DEFAULT_TIMEOUT_MS).toBe(120_000);
+    expect(BASH_MAX_TIMEOUT_MS).toBe(600_000);
+  });
+
+  it('has a description for every tool and converts every schema to JSON Schema', () => {
+    for (const tool of TOOL_SPECS) {
+      expect(tool.description.length).toBeGreaterThan(50);
+      const jsonSchema = z.toJSONSchema(tool.inputSchema) as { type: string; additionalProperties: boolean };
+      expect(jsonSchema.type).toBe('object');
+      expect(jsonSchema.additionalProperties).toBe(false);
+    }
+  });
+});
+
+describe('read-only and concurrency decisions', () => {
+  it.each([
+    ['Read', { file_path: 'a.ts' }, true],
+    ['Glob', { pattern: '**/*.ts' }, true],
+    ['Grep', { pattern: 'TODO' }, true],
+    ['Write', { file_path: 'a.ts', content: 'x' }, false],
+    ['Edit', { file_path: 'a.ts', old_string: 'a', new_string: 'b' }, false],
+    ['Bash', { command: 'git status' }, true],
+    ['Bash', { command: 'ls -la | wc -l' }, true],
+    ['Bash', { command: 'npm test' }, false],
+    ['Bash', { command: 'echo hi > out.txt' }, false],
+    ['Bash', { command: '' }, false],
+  ] as const)('%s %j -> %s', (name, input, expected) => {
+    const tool = spec(name);
+    const parsed = tool.inputSchema.parse(input);
+    expect(tool.isReadOnly(parsed)).toBe(expected);
+    expect(tool.isConcurrencySafe(parsed)).toBe(expected);
+  });
+});
+
+describe('summarize', () => {
+  it.each([
+    ['Read', { file_path: 'src/app.ts' }, 'Read src/app.ts'],
+    ['Write', { file_path: 'notes.md', content: '# hi' }, 'Write notes.md'],
+    ['Edit', { file_path: 'src/x.ts', old_string: 'a', new_string: 'b' }, 'Edit src/x.ts'],
+    ['Bash', { command: 'npm test', description: 'Run the tests' }, 'Bash: npm test'],
+    ['Glob', { pattern: '**/*.ts' }, 'Glob **/*.ts'],
+    ['Grep', { pattern: 'TODO' }, 'Grep TODO'],
+  ] as const)('%s', (name, input, label) => {
+    const tool = spec(name);
+    expect(tool.summarize(tool.inputSchema.parse(input))).toBe(label);
+  });
+
+  it('truncates long Bash commands to about 60 characters', () => {
+    const tool = spec('Bash');
+    const command = `echo ${'x'.repeat(200)}`;
+    const label = tool.summarize(tool.inputSchema.parse({ command }));
+    expect(label.startsWith('Bash: echo xxx')).toBe(true);
+    expect(label.length).toBeLessThanOrEqual('Bash: '.length + 60);
+    expect(label.endsWith('…')).toBe(true);
+    expect(tool.summarize(tool.inputSchema.parse({ command: 'npm run build\n&& npm test' }))).toBe(
+      'Bash: npm run build && npm test',
+    );
+  });
+});
+
+describe('strict input schemas', () => {
+  it.each([
+    ['Read', { file_path: 'a', extra: 1 }],
+    ['Write', { file_path: 'a', content: 'x', mode: 'append' }],
+    ['Edit', { file_path: 'a', old_string: 'a', new_string: 'b', replaceAll: true }],
+    ['Bash', { command: 'ls', run_in_background: true }],
+    ['Glob', { pattern: '*', cwd: '/' }],
+    ['Grep', { pattern: 'x', '-C': 2 }],
+  ] as const)('%s rejects unknown keys', (name, input) => {
+    const result = spec(name).inputSchema.safeParse(input);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.code).toBe('unrecognized_keys');
+  });
+
+  it.each([
+    ['Read', { file_path: 'a', offset: -1 }],
+    ['Read', { file_path: 'a', limit: 0 }],
+    ['Read', { file_path: 'a', offset: 1.5 }],
+    ['Read', {}],
+    ['Write', { file_path: 'a' }],
+    ['Edit', { file_path: 'a', old_string: 'a' }],
+    ['Edit', { file_path: 'a', old_string: 'a', new_string: 'b', replace_all: 'yes' }],
+    ['Bash', { command: 'ls', timeout: 600_001 }],
+    ['Bash', { command: 42 }],
+    ['Grep', { pattern: 'x', output_mode: 'lines' }],
+    ['Grep', { pattern: 'x', head_limit: 0 }],
+    ['Glob', { path: '.' }],
+  ] as const)('%s rejects invalid input %j', (name, input) => {
+    expect(spec(name).inputSchema.safeParse(input).success).toBe(false);
+  });
+
+  it('accepts the literal -i and -n keys of Grep', () => {
+    const parsed = spec('Grep').inputSchema.parse({ pattern: 'x', '-i': true, '-n': true, output_mode: 'content', head_limit: 5 });
+    expect(parsed).toMatchObject({ '-i': true, '-n': true });
+  });
+});
