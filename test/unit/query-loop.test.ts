@@ -1,0 +1,203 @@
+/**
+ * The loop's decisions (recovery counters, fallback, stop-hook cap, max turns) through its own
+ * deps seam (seed §2.3 "why deps.callModel is injected"), without Temporal: the deps here are
+ * plain scripted functions. The same paths run end to end in test/integration.
+ */
+import { describe, expect, it } from 'vitest';
+import type { AssistantApiMessage, Message, ToolUseBlock, UserMessage } from '../../common/messages';
+import type { Terminal, TransitionType } from '../../common/result';
+import {
+  MAX_CONSECUTIVE_STOP_HOOK_BLOCKS,
+  MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE,
+  type ModelRequest,
+  type ModelResponse,
+  type QueryDeps,
+  type StopHookDecision,
+  type ToolExecutor,
+  prependUserContext,
+  queryLoop,
+} from '../../workflows/query-loop';
+
+function reply(content: AssistantApiMessage['content'], stop_reason: AssistantApiMessage['stop_reason'] = 'end_turn'): ModelResponse {
+  return {
+    type: 'message',
+    durationMs: 1,
+    message: {
+      id: 'msg',
+      role: 'assistant',
+      model: 'm',
+      content,
+      stop_reason,
+      usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    },
+  };
+}
+
+interface Run {
+  terminal: Terminal;
+  yielded: Message[];
+  requests: ModelRequest[];
+  transitions: TransitionType[];
+}
+
+async function run(
+  responses: Array<ModelResponse | ((request: ModelRequest) => ModelResponse)>,
+  options: { hooks?: () => StopHookDecision; maxTurns?: number; fallbackModel?: string; queued?: () => UserMessage[] } = {},
+): Promise<Run> {
+  let counter = 0;
+  const requests: ModelRequest[] = [];
+  const transitions: TransitionType[] = [];
+  const executor: ToolExecutor = {
+    async *getRemainingResults(toolUses: ToolUseBlock[]) {
+      for (const toolUse of toolUses) {
+        yield {
+          type: 'user',
+          uuid: `r${counter++}`,
+          message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: 'ok' }] },
+        } satisfies UserMessage;
+      }
+    },
+    async discard() {},
+  };
+  const deps: QueryDeps = {
+    uuid: () => `u${counter++}`,
+    newToolExecutor: () => executor,
+    callModel: async (request) => {
+      requests.push(request);
+      const next = responses.shift();
+      if (!next) throw new Error('script exhausted');
+      return typeof next === 'function' ? next(request) : next;
+    },
+    runStopHooks: async () => options.hooks?.() ?? { blockingErrors: [], preventContinuation: false, notices: [] },
+    takeQueuedInputs: () => options.queued?.() ?? [],
+    isAborted: () => false,
+    onTransition: (transition) => transitions.push(transition),
+  };
+  const generator = queryLoop(
+    {
+      messages: [{ type: 'user', uuid: 'first', message: { role: 'user', content: 'go' } }],
+      systemPrompt: [{ type: 'text', text: 'system' }],
+      model: 'primary',
+      fallbackModel: options.fallbackModel,
+      maxTurns: options.maxTurns ?? 10,
+      maxOutputTokens: 8_192,
+    },
+    deps,
+  );
+  const yielded: Message[] = [];
+  while (true) {
+    const next = await generator.next();
+    if (next.done) return { terminal: next.value, yielded, requests, transitions };
+    yielded.push(next.value);
+  }
+}
+
+const toolUse = (id: string): ToolUseBlock => ({ type: 'tool_use', id, name: 'Read', input: { file_path: 'x' } });
+
+describe('queryLoop', () => {
+  it('escalates the output cap once, then nudges three times, then surfaces the error', async () => {
+    const truncated = () => reply([{ type: 'text', text: 'partial' }], 'max_tokens');
+    const { terminal, requests, transitions, yielded } = await run([truncated(), truncated(), truncated(), truncated(), truncated()]);
+    expect(transitions).toEqual([
+      'max_output_tokens_escalate',
+      'max_output_tokens_recovery',
+      'max_output_tokens_recovery',
+      'max_output_tokens_recovery',
+    ]);
+    expect(requests.map((request) => request.maxTokens)).toEqual([8_192, 64_000, 64_000, 64_000, 64_000]);
+    // The escalated retry resends the same request; the truncated output is not kept.
+    expect(requests[1].messages).toEqual(requests[0].messages);
+    // Nudges keep the truncated output and end with the recovery message.
+    const last = requests[4].messages.at(-1)!;
+    expect(JSON.stringify(last.content)).toContain(MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE.slice(0, 40));
+    expect(requests[4].messages.filter((message) => message.role === 'assistant')).toHaveLength(3);
+    expect(terminal.reason).toBe('model_error');
+    expect(yielded.some((message) => message.type === 'system' && message.level === 'error')).toBe(true);
+  });
+
+  it('resets the recovery counter after a successful tool turn', async () => {
+    const truncated = () => reply([{ type: 'text', text: 'partial' }], 'max_tokens');
+    const { terminal, transitions } = await run([
+      truncated(),
+      truncated(),
+      reply([toolUse('t1')], 'tool_use'),
+      truncated(),
+      reply([{ type: 'text', text: 'done' }]),
+    ]);
+    expect(transitions).toEqual(['max_output_tokens_escalate', 'max_output_tokens_recovery', 'tool_use', 'max_output_tokens_escalate']);
+    expect(terminal.reason).toBe('completed');
+  });
+
+  it('switches to the fallback model on overload and says so', async () => {
+    const { terminal, requests, transitions, yielded } = await run(
+      [{ type: 'overloaded', errorMessage: '529' }, reply([{ type: 'text', text: 'hi' }])],
+      { fallbackModel: 'backup' },
+    );
+    expect(requests.map((request) => request.model)).toEqual(['primary', 'backup']);
+    expect(transitions).toEqual(['fallback_retry']);
+    expect(terminal.reason).toBe('completed');
+    expect(yielded).toContainEqual(expect.objectContaining({ type: 'system', content: 'Switched to backup due to high demand for primary' }));
+  });
+
+  it('ends with model_error on overload when no fallback is configured', async () => {
+    const { terminal, requests } = await run([{ type: 'overloaded', errorMessage: 'Overloaded' }]);
+    expect(requests).toHaveLength(1);
+    expect(terminal).toEqual({ reason: 'model_error', error: 'Overloaded' });
+  });
+
+  it('feeds blocking stop-hook errors back and gives up after the cap', async () => {
+    const responses = Array.from({ length: MAX_CONSECUTIVE_STOP_HOOK_BLOCKS }, () => reply([{ type: 'text', text: 'done?' }]));
+    const { terminal, requests, transitions } = await run(responses, {
+      hooks: () => ({ blockingErrors: ['lint failed'], preventContinuation: false, notices: [] }),
+    });
+    expect(requests).toHaveLength(MAX_CONSECUTIVE_STOP_HOOK_BLOCKS);
+    expect(transitions).toEqual(Array(MAX_CONSECUTIVE_STOP_HOOK_BLOCKS - 1).fill('stop_hook_retry'));
+    expect(JSON.stringify(requests[1].messages.at(-1))).toContain('lint failed');
+    expect(terminal.reason).toBe('completed');
+  });
+
+  it('stops when a hook prevents continuation', async () => {
+    const { terminal } = await run([reply([{ type: 'text', text: 'done' }])], {
+      hooks: () => ({ blockingErrors: [], preventContinuation: true, stopReason: 'enough', notices: [] }),
+    });
+    expect(terminal).toEqual({ reason: 'stop_hook_prevented', error: 'enough' });
+  });
+
+  it('stops at max turns after the tools of the last allowed turn have results', async () => {
+    const { terminal, requests, yielded } = await run(
+      [reply([toolUse('a')], 'tool_use'), reply([toolUse('b')], 'tool_use'), reply([toolUse('c')], 'tool_use')],
+      { maxTurns: 2 },
+    );
+    expect(requests).toHaveLength(2);
+    expect(terminal.reason).toBe('max_turns');
+    const results = yielded.filter((message) => message.type === 'user');
+    expect(results).toHaveLength(2);
+  });
+
+  it('injects queued input after the tool results of the same turn', async () => {
+    let queued: UserMessage[] = [{ type: 'user', uuid: 'q', message: { role: 'user', content: 'also do this' } }];
+    const { requests } = await run([reply([toolUse('a')], 'tool_use'), reply([{ type: 'text', text: 'ok' }])], {
+      queued: () => queued.splice(0),
+    });
+    const last = requests[1].messages.at(-1)!;
+    expect(last.role).toBe('user');
+    expect(JSON.stringify(last.content)).toMatch(/tool_result.*also do this/);
+    queued = [];
+  });
+});
+
+describe('prependUserContext', () => {
+  it('puts the reminder in the first user turn, after any tool results', () => {
+    const messages = prependUserContext([{ role: 'user', content: 'hello' }], 'date: today');
+    expect(messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '<system-reminder>\ndate: today\n</system-reminder>' },
+          { type: 'text', text: 'hello' },
+        ],
+      },
+    ]);
+    expect(prependUserContext([{ role: 'user', content: 'x' }], undefined)).toEqual([{ role: 'user', content: 'x' }]);
+  });
+});
