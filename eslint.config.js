@@ -1,0 +1,44 @@
+// Lint rules that keep the workflow deterministic and promises handled (style §1).
+const tseslint = require('typescript-eslint');
+const { builtinModules } = require('node:module');
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+
+module.exports = tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', '.durable-agent/**', 'eslint.config.js', 'bin/**'] },
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: __dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-require-imports': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no Node APIs, no activity implementations.
+    files: ['workflows/**/*.ts', 'common/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
+          patterns: [
+            { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Workflows reach activities only through proxyActivities and `import type`.' },
+            { group: ['@anthropic-ai/sdk', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'], message: 'Not in workflow code.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
+        { name: 'setInterval', message: 'Not deterministic.' },
+        { name: 'process', message: 'No process in workflow code.' },
+      ],
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Not deterministic.' }],
+    },
+  },
+);

@@ -1,0 +1,136 @@
+/**
+ * Records workflow histories into test/histories/ for the replay test (test/integration/replay.test.ts).
+ *
+ *   npx tsx scripts/record-histories.ts
+ *
+ * Each scenario runs a real conversation (ephemeral dev server, real worker, the scripted model
+ * server) and saves its event history. The replay test then proves that today's workflow code
+ * still replays yesterday's histories. Re-record only on purpose: a workflow change that breaks
+ * replay needs `patched()` / versioning, not new fixtures.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createActivities } from '../activities';
+import { ConversationClient } from '../client/api';
+import type { ConversationConfigInput } from '../common/config';
+import { type ScriptedModelServerOptions, startScriptedModelServer } from '../testing/scripted-model-server';
+import { createWorker } from '../worker/worker';
+import { startDevServer } from './dev-server';
+
+const HISTORIES_DIR = path.resolve(__dirname, '..', 'test', 'histories');
+
+interface Scenario {
+  name: string;
+  model: ScriptedModelServerOptions;
+  config?: Partial<ConversationConfigInput>;
+  files?: Record<string, string>;
+  /** Drives the conversation after it started with `prompt`; must end it. */
+  drive(api: ConversationClient, id: string, firstInput: string): Promise<void>;
+  prompt: string;
+}
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'tools-follow-up-end',
+    prompt: 'Read notes.txt, update app.txt, build, then tell me.',
+    files: { 'notes.txt': 'bump version\n', 'app.txt': 'version=1\n' },
+    model: {
+      script: [
+        { content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }, { type: 'tool_use', name: 'Glob', input: { pattern: '*.txt' } }] },
+        { content: [{ type: 'tool_use', name: 'Edit', input: { file_path: 'app.txt', old_string: 'version=1', new_string: 'version=2' } }] },
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'cat app.txt' } }] },
+        { content: [{ type: 'text', text: 'Done: version=2.' }] },
+        { content: [{ type: 'text', text: 'It was version=1 before.' }] },
+      ],
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      const second = await api.send(id, 'What was it before?');
+      await api.waitForResult(id, second);
+      await api.end(id);
+    },
+  },
+  {
+    name: 'abort-tools',
+    prompt: 'Run the long job.',
+    model: {
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 30' } }] },
+        { content: [{ type: 'text', text: 'Stopped as asked.' }] },
+      ],
+    },
+    async drive(api, id, firstInput) {
+      for (let i = 0; i < 200; i++) {
+        const status = await api.status(id);
+        if (status.toolsInFlight.length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await api.abort(id);
+      await api.waitForResult(id, firstInput);
+      const second = await api.send(id, 'Never mind, just say so.');
+      await api.waitForResult(id, second);
+      await api.end(id);
+    },
+  },
+];
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const server = await startDevServer({ ephemeral: true, headless: true, log: (line) => console.log(line) });
+  await mkdir(HISTORIES_DIR, { recursive: true });
+  try {
+    const connection = await Connection.connect({ address: server.address });
+    const client = new Client({ connection, namespace: 'default' });
+    const api = new ConversationClient(client);
+    for (const scenario of SCENARIOS) {
+      const model = await startScriptedModelServer(scenario.model);
+      const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-record-'));
+      for (const [file, content] of Object.entries(scenario.files ?? {})) await writeFile(path.join(workspace, file), content);
+      const taskQueue = `record-${randomUUID()}`;
+      const workerConnection = await NativeConnection.connect({ address: server.address });
+      const worker = await createWorker({
+        connection: workerConnection,
+        namespace: 'default',
+        taskQueue,
+        activities: createActivities({
+          anthropic: new Anthropic({ apiKey: 'record', baseURL: model.url, maxRetries: 0 }),
+          stateDir: workspace + '-state',
+          temporalClient: client,
+        }),
+      });
+      const id = `history-${scenario.name}`;
+      await worker.runUntil(async () => {
+        const started = await api.start({
+          id,
+          prompt: scenario.prompt,
+          taskQueue,
+          config: { cwd: workspace, modelInitialRetryIntervalMs: 100, ...scenario.config },
+        });
+        await scenario.drive(api, started.conversationId, started.inputUuid!);
+        await api.summary(started.conversationId);
+      });
+      const history = await client.workflow.getHandle(id).fetchHistory();
+      const file = path.join(HISTORIES_DIR, `${scenario.name}.json`);
+      await writeFile(file, historyToJSON(history));
+      console.log(`recorded ${history.events?.length ?? 0} events -> ${path.relative(process.cwd(), file)}`);
+      await workerConnection.close();
+      await model.close();
+      await rm(workspace, { recursive: true, force: true });
+      await rm(workspace + '-state', { recursive: true, force: true });
+    }
+    await connection.close();
+  } finally {
+    await server.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
