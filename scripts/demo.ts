@@ -1,0 +1,156 @@
+/**
+ * `npm start` — the main job on embedded defaults:
+ *  1. uses the Temporal server at TEMPORAL_ADDRESS (default localhost:7233) if one answers,
+ *     otherwise starts the local dev server (state in .durable-agent/temporal.db, UI on 8233);
+ *  2. starts a worker in this process;
+ *  3. runs a conversation that fixes a bug in a small demo workspace and prints its progress.
+ * With ANTHROPIC_API_KEY it talks to the real API; without one it runs a scripted demo
+ * conversation against the local scripted model server, and says so.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
+import { ConversationClient } from '../client/api';
+import { connectClient, temporalSettings } from '../client/connection';
+import { formatEvent } from '../client/format';
+import { DEFAULT_MODEL } from '../common/config';
+import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
+import { createWorker } from '../worker/worker';
+import { DEFAULT_DB_FILENAME, DEFAULT_UI_PORT, type DevServer, REPO_ROOT, isTemporalReachable, startDevServer } from './dev-server';
+
+const DEMO_WORKSPACE = path.join(REPO_ROOT, '.durable-agent', 'demo-workspace');
+const PROMPT = 'The test in test.js fails. Find the bug in math.js, fix it, and run `node test.js` to verify.';
+
+const FILES: Record<string, string> = {
+  'math.js': `// Small math helpers.\nfunction sum(numbers) {\n  let total = 0;\n  for (let i = 1; i < numbers.length; i++) total += numbers[i];\n  return total;\n}\n\nfunction average(numbers) {\n  return numbers.length === 0 ? 0 : sum(numbers) / numbers.length;\n}\n\nmodule.exports = { sum, average };\n`,
+  'test.js': `const assert = require('node:assert');\nconst { sum, average } = require('./math');\n\nassert.strictEqual(sum([1, 2, 3]), 6);\nassert.strictEqual(average([2, 4, 6]), 4);\nconsole.log('all tests passed');\n`,
+  'CLAUDE.md': `# Demo project\nRun \`node test.js\` to test. Keep fixes minimal.\n`,
+};
+
+/** The scripted conversation: explore, reproduce, fix, verify, report — keyed on the turn number. */
+const demoResponder: Responder = (request) => {
+  const turn = request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length;
+  const slow = { deltaDelayMs: 15 };
+  switch (turn) {
+    case 0:
+      return {
+        ...slow,
+        content: [
+          { type: 'text', text: "I'll look at the code and the test first." },
+          { type: 'tool_use', name: 'Read', input: { file_path: 'math.js' } },
+          { type: 'tool_use', name: 'Read', input: { file_path: 'test.js' } },
+        ],
+      };
+    case 1:
+      return { ...slow, content: [{ type: 'text', text: 'Let me reproduce the failure.' }, { type: 'tool_use', name: 'Bash', input: { command: 'node test.js', description: 'Run the tests' } }] };
+    case 2:
+      return {
+        ...slow,
+        content: [
+          { type: 'text', text: 'The loop in `sum` starts at index 1, so it skips the first element. Fixing the off-by-one.' },
+          { type: 'tool_use', name: 'Edit', input: { file_path: 'math.js', old_string: 'let i = 1;', new_string: 'let i = 0;' } },
+        ],
+      };
+    case 3:
+      return { ...slow, content: [{ type: 'tool_use', name: 'Bash', input: { command: 'node test.js', description: 'Run the tests again' } }] };
+    default:
+      return {
+        ...slow,
+        content: [{ type: 'text', text: 'Fixed: `sum` started its loop at index 1 and skipped the first number. It now starts at 0, and `node test.js` passes.' }],
+      };
+  }
+};
+
+async function ensureServer(): Promise<{ address: string; uiUrl?: string; server?: DevServer }> {
+  const settings = temporalSettings();
+  if (await isTemporalReachable(settings.address, 2_000)) {
+    console.log(`Using the Temporal server at ${settings.address}.`);
+    return { address: settings.address };
+  }
+  console.log(`No Temporal server at ${settings.address}; starting the local dev server (state: ${path.relative(process.cwd(), DEFAULT_DB_FILENAME)}).`);
+  const portFree = !(await isTemporalReachable('127.0.0.1:7233', 500));
+  const server = await startDevServer({
+    ephemeral: false,
+    dbFilename: DEFAULT_DB_FILENAME,
+    port: portFree ? 7233 : undefined,
+    uiPort: portFree ? DEFAULT_UI_PORT : undefined,
+    headless: false,
+    log: (line) => console.log(line),
+  });
+  process.env.TEMPORAL_ADDRESS = server.address;
+  return { address: server.address, uiUrl: server.uiUrl, server };
+}
+
+async function prepareWorkspace(): Promise<void> {
+  await rm(DEMO_WORKSPACE, { recursive: true, force: true });
+  await mkdir(DEMO_WORKSPACE, { recursive: true });
+  for (const [file, content] of Object.entries(FILES)) await writeFile(path.join(DEMO_WORKSPACE, file), content);
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const { address, uiUrl, server } = await ensureServer();
+  let scripted: ScriptedModelServer | undefined;
+  let anthropic = anthropicFromEnvironment();
+  if (!process.env.ANTHROPIC_API_KEY) {
+    scripted = await startScriptedModelServer({ respond: demoResponder });
+    anthropic = new Anthropic({ apiKey: 'scripted-demo', baseURL: scripted.url, maxRetries: 0 });
+    console.log(
+      '\nNo ANTHROPIC_API_KEY is set: running a SCRIPTED demo conversation against the local scripted model server ' +
+        `(${scripted.url}). The workflow, worker, tools and Temporal are all real; only the model's answers are canned.\n` +
+        'Set ANTHROPIC_API_KEY to run the same task with the real model.\n',
+    );
+  } else {
+    console.log(`\nUsing the Anthropic API with model ${process.env.DURABLE_AGENT_MODEL ?? DEFAULT_MODEL}.\n`);
+  }
+  await prepareWorkspace();
+
+  const settings = temporalSettings();
+  const taskQueue = scripted ? `demo-${randomUUID().slice(0, 8)}` : settings.taskQueue;
+  const client = await connectClient({ ...settings, address });
+  const connection = await NativeConnection.connect({ address, tls: settings.tls as never, apiKey: settings.apiKey });
+  const worker = await createWorker({
+    connection,
+    namespace: settings.namespace,
+    taskQueue,
+    activities: createActivities({ anthropic, stateDir: defaultStateDir(), temporalClient: client }),
+  });
+  const api = new ConversationClient(client);
+
+  let exitCode = 0;
+  await worker.runUntil(async () => {
+    const { conversationId, inputUuid } = await api.start({
+      prompt: PROMPT,
+      taskQueue,
+      config: { cwd: DEMO_WORKSPACE, model: process.env.DURABLE_AGENT_MODEL ?? DEFAULT_MODEL, maxTurns: 20 },
+    });
+    console.log(`Conversation ${conversationId} (workspace ${path.relative(process.cwd(), DEMO_WORKSPACE)})`);
+    if (uiUrl) console.log(`Watch it in the Temporal UI: ${uiUrl}/namespaces/${settings.namespace}/workflows/${conversationId}`);
+    console.log('');
+    const result = await api.waitForResult(conversationId, inputUuid!, {
+      onEvent: (event) => {
+        const line = formatEvent(event);
+        if (line) console.log(line);
+      },
+    });
+    await api.end(conversationId);
+    await api.summary(conversationId);
+    console.log(`\nmath.js now reads:\n${(await readFile(path.join(DEMO_WORKSPACE, 'math.js'), 'utf8')).trim()}\n`);
+    console.log(`Result (${result.subtype}): ${result.result}`);
+    console.log(`Inspect it any time: npm run cli -- status ${conversationId}   (with the server running: npm run server)`);
+    exitCode = result.is_error ? 1 : 0;
+  });
+  await connection.close();
+  await client.connection.close();
+  await scripted?.close();
+  await server?.stop();
+  process.exitCode = exitCode;
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
