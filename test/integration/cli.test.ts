@@ -1,0 +1,118 @@
+/**
+ * The `durable-agent` CLI as a person uses it: clear errors for bad input, a dead server and
+ * unknown conversations; `ask`, `start`, `send`, `status` against a real server and worker.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../client/cli';
+import { type Harness, createHarness } from '../helpers/harness';
+
+interface Captured {
+  code: number;
+  out: string;
+  err: string;
+}
+
+async function cli(...argv: string[]): Promise<Captured> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) });
+  return { code, out, err };
+}
+
+const savedEnv = { ...process.env };
+let harness: Harness | undefined;
+beforeEach(() => {
+  process.env = { ...savedEnv };
+});
+afterEach(async () => {
+  process.env = { ...savedEnv };
+  await harness?.close();
+  harness = undefined;
+});
+
+describe('CLI input errors', () => {
+  it('explains usage mistakes with exit code 2', async () => {
+    expect(await cli('frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('Unknown command "frobnicate"') });
+    expect(await cli('ask')).toMatchObject({ code: 2, err: expect.stringContaining('ask: missing argument') });
+    expect(await cli('ask', '--max-turns', 'many', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--max-turns must be a positive whole number') });
+    expect(await cli('ask', '--output-format', 'yaml', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--output-format must be "text" or "json"') });
+    expect(await cli('status', '--colour', 'x')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--colour'") });
+    expect(await cli('send', 'only-an-id')).toMatchObject({ code: 2, err: expect.stringContaining('send: missing argument') });
+  });
+
+  it('says when no Temporal server answers, and how to start one', async () => {
+    process.env.TEMPORAL_ADDRESS = '127.0.0.1:1';
+    const { code, err } = await cli('status', 'some-conversation');
+    expect(code).toBe(1);
+    expect(err).toContain('Cannot reach the Temporal server at 127.0.0.1:1');
+    expect(err).toContain('npm run server');
+  });
+});
+
+describe('CLI against a server', () => {
+  it('reports an unknown conversation id clearly', async () => {
+    harness = await createHarness();
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    for (const command of ['status', 'abort', 'end']) {
+      const { code, err } = await cli(command, 'no-such-conversation');
+      expect(code).toBe(1);
+      expect(err).toContain('No conversation with id "no-such-conversation"');
+    }
+    const sent = await cli('send', 'no-such-conversation', 'hello');
+    expect(sent.err).toContain('No conversation with id "no-such-conversation"');
+  });
+
+  it('ask prints the answer, or the JSON result, and exits non-zero on an error result', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Forty-two.' }] },
+        { content: [{ type: 'text', text: 'Again forty-two.' }] },
+        { error: { status: 400, message: 'max_tokens: 999999 > 64000, which is the maximum' } },
+      ],
+    });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+    await harness.startWorker();
+
+    const text = await cli('ask', '--cwd', harness.workspace, 'What is the answer?');
+    expect(text).toMatchObject({ code: 0, out: 'Forty-two.\n' });
+
+    const json = await cli('ask', '--cwd', harness.workspace, '--output-format', 'json', 'And again?');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toMatchObject({ type: 'result', subtype: 'success', result: 'Again forty-two.', num_turns: 1 });
+
+    const failed = await cli('ask', '--cwd', harness.workspace, 'Break');
+    expect(failed.code).toBe(1);
+    expect(failed.out).toContain('max_tokens: 999999 > 64000');
+  });
+
+  it('start, send --follow and status drive one conversation', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo hi' } }] },
+        { content: [{ type: 'text', text: 'Said hi.' }] },
+        { content: [{ type: 'text', text: 'Still here.' }] },
+      ],
+    });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+    await harness.startWorker();
+
+    const started = await cli('start', '--cwd', harness.workspace, '--id', 'cli-conversation', '--follow', 'say', 'hi');
+    expect(started.code).toBe(0);
+    expect(started.out.split('\n')[0]).toBe('cli-conversation');
+    expect(started.out).toContain('● Bash(echo hi)');
+    expect(started.out).toContain('Said hi.');
+    expect(started.out).toContain('✓ done · 2 turns');
+
+    const sent = await cli('send', '--follow', 'cli-conversation', 'still', 'there?');
+    expect(sent.code).toBe(0);
+    expect(sent.out).toContain('Still here.');
+
+    const status = await cli('status', 'cli-conversation');
+    expect(status.out).toMatch(/phase\s+awaiting_input/);
+    expect(status.out).toMatch(/queries\s+2/);
+    const json = JSON.parse((await cli('status', '--json', 'cli-conversation')).out);
+    expect(json).toMatchObject({ conversationId: 'cli-conversation', queryCount: 2, lastResult: { result: 'Still here.' } });
+  });
+});
