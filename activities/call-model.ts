@@ -33,6 +33,9 @@ export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const context = Context.current();
     const attempt = context.info.attempt;
+    // Consecutive overloaded answers before this attempt, carried across retries in heartbeat
+    // details: only an unbroken run of 529s triggers the fallback, as in Claude Code.
+    const overloadedBefore = Number((context.info.heartbeatDetails as { overloaded?: number } | undefined)?.overloaded ?? 0);
     if (!deps.anthropic) {
       throw ApplicationFailure.nonRetryable(
         'No Anthropic API key: set ANTHROPIC_API_KEY in the worker environment (or ANTHROPIC_BASE_URL for a compatible local server) and restart the worker.',
@@ -60,7 +63,7 @@ export function createCallModel(deps: CallModelDeps) {
           outputChars += delta.type === 'text_delta' ? delta.text.length : delta.type === 'input_json_delta' ? delta.partial_json.length : 0;
         }
         // Heartbeats are throttled by the SDK; each carries progress for the Temporal UI.
-        context.heartbeat({ blocks, outputChars });
+        context.heartbeat({ blocks, outputChars, overloaded: overloadedBefore });
       });
       stream.on('contentBlock', (block) => {
         blocks++;
@@ -85,7 +88,9 @@ export function createCallModel(deps: CallModelDeps) {
       }
       const recoverable = asPromptTooLong(error);
       if (recoverable) return { ...recoverable, durationMs: Date.now() - startedAt, attempt };
-      throw classifyModelError(error, attempt, input.fallbackAvailable ?? false);
+      const overloaded = isOverloaded(error) ? overloadedBefore + 1 : 0;
+      context.heartbeat({ overloaded });
+      throw classifyModelError(error, overloaded, input.fallbackAvailable ?? false);
     }
   };
 }
@@ -98,8 +103,15 @@ function asPromptTooLong(error: unknown): Omit<Extract<CallModelResult, { type: 
   return { type: 'prompt_too_long', errorMessage: message, actualTokens: Number(match[1]), limitTokens: Number(match[2]) };
 }
 
-/** Maps an SDK error onto a Temporal failure: retryable unless retrying cannot help. */
-export function classifyModelError(error: unknown, attempt: number, fallbackAvailable: boolean): ApplicationFailure {
+function isOverloaded(error: unknown): boolean {
+  return error instanceof Anthropic.APIError && (error.status === 529 || apiErrorType(error) === 'overloaded_error');
+}
+
+/**
+ * Maps an SDK error onto a Temporal failure: retryable unless retrying cannot help.
+ * `consecutiveOverloaded` counts this answer too when it is an overload.
+ */
+export function classifyModelError(error: unknown, consecutiveOverloaded: number, fallbackAvailable: boolean): ApplicationFailure {
   if (error instanceof Anthropic.APIConnectionError) {
     return ApplicationFailure.retryable(`Could not reach the Anthropic API: ${error.message}`, 'connection_error');
   }
@@ -107,7 +119,7 @@ export function classifyModelError(error: unknown, attempt: number, fallbackAvai
     const type = apiErrorType(error);
     const message = `Anthropic API ${error.status ?? 'stream'} ${type}: ${apiErrorMessage(error)}`;
     if (type === 'overloaded_error' || error.status === 529) {
-      if (fallbackAvailable && attempt >= OVERLOADED_ATTEMPTS_BEFORE_FALLBACK) {
+      if (fallbackAvailable && consecutiveOverloaded >= OVERLOADED_ATTEMPTS_BEFORE_FALLBACK) {
         return ApplicationFailure.nonRetryable(message, 'FallbackTriggered');
       }
       return ApplicationFailure.retryable(message, 'overloaded_error');

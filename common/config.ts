@@ -57,6 +57,10 @@ export const conversationConfigSchema = z.object({
   toolHeartbeatTimeoutMs: durationMs.default(30_000),
   modelMaximumAttempts: z.number().int().positive().default(10),
   modelInitialRetryIntervalMs: durationMs.default(1_000),
+  /** Output-token target per query (seed §2.6); a prompt's own "+500k" is used when unset. */
+  tokenBudget: z.number().int().positive().optional(),
+  /** Override of the model's context window (tokens), e.g. for models this build does not know. */
+  contextWindowTokens: z.number().int().positive().optional(),
   /** Task queue for tool activities (the host that holds the workspace); default the workflow's. */
   toolTaskQueue: z.string().optional(),
 });

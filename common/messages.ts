@@ -150,15 +150,21 @@ export function textOf(message: AssistantMessage): string {
 }
 
 /**
- * Turns transcript messages into the API's alternating user/assistant list. Consecutive user
- * messages are merged into one turn (the API requires alternation), tool_result blocks first as
- * the API demands.
+ * Turns transcript messages into the API's alternating user/assistant list. Consecutive messages
+ * of one role are merged into one turn (the API requires alternation); in user turns the
+ * tool_result blocks come first, as the API demands.
  */
 export function normalizeMessagesForApi(messages: readonly TranscriptMessage[]): ApiMessage[] {
   const out: ApiMessage[] = [];
   for (const message of messages) {
     if (message.type === 'assistant') {
-      out.push({ role: 'assistant', content: message.message.content });
+      const previous = out[out.length - 1];
+      // A paused turn (pause_turn) is continued by a second assistant message: one API turn.
+      if (previous && previous.role === 'assistant') {
+        previous.content = [...(previous.content as AssistantContentBlock[]), ...message.message.content];
+      } else {
+        out.push({ role: 'assistant', content: message.message.content });
+      }
       continue;
     }
     const blocks: UserContentBlock[] =

@@ -19,7 +19,9 @@ import {
   toolUseBlocksOf,
 } from '../common/messages';
 import type { Terminal, TransitionType } from '../common/result';
+import { calculateThresholds, contextWindowForModel, tokenCountWithEstimation } from './auto-compact';
 import { stripSignatureBlocks, yieldMissingToolResultBlocks } from './messages';
+import { checkTokenBudget, createBudgetTracker } from './token-budget';
 
 /** seed §2.8: at most three continuation nudges after a max_output_tokens stop. */
 export const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3;
@@ -116,12 +118,22 @@ export interface QueryParams {
   fallbackModel?: string;
   maxTurns: number;
   maxOutputTokens: number;
+  /** Output-token target for this query ("+500k"); null when none (seed §2.6). */
+  tokenBudget?: number | null;
+  /** Set for subagents: they never self-continue on a token budget. */
+  agentId?: string;
+  /** Model context window; defaults by model name. */
+  contextWindowTokens?: number;
 }
 
 /** seed §2.2: the core loop. Returns why it ended. */
 export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGenerator<Message, Terminal> {
   const { systemPrompt, userContext, fallbackModel, maxTurns } = params;
   let currentModel = params.model;
+  const thresholds = calculateThresholds(contextWindowForModel(params.model, params.contextWindowTokens), params.maxOutputTokens);
+  // seed §2.6: the budget tracker lives for the whole query, outside State.
+  let budgetTracker = createBudgetTracker();
+  let queryOutputTokens = 0;
   let state: State = {
     messages: params.messages,
     autoCompactTracking: undefined,
@@ -150,36 +162,40 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     const { messages, turnCount } = state;
 
     // ③ message window. The compaction layers (seed §2.7) are applied here as they land.
-    let messagesForQuery: TranscriptMessage[] = messages;
+    const messagesForQuery: TranscriptMessage[] = messages;
 
-    // ④ call the model; an inner loop retries on the fallback model (seed §2.8 ①)
-    let executor = deps.newToolExecutor();
-    let response: ModelResponse;
-    while (true) {
-      response = await deps.callModel(
-        {
-          model: currentModel,
-          system: systemPrompt,
-          messages: prependUserContext(normalizeMessagesForApi(messagesForQuery), userContext),
-          maxTokens: state.maxOutputTokensOverride ?? params.maxOutputTokens,
-        },
-        executor,
-      );
-      if (response.type === 'overloaded' && fallbackModel && currentModel !== fallbackModel) {
-        const originalModel = currentModel;
-        currentModel = fallbackModel;
-        deps.onModelChange?.(currentModel);
-        // Work started for the abandoned attempt is dropped; thinking signatures are bound to
-        // the model that made them, so they are stripped before another model sees them.
-        await executor.discard();
-        executor = deps.newToolExecutor();
-        messagesForQuery = stripSignatureBlocks(messagesForQuery);
-        state = { ...state, messages: messagesForQuery };
-        yield system(`Switched to ${fallbackModel} due to high demand for ${originalModel}`, 'warning');
-        deps.onTransition?.('fallback_retry');
-        continue;
-      }
-      break;
+    // Blocking limit: a request this large would be refused; say so instead of sending it.
+    const tokenCount = tokenCountWithEstimation(messagesForQuery);
+    if (tokenCount >= thresholds.blockingLimit) {
+      const error =
+        `The conversation is too long for the model's context window (about ${tokenCount} tokens; ` +
+        `the limit is ${thresholds.blockingLimit}). Start a new conversation or compact this one.`;
+      yield system(error, 'error');
+      return { reason: 'blocking_limit', error };
+    }
+
+    // ④ call the model
+    const executor = deps.newToolExecutor();
+    const response = await deps.callModel(
+      {
+        model: currentModel,
+        system: systemPrompt,
+        messages: prependUserContext(normalizeMessagesForApi(messagesForQuery), userContext),
+        maxTokens: state.maxOutputTokensOverride ?? params.maxOutputTokens,
+      },
+      executor,
+    );
+    if (response.type === 'overloaded' && fallbackModel && currentModel !== fallbackModel) {
+      // seed §2.8 ①: overload outlasted the primary's retries — the rest of this query uses the
+      // fallback model. Work started for the abandoned attempt is dropped, and thinking
+      // signatures (bound to the model that made them) are stripped before another model sees them.
+      const originalModel = currentModel;
+      currentModel = fallbackModel;
+      deps.onModelChange?.(currentModel);
+      await executor.discard();
+      yield system(`Switched to ${fallbackModel} due to high demand for ${originalModel}`, 'warning');
+      continueWith({ ...state, messages: stripSignatureBlocks(messagesForQuery), transition: { type: 'fallback_retry' } });
+      continue;
     }
 
     // ⑤ branch on how the stream ended
@@ -201,6 +217,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     }
 
     const assistant: AssistantMessage = { type: 'assistant', uuid: deps.uuid(), message: response.message };
+    queryOutputTokens += response.message.usage.output_tokens;
     const stopReason = response.message.stop_reason;
 
     if (stopReason === 'max_tokens' || stopReason === 'model_context_window_exceeded') {
@@ -216,7 +233,10 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
         continue;
       }
       if (state.maxOutputTokensRecoveryCount < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT) {
-        yield assistant;
+        // The truncated reply stays in history; error results for its unfinished tool calls are
+        // yielded too, so the session's transcript (which later queries send) stays valid.
+        const kept = closeDanglingToolUses(assistant, deps);
+        yield* kept;
         const nudge: UserMessage = {
           type: 'user',
           uuid: deps.uuid(),
@@ -226,7 +246,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
         yield nudge;
         continueWith({
           ...state,
-          messages: [...messagesForQuery, ...closeDanglingToolUses(assistant, deps), nudge],
+          messages: [...messagesForQuery, ...kept, nudge],
           maxOutputTokensRecoveryCount: state.maxOutputTokensRecoveryCount + 1,
           transition: { type: 'max_output_tokens_recovery' },
         });
@@ -234,7 +254,9 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       }
       yield { ...assistant, apiError: 'max_output_tokens' };
       yield* yieldMissingToolResultBlocks([assistant], 'Output token limit reached', deps.uuid);
-      const error = `The model's response exceeded the output token limit ${MAX_OUTPUT_TOKENS_RECOVERY_LIMIT} times in a row.`;
+      const error =
+        `The model's response hit the output token limit again after the limit was raised and ` +
+        `${MAX_OUTPUT_TOKENS_RECOVERY_LIMIT} continuation attempts.`;
       yield system(error, 'error');
       return { reason: 'model_error', error };
     }
@@ -283,6 +305,36 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
           transition: { type: 'stop_hook_retry' },
         });
         continue;
+      }
+      // seed §2.6: with a token budget, an early stop is nudged to keep going.
+      if (params.tokenBudget) {
+        const decision = checkTokenBudget(budgetTracker, params.agentId, params.tokenBudget, queryOutputTokens);
+        budgetTracker = decision.tracker;
+        if (decision.action === 'continue') {
+          const nudge: UserMessage = {
+            type: 'user',
+            uuid: deps.uuid(),
+            isMeta: true,
+            message: { role: 'user', content: decision.nudgeMessage },
+          };
+          yield nudge;
+          continueWith({
+            ...state,
+            messages: [...messagesForQuery, assistant, nudge],
+            stopHookActive: undefined,
+            stopHookBlockCount: 0,
+            transition: { type: 'token_budget_continuation' },
+          });
+          continue;
+        }
+        if (decision.completionEvent) {
+          const { pct, turnTokens, budget, continuationCount, diminishingReturns } = decision.completionEvent;
+          yield system(
+            `Token budget: ${turnTokens} of ${budget} output tokens (${pct}%) after ${continuationCount} continuation(s)` +
+              (diminishingReturns ? '; stopped on diminishing returns.' : '.'),
+            'info',
+          );
+        }
       }
       return { reason: 'completed' };
     }

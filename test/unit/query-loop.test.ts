@@ -42,7 +42,15 @@ interface Run {
 
 async function run(
   responses: Array<ModelResponse | ((request: ModelRequest) => ModelResponse)>,
-  options: { hooks?: () => StopHookDecision; maxTurns?: number; fallbackModel?: string; queued?: () => UserMessage[] } = {},
+  options: {
+    hooks?: () => StopHookDecision;
+    maxTurns?: number;
+    fallbackModel?: string;
+    queued?: () => UserMessage[];
+    tokenBudget?: number;
+    contextWindowTokens?: number;
+    prompt?: string;
+  } = {},
 ): Promise<Run> {
   let counter = 0;
   const requests: ModelRequest[] = [];
@@ -75,12 +83,14 @@ async function run(
   };
   const generator = queryLoop(
     {
-      messages: [{ type: 'user', uuid: 'first', message: { role: 'user', content: 'go' } }],
+      messages: [{ type: 'user', uuid: 'first', message: { role: 'user', content: options.prompt ?? 'go' } }],
       systemPrompt: [{ type: 'text', text: 'system' }],
       model: 'primary',
       fallbackModel: options.fallbackModel,
       maxTurns: options.maxTurns ?? 10,
       maxOutputTokens: 8_192,
+      tokenBudget: options.tokenBudget,
+      contextWindowTokens: options.contextWindowTokens,
     },
     deps,
   );
@@ -183,6 +193,29 @@ describe('queryLoop', () => {
     expect(last.role).toBe('user');
     expect(JSON.stringify(last.content)).toMatch(/tool_result.*also do this/);
     queued = [];
+  });
+});
+
+describe('queryLoop limits', () => {
+  const withOutput = (tokens: number): ModelResponse => {
+    const response = reply([{ type: 'text', text: 'some work' }]);
+    if (response.type === 'message') response.message.usage.output_tokens = tokens;
+    return response;
+  };
+
+  it('nudges the model to continue until 90% of a token budget is used', async () => {
+    const { terminal, transitions, requests, yielded } = await run([withOutput(400), withOutput(400), withOutput(300)], { tokenBudget: 1_000 });
+    expect(transitions).toEqual(['token_budget_continuation', 'token_budget_continuation']);
+    expect(JSON.stringify(requests[1].messages.at(-1))).toContain('Stopped at 40% of token target (400 / 1,000)');
+    expect(terminal.reason).toBe('completed');
+    expect(yielded).toContainEqual(expect.objectContaining({ type: 'system', content: expect.stringContaining('Token budget: 1100 of 1000') }));
+  });
+
+  it('refuses to send a request past the blocking limit', async () => {
+    const { terminal, requests } = await run([], { contextWindowTokens: 30_000, prompt: 'x'.repeat(4 * 20_000) });
+    expect(requests).toHaveLength(0);
+    expect(terminal.reason).toBe('blocking_limit');
+    expect(terminal.error).toContain('too long');
   });
 });
 

@@ -1,0 +1,47 @@
+/**
+ * Limits end to end: a token budget keeps the model working (token_budget_continuation), and a
+ * conversation past the context window's blocking limit is refused before anything is sent.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, createHarness, runToResult } from '../helpers/harness';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+describe('limits', () => {
+  it('continues on a "+Nk" token budget until 90% of it is used', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Part one.' }], usage: { output_tokens: 600 } },
+        { content: [{ type: 'text', text: 'Part two.' }], usage: { output_tokens: 600 } },
+        { content: [{ type: 'text', text: 'Done.' }], usage: { output_tokens: 600 } },
+      ],
+    });
+    await harness.startWorker();
+    const { result, conversationId } = await runToResult(harness, 'Write the whole guide. +2k');
+
+    expect(result).toMatchObject({ subtype: 'success', result: 'Done.', transitions: ['token_budget_continuation', 'token_budget_continuation'] });
+    expect(harness.model.requests).toHaveLength(3);
+    const nudge = JSON.stringify(harness.model.requests[1].body.messages.at(-1));
+    expect(nudge).toContain('Stopped at 30% of token target (600 / 2,000). Keep working');
+    const { events } = await harness.api.events(conversationId);
+    expect(events.map((event) => event.message)).toContainEqual(
+      expect.objectContaining({ type: 'system', content: expect.stringContaining('Token budget: 1800 of 2000 output tokens (90%)') }),
+    );
+  });
+
+  it('refuses a request past the blocking limit, and the conversation stays usable', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Short answer.' }] }] });
+    await harness.startWorker();
+    const config = { contextWindowTokens: 30_000 };
+    const { result, conversationId } = await runToResult(harness, `Summarize: ${'lorem ipsum '.repeat(8_000)}`, config);
+
+    expect(result).toMatchObject({ is_error: true, terminal_reason: 'blocking_limit', transitions: [] });
+    expect(result.result).toContain("too long for the model's context window");
+    expect(harness.model.requests).toHaveLength(0);
+    expect((await harness.api.status(conversationId)).phase).toBe('awaiting_input');
+  });
+});
