@@ -327,6 +327,7 @@ const READ_ONLY_PROGRAMS: Record<string, ArgumentCheck> = {
   tail: ANY_ARGUMENTS,
   wc: ANY_ARGUMENTS,
   pwd: ANY_ARGUMENTS,
+  sleep: ANY_ARGUMENTS,
   echo: ANY_ARGUMENTS,
   printf: checkPrintf,
   grep: ANY_ARGUMENTS,

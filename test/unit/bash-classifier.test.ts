@@ -10,6 +10,7 @@ const READ_ONLY: readonly string[] = [
   'tail -n 5 log.txt',
   'wc -l src/*.ts',
   'pwd',
+  'sleep 0.3; cat notes.txt',
   'echo hello world',
   'echo "$HOME"',
   'grep -rn TODO src',
