@@ -1,0 +1,31 @@
+# durable-agent worker image: runs worker/main.ts with tsx (a runtime dependency), no build step.
+#   docker build -t durable-agent-worker .
+#   docker run --rm -e TEMPORAL_ADDRESS=host.docker.internal:7233 -e ANTHROPIC_API_KEY -v "$PWD:/workspace" durable-agent-worker
+FROM node:20-slim
+
+ENV NODE_ENV=production \
+    npm_config_update_notifier=false \
+    npm_config_fund=false \
+    npm_config_audit=false
+
+# Tools the agent's Bash tool commonly runs in a workspace (git, rg) and CA certificates for HTTPS.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates git ripgrep \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+
+# Dependencies first, for layer caching. Production dependencies include tsx, @temporalio/worker (with its native
+# core-bridge and the webpack/swc workflow bundler) and the Anthropic SDK; dev tools (vitest, eslint, typescript,
+# @temporalio/testing) are left out. esbuild and @swc/core ship their binaries as per-platform optional packages.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+
+COPY . .
+
+RUN mkdir -p /workspace && chown node:node /workspace
+USER node
+
+# tsx directly rather than `npx tsx`: no npm process in between, so SIGTERM from `docker stop` reaches the worker
+# (which then shuts down gracefully). Same thing as `npx tsx worker/main.ts`.
+CMD ["node_modules/.bin/tsx", "worker/main.ts"]

@@ -1,0 +1,364 @@
+/**
+ * Start a Temporal dev server (`temporal server start-dev`) from the CLI that scripts/temporal-cli.ts finds or builds.
+ *
+ * - `startDevServer()` — used by the test global setup (ephemeral, in-memory, free ports, headless) and by anything
+ *   else that needs a throwaway server.
+ * - `runServerForPeople()` — what `npm run server` (client/cli.ts `server`) calls: a persistent SQLite-backed
+ *   server on 127.0.0.1:7233 with the Web UI on :8233, until Ctrl+C / SIGTERM.
+ * - `isTemporalReachable()` — a real gRPC round trip (Connection.connect + GetSystemInfo) with a short timeout.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { ensureTemporalCli, forwardLines } from './temporal-cli';
+
+/** The project's custom search attributes (name → Temporal search attribute type). */
+export const SEARCH_ATTRIBUTES = { DurableAgentStatus: 'Keyword', DurableAgentModel: 'Keyword' } as const;
+
+export const REPO_ROOT = path.resolve(__dirname, '..');
+/** Where `npm run server` keeps its state (git-ignored: `.durable-agent/`). */
+export const DEFAULT_DB_FILENAME = path.join(REPO_ROOT, '.durable-agent', 'temporal.db');
+export const DEFAULT_PORT = 7233;
+export const DEFAULT_UI_PORT = 8233;
+
+export interface DevServerOptions {
+  /** In-memory state and free ports (unless `port`/`uiPort` are given). Default true. When false, the server
+   *  persists to `dbFilename` (default `.durable-agent/temporal.db`) and uses ports 7233/8233 by default. */
+  ephemeral?: boolean;
+  /** SQLite file to persist to (implies persistence even when `ephemeral` is left at its default). */
+  dbFilename?: string;
+  /** Frontend gRPC port. */
+  port?: number;
+  /** Web UI port (ignored when headless). */
+  uiPort?: number;
+  /** No Web UI. Default false. */
+  headless?: boolean;
+  /** Namespace to create and wait for. Default 'default' (which start-dev always creates). */
+  namespace?: string;
+  /** Our own progress lines (and the server's output when `forwardServerOutput`). Default: stderr. */
+  log?: (line: string) => void;
+  /** Forward the server's stdout/stderr lines to `log`. Default false (they are kept for error messages). */
+  forwardServerOutput?: boolean;
+  /** Server log level (debug, info, warn, error, never). Default 'warn'. */
+  logLevel?: string;
+  /** How long to wait for the server to answer. Default 60 s. */
+  startTimeoutMs?: number;
+  /** Use this Temporal CLI binary instead of calling ensureTemporalCli(). */
+  cliPath?: string;
+  /** Extra arguments for `temporal server start-dev`. */
+  extraArgs?: string[];
+}
+
+export interface DevServer {
+  /** host:port of the frontend gRPC service. */
+  address: string;
+  /** Web UI URL, unless headless. */
+  uiUrl?: string;
+  cliPath: string;
+  namespace: string;
+  process: ChildProcess;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const STOP_GRACE_MS = 10_000;
+
+function defaultLog(line: string): void {
+  process.stderr.write(`[dev-server] ${line}\n`);
+}
+
+/** Real gRPC check: connects and calls WorkflowService.GetSystemInfo within `timeoutMs`. */
+export async function isTemporalReachable(address: string, timeoutMs = 2_000): Promise<boolean> {
+  let connection: Connection | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = (async () => {
+    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
+    await connection.withDeadline(Date.now() + timeoutMs, () => connection!.workflowService.getSystemInfo({}));
+    return true;
+  })();
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs + 500);
+  });
+  try {
+    return await Promise.race([attempt.catch(() => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+    attempt.catch(() => undefined).finally(() => connection?.close().catch(() => undefined));
+  }
+}
+
+/** Asks the OS for `count` distinct free TCP ports on 127.0.0.1. */
+export async function getFreePorts(count: number): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = net.createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, HOST, () => resolve());
+      });
+    }
+    return servers.map((s) => (s.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
+}
+
+// Servers started by this process; killed if the process exits without stopping them.
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of live) {
+      try {
+        child.kill('SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    }
+  });
+}
+
+/**
+ * A tiny detached `sh` loop that SIGTERMs (then SIGKILLs) the server if this process dies without running its
+ * 'exit' handlers (SIGKILL, a crash, a signal with no handler). It exits by itself once the server is gone.
+ */
+function spawnWatchdog(serverPid: number): ChildProcess | undefined {
+  if (process.platform === 'win32') return undefined;
+  const script = [
+    'p=$1; s=$2',
+    'while kill -0 "$p" 2>/dev/null; do kill -0 "$s" 2>/dev/null || exit 0; sleep 1; done',
+    'kill -TERM "$s" 2>/dev/null',
+    'i=0; while kill -0 "$s" 2>/dev/null && [ $i -lt 10 ]; do sleep 1; i=$((i+1)); done',
+    'kill -KILL "$s" 2>/dev/null; exit 0',
+  ].join('\n');
+  try {
+    const wd = spawn('sh', ['-c', script, 'durable-agent-dev-server-watchdog', String(process.pid), String(serverPid)], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    wd.on('error', () => undefined);
+    wd.unref();
+    return wd;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  const log = options.log ?? defaultLog;
+  const startedAt = Date.now();
+  const cli = options.cliPath ? { path: options.cliPath } : await ensureTemporalCli({ log });
+  const namespace = options.namespace ?? 'default';
+  const headless = options.headless ?? false;
+  const persistent = options.ephemeral === false || options.dbFilename !== undefined;
+  const dbFilename = persistent ? path.resolve(options.dbFilename ?? DEFAULT_DB_FILENAME) : undefined;
+  const freePortsWanted = persistent ? 0 : 2;
+  const [free1, free2] = freePortsWanted ? await getFreePorts(freePortsWanted) : [];
+  const port = options.port ?? (persistent ? DEFAULT_PORT : free1);
+  const uiPort = headless ? undefined : (options.uiPort ?? (persistent ? DEFAULT_UI_PORT : free2));
+  const address = `${HOST}:${port}`;
+
+  if (dbFilename) fs.mkdirSync(path.dirname(dbFilename), { recursive: true });
+
+  const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port)];
+  if (headless) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (dbFilename) args.push('--db-filename', dbFilename);
+  args.push('--namespace', namespace);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  args.push('--log-level', options.logLevel ?? 'warn');
+  // Same dynamic config the TypeScript SDK's own test server uses; the version check would call out to the internet.
+  args.push(
+    '--dynamic-config-value',
+    'frontend.enableServerVersionCheck=false',
+    '--dynamic-config-value',
+    'frontend.enableUpdateWorkflowExecution=true',
+    '--dynamic-config-value',
+    'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+  );
+  args.push(...(options.extraArgs ?? []));
+
+  log(
+    `Starting Temporal dev server: ${cli.path} ${args.join(' ')}` +
+      (dbFilename ? '' : ' (in-memory: state is lost when it stops)'),
+  );
+  // Own process group (detached): a terminal Ctrl+C reaches us, and we stop the server via stop(), rather than
+  // the server racing us to exit. If we die without stopping it, the 'exit' hook and the watchdog kill it.
+  const child = spawn(cli.path, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
+  live.add(child);
+  installExitHook();
+
+  let stopping: Promise<void> | undefined;
+  const tail: string[] = [];
+  const onLine = (line: string) => {
+    if (!line.trim()) return;
+    tail.push(line);
+    if (tail.length > 40) tail.shift();
+    // Once we are stopping it, its shutdown chatter (dial errors between its own services) is just noise.
+    if (options.forwardServerOutput && !stopping) log(`[temporal] ${line}`);
+  };
+  forwardLines(child.stdout, onLine);
+  forwardLines(child.stderr, onLine);
+
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let spawnError: Error | undefined;
+  const exitPromise = new Promise<void>((resolve) => {
+    child.on('exit', (code, signal) => {
+      exited = { code, signal };
+      live.delete(child);
+      resolve();
+    });
+    child.on('error', (err) => {
+      spawnError = err;
+      live.delete(child);
+      resolve();
+    });
+  });
+  const watchdog = child.pid ? spawnWatchdog(child.pid) : undefined;
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (!exited && !spawnError) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => {
+          if (!exited) child.kill('SIGKILL');
+        }, STOP_GRACE_MS);
+        await exitPromise;
+        clearTimeout(timer);
+      }
+      if (watchdog?.pid && watchdog.exitCode === null) {
+        try {
+          process.kill(watchdog.pid, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+      }
+    })();
+    return stopping;
+  };
+
+  const tailText = () => (tail.length ? `\nLast server output:\n  ${tail.slice(-20).join('\n  ')}` : '\n(no server output)');
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (spawnError) throw new Error(`Could not start ${cli.path}: ${spawnError.message}`);
+    if (exited) {
+      throw new Error(
+        `The Temporal dev server exited during start-up (${exited.signal ?? `exit code ${exited.code}`}) ` +
+          `— is port ${port}${uiPort ? ` or ${uiPort}` : ''} already in use?` +
+          tailText(),
+      );
+    }
+    if (await isReady(address, namespace)) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(
+        `The Temporal dev server at ${address} did not answer within ${Math.round(timeoutMs / 1000)} s ` +
+          `(Connection.connect + GetSystemInfo + DescribeNamespace ${namespace}).` +
+          tailText(),
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  const uiUrl = uiPort ? `http://localhost:${uiPort}` : undefined;
+  log(
+    `Temporal dev server ready at ${address} (namespace ${namespace}) in ${((Date.now() - startedAt) / 1000).toFixed(1)} s` +
+      (uiUrl ? `; Web UI ${uiUrl}` : ''),
+  );
+  return { address, uiUrl, cliPath: cli.path, namespace, process: child, stop };
+}
+
+async function isReady(address: string, namespace: string): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    await connection.withDeadline(Date.now() + 2_000, async () => {
+      await connection!.workflowService.getSystemInfo({});
+      await connection!.workflowService.describeNamespace({ namespace });
+    });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * `npm run server`: a persistent dev server for people — SQLite state in `.durable-agent/temporal.db`, gRPC on
+ * 127.0.0.1:7233, Web UI on http://localhost:8233 — that runs until SIGINT/SIGTERM and then stops cleanly.
+ */
+export async function runServerForPeople(overrides: Partial<DevServerOptions> = {}): Promise<void> {
+  const log = overrides.log ?? ((line: string) => console.log(line));
+  const port = overrides.port ?? DEFAULT_PORT;
+  if (await isTemporalReachable(`${HOST}:${port}`, 1_500)) {
+    log(`A Temporal server is already answering at ${HOST}:${port}; nothing to start. (Stop it first to restart it.)`);
+    return;
+  }
+  const server = await startDevServer({
+    ephemeral: false,
+    dbFilename: DEFAULT_DB_FILENAME,
+    port,
+    uiPort: DEFAULT_UI_PORT,
+    headless: false,
+    forwardServerOutput: true,
+    ...overrides,
+    log,
+  });
+  log('');
+  log(`Temporal server:  ${server.address}   (namespace ${server.namespace})`);
+  log(`Web UI:           ${server.uiUrl}`);
+  log(`State:            ${overrides.dbFilename ?? DEFAULT_DB_FILENAME}`);
+  log(`Search attributes: ${Object.keys(SEARCH_ATTRIBUTES).join(', ')}`);
+  log('Press Ctrl+C to stop.');
+
+  await new Promise<void>((resolve, reject) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      // Under `npm run`/tsx the signal can arrive twice (from the terminal and relayed by tsx): keep the handlers
+      // installed until the server has stopped, so a repeat does not kill us half-way through stopping.
+      if (stopping) return;
+      stopping = true;
+      log(`\n${signal} received; stopping the Temporal server…`);
+      server.process.off('exit', onExit);
+      server.stop().then(
+        () => {
+          cleanup();
+          log('Temporal server stopped.');
+          resolve();
+        },
+        (err: unknown) => {
+          cleanup();
+          reject(err);
+        },
+      );
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      cleanup();
+      reject(new Error(`The Temporal server exited unexpectedly (${signal ?? `exit code ${code}`}).`));
+    };
+    const cleanup = () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      server.process.off('exit', onExit);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    server.process.once('exit', onExit);
+  });
+}
+
+if (require.main === module) {
+  runServerForPeople().catch((err: Error) => {
+    console.error(err.message);
+    process.exit(1);
+  });
+}

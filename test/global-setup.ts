@@ -1,0 +1,42 @@
+/**
+ * vitest globalSetup for the `integration` project (see vitest.config.ts): one Temporal dev server for the whole
+ * run, shared by every integration test file through `inject('temporalAddress')`.
+ *
+ * - `TEMPORAL_TEST_ADDRESS=host:port` uses a server you already run (it must have the project's search
+ *   attributes; `npm run server` does) instead of starting one.
+ * - Otherwise: ensureTemporalCli() (which may build the CLI with Go on the first run — hence hookTimeout) and an
+ *   ephemeral, in-memory, headless dev server on free ports, stopped at teardown.
+ */
+import type { TestProject } from 'vitest/node';
+import { isTemporalReachable, startDevServer, type DevServer } from '../scripts/dev-server';
+import { ensureTemporalCli } from '../scripts/temporal-cli';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** host:port of the Temporal frontend the integration tests use (namespace `default`). */
+    temporalAddress: string;
+  }
+}
+
+const log = (line: string) => process.stderr.write(`[global-setup] ${line}\n`);
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const existing = process.env.TEMPORAL_TEST_ADDRESS;
+  if (existing) {
+    if (!(await isTemporalReachable(existing, 5_000))) {
+      throw new Error(`TEMPORAL_TEST_ADDRESS=${existing}, but no Temporal server answers there (GetSystemInfo).`);
+    }
+    log(`Using the Temporal server at TEMPORAL_TEST_ADDRESS=${existing}`);
+    project.provide('temporalAddress', existing);
+    return async () => {};
+  }
+
+  const cli = await ensureTemporalCli({ log });
+  let server: DevServer | undefined = await startDevServer({ ephemeral: true, headless: true, cliPath: cli.path, log });
+  project.provide('temporalAddress', server.address);
+  return async () => {
+    const s = server;
+    server = undefined;
+    await s?.stop();
+  };
+}

@@ -1,0 +1,102 @@
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES, isTemporalReachable, startDevServer } from '../../scripts/dev-server';
+import { cachedCliPath, ensureTemporalCli } from '../../scripts/temporal-cli';
+
+/** temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD */
+const INDEXED_VALUE_TYPE_KEYWORD = 2;
+
+describe('the shared Temporal dev server (test/global-setup.ts)', () => {
+  const address = inject('temporalAddress');
+  let connection: Connection;
+  let client: Client;
+
+  beforeAll(async () => {
+    connection = await Connection.connect({ address });
+    client = new Client({ connection, namespace: 'default' });
+  });
+  afterAll(async () => {
+    await connection?.close();
+  });
+
+  it('answers GetSystemInfo and describes the default namespace', async () => {
+    expect(address).toMatch(/^[\w.-]+:\d+$/);
+    expect(await isTemporalReachable(address)).toBe(true);
+    const info = await client.workflowService.getSystemInfo({});
+    expect(info.serverVersion).toBeTruthy();
+    const ns = await client.workflowService.describeNamespace({ namespace: client.options.namespace });
+    expect(ns.namespaceInfo?.name).toBe('default');
+  });
+
+  it('has the project search attributes registered as Keyword', async () => {
+    const res = await client.connection.operatorService.listSearchAttributes({ namespace: 'default' });
+    const custom = res.customAttributes ?? {};
+    for (const name of Object.keys(SEARCH_ATTRIBUTES)) {
+      expect(custom, `search attribute ${name}`).toHaveProperty(name);
+      expect(custom[name]).toBe(INDEXED_VALUE_TYPE_KEYWORD);
+    }
+  });
+});
+
+describe('isTemporalReachable', () => {
+  it('is false, quickly, where nothing listens', async () => {
+    const started = Date.now();
+    expect(await isTemporalReachable('127.0.0.1:1', 1_000)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('ensureTemporalCli', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('uses TEMPORAL_CLI_PATH when it is set, and says so', async () => {
+    const found = await ensureTemporalCli({ log: () => {} });
+    const lines: string[] = [];
+    vi.stubEnv('TEMPORAL_CLI_PATH', found.path.includes('/') ? found.path : cachedCliPath());
+    const again = await ensureTemporalCli({ log: (l) => lines.push(l) });
+    expect(again.source).toBe('TEMPORAL_CLI_PATH');
+    expect(again.path).toBe(process.env.TEMPORAL_CLI_PATH);
+    expect(lines.join('\n')).toContain('TEMPORAL_CLI_PATH');
+  });
+
+  it('finds the cached build when TEMPORAL_CLI_PATH is unset and `temporal` is not on PATH', async (ctx) => {
+    const found = await ensureTemporalCli({ log: () => {} });
+    if (found.source !== 'cache' && found.source !== 'go install') {
+      ctx.skip(); // this machine uses a CLI from PATH or TEMPORAL_CLI_PATH, not the cache
+    }
+    vi.stubEnv('TEMPORAL_CLI_PATH', '');
+    vi.stubEnv('PATH', '/nonexistent');
+    const again = await ensureTemporalCli({ log: () => {} });
+    expect(again).toEqual({ path: cachedCliPath(), source: 'cache' });
+  });
+
+  it('fails loudly when TEMPORAL_CLI_PATH points at nothing', async () => {
+    vi.stubEnv('TEMPORAL_CLI_PATH', '/nonexistent/temporal');
+    await expect(ensureTemporalCli({ log: () => {} })).rejects.toThrow(/TEMPORAL_CLI_PATH/);
+  });
+});
+
+describe('startDevServer', () => {
+  it('starts a second ephemeral server on free ports with a custom namespace, and stop() ends it', async () => {
+    const started = Date.now();
+    const server = await startDevServer({ headless: true, namespace: 'durable-agent-test', log: () => {} });
+    try {
+      expect(server.uiUrl).toBeUndefined();
+      expect(server.address).not.toBe(inject('temporalAddress'));
+      const connection = await Connection.connect({ address: server.address });
+      try {
+        const ns = await connection.workflowService.describeNamespace({ namespace: 'durable-agent-test' });
+        expect(ns.namespaceInfo?.name).toBe('durable-agent-test');
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      await server.stop();
+    }
+    expect(server.process.exitCode !== null || server.process.signalCode !== null).toBe(true);
+    expect(await isTemporalReachable(server.address, 500)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(60_000);
+  });
+});
