@@ -43,7 +43,10 @@ export function createCallModel(deps: CallModelDeps) {
       );
     }
     const startedAt = Date.now();
-    const reports: Array<Promise<void>> = [];
+    // Reports go out one at a time, in stream order: the workflow starts a safe tool early only
+    // when no unsafe call precedes it, so it must never see a later block before an earlier one.
+    // After a failed report nothing more is reported (the workflow runs those tools after the call).
+    let reports: Promise<boolean> = Promise.resolve(true);
     try {
       const stream = deps.anthropic.messages.stream(
         {
@@ -68,21 +71,26 @@ export function createCallModel(deps: CallModelDeps) {
       stream.on('contentBlock', (block) => {
         blocks++;
         if (block.type === 'tool_use' && input.streamToolUses && deps.reportToolUse) {
-          const report = deps
-            .reportToolUse(input.streamToolUses, {
-              attempt,
-              index: blocks - 1,
-              block: { type: 'tool_use', id: block.id, name: block.name, input: block.input },
-            })
-            .catch((error: unknown) => context.log.warn('Could not report a streamed tool_use', { error: String(error) }));
-          reports.push(report);
+          const target = input.streamToolUses;
+          const reportToolUse = deps.reportToolUse;
+          const report = { attempt, index: blocks - 1, block: { type: 'tool_use' as const, id: block.id, name: block.name, input: block.input } };
+          reports = reports.then(async (reporting) => {
+            if (!reporting) return false;
+            try {
+              await reportToolUse(target, report);
+              return true;
+            } catch (error) {
+              context.log.warn('Could not report a streamed tool_use; later ones are not reported either', { error: String(error) });
+              return false;
+            }
+          });
         }
       });
       const final = await stream.finalMessage();
-      await Promise.all(reports);
+      await reports;
       return { type: 'message', message: toAssistantMessage(final), durationMs: Date.now() - startedAt, attempt };
     } catch (error) {
-      await Promise.allSettled(reports);
+      await reports;
       if (context.cancellationSignal.aborted || error instanceof Anthropic.APIUserAbortError) {
         throw new CancelledFailure('Model call cancelled');
       }

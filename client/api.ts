@@ -87,7 +87,8 @@ export class ConversationClient {
   }
 
   /**
-   * Polls the events feed until the result for `inputUuid` arrives, calling `onEvent` for each
+   * Polls the events feed until the result for `inputUuid` arrives (also the result of a query
+   * that consumed it as queued input, which names it in `input_uuids`), calling `onEvent` for each
    * event on the way (progress printing). Queries are cheap and work while the workflow runs.
    */
   async waitForResult(
@@ -101,7 +102,9 @@ export class ConversationClient {
       const page = await this.events(conversationId, afterSeq);
       for (const event of page.events) {
         options.onEvent?.(event);
-        if (event.message.type === 'result' && event.message.input_uuid === inputUuid) return event.message;
+        if (event.message.type === 'result' && (event.message.input_uuid === inputUuid || event.message.input_uuids?.includes(inputUuid))) {
+          return event.message;
+        }
       }
       afterSeq = page.nextSeq;
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));

@@ -35,7 +35,8 @@ Options for ask and start:
   --follow                 start only: print progress until the first result
 
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
-DURABLE_AGENT_TASK_QUEUE (default durable-agent), ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.
+DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY (default 10),
+ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.
 Signals and queries (for \`temporal workflow signal/query\`): userInput {"prompt": "..."}, abort, end;
 status, events, history.`;
 
@@ -146,7 +147,16 @@ function configFrom(values: Record<string, string | boolean | undefined>, oneSho
     maxTurns = Number(maxTurnsText);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive whole number, got "${maxTurnsText}".`);
   }
+  const concurrencyText = process.env.DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY;
+  let maxToolUseConcurrency: number | undefined;
+  if (concurrencyText) {
+    maxToolUseConcurrency = Number(concurrencyText);
+    if (!Number.isInteger(maxToolUseConcurrency) || maxToolUseConcurrency < 1) {
+      throw new UsageError(`DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY must be a positive whole number, got "${concurrencyText}".`);
+    }
+  }
   return {
+    maxToolUseConcurrency,
     cwd: path.resolve((values.cwd as string | undefined) ?? process.cwd()),
     model: values.model as string | undefined,
     fallbackModel: values['fallback-model'] as string | undefined,

@@ -61,6 +61,11 @@ export const conversationConfigSchema = z.object({
   tokenBudget: z.number().int().positive().optional(),
   /** Override of the model's context window (tokens), e.g. for models this build does not know. */
   contextWindowTokens: z.number().int().positive().optional(),
+  /**
+   * Continue-as-new between queries once history has this many events, even if the server has
+   * not suggested it yet (it suggests it near its own limits).
+   */
+  continueAsNewAfterEvents: z.number().int().positive().default(20_000),
   /** Task queue for tool activities (the host that holds the workspace); default the workflow's. */
   toolTaskQueue: z.string().optional(),
 });

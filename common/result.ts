@@ -55,6 +55,11 @@ export interface ResultMessage {
   uuid: string;
   /** The input this result answers. */
   input_uuid: string;
+  /**
+   * Every input this query consumed: `input_uuid` first, then inputs that arrived while it ran and
+   * were injected between its turns (seed §2.2 step ⑦). Those never get a result of their own.
+   */
+  input_uuids: string[];
   terminal_reason: TerminalReason;
   /** Transition sequence of this query, in order. */
   transitions: TransitionType[];

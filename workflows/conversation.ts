@@ -61,10 +61,13 @@ import {
 import { type ModelResponse, type QueryDeps, type StopHookDecision, queryLoop } from './query-loop';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
 import { StreamingToolExecutor } from './tool-orchestration';
+import { parseTokenBudget } from './token-budget';
 
 const MAX_EVENTS_KEPT = 1000;
-/** Continue-as-new once history grows past this, even if the server has not suggested it yet. */
-const HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW = 20_000;
+/** Events carried across continue-as-new (the feed's tail). */
+const EVENTS_CARRIED_OVER = 200;
+/** Tool results in the progress feed are cut to this (the transcript keeps them whole). */
+const FEED_TOOL_RESULT_CHARS = 2_000;
 /** Failures of the model activity that mean "overloaded": the fallback model may take over. */
 const OVERLOADED_FAILURE_TYPES = new Set(['overloaded_error', 'FallbackTriggered']);
 
@@ -92,7 +95,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const pendingInputs: Array<{ prompt: string; uuid: string }> = carried?.pendingInputs ?? [];
   let sessionContext: SessionContext | undefined = carried?.sessionContext;
   let nextEventSeq = carried?.nextEventSeq ?? 0;
-  const events: ConversationEvent[] = [];
+  // The feed survives continue-as-new (its tail), so a client polling across the switch misses nothing.
+  const events: ConversationEvent[] = carried?.recentEvents ?? [];
 
   let phase: Phase = 'idle';
   let endRequested = false;
@@ -107,7 +111,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
 
   const pushEvent = (message: ConversationEvent['message']): void => {
-    events.push({ seq: nextEventSeq++, message });
+    events.push({ seq: nextEventSeq++, message: trimForFeed(message) });
     if (events.length > MAX_EVENTS_KEPT) events.splice(0, events.length - MAX_EVENTS_KEPT);
   };
   const setPhase = (next: Phase): void => {
@@ -330,6 +334,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const usageBefore = usage;
     const costBefore = totalCostUsd;
     const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
+    const consumedInputUuids = [pending.uuid];
     messages = [...messages, userMessage];
     pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: pending.prompt });
 
@@ -351,6 +356,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       takeQueuedInputs: () =>
         pendingInputs.splice(0).map((input): UserMessage => {
           pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
+          consumedInputUuids.push(input.uuid);
           return { type: 'user', uuid: input.uuid, message: { role: 'user', content: input.prompt } };
         }),
       isAborted: () => activeQuery.aborted,
@@ -379,6 +385,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         fallbackModel: config.fallbackModel,
         maxTurns: config.maxTurns,
         maxOutputTokens: config.maxOutputTokens,
+        tokenBudget: config.tokenBudget ?? parseTokenBudget(pending.prompt),
+        contextWindowTokens: config.contextWindowTokens,
       },
       deps,
     );
@@ -430,6 +438,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       session_id: conversationId,
       uuid: uuid4(),
       input_uuid: pending.uuid,
+      input_uuids: [...consumedInputUuids],
       terminal_reason: terminal.reason,
       transitions: [...transitions],
       model: currentModel,
@@ -457,7 +466,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     }
     if (endRequested && pendingInputs.length === 0) break;
     const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW) {
+    if (info.continueAsNewSuggested || info.historyLength > config.continueAsNewAfterEvents) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof conversationWorkflow>({
         config: input.config,
@@ -471,6 +480,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
           lastQueryTransitions,
           continuedAsNewCount: (carried?.continuedAsNewCount ?? 0) + 1,
           nextEventSeq,
+          recentEvents: events.slice(-EVENTS_CARRIED_OVER),
           sessionContext,
         },
       });
@@ -479,6 +489,17 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setPhase('ended');
   await condition(allHandlersFinished);
   return { conversationId, endedBy, queryCount, usage, totalCostUsd, lastResult };
+}
+
+/** Keeps the events feed (and so query payloads and continue-as-new input) small. */
+function trimForFeed(message: ConversationEvent['message']): ConversationEvent['message'] {
+  if (message.type !== 'user' || typeof message.message.content === 'string') return message;
+  const content = message.message.content.map((block) =>
+    block.type === 'tool_result' && typeof block.content === 'string' && block.content.length > FEED_TOOL_RESULT_CHARS
+      ? { ...block, content: `${block.content.slice(0, FEED_TOOL_RESULT_CHARS)}… (${block.content.length} characters)` }
+      : block,
+  );
+  return { ...message, message: { ...message.message, content } };
 }
 
 function failureMessage(error: unknown): string {

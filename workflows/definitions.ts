@@ -117,6 +117,8 @@ export interface CarriedState {
   lastQueryTransitions: TransitionType[];
   continuedAsNewCount: number;
   nextEventSeq: number;
+  /** The events feed's tail, so clients polling across continue-as-new miss nothing. */
+  recentEvents?: ConversationEvent[];
   sessionContext?: import('../common/activity-types').SessionContext;
 }
 

@@ -71,6 +71,34 @@ describe('durability', () => {
     expect(firstTurnRequests.length).toBe(2);
   });
 
+  it('continues as new between queries and carries the conversation forward', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'a.txt', content: 'one' } }] },
+        { content: [{ type: 'text', text: 'Wrote a.txt.' }] },
+        { content: [{ type: 'text', text: 'You asked me to write a.txt.' }] },
+      ],
+    });
+    await harness.startWorker();
+    // A tiny threshold: the first query's history (~30 events) is past it.
+    const { conversationId } = await runToResult(harness, 'write a.txt', { continueAsNewAfterEvents: 10 });
+    const firstRun = (await harness.client.workflow.getHandle(conversationId).describe()).runId;
+
+    const inputUuid = await harness.api.send(conversationId, 'What did I ask?');
+    const result = await harness.api.waitForResult(conversationId, inputUuid);
+    expect(result.result).toBe('You asked me to write a.txt.');
+
+    const description = await harness.client.workflow.getHandle(conversationId).describe();
+    expect(description.runId).not.toBe(firstRun);
+    const status = await harness.api.status(conversationId);
+    expect(status.continuedAsNewCount).toBeGreaterThanOrEqual(1);
+    expect(status.queryCount).toBe(2);
+    expect(status.usage.output_tokens).toBeGreaterThan(result.usage.output_tokens);
+    // The new run sent the whole carried transcript.
+    const roles = harness.model.requests[2].body.messages.map((message: { role: string }) => message.role);
+    expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+  });
+
   it('can be signalled and queried with the stock temporal CLI', async () => {
     harness = await createHarness({
       script: [{ content: [{ type: 'text', text: 'First answer.' }] }, { content: [{ type: 'text', text: 'Answer to the CLI.' }] }],
