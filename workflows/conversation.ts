@@ -105,7 +105,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   let transitions: TransitionType[] = [];
   let contextTokens = 0;
   const toolsInFlight = new Map<string, ToolInFlight>();
-  let query: { scope: CancellationScope; aborted: boolean; executor?: StreamingToolExecutor; requestId?: string } | undefined;
+  let query:
+    | { scope: CancellationScope; aborted: boolean; executor?: StreamingToolExecutor; requestId?: string; streamAttempt?: number }
+    | undefined;
 
   // Set by the client only when the server has the attributes registered; upserting unknown ones would fail.
   const useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
@@ -149,6 +151,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(toolUseStreamedSignal, (streamed) => {
     // Only blocks of the model call now in flight count; late reports of an old attempt are dropped.
     if (!query?.executor || streamed.requestId !== query.requestId || query.aborted) return;
+    // A report from a newer attempt of the same model call means the older attempt's stream was
+    // abandoned: its early work is dropped. Reports from an older attempt come too late to count.
+    const attemptSeen = query.streamAttempt ?? 0;
+    if (streamed.attempt < attemptSeen) return;
+    if (streamed.attempt > attemptSeen) {
+      if (attemptSeen > 0) void query.executor.discard();
+      query.streamAttempt = streamed.attempt;
+    }
     query.executor.addTool(streamed.block as ToolUseBlock);
   });
   setHandler(statusQuery, (): ConversationStatus => ({
@@ -220,6 +230,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     setPhase('calling_model');
     const requestId = uuid4();
     query.requestId = requestId;
+    query.streamAttempt = undefined;
     query.executor = executor;
     const activityInput: CallModelInput = {
       conversationId,
@@ -263,7 +274,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const runTool = async (block: ToolUseBlock) => {
     const spec = getToolSpec(block.name);
     const summary = spec ? safeSummary(spec, block.input) : block.name;
-    toolsInFlight.set(block.id, { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() });
+    const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
+    toolsInFlight.set(block.id, entry);
     setPhase('running_tools');
     try {
       const result = await activities({ ...toolActivityOptions, summary }).runTool({
@@ -280,7 +292,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       // Infrastructure failure after retries: the model still gets a result it can act on.
       return { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
     } finally {
-      toolsInFlight.delete(block.id);
+      // A discarded early run may share its id with the final one: remove only our own entry.
+      if (toolsInFlight.get(block.id) === entry) toolsInFlight.delete(block.id);
+      // Tools started early finish while the model may still stream.
+      if (toolsInFlight.size === 0 && query?.requestId !== undefined) setPhase('calling_model');
     }
   };
 

@@ -277,6 +277,8 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       }
       // seed §2.9: stop hooks get a say before the loop ends
       const hooks = await deps.runStopHooks({ lastAssistant: assistant, stopHookActive: state.stopHookActive ?? false });
+      // Hooks are commands like tools: an abort while they run ends the query as aborted_tools.
+      if (deps.isAborted()) return { reason: 'aborted_tools' };
       for (const notice of hooks.notices) yield system(notice, 'warning');
       if (hooks.preventContinuation) {
         yield system(hooks.stopReason ? `Stopped by hook: ${hooks.stopReason}` : 'Stopped by hook', 'info');

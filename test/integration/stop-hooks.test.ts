@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationEvent } from '../../workflows/definitions';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/query-loop';
-import { type Harness, createHarness } from '../helpers/harness';
+import { type Harness, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness;
 afterEach(async () => {
@@ -175,5 +175,26 @@ describe('Stop hooks', () => {
     // Overlap: each started before the other ended.
     expect(stamps.get('settings start')! < stamps.get('config end')!).toBe(true);
     expect(stamps.get('config start')! < stamps.get('settings end')!).toBe(true);
+  });
+
+  it('an abort while hooks run kills them and ends the query as aborted_tools', async () => {
+    harness = await createHarness({
+      script: [{ content: [{ type: 'text', text: 'Done.' }] }, { content: [{ type: 'text', text: 'Still here.' }] }],
+    });
+    // Only the first run hangs; the follow-up query's hook run returns at once.
+    await writeStopHookSettings(['if [ -f hook.pid ]; then exit 0; fi; echo $$ > hook.pid; sleep 60']);
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'finish', config: harness.config(), taskQueue: harness.taskQueue });
+    await eventually(() => harness.api.status(started.conversationId), (status) => status.phase === 'stop_hooks');
+    const pid = Number(
+      (await eventually(() => readFile(path.join(harness.workspace, 'hook.pid'), 'utf8').catch(() => ''), (text) => text.trim() !== '')).trim(),
+    );
+    await harness.api.abort(started.conversationId);
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+
+    expect(result).toMatchObject({ is_error: true, terminal_reason: 'aborted_tools' });
+    expect(() => process.kill(pid, 0)).toThrow();
+    const next = await harness.api.send(started.conversationId, 'still there?');
+    expect((await harness.api.waitForResult(started.conversationId, next)).result).toBe('Still here.');
   });
 });
