@@ -1,94 +1,187 @@
 /**
- * Runs a shell command in its own process group, so a timeout or a cancellation kills the whole
- * tree (the command and everything it started), never leaving orphans behind.
+ * Runs `bash -c command` in its own process group (`detached: true`), so a timeout or a
+ * cancellation kills everything it started, not just the shell: an orphan left by a cancelled
+ * activity would keep running on the worker host with no conversation to report to. Used by the
+ * Bash tool and by Stop hooks.
  */
 import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface ShellRun {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  aborted: boolean;
-}
+/** Output kept in memory per command; callers apply their own budgets. */
+export const MAX_CAPTURE_BYTES = 10 * 1024 * 1024;
+/** Time between SIGTERM and SIGKILL of the process group. */
+export const KILL_GRACE_MS = 1_000;
+/**
+ * After the shell exits, how long to wait for its output pipes to close. Background jobs that
+ * inherited the pipes keep them open; past this window they are terminated.
+ */
+const PIPE_DRAIN_MS = 250;
 
 export interface ShellOptions {
   command: string;
   cwd: string;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal: AbortSignal;
+  /** Written to the command's stdin, which is then closed; without it stdin is /dev/null. */
   stdin?: string;
   env?: Record<string, string>;
-  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
-  /** In-memory capture cap per stream; output past it is dropped (the caller reports the size). */
-  maxCaptureBytes?: number;
+  /** Output as it arrives (stdout and stderr interleaved). */
+  onOutput?: (text: string) => void;
 }
 
-const KILL_GRACE_MS = 500;
+export interface ShellRun {
+  /** Set when the shell could not be started. */
+  startError?: Error;
+  exitCode: number | null;
+  exitSignal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** Capture stopped at MAX_CAPTURE_BYTES. */
+  truncated: boolean;
+  /** Background jobs still holding the output pipes were terminated when the shell exited. */
+  backgroundKilled: boolean;
+}
 
-export function runShellCommand(options: ShellOptions): Promise<ShellRun> {
-  const maxCapture = options.maxCaptureBytes ?? 10 * 1024 * 1024;
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', options.command], {
-      cwd: options.cwd,
-      detached: true, // own process group: kill(-pid) reaches every descendant
-      env: { ...process.env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    let aborted = false;
-    const killGroup = () => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-      setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }, KILL_GRACE_MS).unref();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, options.timeoutMs);
-    const onAbort = () => {
-      aborted = true;
-      killGroup();
-    };
-    if (options.signal?.aborted) onAbort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+/** True while any process (zombies included) is in process group `groupId`. */
+function processGroupExists(groupId: number): boolean {
+  try {
+    process.kill(-groupId, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      if (stdout.length < maxCapture) stdout += chunk;
-      options.onOutput?.(chunk, 'stdout');
-    });
-    child.stderr.on('data', (chunk: string) => {
-      if (stderr.length < maxCapture) stderr += chunk;
-      options.onOutput?.(chunk, 'stderr');
-    });
-    child.stdin.on('error', () => undefined); // the command may exit without reading stdin
-    child.stdin.end(options.stdin ?? '');
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      reject(error);
-    });
-    child.on('close', (exitCode, signal) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      // The group may still hold background children of the command; they go with it.
-      if (timedOut || aborted) killGroup();
-      resolve({ exitCode, signal, stdout, stderr, timedOut, aborted });
-    });
+/** SIGTERM the whole group, give it a short grace, then SIGKILL whatever is left. */
+export async function killProcessGroup(groupId: number, graceMs = KILL_GRACE_MS): Promise<void> {
+  try {
+    process.kill(-groupId, 'SIGTERM');
+  } catch {
+    return; // group already gone
+  }
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && processGroupExists(groupId)) await sleep(25);
+  try {
+    process.kill(-groupId, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** Collects stdout and stderr up to a shared byte budget. */
+class OutputCapture {
+  private readonly parts: { stdout: string[]; stderr: string[] } = { stdout: [], stderr: [] };
+  private bytes = 0;
+  truncated = false;
+
+  add(stream: 'stdout' | 'stderr', text: string, byteLength: number): void {
+    if (this.truncated) return;
+    if (this.bytes + byteLength > MAX_CAPTURE_BYTES) {
+      this.truncated = true;
+      return;
+    }
+    this.bytes += byteLength;
+    this.parts[stream].push(text);
+  }
+
+  text(stream: 'stdout' | 'stderr'): string {
+    return this.parts[stream].join('');
+  }
+}
+
+/**
+ * Runs the command to completion, timeout or abort. Resolves in every case but one: when
+ * `signal` aborts, it rejects with the signal's reason once the process group is dead.
+ */
+export async function runShellCommand(options: ShellOptions): Promise<ShellRun> {
+  const { signal } = options;
+  signal.throwIfAborted();
+  const child = spawn('bash', ['-c', options.command], {
+    cwd: options.cwd,
+    detached: true, // its own process group, so we can signal -pid
+    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
   });
+  if (options.stdin !== undefined && child.stdin) {
+    child.stdin.on('error', () => undefined); // the command may exit without reading it
+    child.stdin.end(options.stdin);
+  }
+
+  const capture = new OutputCapture();
+  const report = (text: string) => {
+    try {
+      options.onOutput?.(text);
+    } catch {
+      // A failing progress sink (e.g. a heartbeat after cancellation) must not crash the stream handler.
+    }
+  };
+  // stdout and stderr are always piped (see spawn above).
+  const stdout = child.stdout!;
+  const stderr = child.stderr!;
+  for (const [stream, pipe] of [['stdout', stdout], ['stderr', stderr]] as const) {
+    const decoder = new StringDecoder('utf8');
+    pipe.on('data', (chunk: Buffer) => {
+      const text = decoder.write(chunk);
+      capture.add(stream, text, chunk.length);
+      if (text !== '') report(text);
+    });
+    pipe.on('end', () => {
+      const rest = decoder.end();
+      if (rest !== '') capture.add(stream, rest, Buffer.byteLength(rest));
+    });
+  }
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+
+  let termination: Promise<void> | undefined;
+  let timedOut = false;
+  const terminate = () => {
+    if (child.pid !== undefined) termination ??= killProcessGroup(child.pid);
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    terminate();
+  }, options.timeoutMs);
+  signal.addEventListener('abort', terminate, { once: true });
+
+  let backgroundKilled = false;
+  const run = (exit: { exitCode: number | null; exitSignal: NodeJS.Signals | null; startError?: Error }): ShellRun => ({
+    ...exit,
+    stdout: capture.text('stdout'),
+    stderr: capture.text('stderr'),
+    timedOut,
+    truncated: capture.truncated,
+    backgroundKilled,
+  });
+  try {
+    const outcome = await new Promise<{ code: number | null; signal: NodeJS.Signals | null } | { error: Error }>((resolve) => {
+      child.once('error', (error) => resolve({ error }));
+      child.once('exit', (code, exitSignal) => resolve({ code, signal: exitSignal }));
+    });
+    if ('error' in outcome) {
+      terminate();
+      await termination;
+      signal.throwIfAborted();
+      return run({ exitCode: null, exitSignal: null, startError: outcome.error });
+    }
+    if (termination) await termination;
+    const drained = await Promise.race([closed.then(() => true), sleep(PIPE_DRAIN_MS).then(() => false)]);
+    if (!drained && !termination) {
+      // Background jobs still hold our pipes: without this the call would never finish.
+      backgroundKilled = true;
+      terminate();
+    }
+    if (termination) {
+      await termination;
+      await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
+    }
+    signal.throwIfAborted();
+    return run({ exitCode: outcome.code, exitSignal: outcome.signal });
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', terminate);
+    stdout.destroy();
+    stderr.destroy();
+  }
 }

@@ -35,6 +35,9 @@ export async function runStopHooks(input: RunStopHooksInput): Promise<RunStopHoo
           signal: context.cancellationSignal,
           env: { CLAUDE_PROJECT_DIR: input.cwd },
         });
+        if (run.startError) {
+          return { command: hook.command, exitCode: null, stdout: '', stderr: '', nonBlockingError: `could not start: ${run.startError.message}` };
+        }
         return interpretHookRun(hook.command, run);
       }),
     );

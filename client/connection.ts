@@ -45,17 +45,21 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
   };
 }
 
+/** The connection options both Connection (client) and NativeConnection (worker) take. */
+export function connectionOptions(settings: TemporalSettings) {
+  return {
+    address: settings.address,
+    tls: settings.tls as never,
+    apiKey: settings.apiKey,
+    metadata: settings.metadata,
+  };
+}
+
 /** Connects a Client, failing fast (5 s by default) with TemporalUnreachableError. */
 export async function connectClient(settings: TemporalSettings = temporalSettings(), timeoutMs = 5_000): Promise<Client> {
   let connection: Connection;
   try {
-    connection = await Connection.connect({
-      address: settings.address,
-      tls: settings.tls as never,
-      apiKey: settings.apiKey,
-      metadata: settings.metadata,
-      connectTimeout: timeoutMs,
-    });
+    connection = await Connection.connect({ ...connectionOptions(settings), connectTimeout: timeoutMs });
     await connection.workflowService.getSystemInfo({});
   } catch (error) {
     throw new TemporalUnreachableError(settings.address, error instanceof Error ? error.message.split('\n')[0] : String(error));

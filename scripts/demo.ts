@@ -14,7 +14,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { ConversationClient } from '../client/api';
-import { connectClient, temporalSettings } from '../client/connection';
+import { connectClient, connectionOptions, temporalSettings } from '../client/connection';
 import { formatEvent } from '../client/format';
 import { DEFAULT_MODEL } from '../common/config';
 import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   const settings = temporalSettings();
   const taskQueue = scripted ? `demo-${randomUUID().slice(0, 8)}` : settings.taskQueue;
   const client = await connectClient({ ...settings, address });
-  const connection = await NativeConnection.connect({ address, tls: settings.tls as never, apiKey: settings.apiKey });
+  const connection = await NativeConnection.connect(connectionOptions({ ...settings, address }));
   const worker = await createWorker({
     connection,
     namespace: settings.namespace,

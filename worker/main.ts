@@ -5,7 +5,7 @@
  */
 import { NativeConnection } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
-import { TemporalUnreachableError, connectClient, temporalSettings } from '../client/connection';
+import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../client/connection';
 import { createWorker } from './worker';
 
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -13,12 +13,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   const client = await connectClient(settings);
   let connection: NativeConnection;
   try {
-    connection = await NativeConnection.connect({
-      address: settings.address,
-      tls: settings.tls as never,
-      apiKey: settings.apiKey,
-      metadata: settings.metadata,
-    });
+    connection = await NativeConnection.connect(connectionOptions(settings));
   } catch (error) {
     throw new TemporalUnreachableError(settings.address, error instanceof Error ? error.message : String(error));
   }

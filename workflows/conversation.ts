@@ -60,7 +60,8 @@ import {
 } from './definitions';
 import { type ModelResponse, type QueryDeps, type StopHookDecision, queryLoop } from './query-loop';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
-import { StreamingToolExecutor } from './tool-orchestration';
+import { createToolResultMessage, findDanglingToolUses } from './messages';
+import { INTERRUPTED_BY_USER, StreamingToolExecutor } from './tool-orchestration';
 import { parseTokenBudget } from './token-budget';
 
 const MAX_EVENTS_KEPT = 1000;
@@ -433,7 +434,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     }
 
     if (terminal.reason === 'aborted_streaming' || terminal.reason === 'aborted_tools') {
-      messages = [...messages, ...closeDanglingToolUses(messages)];
+      // Safety net: the loop answers every tool_use itself; anything left would break the next request.
+      const dangling = findDanglingToolUses(messages).map((id) => createToolResultMessage(uuid4(), { id }, INTERRUPTED_BY_USER, true));
+      messages = [...messages, ...dangling];
     }
     lastQueryTransitions = transitions;
     const queryUsage = subtractUsage(usage, usageBefore);
@@ -551,29 +554,4 @@ function describeTerminal(terminal: Terminal): string {
     default:
       return terminal.reason;
   }
-}
-
-/** Safety net: any tool_use left without a result (should not happen) gets one, keeping the history valid. */
-function closeDanglingToolUses(messages: TranscriptMessage[]): UserMessage[] {
-  const answered = new Set<string>();
-  for (const message of messages) {
-    if (message.type === 'user' && Array.isArray(message.message.content)) {
-      for (const block of message.message.content) if (block.type === 'tool_result') answered.add(block.tool_use_id);
-    }
-  }
-  const missing: UserMessage[] = [];
-  for (const message of messages) {
-    if (message.type !== 'assistant') continue;
-    for (const block of message.message.content) {
-      if (block.type === 'tool_use' && !answered.has(block.id)) {
-        missing.push({
-          type: 'user',
-          uuid: uuid4(),
-          sourceAssistantUuid: message.uuid,
-          message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: block.id, content: 'Interrupted by user', is_error: true }] },
-        });
-      }
-    }
-  }
-  return missing;
 }

@@ -11,12 +11,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { createActivities } from '../../activities';
 import { ConversationClient } from '../../client/api';
 import type { ConversationConfigInput } from '../../common/config';
 import type { ResultMessage } from '../../common/result';
 import {
+  type RecordedRequest,
   type ScriptedModelServer,
   type ScriptedModelServerOptions,
   startScriptedModelServer,
@@ -178,4 +179,26 @@ export async function runToResult(harness: Harness, prompt: string, overrides: P
   const started = await harness.api.start({ prompt, config: harness.config(overrides), taskQueue: harness.taskQueue });
   const result: ResultMessage = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
   return { ...started, result };
+}
+
+/** Every tool_use in a request's history is answered, exactly once and in order, by the next user turn. */
+export function expectValidApiOrder(request: RecordedRequest): void {
+  const messages = request.body.messages as Array<{ role: string; content: any }>;
+  expect(messages[0].role).toBe('user');
+  const answered: string[] = [];
+  for (let index = 0; index < messages.length; index++) {
+    if (index > 0) expect(messages[index].role).not.toBe(messages[index - 1].role);
+    const message = messages[index];
+    if (message.role === 'user' && Array.isArray(message.content)) {
+      answered.push(...message.content.filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id));
+    }
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    const toolUseIds = message.content.filter((block: any) => block.type === 'tool_use').map((block: any) => block.id);
+    if (toolUseIds.length === 0) continue;
+    const next = messages[index + 1];
+    expect(next, `tool_use ${toolUseIds.join(', ')} has no following user turn`).toBeDefined();
+    const resultIds = next.content.filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id);
+    expect(resultIds).toEqual(toolUseIds);
+  }
+  expect(new Set(answered).size).toBe(answered.length); // no tool_use answered twice
 }

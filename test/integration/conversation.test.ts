@@ -6,28 +6,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
-import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, eventually, runToResult, expectValidApiOrder } from '../helpers/harness';
 
 let harness: Harness;
 afterEach(async () => {
   await harness?.close();
 });
-
-/** Every tool_use in a request's history is answered by the next user turn, in order. */
-function expectValidApiOrder(request: RecordedRequest): void {
-  const messages = request.body.messages as Array<{ role: string; content: any }>;
-  expect(messages[0].role).toBe('user');
-  for (let index = 0; index < messages.length; index++) {
-    if (index > 0) expect(messages[index].role).not.toBe(messages[index - 1].role);
-    const message = messages[index];
-    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
-    const toolUseIds = message.content.filter((block: any) => block.type === 'tool_use').map((block: any) => block.id);
-    if (toolUseIds.length === 0) continue;
-    const next = messages[index + 1];
-    const resultIds = next.content.filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id);
-    expect(resultIds).toEqual(toolUseIds);
-  }
-}
 
 function toolResultsOf(request: RecordedRequest): Array<{ tool_use_id: string; content: string; is_error?: boolean }> {
   const last = request.body.messages[request.body.messages.length - 1];

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationEvent } from '../../workflows/definitions';
 import { historyQuery } from '../../workflows/definitions';
 import { type RecordedRequest, type Responder, promptTooLongTurn } from '../../testing/scripted-model-server';
-import { type Harness, createHarness, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, runToResult, expectValidApiOrder } from '../helpers/harness';
 
 const PRIMARY = 'claude-sonnet-5-5';
 const FALLBACK = 'claude-haiku-5-5';
@@ -19,23 +19,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-/** The API's alternation rule, and every tool_use answered (in order) by the next user turn. */
-function expectValidApiOrder(request: RecordedRequest): void {
-  const messages = request.body.messages as Array<{ role: string; content: any }>;
-  expect(messages[0].role).toBe('user');
-  for (let index = 0; index < messages.length; index++) {
-    if (index > 0) expect(messages[index].role).not.toBe(messages[index - 1].role);
-    const message = messages[index];
-    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
-    const toolUseIds = message.content.filter((block: any) => block.type === 'tool_use').map((block: any) => block.id);
-    if (toolUseIds.length === 0) continue;
-    const next = messages[index + 1];
-    expect(next, `tool_use ${toolUseIds.join(', ')} has no answer`).toBeDefined();
-    const resultIds = next.content.filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id);
-    expect(resultIds).toEqual(toolUseIds);
-  }
-}
 
 function lastMessage(request: RecordedRequest): { role: string; content: any } {
   return request.body.messages[request.body.messages.length - 1];

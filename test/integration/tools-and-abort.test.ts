@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TranscriptMessage } from '../../common/messages';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { historyQuery } from '../../workflows/definitions';
-import { type Harness, createHarness, eventually } from '../helpers/harness';
+import { type Harness, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
 
 let harness: Harness;
 const openFds: number[] = [];
@@ -136,28 +136,6 @@ async function activityRecords(conversationId: string): Promise<ActivityRecord[]
 
 const runToolRecords = (records: ActivityRecord[]) => records.filter((record) => record.type === 'runTool');
 const callModelRecords = (records: ActivityRecord[]) => records.filter((record) => record.type === 'callModel');
-
-/** Every tool_use in a request's history is answered, exactly once and in order, by the next user turn. */
-function expectValidApiOrder(request: RecordedRequest): void {
-  const messages = request.body.messages as Array<{ role: string; content: any }>;
-  expect(messages[0].role).toBe('user');
-  const answered: string[] = [];
-  for (let index = 0; index < messages.length; index++) {
-    if (index > 0) expect(messages[index].role).not.toBe(messages[index - 1].role);
-    const message = messages[index];
-    if (message.role === 'user' && Array.isArray(message.content)) {
-      answered.push(...message.content.filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id));
-    }
-    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
-    const toolUseIds = message.content.filter((block: any) => block.type === 'tool_use').map((block: any) => block.id);
-    if (toolUseIds.length === 0) continue;
-    const next = messages[index + 1];
-    expect(next, `tool_use ${toolUseIds.join(', ')} has no following user turn`).toBeDefined();
-    const resultIds = next.content.filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id);
-    expect(resultIds).toEqual(toolUseIds);
-  }
-  expect(new Set(answered).size).toBe(answered.length); // no tool_use answered twice
-}
 
 type ToolResult = { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 function toolResultsOf(request: RecordedRequest): ToolResult[] {
