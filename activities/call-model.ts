@@ -10,6 +10,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { CallModelInput, CallModelResult } from '../common/activity-types';
 import type { AssistantApiMessage, AssistantContentBlock, StopReason } from '../common/messages';
+import { isToolUseConcurrencySafe } from '../common/tool-specs';
 import { modelToolDefinitions } from './tool-definitions';
 
 /** seed §2.8: Claude Code falls back after three consecutive overloaded (529) answers. */
@@ -68,9 +69,17 @@ export function createCallModel(deps: CallModelDeps) {
         // Heartbeats are throttled by the SDK; each carries progress for the Temporal UI.
         context.heartbeat({ blocks, outputChars, overloaded: overloadedBefore });
       });
+      // Only calls the workflow may start early are reported: concurrency-safe ones before the
+      // first unsafe one (seed §2.4). Anything else would only add signals to the history.
+      let sawUnsafe = false;
       stream.on('contentBlock', (block) => {
         blocks++;
-        if (block.type === 'tool_use' && input.streamToolUses && deps.reportToolUse) {
+        if (block.type !== 'tool_use' || sawUnsafe) return;
+        if (!isToolUseConcurrencySafe(block)) {
+          sawUnsafe = true;
+          return;
+        }
+        if (input.streamToolUses && deps.reportToolUse) {
           const target = input.streamToolUses;
           const reportToolUse = deps.reportToolUse;
           const report = { attempt, index: blocks - 1, block: { type: 'tool_use' as const, id: block.id, name: block.name, input: block.input } };

@@ -40,3 +40,16 @@ export function isToolName(name: string): name is ToolName {
 export function getToolSpec(name: string): ToolSpec | undefined {
   return TOOL_SPECS.find((spec) => spec.name === name);
 }
+
+/** The tool's own decision on its parsed input (seed §2.4); unknown tools and invalid input count as unsafe. */
+export function isToolUseConcurrencySafe(block: { name: string; input: unknown }): boolean {
+  const spec = getToolSpec(block.name);
+  if (!spec) return false;
+  const parsed = spec.inputSchema.safeParse(block.input);
+  if (!parsed.success) return false;
+  try {
+    return spec.isConcurrencySafe(parsed.data);
+  } catch {
+    return false;
+  }
+}

@@ -4,7 +4,7 @@
  * while the model still streams. Workflow code: cancellation uses Temporal CancellationScopes.
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import { getToolSpec } from '../common/tool-specs';
+import { isToolUseConcurrencySafe } from '../common/tool-specs';
 import type { AssistantMessage, Message, ToolUseBlock, UserMessage } from '../common/messages';
 import { createToolResultMessage } from './messages';
 import type { ToolExecutor } from './query-loop';
@@ -33,19 +33,6 @@ export function partitionToolCalls(
     else batches.push({ isConcurrencySafe: safe, blocks: [block] });
   }
   return batches;
-}
-
-/** The tool's own decision on its parsed input; unknown tools and invalid input count as unsafe. */
-export function isToolUseConcurrencySafe(block: Pick<ToolUseBlock, 'name' | 'input'>): boolean {
-  const spec = getToolSpec(block.name);
-  if (!spec) return false;
-  const parsed = spec.inputSchema.safeParse(block.input);
-  if (!parsed.success) return false;
-  try {
-    return spec.isConcurrencySafe(parsed.data);
-  } catch {
-    return false;
-  }
 }
 
 /** A one-line label of a call for cascade messages: `Bash(npm test)`. */

@@ -1,7 +1,8 @@
 /** seed §2.4: partitioning tool calls into concurrent and serial batches. */
 import { describe, expect, it } from 'vitest';
 import type { ToolUseBlock } from '../../common/messages';
-import { describeToolUse, isToolUseConcurrencySafe, partitionToolCalls } from '../../workflows/tool-orchestration';
+import { isToolUseConcurrencySafe } from '../../common/tool-specs';
+import { describeToolUse, partitionToolCalls } from '../../workflows/tool-orchestration';
 
 let next = 0;
 const call = (name: string, input: unknown): ToolUseBlock => ({ type: 'tool_use', id: `t${next++}`, name, input });
