@@ -47,6 +47,7 @@ import {
   type ConversationInput,
   type ConversationStatus,
   type ConversationSummary,
+  type QueryInProgress,
   type Phase,
   type ToolInFlight,
   type UserInput,
@@ -58,7 +59,7 @@ import {
   toolUseStreamedSignal,
   userInputSignal,
 } from './definitions';
-import { type ModelResponse, type QueryDeps, type StopHookDecision, queryLoop } from './query-loop';
+import { type ModelResponse, type QueryDeps, type StopHookDecision, type Suspended, queryLoop } from './query-loop';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
 import { createToolResultMessage, findDanglingToolUses } from './messages';
 import { INTERRUPTED_BY_USER, StreamingToolExecutor } from './tool-orchestration';
@@ -340,19 +341,27 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   let apiDurationMs = 0;
 
   /** seed §2.10 submitMessage: one query, from the user's input to the result message. */
-  const submitMessage = async (pending: { prompt: string; uuid: string }): Promise<void> => {
-    const startedAt = Date.now();
-    apiDurationMs = 0;
-    queryCount++;
-    turnCount = 1;
-    transitions = [];
-    currentModel = config.model; // the next user turn tries the primary model again
-    const usageBefore = usage;
-    const costBefore = totalCostUsd;
-    const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
-    const consumedInputUuids = [pending.uuid];
-    messages = [...messages, userMessage];
-    pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: pending.prompt });
+  /**
+   * seed §2.10 submitMessage: one query, from the user's input to the result message. With
+   * `resumed`, picks up a query that an earlier run suspended for continue-as-new. Returns the
+   * query's progress when the loop suspends (the caller continues-as-new with it).
+   */
+  const submitMessage = async (pending: { prompt: string; uuid: string }, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> => {
+    const startedAt = resumed?.startedAt ?? Date.now();
+    apiDurationMs = resumed?.apiDurationMs ?? 0;
+    turnCount = resumed?.turnCount ?? 1;
+    transitions = resumed ? [...resumed.transitions] : [];
+    // A new query tries the primary model again; a resumed one keeps the model it had.
+    currentModel = resumed?.checkpoint.currentModel ?? config.model;
+    const usageBefore = resumed?.usageBefore ?? usage;
+    const costBefore = resumed?.costBefore ?? totalCostUsd;
+    const consumedInputUuids = resumed ? [...resumed.consumedInputUuids] : [pending.uuid];
+    if (!resumed) {
+      queryCount++;
+      const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
+      messages = [...messages, userMessage];
+      pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: pending.prompt });
+    }
 
     const scope = new CancellationScope({ cancellable: true });
     query = { scope, aborted: false };
@@ -376,6 +385,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
           return { type: 'user', uuid: input.uuid, message: { role: 'user', content: input.prompt } };
         }),
       isAborted: () => activeQuery.aborted,
+      // Mid-query continue-as-new keeps a long task's history bounded (architecture notes).
+      shouldSuspend: () => {
+        const info = workflowInfo();
+        return info.continueAsNewSuggested || info.historyLength > config.continueAsNewAfterEvents;
+      },
       onModelChange: (model) => {
         currentModel = model;
       },
@@ -385,9 +399,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       },
     };
 
-    let lastAssistantText = '';
-    let lastStopReason: string | null = null;
-    let terminal: Terminal;
+    let lastAssistantText = resumed?.lastAssistantText ?? '';
+    let lastStopReason: string | null = resumed?.lastStopReason ?? null;
+    const tokenBudget = resumed ? resumed.tokenBudget : (config.tokenBudget ?? parseTokenBudget(pending.prompt));
+    let terminal: Terminal | Suspended;
     const generator = queryLoop(
       {
         messages,
@@ -401,8 +416,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         fallbackModel: config.fallbackModel,
         maxTurns: config.maxTurns,
         maxOutputTokens: config.maxOutputTokens,
-        tokenBudget: config.tokenBudget ?? parseTokenBudget(pending.prompt),
+        tokenBudget,
         contextWindowTokens: config.contextWindowTokens,
+        resume: resumed?.checkpoint,
       },
       deps,
     );
@@ -433,6 +449,22 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       toolsInFlight.clear();
     }
 
+    if (terminal.reason === 'suspended') {
+      return {
+        pending,
+        startedAt,
+        usageBefore,
+        costBefore,
+        apiDurationMs,
+        turnCount,
+        transitions: [...transitions],
+        consumedInputUuids,
+        lastAssistantText,
+        lastStopReason,
+        tokenBudget,
+        checkpoint: terminal.checkpoint,
+      };
+    }
     if (terminal.reason === 'aborted_streaming' || terminal.reason === 'aborted_tools') {
       // Safety net: the loop answers every tool_use itself; anything left would break the next request.
       const dangling = findDanglingToolUses(messages).map((id) => createToolResultMessage(uuid4(), { id }, INTERRUPTED_BY_USER, true));
@@ -464,11 +496,37 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     lastResult = result;
     pushEvent(result);
     toolsInFlight.clear();
+    return undefined;
+  };
+
+  const continueAsNewWith = async (queryInProgress?: QueryInProgress): Promise<never> => {
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof conversationWorkflow>({
+      config: input.config,
+      carried: {
+        messages,
+        usage,
+        totalCostUsd,
+        queryCount,
+        pendingInputs,
+        lastResult,
+        lastQueryTransitions,
+        continuedAsNewCount: (carried?.continuedAsNewCount ?? 0) + 1,
+        nextEventSeq,
+        recentEvents: events.slice(-EVENTS_CARRIED_OVER),
+        sessionContext,
+        queryInProgress,
+      },
+    });
   };
 
   // ---- main body: wait for input, run queries, carry state forward ----
   if (input.initialPrompt) pendingInputs.unshift({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
   let endedBy: ConversationSummary['endedBy'] = 'end_signal';
+  if (carried?.queryInProgress) {
+    const suspended = await submitMessage(carried.queryInProgress.pending, carried.queryInProgress);
+    if (suspended) await continueAsNewWith(suspended);
+  }
   while (true) {
     setPhase(pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
     const gotInput = await condition(() => pendingInputs.length > 0 || endRequested, config.idleTimeoutMs);
@@ -477,32 +535,15 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       break;
     }
     if (pendingInputs.length === 0) break; // end requested with nothing queued
-    await submitMessage(pendingInputs.shift()!);
+    const suspended = await submitMessage(pendingInputs.shift()!);
+    if (suspended) await continueAsNewWith(suspended);
     if (config.oneShot) {
       endedBy = 'one_shot';
       break;
     }
     if (endRequested && pendingInputs.length === 0) break;
     const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > config.continueAsNewAfterEvents) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof conversationWorkflow>({
-        config: input.config,
-        carried: {
-          messages,
-          usage,
-          totalCostUsd,
-          queryCount,
-          pendingInputs,
-          lastResult,
-          lastQueryTransitions,
-          continuedAsNewCount: (carried?.continuedAsNewCount ?? 0) + 1,
-          nextEventSeq,
-          recentEvents: events.slice(-EVENTS_CARRIED_OVER),
-          sessionContext,
-        },
-      });
-    }
+    if (info.continueAsNewSuggested || info.historyLength > config.continueAsNewAfterEvents) await continueAsNewWith();
   }
   setPhase('ended');
   await condition(allHandlersFinished);

@@ -9,6 +9,7 @@ import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
+import type { LoopCheckpoint } from './query-loop';
 
 /** A user prompt. A bare string is accepted too, for hand-typed `temporal workflow signal`s. */
 export interface UserInput {
@@ -120,6 +121,24 @@ export interface CarriedState {
   /** The events feed's tail, so clients polling across continue-as-new miss nothing. */
   recentEvents?: ConversationEvent[];
   sessionContext?: import('../common/activity-types').SessionContext;
+  /** A query suspended mid-way for continue-as-new; the new run resumes it first. */
+  queryInProgress?: QueryInProgress;
+}
+
+/** A running query's bookkeeping, carried across continue-as-new. */
+export interface QueryInProgress {
+  pending: { prompt: string; uuid: string };
+  startedAt: number;
+  usageBefore: Usage;
+  costBefore: number;
+  apiDurationMs: number;
+  turnCount: number;
+  transitions: TransitionType[];
+  consumedInputUuids: string[];
+  lastAssistantText: string;
+  lastStopReason: string | null;
+  tokenBudget: number | null;
+  checkpoint: LoopCheckpoint;
 }
 
 /** The workflow's return value: the conversation's totals when it ends. */

@@ -21,7 +21,7 @@ import {
 import type { Terminal, TransitionType } from '../common/result';
 import { calculateThresholds, contextWindowForModel, tokenCountWithEstimation } from './auto-compact';
 import { stripSignatureBlocks, yieldMissingToolResultBlocks } from './messages';
-import { checkTokenBudget, createBudgetTracker } from './token-budget';
+import { type BudgetTracker, checkTokenBudget, createBudgetTracker } from './token-budget';
 
 /** seed §2.8: at most three continuation nudges after a max_output_tokens stop. */
 export const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3;
@@ -104,6 +104,8 @@ export interface QueryDeps {
   /** Inputs that arrived while the query ran (seed §2.2 step ⑦, queued commands). */
   takeQueuedInputs(): UserMessage[];
   isAborted(): boolean;
+  /** True when the workflow wants to continue-as-new; checked at iteration boundaries. */
+  shouldSuspend?(): boolean;
   /** Called when the loop switches models (status shows it). */
   onModelChange?(model: string): void;
   onTransition?(transition: TransitionType): void;
@@ -124,34 +126,57 @@ export interface QueryParams {
   agentId?: string;
   /** Model context window; defaults by model name. */
   contextWindowTokens?: number;
+  /** Resumes a query suspended for continue-as-new (`messages` then carry its transcript). */
+  resume?: LoopCheckpoint;
+}
+
+/** Everything the loop needs to pick a query up again in a new workflow run, except the messages. */
+export interface LoopCheckpoint {
+  state: Omit<State, 'messages'>;
+  currentModel: string;
+  budgetTracker: BudgetTracker;
+  queryOutputTokens: number;
+}
+
+/** The loop paused at an iteration boundary so the workflow can continue-as-new (see conversation.ts). */
+export interface Suspended {
+  reason: 'suspended';
+  checkpoint: LoopCheckpoint;
 }
 
 /** seed §2.2: the core loop. Returns why it ended. */
-export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGenerator<Message, Terminal> {
-  const { systemPrompt, userContext, fallbackModel, maxTurns } = params;
-  let currentModel = params.model;
+export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGenerator<Message, Terminal | Suspended> {
+  const { systemPrompt, userContext, fallbackModel, maxTurns, resume } = params;
+  let currentModel = resume?.currentModel ?? params.model;
   const thresholds = calculateThresholds(contextWindowForModel(params.model, params.contextWindowTokens), params.maxOutputTokens);
   // seed §2.6: the budget tracker lives for the whole query, outside State.
-  let budgetTracker = createBudgetTracker();
-  let queryOutputTokens = 0;
-  let state: State = {
-    messages: params.messages,
-    autoCompactTracking: undefined,
-    maxOutputTokensRecoveryCount: 0,
-    hasAttemptedReactiveCompact: false,
-    maxOutputTokensOverride: undefined,
-    pendingToolUseSummary: undefined,
-    stopHookActive: undefined,
-    turnCount: 1,
-    transition: undefined,
-    stopHookBlockCount: 0,
-  };
+  let budgetTracker = resume?.budgetTracker ?? createBudgetTracker();
+  let queryOutputTokens = resume?.queryOutputTokens ?? 0;
+  let state: State = resume
+    ? {
+        ...resume.state,
+        // The fallback model never sees the primary's thinking signatures (seed §2.8).
+        messages: currentModel !== params.model ? stripSignatureBlocks(params.messages) : params.messages,
+      }
+    : {
+        messages: params.messages,
+        autoCompactTracking: undefined,
+        maxOutputTokensRecoveryCount: 0,
+        hasAttemptedReactiveCompact: false,
+        maxOutputTokensOverride: undefined,
+        pendingToolUseSummary: undefined,
+        stopHookActive: undefined,
+        turnCount: 1,
+        transition: undefined,
+        stopHookBlockCount: 0,
+      };
   const system = (message: string, level: SystemMessage['level']): SystemMessage => ({
     type: 'system',
     uuid: deps.uuid(),
     level,
     content: message,
   });
+  let iterationsThisRun = 0;
   const continueWith = (next: State): void => {
     state = next;
     if (next.transition) deps.onTransition?.(next.transition.type);
@@ -160,6 +185,13 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
   while (true) {
     // ① destructure the iteration's state
     const { messages, turnCount } = state;
+
+    // A quiet point (nothing in flight): the workflow may ask to continue-as-new here, mid-query,
+    // when its history has grown long. Never on a run's first iteration, so every run progresses.
+    if (iterationsThisRun++ > 0 && deps.shouldSuspend?.()) {
+      const { messages: _carriedSeparately, ...rest } = state;
+      return { reason: 'suspended', checkpoint: { state: rest, currentModel, budgetTracker, queryOutputTokens } };
+    }
 
     // ③ message window. The compaction layers (seed §2.7) are applied here as they land.
     const messagesForQuery: TranscriptMessage[] = messages;

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Responder } from '../../testing/scripted-model-server';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
-import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 
 const execFileAsync = promisify(execFile);
 
@@ -97,6 +97,43 @@ describe('durability', () => {
     // The new run sent the whole carried transcript.
     const roles = harness.model.requests[2].body.messages.map((message: { role: string }) => message.role);
     expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+  });
+
+  it('continues as new in the middle of a long query and finishes it in the new run', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'one.txt', content: '1' } }] },
+        { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'two.txt', content: '2' } }] },
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'cat one.txt two.txt' } }] },
+        { content: [{ type: 'text', text: 'Both written: 12.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({
+      prompt: 'write two files and show them',
+      config: harness.config({ continueAsNewAfterEvents: 10 }),
+      taskQueue: harness.taskQueue,
+    });
+    const firstRun = (await harness.client.workflow.getHandle(started.conversationId).describe()).runId;
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+
+    expect(result).toMatchObject({
+      subtype: 'success',
+      result: 'Both written: 12.',
+      num_turns: 4,
+      transitions: ['tool_use', 'tool_use', 'tool_use'],
+      input_uuid: started.inputUuid,
+    });
+    const status = await harness.api.status(started.conversationId);
+    // A threshold this low suspends at every iteration boundary: one run per turn.
+    expect(status.continuedAsNewCount).toBeGreaterThanOrEqual(3);
+    expect(status.queryCount).toBe(1);
+    expect((await harness.client.workflow.getHandle(started.conversationId).describe()).runId).not.toBe(firstRun);
+    // Each request carried the whole query so far, in valid order.
+    expect(harness.model.requests.map((request) => request.body.messages.length)).toEqual([1, 3, 5, 7]);
+    for (const request of harness.model.requests) expectValidApiOrder(request);
+    // Every model call and tool ran once: nothing was redone by the switch of runs.
+    expect(harness.model.requests).toHaveLength(4);
   });
 
   it('can be signalled and queried with the stock temporal CLI', async () => {

@@ -12,7 +12,9 @@ import {
   type ModelRequest,
   type ModelResponse,
   type QueryDeps,
+  type LoopCheckpoint,
   type StopHookDecision,
+  type Suspended,
   type ToolExecutor,
   prependUserContext,
   queryLoop,
@@ -34,7 +36,7 @@ function reply(content: AssistantApiMessage['content'], stop_reason: AssistantAp
 }
 
 interface Run {
-  terminal: Terminal;
+  terminal: Terminal | Suspended;
   yielded: Message[];
   requests: ModelRequest[];
   transitions: TransitionType[];
@@ -50,6 +52,8 @@ async function run(
     tokenBudget?: number;
     contextWindowTokens?: number;
     prompt?: string;
+    shouldSuspend?: () => boolean;
+    resume?: { checkpoint: LoopCheckpoint; messages: Parameters<typeof queryLoop>[0]['messages'] };
   } = {},
 ): Promise<Run> {
   let counter = 0;
@@ -79,11 +83,13 @@ async function run(
     runStopHooks: async () => options.hooks?.() ?? { blockingErrors: [], preventContinuation: false, notices: [] },
     takeQueuedInputs: () => options.queued?.() ?? [],
     isAborted: () => false,
+    shouldSuspend: options.shouldSuspend,
     onTransition: (transition) => transitions.push(transition),
   };
   const generator = queryLoop(
     {
-      messages: [{ type: 'user', uuid: 'first', message: { role: 'user', content: options.prompt ?? 'go' } }],
+      messages: options.resume?.messages ?? [{ type: 'user', uuid: 'first', message: { role: 'user', content: options.prompt ?? 'go' } }],
+      resume: options.resume?.checkpoint,
       systemPrompt: [{ type: 'text', text: 'system' }],
       model: 'primary',
       fallbackModel: options.fallbackModel,
@@ -215,7 +221,28 @@ describe('queryLoop limits', () => {
     const { terminal, requests } = await run([], { contextWindowTokens: 30_000, prompt: 'x'.repeat(4 * 20_000) });
     expect(requests).toHaveLength(0);
     expect(terminal.reason).toBe('blocking_limit');
-    expect(terminal.error).toContain('too long');
+    expect((terminal as Terminal).error).toContain('too long');
+  });
+});
+
+describe('queryLoop suspension (mid-query continue-as-new)', () => {
+  it('suspends only at an iteration boundary after progress, and resumes where it stopped', async () => {
+    const first = await run([reply([toolUse('a')], 'tool_use'), reply([toolUse('b')], 'tool_use')], { shouldSuspend: () => true, tokenBudget: 10_000 });
+    expect(first.requests).toHaveLength(1);
+    expect(first.terminal.reason).toBe('suspended');
+    const checkpoint = (first.terminal as Suspended).checkpoint;
+    expect(checkpoint.state).toMatchObject({ turnCount: 2, transition: { type: 'tool_use' } });
+    expect(checkpoint.queryOutputTokens).toBe(1);
+
+    // The new run gets the transcript the session kept, and makes progress before it may suspend again.
+    const transcript = [
+      { type: 'user' as const, uuid: 'first', message: { role: 'user' as const, content: 'go' } },
+      ...first.yielded.filter((message): message is Extract<Message, { type: 'user' | 'assistant' }> => message.type === 'user' || message.type === 'assistant'),
+    ];
+    const second = await run([reply([{ type: 'text', text: 'done' }])], { shouldSuspend: () => true, resume: { checkpoint, messages: transcript } });
+    expect(second.requests).toHaveLength(1);
+    expect(second.requests[0].messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(second.terminal.reason).toBe('completed');
   });
 });
 
