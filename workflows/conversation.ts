@@ -219,7 +219,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         cwd: config.cwd,
       });
     } catch (error) {
+      // The conversation still works (no CLAUDE.md, git status or hooks); people are told why.
       log.warn('Could not load session context; continuing without it', { error: String(error) });
+      pushEvent({
+        type: 'system',
+        uuid: uuid4(),
+        level: 'warning',
+        content: `Session context not loaded (no CLAUDE.md, git status or Stop hooks this session): ${failureMessage(error)}`,
+      });
     }
   }
 

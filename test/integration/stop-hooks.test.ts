@@ -197,4 +197,17 @@ describe('Stop hooks', () => {
     const next = await harness.api.send(started.conversationId, 'still there?');
     expect((await harness.api.waitForResult(started.conversationId, next)).result).toBe('Still here.');
   });
+
+  it('a malformed settings.json is reported as a warning and the conversation still works', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Working anyway.' }] }] });
+    await mkdir(path.join(harness.workspace, '.claude'), { recursive: true });
+    await writeFile(path.join(harness.workspace, '.claude', 'settings.json'), '{"hooks": {"Stop": [{"hooks": [{"type": "cmd"}]}]}}');
+    await harness.startWorker();
+    const { result, events } = await run('hello');
+
+    expect(result).toMatchObject({ subtype: 'success', result: 'Working anyway.' });
+    const warning = systemEvents(events, 'warning').map((event) => event.content).join('\n');
+    expect(warning).toContain('Session context not loaded');
+    expect(warning).toContain("settings.json: hooks.Stop is not in Claude Code's format");
+  });
 });
