@@ -7,9 +7,11 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { RunToolInput, RunToolResult } from '../common/activity-types';
 import { getToolSpec } from '../common/tool-specs';
+import { killProcessGroup, processGroupExists } from './shell';
 import { type JournalEntry, ToolJournal, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
 
@@ -36,10 +38,13 @@ export function createRunTool(deps: RunToolDeps) {
       if (previous?.status === 'finished' && previous.result) {
         return { toolUseId: input.toolUseId, ...previous.result, fromJournal: true, durationMs: 0 };
       }
-      if (previous?.status === 'started') {
+      if (previous) {
+        // Started (the worker died) or cancelled without a user abort (shutdown, heartbeat timeout):
+        // either way it may have partly run, so it is not run again blindly.
+        const leftover = await stopLeftoverProcesses(previous);
         const content =
           `The previous attempt to run this ${input.name} call was interrupted (the worker stopped) after it had started, ` +
-          `so it may have partly run. It was not run again. Check the current state of the workspace before deciding whether to retry it.`;
+          `so it may have partly run. It was not run again.${leftover} Check the current state of the workspace before deciding whether to retry it.`;
         await journal.put(input.cwd, { ...previous, status: 'finished', finishedAt: new Date().toISOString(), result: { content, isError: true } });
         return { toolUseId: input.toolUseId, content, isError: true, fromJournal: true, durationMs: 0 };
       }
@@ -51,6 +56,7 @@ export function createRunTool(deps: RunToolDeps) {
         status: 'started',
         attempt: context.info.attempt,
         startedAt: new Date().toISOString(),
+        host: os.hostname(),
       };
       await journal.put(input.cwd, entry);
     }
@@ -60,12 +66,18 @@ export function createRunTool(deps: RunToolDeps) {
     context.heartbeat({ progress: '' });
     const heartbeat = setInterval(() => context.heartbeat({ progress: progressTail }), HEARTBEAT_INTERVAL_MS);
     let result: ToolExecutionResult;
+    let journaling: Promise<void> = Promise.resolve();
     try {
       result = await deps.executeTool(input.name, input.input, {
         cwd: input.cwd,
         signal: context.cancellationSignal,
         onProgress: (chunk: string) => {
           progressTail = (progressTail + chunk).slice(-PROGRESS_TAIL_CHARS);
+        },
+        onProcessGroup: (processGroup) => {
+          if (!entry) return;
+          entry = { ...entry, processGroup };
+          journaling = journal.put(input.cwd, entry);
         },
       });
     } catch (error) {
@@ -76,6 +88,7 @@ export function createRunTool(deps: RunToolDeps) {
       throw error;
     } finally {
       clearInterval(heartbeat);
+      await journaling;
     }
 
     const budgeted = await applyResultBudget(deps.stateDir, input, result);
@@ -84,6 +97,17 @@ export function createRunTool(deps: RunToolDeps) {
     }
     return { toolUseId: input.toolUseId, ...budgeted, durationMs: Date.now() - startedAt };
   };
+}
+
+/**
+ * A command of a dead worker keeps running in its own process group. On the same host the retry
+ * stops it, so it cannot go on changing the workspace after the model was told it did not finish.
+ */
+async function stopLeftoverProcesses(previous: JournalEntry): Promise<string> {
+  if (previous.processGroup === undefined || previous.host !== os.hostname()) return '';
+  if (!processGroupExists(previous.processGroup)) return '';
+  await killProcessGroup(previous.processGroup);
+  return ' Its processes were still running and have been stopped.';
 }
 
 /** Mutating = a known tool whose valid input is not read-only. Invalid input never runs, so it needs no journal. */

@@ -28,6 +28,8 @@ export interface ShellOptions {
   env?: Record<string, string>;
   /** Output as it arrives (stdout and stderr interleaved). */
   onOutput?: (text: string) => void;
+  /** The process group id (the shell's pid), once spawned. */
+  onSpawn?: (groupId: number) => void;
 }
 
 export interface ShellRun {
@@ -45,7 +47,7 @@ export interface ShellRun {
 }
 
 /** True while any process (zombies included) is in process group `groupId`. */
-function processGroupExists(groupId: number): boolean {
+export function processGroupExists(groupId: number): boolean {
   try {
     process.kill(-groupId, 0);
     return true;
@@ -104,6 +106,7 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });
+  if (child.pid !== undefined) options.onSpawn?.(child.pid);
   if (options.stdin !== undefined && child.stdin) {
     child.stdin.on('error', () => undefined); // the command may exit without reading it
     child.stdin.end(options.stdin);

@@ -15,6 +15,9 @@ export interface JournalEntry {
   input: unknown;
   status: 'started' | 'finished' | 'cancelled';
   attempt: number;
+  /** Host and process group of a running command, so a retry on the same host can stop leftovers. */
+  host?: string;
+  processGroup?: number;
   startedAt: string;
   finishedAt?: string;
   result?: { content: string; isError: boolean; persistedPath?: string };

@@ -26,6 +26,7 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     timeoutMs,
     signal: context.signal,
     onOutput: context.onProgress,
+    onSpawn: context.onProcessGroup,
   });
   if (run.startError) return { isError: true, content: `Failed to start bash: ${run.startError.message}` };
 

@@ -28,6 +28,8 @@ export interface ToolExecutionContext {
   signal: AbortSignal;
   /** Streamed output (Bash), e.g. for heartbeats and live status. */
   onProgress?: (chunk: string) => void;
+  /** Called with the process group id of a command once it runs (Bash), for the journal. */
+  onProcessGroup?: (groupId: number) => void;
 }
 
 /** A tool_result's content and is_error flag. */

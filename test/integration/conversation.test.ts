@@ -133,6 +133,28 @@ describe('conversation workflow', () => {
     expect(unknownResult.content).toContain('No such tool available: FlyToTheMoon');
   });
 
+  it('persists an oversized tool result and gives the model a preview and the path', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'seq 1 20000' } }] },
+        { content: [{ type: 'text', text: 'That was long.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const { result } = await runToResult(harness, 'count');
+
+    expect(result.result).toBe('That was long.');
+    const [toolResult] = toolResultsOf(harness.model.requests[1]);
+    expect(toolResult.content.length).toBeLessThan(3_000);
+    expect(toolResult.content).toContain('<persisted-output>');
+    expect(toolResult.content).toMatch(/^1\n2\n3\n/m);
+    const savedPath = /Full output saved to: (\S+)/.exec(toolResult.content)![1];
+    expect(savedPath.startsWith(harness.stateDir)).toBe(true);
+    const saved = await readFile(savedPath, 'utf8');
+    expect(saved.split('\n')).toHaveLength(20_000);
+    expect(saved.endsWith('19999\n20000')).toBe(true);
+  });
+
   it('without an API key the query ends with a clear error and the conversation stays open', async () => {
     harness = await createHarness();
     await harness.startWorker({ anthropic: null });

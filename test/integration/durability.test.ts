@@ -71,6 +71,35 @@ describe('durability', () => {
     expect(firstTurnRequests.length).toBe(2);
   });
 
+  it('does not rerun a mutating command whose worker died mid-run, and stops its leftover processes', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo $$ > shell.pid; sleep 30; echo ran >> log.txt' } }] },
+        { content: [{ type: 'text', text: 'I will check the workspace first.' }] },
+      ],
+    });
+    const first = await harness.spawnWorkerProcess();
+    const started = await harness.api.start({ prompt: 'run the job', config: harness.config(), taskQueue: harness.taskQueue });
+    const pidFile = path.join(harness.workspace, 'shell.pid');
+    const pid = Number(await eventually(() => readFile(pidFile, 'utf8').catch(() => ''), (text) => text.trim() !== ''));
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    // The command outlives its worker (own process group)...
+    expect(() => process.kill(pid, 0)).not.toThrow();
+
+    await harness.spawnWorkerProcess();
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+
+    expect(result).toMatchObject({ subtype: 'success', result: 'I will check the workspace first.' });
+    const toolResult = harness.model.requests[1].body.messages.at(-1).content[0];
+    expect(toolResult).toMatchObject({ type: 'tool_result', is_error: true });
+    expect(toolResult.content).toContain('may have partly run. It was not run again. Its processes were still running and have been stopped.');
+    // ...until the retry on the same host stops it: it never reaches its last step.
+    expect(() => process.kill(pid, 0)).toThrow();
+    await expect(readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).rejects.toThrow();
+    expect(harness.model.requests).toHaveLength(2);
+  });
+
   it('continues as new between queries and carries the conversation forward', async () => {
     harness = await createHarness({
       script: [
