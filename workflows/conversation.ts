@@ -363,6 +363,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const usageBefore = resumed?.usageBefore ?? usage;
     const costBefore = resumed?.costBefore ?? totalCostUsd;
     const consumedInputUuids = resumed ? [...resumed.consumedInputUuids] : [pending.uuid];
+    const transcriptLengthBefore = resumed ? undefined : messages.length;
     if (!resumed) {
       queryCount++;
       const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
@@ -472,6 +473,16 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         checkpoint: terminal.checkpoint,
       };
     }
+    let inputDropped = false;
+    if ((terminal.reason === 'prompt_too_long' || terminal.reason === 'blocking_limit') && transcriptLengthBefore !== undefined) {
+      // The input itself made the request too large and the model never answered: keeping it
+      // would make every later query fail the same way. It stays in the events feed.
+      const added = messages.slice(transcriptLengthBefore);
+      if (!added.some((message) => message.type === 'assistant')) {
+        messages = messages.slice(0, transcriptLengthBefore);
+        inputDropped = true;
+      }
+    }
     if (terminal.reason === 'aborted_streaming' || terminal.reason === 'aborted_tools') {
       // Safety net: the loop answers every tool_use itself; anything left would break the next request.
       const dangling = findDanglingToolUses(messages).map((id) => createToolResultMessage(uuid4(), { id }, INTERRUPTED_BY_USER, true));
@@ -484,7 +495,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       type: 'result',
       subtype: subtypeFor(terminal.reason),
       is_error: isError,
-      result: isError ? (terminal.error ?? describeTerminal(terminal)) : lastAssistantText,
+      result: isError
+        ? `${terminal.error ?? describeTerminal(terminal)}${inputDropped ? ' The message was not kept in the conversation; send a shorter one.' : ''}`
+        : lastAssistantText,
       num_turns: turnCount,
       duration_ms: Date.now() - startedAt,
       duration_api_ms: apiDurationMs,

@@ -201,7 +201,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     if (tokenCount >= thresholds.blockingLimit) {
       const error =
         `The conversation is too long for the model's context window (about ${tokenCount} tokens; ` +
-        `the limit is ${thresholds.blockingLimit}). Start a new conversation or compact this one.`;
+        `the limit is ${thresholds.blockingLimit}).`;
       yield system(error, 'error');
       return { reason: 'blocking_limit', error };
     }

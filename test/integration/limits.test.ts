@@ -41,7 +41,13 @@ describe('limits', () => {
 
     expect(result).toMatchObject({ is_error: true, terminal_reason: 'blocking_limit', transitions: [] });
     expect(result.result).toContain("too long for the model's context window");
+    expect(result.result).toContain('The message was not kept in the conversation');
     expect(harness.model.requests).toHaveLength(0);
     expect((await harness.api.status(conversationId)).phase).toBe('awaiting_input');
+
+    // A shorter follow-up works: the oversized input is no longer part of the conversation.
+    const next = await harness.api.send(conversationId, 'Just say hi.');
+    expect(await harness.api.waitForResult(conversationId, next)).toMatchObject({ subtype: 'success', result: 'Short answer.' });
+    expect(JSON.stringify(harness.model.requests[0].body.messages)).not.toContain('lorem ipsum');
   });
 });

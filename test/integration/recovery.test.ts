@@ -317,14 +317,17 @@ describe('model-call recovery', () => {
   });
 
   it('prompt too long ends the query with prompt_too_long; the conversation stays open', async () => {
+    // Like the real API: any request that still contains the huge prompt is too long.
     harness = await createHarness({
-      script: [promptTooLongTurn(250000), { content: [{ type: 'text', text: 'Fine now.' }] }],
+      respond: (request) => (JSON.stringify(request.body.messages).includes('A huge prompt.') ? promptTooLongTurn(250000) : undefined),
+      script: [{ content: [{ type: 'text', text: 'Fine now.' }] }],
     });
     await harness.startWorker();
     const { result, conversationId } = await runToResult(harness, 'A huge prompt.');
 
     expect(result).toMatchObject({ subtype: 'error_during_execution', is_error: true, terminal_reason: 'prompt_too_long', transitions: [] });
     expect(result.result).toContain('prompt is too long: 250000 tokens > 200000 maximum');
+    expect(result.result).toContain('The message was not kept in the conversation');
     expect(harness.model.requests).toHaveLength(1); // returned as data, not retried
     const status = await harness.api.status(conversationId);
     expect(status).toMatchObject({ phase: 'awaiting_input', ended: false, lastQueryTransitions: [] });
@@ -338,6 +341,7 @@ describe('model-call recovery', () => {
     expect(harness.model.requests).toHaveLength(2);
     expectValidApiOrder(harness.model.requests[1]);
     expect(textOfApiMessage(lastMessage(harness.model.requests[1]))).toContain('A short one.');
+    expect(JSON.stringify(harness.model.requests[1].body.messages)).not.toContain('A huge prompt.');
   });
 
   it('pause_turn sends the paused content back and continues', async () => {
