@@ -398,8 +398,8 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       turnCount: turnCount + 1,
       maxOutputTokensRecoveryCount: 0,
       maxOutputTokensOverride: undefined,
-      stopHookActive: undefined,
-      stopHookBlockCount: 0,
+      // stopHookActive and the block count survive tool turns, as in Claude Code: a hook that
+      // blocked sees stop_hook_active on its next run even if the model used tools in between.
       transition: { type: 'tool_use' },
     });
   }

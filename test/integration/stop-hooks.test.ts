@@ -210,4 +210,20 @@ describe('Stop hooks', () => {
     expect(warning).toContain('Session context not loaded');
     expect(warning).toContain("settings.json: hooks.Stop is not in Claude Code's format");
   });
+
+  it('a hook that blocked sees stop_hook_active on its next run even when the model used tools in between', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Done.' }] },
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'touch fixed' } }] },
+        { content: [{ type: 'text', text: 'Fixed it.' }] },
+      ],
+    });
+    await writeStopHookSettings([`${recordInput('hook-inputs.jsonl')}; if [ -f fixed ]; then exit 0; fi; echo "not fixed" >&2; exit 2`]);
+    await harness.startWorker();
+    const { result } = await run('do it');
+
+    expect(result).toMatchObject({ subtype: 'success', result: 'Fixed it.', transitions: ['stop_hook_retry', 'tool_use'] });
+    expect((await recordedInputs('hook-inputs.jsonl')).map((input) => input.stop_hook_active)).toEqual([false, true]);
+  });
 });

@@ -53,6 +53,7 @@ async function run(
     contextWindowTokens?: number;
     prompt?: string;
     shouldSuspend?: () => boolean;
+    onHooks?: (stopHookActive: boolean) => void;
     resume?: { checkpoint: LoopCheckpoint; messages: Parameters<typeof queryLoop>[0]['messages'] };
   } = {},
 ): Promise<Run> {
@@ -80,7 +81,10 @@ async function run(
       if (!next) throw new Error('script exhausted');
       return typeof next === 'function' ? next(request) : next;
     },
-    runStopHooks: async () => options.hooks?.() ?? { blockingErrors: [], preventContinuation: false, notices: [] },
+    runStopHooks: async ({ stopHookActive }) => {
+      options.onHooks?.(stopHookActive);
+      return options.hooks?.() ?? { blockingErrors: [], preventContinuation: false, notices: [] };
+    },
     takeQueuedInputs: () => options.queued?.() ?? [],
     isAborted: () => false,
     shouldSuspend: options.shouldSuspend,
@@ -170,6 +174,19 @@ describe('queryLoop', () => {
     expect(transitions).toEqual(Array(MAX_CONSECUTIVE_STOP_HOOK_BLOCKS - 1).fill('stop_hook_retry'));
     expect(JSON.stringify(requests[1].messages.at(-1))).toContain('lint failed');
     expect(terminal.reason).toBe('completed');
+  });
+
+  it('keeps counting hook blocks (and stop_hook_active) across tool turns', async () => {
+    const seen: boolean[] = [];
+    const responses: ModelResponse[] = [];
+    for (let i = 0; i < MAX_CONSECUTIVE_STOP_HOOK_BLOCKS; i++) responses.push(reply([toolUse(`t${i}`)], 'tool_use'), reply([{ type: 'text', text: 'done?' }]));
+    const { terminal, requests } = await run(responses, {
+      hooks: () => ({ blockingErrors: ['still failing'], preventContinuation: false, notices: [] }),
+      onHooks: (active) => seen.push(active),
+    });
+    expect(terminal.reason).toBe('completed');
+    expect(requests).toHaveLength(2 * MAX_CONSECUTIVE_STOP_HOOK_BLOCKS);
+    expect(seen).toEqual([false, ...Array(MAX_CONSECUTIVE_STOP_HOOK_BLOCKS - 1).fill(true)]);
   });
 
   it('stops when a hook prevents continuation', async () => {
