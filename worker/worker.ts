@@ -28,6 +28,10 @@ export function createWorker(options: CreateWorkerOptions): Promise<Worker> {
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     // In-flight Bash commands get this long to finish on SIGTERM before being cancelled.
     shutdownGraceTime: '10 seconds',
+    // Cancellation reaches an activity only through a heartbeat response, and heartbeats are
+    // throttled to 0.8 × heartbeatTimeout by default (24 s for 30 s): an abort would wait that
+    // long while a Bash command keeps changing the workspace. One second keeps abort prompt.
+    maxHeartbeatThrottleInterval: '1 second',
     ...options.overrides,
   });
 }

@@ -190,7 +190,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   // ---- activities ----
   const modelActivityOptions: ActivityOptions = {
-    startToCloseTimeout: '10 minutes',
+    // 64k output tokens (the escalated cap) can take well over 10 minutes; heartbeats, not this
+    // timeout, detect a dead worker.
+    startToCloseTimeout: '1 hour',
     heartbeatTimeout: config.modelHeartbeatTimeoutMs,
     cancellationType: ActivityCancellationType.TRY_CANCEL,
     retry: {

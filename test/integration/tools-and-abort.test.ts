@@ -597,3 +597,28 @@ describe('queued input', () => {
     expect(harness.model.requests).toHaveLength(2); // no second query for it
   });
 });
+
+describe('abort with production heartbeat settings', () => {
+  it('kills a running command promptly even with a 60 s heartbeat timeout', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo $$ > job.pid; sleep 20; touch finished' } }] },
+        { content: [{ type: 'text', text: 'Stopped.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({
+      prompt: 'run it',
+      config: harness.config({ toolHeartbeatTimeoutMs: 60_000 }),
+      taskQueue: harness.taskQueue,
+    });
+    const pid = Number(await eventually(() => readFile(path.join(harness.workspace, 'job.pid'), 'utf8').catch(() => ''), (text) => text.trim() !== ''));
+    await harness.api.abort(started.conversationId);
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+
+    expect(result.terminal_reason).toBe('aborted_tools');
+    // Cancellation arrived before the command could finish: it never reached its last step.
+    expect(() => process.kill(pid, 0)).toThrow();
+    await expect(readFile(path.join(harness.workspace, 'finished'), 'utf8')).rejects.toThrow();
+  });
+});
