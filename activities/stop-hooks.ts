@@ -11,6 +11,8 @@ import { runShellCommand } from './shell';
 
 /** Claude Code's default per-hook timeout, in seconds. */
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 60;
+/** Longest a hook may run (the activity's start-to-close timeout is 11 minutes). */
+export const MAX_HOOK_TIMEOUT_SECONDS = 600;
 
 export async function runStopHooks(input: RunStopHooksInput): Promise<RunStopHooksResult> {
   const context = Context.current();
@@ -31,7 +33,8 @@ export async function runStopHooks(input: RunStopHooksInput): Promise<RunStopHoo
           command: hook.command,
           cwd: input.cwd,
           stdin: hookInput,
-          timeoutMs: (hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS) * 1000,
+          // Capped below the activity's start-to-close timeout (11 minutes).
+          timeoutMs: Math.min(hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS) * 1000,
           signal: context.cancellationSignal,
           env: { CLAUDE_PROJECT_DIR: input.cwd },
         });

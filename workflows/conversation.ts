@@ -217,7 +217,13 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   if (!sessionContext) {
     // seed §2.5: getSystemContext/getUserContext are memoized per session.
     try {
-      sessionContext = await activities({ startToCloseTimeout: '1 minute', summary: 'Load session context' }).loadSessionContext({
+      // On the workspace's host, like the tools: CLAUDE.md, git state and settings live there.
+      sessionContext = await activities({
+        taskQueue: config.toolTaskQueue,
+        startToCloseTimeout: '1 minute',
+        retry: { maximumAttempts: 5 },
+        summary: 'Load session context',
+      }).loadSessionContext({
         cwd: config.cwd,
       });
     } catch (error) {
@@ -319,6 +325,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     try {
       const { outcomes } = await scope.run(() =>
         activities({
+          taskQueue: config.toolTaskQueue,
           startToCloseTimeout: '11 minutes',
           heartbeatTimeout: config.toolHeartbeatTimeoutMs,
           cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -451,8 +458,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         pushEvent(message);
       }
     } catch (error) {
-      // A bug in the loop must not lose the conversation: end the query with an error result.
+      // A bug in the loop must not lose the conversation: stop whatever still runs and end the
+      // query with an error result (the history is repaired below).
       log.error('Query loop failed', { error: String(error) });
+      scope.cancel();
       terminal = { reason: 'model_error', error: `Internal error: ${failureMessage(error)}` };
     } finally {
       query = undefined;
@@ -485,11 +494,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         inputDropped = true;
       }
     }
-    if (terminal.reason === 'aborted_streaming' || terminal.reason === 'aborted_tools') {
-      // Safety net: the loop answers every tool_use itself; anything left would break the next request.
-      const dangling = findDanglingToolUses(messages).map((id) => createToolResultMessage(uuid4(), { id }, INTERRUPTED_BY_USER, true));
-      messages = [...messages, ...dangling];
-    }
+    // Safety net: the loop answers every tool_use itself; anything left would break the next request.
+    const danglingContent = terminal.reason.startsWith('aborted') ? INTERRUPTED_BY_USER : 'The tool call did not complete.';
+    const dangling = findDanglingToolUses(messages).map((id) => createToolResultMessage(uuid4(), { id }, danglingContent, true));
+    messages = [...messages, ...dangling];
     lastQueryTransitions = transitions;
     const queryUsage = subtractUsage(usage, usageBefore);
     const isError = terminal.reason !== 'completed';

@@ -28,6 +28,10 @@ export const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3;
 /** Claude Code ends the turn after this many consecutive blocking Stop-hook results. */
 export const MAX_CONSECUTIVE_STOP_HOOK_BLOCKS = 8;
 
+/** Claude Code's markers in the transcript, so the model knows on the next turn that it was stopped. */
+export const INTERRUPT_MESSAGE = '[Request interrupted by user]';
+export const INTERRUPT_MESSAGE_FOR_TOOL_USE = '[Request interrupted by user for tool use]';
+
 export const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE =
   'Output token limit hit. Resume directly where you left off — no apology, no recap of what you were doing. ' +
   'Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.';
@@ -233,6 +237,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     // ⑤ branch on how the stream ended
     if (response.type === 'aborted') {
       await executor.discard();
+      yield interruption(deps, INTERRUPT_MESSAGE);
       return { reason: 'aborted_streaming' };
     }
     if (response.type === 'overloaded' || response.type === 'error') {
@@ -310,7 +315,10 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       // seed §2.9: stop hooks get a say before the loop ends
       const hooks = await deps.runStopHooks({ lastAssistant: assistant, stopHookActive: state.stopHookActive ?? false });
       // Hooks are commands like tools: an abort while they run ends the query as aborted_tools.
-      if (deps.isAborted()) return { reason: 'aborted_tools' };
+      if (deps.isAborted()) {
+        yield interruption(deps, INTERRUPT_MESSAGE_FOR_TOOL_USE);
+        return { reason: 'aborted_tools' };
+      }
       for (const notice of hooks.notices) yield system(notice, 'warning');
       if (hooks.preventContinuation) {
         yield system(hooks.stopReason ? `Stopped by hook: ${hooks.stopReason}` : 'Stopped by hook', 'info');
@@ -380,6 +388,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       if (update.type === 'user') toolResults.push(update);
     }
     if (deps.isAborted()) {
+      yield interruption(deps, INTERRUPT_MESSAGE_FOR_TOOL_USE);
       return { reason: 'aborted_tools' };
     }
     if (maxTurns && turnCount + 1 > maxTurns) {
@@ -403,6 +412,10 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       transition: { type: 'tool_use' },
     });
   }
+}
+
+function interruption(deps: Pick<QueryDeps, 'uuid'>, text: string): UserMessage {
+  return { type: 'user', uuid: deps.uuid(), isMeta: true, message: { role: 'user', content: [{ type: 'text', text }] } };
 }
 
 /** seed §2.5 Layer 3: CLAUDE.md and the date travel as a user message, keeping the system prompt cacheable. */

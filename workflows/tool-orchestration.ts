@@ -72,6 +72,8 @@ interface TrackedTool {
  */
 export class StreamingToolExecutor implements ToolExecutor {
   private readonly tracked = new Map<string, TrackedTool>();
+  /** Set once a Bash call of this message failed: the reason every later call is not run. */
+  private bashError: string | undefined;
   private sawUnsafeWhileStreaming = false;
   private running = 0;
   private readonly waiters: Array<() => void> = [];
@@ -115,21 +117,6 @@ export class StreamingToolExecutor implements ToolExecutor {
     }
     for (const batch of partitionToolCalls(toolUses)) {
       const tools = batch.blocks.map((block) => this.tracked.get(block.id) ?? this.start(block, batch.isConcurrencySafe));
-      if (batch.isConcurrencySafe) {
-        // Bash error cascade: a failing Bash call cancels its running siblings.
-        for (const tool of tools) {
-          void tool.promise.then((outcome) => {
-            if (tool.block.name === BASH && 'isError' in outcome && outcome.isError) {
-              for (const sibling of tools) {
-                if (sibling !== tool && sibling.cancelReason === undefined) {
-                  sibling.cancelReason = `Cancelled: parallel tool call ${describeToolUse(tool.block)} errored`;
-                  sibling.scope.cancel();
-                }
-              }
-            }
-          });
-        }
-      }
       for (const tool of tools) {
         const outcome = await tool.promise;
         this.tracked.delete(tool.block.id);
@@ -146,6 +133,21 @@ export class StreamingToolExecutor implements ToolExecutor {
     return createToolResultMessage(this.deps.uuid(), tool.block, outcome.content, outcome.isError, assistant.uuid);
   }
 
+  /**
+   * seed §2.4 Bash error cascade: Bash commands often depend on each other (mkdir fails → the cp
+   * after it is pointless), so a failing Bash call cancels the calls still running beside it and
+   * every later call of the same message. Read/Glob/Grep failures are independent and do not.
+   */
+  private onBashError(failed: TrackedTool): void {
+    this.bashError ??= `Cancelled: parallel tool call ${describeToolUse(failed.block)} errored`;
+    for (const sibling of this.tracked.values()) {
+      if (sibling !== failed && sibling.cancelReason === undefined) {
+        sibling.cancelReason = this.bashError;
+        sibling.scope.cancel();
+      }
+    }
+  }
+
   private start(block: ToolUseBlock, isConcurrencySafe: boolean): TrackedTool {
     const scope = new CancellationScope({ cancellable: true, parent: this.deps.parentScope });
     const tool: TrackedTool = {
@@ -156,9 +158,12 @@ export class StreamingToolExecutor implements ToolExecutor {
         .run(async () => {
           await this.acquire();
           try {
-            // Aborted or cascaded while queued: never start.
+            // Aborted or cascaded while queued (or after an earlier Bash call failed): never start.
+            if (this.bashError !== undefined) tool.cancelReason ??= this.bashError;
             if (this.deps.isAborted() || tool.cancelReason !== undefined) return { cancelled: true as const };
-            return await this.deps.runTool(block);
+            const outcome = await this.deps.runTool(block);
+            if (block.name === BASH && outcome.isError) this.onBashError(tool);
+            return outcome;
           } finally {
             this.release();
           }

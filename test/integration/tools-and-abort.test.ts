@@ -424,6 +424,31 @@ describe('Bash error cascade', () => {
     expectValidApiOrder(harness.model.requests[1]);
   });
 
+  it('a failing Bash call also cancels the later calls of the same message (mkdir fails → cp is pointless)', async () => {
+    harness = await createHarness({
+      script: [
+        {
+          content: [
+            { type: 'tool_use', name: 'Bash', input: { command: 'mkdir build/out' } },
+            { type: 'tool_use', name: 'Write', input: { file_path: 'build/out/app.js', content: 'x' } },
+            { type: 'tool_use', name: 'Bash', input: { command: 'touch copied' } },
+          ],
+        },
+        { content: [{ type: 'text', text: 'mkdir failed first.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'build', config: harness.config(), taskQueue: harness.taskQueue });
+    await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+
+    const [mkdir, write, touch] = toolResultsOf(harness.model.requests[1]);
+    expect(mkdir.is_error).toBe(true);
+    for (const cancelled of [write, touch]) {
+      expect(cancelled).toMatchObject({ is_error: true, content: 'Cancelled: parallel tool call Bash(mkdir build/out) errored' });
+    }
+    await expect(readFile(path.join(harness.workspace, 'copied'), 'utf8')).rejects.toThrow();
+  });
+
   it('a failing Read does not cancel its siblings', async () => {
     harness = await createHarness({
       script: [
@@ -510,6 +535,9 @@ describe('abort', () => {
     const sent = JSON.stringify(harness.model.requests[1].body.messages);
     expect(sent).toContain('look around');
     expect(sent).toContain('try again');
+    // The model is told it was interrupted, between the two prompts (Claude Code's marker).
+    expect(sent.indexOf('[Request interrupted by user]')).toBeGreaterThan(sent.indexOf('look around'));
+    expect(sent.indexOf('[Request interrupted by user]')).toBeLessThan(sent.indexOf('try again'));
   });
 
   it('while tools run: ends with aborted_tools, the command dies, its result is "Interrupted by user", and the next input works', async () => {
