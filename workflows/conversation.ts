@@ -56,6 +56,7 @@ import {
   eventsQuery,
   historyQuery,
   statusQuery,
+  toolUseStreamedSchema,
   toolUseStreamedSignal,
   userInputSignal,
 } from './definitions';
@@ -133,13 +134,13 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   // ---- handlers first: signals can arrive before the main body runs ----
   setHandler(userInputSignal, (raw: UserInput | string) => {
-    const prompt = typeof raw === 'string' ? raw : raw?.prompt;
+    const prompt = typeof raw === 'string' ? raw : typeof raw === 'object' && raw !== null ? raw.prompt : undefined;
     if (typeof prompt !== 'string' || prompt.trim() === '') {
       // Signals cannot reply: log and drop (style §6).
       log.warn('Dropped userInput signal without a prompt', { received: raw });
       return;
     }
-    const uuid = (typeof raw === 'object' && typeof raw.uuid === 'string' && raw.uuid) || uuid4();
+    const uuid = (typeof raw === 'object' && raw !== null && typeof raw.uuid === 'string' && raw.uuid) || uuid4();
     pendingInputs.push({ prompt, uuid });
   });
   setHandler(abortSignal, () => {
@@ -150,7 +151,13 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(endSignal, () => {
     endRequested = true;
   });
-  setHandler(toolUseStreamedSignal, (streamed) => {
+  setHandler(toolUseStreamedSignal, (raw) => {
+    const parsed = toolUseStreamedSchema.safeParse(raw);
+    if (!parsed.success) {
+      log.warn('Dropped malformed toolUseStreamed signal', { received: raw });
+      return;
+    }
+    const streamed = parsed.data;
     // Only blocks of the model call now in flight count; late reports of an old attempt are dropped.
     if (!query?.executor || streamed.requestId !== query.requestId || query.aborted) return;
     // A report from a newer attempt of the same model call means the older attempt's stream was

@@ -6,6 +6,7 @@
  *   temporal workflow query  --workflow-id ID --type status
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { z } from 'zod';
 import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
@@ -29,6 +30,14 @@ export interface ToolUseStreamed {
   index: number;
   block: { type: 'tool_use'; id: string; name: string; input: unknown };
 }
+
+/** Validates `toolUseStreamed` (signals cannot reply, so a bad one is logged and dropped). */
+export const toolUseStreamedSchema = z.object({
+  requestId: z.string(),
+  attempt: z.number().int().positive(),
+  index: z.number().int().nonnegative(),
+  block: z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() }),
+});
 
 export const userInputSignal = defineSignal<[UserInput | string]>('userInput');
 export const abortSignal = defineSignal<[AbortInput?]>('abort');

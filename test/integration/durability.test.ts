@@ -167,7 +167,11 @@ describe('durability', () => {
 
   it('can be signalled and queried with the stock temporal CLI', async () => {
     harness = await createHarness({
-      script: [{ content: [{ type: 'text', text: 'First answer.' }] }, { content: [{ type: 'text', text: 'Answer to the CLI.' }] }],
+      script: [
+        { content: [{ type: 'text', text: 'First answer.' }] },
+        { content: [{ type: 'text', text: 'Answer to the CLI.' }] },
+        { content: [{ type: 'text', text: 'Answer to the bare string.' }] },
+      ],
     });
     await harness.startWorker();
     const { conversationId } = await runToResult(harness, 'first');
@@ -185,9 +189,20 @@ describe('durability', () => {
     expect(JSON.stringify(status)).toContain('"queryCount":2');
     expect(JSON.stringify(harness.model.requests[1].body.messages)).toContain('hello from the temporal CLI');
 
+    // Malformed signals are logged and dropped; they never wedge the workflow.
+    await execFileAsync(cli.path, ['workflow', 'signal', ...common, '--name', 'toolUseStreamed']);
+    await execFileAsync(cli.path, ['workflow', 'signal', ...common, '--name', 'userInput', '--input', '{"text":"wrong key"}']);
     // A bare string works too, for hand-typed signals.
+    await execFileAsync(cli.path, ['workflow', 'signal', ...common, '--name', 'userInput', '--input', '"a bare string prompt"']);
+    await eventually(
+      async () => (await harness!.api.status(conversationId)).lastResult?.result,
+      (result) => result === 'Answer to the bare string.',
+    );
+    expect(JSON.stringify(harness.model.requests[2].body.messages)).toContain('a bare string prompt');
+    expect(harness.model.requests).toHaveLength(3);
+
     await execFileAsync(cli.path, ['workflow', 'signal', ...common, '--name', 'end']);
     const summary = await harness.api.summary(conversationId);
-    expect(summary).toMatchObject({ endedBy: 'end_signal', queryCount: 2 });
+    expect(summary).toMatchObject({ endedBy: 'end_signal', queryCount: 3 });
   });
 });
