@@ -139,15 +139,33 @@ export function classifyModelError(error: unknown, consecutiveOverloaded: number
       if (fallbackAvailable && consecutiveOverloaded >= OVERLOADED_ATTEMPTS_BEFORE_FALLBACK) {
         return ApplicationFailure.nonRetryable(message, 'FallbackTriggered');
       }
-      return ApplicationFailure.retryable(message, 'overloaded_error');
+      return retryable(message, 'overloaded_error', retryAfterMs(error));
     }
     if (error.status !== undefined && NON_RETRYABLE_STATUSES.has(error.status)) {
       return ApplicationFailure.nonRetryable(message, type);
     }
-    return ApplicationFailure.retryable(message, type);
+    return retryable(message, type, retryAfterMs(error));
   }
   const message = error instanceof Error ? error.message : String(error);
   return ApplicationFailure.retryable(`Model call failed: ${message}`, 'model_call_error');
+}
+
+/** A retryable failure; the API's retry-after (when it sent one) overrides Temporal's backoff. */
+function retryable(message: string, type: string, nextRetryDelayMs: number | undefined): ApplicationFailure {
+  return ApplicationFailure.create({ message, type, nonRetryable: false, nextRetryDelay: nextRetryDelayMs });
+}
+
+/** The retry-after header (seconds or an HTTP date), or retry-after-ms, in milliseconds. */
+export function retryAfterMs(error: InstanceType<typeof Anthropic.APIError>): number | undefined {
+  const headers = error.headers;
+  const ms = Number(headers?.get('retry-after-ms'));
+  if (Number.isFinite(ms) && ms > 0) return ms;
+  const value = headers?.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds > 0 ? seconds * 1000 : undefined;
+  const at = Date.parse(value);
+  return Number.isFinite(at) && at > Date.now() ? at - Date.now() : undefined;
 }
 
 function apiErrorType(error: InstanceType<typeof Anthropic.APIError>): string {

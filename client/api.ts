@@ -27,6 +27,17 @@ export class ConversationNotFoundError extends Error {
   }
 }
 
+/** Thrown when input is sent to a conversation that has already ended. */
+export class ConversationEndedError extends Error {
+  override readonly name = 'ConversationEndedError';
+  constructor(
+    readonly conversationId: string,
+    readonly status: string,
+  ) {
+    super(`Conversation "${conversationId}" has ended (${status}); start a new one with \`durable-agent start\`.`);
+  }
+}
+
 export interface StartOptions {
   id?: string;
   prompt?: string;
@@ -96,27 +107,56 @@ export class ConversationClient {
     inputUuid: string,
     options: { afterSeq?: number; onEvent?: (event: ConversationEvent) => void; pollMs?: number; signal?: AbortSignal } = {},
   ): Promise<ResultMessage> {
+    const answers = (event: ConversationEvent) =>
+      event.message.type === 'result' && (event.message.input_uuid === inputUuid || event.message.input_uuids?.includes(inputUuid));
+    /** Undefined while the conversation runs; its status once it has closed. */
+    const closedStatus = async () => {
+      const { status } = await this.client.workflow.getHandle(conversationId).describe();
+      return status.name === 'RUNNING' ? undefined : status.name.toLowerCase();
+    };
     let afterSeq = options.afterSeq ?? 0;
-    while (true) {
+    for (let poll = 1; ; poll++) {
       options.signal?.throwIfAborted();
-      const page = await this.events(conversationId, afterSeq);
-      for (const event of page.events) {
+      let page: { events: ConversationEvent[]; nextSeq: number } | undefined;
+      try {
+        page = await this.events(conversationId, afterSeq);
+      } catch (error) {
+        // A closed run may have no worker left to answer queries; a running one may be between
+        // workers (crashed, restarting): keep waiting for that one.
+        const closed = await closedStatus();
+        if (closed) throw new Error(`Conversation "${conversationId}" is ${closed} and will not answer input ${inputUuid}.`);
+        if (error instanceof ConversationNotFoundError) throw error;
+      }
+      for (const event of page?.events ?? []) {
         options.onEvent?.(event);
-        if (event.message.type === 'result' && (event.message.input_uuid === inputUuid || event.message.input_uuids?.includes(inputUuid))) {
-          return event.message;
+        if (answers(event)) return event.message as ResultMessage;
+      }
+      afterSeq = page?.nextSeq ?? afterSeq;
+      // Now and then make sure there is still someone to answer (a one-shot conversation that
+      // ended, a failed or terminated run): never wait forever.
+      if (poll % 20 === 0) {
+        const closed = await closedStatus();
+        if (closed) {
+          const last = await this.events(conversationId, afterSeq).catch(() => undefined);
+          const result = last?.events.find(answers);
+          if (result) return result.message as ResultMessage;
+          throw new Error(`Conversation "${conversationId}" is ${closed} and will not answer input ${inputUuid}.`);
         }
       }
-      afterSeq = page.nextSeq;
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));
     }
   }
 
   private async guard<T>(conversationId: string, action: (handle: WorkflowHandle<typeof conversationWorkflow>) => Promise<T>): Promise<T> {
+    const handle = this.client.workflow.getHandle<typeof conversationWorkflow>(conversationId);
     try {
-      return await action(this.client.workflow.getHandle<typeof conversationWorkflow>(conversationId));
+      return await action(handle);
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(conversationId);
-      throw error;
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      // Signals to a closed workflow are "not found" too: say which it is.
+      const description = await handle.describe().catch(() => undefined);
+      if (description) throw new ConversationEndedError(conversationId, description.status.name.toLowerCase());
+      throw new ConversationNotFoundError(conversationId);
     }
   }
 

@@ -8,7 +8,7 @@ import { ZodError } from 'zod';
 import type { ConversationConfigInput } from '../common/config';
 import type { ResultMessage } from '../common/result';
 import type { ConversationEvent } from '../workflows/definitions';
-import { ConversationClient, ConversationNotFoundError } from './api';
+import { ConversationClient, ConversationEndedError, ConversationNotFoundError } from './api';
 import { TemporalUnreachableError, connectClient, temporalSettings } from './connection';
 import { formatEvent, formatResultLine, formatStatus } from './format';
 
@@ -108,7 +108,7 @@ function reportError(error: unknown, io: Io): number {
     io.err(`Error: invalid option: ${error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
     return 2;
   }
-  if (error instanceof TemporalUnreachableError || error instanceof ConversationNotFoundError) {
+  if (error instanceof TemporalUnreachableError || error instanceof ConversationNotFoundError || error instanceof ConversationEndedError) {
     io.err(`Error: ${error.message}`);
     return 1;
   }
@@ -232,7 +232,7 @@ async function sendCommand(args: string[], io: Io): Promise<number> {
   const prompt = promptFrom(words, 'send');
   const { api, close } = await connect();
   try {
-    const { nextSeq } = await api.events(conversationId);
+    const { nextEventSeq: nextSeq } = await api.status(conversationId);
     const inputUuid = await api.send(conversationId, prompt);
     io.out(`sent to ${conversationId} (input ${inputUuid})`);
     if (!values.follow) return 0;

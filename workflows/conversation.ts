@@ -69,7 +69,7 @@ import { parseTokenBudget } from './token-budget';
 const MAX_EVENTS_KEPT = 1000;
 /** Events carried across continue-as-new (the feed's tail). */
 const EVENTS_CARRIED_OVER = 200;
-/** Tool results in the progress feed are cut to this (the transcript keeps them whole). */
+/** Texts, tool inputs and tool results in the progress feed are cut to this (the transcript keeps them whole). */
 const FEED_TOOL_RESULT_CHARS = 2_000;
 /** Failures of the model activity that mean "overloaded": the fallback model may take over. */
 const OVERLOADED_FAILURE_TYPES = new Set(['overloaded_error', 'FallbackTriggered']);
@@ -188,6 +188,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     lastResult,
     ended: phase === 'ended',
     continuedAsNewCount: carried?.continuedAsNewCount ?? 0,
+    nextEventSeq,
   }));
   setHandler(eventsQuery, (afterSeq = 0) => ({
     events: events.filter((event) => event.seq >= afterSeq),
@@ -589,13 +590,29 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
 /** Keeps the events feed (and so query payloads and continue-as-new input) small. */
 function trimForFeed(message: ConversationEvent['message']): ConversationEvent['message'] {
-  if (message.type !== 'user' || typeof message.message.content === 'string') return message;
+  if (message.type === 'assistant') {
+    // Tool inputs (a Write's whole file) and long texts are cut; the transcript keeps them.
+    const content = message.message.content.map((block) => {
+      if (block.type === 'text') return { ...block, text: trimText(block.text) };
+      if (block.type === 'tool_use') {
+        const input = JSON.stringify(block.input ?? null);
+        return input.length > FEED_TOOL_RESULT_CHARS ? { ...block, input: { truncated: trimText(input) } } : block;
+      }
+      if (block.type === 'thinking') return { ...block, thinking: trimText(block.thinking), signature: undefined };
+      return block;
+    });
+    return { ...message, message: { ...message.message, content } };
+  }
+  if (message.type !== 'user') return message;
+  if (typeof message.message.content === 'string') return { ...message, message: { ...message.message, content: trimText(message.message.content) } };
   const content = message.message.content.map((block) =>
-    block.type === 'tool_result' && typeof block.content === 'string' && block.content.length > FEED_TOOL_RESULT_CHARS
-      ? { ...block, content: `${block.content.slice(0, FEED_TOOL_RESULT_CHARS)}… (${block.content.length} characters)` }
-      : block,
+    block.type === 'tool_result' && typeof block.content === 'string' ? { ...block, content: trimText(block.content) } : block,
   );
   return { ...message, message: { ...message.message, content } };
+}
+
+function trimText(text: string): string {
+  return text.length > FEED_TOOL_RESULT_CHARS ? `${text.slice(0, FEED_TOOL_RESULT_CHARS)}… (${text.length} characters)` : text;
 }
 
 function failureMessage(error: unknown): string {

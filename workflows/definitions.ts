@@ -88,6 +88,8 @@ export interface ConversationStatus {
   ended: boolean;
   /** Set when the conversation was carried over by continue-as-new. */
   continuedAsNewCount: number;
+  /** Sequence number the next event will get: poll `events` from here to see only what is new. */
+  nextEventSeq: number;
 }
 
 /** One entry of the progress feed clients poll (`events` query). */

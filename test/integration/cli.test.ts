@@ -115,4 +115,24 @@ describe('CLI against a server', () => {
     const json = JSON.parse((await cli('status', '--json', 'cli-conversation')).out);
     expect(json).toMatchObject({ conversationId: 'cli-conversation', queryCount: 2, lastResult: { result: 'Still here.' } });
   });
+
+  it('explains that an ended conversation takes no more input, and never waits forever for one', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'One and done.' }] }] });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+    await harness.startWorker();
+    const { api } = harness;
+    const { conversationId } = await api.start({ prompt: 'once', config: harness.config({ oneShot: true }), taskQueue: harness.taskQueue });
+    await api.summary(conversationId);
+
+    const sent = await cli('send', conversationId, 'and again?');
+    expect(sent.code).toBe(1);
+    expect(sent.err).toContain(`Conversation "${conversationId}" has ended (completed)`);
+
+    // A conversation terminated while a client waits: the wait ends with a clear error.
+    const waiting = await api.start({ prompt: 'hang', config: harness.config(), taskQueue: 'no-worker-polls-this-queue' });
+    const waitForIt = api.waitForResult(waiting.conversationId, waiting.inputUuid!, { pollMs: 20 });
+    await harness.client.workflow.getHandle(waiting.conversationId).terminate('test');
+    await expect(waitForIt).rejects.toThrow(`Conversation "${waiting.conversationId}" is terminated`);
+  });
 });

@@ -66,6 +66,14 @@ describe('classifyModelError', () => {
     expect(classifyModelError(apiError(529, 'overloaded_error', 'Overloaded'), 9, false).nonRetryable).toBe(false);
   });
 
+  it("uses the API's retry-after as the next retry delay", () => {
+    const limited = Anthropic.APIError.generate(429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow' } }, undefined, new Headers({ 'retry-after': '7' }));
+    expect(classifyModelError(limited, 0, false)).toMatchObject({ nonRetryable: false, nextRetryDelay: 7000 });
+    const precise = Anthropic.APIError.generate(529, { type: 'error', error: { type: 'overloaded_error', message: 'busy' } }, undefined, new Headers({ 'retry-after-ms': '1500' }));
+    expect(classifyModelError(precise, 1, false).nextRetryDelay).toBe(1500);
+    expect(classifyModelError(apiError(500, 'api_error', 'boom'), 0, false).nextRetryDelay).toBeUndefined();
+  });
+
   it("keeps the API's message", () => {
     expect(classifyModelError(apiError(400, 'invalid_request_error', 'max_tokens: too large'), 1, false).message).toContain('max_tokens: too large');
   });
