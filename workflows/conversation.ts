@@ -67,6 +67,8 @@ import { INTERRUPTED_BY_USER, StreamingToolExecutor } from './tool-orchestration
 import { parseTokenBudget } from './token-budget';
 
 const MAX_EVENTS_KEPT = 1000;
+/** Below Temporal's default 2 MB payload limit, with room for encoding overhead (UTF-8, metadata). */
+const MAX_MODEL_REQUEST_PAYLOAD_CHARS = 1_800_000;
 /** Events carried across continue-as-new (the feed's tail). */
 const EVENTS_CARRIED_OVER = 200;
 /** Texts, tool inputs and tool results in the progress feed are cut to this (the transcript keeps them whole). */
@@ -269,6 +271,19 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         : undefined,
       fallbackAvailable: Boolean(config.fallbackModel) && request.model !== config.fallbackModel,
     };
+    // Temporal rejects payloads over 2 MB, and a rejected command would fail this workflow task
+    // over and over. A request that large (possible only with very large context windows) is
+    // too long for the transport: the loop treats it as prompt-too-long.
+    const payloadChars = JSON.stringify(activityInput).length;
+    if (payloadChars > MAX_MODEL_REQUEST_PAYLOAD_CHARS) {
+      return {
+        type: 'prompt_too_long',
+        durationMs: 0,
+        errorMessage:
+          `The conversation is too large to pass through Temporal (${(payloadChars / 1_000_000).toFixed(1)} MB; ` +
+          `payloads are limited to 2 MB). Start a new conversation.`,
+      };
+    }
     const scope = new CancellationScope({ cancellable: true, parent: query.scope });
     try {
       const result = await scope.run(() =>

@@ -50,4 +50,18 @@ describe('limits', () => {
     expect(await harness.api.waitForResult(conversationId, next)).toMatchObject({ subtype: 'success', result: 'Short answer.' });
     expect(JSON.stringify(harness.model.requests[0].body.messages)).not.toContain('lorem ipsum');
   });
+
+  it('ends a query whose request would exceed Temporal\'s payload limit, instead of wedging the workflow', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Small again.' }] }] });
+    await harness.startWorker();
+    // A context window this large lets a 1.9 MB prompt past the token limits; Temporal's 2 MB
+    // payload limit is what stops it.
+    const { result, conversationId } = await runToResult(harness, `Read this: ${'abc '.repeat(475_000)}`, { contextWindowTokens: 2_000_000 });
+
+    expect(result).toMatchObject({ is_error: true, terminal_reason: 'prompt_too_long' });
+    expect(result.result).toContain('too large to pass through Temporal');
+    expect(harness.model.requests).toHaveLength(0);
+    const next = await harness.api.send(conversationId, 'Short question.');
+    expect(await harness.api.waitForResult(conversationId, next)).toMatchObject({ subtype: 'success', result: 'Small again.' });
+  });
 });
