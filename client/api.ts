@@ -2,7 +2,7 @@
  * Typed client API for conversations: start, send follow-ups, read status and events, abort,
  * end, and wait for a query's result. The CLI is a thin shell over this.
  */
-import { type Client, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { type ConversationConfigInput, SEARCH_ATTRIBUTE_MODEL, SEARCH_ATTRIBUTE_STATUS, parseConversationConfig } from '../common/config';
 import type { ResultMessage } from '../common/result';
@@ -49,7 +49,9 @@ export class ConversationClient {
   constructor(readonly client: Client) {}
 
   /** Starts a conversation workflow; returns its id and the uuid of the first input. */
-  async start(options: StartOptions): Promise<{ conversationId: string; inputUuid?: string; handle: WorkflowHandle<typeof conversationWorkflow> }> {
+  async start(
+    options: StartOptions,
+  ): Promise<{ conversationId: string; inputUuid?: string; handle: WorkflowHandleWithFirstExecutionRunId<typeof conversationWorkflow> }> {
     const config = parseConversationConfig(options.config); // clear field errors before anything is sent
     const conversationId = options.id ?? newConversationId(options.prompt);
     const inputUuid = options.prompt ? randomUUID() : undefined;

@@ -1,7 +1,7 @@
 /**
  * Records workflow histories into test/histories/ for the replay test (test/integration/replay.test.ts).
  *
- *   npx tsx scripts/record-histories.ts
+ *   npx tsx scripts/record-histories.ts [scenario ...]     (default: all)
  *
  * Each scenario runs a real conversation (ephemeral dev server, real worker, the scripted model
  * server) and saves its event history. The replay test then proves that today's workflow code
@@ -78,6 +78,51 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    name: 'streaming-tools-fallback',
+    prompt: 'Look around, then summarize.',
+    files: { 'a.txt': 'a\n', 'b.txt': 'b\n' },
+    config: { fallbackModel: 'claude-haiku-5-5', modelMaximumAttempts: 5 },
+    model: {
+      // Two safe calls start while the reply streams; the next call is overloaded until the
+      // fallback model takes over.
+      respond: (request) => {
+        const turn = request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length;
+        if (turn === 0) {
+          return {
+            deltaDelayMs: 20,
+            content: [
+              { type: 'tool_use', name: 'Read', input: { file_path: 'a.txt' } },
+              { type: 'tool_use', name: 'Grep', input: { pattern: 'b' } },
+              { type: 'text', text: 'Reading both files while I keep talking about what I will do next.' },
+            ],
+          };
+        }
+        if (request.body.model !== 'claude-haiku-5-5') return { error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } };
+        return { content: [{ type: 'text', text: 'a and b.' }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      await api.end(id);
+    },
+  },
+  {
+    name: 'mid-query-continue-as-new',
+    prompt: 'Write two files.',
+    config: { continueAsNewAfterEvents: 10 },
+    model: {
+      script: [
+        { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'one.txt', content: '1' } }] },
+        { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'two.txt', content: '2' } }] },
+        { content: [{ type: 'text', text: 'Wrote both.' }] },
+      ],
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {
@@ -88,7 +133,8 @@ async function main(): Promise<void> {
     const connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection, namespace: 'default' });
     const api = new ConversationClient(client);
-    for (const scenario of SCENARIOS) {
+    const only = process.argv.slice(2);
+    for (const scenario of SCENARIOS.filter((candidate) => only.length === 0 || only.includes(candidate.name))) {
       const model = await startScriptedModelServer(scenario.model);
       const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-record-'));
       for (const [file, content] of Object.entries(scenario.files ?? {})) await writeFile(path.join(workspace, file), content);
@@ -105,6 +151,7 @@ async function main(): Promise<void> {
         }),
       });
       const id = `history-${scenario.name}`;
+      let firstRunId: string | undefined;
       await worker.runUntil(async () => {
         const started = await api.start({
           id,
@@ -112,13 +159,20 @@ async function main(): Promise<void> {
           taskQueue,
           config: { cwd: workspace, modelInitialRetryIntervalMs: 100, ...scenario.config },
         });
+        firstRunId = started.handle.firstExecutionRunId;
         await scenario.drive(api, started.conversationId, started.inputUuid!);
         await api.summary(started.conversationId);
       });
-      const history = await client.workflow.getHandle(id).fetchHistory();
-      const file = path.join(HISTORIES_DIR, `${scenario.name}.json`);
-      await writeFile(file, historyToJSON(history));
-      console.log(`recorded ${history.events?.length ?? 0} events -> ${path.relative(process.cwd(), file)}`);
+      // The first run, and the last one when the conversation continued-as-new in between.
+      const lastRunId = (await client.workflow.getHandle(id).describe()).runId;
+      const runs: Array<[string, string | undefined]> = [[`${scenario.name}.json`, firstRunId]];
+      if (lastRunId !== firstRunId) runs.push([`${scenario.name}-last-run.json`, lastRunId]);
+      for (const [name, runId] of runs) {
+        const history = await client.workflow.getHandle(id, runId).fetchHistory();
+        const file = path.join(HISTORIES_DIR, name);
+        await writeFile(file, historyToJSON(history));
+        console.log(`recorded ${history.events?.length ?? 0} events -> ${path.relative(process.cwd(), file)}`);
+      }
       await workerConnection.close();
       await model.close();
       await rm(workspace, { recursive: true, force: true });
