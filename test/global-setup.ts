@@ -7,7 +7,12 @@
  * - Otherwise: ensureTemporalCli() (which may build the CLI with Go on the first run — hence hookTimeout) and an
  *   ephemeral, in-memory, headless dev server on free ports, stopped at teardown.
  */
+import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { WORKFLOWS_PATH } from '../worker/worker';
 import { isTemporalReachable, startDevServer, type DevServer } from '../scripts/dev-server';
 import { ensureTemporalCli } from '../scripts/temporal-cli';
 
@@ -15,7 +20,19 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** host:port of the Temporal frontend the integration tests use (namespace `default`). */
     temporalAddress: string;
+    /** File holding the workflow bundle, built once per test run (see test/helpers/harness.ts). */
+    workflowBundlePath: string;
   }
+}
+
+/** Bundles the workflow code once for the whole run; every test file's workers load it. */
+async function bundleOnce(project: TestProject): Promise<() => Promise<void>> {
+  const code = (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') })).code;
+  const directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-bundle-'));
+  const file = path.join(directory, 'workflow-bundle.js');
+  await writeFile(file, code);
+  project.provide('workflowBundlePath', file);
+  return () => rm(directory, { recursive: true, force: true });
 }
 
 const log = (line: string) => process.stderr.write(`[global-setup] ${line}\n`);
@@ -28,15 +45,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
     log(`Using the Temporal server at TEMPORAL_TEST_ADDRESS=${existing}`);
     project.provide('temporalAddress', existing);
-    return async () => {};
+    return bundleOnce(project);
   }
 
   const cli = await ensureTemporalCli({ log });
   let server: DevServer | undefined = await startDevServer({ ephemeral: true, headless: true, cliPath: cli.path, log });
   project.provide('temporalAddress', server.address);
+  const removeBundle = await bundleOnce(project);
   return async () => {
     const s = server;
     server = undefined;
     await s?.stop();
+    await removeBundle();
   };
 }

@@ -4,7 +4,7 @@
  * Workflow code is bundled once per test file; each test gets its own task queue and worker.
  */
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import Anthropic from '@anthropic-ai/sdk';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -22,7 +22,7 @@ import {
   type ScriptedModelServerOptions,
   startScriptedModelServer,
 } from '../../testing/scripted-model-server';
-import { WORKFLOWS_PATH, createWorker } from '../../worker/worker';
+import { createWorker } from '../../worker/worker';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -33,21 +33,10 @@ try {
   /* already installed in this process */
 }
 
-let bundlePromise: ReturnType<typeof bundleWorkflowCode> | undefined;
-/** The workflow bundle, built once per test file. */
-export function workflowBundle(): ReturnType<typeof bundleWorkflowCode> {
-  bundlePromise ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
-  return bundlePromise;
+/** The workflow bundle the global setup built once for the whole test run. */
+export function workflowBundle(): { codePath: string } {
+  return { codePath: inject('workflowBundlePath') };
 }
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
 
 export interface Harness {
   address: string;
@@ -106,7 +95,7 @@ export async function createHarness(modelOptions: ScriptedModelServerOptions = {
         namespace: 'default',
         taskQueue,
         activities: createActivities({ anthropic, stateDir, temporalClient: client }),
-        workflowBundle: await workflowBundle(),
+        workflowBundle: workflowBundle(),
         overrides: { shutdownGraceTime: '1 second' },
       });
       const running = worker.run();

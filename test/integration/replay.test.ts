@@ -22,7 +22,7 @@ describe('replay of recorded histories', async () => {
   for (const file of files) {
     it(`replays ${file}`, async () => {
       const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8')));
-      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, `replay-${file}`);
+      await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, history, `replay-${file}`);
     });
   }
 });
