@@ -6,12 +6,11 @@
  */
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunToolInput, RunToolResult } from '../common/activity-types';
 import { getToolSpec } from '../common/tool-specs';
-import { killProcessGroup, processGroupExists } from './shell';
 import { type JournalEntry, ToolJournal, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
 
@@ -66,7 +65,6 @@ export function createRunTool(deps: RunToolDeps) {
     context.heartbeat({ progress: '' });
     const heartbeat = setInterval(() => context.heartbeat({ progress: progressTail }), HEARTBEAT_INTERVAL_MS);
     let result: ToolExecutionResult;
-    let journaling: Promise<void> = Promise.resolve();
     try {
       result = await deps.executeTool(input.name, input.input, {
         cwd: input.cwd,
@@ -74,11 +72,7 @@ export function createRunTool(deps: RunToolDeps) {
         onProgress: (chunk: string) => {
           progressTail = (progressTail + chunk).slice(-PROGRESS_TAIL_CHARS);
         },
-        onProcessGroup: (processGroup) => {
-          if (!entry) return;
-          entry = { ...entry, processGroup };
-          journaling = journal.put(input.cwd, entry);
-        },
+        processEnv: mutating ? { [TOOL_USE_MARKER]: input.toolUseId } : undefined,
       });
     } catch (error) {
       if (context.cancellationSignal.aborted) {
@@ -88,7 +82,6 @@ export function createRunTool(deps: RunToolDeps) {
       throw error;
     } finally {
       clearInterval(heartbeat);
-      await journaling;
     }
 
     const budgeted = await applyResultBudget(deps.stateDir, input, result);
@@ -99,15 +92,43 @@ export function createRunTool(deps: RunToolDeps) {
   };
 }
 
+/** Environment variable that marks every process a journaled tool call starts. */
+export const TOOL_USE_MARKER = 'DURABLE_AGENT_TOOL_USE_ID';
+
 /**
- * A command of a dead worker keeps running in its own process group. On the same host the retry
- * stops it, so it cannot go on changing the workspace after the model was told it did not finish.
+ * A command of a dead worker keeps running (it has its own process group). The retry finds its
+ * processes by the marker in their environment — not by pid, which another process may have
+ * been given since — and stops them, so the command cannot go on changing the workspace after
+ * the model was told it did not finish. Only the host that ran it can do this.
  */
 async function stopLeftoverProcesses(previous: JournalEntry): Promise<string> {
-  if (previous.processGroup === undefined || previous.host !== os.hostname()) return '';
-  if (!processGroupExists(previous.processGroup)) return '';
-  await killProcessGroup(previous.processGroup);
+  if (previous.status !== 'started') return ''; // a cancelled attempt killed its own processes
+  if (previous.host !== undefined && previous.host !== os.hostname()) {
+    return ` It ran on ${previous.host}; if it is still running there, it may keep changing the workspace.`;
+  }
+  const pids = await findMarkedProcesses(previous.toolUseId);
+  if (pids.length === 0) return '';
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* exited meanwhile */
+    }
+  }
   return ' Its processes were still running and have been stopped.';
+}
+
+/** Pids whose environment carries this tool_use's marker (Linux /proc; none elsewhere). */
+async function findMarkedProcesses(toolUseId: string): Promise<number[]> {
+  const marker = `${TOOL_USE_MARKER}=${toolUseId}`;
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  const found: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environment = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => '');
+    if (environment.split('\0').includes(marker)) found.push(Number(entry));
+  }
+  return found;
 }
 
 /** Mutating = a known tool whose valid input is not read-only. Invalid input never runs, so it needs no journal. */

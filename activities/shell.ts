@@ -28,8 +28,6 @@ export interface ShellOptions {
   env?: Record<string, string>;
   /** Output as it arrives (stdout and stderr interleaved). */
   onOutput?: (text: string) => void;
-  /** The process group id (the shell's pid), once spawned. */
-  onSpawn?: (groupId: number) => void;
 }
 
 export interface ShellRun {
@@ -47,7 +45,7 @@ export interface ShellRun {
 }
 
 /** True while any process (zombies included) is in process group `groupId`. */
-export function processGroupExists(groupId: number): boolean {
+function processGroupExists(groupId: number): boolean {
   try {
     process.kill(-groupId, 0);
     return true;
@@ -57,7 +55,7 @@ export function processGroupExists(groupId: number): boolean {
 }
 
 /** SIGTERM the whole group, give it a short grace, then SIGKILL whatever is left. */
-export async function killProcessGroup(groupId: number, graceMs = KILL_GRACE_MS): Promise<void> {
+async function killProcessGroup(groupId: number, graceMs = KILL_GRACE_MS): Promise<void> {
   try {
     process.kill(-groupId, 'SIGTERM');
   } catch {
@@ -106,7 +104,6 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });
-  if (child.pid !== undefined) options.onSpawn?.(child.pid);
   if (options.stdin !== undefined && child.stdin) {
     child.stdin.on('error', () => undefined); // the command may exit without reading it
     child.stdin.end(options.stdin);

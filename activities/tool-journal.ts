@@ -15,9 +15,8 @@ export interface JournalEntry {
   input: unknown;
   status: 'started' | 'finished' | 'cancelled';
   attempt: number;
-  /** Host and process group of a running command, so a retry on the same host can stop leftovers. */
+  /** Host the attempt ran on (its leftovers can only be stopped there). */
   host?: string;
-  processGroup?: number;
   startedAt: string;
   finishedAt?: string;
   result?: { content: string; isError: boolean; persistedPath?: string };

@@ -26,7 +26,7 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     timeoutMs,
     signal: context.signal,
     onOutput: context.onProgress,
-    onSpawn: context.onProcessGroup,
+    env: context.processEnv,
   });
   if (run.startError) return { isError: true, content: `Failed to start bash: ${run.startError.message}` };
 

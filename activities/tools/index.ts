@@ -28,8 +28,11 @@ export interface ToolExecutionContext {
   signal: AbortSignal;
   /** Streamed output (Bash), e.g. for heartbeats and live status. */
   onProgress?: (chunk: string) => void;
-  /** Called with the process group id of a command once it runs (Bash), for the journal. */
-  onProcessGroup?: (groupId: number) => void;
+  /**
+   * Environment variables every process the tool starts inherits (Bash). The journal marks
+   * commands with the tool_use id, so a retry can find what a dead worker left running.
+   */
+  processEnv?: Record<string, string>;
 }
 
 /** A tool_result's content and is_error flag. */
