@@ -67,8 +67,11 @@ import { INTERRUPTED_BY_USER, StreamingToolExecutor } from './tool-orchestration
 import { parseTokenBudget } from './token-budget';
 
 const MAX_EVENTS_KEPT = 1000;
-/** Below Temporal's default 2 MB payload limit, with room for encoding overhead (UTF-8, metadata). */
-const MAX_MODEL_REQUEST_PAYLOAD_CHARS = 1_800_000;
+/**
+ * Budget for one payload (a model request, the continue-as-new input): below Temporal's default
+ * 2 MB limit, with room for the payload's metadata and the rest of the command.
+ */
+const MAX_PAYLOAD_BYTES = 1_800_000;
 /** Events carried across continue-as-new (the feed's tail). */
 const EVENTS_CARRIED_OVER = 200;
 /** Texts, tool inputs and tool results in the progress feed are cut to this (the transcript keeps them whole). */
@@ -104,7 +107,17 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const events: ConversationEvent[] = carried?.recentEvents ?? [];
 
   let phase: Phase = 'idle';
-  let endRequested = false;
+  let endRequested = carried?.endRequested ?? false;
+  /** A query suspended by the previous run, resumed before anything else. */
+  let resuming: QueryInProgress | undefined = carried?.queryInProgress;
+  /** An abort that arrived before the resumed query was running again. */
+  let abortBeforeResume = false;
+  /** False once the state proved too large for a continue-as-new payload. */
+  let continueAsNewFits = true;
+  const shouldContinueAsNew = (): boolean => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength > config.continueAsNewAfterEvents;
+  };
   let currentModel = config.model;
   let turnCount = 0;
   let transitions: TransitionType[] = [];
@@ -146,7 +159,12 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     pendingInputs.push({ prompt, uuid });
   });
   setHandler(abortSignal, () => {
-    if (!query || query.aborted) return;
+    if (!query) {
+      // The new run receives buffered signals before its main body runs.
+      if (resuming) abortBeforeResume = true;
+      return;
+    }
+    if (query.aborted) return;
     query.aborted = true;
     query.scope.cancel();
   });
@@ -224,7 +242,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   };
   const activities = (options: ActivityOptions) => proxyActivities<Activities>(options);
 
-  if (!sessionContext) {
+  if (!sessionContext && !carried?.sessionContextAttempted) {
     // seed §2.5: getSystemContext/getUserContext are memoized per session.
     try {
       // On the workspace's host, like the tools: CLAUDE.md, git state and settings live there.
@@ -256,9 +274,6 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     if (!query) throw ApplicationFailure.nonRetryable('callModel outside a query', 'InternalError');
     setPhase('calling_model');
     const requestId = uuid4();
-    query.requestId = requestId;
-    query.streamAttempt = undefined;
-    query.executor = executor;
     const activityInput: CallModelInput = {
       conversationId,
       model: request.model,
@@ -274,16 +289,19 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     // Temporal rejects payloads over 2 MB, and a rejected command would fail this workflow task
     // over and over. A request that large (possible only with very large context windows) is
     // too long for the transport: the loop treats it as prompt-too-long.
-    const payloadChars = JSON.stringify(activityInput).length;
-    if (payloadChars > MAX_MODEL_REQUEST_PAYLOAD_CHARS) {
+    const payloadBytes = jsonBytes(activityInput);
+    if (payloadBytes > MAX_PAYLOAD_BYTES) {
       return {
         type: 'prompt_too_long',
         durationMs: 0,
         errorMessage:
-          `The conversation is too large to pass through Temporal (${(payloadChars / 1_000_000).toFixed(1)} MB; ` +
+          `The conversation is too large to pass through Temporal (${(payloadBytes / 1_000_000).toFixed(1)} MB; ` +
           `payloads are limited to 2 MB). Start a new conversation.`,
       };
     }
+    query.requestId = requestId;
+    query.streamAttempt = undefined;
+    query.executor = executor;
     const scope = new CancellationScope({ cancellable: true, parent: query.scope });
     try {
       const result = await scope.run(() =>
@@ -406,6 +424,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const scope = new CancellationScope({ cancellable: true });
     query = { scope, aborted: false };
     const activeQuery = query;
+    if (resumed && abortBeforeResume) {
+      abortBeforeResume = false;
+      activeQuery.aborted = true;
+      scope.cancel();
+    }
     const deps: QueryDeps = {
       uuid: uuid4,
       newToolExecutor: () =>
@@ -426,10 +449,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         }),
       isAborted: () => activeQuery.aborted,
       // Mid-query continue-as-new keeps a long task's history bounded (architecture notes).
-      shouldSuspend: () => {
-        const info = workflowInfo();
-        return info.continueAsNewSuggested || info.historyLength > config.continueAsNewAfterEvents;
-      },
+      shouldSuspend: () => continueAsNewFits && shouldContinueAsNew(),
       onModelChange: (model) => {
         currentModel = model;
       },
@@ -552,55 +572,77 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     return undefined;
   };
 
-  const continueAsNewWith = async (queryInProgress?: QueryInProgress): Promise<never> => {
+  /**
+   * Continues as new with the conversation's state, or returns false when that state would not
+   * fit in one payload (then this run goes on, and does not try again: its history just grows).
+   */
+  const continueAsNewWith = async (queryInProgress?: QueryInProgress): Promise<false> => {
     await condition(allHandlersFinished);
-    return continueAsNew<typeof conversationWorkflow>({
-      config: input.config,
-      carried: {
-        messages,
-        usage,
-        totalCostUsd,
-        queryCount,
-        pendingInputs,
-        lastResult,
-        lastQueryTransitions,
-        continuedAsNewCount: (carried?.continuedAsNewCount ?? 0) + 1,
-        nextEventSeq,
-        recentEvents: events.slice(-EVENTS_CARRIED_OVER),
-        sessionContext,
-        queryInProgress,
-      },
-    });
+    const next: CarriedState = {
+      messages,
+      usage,
+      totalCostUsd,
+      queryCount,
+      pendingInputs,
+      lastResult,
+      lastQueryTransitions,
+      continuedAsNewCount: (carried?.continuedAsNewCount ?? 0) + 1,
+      nextEventSeq,
+      recentEvents: events.slice(-EVENTS_CARRIED_OVER),
+      sessionContext,
+      sessionContextAttempted: true,
+      queryInProgress,
+      endRequested,
+    };
+    // The feed's tail is a convenience; the transcript is not.
+    if (jsonBytes({ config: input.config, carried: next }) > MAX_PAYLOAD_BYTES) next.recentEvents = [];
+    const bytes = jsonBytes({ config: input.config, carried: next });
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      log.warn('Conversation state too large to continue as new; staying in this run', { bytes });
+      continueAsNewFits = false;
+      return false;
+    }
+    return continueAsNew<typeof conversationWorkflow>({ config: input.config, carried: next });
   };
 
   // ---- main body: wait for input, run queries, carry state forward ----
   if (input.initialPrompt) pendingInputs.unshift({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
   let endedBy: ConversationSummary['endedBy'] = 'end_signal';
-  if (carried?.queryInProgress) {
-    const suspended = await submitMessage(carried.queryInProgress.pending, carried.queryInProgress);
-    if (suspended) await continueAsNewWith(suspended);
-  }
   while (true) {
-    setPhase(pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
-    const gotInput = await condition(() => pendingInputs.length > 0 || endRequested, config.idleTimeoutMs);
-    if (!gotInput) {
-      endedBy = 'idle_timeout';
-      break;
+    let suspended: QueryInProgress | undefined;
+    if (resuming) {
+      const resumed = resuming;
+      suspended = await submitMessage(resumed.pending, resumed);
+      resuming = undefined;
+    } else {
+      setPhase(pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
+      const gotInput = await condition(() => pendingInputs.length > 0 || endRequested, config.idleTimeoutMs);
+      if (!gotInput) {
+        endedBy = 'idle_timeout';
+        break;
+      }
+      if (pendingInputs.length === 0) break; // end requested with nothing queued
+      suspended = await submitMessage(pendingInputs.shift()!);
     }
-    if (pendingInputs.length === 0) break; // end requested with nothing queued
-    const suspended = await submitMessage(pendingInputs.shift()!);
-    if (suspended) await continueAsNewWith(suspended);
+    if (suspended && !(await continueAsNewWith(suspended))) {
+      resuming = suspended; // it did not fit: carry on with the same query in this run
+      continue;
+    }
     if (config.oneShot) {
       endedBy = 'one_shot';
       break;
     }
     if (endRequested && pendingInputs.length === 0) break;
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > config.continueAsNewAfterEvents) await continueAsNewWith();
+    if (continueAsNewFits && shouldContinueAsNew()) await continueAsNewWith();
   }
   setPhase('ended');
   await condition(allHandlersFinished);
   return { conversationId, endedBy, queryCount, usage, totalCostUsd, lastResult };
+}
+
+/** UTF-8 size of a value as JSON — what Temporal's payload limit counts. */
+function jsonBytes(value: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(value)).length;
 }
 
 /** Keeps the events feed (and so query payloads and continue-as-new input) small. */

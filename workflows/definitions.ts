@@ -134,6 +134,10 @@ export interface CarriedState {
   sessionContext?: import('../common/activity-types').SessionContext;
   /** A query suspended mid-way for continue-as-new; the new run resumes it first. */
   queryInProgress?: QueryInProgress;
+  /** Loading the session context was tried (it is not retried on every run when it failed). */
+  sessionContextAttempted?: boolean;
+  /** `end` arrived before the switch: the conversation ends after the running query. */
+  endRequested?: boolean;
 }
 
 /** A running query's bookkeeping, carried across continue-as-new. */

@@ -165,6 +165,31 @@ describe('durability', () => {
     expect(harness.model.requests).toHaveLength(4);
   });
 
+  it('keeps end and one-shot across a mid-query continue-as-new', async () => {
+    const writes = () => [
+      { content: [{ type: 'tool_use' as const, name: 'Write', input: { file_path: 'a.txt', content: 'a' } }] },
+      { content: [{ type: 'tool_use' as const, name: 'Bash', input: { command: 'sleep 1; cat a.txt' } }] },
+      { content: [{ type: 'text' as const, text: 'Done.' }] },
+    ];
+    harness = await createHarness({ script: [...writes(), ...writes()] });
+    await harness.startWorker();
+
+    // `end` sent while the query runs: after the query (finished in a later run) the conversation ends.
+    const ended = await harness.api.start({ prompt: 'work', config: harness.config({ continueAsNewAfterEvents: 10 }), taskQueue: harness.taskQueue });
+    await eventually(async () => harness!.model.requests.length, (count) => count >= 1);
+    await harness.api.end(ended.conversationId);
+    expect(await harness.api.summary(ended.conversationId)).toMatchObject({ endedBy: 'end_signal', queryCount: 1, lastResult: { result: 'Done.' } });
+
+    // A one-shot conversation ends after its query even when that query moved to a new run.
+    const oneShot = await harness.api.start({
+      prompt: 'work',
+      config: harness.config({ continueAsNewAfterEvents: 10, oneShot: true }),
+      taskQueue: harness.taskQueue,
+    });
+    const summary = await harness.api.summary(oneShot.conversationId);
+    expect(summary).toMatchObject({ endedBy: 'one_shot', queryCount: 1, lastResult: { result: 'Done.', num_turns: 3 } });
+  });
+
   it('can be signalled and queried with the stock temporal CLI', async () => {
     harness = await createHarness({
       script: [
