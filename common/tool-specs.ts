@@ -10,7 +10,7 @@ import { grepToolSpec } from './tools/grep';
 import { readToolSpec } from './tools/read';
 import { writeToolSpec } from './tools/write';
 
-export { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, bashInputSchema, bashToolSpec, type BashInput } from './tools/bash';
+export { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, bashInputSchema, bashToolSpec, interpretExitCode, type BashInput } from './tools/bash';
 export { editInputSchema, editToolSpec, type EditInput } from './tools/edit';
 export { GLOB_MAX_RESULTS, globInputSchema, globToolSpec, type GlobInput } from './tools/glob';
 export { GREP_OUTPUT_MODES, grepInputSchema, grepToolSpec, type GrepInput, type GrepOutputMode } from './tools/grep';

@@ -73,7 +73,7 @@ interface TrackedTool {
 export class StreamingToolExecutor implements ToolExecutor {
   private readonly tracked = new Map<string, TrackedTool>();
   /** Set once a Bash call of this message failed: the reason every later call is not run. */
-  private bashError: string | undefined;
+  private bashError: { reason: string; toolUseId: string } | undefined;
   private sawUnsafeWhileStreaming = false;
   private running = 0;
   private readonly waiters: Array<() => void> = [];
@@ -102,6 +102,7 @@ export class StreamingToolExecutor implements ToolExecutor {
   async discard(): Promise<void> {
     const pending = [...this.tracked.values()];
     this.tracked.clear();
+    this.bashError = undefined; // it belonged to the abandoned attempt
     for (const tool of pending) tool.scope.cancel();
     await Promise.all(pending.map((tool) => tool.promise));
   }
@@ -109,12 +110,17 @@ export class StreamingToolExecutor implements ToolExecutor {
   async *getRemainingResults(toolUses: ToolUseBlock[], assistant: AssistantMessage): AsyncGenerator<Message, void> {
     // Early work for blocks that are not in the final answer belongs to a discarded attempt.
     const finalIds = new Set(toolUses.map((block) => block.id));
+    const dropped: Array<Promise<unknown>> = [];
     for (const [id, tool] of this.tracked) {
       if (!finalIds.has(id) || !sameCall(tool.block, toolUses.find((block) => block.id === id)!)) {
         tool.scope.cancel();
         this.tracked.delete(id);
+        dropped.push(tool.promise);
+        if (this.bashError?.toolUseId === id) this.bashError = undefined;
       }
     }
+    // Let dropped work release its concurrency slots before the final calls start.
+    await Promise.all(dropped);
     for (const batch of partitionToolCalls(toolUses)) {
       const tools = batch.blocks.map((block) => this.tracked.get(block.id) ?? this.start(block, batch.isConcurrencySafe));
       for (const tool of tools) {
@@ -139,10 +145,12 @@ export class StreamingToolExecutor implements ToolExecutor {
    * every later call of the same message. Read/Glob/Grep failures are independent and do not.
    */
   private onBashError(failed: TrackedTool): void {
-    this.bashError ??= `Cancelled: parallel tool call ${describeToolUse(failed.block)} errored`;
+    // Only a call of the current attempt cascades (a dropped early call no longer counts).
+    if (this.tracked.get(failed.block.id) !== failed) return;
+    this.bashError ??= { reason: `Cancelled: parallel tool call ${describeToolUse(failed.block)} errored`, toolUseId: failed.block.id };
     for (const sibling of this.tracked.values()) {
       if (sibling !== failed && sibling.cancelReason === undefined) {
-        sibling.cancelReason = this.bashError;
+        sibling.cancelReason = this.bashError.reason;
         sibling.scope.cancel();
       }
     }
@@ -159,7 +167,7 @@ export class StreamingToolExecutor implements ToolExecutor {
           await this.acquire();
           try {
             // Aborted or cascaded while queued (or after an earlier Bash call failed): never start.
-            if (this.bashError !== undefined) tool.cancelReason ??= this.bashError;
+            if (this.bashError !== undefined) tool.cancelReason ??= this.bashError.reason;
             if (this.deps.isAborted() || tool.cancelReason !== undefined) return { cancelled: true as const };
             const outcome = await this.deps.runTool(block);
             if (block.name === BASH && outcome.isError) this.onBashError(tool);

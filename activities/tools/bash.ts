@@ -4,7 +4,7 @@
  * cancelled activity would keep running on the worker host with no conversation to report to.
  */
 import { stat } from 'node:fs/promises';
-import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput } from '../../common/tools/bash';
+import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput, interpretExitCode } from '../../common/tools/bash';
 import { MAX_CAPTURE_BYTES, runShellCommand } from '../shell';
 import type { ToolExecutionContext, ToolExecutionResult } from './index';
 
@@ -37,9 +37,14 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     parts.push(`Command timed out after ${timeoutMs}ms`);
     return { isError: true, content: parts.join('\n') };
   }
-  if (run.exitCode !== 0) {
-    parts.push(run.exitCode === null ? `Command terminated by signal ${run.exitSignal}` : `Exit code ${run.exitCode}`);
+  if (run.exitCode === null) {
+    parts.push(`Command terminated by signal ${run.exitSignal}`);
     return { isError: true, content: parts.join('\n') };
+  }
+  if (run.exitCode !== 0) {
+    const exit = interpretExitCode(input.command, run.exitCode);
+    parts.push(exit.meaning ? `Exit code ${run.exitCode} (${exit.meaning})` : `Exit code ${run.exitCode}`);
+    return { isError: exit.isError, content: parts.join('\n') };
   }
   return { isError: false, content: parts.length === 0 ? NO_OUTPUT : parts.join('\n') };
 }

@@ -57,3 +57,31 @@ Usage notes:
 function truncate(text: string, length: number): string {
   return text.length <= length ? text : `${text.slice(0, length - 1)}…`;
 }
+
+/** Programs whose exit code 1 is an answer, not a failure (Claude Code's command semantics). */
+const EXIT_ONE_MEANINGS: Record<string, string> = {
+  grep: 'no matches found',
+  egrep: 'no matches found',
+  fgrep: 'no matches found',
+  rg: 'no matches found',
+  diff: 'files differ',
+  cmp: 'files differ',
+  test: 'condition is false',
+  '[': 'condition is false',
+};
+
+/**
+ * Whether a non-zero exit is an error. `grep` finding nothing, `diff` finding differences and
+ * `test` being false exit with 1 without anything having gone wrong; treating them as errors
+ * would also cancel the rest of the message (the Bash cascade). Only a single pipeline is judged
+ * this way: in `a && grep x`, an exit code of 1 may come from `a`.
+ */
+export function interpretExitCode(command: string, exitCode: number): { isError: boolean; meaning?: string } {
+  if (exitCode === 0) return { isError: false };
+  if (exitCode !== 1 || /&&|\|\||;|\n/.test(command)) return { isError: true };
+  const lastStage = command.split('|').at(-1)!.trim();
+  const words = lastStage.split(/\s+/).filter((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
+  const program = (words[0] ?? '').split('/').at(-1)!;
+  const meaning = Object.hasOwn(EXIT_ONE_MEANINGS, program) ? EXIT_ONE_MEANINGS[program] : undefined;
+  return meaning ? { isError: false, meaning } : { isError: true };
+}

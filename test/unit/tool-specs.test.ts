@@ -6,6 +6,7 @@ import {
   TOOL_NAMES,
   TOOL_SPECS,
   getToolSpec,
+  interpretExitCode,
   isToolName,
 } from '../../common/tool-specs';
 
@@ -126,5 +127,22 @@ describe('strict input schemas', () => {
   it('accepts the literal -i and -n keys of Grep', () => {
     const parsed = spec('Grep').inputSchema.parse({ pattern: 'x', '-i': true, '-n': true, output_mode: 'content', head_limit: 5 });
     expect(parsed).toMatchObject({ '-i': true, '-n': true });
+  });
+});
+
+describe('interpretExitCode (Claude Code command semantics)', () => {
+  it.each([
+    ['grep -rn TODO src', 1, false, 'no matches found'],
+    ['cat log | grep error', 1, false, 'no matches found'],
+    ['LANG=C rg needle', 1, false, 'no matches found'],
+    ['diff a.txt b.txt', 1, false, 'files differ'],
+    ['[ -f build/app.js ]', 1, false, 'condition is false'],
+    ['/usr/bin/test -d out', 1, false, 'condition is false'],
+    ['grep x file', 2, true, undefined],
+    ['mkdir a && grep x a/file', 1, true, undefined],
+    ['npm test', 1, true, undefined],
+    ['ls', 0, false, undefined],
+  ])('%s exiting %i → error %s', (command, code, isError, meaning) => {
+    expect(interpretExitCode(command, code)).toEqual(meaning ? { isError, meaning } : { isError });
   });
 });
