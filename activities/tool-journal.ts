@@ -30,6 +30,8 @@ export function workspaceStateDir(stateDir: string, cwd: string): string {
   return path.join(stateDir, 'workspaces', `${slug}-${hash}`);
 }
 
+let temporaryCounter = 0;
+
 export class ToolJournal {
   constructor(private readonly stateDir: string) {}
 
@@ -50,7 +52,7 @@ export class ToolJournal {
   async put(cwd: string, entry: JournalEntry): Promise<void> {
     const file = this.file(cwd, entry.toolUseId);
     await mkdir(path.dirname(file), { recursive: true });
-    const temporary = `${file}.${process.pid}.tmp`;
+    const temporary = `${file}.${process.pid}.${++temporaryCounter}.tmp`; // unique: puts may overlap
     await writeFile(temporary, JSON.stringify(entry));
     await rename(temporary, file);
   }

@@ -133,6 +133,11 @@ export class ConversationClient {
         options.onEvent?.(event);
         if (answers(event)) return event.message as ResultMessage;
       }
+      // Fell behind the feed (it keeps a bounded tail): the last result may still be the answer.
+      if (page && page.events.length > 0 && page.events[0].seq > afterSeq) {
+        const { lastResult } = await this.status(conversationId);
+        if (lastResult && (lastResult.input_uuid === inputUuid || lastResult.input_uuids?.includes(inputUuid))) return lastResult;
+      }
       afterSeq = page?.nextSeq ?? afterSeq;
       // Now and then make sure there is still someone to answer (a one-shot conversation that
       // ended, a failed or terminated run): never wait forever.
