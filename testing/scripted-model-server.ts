@@ -28,6 +28,7 @@
 import * as http from 'node:http';
 import { createHash } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
+import type { StopReason } from '../common/messages';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -41,14 +42,7 @@ export type ScriptedBlock =
   | { type: 'redacted_thinking'; data: string };
 
 /** Stop reasons the Messages API can report. */
-export type ScriptedStopReason =
-  | 'end_turn'
-  | 'tool_use'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'refusal'
-  | 'pause_turn'
-  | 'model_context_window_exceeded';
+export type ScriptedStopReason = StopReason;
 
 /** One scripted answer to one `POST /v1/messages` request. */
 export interface ScriptedTurn {
