@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES, isTemporalReachable, startDevServer } from '../../scripts/dev-server';
@@ -61,15 +64,22 @@ describe('ensureTemporalCli', () => {
     expect(lines.join('\n')).toContain('TEMPORAL_CLI_PATH');
   });
 
-  it('finds the cached build when TEMPORAL_CLI_PATH is unset and `temporal` is not on PATH', async (ctx) => {
+  it('finds the cached build when TEMPORAL_CLI_PATH is unset and `temporal` is not on PATH', async () => {
+    // A cache of our own, holding the binary this machine found (wherever it came from).
     const found = await ensureTemporalCli({ log: () => {} });
-    if (found.source !== 'cache' && found.source !== 'go install') {
-      ctx.skip(); // this machine uses a CLI from PATH or TEMPORAL_CLI_PATH, not the cache
+    const cacheRoot = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-cache-'));
+    try {
+      vi.stubEnv('DURABLE_AGENT_CACHE_DIR', cacheRoot);
+      await mkdir(path.dirname(cachedCliPath()), { recursive: true });
+      await symlink(found.path, cachedCliPath());
+      vi.stubEnv('TEMPORAL_CLI_PATH', '');
+      vi.stubEnv('PATH', '/nonexistent');
+      const again = await ensureTemporalCli({ log: () => {} });
+      expect(again).toEqual({ path: cachedCliPath(), source: 'cache' });
+      expect(again.path.startsWith(cacheRoot)).toBe(true);
+    } finally {
+      await rm(cacheRoot, { recursive: true, force: true });
     }
-    vi.stubEnv('TEMPORAL_CLI_PATH', '');
-    vi.stubEnv('PATH', '/nonexistent');
-    const again = await ensureTemporalCli({ log: () => {} });
-    expect(again).toEqual({ path: cachedCliPath(), source: 'cache' });
   });
 
   it('fails loudly when TEMPORAL_CLI_PATH points at nothing', async () => {
