@@ -413,7 +413,6 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const usageBefore = resumed?.usageBefore ?? usage;
     const costBefore = resumed?.costBefore ?? totalCostUsd;
     const consumedInputUuids = resumed ? [...resumed.consumedInputUuids] : [pending.uuid];
-    const transcriptLengthBefore = resumed ? undefined : messages.length;
     if (!resumed) {
       queryCount++;
       const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
@@ -528,14 +527,15 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       };
     }
     let inputDropped = false;
-    if ((terminal.reason === 'prompt_too_long' || terminal.reason === 'blocking_limit') && transcriptLengthBefore !== undefined) {
-      // The input itself made the request too large and the model never answered: keeping it
-      // would make every later query fail the same way. It stays in the events feed.
-      const added = messages.slice(transcriptLengthBefore);
-      if (!added.some((message) => message.type === 'assistant')) {
-        messages = messages.slice(0, transcriptLengthBefore);
-        inputDropped = true;
-      }
+    if (terminal.reason === 'prompt_too_long' || terminal.reason === 'blocking_limit') {
+      // Inputs the model never answered (the query's own, or ones queued into it) made the request
+      // too large: keeping them would make every later query fail the same way. They leave the
+      // transcript (the events feed keeps them); tool results and everything answered stay.
+      const inputs = new Set(consumedInputUuids);
+      const lastAnswered = messages.map((message) => message.type).lastIndexOf('assistant');
+      const kept = messages.filter((message, index) => !(index > lastAnswered && message.type === 'user' && inputs.has(message.uuid)));
+      inputDropped = kept.length !== messages.length;
+      messages = kept;
     }
     // Safety net: the loop answers every tool_use itself; anything left would break the next request.
     const danglingContent = terminal.reason.startsWith('aborted') ? INTERRUPTED_BY_USER : 'The tool call did not complete.';
@@ -549,7 +549,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       subtype: subtypeFor(terminal.reason),
       is_error: isError,
       result: isError
-        ? `${terminal.error ?? describeTerminal(terminal)}${inputDropped ? ' The message was not kept in the conversation; send a shorter one.' : ''}`
+        ? `${terminal.error ?? describeTerminal(terminal)}${inputDropped ? ' The unanswered message was not kept in the conversation; send a shorter one.' : ''}`
         : lastAssistantText,
       num_turns: turnCount,
       duration_ms: Date.now() - startedAt,

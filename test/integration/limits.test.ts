@@ -3,7 +3,7 @@
  * conversation past the context window's blocking limit is refused before anything is sent.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, createHarness, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -41,7 +41,7 @@ describe('limits', () => {
 
     expect(result).toMatchObject({ is_error: true, terminal_reason: 'blocking_limit', transitions: [] });
     expect(result.result).toContain("too long for the model's context window");
-    expect(result.result).toContain('The message was not kept in the conversation');
+    expect(result.result).toContain('message was not kept in the conversation');
     expect(harness.model.requests).toHaveLength(0);
     expect((await harness.api.status(conversationId)).phase).toBe('awaiting_input');
 
@@ -63,5 +63,28 @@ describe('limits', () => {
     expect(harness.model.requests).toHaveLength(0);
     const next = await harness.api.send(conversationId, 'Short question.');
     expect(await harness.api.waitForResult(conversationId, next)).toMatchObject({ subtype: 'success', result: 'Small again.' });
+  });
+
+  it('drops a queued input that overflows the context, keeping the answered turns', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 2; echo slept' } }] },
+        { content: [{ type: 'text', text: 'Back to normal.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'nap', config: harness.config({ contextWindowTokens: 30_000 }), taskQueue: harness.taskQueue });
+    await eventually(() => harness!.api.status(started.conversationId), (status) => status.toolsInFlight.length > 0);
+    const queued = await harness.api.send(started.conversationId, `Also read: ${'lorem ipsum '.repeat(8_000)}`);
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+
+    expect(result).toMatchObject({ terminal_reason: 'blocking_limit', input_uuids: [started.inputUuid, queued] });
+    expect(result.result).toContain('message was not kept in the conversation');
+    const next = await harness.api.send(started.conversationId, 'Just say hi.');
+    expect(await harness.api.waitForResult(started.conversationId, next)).toMatchObject({ result: 'Back to normal.' });
+    const sent = harness.model.requests[1].body.messages;
+    expectValidApiOrder(harness.model.requests[1]);
+    expect(JSON.stringify(sent)).toContain('slept');
+    expect(JSON.stringify(sent)).not.toContain('lorem ipsum');
   });
 });

@@ -327,7 +327,7 @@ describe('model-call recovery', () => {
 
     expect(result).toMatchObject({ subtype: 'error_during_execution', is_error: true, terminal_reason: 'prompt_too_long', transitions: [] });
     expect(result.result).toContain('prompt is too long: 250000 tokens > 200000 maximum');
-    expect(result.result).toContain('The message was not kept in the conversation');
+    expect(result.result).toContain('message was not kept in the conversation');
     expect(harness.model.requests).toHaveLength(1); // returned as data, not retried
     const status = await harness.api.status(conversationId);
     expect(status).toMatchObject({ phase: 'awaiting_input', ended: false, lastQueryTransitions: [] });
