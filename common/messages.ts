@@ -134,10 +134,6 @@ export type Message = UserMessage | AssistantMessage | SystemMessage | Tombstone
 /** Messages that belong to the transcript (the history the model sees is derived from these). */
 export type TranscriptMessage = UserMessage | AssistantMessage;
 
-export function isTranscriptMessage(message: Message): message is TranscriptMessage {
-  return message.type === 'user' || message.type === 'assistant';
-}
-
 export function toolUseBlocksOf(message: AssistantMessage): ToolUseBlock[] {
   return message.message.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
 }

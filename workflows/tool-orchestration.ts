@@ -94,11 +94,6 @@ export class StreamingToolExecutor implements ToolExecutor {
     this.start(block, true);
   }
 
-  /** Tool ids started early (for status and tests). */
-  startedEarly(): string[] {
-    return [...this.tracked.keys()];
-  }
-
   async discard(): Promise<void> {
     const pending = [...this.tracked.values()];
     this.tracked.clear();
