@@ -4,9 +4,9 @@
  */
 import { type Client, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { type ConversationConfigInput, SEARCH_ATTRIBUTE_MODEL, SEARCH_ATTRIBUTE_STATUS, parseConversationConfig } from '../common/config';
+import { type ConversationConfigInput, parseConversationConfig } from '../common/config';
 import type { ResultMessage } from '../common/result';
-import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
+import { MODEL_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import {
   type ConversationEvent,
   type ConversationStatus,
@@ -171,7 +171,8 @@ export class ConversationClient {
   private async supportedSearchAttributes(): Promise<boolean> {
     try {
       const response = await this.client.connection.operatorService.listSearchAttributes({ namespace: this.client.options.namespace });
-      return Boolean(response.customAttributes?.[SEARCH_ATTRIBUTE_STATUS] && response.customAttributes?.[SEARCH_ATTRIBUTE_MODEL]);
+      const registered = response.customAttributes ?? {};
+      return SEARCH_ATTRIBUTES.every((key) => registered[key.name] !== undefined);
     } catch {
       return false; // e.g. Temporal Cloud API keys without operator access
     }

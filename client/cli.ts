@@ -9,7 +9,7 @@ import type { ConversationConfigInput } from '../common/config';
 import type { ResultMessage } from '../common/result';
 import type { ConversationEvent } from '../workflows/definitions';
 import { ConversationClient, ConversationEndedError, ConversationNotFoundError } from './api';
-import { TemporalUnreachableError, connectClient, temporalSettings } from './connection';
+import { TemporalUnreachableError, connectClient, temporalSettings } from '../infra/connection';
 import { formatEvent, formatResultLine, formatStatus } from './format';
 
 const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
@@ -87,7 +87,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       }
       case 'server': {
         parse(rest, {}, 0, 'server');
-        const { runServerForPeople } = await import('../scripts/dev-server');
+        const { runServerForPeople } = await import('../infra/dev-server');
         await runServerForPeople();
         return 0;
       }

@@ -21,7 +21,7 @@ import { ConversationClient } from '../client/api';
 import type { ConversationConfigInput } from '../common/config';
 import { type ScriptedModelServerOptions, startScriptedModelServer } from '../testing/scripted-model-server';
 import { createWorker } from '../worker/worker';
-import { startDevServer } from './dev-server';
+import { startDevServer } from '../infra/dev-server';
 
 const HISTORIES_DIR = path.resolve(__dirname, '..', 'test', 'histories');
 

@@ -13,8 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { WORKFLOWS_PATH } from '../worker/worker';
-import { isTemporalReachable, startDevServer, type DevServer } from '../scripts/dev-server';
-import { ensureTemporalCli } from '../scripts/temporal-cli';
+import { isTemporalReachable, startDevServer, type DevServer } from '../infra/dev-server';
+import { ensureTemporalCli } from '../infra/temporal-cli';
 
 declare module 'vitest' {
   export interface ProvidedContext {

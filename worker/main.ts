@@ -5,7 +5,7 @@
  */
 import { NativeConnection } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
-import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../client/connection';
+import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { createWorker } from './worker';
 
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {

@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput, interpretExitCode } from '../../common/tools/bash';
 import { MAX_CAPTURE_BYTES, runShellCommand } from '../shell';
-import type { ToolExecutionContext, ToolExecutionResult } from './index';
+import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 /** Output kept in memory per command; the caller applies the model-facing result budget. */
 export const BASH_MAX_CAPTURE_BYTES = MAX_CAPTURE_BYTES;

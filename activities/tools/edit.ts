@@ -2,8 +2,8 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EditInput } from '../../common/tools/edit';
-import type { ToolExecutionContext, ToolExecutionResult } from './index';
-import { formatNumberedLine, looksBinary } from './read';
+import type { ToolExecutionContext, ToolExecutionResult } from './types';
+import { formatNumberedLine, looksBinary } from './files';
 
 /** Lines of context shown on each side of the edit in the confirmation snippet. */
 const SNIPPET_CONTEXT_LINES = 4;

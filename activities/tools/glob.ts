@@ -6,7 +6,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GLOB_MAX_RESULTS, type GlobInput } from '../../common/tools/glob';
-import type { ToolExecutionContext, ToolExecutionResult } from './index';
+import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 const GLOB_CHARACTERS = /[*?[{\\]/;
 

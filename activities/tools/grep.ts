@@ -3,14 +3,14 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { GrepInput } from '../../common/tools/grep';
 import { READ_MAX_LINE_LENGTH } from '../../common/tools/read';
+import { BINARY_SNIFF_BYTES } from './files';
 import { globToRegExp, skippedDirectoriesFor, walkFiles, type WalkedFile } from './glob';
-import type { ToolExecutionContext, ToolExecutionResult } from './index';
+import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 /** Files larger than this are skipped (generated bundles, data dumps). */
 export const GREP_MAX_FILE_BYTES = 20 * 1024 * 1024;
 /** Content mode stops collecting past this many characters; the caller's result budget is far smaller. */
 const GREP_MAX_CONTENT_CHARS = 10 * 1024 * 1024;
-const BINARY_SNIFF_BYTES = 8192;
 
 interface FileMatches {
   readonly absolutePath: string;

@@ -19,27 +19,9 @@ import { executeGlob } from './glob';
 import { executeGrep } from './grep';
 import { executeRead } from './read';
 import { executeWrite } from './write';
+import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
-/** What a tool needs from its caller. */
-export interface ToolExecutionContext {
-  /** Directory relative paths resolve against and Bash runs in. */
-  cwd: string;
-  /** Aborting cancels the tool; executeTool then throws the signal's reason. */
-  signal: AbortSignal;
-  /** Streamed output (Bash), e.g. for heartbeats and live status. */
-  onProgress?: (chunk: string) => void;
-  /**
-   * Environment variables every process the tool starts inherits (Bash). The journal marks
-   * commands with the tool_use id, so a retry can find what a dead worker left running.
-   */
-  processEnv?: Record<string, string>;
-}
-
-/** A tool_result's content and is_error flag. */
-export interface ToolExecutionResult {
-  content: string;
-  isError: boolean;
-}
+export type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 type ToolImplementation = (input: unknown, context: ToolExecutionContext) => Promise<ToolExecutionResult>;
 

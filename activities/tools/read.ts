@@ -1,30 +1,11 @@
 /** Read tool implementation: `cat -n` style numbered lines, streamed so large files stay cheap. */
 import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, type ReadInput } from '../../common/tools/read';
-import type { ToolExecutionContext, ToolExecutionResult } from './index';
-
-/** Bytes inspected for NUL when deciding whether a file is binary. */
-export const BINARY_SNIFF_BYTES = 8192;
-
-/** Format one line as `cat -n` does: the number right-aligned in 6 columns, then a tab. */
-export function formatNumberedLine(lineNumber: number, text: string): string {
-  return `${String(lineNumber).padStart(6, ' ')}\t${text}`;
-}
-
-/** True when the first bytes of the file contain a NUL byte (what grep and git call binary). */
-export async function looksBinary(filePath: string): Promise<boolean> {
-  const handle = await open(filePath, 'r');
-  try {
-    const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, BINARY_SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } finally {
-    await handle.close();
-  }
-}
+import { formatNumberedLine, looksBinary } from './files';
+import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 function truncateLine(line: string): string {
   if (line.length <= READ_MAX_LINE_LENGTH) return line;

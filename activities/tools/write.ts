@@ -2,7 +2,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { WriteInput } from '../../common/tools/write';
-import type { ToolExecutionContext, ToolExecutionResult } from './index';
+import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 /** Write: "File created successfully at: PATH" or "The file PATH has been updated successfully." */
 export async function executeWrite(input: WriteInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {

@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES, isTemporalReachable, startDevServer } from '../../scripts/dev-server';
-import { cachedCliPath, ensureTemporalCli } from '../../scripts/temporal-cli';
+import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
+import { isTemporalReachable, startDevServer } from '../../infra/dev-server';
+import { cachedCliPath, ensureTemporalCli } from '../../infra/temporal-cli';
 
 /** temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD */
 const INDEXED_VALUE_TYPE_KEYWORD = 2;
@@ -34,7 +35,7 @@ describe('the shared Temporal dev server (test/global-setup.ts)', () => {
   it('has the project search attributes registered as Keyword', async () => {
     const res = await client.connection.operatorService.listSearchAttributes({ namespace: 'default' });
     const custom = res.customAttributes ?? {};
-    for (const name of Object.keys(SEARCH_ATTRIBUTES)) {
+    for (const { name } of SEARCH_ATTRIBUTES) {
       expect(custom, `search attribute ${name}`).toHaveProperty(name);
       expect(custom[name]).toBe(INDEXED_VALUE_TYPE_KEYWORD);
     }

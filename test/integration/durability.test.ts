@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Responder } from '../../testing/scripted-model-server';
-import { ensureTemporalCli } from '../../scripts/temporal-cli';
+import { ensureTemporalCli } from '../../infra/temporal-cli';
 import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 
 const execFileAsync = promisify(execFile);

@@ -10,7 +10,7 @@
  *   5. the download that `@temporalio/testing` does for `TestWorkflowEnvironment.createLocal()`
  *      (https://temporal.download, needs internet access; cached under `<cache dir>/sdk-download/`).
  *
- * `tsx scripts/temporal-cli.ts` (`npm run temporal:ensure`) ensures the CLI and prints its path on stdout;
+ * `tsx infra/temporal-cli.ts` (`npm run temporal:ensure`) ensures the CLI and prints its path on stdout;
  * progress goes to stderr.
  */
 import { spawn, spawnSync } from 'node:child_process';

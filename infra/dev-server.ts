@@ -1,5 +1,5 @@
 /**
- * Start a Temporal dev server (`temporal server start-dev`) from the CLI that scripts/temporal-cli.ts finds or builds.
+ * Start a Temporal dev server (`temporal server start-dev`) from the CLI that infra/temporal-cli.ts finds or builds.
  *
  * - `startDevServer()` — used by the test global setup (ephemeral, in-memory, free ports, headless) and by anything
  *   else that needs a throwaway server.
@@ -12,10 +12,20 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { type SearchAttributeType } from '@temporalio/common';
+import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { ensureTemporalCli, forwardLines } from './temporal-cli';
 
-/** The project's custom search attributes (name → Temporal search attribute type). */
-export const SEARCH_ATTRIBUTES = { DurableAgentStatus: 'Keyword', DurableAgentModel: 'Keyword' } as const;
+/** How `temporal server start-dev --search-attribute name=TYPE` spells each search attribute type. */
+const CLI_SEARCH_ATTRIBUTE_TYPES: Record<SearchAttributeType, string> = {
+  TEXT: 'Text',
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
+};
 
 export const REPO_ROOT = path.resolve(__dirname, '..');
 /** Where `npm run server` keeps its state (git-ignored: `.durable-agent/`). */
@@ -47,9 +57,36 @@ export interface DevServerOptions {
   startTimeoutMs?: number;
   /** Use this Temporal CLI binary instead of calling ensureTemporalCli(). */
   cliPath?: string;
+  /** Dynamic config values laid over {@link DEV_SERVER_DYNAMIC_CONFIG}, key by key (benchmarks compare settings). */
+  dynamicConfig?: Record<string, DynamicConfigValue>;
   /** Extra arguments for `temporal server start-dev`. */
   extraArgs?: string[];
 }
+
+export type DynamicConfigValue = string | number | boolean;
+
+/**
+ * The dynamic config every dev server the project starts gets (`--dynamic-config-value key=JSON`): tests' global
+ * setup, `npm run server`, `npm start`'s demo, benchmarks. Performance figures: bench/results/dispatch-latency.md
+ * (`npm run bench:dispatch`: a workflow awaiting 50 no-op activities in sequence, ms per hop, 2-core machine).
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, DynamicConfigValue>> = {
+  // Same as the TypeScript SDK's own test server; the version check would call out to the internet.
+  'frontend.enableServerVersionCheck': false,
+  'frontend.enableUpdateWorkflowExecution': true,
+  'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
+  // Every workflow or activity task reaches matching through a read of its history shard's transfer queue, and those
+  // reads are limited to 20 per second per shard (burst 20). The dev server has ONE shard, shared by every workflow
+  // on it: once the burst is spent each dispatch waits 50 ms, 100 ms per activity hop (50 hops: 5.05 s). At 1000/s:
+  // 19–21 ms per hop; 100/s and 10000/s measured the same, so at 1000 the limit no longer binds.
+  'history.transferProcessorMaxPollRPS': 1000,
+  // Eager activity execution: the reply to the workflow task completion carries the activity task it scheduled,
+  // saving a transfer-queue read and a trip through matching per activity: 100 → 50 ms per hop under the default
+  // limit, 19.8 → 16.6 ms per hop with the raised one.
+  'system.enableActivityEagerExecution': true,
+  // Left at their defaults because they measured no different: 4 task queue partitions (1 partition: 100.0 vs
+  // 100.0 ms per hop; 18.7 vs 19.7 ms with the settings above) and matching.forwarderMaxRatePerSecond (100.0 ms).
+};
 
 export interface DevServer {
   /** host:port of the frontend gRPC service. */
@@ -172,17 +209,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   else args.push('--ui-port', String(uiPort));
   if (dbFilename) args.push('--db-filename', dbFilename);
   args.push('--namespace', namespace);
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${CLI_SEARCH_ATTRIBUTE_TYPES[key.type]}`);
   args.push('--log-level', options.logLevel ?? 'warn');
-  // Same dynamic config the TypeScript SDK's own test server uses; the version check would call out to the internet.
-  args.push(
-    '--dynamic-config-value',
-    'frontend.enableServerVersionCheck=false',
-    '--dynamic-config-value',
-    'frontend.enableUpdateWorkflowExecution=true',
-    '--dynamic-config-value',
-    'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
-  );
+  for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
   args.push(...(options.extraArgs ?? []));
 
   log(
@@ -317,7 +348,7 @@ export async function runServerForPeople(overrides: Partial<DevServerOptions> = 
   log(`Temporal server:  ${server.address}   (namespace ${server.namespace})`);
   log(`Web UI:           ${server.uiUrl}`);
   log(`State:            ${overrides.dbFilename ?? DEFAULT_DB_FILENAME}`);
-  log(`Search attributes: ${Object.keys(SEARCH_ATTRIBUTES).join(', ')}`);
+  log(`Search attributes: ${SEARCH_ATTRIBUTES.map((key) => key.name).join(', ')}`);
   log('Press Ctrl+C to stop.');
 
   await new Promise<void>((resolve, reject) => {
