@@ -14,24 +14,25 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { ConversationClient } from '../client/api';
-import { connectClient, connectionOptions, temporalSettings } from '../client/connection';
+import { connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { formatEvent } from '../client/format';
 import { DEFAULT_MODEL } from '../common/config';
 import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
 import { createWorker } from '../worker/worker';
-import { DEFAULT_DB_FILENAME, DEFAULT_UI_PORT, type DevServer, REPO_ROOT, isTemporalReachable, startDevServer } from './dev-server';
+import { DEFAULT_DB_FILENAME, DEFAULT_UI_PORT, type DevServer, REPO_ROOT, isTemporalReachable, startDevServer } from '../infra/dev-server';
 
 const DEMO_WORKSPACE = path.join(REPO_ROOT, '.durable-agent', 'demo-workspace');
 const PROMPT = 'The test in test.js fails. Find the bug in math.js, fix it, and run `node test.js` to verify.';
 
-const FILES: Record<string, string> = {
+/** The demo workspace: a one-line bug in math.js that test.js catches (also used by `npm run smoke`). */
+export const FILES: Record<string, string> = {
   'math.js': `// Small math helpers.\nfunction sum(numbers) {\n  let total = 0;\n  for (let i = 1; i < numbers.length; i++) total += numbers[i];\n  return total;\n}\n\nfunction average(numbers) {\n  return numbers.length === 0 ? 0 : sum(numbers) / numbers.length;\n}\n\nmodule.exports = { sum, average };\n`,
   'test.js': `const assert = require('node:assert');\nconst { sum, average } = require('./math');\n\nassert.strictEqual(sum([1, 2, 3]), 6);\nassert.strictEqual(average([2, 4, 6]), 4);\nconsole.log('all tests passed');\n`,
   'CLAUDE.md': `# Demo project\nRun \`node test.js\` to test. Keep fixes minimal.\n`,
 };
 
 /** The scripted conversation: explore, reproduce, fix, verify, report — keyed on the turn number. */
-const demoResponder: Responder = (request) => {
+export const demoResponder: Responder = (request) => {
   const turn = request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length;
   const slow = { deltaDelayMs: 15 };
   switch (turn) {
@@ -64,7 +65,8 @@ const demoResponder: Responder = (request) => {
   }
 };
 
-async function ensureServer(): Promise<{ address: string; uiUrl?: string; server?: DevServer }> {
+/** The Temporal server at TEMPORAL_ADDRESS if one answers, else the local dev server (started here). */
+export async function ensureServer(): Promise<{ address: string; uiUrl?: string; server?: DevServer }> {
   const settings = temporalSettings();
   if (await isTemporalReachable(settings.address, 2_000)) {
     console.log(`Using the Temporal server at ${settings.address}.`);
@@ -150,7 +152,10 @@ async function main(): Promise<void> {
   process.exitCode = exitCode;
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+// Only when run (`npm start`), not when the smoke run imports the helpers above.
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

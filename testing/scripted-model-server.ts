@@ -14,7 +14,14 @@
  *  - `POST /v1/messages/count_tokens` `{input_tokens}`: a chars/4 estimate unless overridden.
  *  - anything else                    404 not_found_error.
  *
- * What each `/v1/messages` request gets is decided by a script: a responder function (if it
+ * Every request is first validated by {@link validateMessagesRequest} (testing/messages-api-validator.ts),
+ * at least as strictly as the real API: a body the API would refuse gets the API's 400
+ * invalid_request_error with the API's message — e.g. "messages: text content blocks must be non-empty",
+ * "system.1: cache_control cannot be set for empty text blocks", a tool_use without its
+ * tool_result — and is listed in `rejections`, so the test harness fails on any 400 a test did
+ * not ask for.
+ *
+ * What each valid `/v1/messages` request gets is decided by a script: a responder function (if it
  * returns a turn) or else the next queued {@link ScriptedTurn}. An empty queue is a loud HTTP 500
  * so a test that under-scripts fails visibly instead of hanging.
  *
@@ -29,6 +36,7 @@ import * as http from 'node:http';
 import { createHash } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import type { StopReason } from '../common/messages';
+import { validateMessagesRequest } from './messages-api-validator';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -103,6 +111,16 @@ export interface ScriptedModelServerOptions {
   log?: (line: string) => void;
 }
 
+/** A request the validator refused with a 400 (not a scripted `error` turn). */
+export interface Rejection {
+  /** `index` of the request in `requests` (or `countTokenRequests`, per `path`). */
+  index: number;
+  /** URL path: `/v1/messages` or `/v1/messages/count_tokens`. */
+  path: string;
+  /** The API's error message the server answered with. */
+  message: string;
+}
+
 /** A running scripted model server. */
 export interface ScriptedModelServer {
   /** Base URL, e.g. `http://127.0.0.1:PORT` (what `ANTHROPIC_BASE_URL` should be). */
@@ -111,6 +129,8 @@ export interface ScriptedModelServer {
   requests: RecordedRequest[];
   /** Every `/v1/messages/count_tokens` request, in arrival order. */
   countTokenRequests: RecordedRequest[];
+  /** Every request the validator refused with a 400, in arrival order (both endpoints). */
+  rejections: Rejection[];
   /** Appends turns to the script queue. */
   enqueue(...turns: ScriptedTurn[]): void;
   /** Replaces (or removes) the responder. */
@@ -232,6 +252,7 @@ export async function startScriptedModelServer(
   let responder: Responder | undefined = options.respond;
   const requests: RecordedRequest[] = [];
   const countTokenRequests: RecordedRequest[] = [];
+  const rejections: Rejection[] = [];
   const log = options.log ?? (() => {});
   const countTokens = (body: any): number =>
     options.countTokens ? options.countTokens(body) : estimateInputTokens(body);
@@ -390,8 +411,9 @@ export async function startScriptedModelServer(
     };
     list.push(recorded);
 
-    const invalid = parseError ?? validate(body, isMessages);
+    const invalid = parseError ?? validateMessagesRequest(body, isMessages ? 'messages' : 'count_tokens');
     if (invalid) {
+      rejections.push({ index: recorded.index, path, message: invalid });
       log(`POST ${path} #${recorded.index} -> 400 ${invalid}`);
       sendError(res, 400, 'invalid_request_error', invalid);
       return;
@@ -405,15 +427,6 @@ export async function startScriptedModelServer(
     }
 
     await answerMessages(recorded, res);
-  }
-
-  /** Minimal shape checks the real API would also reject; returns an error message or undefined. */
-  function validate(body: any, isMessages: boolean): string | undefined {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'Request body must be a JSON object';
-    if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
-    if (!Array.isArray(body.messages)) return 'messages: Field required';
-    if (isMessages && typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
-    return undefined;
   }
 
   /** Picks the turn for a `/v1/messages` request and writes it out (JSON, SSE, or an error). */
@@ -615,6 +628,7 @@ export async function startScriptedModelServer(
     url: `http://127.0.0.1:${port}`,
     requests,
     countTokenRequests,
+    rejections,
     enqueue: (...turns) => {
       queue.push(...turns);
     },

@@ -38,6 +38,15 @@ export function workflowBundle(): { codePath: string } {
   return { codePath: inject('workflowBundlePath') };
 }
 
+/** Options of {@link createHarness} beyond the scripted model's. */
+export interface HarnessOptions {
+  /**
+   * The test sends requests the API would refuse on purpose: `close()` then does not fail on the
+   * model server's validator rejections (by default every such 400 fails the test).
+   */
+  expectRejections?: boolean;
+}
+
 export interface Harness {
   address: string;
   client: Client;
@@ -52,10 +61,14 @@ export interface Harness {
   startWorker(options?: { anthropic?: Anthropic | null }): Promise<Worker>;
   /** Starts a worker in a separate process (for crash tests): `tsx worker/main.ts`. */
   spawnWorkerProcess(): Promise<ChildProcess>;
+  /** Stops everything; then throws if the model server refused any request (unless `expectRejections`). */
   close(): Promise<void>;
 }
 
-export async function createHarness(modelOptions: ScriptedModelServerOptions = {}): Promise<Harness> {
+export async function createHarness(
+  modelOptions: ScriptedModelServerOptions = {},
+  harnessOptions: HarnessOptions = {},
+): Promise<Harness> {
   const address = inject('temporalAddress');
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
@@ -147,6 +160,15 @@ export async function createHarness(modelOptions: ScriptedModelServerOptions = {
       await connection.close();
       await rm(workspace, { recursive: true, force: true });
       await rm(stateDir, { recursive: true, force: true });
+      // A request the real API would refuse is a bug even when the test's assertions passed.
+      if (model.rejections.length > 0 && !harnessOptions.expectRejections) {
+        const lines = model.rejections.map((rejection) => `  ${rejection.path} #${rejection.index}: ${rejection.message}`);
+        throw new Error(
+          `The scripted model server refused ${model.rejections.length} request(s) as the real API would (400 invalid_request_error):\n` +
+            `${lines.join('\n')}\n` +
+            'Fix the request, or pass { expectRejections: true } to createHarness if the test sends it on purpose.',
+        );
+      }
     },
   };
 }

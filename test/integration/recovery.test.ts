@@ -261,6 +261,29 @@ describe('model-call recovery', () => {
     expectValidApiOrder(fallbackRequest);
   });
 
+  it('leaves out an earlier answer that had only signed thinking when the fallback model takes over', async () => {
+    let primaryCalls = 0;
+    harness = await createHarness({
+      respond: (request) => {
+        if (request.body.model !== PRIMARY) return { content: [{ type: 'text', text: 'Second answer.' }] };
+        primaryCalls++;
+        // The first query's whole answer is one signed thinking block; then the primary overloads.
+        if (primaryCalls === 1) return { content: [{ type: 'thinking', thinking: 'Nothing to say.', signature: 'sig-only' }] };
+        return { error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } };
+      },
+    });
+    await harness.startWorker();
+    const { conversationId } = await runToResult(harness, 'First question.', { fallbackModel: FALLBACK });
+    const next = await harness.api.send(conversationId, 'Second question.');
+    expect(await harness.api.waitForResult(conversationId, next)).toMatchObject({ subtype: 'success', result: 'Second answer.', model: FALLBACK });
+    // Stripped of its thinking, the first answer has no blocks: the fallback request goes without
+    // it (an empty assistant message would be a 400), and the strict server accepted every request.
+    const fallbackRequest = harness.model.requests.at(-1)!;
+    expect(fallbackRequest.body.messages.map((message: { role: string }) => message.role)).toEqual(['user']);
+    expect(JSON.stringify(fallbackRequest.body.messages)).toContain('Second question.');
+    expect(harness.model.rejections).toEqual([]);
+  });
+
   it('without a fallback model, sustained overload ends with model_error after modelMaximumAttempts requests', async () => {
     harness = await createHarness({ respond: () => ({ error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } }) });
     await harness.startWorker();

@@ -26,6 +26,15 @@ afterEach(async () => {
   await server.close();
 });
 
+/** A request the real API refuses: the system prompt's empty block carries cache_control. */
+const emptyCachedSystem = {
+  ...base,
+  system: [
+    { type: 'text' as const, text: 'You are terse.' },
+    { type: 'text' as const, text: '', cache_control: { type: 'ephemeral' as const } },
+  ],
+};
+
 /** Captures the rejection of a promise (fails the test if it resolves). */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -213,6 +222,58 @@ describe('scripted model server', () => {
     expect(err.type).toBe('invalid_request_error');
     expect(err.apiMessage).toBe('prompt is too long: 210345 tokens > 200000 maximum');
     expect(err.message).toContain('prompt is too long: 210345 tokens > 200000 maximum');
+    // A scripted error turn is not a validator rejection.
+    expect(server.rejections).toEqual([]);
+  });
+
+  it('refuses a request the real API refuses, with the API message, and records the rejection', async () => {
+    server.enqueue({ content: [{ type: 'text', text: 'never sent' }] });
+    const err = (await rejectionOf(client.messages.create(emptyCachedSystem))) as InstanceType<typeof Anthropic.APIError>;
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(err.type).toBe('invalid_request_error');
+    expect(err.apiMessage).toBe('system.1: cache_control cannot be set for empty text blocks');
+    // Recorded before it was refused; the refusal consumed no scripted turn.
+    expect(server.requests).toHaveLength(1);
+    expect(server.remaining()).toBe(1);
+    expect(server.rejections).toEqual([
+      { index: 0, path: '/v1/messages', message: 'system.1: cache_control cannot be set for empty text blocks' },
+    ]);
+
+    // The stream path is refused the same way, and a valid request after it is served.
+    const stream = client.messages.stream({
+      ...base,
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} }] },
+        { role: 'user', content: 'and then?' },
+      ],
+      tools: [{ name: 'Read', input_schema: { type: 'object' } }],
+    });
+    stream.on('error', () => {});
+    const streamErr = (await rejectionOf(stream.finalMessage())) as InstanceType<typeof Anthropic.APIError>;
+    expect(streamErr.status).toBe(400);
+    expect(streamErr.apiMessage).toMatch(/^messages\.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1\./);
+    expect((await client.messages.create(base)).content).toEqual([{ type: 'text', text: 'never sent' }]);
+    expect(server.rejections.map((rejection) => rejection.index)).toEqual([0, 1]);
+  });
+
+  it('validates count_tokens too (no max_tokens there) and records its rejections', async () => {
+    const { max_tokens: _maxTokens, ...countable } = emptyCachedSystem;
+    const err = (await rejectionOf(client.messages.countTokens(countable))) as InstanceType<typeof Anthropic.APIError>;
+    expect(err.status).toBe(400);
+    expect(err.apiMessage).toBe('system.1: cache_control cannot be set for empty text blocks');
+    const extra = await fetch(`${server.url}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(base),
+    });
+    expect(extra.status).toBe(400);
+    expect(((await extra.json()) as { error: { message: string } }).error.message).toBe('max_tokens: Extra inputs are not permitted');
+    expect(server.rejections).toEqual([
+      { index: 0, path: '/v1/messages/count_tokens', message: 'system.1: cache_control cannot be set for empty text blocks' },
+      { index: 1, path: '/v1/messages/count_tokens', message: 'max_tokens: Extra inputs are not permitted' },
+    ]);
+    expect(server.requests).toHaveLength(0);
   });
 
   it('makes the stream reject when an error event arrives mid-stream', async () => {
@@ -339,6 +400,7 @@ describe('scripted model server', () => {
     expect(typeof first.receivedAt).toBe('number');
     expect(second).toMatchObject({ index: 1, stream: true });
     expect(second.body.stream).toBe(true);
+    expect(server.rejections).toEqual([]);
   });
 
   it('answers unknown routes with a 404 in the API error shape', async () => {
