@@ -9,9 +9,19 @@ import Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { CallModelInput, CallModelResult } from '../common/activity-types';
-import type { AssistantApiMessage, AssistantContentBlock, StopReason } from '../common/messages';
+import { type ApiMessage, type AssistantApiMessage, type AssistantContentBlock, type StopReason, buildApiMessages } from '../common/messages';
+import type { SystemPromptBlock } from '../common/activity-types';
+import type { TranscriptCache, TranscriptSource } from './transcript-cache';
 import { isToolUseConcurrencySafe } from '../common/tool-specs';
 import { modelToolDefinitions } from './tool-definitions';
+
+/**
+ * A streamed tool_use is reported (a signal: a workflow task and four history events) only when
+ * the stream is still going this long after the block completed. A tool the model names at the
+ * end of its answer starts as soon as the call returns anyway; early start pays off only while
+ * the model keeps streaming (seed §2.4), so quick answers cost no signals at all.
+ */
+export const STREAMED_TOOL_REPORT_DELAY_MS = 50;
 
 /** seed §2.8: Claude Code falls back after three consecutive overloaded (529) answers. */
 export const OVERLOADED_ATTEMPTS_BEFORE_FALLBACK = 3;
@@ -28,6 +38,41 @@ export interface CallModelDeps {
   anthropic: Anthropic | undefined;
   /** Reports streamed tool_use blocks to the workflow (signal); absent when no client is wired. */
   reportToolUse?: ToolUseReporter;
+  /** Where the request's transcript and context are materialised (model calls by reference). */
+  transcriptCache: TranscriptCache;
+  /** Fills cache misses (the workflow's queries); absent when no client is wired. */
+  transcriptSource?: TranscriptSource;
+}
+
+/** The request a CallModelInput refers to, as the API takes it. */
+export interface MaterializedRequest {
+  system: SystemPromptBlock[];
+  messages: ApiMessage[];
+  toolNames: string[];
+}
+
+/**
+ * Builds the request from its references: the transcript window from the worker's cache (or the
+ * workflow, on a miss), verified by digest; inputs of calls scheduled before model calls went by
+ * reference carry it inline.
+ */
+export async function materializeRequest(
+  input: CallModelInput,
+  cache: TranscriptCache,
+  source: TranscriptSource | undefined,
+): Promise<MaterializedRequest> {
+  if (!input.transcript || !input.context) {
+    return { system: repairLegacySystem(input.system ?? []), messages: input.messages ?? [], toolNames: input.toolNames ?? [] };
+  }
+  const [messages, context] = await Promise.all([
+    cache.materialize(input.conversationId, input.transcript, source),
+    cache.context(input.conversationId, input.context.digest, source),
+  ]);
+  return {
+    system: context.system,
+    messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext),
+    toolNames: context.toolNames,
+  };
 }
 
 export function createCallModel(deps: CallModelDeps) {
@@ -44,18 +89,29 @@ export function createCallModel(deps: CallModelDeps) {
       );
     }
     const startedAt = Date.now();
+    const request = await materializeRequest(input, deps.transcriptCache, deps.transcriptSource);
     // Reports go out one at a time, in stream order: the workflow starts a safe tool early only
     // when no unsafe call precedes it, so it must never see a later block before an earlier one.
     // After a failed report nothing more is reported (the workflow runs those tools after the call).
     let reports: Promise<boolean> = Promise.resolve(true);
+    let endStream: () => void = () => {};
+    const streamEnded = new Promise<void>((resolve) => (endStream = resolve));
+    let ended = false;
+    /** Waits until `at` (ms since epoch) unless the stream ends first; true if it is still going. */
+    const stillStreamingAt = async (at: number): Promise<boolean> => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([streamEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, at - Date.now()))))]);
+      clearTimeout(timer);
+      return !ended;
+    };
     try {
       const stream = deps.anthropic.messages.stream(
         {
           model: input.model,
           max_tokens: input.maxTokens,
-          system: input.system,
-          messages: input.messages as Anthropic.MessageParam[],
-          tools: modelToolDefinitions(input.toolNames),
+          system: request.system,
+          messages: request.messages as Anthropic.MessageParam[],
+          tools: modelToolDefinitions(request.toolNames),
         },
         { signal: context.cancellationSignal },
       );
@@ -83,8 +139,9 @@ export function createCallModel(deps: CallModelDeps) {
           const target = input.streamToolUses;
           const reportToolUse = deps.reportToolUse;
           const report = { attempt, index: blocks - 1, block: { type: 'tool_use' as const, id: block.id, name: block.name, input: block.input } };
+          const reportAt = Date.now() + STREAMED_TOOL_REPORT_DELAY_MS;
           reports = reports.then(async (reporting) => {
-            if (!reporting) return false;
+            if (!reporting || !(await stillStreamingAt(reportAt))) return false;
             try {
               await reportToolUse(target, report);
               return true;
@@ -96,9 +153,13 @@ export function createCallModel(deps: CallModelDeps) {
         }
       });
       const final = await stream.finalMessage();
+      ended = true;
+      endStream();
       await reports;
       return { type: 'message', message: toAssistantMessage(final), durationMs: Date.now() - startedAt, attempt };
     } catch (error) {
+      ended = true;
+      endStream();
       await reports;
       if (context.cancellationSignal.aborted || error instanceof Anthropic.APIUserAbortError) {
         throw new CancelledFailure('Model call cancelled');
@@ -110,6 +171,24 @@ export function createCallModel(deps: CallModelDeps) {
       throw classifyModelError(error, overloaded, input.fallbackAvailable ?? false);
     }
   };
+}
+
+/**
+ * Calls scheduled by older code put the seed's dynamic boundary on the wire as an empty text
+ * block with cache_control, which the API rejects: drop empty blocks, moving a dropped block's
+ * cache breakpoint to the block before it.
+ */
+export function repairLegacySystem(system: SystemPromptBlock[]): SystemPromptBlock[] {
+  const repaired: SystemPromptBlock[] = [];
+  for (const block of system) {
+    if (block.text.trim() !== '') {
+      repaired.push(block);
+      continue;
+    }
+    const previous = repaired[repaired.length - 1];
+    if (block.cache_control && previous && !previous.cache_control) repaired[repaired.length - 1] = { ...previous, cache_control: block.cache_control };
+  }
+  return repaired;
 }
 
 function asPromptTooLong(error: unknown): Omit<Extract<CallModelResult, { type: 'prompt_too_long' }>, 'durationMs' | 'attempt'> | undefined {

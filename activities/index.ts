@@ -7,20 +7,36 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Client } from '@temporalio/client';
 import os from 'node:os';
 import path from 'node:path';
-import { toolUseStreamedSignal } from '../workflows/definitions';
+import { requestContextQuery, toolUseStreamedSignal, transcriptSliceQuery } from '../workflows/definitions';
 import { type ToolUseReporter, createCallModel } from './call-model';
 import { createRunTool } from './run-tool';
 import { loadSessionContext } from './session-context';
 import { runStopHooks } from './stop-hooks';
 import { executeTool } from './tools';
+import { type TranscriptCache, type TranscriptSource, processTranscriptCache } from './transcript-cache';
 
 export interface ActivityDeps {
   /** Undefined when no API key or base URL is configured: model calls then fail with a clear error. */
   anthropic: Anthropic | undefined;
   /** Root for journals and persisted tool results (default ~/.durable-agent). */
   stateDir: string;
-  /** Used to report streamed tool_use blocks to their workflow (streaming tool execution). */
+  /**
+   * Used to report streamed tool_use blocks to their workflow (streaming tool execution) and to
+   * fill transcript-cache misses from the workflow's queries.
+   */
   temporalClient?: Client;
+  /** Where model calls materialise their requests; the worker's sinks must feed the same cache (default: the process's). */
+  transcriptCache?: TranscriptCache;
+  /** Overrides where cache misses are filled from (default: the workflow's queries through temporalClient). */
+  transcriptSource?: TranscriptSource;
+}
+
+/** Cache misses are filled from the conversation's own queries (they write no history). */
+export function workflowTranscriptSource(client: Client): TranscriptSource {
+  return {
+    slice: (conversationId, from, maxBytes) => client.workflow.getHandle(conversationId).query(transcriptSliceQuery, { from, maxBytes }),
+    context: (conversationId, digest) => client.workflow.getHandle(conversationId).query(requestContextQuery, digest),
+  };
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -32,7 +48,12 @@ export function createActivities(deps: ActivityDeps) {
       }
     : undefined;
   return {
-    callModel: createCallModel({ anthropic: deps.anthropic, reportToolUse }),
+    callModel: createCallModel({
+      anthropic: deps.anthropic,
+      reportToolUse,
+      transcriptCache: deps.transcriptCache ?? processTranscriptCache,
+      transcriptSource: deps.transcriptSource ?? (deps.temporalClient ? workflowTranscriptSource(deps.temporalClient) : undefined),
+    }),
     runTool: createRunTool({ stateDir: deps.stateDir, executeTool }),
     loadSessionContext,
     runStopHooks,

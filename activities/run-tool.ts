@@ -61,9 +61,11 @@ export function createRunTool(deps: RunToolDeps) {
     }
 
     // Heartbeats carry the output tail (visible in the Temporal UI) and deliver cancellation.
+    // Local activities (short read-only tools) cannot heartbeat; cancellation reaches them anyway.
     let progressTail = '';
-    context.heartbeat({ progress: '' });
-    const heartbeat = setInterval(() => context.heartbeat({ progress: progressTail }), HEARTBEAT_INTERVAL_MS);
+    const beat = context.info.isLocal ? () => {} : (details: { progress: string }) => context.heartbeat(details);
+    beat({ progress: '' });
+    const heartbeat = setInterval(() => beat({ progress: progressTail }), HEARTBEAT_INTERVAL_MS);
     let result: ToolExecutionResult;
     try {
       result = await deps.executeTool(input.name, input.input, {

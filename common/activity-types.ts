@@ -12,14 +12,38 @@ export interface SystemPromptBlock {
   cache_control?: { type: 'ephemeral' };
 }
 
+/**
+ * What a model request needs besides the transcript, the same for every call of a query: the
+ * system prompt, the user context and the tools. Named by its digest (`valueDigest`).
+ */
+export interface RequestContext {
+  system: SystemPromptBlock[];
+  /** CLAUDE.md + date, prepended to the first user message as a <system-reminder> (seed §2.5). */
+  userContext?: string;
+  /** Names of the tools offered; the activity turns them into API tool definitions. */
+  toolNames: string[];
+}
+
+/**
+ * A model call. The transcript and the system prompt never travel in it (architecture notes:
+ * history grows with the conversation, not with turns × transcript): the worker materialises
+ * the request from `transcript` and `context`, references it checks by digest.
+ */
 export interface CallModelInput {
   conversationId: string;
   model: string;
-  system: SystemPromptBlock[];
-  messages: ApiMessage[];
-  /** Names of the tools offered; the activity turns them into API tool definitions. */
-  toolNames: string[];
   maxTokens: number;
+  /** The first `length` messages of the conversation's transcript, from index `from` (default 0). */
+  transcript?: { length: number; digest: string; from?: number };
+  /** Digest of the query's RequestContext. */
+  context?: { digest: string };
+  /**
+   * Inline request, as calls scheduled before model calls went by reference carried it: a
+   * conversation started on older code may still have one pending when a new worker picks it up.
+   */
+  system?: SystemPromptBlock[];
+  messages?: ApiMessage[];
+  toolNames?: string[];
   /**
    * When set, the activity reports each completed tool_use block to the workflow as it streams
    * (signal `toolUseStreamed`), so concurrency-safe tools start early (seed §2.4).

@@ -9,9 +9,6 @@ import { z } from 'zod';
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
 /** Default task queue for conversation workflows and their activities. */
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
-/** Custom search attributes registered on the server (see scripts/dev-server.ts). */
-export const SEARCH_ATTRIBUTE_STATUS = 'DurableAgentStatus';
-export const SEARCH_ATTRIBUTE_MODEL = 'DurableAgentModel';
 
 /** Claude Code's default output cap before max_output_tokens escalation (seed §2.8). */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
@@ -66,6 +63,11 @@ export const conversationConfigSchema = z.object({
    * not suggested it yet (it suggests it near its own limits).
    */
   continueAsNewAfterEvents: z.number().int().positive().default(20_000),
+  /**
+   * Run short read-only tools (Read, Glob, Grep) as local activities when tools share the
+   * workflow's task queue: one server round trip per loop iteration instead of two.
+   */
+  localReadOnlyTools: z.boolean().default(true),
   /** Task queue for tool activities (the host that holds the workspace); default the workflow's. */
   toolTaskQueue: z.string().optional(),
 });

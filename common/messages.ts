@@ -145,28 +145,62 @@ export function textOf(message: AssistantMessage): string {
     .join('');
 }
 
+/** A text block the Messages API accepts: it rejects empty and whitespace-only text. */
+export function isSendableText(text: string): boolean {
+  return text.trim() !== '';
+}
+
+/**
+ * A block kept on the wire: the API rejects empty text blocks (a model can stream one) and
+ * thinking blocks without a signature.
+ */
+function isSendableBlock(block: AssistantContentBlock | UserContentBlock): boolean {
+  if (block.type === 'text') return isSendableText(block.text);
+  if (block.type === 'thinking') return Boolean(block.signature);
+  return true;
+}
+
+/** What a tool_result with no text says on the wire (the API rejects empty text, "" included). */
+export const EMPTY_TOOL_RESULT = '(no content)';
+
+/** A tool_result the API accepts: empty text blocks dropped, nothing left → a placeholder. */
+function sendableToolResult(block: ToolResultBlock): ToolResultBlock {
+  if (typeof block.content === 'string') return isSendableText(block.content) ? block : { ...block, content: EMPTY_TOOL_RESULT };
+  const content = block.content.filter((inner) => isSendableText(inner.text));
+  if (content.length === block.content.length && content.length > 0) return block;
+  return { ...block, content: content.length > 0 ? content : EMPTY_TOOL_RESULT };
+}
+
 /**
  * Turns transcript messages into the API's alternating user/assistant list. Consecutive messages
  * of one role are merged into one turn (the API requires alternation); in user turns the
- * tool_result blocks come first, as the API demands.
+ * tool_result blocks come first, as the API demands. Blocks the API would reject are left out:
+ * empty text blocks, and so messages left without content (an assistant turn that had only
+ * thinking blocks, stripped for the fallback model, or a reply that was only an empty text).
  */
 export function normalizeMessagesForApi(messages: readonly TranscriptMessage[]): ApiMessage[] {
   const out: ApiMessage[] = [];
   for (const message of messages) {
     if (message.type === 'assistant') {
+      const content = message.message.content.filter(isSendableBlock);
+      if (content.length === 0) continue;
       const previous = out[out.length - 1];
       // A paused turn (pause_turn) is continued by a second assistant message: one API turn.
       if (previous && previous.role === 'assistant') {
-        previous.content = [...(previous.content as AssistantContentBlock[]), ...message.message.content];
+        previous.content = [...(previous.content as AssistantContentBlock[]), ...content];
       } else {
-        out.push({ role: 'assistant', content: message.message.content });
+        out.push({ role: 'assistant', content });
       }
       continue;
     }
-    const blocks: UserContentBlock[] =
+    const raw: UserContentBlock[] =
       typeof message.message.content === 'string'
         ? [{ type: 'text', text: message.message.content }]
         : message.message.content;
+    const blocks = raw
+      .filter(isSendableBlock)
+      .map((block) => (block.type === 'tool_result' ? sendableToolResult(block) : block));
+    if (blocks.length === 0) continue;
     const previous = out[out.length - 1];
     if (previous && previous.role === 'user' && Array.isArray(previous.content)) {
       const merged = [...(previous.content as UserContentBlock[]), ...blocks];
@@ -178,5 +212,34 @@ export function normalizeMessagesForApi(messages: readonly TranscriptMessage[]):
       out.push({ role: 'user', content: [...blocks] });
     }
   }
+  // A request may end with an assistant turn (a pause_turn continuation); the API rejects a final
+  // assistant text that ends in whitespace.
+  const last = out[out.length - 1];
+  if (last?.role === 'assistant' && Array.isArray(last.content)) {
+    const final = last.content[last.content.length - 1];
+    if (final?.type === 'text' && final.text !== final.text.trimEnd()) {
+      last.content = [...last.content.slice(0, -1), { ...final, text: final.text.trimEnd() }];
+    }
+  }
   return out;
+}
+
+/** seed §2.5 Layer 3: CLAUDE.md and the date travel as a user message, keeping the system prompt cacheable. */
+export function prependUserContext(messages: ApiMessage[], userContext: string | undefined): ApiMessage[] {
+  if (!userContext?.trim()) return messages;
+  const reminder = { type: 'text' as const, text: `<system-reminder>\n${userContext}\n</system-reminder>` };
+  const [first, ...rest] = messages;
+  if (first && first.role === 'user') {
+    const blocks = typeof first.content === 'string' ? [{ type: 'text' as const, text: first.content }] : first.content;
+    // tool_result blocks must lead a user turn, so the reminder goes after them
+    const results = blocks.filter((block) => block.type === 'tool_result');
+    const others = blocks.filter((block) => block.type !== 'tool_result');
+    return [{ role: 'user', content: [...results, reminder, ...others] }, ...rest];
+  }
+  return [{ role: 'user', content: [reminder] }, ...messages];
+}
+
+/** The `messages` of a Messages API request for a transcript window (what the worker sends). */
+export function buildApiMessages(window: readonly TranscriptMessage[], userContext: string | undefined): ApiMessage[] {
+  return prependUserContext(normalizeMessagesForApi(window), userContext);
 }

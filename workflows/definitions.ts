@@ -5,12 +5,14 @@
  *   temporal workflow signal --workflow-id ID --name userInput --input '{"prompt":"hi"}'
  *   temporal workflow query  --workflow-id ID --type status
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { type Sinks, defineQuery, defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
+import type { RequestContext } from '../common/activity-types';
 import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
 import type { LoopCheckpoint } from './query-loop';
+import type { TranscriptSlice } from './transcript';
 
 /** A user prompt. A bare string is accepted too, for hand-typed `temporal workflow signal`s. */
 export interface UserInput {
@@ -108,6 +110,29 @@ export const statusQuery = defineQuery<ConversationStatus>('status');
 export const eventsQuery = defineQuery<EventsPage, [number?]>('events');
 /** The transcript (what the model sees, after the last compact boundary). */
 export const historyQuery = defineQuery<TranscriptMessage[]>('history');
+
+/**
+ * Where a worker that misses part of a transcript in its cache gets it (model calls by
+ * reference): queries write no history. Pages of at most `maxBytes` (default 1 MB), so a long
+ * transcript never meets the payload limit.
+ */
+export const transcriptSliceQuery = defineQuery<TranscriptSlice, [{ from: number; maxBytes?: number }]>('transcriptSlice');
+/** The request context (system prompt, user context, tools) with this digest, or null if it is not the current one. */
+export const requestContextQuery = defineQuery<RequestContext | null, [string]>('requestContext');
+
+/**
+ * Sinks the workflow feeds the worker's transcript cache with (model calls by reference): they
+ * run on the worker that runs the workflow, write no history, and run on replay too, so a worker
+ * that picks a conversation up fills its cache from the replayed history.
+ */
+export interface TranscriptCacheSinks extends Sinks {
+  transcriptCache: {
+    /** The conversation's messages from index `from` on are now `messages` (an append, or a rewrite from there). */
+    feed(from: number, messages: readonly TranscriptMessage[]): void;
+    /** The request context with this digest. */
+    putContext(digest: string, context: RequestContext): void;
+  };
+}
 
 /** Workflow input. `carried` is set only by continue-as-new. */
 export interface ConversationInput {

@@ -1,13 +1,7 @@
 /**
  * Message helpers for the loop (seed §2.8, §2.11). Pure.
  */
-import type {
-  AssistantMessage,
-  ToolResultBlock,
-  ToolUseBlock,
-  TranscriptMessage,
-  UserMessage,
-} from '../common/messages';
+import type { AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage } from '../common/messages';
 import { toolUseBlocksOf } from '../common/messages';
 
 /** A user message carrying one tool_result. */
@@ -37,36 +31,4 @@ export function* yieldMissingToolResultBlocks(
       yield createToolResultMessage(uuid(), toolUse, errorMessage, true, assistant.uuid);
     }
   }
-}
-
-/**
- * Thinking signatures are bound to the model that produced them; sending them to another model
- * is a 400 (seed §2.8, fallback). Thinking blocks are dropped from the history sent onward.
- */
-export function stripSignatureBlocks(messages: TranscriptMessage[]): TranscriptMessage[] {
-  return messages.map((message) => {
-    if (message.type !== 'assistant') return message;
-    const content = message.message.content.filter(
-      (block) => block.type !== 'redacted_thinking' && !(block.type === 'thinking' && block.signature),
-    );
-    if (content.length === message.message.content.length) return message;
-    return { ...message, message: { ...message.message, content } };
-  });
-}
-
-/** tool_use ids that have no tool_result after them — must be empty for a valid API history. */
-export function findDanglingToolUses(messages: TranscriptMessage[]): string[] {
-  const answered = new Set<string>();
-  for (const message of messages) {
-    if (message.type === 'user' && Array.isArray(message.message.content)) {
-      for (const block of message.message.content) if (block.type === 'tool_result') answered.add(block.tool_use_id);
-    }
-  }
-  const dangling: string[] = [];
-  for (const message of messages) {
-    if (message.type === 'assistant') {
-      for (const block of toolUseBlocksOf(message)) if (!answered.has(block.id)) dangling.push(block.id);
-    }
-  }
-  return dangling;
 }

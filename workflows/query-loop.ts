@@ -15,13 +15,15 @@ import {
   type ToolUseBlock,
   type TranscriptMessage,
   type UserMessage,
-  normalizeMessagesForApi,
   toolUseBlocksOf,
 } from '../common/messages';
 import type { Terminal, TransitionType } from '../common/result';
 import { calculateThresholds, contextWindowForModel, tokenCountWithEstimation } from './auto-compact';
-import { stripSignatureBlocks, yieldMissingToolResultBlocks } from './messages';
+import { yieldMissingToolResultBlocks } from './messages';
 import { type BudgetTracker, checkTokenBudget, createBudgetTracker } from './token-budget';
+import type { Transcript, TranscriptRef } from './transcript';
+
+export { prependUserContext } from '../common/messages';
 
 /** seed §2.8: at most three continuation nudges after a max_output_tokens stop. */
 export const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3;
@@ -47,9 +49,13 @@ export interface AutoCompactTrackingState {
   consecutiveFailures: number;
 }
 
-/** Mutable cross-iteration state (seed §2.2, src/query.ts:204-217). */
+/**
+ * Mutable cross-iteration state (seed §2.2, src/query.ts:204-217). The seed's `messages` field is
+ * not here: the transcript has one owner (`Transcript`, shared with the session layer, which
+ * appends everything the loop yields), so the loop reads `params.transcript` instead of keeping
+ * a second copy in step by convention.
+ */
 export interface State {
-  messages: TranscriptMessage[];
   autoCompactTracking: AutoCompactTrackingState | undefined;
   maxOutputTokensRecoveryCount: number;
   hasAttemptedReactiveCompact: boolean;
@@ -64,11 +70,16 @@ export interface State {
   stopHookBlockCount: number;
 }
 
-/** A model request as the loop builds it. */
+/**
+ * A model request as the loop builds it: the transcript by reference (the wiring never copies the
+ * messages into an activity input; the worker materialises them), plus the prompt layers.
+ */
 export interface ModelRequest {
   model: string;
   system: SystemPromptBlock[];
-  messages: ReturnType<typeof normalizeMessagesForApi>;
+  /** CLAUDE.md + date, prepended to the first user message on the worker (seed §2.5, Layer 3). */
+  userContext?: string;
+  transcript: TranscriptRef;
   maxTokens: number;
 }
 
@@ -116,7 +127,8 @@ export interface QueryDeps {
 }
 
 export interface QueryParams {
-  messages: TranscriptMessage[];
+  /** The conversation's transcript (shared: the session appends what the loop yields). */
+  transcript: Transcript;
   systemPrompt: SystemPromptBlock[];
   /** CLAUDE.md + date, prepended as a <system-reminder> user message (seed §2.5, Layer 3). */
   userContext?: string;
@@ -130,13 +142,14 @@ export interface QueryParams {
   agentId?: string;
   /** Model context window; defaults by model name. */
   contextWindowTokens?: number;
-  /** Resumes a query suspended for continue-as-new (`messages` then carry its transcript). */
+  /** Resumes a query suspended for continue-as-new (the transcript was carried by the session). */
   resume?: LoopCheckpoint;
 }
 
-/** Everything the loop needs to pick a query up again in a new workflow run, except the messages. */
+/** Everything the loop needs to pick a query up again in a new workflow run (the transcript travels with the session). */
 export interface LoopCheckpoint {
-  state: Omit<State, 'messages'>;
+  /** `messages` may be present in checkpoints written before the transcript had one owner; it is ignored. */
+  state: State;
   currentModel: string;
   budgetTracker: BudgetTracker;
   queryOutputTokens: number;
@@ -150,20 +163,18 @@ export interface Suspended {
 
 /** seed §2.2: the core loop. Returns why it ended. */
 export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGenerator<Message, Terminal | Suspended> {
-  const { systemPrompt, userContext, fallbackModel, maxTurns, resume } = params;
+  const { transcript, systemPrompt, userContext, fallbackModel, maxTurns, resume } = params;
   let currentModel = resume?.currentModel ?? params.model;
   const thresholds = calculateThresholds(contextWindowForModel(params.model, params.contextWindowTokens), params.maxOutputTokens);
   // seed §2.6: the budget tracker lives for the whole query, outside State.
   let budgetTracker = resume?.budgetTracker ?? createBudgetTracker();
   let queryOutputTokens = resume?.queryOutputTokens ?? 0;
+  // The fallback model never sees the primary's thinking signatures (seed §2.8); checkpoints of
+  // older runs carried a transcript that still had them.
+  if (resume && currentModel !== params.model) transcript.stripSignatureBlocks();
   let state: State = resume
-    ? {
-        ...resume.state,
-        // The fallback model never sees the primary's thinking signatures (seed §2.8).
-        messages: currentModel !== params.model ? stripSignatureBlocks(params.messages) : params.messages,
-      }
+    ? withoutLegacyMessages(resume.state)
     : {
-        messages: params.messages,
         autoCompactTracking: undefined,
         maxOutputTokensRecoveryCount: 0,
         hasAttemptedReactiveCompact: false,
@@ -188,17 +199,16 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
 
   while (true) {
     // ① destructure the iteration's state
-    const { messages, turnCount } = state;
+    const { turnCount } = state;
 
     // A quiet point (nothing in flight): the workflow may ask to continue-as-new here, mid-query,
     // when its history has grown long. Never on a run's first iteration, so every run progresses.
     if (iterationsThisRun++ > 0 && deps.shouldSuspend?.()) {
-      const { messages: _carriedSeparately, ...rest } = state;
-      return { reason: 'suspended', checkpoint: { state: rest, currentModel, budgetTracker, queryOutputTokens } };
+      return { reason: 'suspended', checkpoint: { state, currentModel, budgetTracker, queryOutputTokens } };
     }
 
     // ③ message window. The compaction layers (seed §2.7) are applied here as they land.
-    const messagesForQuery: TranscriptMessage[] = messages;
+    const messagesForQuery: readonly TranscriptMessage[] = transcript.messages;
 
     // Blocking limit: a request this large would be refused; say so instead of sending it.
     const tokenCount = tokenCountWithEstimation(messagesForQuery);
@@ -216,7 +226,8 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       {
         model: currentModel,
         system: systemPrompt,
-        messages: prependUserContext(normalizeMessagesForApi(messagesForQuery), userContext),
+        userContext,
+        transcript: transcript.ref(),
         maxTokens: state.maxOutputTokensOverride ?? params.maxOutputTokens,
       },
       executor,
@@ -229,8 +240,9 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       currentModel = fallbackModel;
       deps.onModelChange?.(currentModel);
       await executor.discard();
+      transcript.stripSignatureBlocks();
       yield system(`Switched to ${fallbackModel} due to high demand for ${originalModel}`, 'warning');
-      continueWith({ ...state, messages: stripSignatureBlocks(messagesForQuery), transition: { type: 'fallback_retry' } });
+      continueWith({ ...state, transition: { type: 'fallback_retry' } });
       continue;
     }
 
@@ -283,7 +295,6 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
         yield nudge;
         continueWith({
           ...state,
-          messages: [...messagesForQuery, ...kept, nudge],
           maxOutputTokensRecoveryCount: state.maxOutputTokensRecoveryCount + 1,
           transition: { type: 'max_output_tokens_recovery' },
         });
@@ -305,7 +316,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       await executor.discard();
       if (stopReason === 'pause_turn') {
         // The server paused a long turn; sending the content back lets it continue.
-        continueWith({ ...state, messages: [...messagesForQuery, assistant], transition: { type: 'pause_turn' } });
+        continueWith({ ...state, transition: { type: 'pause_turn' } });
         continue;
       }
       if (stopReason === 'refusal') {
@@ -341,7 +352,6 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
         yield* feedback;
         continueWith({
           ...state,
-          messages: [...messagesForQuery, assistant, ...feedback],
           stopHookActive: true,
           stopHookBlockCount: state.stopHookBlockCount + 1,
           transition: { type: 'stop_hook_retry' },
@@ -362,7 +372,6 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
           yield nudge;
           continueWith({
             ...state,
-            messages: [...messagesForQuery, assistant, nudge],
             stopHookActive: undefined,
             stopHookBlockCount: 0,
             transition: { type: 'token_budget_continuation' },
@@ -382,11 +391,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     }
 
     // ⑥ tools
-    const toolResults: UserMessage[] = [];
-    for await (const update of executor.getRemainingResults(toolUseBlocks, assistant)) {
-      yield update;
-      if (update.type === 'user') toolResults.push(update);
-    }
+    for await (const update of executor.getRemainingResults(toolUseBlocks, assistant)) yield update;
     if (deps.isAborted()) {
       yield interruption(deps, INTERRUPT_MESSAGE_FOR_TOOL_USE);
       return { reason: 'aborted_tools' };
@@ -400,10 +405,9 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     const queued = deps.takeQueuedInputs();
     yield* queued;
 
-    // ⑧ next state
+    // ⑧ next state (the session appended the assistant message, results and queued inputs as they were yielded)
     continueWith({
       ...state,
-      messages: [...messagesForQuery, assistant, ...toolResults, ...queued],
       turnCount: turnCount + 1,
       maxOutputTokensRecoveryCount: 0,
       maxOutputTokensOverride: undefined,
@@ -414,26 +418,14 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
   }
 }
 
-function interruption(deps: Pick<QueryDeps, 'uuid'>, text: string): UserMessage {
-  return { type: 'user', uuid: deps.uuid(), isMeta: true, message: { role: 'user', content: [{ type: 'text', text }] } };
+/** Checkpoints written before the transcript had one owner carried the loop's copy of it. */
+function withoutLegacyMessages(state: State & { messages?: unknown }): State {
+  const { messages: _ignored, ...rest } = state;
+  return rest;
 }
 
-/** seed §2.5 Layer 3: CLAUDE.md and the date travel as a user message, keeping the system prompt cacheable. */
-export function prependUserContext(
-  messages: ReturnType<typeof normalizeMessagesForApi>,
-  userContext: string | undefined,
-): ReturnType<typeof normalizeMessagesForApi> {
-  if (!userContext) return messages;
-  const reminder = { type: 'text' as const, text: `<system-reminder>\n${userContext}\n</system-reminder>` };
-  const [first, ...rest] = messages;
-  if (first && first.role === 'user') {
-    const blocks = typeof first.content === 'string' ? [{ type: 'text' as const, text: first.content }] : first.content;
-    // tool_result blocks must lead a user turn, so the reminder goes after them
-    const results = blocks.filter((block) => block.type === 'tool_result');
-    const others = blocks.filter((block) => block.type !== 'tool_result');
-    return [{ role: 'user', content: [...results, reminder, ...others] }, ...rest];
-  }
-  return [{ role: 'user', content: [reminder] }, ...messages];
+function interruption(deps: Pick<QueryDeps, 'uuid'>, text: string): UserMessage {
+  return { type: 'user', uuid: deps.uuid(), isMeta: true, message: { role: 'user', content: [{ type: 'text', text }] } };
 }
 
 /**

@@ -8,6 +8,8 @@ import { Worker } from '@temporalio/worker';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TranscriptCache } from '../../activities/transcript-cache';
+import { transcriptCacheSinks } from '../../worker/worker';
 import { workflowBundle } from '../helpers/harness';
 
 const HISTORIES_DIR = path.resolve(__dirname, '..', 'histories');
@@ -22,7 +24,9 @@ describe('replay of recorded histories', async () => {
   for (const file of files) {
     it(`replays ${file}`, async () => {
       const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8')));
-      await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, history, `replay-${file}`);
+      // The workflow feeds the worker's transcript cache on replay too (model calls by reference).
+      const cache = new TranscriptCache();
+      await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(cache) }, history, `replay-${file}`);
     });
   }
 });

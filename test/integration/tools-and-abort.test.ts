@@ -143,6 +143,12 @@ function toolResultsOf(request: RecordedRequest): ToolResult[] {
   return (last.content as any[]).filter((block) => block.type === 'tool_result');
 }
 
+/**
+ * These tests observe when each tool was scheduled and closed through activity events, which
+ * local activities do not have: Read/Glob/Grep run as regular activities here.
+ */
+const OBSERVE_READS = { localReadOnlyTools: false };
+
 const slowText = (chars: number) => ({ type: 'text' as const, text: 'x'.repeat(chars) });
 
 async function start(prompt: string, overrides: Parameters<Harness['config']>[0] = {}) {
@@ -171,7 +177,7 @@ describe('partitioned tool execution', () => {
     await writeFile(path.join(harness.workspace, 'b.txt'), 'bbb\n');
     await writeFile(path.join(harness.workspace, 'c.txt'), 'original\n');
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start('go');
+    const { conversationId, inputUuid } = await start('go', OBSERVE_READS);
 
     // The slow read runs, its sibling has finished, and the write waits for the whole batch.
     const fd = await waitForReader(gate);
@@ -225,7 +231,7 @@ describe('streaming tool execution', () => {
     const gate = makeGate('gate.fifo');
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'the notes\n');
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start('read them');
+    const { conversationId, inputUuid } = await start('read them', OBSERVE_READS);
 
     // The tool's process is running, and the model call has not completed yet.
     const fd = await waitForReader(gate);
@@ -286,7 +292,7 @@ describe('streaming tool execution', () => {
       ],
     });
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start('write');
+    const { conversationId, inputUuid } = await start('write', OBSERVE_READS);
     const result = await harness.api.waitForResult(conversationId, inputUuid!);
     expect(result.subtype).toBe('success');
 
@@ -343,13 +349,15 @@ describe('streaming tool execution', () => {
   it('cancels and drops early work of a model attempt that is retried, keeping one result per tool_use', async () => {
     harness = await createHarness({
       script: [
-        // Attempt 1 streams a tool_use, then the stream fails (overloaded): Temporal retries the call.
+        // Attempt 1 streams a tool_use, keeps streaming a while (so the tool is reported and starts
+        // early), then the stream fails (overloaded): Temporal retries the call.
         {
           content: [
             { type: 'tool_use', id: 'toolu_x', name: 'Bash', input: { command: 'cat gate.fifo' } },
             { type: 'text', text: 'never arrives' },
           ],
           streamErrorAfterBlocks: 1,
+          deltaDelayMs: 150,
         },
         // Attempt 2 answers differently, under the same tool_use id.
         {
@@ -463,7 +471,7 @@ describe('Bash error cascade', () => {
     });
     const gate = makeGate('gate.fifo');
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start('look');
+    const { conversationId, inputUuid } = await start('look', OBSERVE_READS);
 
     const fd = await waitForReader(gate);
     const settled = await eventually(

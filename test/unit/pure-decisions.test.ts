@@ -1,11 +1,10 @@
-/** Small pure decisions: API message normalization, signature stripping, error classification, hook protocol, cost. */
+/** Small pure decisions: API message normalization, error classification, hook protocol, cost. */
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { classifyModelError } from '../../activities/call-model';
+import { classifyModelError, repairLegacySystem } from '../../activities/call-model';
 import { interpretHookRun } from '../../activities/stop-hooks';
 import { costOfUsage } from '../../common/cost';
 import { type AssistantMessage, type TranscriptMessage, normalizeMessagesForApi } from '../../common/messages';
-import { findDanglingToolUses, stripSignatureBlocks } from '../../workflows/messages';
 
 const assistant = (content: AssistantMessage['message']['content']): AssistantMessage => ({
   type: 'assistant',
@@ -28,22 +27,30 @@ describe('normalizeMessagesForApi', () => {
       { type: 'text', text: 'queued prompt' },
     ]);
   });
-});
 
-describe('stripSignatureBlocks / findDanglingToolUses', () => {
-  it('drops signed and redacted thinking, keeps the rest', () => {
-    const stripped = stripSignatureBlocks([
-      assistant([
-        { type: 'thinking', thinking: 'hmm', signature: 'sig' },
-        { type: 'redacted_thinking', data: 'x' },
-        { type: 'text', text: 'answer' },
-      ]),
+  it('leaves out what the API rejects: empty text blocks and messages left without content', () => {
+    const messages: TranscriptMessage[] = [
+      { type: 'user', uuid: '1', message: { role: 'user', content: 'go' } },
+      // a reply that had only thinking (stripped for the fallback model) and an empty text block
+      assistant([{ type: 'text', text: '' }]),
+      { type: 'user', uuid: '2', message: { role: 'user', content: '  ' } },
+      { type: 'user', uuid: '3', message: { role: 'user', content: 'again' } },
+      assistant([{ type: 'text', text: '' }, { type: 'tool_use', id: 't', name: 'Read', input: {} }]),
+      { type: 'user', uuid: '4', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: '' }] }] } },
+    ];
+    expect(normalizeMessagesForApi(messages)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'go' }, { type: 'text', text: 'again' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'Read', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: '(no content)' }] },
     ]);
-    expect((stripped[0] as AssistantMessage).message.content).toEqual([{ type: 'text', text: 'answer' }]);
   });
 
-  it('finds tool_use blocks without results', () => {
-    expect(findDanglingToolUses([assistant([{ type: 'tool_use', id: 'lonely', name: 'Read', input: {} }])])).toEqual(['lonely']);
+  it('drops unsigned thinking and trims a final assistant text the API would refuse', () => {
+    const api = normalizeMessagesForApi([
+      { type: 'user', uuid: '1', message: { role: 'user', content: 'go' } },
+      assistant([{ type: 'thinking', thinking: 'unsigned' }, { type: 'text', text: 'paused here \n' }]),
+    ]);
+    expect(api[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'paused here' }] });
   });
 });
 
@@ -99,5 +106,20 @@ describe('costOfUsage', () => {
     expect(costOfUsage('claude-sonnet-5-5', usage)).toBeCloseTo(18);
     expect(costOfUsage('claude-haiku-5-5', usage)).toBeCloseTo(6);
     expect(costOfUsage('claude-sonnet-5-5', { ...usage, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 1_000_000 })).toBeCloseTo(0.3);
+  });
+});
+
+describe('repairLegacySystem (model calls scheduled by older code)', () => {
+  it('drops the empty boundary block and moves its cache breakpoint to the block before it', () => {
+    expect(
+      repairLegacySystem([
+        { type: 'text', text: 'static' },
+        { type: 'text', text: '', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'dynamic' },
+      ]),
+    ).toEqual([
+      { type: 'text', text: 'static', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'dynamic' },
+    ]);
   });
 });

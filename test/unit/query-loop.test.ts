@@ -4,7 +4,7 @@
  * plain scripted functions. The same paths run end to end in test/integration.
  */
 import { describe, expect, it } from 'vitest';
-import type { AssistantApiMessage, Message, ToolUseBlock, UserMessage } from '../../common/messages';
+import { type ApiMessage, type AssistantApiMessage, type Message, type ToolUseBlock, type TranscriptMessage, type UserMessage, buildApiMessages } from '../../common/messages';
 import type { Terminal, TransitionType } from '../../common/result';
 import {
   MAX_CONSECUTIVE_STOP_HOOK_BLOCKS,
@@ -19,6 +19,10 @@ import {
   prependUserContext,
   queryLoop,
 } from '../../workflows/query-loop';
+import { Transcript } from '../../workflows/transcript';
+
+/** A model request with its transcript reference materialised, as the worker would send it. */
+type SentRequest = ModelRequest & { messages: ApiMessage[] };
 
 function reply(content: AssistantApiMessage['content'], stop_reason: AssistantApiMessage['stop_reason'] = 'end_turn'): ModelResponse {
   return {
@@ -38,12 +42,12 @@ function reply(content: AssistantApiMessage['content'], stop_reason: AssistantAp
 interface Run {
   terminal: Terminal | Suspended;
   yielded: Message[];
-  requests: ModelRequest[];
+  requests: SentRequest[];
   transitions: TransitionType[];
 }
 
 async function run(
-  responses: Array<ModelResponse | ((request: ModelRequest) => ModelResponse)>,
+  responses: Array<ModelResponse | ((request: SentRequest) => ModelResponse)>,
   options: {
     hooks?: () => StopHookDecision;
     maxTurns?: number;
@@ -54,11 +58,14 @@ async function run(
     prompt?: string;
     shouldSuspend?: () => boolean;
     onHooks?: (stopHookActive: boolean) => void;
-    resume?: { checkpoint: LoopCheckpoint; messages: Parameters<typeof queryLoop>[0]['messages'] };
+    resume?: { checkpoint: LoopCheckpoint; messages: TranscriptMessage[] };
   } = {},
 ): Promise<Run> {
   let counter = 0;
-  const requests: ModelRequest[] = [];
+  const requests: SentRequest[] = [];
+  const transcript = new Transcript(
+    options.resume?.messages ?? [{ type: 'user', uuid: 'first', message: { role: 'user', content: options.prompt ?? 'go' } }],
+  );
   const transitions: TransitionType[] = [];
   const executor: ToolExecutor = {
     async *getRemainingResults(toolUses: ToolUseBlock[]) {
@@ -76,10 +83,12 @@ async function run(
     uuid: () => `u${counter++}`,
     newToolExecutor: () => executor,
     callModel: async (request) => {
-      requests.push(request);
+      const sent = { ...request, messages: buildApiMessages(transcript.messages.slice(0, request.transcript.length), request.userContext) };
+      expect(request.transcript.digest).toBe(transcript.digestAt(request.transcript.length));
+      requests.push(sent);
       const next = responses.shift();
       if (!next) throw new Error('script exhausted');
-      return typeof next === 'function' ? next(request) : next;
+      return typeof next === 'function' ? next(sent) : next;
     },
     runStopHooks: async ({ stopHookActive }) => {
       options.onHooks?.(stopHookActive);
@@ -92,7 +101,7 @@ async function run(
   };
   const generator = queryLoop(
     {
-      messages: options.resume?.messages ?? [{ type: 'user', uuid: 'first', message: { role: 'user', content: options.prompt ?? 'go' } }],
+      transcript,
       resume: options.resume?.checkpoint,
       systemPrompt: [{ type: 'text', text: 'system' }],
       model: 'primary',
@@ -108,6 +117,8 @@ async function run(
   while (true) {
     const next = await generator.next();
     if (next.done) return { terminal: next.value, yielded, requests, transitions };
+    // The session's part (seed §2.10 Phase D): what the loop yields joins the transcript.
+    if (next.value.type === 'user' || next.value.type === 'assistant') transcript.append(next.value);
     yielded.push(next.value);
   }
 }

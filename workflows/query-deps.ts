@@ -1,0 +1,309 @@
+/**
+ * The loop's effects behind one seam (style §16; Claude Code's `query/deps.ts`): activity
+ * options, the mapping of activity failures onto the loop's data outcomes, and the adapters the
+ * loop calls — model calls by reference, tools, Stop hooks. `createQueryDeps` assembles them
+ * for one query; a subagent can reuse it with other options.
+ */
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  type ActivityOptions,
+  isCancellation,
+  type LocalActivityOptions,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { CallModelInput, RequestContext, SessionContext } from '../common/activity-types';
+import type { ConversationConfig } from '../common/config';
+import type { AssistantApiMessage, ToolUseBlock, UserMessage } from '../common/messages';
+import { textOf } from '../common/messages';
+import type { TransitionType } from '../common/result';
+import { TOOL_NAMES, getToolSpec } from '../common/tool-specs';
+import type { Phase, ToolInFlight } from './definitions';
+import type { ModelResponse, QueryDeps, StopHookDecision } from './query-loop';
+import { StreamingToolExecutor } from './tool-orchestration';
+import type { Transcript } from './transcript';
+
+/**
+ * Budget for one payload: below Temporal's default 2 MB limit, with room for the payload's
+ * metadata and the rest of the command. The transcript must fit one (continue-as-new carries it).
+ */
+export const MAX_PAYLOAD_BYTES = 1_800_000;
+/**
+ * Short read-only tools run as local activities: in the workflow task that asked for them, on
+ * the worker that runs the workflow, with no server round trip (one dispatch per loop iteration
+ * instead of two). They keep the durability guarantees: read-only calls may simply run again
+ * (a local activity is at-least-once), and they never run long (a minute at most, unlike Bash).
+ */
+export const LOCAL_TOOLS: ReadonlySet<string> = new Set(['Read', 'Glob', 'Grep']);
+/** patched() id of the switch to local activities for LOCAL_TOOLS (older histories used regular ones). */
+export const LOCAL_READ_ONLY_TOOLS_PATCH = 'local-read-only-tools';
+/** Failures of the model activity that mean "overloaded": the fallback model may take over. */
+const OVERLOADED_FAILURE_TYPES = new Set(['overloaded_error', 'FallbackTriggered']);
+
+/** The query being run: its cancellation scope and the model call in flight. */
+export interface ActiveQuery {
+  scope: CancellationScope;
+  aborted: boolean;
+  executor?: StreamingToolExecutor;
+  requestId?: string;
+  streamAttempt?: number;
+}
+
+/** What the effects read and report on the session (implemented by `ConversationSession`). */
+export interface QueryHost {
+  readonly conversationId: string;
+  readonly config: ConversationConfig;
+  readonly transcript: Transcript;
+  readonly toolsInFlight: Map<string, ToolInFlight>;
+  readonly sessionContext: SessionContext | undefined;
+  readonly turnCount: number;
+  setPhase(phase: Phase): void;
+  /** Names the request context by digest and makes it available to workers. */
+  registerRequestContext(context: RequestContext): string;
+  /** Usage, cost and context size of a completed model call. */
+  recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void;
+  takeQueuedInputs(): UserMessage[];
+  onTransition(transition: TransitionType): void;
+  onModelChange(model: string): void;
+  shouldSuspend(): boolean;
+}
+
+/** Activity options, in one place. */
+export function activityOptions(config: ConversationConfig): Record<'model' | 'tool' | 'stopHooks' | 'sessionContext', ActivityOptions> {
+  return {
+    model: {
+      // 64k output tokens (the escalated cap) can take well over 10 minutes; heartbeats, not this
+      // timeout, detect a dead worker.
+      startToCloseTimeout: '1 hour',
+      heartbeatTimeout: config.modelHeartbeatTimeoutMs,
+      cancellationType: ActivityCancellationType.TRY_CANCEL,
+      retry: {
+        initialInterval: config.modelInitialRetryIntervalMs,
+        backoffCoefficient: 2,
+        maximumInterval: '1 minute',
+        maximumAttempts: config.modelMaximumAttempts,
+      },
+    },
+    tool: {
+      taskQueue: config.toolTaskQueue,
+      // Bash may run for up to 10 minutes; heartbeats detect a dead worker much sooner.
+      startToCloseTimeout: '11 minutes',
+      heartbeatTimeout: config.toolHeartbeatTimeoutMs,
+      // Wait for the activity to acknowledge, so an aborted command's processes are dead when the
+      // query returns.
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: { initialInterval: '1 second', maximumAttempts: 5 },
+    },
+    stopHooks: {
+      taskQueue: config.toolTaskQueue,
+      startToCloseTimeout: '11 minutes',
+      heartbeatTimeout: config.toolHeartbeatTimeoutMs,
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: { maximumAttempts: 3 },
+    },
+    // On the workspace's host, like the tools: CLAUDE.md, git state and settings live there.
+    sessionContext: {
+      taskQueue: config.toolTaskQueue,
+      startToCloseTimeout: '1 minute',
+      retry: { maximumAttempts: 5 },
+      summary: 'Load session context',
+    },
+  };
+}
+
+/** Activities with these options (and a UI summary). */
+export function activities(options: ActivityOptions): Activities {
+  return proxyActivities<Activities>(options);
+}
+
+/** Local activities for LOCAL_TOOLS. */
+function localActivities(options: LocalActivityOptions): Activities {
+  return proxyLocalActivities<Activities>(options);
+}
+
+const LOCAL_TOOL_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumAttempts: 5 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/**
+ * Whether this call runs as a local activity: a LOCAL_TOOLS call, when tools run on the
+ * workflow's own task queue (a `toolTaskQueue` names the workspace's host, which a local activity
+ * cannot reach).
+ */
+function runsLocally(config: ConversationConfig, name: string): boolean {
+  if (!config.localReadOnlyTools || !LOCAL_TOOLS.has(name)) return false;
+  if (config.toolTaskQueue !== undefined && config.toolTaskQueue !== workflowInfo().taskQueue) return false;
+  return patched(LOCAL_READ_ONLY_TOOLS_PATCH);
+}
+
+/** The loop's deps for one query, wired to activities. */
+export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps {
+  const { config, conversationId } = host;
+  const options = activityOptions(config);
+  let lastContext: { system: unknown; userContext: unknown; digest: string } | undefined;
+
+  const callModel = async (request: Parameters<QueryDeps['callModel']>[0], executor: StreamingToolExecutor): Promise<ModelResponse> => {
+    host.setPhase('calling_model');
+    const requestId = uuid4();
+    // The same prompt layers for every call of a query: digest them once.
+    if (lastContext?.system !== request.system || lastContext.userContext !== request.userContext) {
+      const digest = host.registerRequestContext({
+        system: request.system,
+        userContext: request.userContext,
+        toolNames: config.tools ?? [...TOOL_NAMES],
+      });
+      lastContext = { system: request.system, userContext: request.userContext, digest };
+    }
+    const activityInput: CallModelInput = {
+      conversationId,
+      model: request.model,
+      maxTokens: request.maxTokens,
+      transcript: request.transcript,
+      context: { digest: lastContext.digest },
+      streamToolUses: config.streamingToolExecution ? { workflowId: conversationId, runId: workflowInfo().runId, requestId } : undefined,
+      fallbackAvailable: Boolean(config.fallbackModel) && request.model !== config.fallbackModel,
+    };
+    // Continue-as-new carries the transcript in one payload, which Temporal limits to 2 MB: a
+    // transcript past that could never move to a new run, so its history would grow without
+    // bound. Possible only with very large context windows; the loop treats it as too long.
+    const transcriptBytes = host.transcript.byteSize;
+    if (transcriptBytes > MAX_PAYLOAD_BYTES) {
+      return {
+        type: 'prompt_too_long',
+        durationMs: 0,
+        errorMessage:
+          `The conversation is too large to pass through Temporal (${(transcriptBytes / 1_000_000).toFixed(1)} MB; ` +
+          `payloads are limited to 2 MB). Start a new conversation.`,
+      };
+    }
+    query.requestId = requestId;
+    query.streamAttempt = undefined;
+    query.executor = executor;
+    const scope = new CancellationScope({ cancellable: true, parent: query.scope });
+    try {
+      const result = await scope.run(() =>
+        activities({ ...options.model, summary: `${request.model}: turn ${host.turnCount}` }).callModel(activityInput),
+      );
+      if (result.type === 'message') {
+        host.recordModelResponse(result.message, request.model, result.durationMs);
+        return { type: 'message', message: result.message, durationMs: result.durationMs };
+      }
+      return { type: 'prompt_too_long', errorMessage: result.errorMessage, durationMs: result.durationMs };
+    } catch (error) {
+      if (query.aborted || isCancellation(error)) return { type: 'aborted' };
+      const failureType = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause.type : undefined;
+      const errorMessage = failureMessage(error);
+      if (failureType && OVERLOADED_FAILURE_TYPES.has(failureType)) return { type: 'overloaded', errorMessage };
+      return { type: 'error', errorMessage };
+    } finally {
+      query.requestId = undefined;
+    }
+  };
+
+  const runTool = async (block: ToolUseBlock) => {
+    const spec = getToolSpec(block.name);
+    const summary = spec ? safeSummary(spec, block.input) : block.name;
+    const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
+    host.toolsInFlight.set(block.id, entry);
+    host.setPhase('running_tools');
+    try {
+      const runner = runsLocally(config, block.name) ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });
+      const result = await runner.runTool({
+        conversationId,
+        toolUseId: block.id,
+        name: block.name,
+        input: block.input,
+        cwd: config.cwd,
+        maxResultSizeChars: spec?.maxResultSizeChars ?? 30_000,
+      });
+      return { content: result.content, isError: result.isError };
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // Infrastructure failure after retries: the model still gets a result it can act on.
+      return { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
+    } finally {
+      // A discarded early run may share its id with the final one: remove only our own entry.
+      if (host.toolsInFlight.get(block.id) === entry) host.toolsInFlight.delete(block.id);
+      // Tools started early finish while the model may still stream.
+      if (host.toolsInFlight.size === 0 && query.requestId !== undefined) host.setPhase('calling_model');
+    }
+  };
+
+  const runStopHooks: QueryDeps['runStopHooks'] = async ({ lastAssistant, stopHookActive }) => {
+    const hooks = [...(host.sessionContext?.stopHooks ?? []), ...(config.stopHooks ?? [])];
+    const decision: StopHookDecision = { blockingErrors: [], preventContinuation: false, notices: [] };
+    if (hooks.length === 0) return decision;
+    host.setPhase('stop_hooks');
+    const scope = new CancellationScope({ cancellable: true, parent: query.scope });
+    try {
+      const { outcomes } = await scope.run(() =>
+        activities({
+          ...options.stopHooks,
+          summary: `Stop hooks (${hooks.reduce((count, matcher) => count + matcher.hooks.length, 0)})`,
+        }).runStopHooks({
+          conversationId,
+          cwd: config.cwd,
+          hooks,
+          stopHookActive,
+          lastAssistantMessage: textOf(lastAssistant),
+        }),
+      );
+      for (const outcome of outcomes) {
+        if (outcome.blockingError) decision.blockingErrors.push(outcome.blockingError);
+        if (outcome.preventContinuation) {
+          decision.preventContinuation = true;
+          decision.stopReason = outcome.stopReason ?? decision.stopReason;
+        }
+        if (outcome.nonBlockingError) decision.notices.push(`Stop hook error (${outcome.command}): ${outcome.nonBlockingError}`);
+      }
+    } catch (error) {
+      if (isCancellation(error)) return decision;
+      decision.notices.push(`Stop hooks failed: ${failureMessage(error)}`);
+    }
+    return decision;
+  };
+
+  return {
+    uuid: uuid4,
+    newToolExecutor: () =>
+      new StreamingToolExecutor({
+        uuid: uuid4,
+        runTool,
+        isAborted: () => query.aborted,
+        maxConcurrency: config.maxToolUseConcurrency,
+        parentScope: query.scope,
+      }),
+    callModel: (request, executor) => callModel(request, executor as StreamingToolExecutor),
+    runStopHooks,
+    takeQueuedInputs: () => host.takeQueuedInputs(),
+    isAborted: () => query.aborted,
+    shouldSuspend: () => host.shouldSuspend(),
+    onModelChange: (model) => host.onModelChange(model),
+    onTransition: (transition) => host.onTransition(transition),
+  };
+}
+
+/** The message of an activity failure (its cause), or of any error. */
+export function failureMessage(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause) return error.cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function safeSummary(spec: NonNullable<ReturnType<typeof getToolSpec>>, input: unknown): string {
+  const parsed = spec.inputSchema.safeParse(input);
+  if (!parsed.success) return `${spec.name} (invalid input)`;
+  try {
+    return spec.summarize(parsed.data);
+  } catch {
+    return spec.name;
+  }
+}

@@ -1,0 +1,494 @@
+/**
+ * The session layer's state (seed §2.10, QueryEngine), as an entity class (style §15; the
+ * samples' safe-message-handlers `ClusterManager`): the transcript, usage, the events feed,
+ * queued inputs and the running query, with `status()` for the query handler and `toCarried()`
+ * for continue-as-new. `submitMessage` runs one query through `queryLoop` with the deps of
+ * `createQueryDeps`. The workflow function (`conversation.ts`) only wires handlers to it.
+ */
+import {
+  CancellationScope,
+  log,
+  proxySinks,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { RequestContext, SessionContext } from '../common/activity-types';
+import type { ConversationConfig } from '../common/config';
+import { costOfUsage } from '../common/cost';
+import { valueDigest } from '../common/digest';
+import { type AssistantApiMessage, EMPTY_USAGE, type Message, type Usage, type UserMessage, addUsage, textOf } from '../common/messages';
+import { type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
+import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
+import type {
+  CarriedState,
+  ConversationEvent,
+  ConversationStatus,
+  Phase,
+  QueryInProgress,
+  ToolInFlight,
+  ToolUseStreamed,
+  TranscriptCacheSinks,
+  UserInput,
+} from './definitions';
+import { toolUseStreamedSchema } from './definitions';
+import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, createQueryDeps, failureMessage } from './query-deps';
+import { type Suspended, queryLoop } from './query-loop';
+import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
+import { parseTokenBudget } from './token-budget';
+import { INTERRUPTED_BY_USER } from './tool-orchestration';
+import { Transcript } from './transcript';
+import type { ToolUseBlock } from '../common/messages';
+
+const MAX_EVENTS_KEPT = 1000;
+/** Events carried across continue-as-new (the feed's tail). */
+const EVENTS_CARRIED_OVER = 200;
+/** Texts, tool inputs and tool results in the progress feed are cut to this (the transcript keeps them whole). */
+const FEED_TOOL_RESULT_CHARS = 2_000;
+/** Request contexts kept for workers that miss them (the current query's, and a few before). */
+const REQUEST_CONTEXTS_KEPT = 4;
+
+const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
+
+export class ConversationSession implements QueryHost {
+  readonly transcript: Transcript;
+  readonly toolsInFlight = new Map<string, ToolInFlight>();
+  usage: Usage;
+  totalCostUsd: number;
+  queryCount: number;
+  lastResult: ResultMessage | undefined;
+  lastQueryTransitions: TransitionType[];
+  readonly pendingInputs: Array<{ prompt: string; uuid: string }>;
+  sessionContext: SessionContext | undefined;
+  phase: Phase = 'idle';
+  endRequested: boolean;
+  /** A query suspended by the previous run, resumed before anything else. */
+  resuming: QueryInProgress | undefined;
+  /** False once the state proved too large for a continue-as-new payload. */
+  continueAsNewFits = true;
+  currentModel: string;
+  turnCount = 0;
+  private transitions: TransitionType[] = [];
+  private contextTokens = 0;
+  private apiDurationMs = 0;
+  private nextEventSeq: number;
+  private readonly events: ConversationEvent[];
+  private query: ActiveQuery | undefined;
+  /** An abort that arrived before the resumed query was running again. */
+  private abortBeforeResume = false;
+  /** Inputs consumed by the running query (its own first). */
+  private consumedInputUuids: string[] = [];
+  private readonly requestContexts = new Map<string, RequestContext>();
+  private readonly useSearchAttributes: boolean;
+
+  constructor(
+    readonly conversationId: string,
+    readonly config: ConversationConfig,
+    private readonly carried: CarriedState | undefined,
+  ) {
+    this.transcript = new Transcript(carried?.messages ?? []);
+    // The worker's cache learns every change (model calls by reference); a new run starts it over.
+    this.transcript.onChange((from, messages) => transcriptCache.feed(from, messages));
+    if (this.transcript.length > 0) transcriptCache.feed(0, [...this.transcript.messages]);
+    this.usage = carried?.usage ?? EMPTY_USAGE;
+    this.totalCostUsd = carried?.totalCostUsd ?? 0;
+    this.queryCount = carried?.queryCount ?? 0;
+    this.lastResult = carried?.lastResult;
+    this.lastQueryTransitions = carried?.lastQueryTransitions ?? [];
+    this.pendingInputs = carried?.pendingInputs ?? [];
+    this.sessionContext = carried?.sessionContext;
+    this.nextEventSeq = carried?.nextEventSeq ?? 0;
+    // The feed survives continue-as-new (its tail), so a client polling across the switch misses nothing.
+    this.events = carried?.recentEvents ?? [];
+    this.endRequested = carried?.endRequested ?? false;
+    this.resuming = carried?.queryInProgress;
+    this.currentModel = config.model;
+    // Set by the client only when the server has the attributes registered; upserting unknown ones would fail.
+    this.useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
+  }
+
+  /** Whether loading the session context should be tried in this run. */
+  get needsSessionContext(): boolean {
+    return !this.sessionContext && !this.carried?.sessionContextAttempted;
+  }
+
+  // ---- the feed, phase and status ----
+
+  pushEvent(message: ConversationEvent['message']): void {
+    this.events.push({ seq: this.nextEventSeq++, message: trimForFeed(message) });
+    if (this.events.length > MAX_EVENTS_KEPT) this.events.splice(0, this.events.length - MAX_EVENTS_KEPT);
+  }
+
+  eventsSince(afterSeq: number): { events: ConversationEvent[]; nextSeq: number } {
+    return { events: this.events.filter((event) => event.seq >= afterSeq), nextSeq: this.nextEventSeq };
+  }
+
+  setPhase(next: Phase): void {
+    if (this.phase === next) return;
+    this.phase = next;
+    const tools = [...this.toolsInFlight.values()].map((tool) => tool.summary).join(', ');
+    setCurrentDetails(`**${next}**${tools ? ` — ${tools}` : ''} · turn ${this.turnCount} · ${this.currentModel}`);
+    if (this.useSearchAttributes) {
+      upsertSearchAttributes([
+        { key: STATUS_SEARCH_ATTRIBUTE, value: next },
+        { key: MODEL_SEARCH_ATTRIBUTE, value: this.currentModel },
+      ]);
+    }
+  }
+
+  status(): ConversationStatus {
+    return {
+      conversationId: this.conversationId,
+      phase: this.phase,
+      model: this.config.model,
+      currentModel: this.currentModel,
+      turnCount: this.turnCount,
+      queryCount: this.queryCount,
+      transitions: this.query ? this.transitions : [],
+      lastQueryTransitions: this.lastQueryTransitions,
+      toolsInFlight: [...this.toolsInFlight.values()],
+      queuedInputs: this.pendingInputs.length,
+      usage: this.usage,
+      totalCostUsd: this.totalCostUsd,
+      contextTokens: this.contextTokens,
+      messageCount: this.transcript.length,
+      lastResult: this.lastResult,
+      ended: this.phase === 'ended',
+      continuedAsNewCount: this.carried?.continuedAsNewCount ?? 0,
+      nextEventSeq: this.nextEventSeq,
+    };
+  }
+
+  /** What the next run starts from (continue-as-new), or undefined when it would not fit one payload. */
+  toCarried(input: { config: unknown }, queryInProgress?: QueryInProgress): CarriedState | undefined {
+    const next: CarriedState = {
+      messages: this.transcript.toJSON(),
+      usage: this.usage,
+      totalCostUsd: this.totalCostUsd,
+      queryCount: this.queryCount,
+      pendingInputs: this.pendingInputs,
+      lastResult: this.lastResult,
+      lastQueryTransitions: this.lastQueryTransitions,
+      continuedAsNewCount: (this.carried?.continuedAsNewCount ?? 0) + 1,
+      nextEventSeq: this.nextEventSeq,
+      recentEvents: this.events.slice(-EVENTS_CARRIED_OVER),
+      sessionContext: this.sessionContext,
+      sessionContextAttempted: true,
+      queryInProgress,
+      endRequested: this.endRequested,
+    };
+    // The feed's tail is a convenience; the transcript is not.
+    if (jsonBytes({ config: input.config, carried: next }) > MAX_PAYLOAD_BYTES) next.recentEvents = [];
+    const bytes = jsonBytes({ config: input.config, carried: next });
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      log.warn('Conversation state too large to continue as new; staying in this run', { bytes });
+      this.continueAsNewFits = false;
+      return undefined;
+    }
+    return next;
+  }
+
+  /** Temporal suggests continue-as-new, or history passed the configured size. */
+  shouldContinueAsNew(): boolean {
+    const info = workflowInfo();
+    return this.continueAsNewFits && (info.continueAsNewSuggested || info.historyLength > this.config.continueAsNewAfterEvents);
+  }
+
+  // ---- messages in ----
+
+  /** `userInput` signal: queued for the next query, or injected into the running one between turns. */
+  enqueueInput(raw: UserInput | string): void {
+    const prompt = typeof raw === 'string' ? raw : typeof raw === 'object' && raw !== null ? raw.prompt : undefined;
+    if (typeof prompt !== 'string' || prompt.trim() === '') {
+      // Signals cannot reply: log and drop (style §6). The API rejects empty text anyway.
+      log.warn('Dropped userInput signal without a prompt', { received: raw });
+      return;
+    }
+    const uuid = (typeof raw === 'object' && raw !== null && typeof raw.uuid === 'string' && raw.uuid) || uuid4();
+    this.pendingInputs.push({ prompt, uuid });
+  }
+
+  /** `abort` signal: cancels the running query's scope. */
+  abort(): void {
+    if (!this.query) {
+      // The new run receives buffered signals before its main body runs.
+      if (this.resuming) this.abortBeforeResume = true;
+      return;
+    }
+    if (this.query.aborted) return;
+    this.query.aborted = true;
+    this.query.scope.cancel();
+  }
+
+  /** `toolUseStreamed` signal: a concurrency-safe tool the model activity saw complete while streaming. */
+  onToolUseStreamed(raw: ToolUseStreamed): void {
+    const parsed = toolUseStreamedSchema.safeParse(raw);
+    if (!parsed.success) {
+      log.warn('Dropped malformed toolUseStreamed signal', { received: raw });
+      return;
+    }
+    const streamed = parsed.data;
+    const query = this.query;
+    // Only blocks of the model call now in flight count; late reports of an old attempt are dropped.
+    if (!query?.executor || streamed.requestId !== query.requestId || query.aborted) return;
+    // A report from a newer attempt of the same model call means the older attempt's stream was
+    // abandoned: its early work is dropped. Reports from an older attempt come too late to count.
+    const attemptSeen = query.streamAttempt ?? 0;
+    if (streamed.attempt < attemptSeen) return;
+    if (streamed.attempt > attemptSeen) {
+      if (attemptSeen > 0) void query.executor.discard();
+      query.streamAttempt = streamed.attempt;
+    }
+    query.executor.addTool(streamed.block as ToolUseBlock);
+  }
+
+  /** `requestContext` query: the request context a worker missed in its cache. */
+  requestContext(digest: string): RequestContext | null {
+    return this.requestContexts.get(digest) ?? null;
+  }
+
+  /** A session-context load that failed: the conversation goes on without it, and people are told. */
+  sessionContextFailed(error: unknown): void {
+    log.warn('Could not load session context; continuing without it', { error: String(error) });
+    this.pushEvent({
+      type: 'system',
+      uuid: uuid4(),
+      level: 'warning',
+      content: `Session context not loaded (no CLAUDE.md, git status or Stop hooks this session): ${failureMessage(error)}`,
+    });
+  }
+
+  // ---- QueryHost: what the loop's effects report ----
+
+  registerRequestContext(context: RequestContext): string {
+    const digest = valueDigest(context);
+    if (!this.requestContexts.has(digest)) {
+      this.requestContexts.set(digest, context);
+      while (this.requestContexts.size > REQUEST_CONTEXTS_KEPT) this.requestContexts.delete(this.requestContexts.keys().next().value as string);
+      transcriptCache.putContext(digest, context);
+    }
+    return digest;
+  }
+
+  recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void {
+    this.usage = addUsage(this.usage, message.usage);
+    this.totalCostUsd += costOfUsage(message.model || model, message.usage);
+    this.contextTokens = message.usage.input_tokens + message.usage.cache_creation_input_tokens + message.usage.cache_read_input_tokens;
+    this.apiDurationMs += durationMs;
+  }
+
+  takeQueuedInputs(): UserMessage[] {
+    return this.pendingInputs.splice(0).map((input): UserMessage => {
+      this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
+      this.consumedInputUuids.push(input.uuid);
+      return { type: 'user', uuid: input.uuid, message: { role: 'user', content: input.prompt } };
+    });
+  }
+
+  onTransition(transition: TransitionType): void {
+    this.transitions.push(transition);
+    if (transition === 'tool_use') this.turnCount++;
+  }
+
+  onModelChange(model: string): void {
+    this.currentModel = model;
+  }
+
+  shouldSuspend(): boolean {
+    // Mid-query continue-as-new keeps a long task's history bounded (architecture notes).
+    return this.shouldContinueAsNew();
+  }
+
+  // ---- one query ----
+
+  /**
+   * seed §2.10 submitMessage: one query, from the user's input to the result message. With
+   * `resumed`, picks up a query that an earlier run suspended for continue-as-new. Returns the
+   * query's progress when the loop suspends (the caller continues-as-new with it).
+   */
+  async submitMessage(pending: { prompt: string; uuid: string }, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
+    const startedAt = resumed?.startedAt ?? Date.now();
+    this.apiDurationMs = resumed?.apiDurationMs ?? 0;
+    this.turnCount = resumed?.turnCount ?? 1;
+    this.transitions = resumed ? [...resumed.transitions] : [];
+    // A new query tries the primary model again; a resumed one keeps the model it had.
+    this.currentModel = resumed?.checkpoint.currentModel ?? this.config.model;
+    const usageBefore = resumed?.usageBefore ?? this.usage;
+    const costBefore = resumed?.costBefore ?? this.totalCostUsd;
+    this.consumedInputUuids = resumed ? [...resumed.consumedInputUuids] : [pending.uuid];
+    if (!resumed) {
+      this.queryCount++;
+      const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
+      this.transcript.append(userMessage);
+      this.pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: pending.prompt });
+    }
+
+    const scope = new CancellationScope({ cancellable: true });
+    const query: ActiveQuery = { scope, aborted: false };
+    this.query = query;
+    if (resumed && this.abortBeforeResume) {
+      this.abortBeforeResume = false;
+      query.aborted = true;
+      scope.cancel();
+    }
+
+    let lastAssistantText = resumed?.lastAssistantText ?? '';
+    let lastStopReason: string | null = resumed?.lastStopReason ?? null;
+    const tokenBudget = resumed ? resumed.tokenBudget : (this.config.tokenBudget ?? parseTokenBudget(pending.prompt));
+    let terminal: Terminal | Suspended;
+    const generator = queryLoop(
+      {
+        transcript: this.transcript,
+        systemPrompt: buildEffectiveSystemPrompt({
+          defaultPrompt: getSystemPrompt(this.sessionContext, this.config.model),
+          customSystemPrompt: this.config.customSystemPrompt,
+          appendSystemPrompt: this.config.appendSystemPrompt,
+        }),
+        userContext: buildUserContext(this.sessionContext),
+        model: this.config.model,
+        fallbackModel: this.config.fallbackModel,
+        maxTurns: this.config.maxTurns,
+        maxOutputTokens: this.config.maxOutputTokens,
+        tokenBudget,
+        contextWindowTokens: this.config.contextWindowTokens,
+        resume: resumed?.checkpoint,
+      },
+      createQueryDeps(this, query),
+    );
+    try {
+      while (true) {
+        const next = await generator.next();
+        if (next.done) {
+          terminal = next.value;
+          break;
+        }
+        const message: Message = next.value;
+        // seed §2.10 Phase D: append to history, update status, feed the progress events
+        if (message.type === 'user' || message.type === 'assistant') this.transcript.append(message);
+        if (message.type === 'tombstone') this.transcript.remove(message.target);
+        if (message.type === 'assistant' && !message.apiError) {
+          const text = textOf(message);
+          if (text) lastAssistantText = text;
+          lastStopReason = message.message.stop_reason;
+        }
+        this.pushEvent(message);
+      }
+    } catch (error) {
+      // A bug in the loop must not lose the conversation: stop whatever still runs and end the
+      // query with an error result (the history is repaired below).
+      log.error('Query loop failed', { error: String(error) });
+      scope.cancel();
+      terminal = { reason: 'model_error', error: `Internal error: ${failureMessage(error)}` };
+    } finally {
+      this.query = undefined;
+      this.toolsInFlight.clear();
+    }
+
+    if (terminal.reason === 'suspended') {
+      return {
+        pending,
+        startedAt,
+        usageBefore,
+        costBefore,
+        apiDurationMs: this.apiDurationMs,
+        turnCount: this.turnCount,
+        transitions: [...this.transitions],
+        consumedInputUuids: this.consumedInputUuids,
+        lastAssistantText,
+        lastStopReason,
+        tokenBudget,
+        checkpoint: terminal.checkpoint,
+      };
+    }
+    // Inputs the model never answered (the query's own, or ones queued into it) made the request
+    // too large: keeping them would make every later query fail the same way. They leave the
+    // transcript (the events feed keeps them); tool results and everything answered stay.
+    const inputDropped =
+      (terminal.reason === 'prompt_too_long' || terminal.reason === 'blocking_limit') &&
+      this.transcript.dropUnansweredInputs(this.consumedInputUuids);
+    // Safety net: the loop answers every tool_use itself; anything left would break the next request.
+    this.transcript.closeDanglingToolUses(terminal.reason.startsWith('aborted') ? INTERRUPTED_BY_USER : 'The tool call did not complete.', uuid4);
+    this.lastQueryTransitions = this.transitions;
+    const isError = terminal.reason !== 'completed';
+    const result: ResultMessage = {
+      type: 'result',
+      subtype: subtypeFor(terminal.reason),
+      is_error: isError,
+      result: isError
+        ? `${terminal.error ?? describeTerminal(terminal)}${inputDropped ? ' The unanswered message was not kept in the conversation; send a shorter one.' : ''}`
+        : lastAssistantText,
+      num_turns: this.turnCount,
+      duration_ms: Date.now() - startedAt,
+      duration_api_ms: this.apiDurationMs,
+      stop_reason: lastStopReason,
+      total_cost_usd: this.totalCostUsd - costBefore,
+      usage: subtractUsage(this.usage, usageBefore),
+      permission_denials: [],
+      session_id: this.conversationId,
+      uuid: uuid4(),
+      input_uuid: pending.uuid,
+      input_uuids: [...this.consumedInputUuids],
+      terminal_reason: terminal.reason,
+      transitions: [...this.transitions],
+      model: this.currentModel,
+    };
+    this.lastResult = result;
+    this.pushEvent(result);
+    this.toolsInFlight.clear();
+    return undefined;
+  }
+}
+
+/** UTF-8 size of a value as JSON — what Temporal's payload limit counts. */
+function jsonBytes(value: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(value)).length;
+}
+
+/** Keeps the events feed (and so query payloads and continue-as-new input) small. */
+function trimForFeed(message: ConversationEvent['message']): ConversationEvent['message'] {
+  if (message.type === 'assistant') {
+    // Tool inputs (a Write's whole file) and long texts are cut; the transcript keeps them.
+    const content = message.message.content.map((block) => {
+      if (block.type === 'text') return { ...block, text: trimText(block.text) };
+      if (block.type === 'tool_use') {
+        const input = JSON.stringify(block.input ?? null);
+        return input.length > FEED_TOOL_RESULT_CHARS ? { ...block, input: { truncated: trimText(input) } } : block;
+      }
+      if (block.type === 'thinking') return { ...block, thinking: trimText(block.thinking), signature: undefined };
+      return block;
+    });
+    return { ...message, message: { ...message.message, content } };
+  }
+  if (message.type !== 'user') return message;
+  if (typeof message.message.content === 'string') return { ...message, message: { ...message.message, content: trimText(message.message.content) } };
+  const content = message.message.content.map((block) =>
+    block.type === 'tool_result' && typeof block.content === 'string' ? { ...block, content: trimText(block.content) } : block,
+  );
+  return { ...message, message: { ...message.message, content } };
+}
+
+function trimText(text: string): string {
+  return text.length > FEED_TOOL_RESULT_CHARS ? `${text.slice(0, FEED_TOOL_RESULT_CHARS)}… (${text.length} characters)` : text;
+}
+
+function subtractUsage(after: Usage, before: Usage): Usage {
+  return {
+    input_tokens: after.input_tokens - before.input_tokens,
+    output_tokens: after.output_tokens - before.output_tokens,
+    cache_creation_input_tokens: after.cache_creation_input_tokens - before.cache_creation_input_tokens,
+    cache_read_input_tokens: after.cache_read_input_tokens - before.cache_read_input_tokens,
+  };
+}
+
+function describeTerminal(terminal: Terminal): string {
+  switch (terminal.reason) {
+    case 'aborted_streaming':
+    case 'aborted_tools':
+      return 'Interrupted by user';
+    case 'max_turns':
+      return 'Reached the maximum number of turns';
+    default:
+      return terminal.reason;
+  }
+}
