@@ -94,8 +94,17 @@ describe('durability', () => {
     const toolResult = harness.model.requests[1].body.messages.at(-1).content[0];
     expect(toolResult).toMatchObject({ type: 'tool_result', is_error: true });
     expect(toolResult.content).toContain('may have partly run. It was not run again. Its processes were still running and have been stopped.');
-    // ...until the retry on the same host stops it: it never reaches its last step.
-    expect(() => process.kill(pid, 0)).toThrow();
+    // ...until the retry on the same host stops it: it never reaches its last step. (Killed, it
+    // may linger a moment as a zombie until it is reaped.)
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await eventually(async () => alive(), (running) => !running, 10_000);
     await expect(readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).rejects.toThrow();
     expect(harness.model.requests).toHaveLength(2);
   });
