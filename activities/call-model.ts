@@ -191,7 +191,7 @@ export function repairLegacySystem(system: SystemPromptBlock[]): SystemPromptBlo
   return repaired;
 }
 
-function asPromptTooLong(error: unknown): Omit<Extract<CallModelResult, { type: 'prompt_too_long' }>, 'durationMs' | 'attempt'> | undefined {
+export function asPromptTooLong(error: unknown): Omit<Extract<CallModelResult, { type: 'prompt_too_long' }>, 'durationMs' | 'attempt'> | undefined {
   if (!(error instanceof Anthropic.APIError) || error.status !== 400) return undefined;
   const message = apiErrorMessage(error);
   const match = PROMPT_TOO_LONG.exec(message);
@@ -263,7 +263,7 @@ function statusName(status: number | undefined): string {
   return 'api_error';
 }
 
-function toAssistantMessage(message: Anthropic.Message): AssistantApiMessage {
+export function toAssistantMessage(message: Anthropic.Message): AssistantApiMessage {
   const content: AssistantContentBlock[] = [];
   for (const block of message.content) {
     if (block.type === 'text') content.push({ type: 'text', text: block.text });

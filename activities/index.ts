@@ -8,7 +8,8 @@ import type { Client } from '@temporalio/client';
 import os from 'node:os';
 import path from 'node:path';
 import { requestContextQuery, toolUseStreamedSignal, transcriptSliceQuery } from '../workflows/definitions';
-import { type ToolUseReporter, createCallModel } from './call-model';
+import { type CallModelDeps, type ToolUseReporter, createCallModel } from './call-model';
+import { createCompactConversation } from './compact-conversation';
 import { createRunTool } from './run-tool';
 import { loadSessionContext } from './session-context';
 import { runStopHooks } from './stop-hooks';
@@ -47,13 +48,15 @@ export function createActivities(deps: ActivityDeps) {
           .signal(toolUseStreamedSignal, { requestId: target.requestId, ...report });
       }
     : undefined;
+  const modelDeps: CallModelDeps = {
+    anthropic: deps.anthropic,
+    reportToolUse,
+    transcriptCache: deps.transcriptCache ?? processTranscriptCache,
+    transcriptSource: deps.transcriptSource ?? (deps.temporalClient ? workflowTranscriptSource(deps.temporalClient) : undefined),
+  };
   return {
-    callModel: createCallModel({
-      anthropic: deps.anthropic,
-      reportToolUse,
-      transcriptCache: deps.transcriptCache ?? processTranscriptCache,
-      transcriptSource: deps.transcriptSource ?? (deps.temporalClient ? workflowTranscriptSource(deps.temporalClient) : undefined),
-    }),
+    callModel: createCallModel(modelDeps),
+    compactConversation: createCompactConversation(modelDeps),
     runTool: createRunTool({ stateDir: deps.stateDir, executeTool }),
     loadSessionContext,
     runStopHooks,

@@ -8,10 +8,12 @@ import { type ConversationConfigInput, parseConversationConfig } from '../common
 import type { ResultMessage } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import {
+  type CompactionOutcome,
   type ConversationEvent,
   type ConversationStatus,
   type ConversationSummary,
   abortSignal,
+  compactUpdate,
   endSignal,
   eventsQuery,
   statusQuery,
@@ -89,6 +91,17 @@ export class ConversationClient {
 
   async abort(conversationId: string, reason?: string): Promise<void> {
     await this.guard(conversationId, (handle) => handle.signal(abortSignal, { reason }));
+  }
+
+  /**
+   * Compacts the conversation now (Claude Code's `/compact [instructions]`, seed §2.7): the
+   * workflow summarizes the transcript after the running query, if one runs, and answers with
+   * what it did. A refusal (nothing to compact, the summary failed) is an outcome with
+   * `compacted: false`, not an error.
+   */
+  async compact(conversationId: string, instructions?: string): Promise<CompactionOutcome> {
+    const request = instructions?.trim() ? { instructions: instructions.trim() } : {};
+    return this.guard(conversationId, (handle) => handle.executeUpdate(compactUpdate, { args: [request] }));
   }
 
   async end(conversationId: string): Promise<void> {

@@ -4,13 +4,14 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ZodError } from 'zod';
 import type { ConversationConfigInput } from '../common/config';
 import type { ResultMessage } from '../common/result';
 import type { ConversationEvent } from '../workflows/definitions';
 import { ConversationClient, ConversationEndedError, ConversationNotFoundError } from './api';
 import { TemporalUnreachableError, connectClient, temporalSettings } from '../infra/connection';
-import { formatEvent, formatResultLine, formatStatus } from './format';
+import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus } from './format';
 
 const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
 
@@ -18,7 +19,10 @@ Usage:
   durable-agent ask [options] <prompt>           one-shot: start, wait, print the answer (like \`claude -p\`)
   durable-agent start [options] <prompt>         start a conversation, print its id (--follow to watch it)
   durable-agent send [--follow] <id> <prompt>    send a follow-up to a conversation
-  durable-agent status [--json] <id>             phase, turns, tools in flight, usage, last result
+  durable-agent status [--json] <id>             phase, turns, tools in flight, usage, context, last result
+  durable-agent compact [--json] <id> [instructions]
+                                                 summarize the conversation so far to free context
+                                                 (after the running query; like Claude Code's /compact)
   durable-agent abort <id>                       interrupt the running query (the conversation stays open)
   durable-agent end <id>                         end the conversation after the running query
   durable-agent list                             conversations on the server, newest first
@@ -37,8 +41,8 @@ Options for ask and start:
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY (default 10),
 ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.
-Signals and queries (for \`temporal workflow signal/query\`): userInput {"prompt": "..."}, abort, end;
-status, events, history.`;
+Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
+abort, end; status, events, history; compact {"instructions": "..."}.`;
 
 /** A mistake in the command line: printed with the usage, exit code 2. */
 export class UsageError extends Error {
@@ -73,6 +77,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await sendCommand(rest, io);
       case 'status':
         return await statusCommand(rest, io);
+      case 'compact':
+        return await compactCommand(rest, io);
       case 'abort':
         return await simpleCommand(rest, io, 'abort');
       case 'end':
@@ -110,6 +116,11 @@ function reportError(error: unknown, io: Io): number {
   }
   if (error instanceof TemporalUnreachableError || error instanceof ConversationNotFoundError || error instanceof ConversationEndedError) {
     io.err(`Error: ${error.message}`);
+    return 1;
+  }
+  if (error instanceof WorkflowUpdateFailedError && error.cause) {
+    // The workflow refused the update (its validator, or no handler on an older worker): say why.
+    io.err(`Error: ${error.message}: ${error.cause.message}`);
     return 1;
   }
   io.err(`Error: ${error instanceof Error ? error.message : String(error)}`);
@@ -243,14 +254,22 @@ async function sendCommand(args: string[], io: Io): Promise<number> {
   }
 }
 
+/**
+ * Prints the query's events (compaction boundaries and notices among them) until its result,
+ * then, like Claude Code under its prompt, the context warning once if the context is running out.
+ */
 async function follow(api: ConversationClient, conversationId: string, inputUuid: string, io: Io, afterSeq = 0): Promise<ResultMessage> {
-  return api.waitForResult(conversationId, inputUuid, {
+  const result = await api.waitForResult(conversationId, inputUuid, {
     afterSeq,
     onEvent: (event: ConversationEvent) => {
       const line = formatEvent(event);
       if (line) io.out(line);
     },
   });
+  // Best effort: a one-shot conversation may have closed already and answer no queries.
+  const warning = await api.status(conversationId).then(formatContextWarning, () => undefined);
+  if (warning) io.out(warning);
+  return result;
 }
 
 async function statusCommand(args: string[], io: Io): Promise<number> {
@@ -260,6 +279,19 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
     const status = await api.status(positionals[0]);
     io.out(values.json ? JSON.stringify(status, null, 2) : formatStatus(status));
     return 0;
+  } finally {
+    await close();
+  }
+}
+
+async function compactCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, [1, Infinity], 'compact');
+  const [conversationId, ...words] = positionals;
+  const { api, close } = await connect();
+  try {
+    const outcome = await api.compact(conversationId, words.join(' '));
+    io.out(values.json ? JSON.stringify(outcome) : formatCompactionOutcome(outcome));
+    return outcome.compacted ? 0 : 1;
   } finally {
     await close();
   }

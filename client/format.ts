@@ -2,7 +2,7 @@
  * Human-readable rendering of conversation events and status for the terminal.
  */
 import type { ResultMessage } from '../common/result';
-import type { ConversationEvent, ConversationStatus } from '../workflows/definitions';
+import type { CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../workflows/definitions';
 
 function firstLine(text: string, max = 160): string {
   const line = text.split('\n').find((candidate) => candidate.trim() !== '') ?? '';
@@ -13,6 +13,27 @@ function describeInput(name: string, input: unknown): string {
   const record = (input ?? {}) as Record<string, unknown>;
   const detail = record.command ?? record.file_path ?? record.pattern ?? '';
   return `${name}(${firstLine(String(detail), 100)})`;
+}
+
+/** Token counts the way Claude Code prints them: 850, 9.4k, 152k, 1.2M. */
+export function formatTokens(tokens: number): string {
+  const trim = (text: string) => text.replace(/\.0$/, '');
+  if (tokens < 1_000) return String(Math.round(tokens));
+  if (tokens < 10_000) return `${trim((tokens / 1_000).toFixed(1))}k`;
+  if (tokens < 1_000_000) return `${Math.round(tokens / 1_000)}k`;
+  return `${trim((tokens / 1_000_000).toFixed(1))}M`;
+}
+
+/** "152k → 9k tokens", or "152k tokens" when the size after is not known. */
+function tokensBeforeAfter(preTokens: number, postTokens?: number): string {
+  return postTokens === undefined ? `${formatTokens(preTokens)} tokens` : `${formatTokens(preTokens)} → ${formatTokens(postTokens)} tokens`;
+}
+
+/** The `compact` command's line: "Compacted: 152k → 9k tokens (312 messages summarized)" or "Not compacted: <why>". */
+export function formatCompactionOutcome(outcome: CompactionOutcome): string {
+  if (!outcome.compacted) return `Not compacted: ${outcome.error ?? 'no reason given'}`;
+  const summarized = outcome.messagesSummarized === undefined ? '' : ` (${plural(outcome.messagesSummarized, 'message')} summarized)`;
+  return `Compacted: ${tokensBeforeAfter(outcome.preTokens, outcome.postTokens)}${summarized}`;
 }
 
 /** One event as terminal lines, or undefined for events people need not see. */
@@ -40,6 +61,8 @@ export function formatEvent(event: ConversationEvent): string | undefined {
         });
       return lines.length > 0 ? lines.join('\n') : undefined;
     }
+    case 'compact_boundary':
+      return `── conversation compacted (${message.trigger}): ${tokensBeforeAfter(message.preTokens, message.postTokens)} ──`;
     case 'system':
       return `[${message.level}] ${message.content}`;
     case 'result':
@@ -56,6 +79,43 @@ export function formatResultLine(result: ResultMessage): string {
     (result.transitions.length > 0 ? ` · transitions: ${result.transitions.join(' → ')}` : '');
 }
 
+function plural(count: number, noun: string): string {
+  return `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** "152,340 / 180,000 tokens (85%) · autocompact at 167,000 · 2 compactions · breaker closed" */
+function formatContextLine(context: ContextStatus): string {
+  const number = (value: number) => value.toLocaleString('en-US');
+  const { consecutiveFailures, open } = context.breaker;
+  const breaker = open
+    ? `breaker open after ${plural(consecutiveFailures, 'failure')}`
+    : `breaker closed${consecutiveFailures > 0 ? ` (${plural(consecutiveFailures, 'failure')})` : ''}`;
+  return [
+    `${number(context.tokens)} / ${number(context.effectiveWindow)} tokens (${Math.round(context.percentUsed)}%)`,
+    context.autoCompactEnabled ? `autocompact at ${number(context.autoCompactThreshold)}` : 'autocompact off',
+    plural(context.compactions, 'compaction'),
+    breaker,
+  ].join(' · ');
+}
+
+/**
+ * Claude Code's context warning (its TokenWarning), or undefined while the level is ok:
+ * "Context low (9% remaining) · Run durable-agent compact <id> to compact & continue".
+ */
+export function formatContextWarning(status: ConversationStatus): string | undefined {
+  const context = status.context as ContextStatus | undefined; // a worker from before compaction reports none
+  if (!context || context.level === 'ok') return undefined;
+  const action = `Run durable-agent compact ${status.conversationId} to compact & continue`;
+  if (context.level === 'blocking') return `Context limit reached · ${action}`;
+  // Remaining as Claude Code's calculateTokenWarningState counts it: relative to the autocompact
+  // threshold while autocompact will run (0% = it compacts on the next turn), else to the
+  // effective window, i.e. 100 − percentUsed. An open breaker (seed §2.7) means it will not run.
+  const autoCompacts = context.autoCompactEnabled && !context.breaker.open;
+  const threshold = autoCompacts ? context.autoCompactThreshold : context.effectiveWindow;
+  const remaining = threshold > 0 ? Math.round((Math.max(0, threshold - context.tokens) / threshold) * 100) : 0;
+  return `Context low (${remaining}% remaining) · ${action}`;
+}
+
 export function formatStatus(status: ConversationStatus): string {
   const lines = [
     `conversation  ${status.conversationId}`,
@@ -64,9 +124,13 @@ export function formatStatus(status: ConversationStatus): string {
     `queries       ${status.queryCount}   turn ${status.turnCount}   messages ${status.messageCount}`,
     `usage         in ${status.usage.input_tokens}  out ${status.usage.output_tokens}  cost $${status.totalCostUsd.toFixed(4)}  context ${status.contextTokens} tokens`,
   ];
+  const context = status.context as ContextStatus | undefined; // a worker from before compaction reports none
+  if (context) lines.push(`context       ${formatContextLine(context)}`);
   if (status.transitions.length > 0) lines.push(`transitions   ${status.transitions.join(' → ')}`);
   if (status.toolsInFlight.length > 0) lines.push(`tools         ${status.toolsInFlight.map((tool) => tool.summary).join(', ')}`);
   if (status.queuedInputs > 0) lines.push(`queued        ${status.queuedInputs} input(s)`);
   if (status.lastResult) lines.push(`last result   ${formatResultLine(status.lastResult)}`, `              ${firstLine(status.lastResult.result)}`);
+  const warning = formatContextWarning(status);
+  if (warning) lines.push(warning);
   return lines.join('\n');
 }

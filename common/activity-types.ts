@@ -2,7 +2,7 @@
  * Inputs and outputs of the activities, shared by the workflow (caller) and the activities
  * (implementation). Everything here crosses Temporal's payload boundary, so it is plain JSON.
  */
-import type { ApiMessage, AssistantApiMessage } from './messages';
+import type { ApiMessage, AssistantApiMessage, Usage } from './messages';
 import type { StopHookMatcher } from './config';
 
 /** A system prompt block as the API takes it (cache_control marks the dynamic boundary, seed §2.5). */
@@ -55,6 +55,23 @@ export interface CallModelInput {
    */
   fallbackAvailable?: boolean;
 }
+
+/** A compaction model call (seed §2.7 compactConversation), by reference like `callModel`. */
+export interface CompactConversationInput {
+  conversationId: string;
+  model: string;
+  maxTokens: number;
+  /** The transcript prefix; the window starts at `from`, and its oldest `skip` messages are left out. */
+  transcript: { length: number; digest: string; from: number };
+  skip: number;
+  context: { digest: string };
+  customInstructions?: string;
+}
+
+/** The compaction's answer: the model's text (the workflow reads the summary out of it), or too long. */
+export type CompactConversationResult =
+  | { type: 'summary'; text: string; usage: Usage; model: string; durationMs: number }
+  | { type: 'prompt_too_long'; errorMessage: string; durationMs: number };
 
 /**
  * Recoverable conditions come back as data so the loop can withhold and recover them (seed §2.3);

@@ -58,6 +58,14 @@ export const conversationConfigSchema = z.object({
   tokenBudget: z.number().int().positive().optional(),
   /** Override of the model's context window (tokens), e.g. for models this build does not know. */
   contextWindowTokens: z.number().int().positive().optional(),
+  /** Override of the model's largest output (tokens), which sizes the effective window (seed §2.6). */
+  modelMaxOutputTokens: z.number().int().positive().optional(),
+  /** Compact automatically near the end of the window (seed §2.7); off: the blocking limit ends the query. */
+  autoCompact: z.boolean().default(true),
+  /** Drop the oldest rounds before summarising when past the warning threshold (seed §2.7 snip). */
+  snip: z.boolean().default(false),
+  /** Time-based microcompact: clear old tool results after this long without a reply (workflow time); 0 = off. */
+  microcompactGapMs: z.number().int().nonnegative().default(60 * 60 * 1000),
   /**
    * Continue-as-new between queries once history has this many events, even if the server has
    * not suggested it yet (it suggests it near its own limits).

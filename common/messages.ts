@@ -94,6 +94,8 @@ export interface UserMessage {
   isMeta?: boolean;
   /** Set on tool-result carriers: which assistant message the results answer. */
   sourceAssistantUuid?: string;
+  /** The summary that opens the window after a compact boundary (seed §2.7). */
+  isCompactSummary?: boolean;
 }
 
 /** A model reply. `apiError` marks a withheld, recoverable condition (seed §2.3). */
@@ -102,6 +104,24 @@ export interface AssistantMessage {
   uuid: string;
   message: AssistantApiMessage;
   apiError?: 'max_output_tokens' | 'prompt_too_long' | 'refusal' | 'context_window_exceeded';
+  /** Workflow time the reply arrived (time-based microcompact measures the gap from it, seed §2.7). */
+  timestamp?: number;
+}
+
+/**
+ * seed §2.7 compact boundary: everything before it was replaced by a summary (the user message
+ * right after it) and is no longer sent to the API. Never sent itself.
+ */
+export interface CompactBoundaryMessage {
+  type: 'compact_boundary';
+  uuid: string;
+  trigger: 'auto' | 'manual' | 'reactive';
+  /** Context tokens before compaction, and the estimate after it. */
+  preTokens: number;
+  postTokens: number;
+  /** Messages the summary replaced (the window before compaction). */
+  messagesSummarized: number;
+  timestamp: number;
 }
 
 /** A notice for people (warnings, errors, info); never sent to the model. */
@@ -129,10 +149,17 @@ export interface ProgressMessage {
 }
 
 /** What the query loop yields to the session layer. */
-export type Message = UserMessage | AssistantMessage | SystemMessage | TombstoneMessage | ProgressMessage;
+export type Message = UserMessage | AssistantMessage | CompactBoundaryMessage | SystemMessage | TombstoneMessage | ProgressMessage;
 
 /** Messages that belong to the transcript (the history the model sees is derived from these). */
-export type TranscriptMessage = UserMessage | AssistantMessage;
+export type TranscriptMessage = UserMessage | AssistantMessage | CompactBoundaryMessage;
+
+/** Messages after the last compact boundary: what the API sees (seed §2.3 getMessagesAfterCompactBoundary). */
+export function getMessagesAfterCompactBoundary<T extends TranscriptMessage>(messages: readonly T[]): T[] {
+  let index = messages.length - 1;
+  while (index >= 0 && messages[index].type !== 'compact_boundary') index--;
+  return messages.slice(index + 1);
+}
 
 export function toolUseBlocksOf(message: AssistantMessage): ToolUseBlock[] {
   return message.message.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
@@ -181,6 +208,7 @@ function sendableToolResult(block: ToolResultBlock): ToolResultBlock {
 export function normalizeMessagesForApi(messages: readonly TranscriptMessage[]): ApiMessage[] {
   const out: ApiMessage[] = [];
   for (const message of messages) {
+    if (message.type === 'compact_boundary') continue; // callers pass the window after it
     if (message.type === 'assistant') {
       const content = message.message.content.filter(isSendableBlock);
       if (content.length === 0) continue;

@@ -12,6 +12,7 @@ import {
   type ConversationSummary,
   type QueryInProgress,
   abortSignal,
+  compactUpdate,
   endSignal,
   eventsQuery,
   historyQuery,
@@ -52,6 +53,21 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(historyQuery, () => session.transcript.toJSON());
   setHandler(transcriptSliceQuery, ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)));
   setHandler(requestContextQuery, (digest) => session.requestContext(digest));
+  // Manual compaction waits for the running query (if any), then answers with what it did.
+  setHandler(
+    compactUpdate,
+    async (request) => {
+      while (session.busy) await condition(() => !session.busy);
+      return session.compactNow(request?.instructions);
+    },
+    {
+      validator: (request) => {
+        if (request !== undefined && (typeof request !== 'object' || request === null)) throw new Error('compact takes {"instructions"?: string}');
+        if (request?.instructions !== undefined && typeof request.instructions !== 'string') throw new Error('compact: instructions must be a string');
+        if (session.phase === 'ended') throw new Error('The conversation has ended; it cannot be compacted.');
+      },
+    },
+  );
 
   if (session.needsSessionContext) {
     // seed §2.5: getSystemContext/getUserContext are memoized per session.
@@ -85,13 +101,19 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       session.resuming = undefined;
     } else {
       session.setPhase(session.pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
-      const gotInput = await condition(() => session.pendingInputs.length > 0 || session.endRequested, config.idleTimeoutMs);
+      const gotInput = await condition(() => (session.pendingInputs.length > 0 && !session.busy) || session.endRequested, config.idleTimeoutMs);
       if (!gotInput) {
         endedBy = 'idle_timeout';
         break;
       }
+      if (session.busy) continue; // a manual compaction runs: the input waits for it
       if (session.pendingInputs.length === 0) break; // end requested with nothing queued
-      suspended = await session.submitMessage(session.pendingInputs.shift()!);
+      session.busy = true;
+      try {
+        suspended = await session.submitMessage(session.pendingInputs.shift()!);
+      } finally {
+        session.busy = false;
+      }
     }
     if (suspended && !(await continueAsNewWith(suspended))) {
       session.resuming = suspended; // it did not fit: carry on with the same query in this run

@@ -5,7 +5,7 @@
  *   temporal workflow signal --workflow-id ID --name userInput --input '{"prompt":"hi"}'
  *   temporal workflow query  --workflow-id ID --type status
  */
-import { type Sinks, defineQuery, defineSignal } from '@temporalio/workflow';
+import { type Sinks, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { RequestContext } from '../common/activity-types';
 import type { ConversationConfigInput } from '../common/config';
@@ -41,7 +41,33 @@ export const toolUseStreamedSchema = z.object({
   block: z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() }),
 });
 
+/** `compact` update argument: Claude Code's `/compact [instructions]`. */
+export interface CompactRequest {
+  /** Extra instructions for the summary ("focus on the API changes"). */
+  instructions?: string;
+}
+
+/** What one compaction did (seed §2.7): the answer of the `compact` update, and the status' last compaction. */
+export interface CompactionOutcome {
+  trigger: 'auto' | 'manual' | 'reactive';
+  compacted: boolean;
+  /** Context tokens before, and (estimated) after. */
+  preTokens: number;
+  postTokens?: number;
+  /** Messages the summary replaced. */
+  messagesSummarized?: number;
+  /** Why it did not compact (nothing to compact, the model failed, aborted). */
+  error?: string;
+  /** Workflow time it finished. */
+  at: number;
+}
+
 export const userInputSignal = defineSignal<[UserInput | string]>('userInput');
+/**
+ * Compacts the conversation now (after the running query, if one runs) and answers with what it
+ * did. An update, not a signal: the caller needs the answer.
+ */
+export const compactUpdate = defineUpdate<CompactionOutcome, [CompactRequest]>('compact');
 export const abortSignal = defineSignal<[AbortInput?]>('abort');
 /** Ends the conversation once the running query (if any) finishes. */
 export const endSignal = defineSignal<[]>('end');
@@ -66,6 +92,29 @@ export interface ToolInFlight {
   startedAt: number;
 }
 
+/** How full the context window is (seed §2.6), and the state of compaction (seed §2.7). */
+export interface ContextStatus {
+  /** Tokens of the next request: the last reported input plus an estimate of what came since. */
+  tokens: number;
+  contextWindow: number;
+  /** Context window minus the output reserve (min(model max output, 20k)). */
+  effectiveWindow: number;
+  /** tokens ÷ effectiveWindow, in percent. */
+  percentUsed: number;
+  autoCompactThreshold: number;
+  warningThreshold: number;
+  errorThreshold: number;
+  blockingLimit: number;
+  /** The highest threshold crossed. */
+  level: 'ok' | 'warning' | 'error' | 'autocompact' | 'blocking';
+  autoCompactEnabled: boolean;
+  /** Compactions this conversation has had (all runs). */
+  compactions: number;
+  lastCompaction?: CompactionOutcome;
+  /** seed §2.7 circuit breaker: after 3 consecutive failures autocompact stops trying. */
+  breaker: { consecutiveFailures: number; open: boolean };
+}
+
 export interface ConversationStatus {
   conversationId: string;
   phase: Phase;
@@ -85,6 +134,8 @@ export interface ConversationStatus {
   totalCostUsd: number;
   /** Input tokens of the last model call — how full the context is. */
   contextTokens: number;
+  /** Context usage against the thresholds, and compaction state. */
+  context: ContextStatus;
   messageCount: number;
   lastResult?: ResultMessage;
   ended: boolean;
@@ -163,6 +214,17 @@ export interface CarriedState {
   sessionContextAttempted?: boolean;
   /** `end` arrived before the switch: the conversation ends after the running query. */
   endRequested?: boolean;
+  /** Compactions so far and the autocompact failure streak (the breaker is per conversation). */
+  compaction?: CompactionState;
+  /** Manual compactions asked for and not yet run. */
+  pendingCompactions?: CompactRequest[];
+}
+
+/** Compaction bookkeeping carried across queries and runs. */
+export interface CompactionState {
+  compactions: number;
+  consecutiveFailures: number;
+  lastCompaction?: CompactionOutcome;
 }
 
 /** A running query's bookkeeping, carried across continue-as-new. */

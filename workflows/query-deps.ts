@@ -21,13 +21,15 @@ import {
 import type { Activities } from '../activities';
 import type { CallModelInput, RequestContext, SessionContext } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
-import type { AssistantApiMessage, ToolUseBlock, UserMessage } from '../common/messages';
+import type { AssistantApiMessage, ToolUseBlock, Usage, UserMessage } from '../common/messages';
 import { textOf } from '../common/messages';
 import type { TransitionType } from '../common/result';
-import { TOOL_NAMES, getToolSpec } from '../common/tool-specs';
+import { getToolSpec } from '../common/tool-specs';
 import type { Phase, ToolInFlight } from './definitions';
+import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, type CompactRequestParams, type CompactResponse } from './compact';
 import type { ModelResponse, QueryDeps, StopHookDecision } from './query-loop';
 import { StreamingToolExecutor } from './tool-orchestration';
+import { toolResultBudget } from './tool-result-budget';
 import type { Transcript } from './transcript';
 
 /**
@@ -64,11 +66,19 @@ export interface QueryHost {
   readonly toolsInFlight: Map<string, ToolInFlight>;
   readonly sessionContext: SessionContext | undefined;
   readonly turnCount: number;
+  readonly currentModel: string;
   setPhase(phase: Phase): void;
-  /** Names the request context by digest and makes it available to workers. */
-  registerRequestContext(context: RequestContext): string;
+  /** Names the request context (these prompt layers and the tools) by digest and makes it available to workers. */
+  registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string;
   /** Usage, cost and context size of a completed model call. */
   recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void;
+  /** Usage and cost of a call that produced no transcript message (a compaction). */
+  recordUsage(usage: Usage, model: string, durationMs: number): void;
+  /** The digest of the request context in effect (registered by the last model call, or now). */
+  currentRequestContext(): string;
+  onCompacting(trigger: CompactOutcome['trigger']): void;
+  onCompaction(outcome: CompactOutcome, consecutiveFailures: number): void;
+  onContextTokens(tokens: number): void;
   takeQueuedInputs(): UserMessage[];
   onTransition(transition: TransitionType): void;
   onModelChange(model: string): void;
@@ -156,12 +166,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     const requestId = uuid4();
     // The same prompt layers for every call of a query: digest them once.
     if (lastContext?.system !== request.system || lastContext.userContext !== request.userContext) {
-      const digest = host.registerRequestContext({
-        system: request.system,
-        userContext: request.userContext,
-        toolNames: config.tools ?? [...TOOL_NAMES],
-      });
-      lastContext = { system: request.system, userContext: request.userContext, digest };
+      lastContext = { system: request.system, userContext: request.userContext, digest: host.registerRequestContext(request.system, request.userContext) };
     }
     const activityInput: CallModelInput = {
       conversationId,
@@ -209,7 +214,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     }
   };
 
-  const runTool = async (block: ToolUseBlock) => {
+  const runTool = async (block: ToolUseBlock, siblings: number) => {
     const spec = getToolSpec(block.name);
     const summary = spec ? safeSummary(spec, block.input) : block.name;
     const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
@@ -223,7 +228,8 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         name: block.name,
         input: block.input,
         cwd: config.cwd,
-        maxResultSizeChars: spec?.maxResultSizeChars ?? 30_000,
+        // seed §2.7 layer 1: the tool's cap, or its share of the message's aggregate budget.
+        maxResultSizeChars: toolResultBudget(spec?.maxResultSizeChars ?? 30_000, siblings),
       });
       return { content: result.content, isError: result.isError };
     } catch (error) {
@@ -274,6 +280,11 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
 
   return {
     uuid: uuid4,
+    now: () => Date.now(),
+    compactConversation: (request) => compactConversation(host, query, request),
+    onCompacting: (trigger) => host.onCompacting(trigger),
+    onCompaction: (outcome, failures) => host.onCompaction(outcome, failures),
+    onContextTokens: (tokens) => host.onContextTokens(tokens),
     newToolExecutor: () =>
       new StreamingToolExecutor({
         uuid: uuid4,
@@ -290,6 +301,38 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     onModelChange: (model) => host.onModelChange(model),
     onTransition: (transition) => host.onTransition(transition),
   };
+}
+
+/**
+ * seed §2.7: the compaction model call, as data for the loop (and for manual compaction): the
+ * summary text, too long (the caller drops the oldest rounds), an error, or aborted.
+ */
+export async function compactConversation(
+  host: Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase'>,
+  query: Pick<ActiveQuery, 'scope' | 'aborted'>,
+  request: CompactRequestParams,
+): Promise<CompactResponse> {
+  host.setPhase('compacting');
+  const scope = new CancellationScope({ cancellable: true, parent: query.scope });
+  try {
+    const result = await scope.run(() =>
+      activities({ ...activityOptions(host.config).model, summary: `Compact conversation (${request.trigger})` }).compactConversation({
+        conversationId: host.conversationId,
+        model: host.currentModel,
+        maxTokens: COMPACT_MAX_OUTPUT_TOKENS,
+        transcript: request.transcript,
+        skip: request.skip,
+        context: { digest: host.currentRequestContext() },
+        customInstructions: request.customInstructions,
+      }),
+    );
+    if (result.type === 'prompt_too_long') return { type: 'prompt_too_long', errorMessage: result.errorMessage };
+    host.recordUsage(result.usage, result.model, result.durationMs);
+    return { type: 'summary', text: result.text };
+  } catch (error) {
+    if (query.aborted || isCancellation(error)) return { type: 'aborted' };
+    return { type: 'error', errorMessage: failureMessage(error) };
+  }
 }
 
 /** The message of an activity failure (its cause), or of any error. */

@@ -18,7 +18,16 @@ import {
   toolUseBlocksOf,
 } from '../common/messages';
 import type { Terminal, TransitionType } from '../common/result';
-import { calculateThresholds, contextWindowForModel, tokenCountWithEstimation } from './auto-compact';
+import {
+  type AutoCompactTrackingState,
+  isBreakerOpen,
+  shouldAutoCompact,
+  thresholdsForModel,
+  tokenCountWithEstimation,
+} from './auto-compact';
+import { type CompactOutcome, type CompactRequestParams, type CompactResponse, compactWindow } from './compact';
+import { isMicrocompactDue, microcompactMessages } from './micro-compact';
+import { planSnip } from './snip-compact';
 import { yieldMissingToolResultBlocks } from './messages';
 import { type BudgetTracker, checkTokenBudget, createBudgetTracker } from './token-budget';
 import type { Transcript, TranscriptRef } from './transcript';
@@ -42,12 +51,7 @@ export interface Continue {
   type: TransitionType;
 }
 
-/** Placeholder type for the auto-compact tracker (seed §2.7); filled in by the compaction work. */
-export interface AutoCompactTrackingState {
-  compacted: boolean;
-  turnCounter: number;
-  consecutiveFailures: number;
-}
+export type { AutoCompactTrackingState } from './auto-compact';
 
 /**
  * Mutable cross-iteration state (seed §2.2, src/query.ts:204-217). The seed's `messages` field is
@@ -119,6 +123,16 @@ export interface QueryDeps {
   /** Inputs that arrived while the query ran (seed §2.2 step ⑦, queued commands). */
   takeQueuedInputs(): UserMessage[];
   isAborted(): boolean;
+  /** Workflow time (microcompact's gap, message timestamps). */
+  now(): number;
+  /** The compaction model call (seed §2.7 compactConversation): an activity. */
+  compactConversation(request: CompactRequestParams): Promise<CompactResponse>;
+  /** A compaction started (phase `compacting`). */
+  onCompacting?(trigger: CompactOutcome['trigger']): void;
+  /** A compaction ended; the failure streak after it (the session keeps it across queries). */
+  onCompaction?(outcome: CompactOutcome, consecutiveFailures: number): void;
+  /** The context size the loop measured before a request. */
+  onContextTokens?(tokens: number): void;
   /** True when the workflow wants to continue-as-new; checked at iteration boundaries. */
   shouldSuspend?(): boolean;
   /** Called when the loop switches models (status shows it). */
@@ -142,9 +156,26 @@ export interface QueryParams {
   agentId?: string;
   /** Model context window; defaults by model name. */
   contextWindowTokens?: number;
+  /** The model's largest output (for the effective window); defaults by model name. */
+  modelMaxOutputTokens?: number;
+  /** Context management (seed §2.7). */
+  compaction?: CompactionParams;
   /** Resumes a query suspended for continue-as-new (the transcript was carried by the session). */
   resume?: LoopCheckpoint;
 }
+
+export interface CompactionParams {
+  /** Autocompact above the threshold (seed §2.7); off: the blocking limit ends the query instead. */
+  autoCompact: boolean;
+  /** Drop the oldest rounds before summarising (feature-gated in Claude Code). */
+  snip: boolean;
+  /** Time-based microcompact after this long without a reply (workflow time); 0 = off. */
+  microcompactGapMs: number;
+  /** Autocompact failures in a row so far (the breaker is per conversation). */
+  consecutiveFailures: number;
+}
+
+const DEFAULT_COMPACTION: CompactionParams = { autoCompact: true, snip: false, microcompactGapMs: 0, consecutiveFailures: 0 };
 
 /** Everything the loop needs to pick a query up again in a new workflow run (the transcript travels with the session). */
 export interface LoopCheckpoint {
@@ -165,7 +196,8 @@ export interface Suspended {
 export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGenerator<Message, Terminal | Suspended> {
   const { transcript, systemPrompt, userContext, fallbackModel, maxTurns, resume } = params;
   let currentModel = resume?.currentModel ?? params.model;
-  const thresholds = calculateThresholds(contextWindowForModel(params.model, params.contextWindowTokens), params.maxOutputTokens);
+  const thresholds = thresholdsForModel(params.model, { contextWindowTokens: params.contextWindowTokens, modelMaxOutputTokens: params.modelMaxOutputTokens });
+  const compaction = params.compaction ?? DEFAULT_COMPACTION;
   // seed §2.6: the budget tracker lives for the whole query, outside State.
   let budgetTracker = resume?.budgetTracker ?? createBudgetTracker();
   let queryOutputTokens = resume?.queryOutputTokens ?? 0;
@@ -175,7 +207,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
   let state: State = resume
     ? withoutLegacyMessages(resume.state)
     : {
-        autoCompactTracking: undefined,
+        autoCompactTracking: { compacted: false, turnCounter: 0, consecutiveFailures: compaction.consecutiveFailures },
         maxOutputTokensRecoveryCount: 0,
         hasAttemptedReactiveCompact: false,
         maxOutputTokensOverride: undefined,
@@ -196,6 +228,28 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     state = next;
     if (next.transition) deps.onTransition?.(next.transition.type);
   };
+  /** seed §2.7: one compaction; its messages are yielded (the session appends them). */
+  async function* compact(trigger: CompactOutcome['trigger'], preTokens: number): AsyncGenerator<Message, CompactOutcome> {
+    deps.onCompacting?.(trigger);
+    const outcome = yield* compactWindow(transcript, { uuid: deps.uuid, now: deps.now, compactConversation: deps.compactConversation }, { trigger, preTokens });
+    const tracking: AutoCompactTrackingState = state.autoCompactTracking ?? { compacted: false, turnCounter: 0, consecutiveFailures: 0 };
+    // Only a model that failed counts toward the breaker; "nothing to compact" and an abort do not.
+    const failed = !outcome.compacted && !outcome.nothingToCompact && !deps.isAborted();
+    const next: AutoCompactTrackingState = outcome.compacted
+      ? { compacted: true, turnCounter: 0, consecutiveFailures: 0 }
+      : { ...tracking, consecutiveFailures: tracking.consecutiveFailures + (failed ? 1 : 0) };
+    state = { ...state, autoCompactTracking: next };
+    deps.onCompaction?.(outcome, next.consecutiveFailures);
+    // A success shows as its compact_boundary in the feed; failures are said in words.
+    if (failed) {
+      const open = isBreakerOpen(next.consecutiveFailures);
+      yield system(
+        `${outcome.error ?? 'Compaction failed.'}${open ? ` Autocompact failed ${next.consecutiveFailures} times in a row; it is off for this conversation (compact manually).` : ''}`,
+        'warning',
+      );
+    }
+    return outcome;
+  }
 
   while (true) {
     // ① destructure the iteration's state
@@ -207,12 +261,44 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       return { reason: 'suspended', checkpoint: { state, currentModel, budgetTracker, queryOutputTokens } };
     }
 
-    // ③ message window. The compaction layers (seed §2.7) are applied here as they land.
-    const messagesForQuery: readonly TranscriptMessage[] = transcript.messages;
+    // ③ message window (seed §2.3/§2.7), cheapest first: the window after the last compact
+    // boundary (the request's `from`); the per-tool result budget (in the tool activity); snip;
+    // time-based microcompact; autocompact. Token counts walk back only to the last reply.
+    let tokenCount = tokenCountWithEstimation(transcript.messages);
+    let snipTokensFreed = 0;
+    if (compaction.snip && tokenCount >= thresholds.warningThreshold) {
+      const plan = planSnip(transcript.window(), tokenCount - thresholds.warningThreshold);
+      if (plan.to > plan.from) {
+        transcript.removeFromWindow(plan.from, plan.to);
+        snipTokensFreed = plan.tokensFreed;
+        yield system(`Snipped ${plan.to - plan.from} of the oldest messages (about ${plan.tokensFreed} tokens).`, 'info');
+      }
+    }
+    if (compaction.microcompactGapMs > 0 && isMicrocompactDue(transcript.window(), deps.now(), compaction.microcompactGapMs)) {
+      const result = microcompactMessages(transcript.window());
+      if (result.cleared > 0) {
+        transcript.rewriteWindow(() => result.messages);
+        tokenCount = Math.max(0, tokenCount - result.tokensFreed);
+        yield system(`Cleared ${result.cleared} old tool results after a long pause (about ${result.tokensFreed} tokens).`, 'info');
+      }
+    }
+    let nothingToCompact = false;
+    const consecutiveFailures = state.autoCompactTracking?.consecutiveFailures ?? 0;
+    if (shouldAutoCompact({ tokenCount, thresholds, enabled: compaction.autoCompact, consecutiveFailures, snipTokensFreed })) {
+      const outcome = yield* compact('auto', tokenCount);
+      if (deps.isAborted()) {
+        yield interruption(deps, INTERRUPT_MESSAGE);
+        return { reason: 'aborted_streaming' };
+      }
+      if (outcome.compacted) tokenCount = tokenCountWithEstimation(transcript.messages);
+      nothingToCompact = outcome.nothingToCompact === true;
+    }
+    deps.onContextTokens?.(tokenCount);
 
-    // Blocking limit: a request this large would be refused; say so instead of sending it.
-    const tokenCount = tokenCountWithEstimation(messagesForQuery);
-    if (tokenCount >= thresholds.blockingLimit) {
+    // Blocking limit: with autocompact off (or given up on, or with nothing to compact) a request
+    // this large would be refused; say so instead of sending it.
+    const blocking = !compaction.autoCompact || isBreakerOpen(state.autoCompactTracking?.consecutiveFailures ?? 0) || nothingToCompact;
+    if (blocking && tokenCount >= thresholds.blockingLimit) {
       const error =
         `The conversation is too long for the model's context window (about ${tokenCount} tokens; ` +
         `the limit is ${thresholds.blockingLimit}).`;
@@ -258,14 +344,28 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       return { reason: 'model_error', error: response.errorMessage };
     }
     if (response.type === 'prompt_too_long') {
-      // Withheld until recovery is known impossible (seed §2.3). Reactive compaction lands with
-      // the compaction work; without it the error surfaces.
+      // Withheld until recovery is known impossible (seed §2.3, §2.8): one reactive compaction,
+      // then the same request again; a second one surfaces.
       await executor.discard();
-      yield system(`Prompt is too long: ${response.errorMessage}`, 'error');
-      return { reason: 'prompt_too_long', error: response.errorMessage };
+      if (!state.hasAttemptedReactiveCompact) {
+        const outcome = yield* compact('reactive', tokenCount);
+        if (deps.isAborted()) {
+          yield interruption(deps, INTERRUPT_MESSAGE);
+          return { reason: 'aborted_streaming' };
+        }
+        if (outcome.compacted) {
+          continueWith({ ...state, hasAttemptedReactiveCompact: true, transition: { type: 'reactive_compact_retry' } });
+          continue;
+        }
+      }
+      const error = state.hasAttemptedReactiveCompact
+        ? `The conversation is still too long for the model after compacting it: ${response.errorMessage}`
+        : response.errorMessage;
+      yield system(`Prompt is too long: ${error}`, 'error');
+      return { reason: 'prompt_too_long', error };
     }
 
-    const assistant: AssistantMessage = { type: 'assistant', uuid: deps.uuid(), message: response.message };
+    const assistant: AssistantMessage = { type: 'assistant', uuid: deps.uuid(), message: response.message, timestamp: deps.now() };
     queryOutputTokens += response.message.usage.output_tokens;
     const stopReason = response.message.stop_reason;
 
@@ -410,6 +510,8 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       ...state,
       turnCount: turnCount + 1,
       maxOutputTokensRecoveryCount: 0,
+      // A later request may outgrow the window again: it gets its own reactive compaction.
+      hasAttemptedReactiveCompact: false,
       maxOutputTokensOverride: undefined,
       // stopHookActive and the block count survive tool turns, as in Claude Code: a hook that
       // blocked sees stop_hook_active on its next run even if the model used tools in between.

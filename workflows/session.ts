@@ -21,8 +21,14 @@ import { valueDigest } from '../common/digest';
 import { type AssistantApiMessage, EMPTY_USAGE, type Message, type Usage, type UserMessage, addUsage, textOf } from '../common/messages';
 import { type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
+import { TOOL_NAMES } from '../common/tool-specs';
+import { contextLevel, isBreakerOpen, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
+import { type CompactOutcome, compactWindow } from './compact';
 import type {
   CarriedState,
+  CompactionOutcome,
+  CompactionState,
+  ContextStatus,
   ConversationEvent,
   ConversationStatus,
   Phase,
@@ -33,7 +39,7 @@ import type {
   UserInput,
 } from './definitions';
 import { toolUseStreamedSchema } from './definitions';
-import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, createQueryDeps, failureMessage } from './query-deps';
+import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, compactConversation, createQueryDeps, failureMessage } from './query-deps';
 import { type Suspended, queryLoop } from './query-loop';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
 import { parseTokenBudget } from './token-budget';
@@ -48,6 +54,11 @@ const EVENTS_CARRIED_OVER = 200;
 const FEED_TOOL_RESULT_CHARS = 2_000;
 /** Request contexts kept for workers that miss them (the current query's, and a few before). */
 const REQUEST_CONTEXTS_KEPT = 4;
+/**
+ * After a compaction the run continues as new (carrying only the boundary and what follows) once
+ * its history has this many events: a natural point to drop everything the summary replaced.
+ */
+const CONTINUE_AS_NEW_AFTER_COMPACTION_EVENTS = 500;
 
 const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
 
@@ -80,7 +91,13 @@ export class ConversationSession implements QueryHost {
   /** Inputs consumed by the running query (its own first). */
   private consumedInputUuids: string[] = [];
   private readonly requestContexts = new Map<string, RequestContext>();
+  private lastRequestContextDigest: string | undefined;
   private readonly useSearchAttributes: boolean;
+  /** Compactions and the autocompact failure streak (seed §2.7 circuit breaker, per conversation). */
+  compaction: CompactionState;
+  private compactedThisRun = false;
+  /** A query or a manual compaction is running: the other waits. */
+  busy = false;
 
   constructor(
     readonly conversationId: string,
@@ -104,6 +121,7 @@ export class ConversationSession implements QueryHost {
     this.endRequested = carried?.endRequested ?? false;
     this.resuming = carried?.queryInProgress;
     this.currentModel = config.model;
+    this.compaction = carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 };
     // Set by the client only when the server has the attributes registered; upserting unknown ones would fail.
     this.useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
   }
@@ -152,6 +170,7 @@ export class ConversationSession implements QueryHost {
       usage: this.usage,
       totalCostUsd: this.totalCostUsd,
       contextTokens: this.contextTokens,
+      context: this.contextStatus(),
       messageCount: this.transcript.length,
       lastResult: this.lastResult,
       ended: this.phase === 'ended',
@@ -160,10 +179,33 @@ export class ConversationSession implements QueryHost {
     };
   }
 
+  /** seed §2.6: the context against the thresholds, and compaction state. */
+  contextStatus(): ContextStatus {
+    const thresholds = thresholdsForModel(this.config.model, this.config);
+    const tokens = this.contextTokens;
+    return {
+      tokens,
+      contextWindow: thresholds.contextWindow,
+      effectiveWindow: thresholds.effectiveContextWindow,
+      percentUsed: Math.round((tokens / thresholds.effectiveContextWindow) * 100),
+      autoCompactThreshold: thresholds.autoCompactThreshold,
+      warningThreshold: thresholds.warningThreshold,
+      errorThreshold: thresholds.errorThreshold,
+      blockingLimit: thresholds.blockingLimit,
+      level: contextLevel(tokens, thresholds, this.config.autoCompact && !isBreakerOpen(this.compaction.consecutiveFailures)),
+      autoCompactEnabled: this.config.autoCompact,
+      compactions: this.compaction.compactions,
+      lastCompaction: this.compaction.lastCompaction,
+      breaker: { consecutiveFailures: this.compaction.consecutiveFailures, open: isBreakerOpen(this.compaction.consecutiveFailures) },
+    };
+  }
+
   /** What the next run starts from (continue-as-new), or undefined when it would not fit one payload. */
   toCarried(input: { config: unknown }, queryInProgress?: QueryInProgress): CarriedState | undefined {
     const next: CarriedState = {
-      messages: this.transcript.toJSON(),
+      // seed §2.7: after a compaction only the boundary and what follows travel on.
+      messages: this.transcript.carried(),
+      compaction: this.compaction,
       usage: this.usage,
       totalCostUsd: this.totalCostUsd,
       queryCount: this.queryCount,
@@ -192,7 +234,12 @@ export class ConversationSession implements QueryHost {
   /** Temporal suggests continue-as-new, or history passed the configured size. */
   shouldContinueAsNew(): boolean {
     const info = workflowInfo();
-    return this.continueAsNewFits && (info.continueAsNewSuggested || info.historyLength > this.config.continueAsNewAfterEvents);
+    return (
+      this.continueAsNewFits &&
+      (info.continueAsNewSuggested ||
+        info.historyLength > this.config.continueAsNewAfterEvents ||
+        (this.compactedThisRun && info.historyLength > CONTINUE_AS_NEW_AFTER_COMPACTION_EVENTS))
+    );
   }
 
   // ---- messages in ----
@@ -261,8 +308,28 @@ export class ConversationSession implements QueryHost {
 
   // ---- QueryHost: what the loop's effects report ----
 
-  registerRequestContext(context: RequestContext): string {
+  /** The prompt layers of this session (seed §2.5): system prompt and user context. */
+  promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
+    return {
+      systemPrompt: buildEffectiveSystemPrompt({
+        defaultPrompt: getSystemPrompt(this.sessionContext, this.config.model),
+        customSystemPrompt: this.config.customSystemPrompt,
+        appendSystemPrompt: this.config.appendSystemPrompt,
+      }),
+      userContext: buildUserContext(this.sessionContext),
+    };
+  }
+
+  currentRequestContext(): string {
+    if (this.lastRequestContextDigest) return this.lastRequestContextDigest;
+    const { systemPrompt, userContext } = this.promptLayers();
+    return this.registerRequestContext(systemPrompt, userContext);
+  }
+
+  registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string {
+    const context: RequestContext = { system, userContext, toolNames: this.config.tools ?? [...TOOL_NAMES] };
     const digest = valueDigest(context);
+    this.lastRequestContextDigest = digest;
     if (!this.requestContexts.has(digest)) {
       this.requestContexts.set(digest, context);
       while (this.requestContexts.size > REQUEST_CONTEXTS_KEPT) this.requestContexts.delete(this.requestContexts.keys().next().value as string);
@@ -272,10 +339,71 @@ export class ConversationSession implements QueryHost {
   }
 
   recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void {
-    this.usage = addUsage(this.usage, message.usage);
-    this.totalCostUsd += costOfUsage(message.model || model, message.usage);
+    this.recordUsage(message.usage, message.model || model, durationMs);
     this.contextTokens = message.usage.input_tokens + message.usage.cache_creation_input_tokens + message.usage.cache_read_input_tokens;
+  }
+
+  recordUsage(usage: Usage, model: string, durationMs: number): void {
+    this.usage = addUsage(this.usage, usage);
+    this.totalCostUsd += costOfUsage(model, usage);
     this.apiDurationMs += durationMs;
+  }
+
+  onContextTokens(tokens: number): void {
+    this.contextTokens = tokens;
+  }
+
+  onCompacting(): void {
+    this.setPhase('compacting');
+  }
+
+  onCompaction(outcome: CompactOutcome, consecutiveFailures: number): void {
+    const recorded: CompactionOutcome = { ...outcome, at: Date.now() };
+    delete (recorded as { nothingToCompact?: boolean }).nothingToCompact;
+    this.compaction = {
+      compactions: this.compaction.compactions + (outcome.compacted ? 1 : 0),
+      consecutiveFailures,
+      lastCompaction: recorded,
+    };
+    if (outcome.compacted) {
+      this.compactedThisRun = true;
+      this.contextTokens = outcome.postTokens ?? this.contextTokens;
+    }
+  }
+
+  /**
+   * Manual compaction (`compact` update, Claude Code's `/compact [instructions]`), between
+   * queries: the same compaction as autocompact's, with the user's instructions. A success closes
+   * the breaker; a failure does not count toward it.
+   */
+  async compactNow(instructions?: string): Promise<CompactionOutcome> {
+    const scope = new CancellationScope({ cancellable: true });
+    const query: ActiveQuery = { scope, aborted: false };
+    this.query = query;
+    this.busy = true;
+    const preTokens = tokenCountWithEstimation(this.transcript.messages);
+    try {
+      const generator = compactWindow(
+        this.transcript,
+        { uuid: uuid4, now: () => Date.now(), compactConversation: (request) => compactConversation(this, query, request) },
+        { trigger: 'manual', preTokens, customInstructions: instructions },
+      );
+      let next = await generator.next();
+      while (!next.done) {
+        this.transcript.append(next.value);
+        this.pushEvent(next.value);
+        next = await generator.next();
+      }
+      const outcome = next.value;
+      this.onCompaction(outcome, outcome.compacted ? 0 : this.compaction.consecutiveFailures);
+      // A success shows as its compact_boundary in the feed; a failure is said in words.
+      if (!outcome.compacted) this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: outcome.error ?? 'Not compacted.' });
+      return this.compaction.lastCompaction!;
+    } finally {
+      this.query = undefined;
+      this.busy = false;
+      this.setPhase(this.pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
+    }
   }
 
   takeQueuedInputs(): UserMessage[] {
@@ -337,21 +465,25 @@ export class ConversationSession implements QueryHost {
     let lastStopReason: string | null = resumed?.lastStopReason ?? null;
     const tokenBudget = resumed ? resumed.tokenBudget : (this.config.tokenBudget ?? parseTokenBudget(pending.prompt));
     let terminal: Terminal | Suspended;
+    const { systemPrompt, userContext } = this.promptLayers();
     const generator = queryLoop(
       {
         transcript: this.transcript,
-        systemPrompt: buildEffectiveSystemPrompt({
-          defaultPrompt: getSystemPrompt(this.sessionContext, this.config.model),
-          customSystemPrompt: this.config.customSystemPrompt,
-          appendSystemPrompt: this.config.appendSystemPrompt,
-        }),
-        userContext: buildUserContext(this.sessionContext),
+        systemPrompt,
+        userContext,
         model: this.config.model,
         fallbackModel: this.config.fallbackModel,
         maxTurns: this.config.maxTurns,
         maxOutputTokens: this.config.maxOutputTokens,
         tokenBudget,
         contextWindowTokens: this.config.contextWindowTokens,
+        modelMaxOutputTokens: this.config.modelMaxOutputTokens,
+        compaction: {
+          autoCompact: this.config.autoCompact,
+          snip: this.config.snip,
+          microcompactGapMs: this.config.microcompactGapMs,
+          consecutiveFailures: this.compaction.consecutiveFailures,
+        },
         resume: resumed?.checkpoint,
       },
       createQueryDeps(this, query),
@@ -365,7 +497,7 @@ export class ConversationSession implements QueryHost {
         }
         const message: Message = next.value;
         // seed §2.10 Phase D: append to history, update status, feed the progress events
-        if (message.type === 'user' || message.type === 'assistant') this.transcript.append(message);
+        if (message.type === 'user' || message.type === 'assistant' || message.type === 'compact_boundary') this.transcript.append(message);
         if (message.type === 'tombstone') this.transcript.remove(message.target);
         if (message.type === 'assistant' && !message.apiError) {
           const text = textOf(message);

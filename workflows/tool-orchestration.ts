@@ -51,7 +51,8 @@ export interface ToolOutcome {
 export interface ToolExecutorDeps {
   uuid(): string;
   /** Runs one tool (an activity); throws a cancellation when its scope is cancelled. */
-  runTool(block: ToolUseBlock): Promise<ToolOutcome>;
+  /** `siblings`: calls of the same message known when it starts (they share a result budget). */
+  runTool(block: ToolUseBlock, siblings: number): Promise<ToolOutcome>;
   isAborted(): boolean;
   maxConcurrency: number;
   /** The query's scope: aborting the query cancels every tool through it. */
@@ -91,7 +92,7 @@ export class StreamingToolExecutor implements ToolExecutor {
       this.sawUnsafeWhileStreaming = true;
       return;
     }
-    this.start(block, true);
+    this.start(block, true, this.tracked.size + 1);
   }
 
   async discard(): Promise<void> {
@@ -117,7 +118,7 @@ export class StreamingToolExecutor implements ToolExecutor {
     // Let dropped work release its concurrency slots before the final calls start.
     await Promise.all(dropped);
     for (const batch of partitionToolCalls(toolUses)) {
-      const tools = batch.blocks.map((block) => this.tracked.get(block.id) ?? this.start(block, batch.isConcurrencySafe));
+      const tools = batch.blocks.map((block) => this.tracked.get(block.id) ?? this.start(block, batch.isConcurrencySafe, toolUses.length));
       for (const tool of tools) {
         const outcome = await tool.promise;
         this.tracked.delete(tool.block.id);
@@ -151,7 +152,7 @@ export class StreamingToolExecutor implements ToolExecutor {
     }
   }
 
-  private start(block: ToolUseBlock, isConcurrencySafe: boolean): TrackedTool {
+  private start(block: ToolUseBlock, isConcurrencySafe: boolean, siblings: number): TrackedTool {
     const scope = new CancellationScope({ cancellable: true, parent: this.deps.parentScope });
     const tool: TrackedTool = {
       block,
@@ -164,7 +165,7 @@ export class StreamingToolExecutor implements ToolExecutor {
             // Aborted or cascaded while queued (or after an earlier Bash call failed): never start.
             if (this.bashError !== undefined) tool.cancelReason ??= this.bashError.reason;
             if (this.deps.isAborted() || tool.cancelReason !== undefined) return { cancelled: true as const };
-            const outcome = await this.deps.runTool(block);
+            const outcome = await this.deps.runTool(block, siblings);
             if (block.name === BASH && outcome.isError) this.onBashError(tool);
             return outcome;
           } finally {

@@ -18,6 +18,8 @@ export interface TranscriptRef {
   length: number;
   /** Chained digest of those messages. */
   digest: string;
+  /** Where the API window starts: after the last compact boundary (seed §2.3). */
+  from?: number;
 }
 
 /** Messages [from, from + messages.length) and the chain digest before them (answer of the slice query). */
@@ -43,9 +45,26 @@ export class Transcript {
   private readonly bytes: number[] = [0];
   private readonly chars: number[] = [0];
   private listener: TranscriptListener | undefined;
+  /** Index of the first message after the last compact boundary. */
+  private start = 0;
 
   constructor(messages: readonly TranscriptMessage[] = []) {
     this.extend(messages);
+  }
+
+  /** Where the API window starts: the index after the last compact boundary (0 without one). */
+  get windowStart(): number {
+    return this.start;
+  }
+
+  /** The API window: the messages after the last compact boundary (a copy). */
+  window(): TranscriptMessage[] {
+    return this.list.slice(this.start);
+  }
+
+  /** What continue-as-new carries: the last compact boundary and what follows it (seed §2.7). */
+  carried(): TranscriptMessage[] {
+    return this.list.slice(Math.max(0, this.start - 1));
   }
 
   /** The messages, oldest first. Read-only: change them through the methods below. */
@@ -57,9 +76,9 @@ export class Transcript {
     return this.list.length;
   }
 
-  /** A reference to the whole transcript as it is now. */
+  /** A reference to the whole transcript as it is now, with where its API window starts. */
   ref(): TranscriptRef {
-    return { length: this.list.length, digest: this.chain[this.list.length] };
+    return { length: this.list.length, digest: this.chain[this.list.length], from: this.start };
   }
 
   /** Digest of the first `length` messages. */
@@ -160,6 +179,22 @@ export class Transcript {
     return this.list.length !== before;
   }
 
+  /**
+   * Rewrites the API window (microcompact: old tool results cleared). The rewrite returns the
+   * same objects for messages it leaves alone, so only what changed is re-digested.
+   */
+  rewriteWindow(rewrite: (window: readonly TranscriptMessage[]) => TranscriptMessage[]): void {
+    const start = this.start;
+    this.replaceFrom((messages) => [...messages.slice(0, start), ...rewrite(messages.slice(start))]);
+  }
+
+  /** Takes out messages [from, to) of the API window (snip: the oldest rounds). */
+  removeFromWindow(from: number, to: number): void {
+    const start = this.start;
+    if (to <= from) return;
+    this.replaceFrom((messages) => [...messages.slice(0, start + from), ...messages.slice(start + to)]);
+  }
+
   /** Plain messages for continue-as-new and the history query. */
   toJSON(): TranscriptMessage[] {
     return [...this.list];
@@ -173,6 +208,7 @@ export class Transcript {
       this.chain.push(chainDigestOfJson(this.chain[index], json));
       this.bytes.push(this.bytes[index] + utf8Length(json));
       this.chars.push(this.chars[index] + json.length);
+      if (message.type === 'compact_boundary') this.start = index + 1;
     }
   }
 
@@ -189,6 +225,11 @@ export class Transcript {
     this.chain.length = same + 1;
     this.bytes.length = same + 1;
     this.chars.length = same + 1;
+    if (this.start > same) {
+      let index = same - 1;
+      while (index >= 0 && this.list[index].type !== 'compact_boundary') index--;
+      this.start = index + 1;
+    }
     const changed = next.slice(same);
     this.extend(changed);
     this.listener?.(same, changed);

@@ -4,12 +4,26 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../client/cli';
+import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { type Harness, createHarness } from '../helpers/harness';
 
 interface Captured {
   code: number;
   out: string;
   err: string;
+}
+
+/** The text of a request's last user message. */
+function lastUserText(request: RecordedRequest): string {
+  const last = [...(request.body.messages as Array<{ role: string; content: unknown }>)].reverse().find((message) => message.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  return (last.content as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
+}
+
+/** A compaction request: its last user turn asks for the summary in <summary> tags (workflows/compact.ts). */
+function isCompactionRequest(request: RecordedRequest): boolean {
+  return lastUserText(request).includes('<summary>');
 }
 
 async function cli(...argv: string[]): Promise<Captured> {
@@ -38,6 +52,7 @@ describe('CLI input errors', () => {
     expect(await cli('ask', '--output-format', 'yaml', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--output-format must be "text" or "json"') });
     expect(await cli('status', '--colour', 'x')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--colour'") });
     expect(await cli('send', 'only-an-id')).toMatchObject({ code: 2, err: expect.stringContaining('send: missing argument') });
+    expect(await cli('compact')).toMatchObject({ code: 2, err: expect.stringContaining('compact: missing argument') });
   });
 
   it('says when no Temporal server answers, and how to start one', async () => {
@@ -53,7 +68,7 @@ describe('CLI against a server', () => {
   it('reports an unknown conversation id clearly', async () => {
     harness = await createHarness();
     process.env.TEMPORAL_ADDRESS = harness.address;
-    for (const command of ['status', 'abort', 'end']) {
+    for (const command of ['status', 'abort', 'end', 'compact']) {
       const { code, err } = await cli(command, 'no-such-conversation');
       expect(code).toBe(1);
       expect(err).toContain('No conversation with id "no-such-conversation"');
@@ -116,6 +131,54 @@ describe('CLI against a server', () => {
     expect(json).toMatchObject({ conversationId: 'cli-conversation', queryCount: 2, lastResult: { result: 'Still here.' } });
   });
 
+  it('follow warns when the context runs low; compact summarizes, and the next request carries the summary instead of the old messages', async () => {
+    harness = await createHarness({
+      respond: (request) =>
+        isCompactionRequest(request)
+          ? { content: [{ type: 'text', text: '<analysis>Short chat.</analysis>\n<summary>Earlier: the user asked about the weather.</summary>' }] }
+          : undefined,
+      script: [
+        // Past the error threshold (160k of a 200k window), short of autocompact (167k).
+        { content: [{ type: 'text', text: 'It is sunny in Lisbon.' }], usage: { input_tokens: 163_000 } },
+        { content: [{ type: 'text', text: 'Rain tomorrow.' }] },
+      ],
+    });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+    await harness.startWorker();
+
+    const started = await cli('start', '--cwd', harness.workspace, '--id', 'cli-compact', '--follow', 'How is the weather?');
+    expect(started.out).toContain('It is sunny in Lisbon.');
+    expect(started.out.trimEnd().split('\n').at(-1)).toMatch(/^Context low \(\d+% remaining\) · Run durable-agent compact cli-compact to compact & continue$/);
+
+    const compacted = await cli('compact', 'cli-compact', 'focus', 'on', 'the', 'weather');
+    expect(compacted.err).toBe('');
+    expect(compacted.code).toBe(0);
+    expect(compacted.out).toMatch(/^Compacted: 163k → \d+ tokens \(2 messages summarized\)\n$/);
+    const compactionRequests = harness.model.requests.filter(isCompactionRequest);
+    expect(compactionRequests).toHaveLength(1);
+    expect(lastUserText(compactionRequests[0])).toContain('focus on the weather');
+
+    const status = await cli('status', 'cli-compact');
+    expect(status.out).toMatch(/context\s+[\d,]+ \/ 180,000 tokens \(0%\) · autocompact at 167,000 · 1 compaction · breaker closed/);
+    expect(status.out).not.toContain('Context low');
+
+    const sent = await cli('send', '--follow', 'cli-compact', 'And tomorrow?');
+    expect(sent.out).toContain('Rain tomorrow.');
+    const next = harness.model.requests.at(-1)!;
+    expect(isCompactionRequest(next)).toBe(false);
+    const sentMessages = JSON.stringify(next.body.messages);
+    expect(sentMessages).toContain('Earlier: the user asked about the weather.');
+    expect(sentMessages).not.toContain('It is sunny in Lisbon.');
+    expect(lastUserText(next)).toContain('And tomorrow?');
+
+    const json = await cli('compact', '--json', 'cli-compact');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toMatchObject({ trigger: 'manual', compacted: true, preTokens: expect.any(Number), messagesSummarized: 3 });
+    // Right after a compaction there is nothing left to summarize: an answer, exit code 1.
+    expect(await cli('compact', 'cli-compact')).toMatchObject({ code: 1, out: expect.stringMatching(/^Not compacted: .+\n$/) });
+  });
+
   it('explains that an ended conversation takes no more input, and never waits forever for one', async () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'One and done.' }] }] });
     process.env.TEMPORAL_ADDRESS = harness.address;
@@ -128,6 +191,9 @@ describe('CLI against a server', () => {
     const sent = await cli('send', conversationId, 'and again?');
     expect(sent.code).toBe(1);
     expect(sent.err).toContain(`Conversation "${conversationId}" has ended (completed)`);
+    const compacted = await cli('compact', conversationId);
+    expect(compacted.code).toBe(1);
+    expect(compacted.err).toContain(`Conversation "${conversationId}" has ended (completed)`);
 
     // A conversation terminated while a client waits: the wait ends with a clear error.
     const waiting = await api.start({ prompt: 'hang', config: harness.config(), taskQueue: 'no-worker-polls-this-queue' });

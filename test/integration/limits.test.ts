@@ -36,7 +36,7 @@ describe('limits', () => {
   it('refuses a request past the blocking limit, and the conversation stays usable', async () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Short answer.' }] }] });
     await harness.startWorker();
-    const config = { contextWindowTokens: 30_000 };
+    const config = { contextWindowTokens: 30_000, autoCompact: false };
     const { result, conversationId } = await runToResult(harness, `Summarize: ${'lorem ipsum '.repeat(8_000)}`, config);
 
     expect(result).toMatchObject({ is_error: true, terminal_reason: 'blocking_limit', transitions: [] });
@@ -73,7 +73,7 @@ describe('limits', () => {
       ],
     });
     await harness.startWorker();
-    const started = await harness.api.start({ prompt: 'nap', config: harness.config({ contextWindowTokens: 30_000 }), taskQueue: harness.taskQueue });
+    const started = await harness.api.start({ prompt: 'nap', config: harness.config({ contextWindowTokens: 30_000, autoCompact: false }), taskQueue: harness.taskQueue });
     await eventually(() => harness!.api.status(started.conversationId), (status) => status.toolsInFlight.length > 0);
     const queued = await harness.api.send(started.conversationId, `Also read: ${'lorem ipsum '.repeat(8_000)}`);
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);

@@ -19,6 +19,7 @@ import {
   prependUserContext,
   queryLoop,
 } from '../../workflows/query-loop';
+import type { CompactResponse } from '../../workflows/compact';
 import { Transcript } from '../../workflows/transcript';
 
 /** A model request with its transcript reference materialised, as the worker would send it. */
@@ -59,6 +60,7 @@ async function run(
     shouldSuspend?: () => boolean;
     onHooks?: (stopHookActive: boolean) => void;
     resume?: { checkpoint: LoopCheckpoint; messages: TranscriptMessage[] };
+    compact?: () => CompactResponse;
   } = {},
 ): Promise<Run> {
   let counter = 0;
@@ -96,6 +98,8 @@ async function run(
     },
     takeQueuedInputs: () => options.queued?.() ?? [],
     isAborted: () => false,
+    now: () => 0,
+    compactConversation: async () => options.compact?.() ?? { type: 'error', errorMessage: 'no compaction scripted' },
     shouldSuspend: options.shouldSuspend,
     onTransition: (transition) => transitions.push(transition),
   };

@@ -38,7 +38,7 @@ describe('Transcript', () => {
     expect(transcript.length).toBe(3);
     expect(heard).toEqual([[1, 2]]);
     const expected = transcript.messages.reduce((digest, message) => chainDigest(digest, message), EMPTY_CHAIN_DIGEST);
-    expect(transcript.ref()).toEqual({ length: 3, digest: expected });
+    expect(transcript.ref()).toEqual({ length: 3, digest: expected, from: 0 });
     // A prefix keeps its digest when more is appended; a transcript rebuilt from the same messages agrees.
     expect(transcript.digestAt(1)).toBe(new Transcript([user('u1', 'go')]).ref().digest);
     expect(new Transcript(transcript.toJSON()).ref()).toEqual(transcript.ref());

@@ -1,0 +1,71 @@
+/**
+ * compactConversation activity (seed §2.7): one model call that writes the summary of a
+ * conversation's window. Like `callModel` it gets references and materialises the request on the
+ * worker; as Claude Code sends it, the tools stay attached (so the cached prefix still matches)
+ * and the last user turn gets the text-only summary instruction. A request too long for the model
+ * comes back as data (the workflow leaves out the oldest rounds and asks again); other failures
+ * are classified like callModel's.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import type { CompactConversationInput, CompactConversationResult } from '../common/activity-types';
+import { type ApiMessage, type UserContentBlock, buildApiMessages, textOf } from '../common/messages';
+import { compactInstruction } from '../workflows/compact';
+import { type CallModelDeps, asPromptTooLong, classifyModelError, toAssistantMessage } from './call-model';
+import { modelToolDefinitions } from './tool-definitions';
+
+/** Stands in for the rounds a too-long compaction request leaves out (the window must open with a user turn). */
+export const OMITTED_ROUNDS_NOTE = '[The oldest part of this conversation was left out to fit the context window.]';
+
+/** The compaction request's messages: the window (minus `skip`), with the instruction last. */
+export function buildCompactMessages(window: ApiMessage[], instruction: string): ApiMessage[] {
+  const messages = window[0]?.role === 'assistant' ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: OMITTED_ROUNDS_NOTE }] }, ...window] : [...window];
+  const last = messages[messages.length - 1];
+  const text: UserContentBlock = { type: 'text', text: instruction };
+  if (last?.role === 'user' && Array.isArray(last.content)) {
+    messages[messages.length - 1] = { role: 'user', content: [...(last.content as UserContentBlock[]), text] };
+  } else {
+    messages.push({ role: 'user', content: [text] });
+  }
+  return messages;
+}
+
+export function createCompactConversation(deps: CallModelDeps) {
+  return async function compactConversation(input: CompactConversationInput): Promise<CompactConversationResult> {
+    const context = Context.current();
+    if (!deps.anthropic) {
+      throw classifyModelError(new Error('No Anthropic API key: set ANTHROPIC_API_KEY in the worker environment.'), 0, false);
+    }
+    const startedAt = Date.now();
+    const [messages, requestContext] = await Promise.all([
+      deps.transcriptCache.materialize(input.conversationId, input.transcript, deps.transcriptSource),
+      deps.transcriptCache.context(input.conversationId, input.context.digest, deps.transcriptSource),
+    ]);
+    const window = buildApiMessages(messages.slice(input.transcript.from + input.skip), requestContext.userContext);
+    try {
+      const stream = deps.anthropic.messages.stream(
+        {
+          model: input.model,
+          max_tokens: input.maxTokens,
+          system: requestContext.system,
+          messages: buildCompactMessages(window, compactInstruction(input.customInstructions)) as Anthropic.MessageParam[],
+          tools: modelToolDefinitions(requestContext.toolNames),
+        },
+        { signal: context.cancellationSignal },
+      );
+      let outputChars = 0;
+      stream.on('text', (delta) => {
+        outputChars += delta.length;
+        context.heartbeat({ outputChars });
+      });
+      const final = toAssistantMessage(await stream.finalMessage());
+      return { type: 'summary', text: textOf({ type: 'assistant', uuid: '', message: final }), usage: final.usage, model: final.model, durationMs: Date.now() - startedAt };
+    } catch (error) {
+      if (context.cancellationSignal.aborted || error instanceof Anthropic.APIUserAbortError) throw new CancelledFailure('Compaction cancelled');
+      const tooLong = asPromptTooLong(error);
+      if (tooLong) return { type: 'prompt_too_long', errorMessage: tooLong.errorMessage, durationMs: Date.now() - startedAt };
+      throw classifyModelError(error, 0, false);
+    }
+  };
+}
