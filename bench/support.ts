@@ -92,6 +92,11 @@ export async function withBenchStack<T>(options: BenchStackOptions, body: (stack
 const LARGE_PAYLOAD_WARNING = 'TMPRL1103';
 let largePayloadWarnings = 0;
 
+/** The SDK's warnings of a payload over 512 KB so far in this process (counted, not printed). */
+export function largePayloadWarningCount(): number {
+  return largePayloadWarnings;
+}
+
 /**
  * Warnings and errors (the SDK core's too) go to stderr, so stdout carries only the report; the
  * large-payload warning is counted instead of printed, and the count reported at the end.
@@ -192,6 +197,8 @@ export interface HistorySummary {
   localActivities: Record<string, number>;
   /** The largest single event (its encoded bytes), the one nearest Temporal's 2 MB payload limit. */
   largestEvent: { type: string; bytes: number };
+  /** Each run of the continue-as-new chain, in order. */
+  perRun: RunSummary[];
   /** Milliseconds between the phases of each task, from event timestamps, in history order. */
   gaps: {
     workflowTaskScheduleToStart: number[];
@@ -200,6 +207,19 @@ export interface HistorySummary {
     activityScheduleToStart: Record<string, number[]>;
     activityStartToClose: Record<string, number[]>;
   };
+}
+
+/** One run of a continue-as-new chain. */
+export interface RunSummary {
+  runId: string;
+  /** Protobuf-encoded size of the run's `History`. */
+  bytes: number;
+  events: number;
+  /** ActivityTaskScheduled events per activity type (callModel, runTool, compactConversation, ...). */
+  activities: Record<string, number>;
+  /** Local activities (their `core_local_activity` markers) per activity type. */
+  localActivities: Record<string, number>;
+  largestEvent: { type: string; bytes: number };
 }
 
 /**
@@ -214,15 +234,18 @@ export async function summarizeHistory(client: Client, workflowId: string, first
     eventCounts: {},
     eventBytes: {},
     largestEvent: { type: 'none', bytes: 0 },
+    perRun: [],
     localActivities: {},
     gaps: { workflowTaskScheduleToStart: [], workflowTaskStartToComplete: [], activityScheduleToStart: {}, activityStartToClose: {} },
   };
   for (let runId: string | undefined = firstRunId; runId; ) {
     const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
     const events: HistoryEvent[] = history.events ?? [];
+    const bytes = temporal.api.history.v1.History.encode(history).finish().length;
     summary.runs++;
-    summary.bytes += temporal.api.history.v1.History.encode(history).finish().length;
+    summary.bytes += bytes;
     summary.events += events.length;
+    summary.perRun.push(runSummary(runId, bytes, events));
     addTaskGaps(events, summary);
     runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId || undefined;
   }
@@ -230,6 +253,22 @@ export async function summarizeHistory(client: Client, workflowId: string, first
 }
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+function runSummary(runId: string, bytes: number, events: HistoryEvent[]): RunSummary {
+  const run: RunSummary = { runId, bytes, events: events.length, activities: {}, localActivities: {}, largestEvent: { type: 'none', bytes: 0 } };
+  for (const event of events) {
+    const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (type) run.activities[type] = (run.activities[type] ?? 0) + 1;
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === LOCAL_ACTIVITY_MARKER) {
+      const localType = localActivityType(marker.details?.data?.payloads?.[0]?.data);
+      run.localActivities[localType] = (run.localActivities[localType] ?? 0) + 1;
+    }
+    const eventBytes = temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    if (eventBytes > run.largestEvent.bytes) run.largestEvent = { type: EventType[event.eventType ?? 0] ?? String(event.eventType), bytes: eventBytes };
+  }
+  return run;
+}
 
 function addTaskGaps(events: HistoryEvent[], summary: HistorySummary): void {
   const byId = new Map<number, HistoryEvent>();
