@@ -12,7 +12,7 @@ import type { CallModelInput, CallModelResult } from '../common/activity-types';
 import { type ApiMessage, type AssistantApiMessage, type AssistantContentBlock, type StopReason, buildApiMessages } from '../common/messages';
 import type { SystemPromptBlock } from '../common/activity-types';
 import type { TranscriptCache, TranscriptSource } from './transcript-cache';
-import { isToolUseConcurrencySafe } from '../common/tool-specs';
+import { isToolUseStartableEarly } from '../common/tool-specs';
 import { modelToolDefinitions } from './tool-definitions';
 
 /**
@@ -131,7 +131,7 @@ export function createCallModel(deps: CallModelDeps) {
       stream.on('contentBlock', (block) => {
         blocks++;
         if (block.type !== 'tool_use' || sawUnsafe) return;
-        if (!isToolUseConcurrencySafe(block)) {
+        if (!isToolUseStartableEarly(block)) {
           sawUnsafe = true;
           return;
         }

@@ -5,12 +5,13 @@
  * truncated git status, the date, and the Stop hooks from `.claude/settings.json`.
  */
 import { execFile } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
+import { type AgentDefinition, parseAgentFile } from '../common/agents';
 import { type StopHookMatcher, stopHooksSchema } from '../common/config';
 
 const execFileAsync = promisify(execFile);
@@ -23,7 +24,7 @@ export async function loadSessionContext(input: { cwd: string }): Promise<Sessio
   if (!info?.isDirectory()) {
     throw ApplicationFailure.nonRetryable(`Workspace directory does not exist on this worker: ${cwd}`, 'WorkspaceNotFound');
   }
-  const [claudeMd, git, stopHooks] = await Promise.all([readClaudeMds(cwd), readGitStatus(cwd), readStopHooks(cwd)]);
+  const [claudeMd, git, stopHooks, agents] = await Promise.all([readClaudeMds(cwd), readGitStatus(cwd), readStopHooks(cwd), readAgents(cwd)]);
   return {
     cwd,
     claudeMd,
@@ -33,7 +34,31 @@ export async function loadSessionContext(input: { cwd: string }): Promise<Sessio
     platform: `${os.platform()} ${os.release()}`,
     shell: path.basename(process.env.SHELL ?? 'bash'),
     stopHooks,
+    agents: agents.agents,
+    warnings: agents.errors.length > 0 ? agents.errors : undefined,
   };
+}
+
+/**
+ * Custom subagents (Claude Code's `.claude/agents/*.md`): the user's (~/.claude/agents) and the
+ * workspace's, the workspace's winning on a name clash. A malformed file is reported, not fatal.
+ */
+export async function readAgents(cwd: string, home = os.homedir()): Promise<{ agents: AgentDefinition[]; errors: string[] }> {
+  const byName = new Map<string, AgentDefinition>();
+  const errors: string[] = [];
+  for (const directory of [path.join(home, '.claude', 'agents'), path.join(cwd, '.claude', 'agents')]) {
+    const files = (await readdir(directory).catch(() => [] as string[])).filter((file) => file.endsWith('.md')).sort();
+    for (const file of files) {
+      const source = path.join(directory, file);
+      try {
+        const agent = parseAgentFile(await readFile(source, 'utf8'), source);
+        byName.set(agent.name, agent);
+      } catch (error) {
+        errors.push(`Agent file ignored: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+  return { agents: [...byName.values()], errors };
 }
 
 function localIsoDate(date: Date): string {

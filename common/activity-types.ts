@@ -3,6 +3,7 @@
  * (implementation). Everything here crosses Temporal's payload boundary, so it is plain JSON.
  */
 import type { ApiMessage, AssistantApiMessage, Usage } from './messages';
+import type { AgentDefinition } from './agents';
 import type { StopHookMatcher } from './config';
 
 /** A system prompt block as the API takes it (cache_control marks the dynamic boundary, seed §2.5). */
@@ -115,6 +116,10 @@ export interface SessionContext {
   isGitRepo: boolean;
   /** Stop hooks found in <cwd>/.claude/settings.json. */
   stopHooks: StopHookMatcher[];
+  /** Custom subagents from .claude/agents/*.md (workspace and user). */
+  agents?: AgentDefinition[];
+  /** Problems people should hear about (a malformed agent file). */
+  warnings?: string[];
 }
 
 export interface RunStopHooksInput {

@@ -36,6 +36,8 @@ export const conversationConfigSchema = z.object({
   maxOutputTokens: z.number().int().positive().default(DEFAULT_MAX_OUTPUT_TOKENS),
   /** Replaces the default system prompt (seed §2.5 customSystemPrompt). */
   customSystemPrompt: z.string().optional(),
+  /** A subagent's own prompt (seed §2.5 Layer 2 "agent prompt"): replaces the default's static part. */
+  agentSystemPrompt: z.string().optional(),
   /** Appended to whichever system prompt is in effect. */
   appendSystemPrompt: z.string().optional(),
   /** Tool names offered to the model; default all built-in tools. */

@@ -3,6 +3,7 @@
  * (seed §2.4), the activities for validation before execution. Pure: no Node imports.
  */
 import type { ToolSpec } from './tool-spec';
+import { agentToolSpec } from './tools/agent';
 import { bashToolSpec } from './tools/bash';
 import { editToolSpec } from './tools/edit';
 import { globToolSpec } from './tools/glob';
@@ -10,6 +11,7 @@ import { grepToolSpec } from './tools/grep';
 import { readToolSpec } from './tools/read';
 import { writeToolSpec } from './tools/write';
 
+export { agentInputSchema, agentToolSpec, type AgentInput } from './tools/agent';
 export { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, bashInputSchema, bashToolSpec, interpretExitCode, type BashInput } from './tools/bash';
 export { editInputSchema, editToolSpec, type EditInput } from './tools/edit';
 export { GLOB_MAX_RESULTS, globInputSchema, globToolSpec, type GlobInput } from './tools/glob';
@@ -18,7 +20,7 @@ export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec
 export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
 
 /** Claude Code's tool names, in the order the model sees them. */
-export const TOOL_NAMES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep'] as const;
+export const TOOL_NAMES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Every tool the agent offers, in `TOOL_NAMES` order. */
@@ -29,6 +31,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   bashToolSpec,
   globToolSpec,
   grepToolSpec,
+  agentToolSpec,
 ];
 
 /** True when `name` is one of our tools. */
@@ -43,12 +46,25 @@ export function getToolSpec(name: string): ToolSpec | undefined {
 
 /** The tool's own decision on its parsed input (seed §2.4); unknown tools and invalid input count as unsafe. */
 export function isToolUseConcurrencySafe(block: { name: string; input: unknown }): boolean {
+  return decide(block, (spec, input) => spec.isConcurrencySafe(input));
+}
+
+/**
+ * Whether a call may start while the model still streams: concurrency-safe AND read-only — a
+ * retried model call can answer differently, so work started early must have no side effects
+ * (an Agent runs beside its siblings, but only once the answer is final).
+ */
+export function isToolUseStartableEarly(block: { name: string; input: unknown }): boolean {
+  return decide(block, (spec, input) => spec.isConcurrencySafe(input) && spec.isReadOnly(input));
+}
+
+function decide(block: { name: string; input: unknown }, decision: (spec: ToolSpec, input: unknown) => boolean): boolean {
   const spec = getToolSpec(block.name);
   if (!spec) return false;
   const parsed = spec.inputSchema.safeParse(block.input);
   if (!parsed.success) return false;
   try {
-    return spec.isConcurrencySafe(parsed.data);
+    return decision(spec, parsed.data);
   } catch {
     return false;
   }

@@ -115,6 +115,7 @@ export function validateMessagesRequest(body: unknown, kind: MessagesEndpoint): 
     checkFinalAssistantWhitespace,
     checkCacheControlCount,
     checkCacheTtlOrder,
+    checkContextLimit,
   ];
   for (const rule of rules) {
     const error = rule(request);
@@ -126,6 +127,27 @@ export function validateMessagesRequest(body: unknown, kind: MessagesEndpoint): 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 // ---------------------------------------------------------------------------------------------
+
+/** Context window the scripted server assumes for a model: 1M for `[1m]` variants, else 200k. */
+export function scriptedContextWindow(model: string): number {
+  return /\[1m\]$/i.test(model) ? 1_000_000 : 200_000;
+}
+
+/**
+ * Input (estimated as the scripted server does: chars/4 of system, messages and tools) plus
+ * `max_tokens` must fit the model's window. The real API's wording, as reported in public
+ * issues: "input length and `max_tokens` exceed context limit: X + Y > Z, decrease input length
+ * or `max_tokens` and try again".
+ */
+function checkContextLimit(request: Request): string | undefined {
+  if (request.kind !== 'messages' || typeof request.body.max_tokens !== 'number') return undefined;
+  let chars = 0;
+  for (const part of [request.body.system, request.body.messages, request.body.tools]) if (part !== undefined) chars += JSON.stringify(part).length;
+  const input = Math.ceil(chars / 4);
+  const limit = scriptedContextWindow(String(request.body.model));
+  if (input + request.body.max_tokens <= limit) return undefined;
+  return `input length and \`max_tokens\` exceed context limit: ${input} + ${request.body.max_tokens} > ${limit}, decrease input length or \`max_tokens\` and try again`;
+}
 
 function isObject(value: unknown): value is Obj {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

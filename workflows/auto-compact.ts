@@ -117,3 +117,17 @@ export function contextLevel(tokens: number, thresholds: Thresholds, autoCompact
   if (tokens >= thresholds.warningThreshold) return 'warning';
   return 'ok';
 }
+
+/** The smallest output cap worth asking for when the window is nearly full. */
+export const MIN_FITTED_MAX_TOKENS = 1_024;
+
+/**
+ * The API refuses a request whose input plus `max_tokens` exceeds the context window ("input
+ * length and `max_tokens` exceed context limit"): the cap asked for, lowered to what still fits
+ * after the estimated input (with a margin for the estimate's error), never below a floor.
+ */
+export function fitMaxTokens(requested: number, contextWindow: number, estimatedInputTokens: number): number {
+  const margin = 1_000 + Math.ceil(estimatedInputTokens * 0.02);
+  const room = contextWindow - estimatedInputTokens - margin;
+  return Math.max(MIN_FITTED_MAX_TOKENS, Math.min(requested, room));
+}

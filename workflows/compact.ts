@@ -170,6 +170,8 @@ export interface CompactRequestParams {
   transcript: { length: number; digest: string; from: number };
   skip: number;
   customInstructions?: string;
+  /** Output cap of the request (fitted to the room left in the window). */
+  maxTokens: number;
 }
 
 export interface CompactDeps {
@@ -201,7 +203,7 @@ export const MAX_COMPACT_PTL_RETRIES = 3;
 export async function* compactWindow(
   transcript: { window(): TranscriptMessage[]; ref(): { length: number; digest: string; from?: number } },
   deps: CompactDeps,
-  options: { trigger: CompactBoundaryMessage['trigger']; preTokens: number; customInstructions?: string },
+  options: { trigger: CompactBoundaryMessage['trigger']; preTokens: number; customInstructions?: string; maxTokens?: number },
 ): AsyncGenerator<CompactBoundaryMessage | UserMessage, CompactOutcome> {
   const window = transcript.window();
   const base = { trigger: options.trigger, preTokens: options.preTokens };
@@ -216,6 +218,7 @@ export async function* compactWindow(
       transcript: { length: ref.length, digest: ref.digest, from: ref.from ?? 0 },
       skip,
       customInstructions: options.customInstructions,
+      maxTokens: options.maxTokens ?? COMPACT_MAX_OUTPUT_TOKENS,
     });
     if (response.type === 'prompt_too_long') {
       const next = dropOldestRounds(window, skip);

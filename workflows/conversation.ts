@@ -18,6 +18,7 @@ import {
   historyQuery,
   requestContextQuery,
   statusQuery,
+  subagentProgressSignal,
   toolUseStreamedSignal,
   transcriptSliceQuery,
   userInputSignal,
@@ -39,7 +40,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     );
   }
   const config: ConversationConfig = parsed.data;
-  const session = new ConversationSession(workflowInfo().workflowId, config, input.carried);
+  const session = new ConversationSession(workflowInfo().workflowId, config, input.carried, input.subagent);
 
   // ---- handlers first: signals can arrive before the main body runs ----
   setHandler(userInputSignal, (raw) => session.enqueueInput(raw));
@@ -48,6 +49,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     session.endRequested = true;
   });
   setHandler(toolUseStreamedSignal, (raw) => session.onToolUseStreamed(raw));
+  setHandler(subagentProgressSignal, (progress) => session.onSubagentProgress(progress));
   setHandler(statusQuery, () => session.status());
   setHandler(eventsQuery, (afterSeq = 0) => session.eventsSince(afterSeq));
   setHandler(historyQuery, () => session.transcript.toJSON());
@@ -127,6 +129,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     if (session.shouldContinueAsNew()) await continueAsNewWith();
   }
   session.setPhase('ended');
+  await session.settleParentReports();
   await condition(allHandlersFinished);
   const { conversationId, queryCount, usage, totalCostUsd, lastResult } = session;
   return { conversationId, endedBy, queryCount, usage, totalCostUsd, lastResult };

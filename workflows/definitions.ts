@@ -72,6 +72,8 @@ export const abortSignal = defineSignal<[AbortInput?]>('abort');
 /** Ends the conversation once the running query (if any) finishes. */
 export const endSignal = defineSignal<[]>('end');
 export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStreamed');
+/** Internal: a subagent (child workflow) reports progress to its parent's events feed. */
+export const subagentProgressSignal = defineSignal<[SubagentProgress]>('subagentProgress');
 
 export const PHASES = [
   'idle',
@@ -90,6 +92,8 @@ export interface ToolInFlight {
   name: string;
   summary: string;
   startedAt: number;
+  /** A subagent's child workflow (`durable-agent status <id>` works on it too). */
+  childWorkflowId?: string;
 }
 
 /** How full the context window is (seed §2.6), and the state of compaction (seed §2.7). */
@@ -192,6 +196,24 @@ export interface ConversationInput {
   initialPrompt?: string;
   initialPromptUuid?: string;
   carried?: CarriedState;
+  /** Set for a subagent: who started it, and the session context it inherits (no load of its own). */
+  subagent?: SubagentOrigin;
+}
+
+/** A subagent's parent conversation and the Agent call that started it. */
+export interface SubagentOrigin {
+  parentId: string;
+  toolUseId: string;
+  agentType: string;
+  description: string;
+  sessionContext?: import('../common/activity-types').SessionContext;
+}
+
+/** A subagent's progress, reported to its parent's feed (one line per assistant message). */
+export interface SubagentProgress {
+  toolUseId: string;
+  description: string;
+  line: string;
 }
 
 /** What survives continue-as-new. */

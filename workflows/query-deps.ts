@@ -26,9 +26,10 @@ import { textOf } from '../common/messages';
 import type { TransitionType } from '../common/result';
 import { getToolSpec } from '../common/tool-specs';
 import type { Phase, ToolInFlight } from './definitions';
-import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, type CompactRequestParams, type CompactResponse } from './compact';
+import type { CompactOutcome, CompactRequestParams, CompactResponse } from './compact';
 import type { ModelResponse, QueryDeps, StopHookDecision } from './query-loop';
 import { StreamingToolExecutor } from './tool-orchestration';
+import { runSubagent, subagentWorkflowId } from './subagents';
 import { toolResultBudget } from './tool-result-budget';
 import type { Transcript } from './transcript';
 
@@ -65,6 +66,8 @@ export interface QueryHost {
   readonly transcript: Transcript;
   readonly toolsInFlight: Map<string, ToolInFlight>;
   readonly sessionContext: SessionContext | undefined;
+  /** A subagent's usage and cost count in this conversation's totals. */
+  recordChildUsage(usage: Usage, costUsd: number): void;
   readonly turnCount: number;
   readonly currentModel: string;
   setPhase(phase: Phase): void;
@@ -221,6 +224,15 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     host.toolsInFlight.set(block.id, entry);
     host.setPhase('running_tools');
     try {
+      // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
+      const offered = config.tools;
+      if (offered && !offered.includes(block.name)) {
+        return { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
+      }
+      if (block.name === 'Agent') {
+        entry.childWorkflowId = subagentWorkflowId(conversationId, block.id);
+        return await runSubagent(host, block);
+      }
       const runner = runsLocally(config, block.name) ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });
       const result = await runner.runTool({
         conversationId,
@@ -319,7 +331,7 @@ export async function compactConversation(
       activities({ ...activityOptions(host.config).model, summary: `Compact conversation (${request.trigger})` }).compactConversation({
         conversationId: host.conversationId,
         model: host.currentModel,
-        maxTokens: COMPACT_MAX_OUTPUT_TOKENS,
+        maxTokens: request.maxTokens,
         transcript: request.transcript,
         skip: request.skip,
         context: { digest: host.currentRequestContext() },

@@ -20,12 +20,13 @@ import {
 import type { Terminal, TransitionType } from '../common/result';
 import {
   type AutoCompactTrackingState,
+  fitMaxTokens,
   isBreakerOpen,
   shouldAutoCompact,
   thresholdsForModel,
   tokenCountWithEstimation,
 } from './auto-compact';
-import { type CompactOutcome, type CompactRequestParams, type CompactResponse, compactWindow } from './compact';
+import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, type CompactRequestParams, type CompactResponse, compactWindow } from './compact';
 import { isMicrocompactDue, microcompactMessages } from './micro-compact';
 import { planSnip } from './snip-compact';
 import { yieldMissingToolResultBlocks } from './messages';
@@ -231,7 +232,11 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
   /** seed §2.7: one compaction; its messages are yielded (the session appends them). */
   async function* compact(trigger: CompactOutcome['trigger'], preTokens: number): AsyncGenerator<Message, CompactOutcome> {
     deps.onCompacting?.(trigger);
-    const outcome = yield* compactWindow(transcript, { uuid: deps.uuid, now: deps.now, compactConversation: deps.compactConversation }, { trigger, preTokens });
+    const outcome = yield* compactWindow(
+      transcript,
+      { uuid: deps.uuid, now: deps.now, compactConversation: deps.compactConversation },
+      { trigger, preTokens, maxTokens: fitMaxTokens(COMPACT_MAX_OUTPUT_TOKENS, thresholds.contextWindow, preTokens) },
+    );
     const tracking: AutoCompactTrackingState = state.autoCompactTracking ?? { compacted: false, turnCounter: 0, consecutiveFailures: 0 };
     // Only a model that failed counts toward the breaker; "nothing to compact" and an abort do not.
     const failed = !outcome.compacted && !outcome.nothingToCompact && !deps.isAborted();
@@ -314,7 +319,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
         system: systemPrompt,
         userContext,
         transcript: transcript.ref(),
-        maxTokens: state.maxOutputTokensOverride ?? params.maxOutputTokens,
+        maxTokens: fitMaxTokens(state.maxOutputTokensOverride ?? params.maxOutputTokens, thresholds.contextWindow, tokenCount),
       },
       executor,
     );

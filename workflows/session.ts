@@ -7,6 +7,7 @@
  */
 import {
   CancellationScope,
+  getExternalWorkflowHandle,
   log,
   proxySinks,
   setCurrentDetails,
@@ -22,8 +23,8 @@ import { type AssistantApiMessage, EMPTY_USAGE, type Message, type Usage, type U
 import { type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import { TOOL_NAMES } from '../common/tool-specs';
-import { contextLevel, isBreakerOpen, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
-import { type CompactOutcome, compactWindow } from './compact';
+import { contextLevel, fitMaxTokens, isBreakerOpen, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
+import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, compactWindow } from './compact';
 import type {
   CarriedState,
   CompactionOutcome,
@@ -31,6 +32,8 @@ import type {
   ContextStatus,
   ConversationEvent,
   ConversationStatus,
+  SubagentOrigin,
+  SubagentProgress,
   Phase,
   QueryInProgress,
   ToolInFlight,
@@ -38,7 +41,7 @@ import type {
   TranscriptCacheSinks,
   UserInput,
 } from './definitions';
-import { toolUseStreamedSchema } from './definitions';
+import { subagentProgressSignal, toolUseStreamedSchema } from './definitions';
 import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, compactConversation, createQueryDeps, failureMessage } from './query-deps';
 import { type Suspended, queryLoop } from './query-loop';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
@@ -48,8 +51,12 @@ import { Transcript } from './transcript';
 import type { ToolUseBlock } from '../common/messages';
 
 const MAX_EVENTS_KEPT = 1000;
-/** Events carried across continue-as-new (the feed's tail). */
-const EVENTS_CARRIED_OVER = 200;
+/**
+ * Events carried across continue-as-new (the feed's tail: clients poll every 250 ms, so a few
+ * dozen cover the switch). 200 made the feed ~90% of each continue-as-new input (bench/long-task:
+ * 297 of 334 kB).
+ */
+const EVENTS_CARRIED_OVER = 50;
 /** Texts, tool inputs and tool results in the progress feed are cut to this (the transcript keeps them whole). */
 const FEED_TOOL_RESULT_CHARS = 2_000;
 /** Request contexts kept for workers that miss them (the current query's, and a few before). */
@@ -98,11 +105,14 @@ export class ConversationSession implements QueryHost {
   private compactedThisRun = false;
   /** A query or a manual compaction is running: the other waits. */
   busy = false;
+  private readonly parentReports = new Set<Promise<void>>();
 
   constructor(
     readonly conversationId: string,
     readonly config: ConversationConfig,
     private readonly carried: CarriedState | undefined,
+    /** Set when this conversation is a subagent (a child workflow of an Agent call). */
+    readonly subagent?: SubagentOrigin,
   ) {
     this.transcript = new Transcript(carried?.messages ?? []);
     // The worker's cache learns every change (model calls by reference); a new run starts it over.
@@ -114,7 +124,8 @@ export class ConversationSession implements QueryHost {
     this.lastResult = carried?.lastResult;
     this.lastQueryTransitions = carried?.lastQueryTransitions ?? [];
     this.pendingInputs = carried?.pendingInputs ?? [];
-    this.sessionContext = carried?.sessionContext;
+    // A subagent inherits its parent's session context instead of loading its own.
+    this.sessionContext = carried?.sessionContext ?? subagent?.sessionContext;
     this.nextEventSeq = carried?.nextEventSeq ?? 0;
     // The feed survives continue-as-new (its tail), so a client polling across the switch misses nothing.
     this.events = carried?.recentEvents ?? [];
@@ -128,7 +139,45 @@ export class ConversationSession implements QueryHost {
 
   /** Whether loading the session context should be tried in this run. */
   get needsSessionContext(): boolean {
-    return !this.sessionContext && !this.carried?.sessionContextAttempted;
+    return !this.sessionContext && !this.carried?.sessionContextAttempted && !this.subagent;
+  }
+
+  /** `subagentProgress` signal: one line of a child agent's work, in this conversation's feed. */
+  onSubagentProgress(progress: SubagentProgress): void {
+    if (typeof progress?.line !== 'string' || typeof progress.description !== 'string') {
+      log.warn('Dropped malformed subagentProgress signal', { received: progress });
+      return;
+    }
+    this.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: `[${progress.description}] ${progress.line}` });
+  }
+
+  /** A subagent tells its parent what it is doing: the first line of each reply, or its tool calls. */
+  private reportToParent(message: Message): void {
+    if (!this.subagent || message.type !== 'assistant' || message.apiError) return;
+    const tools = message.message.content.filter((block) => block.type === 'tool_use').map((block) => (block as { name: string }).name);
+    const text = textOf(message).split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+    const line = tools.length > 0 ? `${text ? `${text.slice(0, 120)} ` : ''}● ${tools.join(', ')}` : text.slice(0, 200);
+    if (!line) return;
+    const { parentId, toolUseId, description } = this.subagent;
+    // Best effort: a parent that is gone or busy must not fail the child.
+    const sent = getExternalWorkflowHandle(parentId)
+      .signal(subagentProgressSignal, { toolUseId, description, line })
+      .catch(() => undefined);
+    this.parentReports.add(sent);
+    void sent.then(() => this.parentReports.delete(sent));
+  }
+
+  /**
+   * Waits until the parent has every progress report: a signal still in flight when the child
+   * completes is dropped by the server.
+   */
+  async settleParentReports(): Promise<void> {
+    while (this.parentReports.size > 0) await Promise.all([...this.parentReports]);
+  }
+
+  recordChildUsage(usage: Usage, costUsd: number): void {
+    this.usage = addUsage(this.usage, usage);
+    this.totalCostUsd += costUsd;
   }
 
   // ---- the feed, phase and status ----
@@ -312,7 +361,10 @@ export class ConversationSession implements QueryHost {
   promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
     return {
       systemPrompt: buildEffectiveSystemPrompt({
-        defaultPrompt: getSystemPrompt(this.sessionContext, this.config.model),
+        defaultPrompt: getSystemPrompt(this.sessionContext, this.config.model, {
+          agentPrompt: this.config.agentSystemPrompt,
+          tools: this.config.tools ?? TOOL_NAMES,
+        }),
         customSystemPrompt: this.config.customSystemPrompt,
         appendSystemPrompt: this.config.appendSystemPrompt,
       }),
@@ -386,7 +438,12 @@ export class ConversationSession implements QueryHost {
       const generator = compactWindow(
         this.transcript,
         { uuid: uuid4, now: () => Date.now(), compactConversation: (request) => compactConversation(this, query, request) },
-        { trigger: 'manual', preTokens, customInstructions: instructions },
+        {
+          trigger: 'manual',
+          preTokens,
+          customInstructions: instructions,
+          maxTokens: fitMaxTokens(COMPACT_MAX_OUTPUT_TOKENS, thresholdsForModel(this.config.model, this.config).contextWindow, preTokens),
+        },
       );
       let next = await generator.next();
       while (!next.done) {
@@ -478,6 +535,7 @@ export class ConversationSession implements QueryHost {
         tokenBudget,
         contextWindowTokens: this.config.contextWindowTokens,
         modelMaxOutputTokens: this.config.modelMaxOutputTokens,
+        agentId: this.subagent?.agentType,
         compaction: {
           autoCompact: this.config.autoCompact,
           snip: this.config.snip,
@@ -505,6 +563,7 @@ export class ConversationSession implements QueryHost {
           lastStopReason = message.message.stop_reason;
         }
         this.pushEvent(message);
+        this.reportToParent(message);
       }
     } catch (error) {
       // A bug in the loop must not lose the conversation: stop whatever still runs and end the

@@ -9,6 +9,7 @@
  * (an identity block and the static instructions, each non-empty and cached).
  */
 import type { SessionContext, SystemPromptBlock } from '../common/activity-types';
+import { availableAgents } from '../common/agents';
 
 /** The one-line identity block (its own cached block, as Claude Code sends it). */
 const IDENTITY =
@@ -71,8 +72,16 @@ export function toSystemBlocks(sections: readonly string[], separateBlocks: Read
   return [...staticBlocks, ...dynamicPart.map((text): SystemPromptBlock => ({ type: 'text', text }))];
 }
 
-/** Layer 1: the default prompt, static part then dynamic part. */
-export function getSystemPrompt(context: SessionContext | undefined, model: string): SystemPromptBlock[] {
+/**
+ * Layer 1: the default prompt, static part then dynamic part. A subagent's own prompt (seed §2.5
+ * Layer 2, "agent prompt") takes the static part's place; the environment stays. With the Agent
+ * tool offered, the dynamic part lists the agent types.
+ */
+export function getSystemPrompt(
+  context: SessionContext | undefined,
+  model: string,
+  options: { agentPrompt?: string; tools?: readonly string[] } = {},
+): SystemPromptBlock[] {
   const env = [
     `# Environment`,
     `Working directory: ${context?.cwd ?? '(unknown)'}`,
@@ -88,7 +97,17 @@ export function getSystemPrompt(context: SessionContext | undefined, model: stri
       `gitStatus: This is the git status at the start of the conversation. Note that this status is a snapshot in time, and will not update during the conversation.\n${context.gitStatus}`,
     );
   }
-  return toSystemBlocks([IDENTITY, ...STATIC_SECTIONS, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, ...dynamic], new Set([IDENTITY]));
+  if (options.tools?.includes('Agent')) {
+    dynamic.push(
+      [
+        '# Subagents',
+        'Agent types for the Agent tool (subagent_type), with the tools each has:',
+        ...availableAgents(context?.agents).map((agent) => `- ${agent.name}: ${agent.description} (Tools: ${agent.tools?.join(', ') ?? 'all but Agent'})`),
+      ].join('\n'),
+    );
+  }
+  const staticSections = options.agentPrompt?.trim() ? [options.agentPrompt] : [IDENTITY, ...STATIC_SECTIONS];
+  return toSystemBlocks([...staticSections, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, ...dynamic], new Set([IDENTITY]));
 }
 
 /**

@@ -4,7 +4,7 @@
  * while the model still streams. Workflow code: cancellation uses Temporal CancellationScopes.
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import { isToolUseConcurrencySafe } from '../common/tool-specs';
+import { isToolUseConcurrencySafe, isToolUseStartableEarly } from '../common/tool-specs';
 import type { AssistantMessage, Message, ToolUseBlock, UserMessage } from '../common/messages';
 import { createToolResultMessage } from './messages';
 import type { ToolExecutor } from './query-loop';
@@ -88,7 +88,7 @@ export class StreamingToolExecutor implements ToolExecutor {
    */
   addTool(block: ToolUseBlock): void {
     if (this.tracked.has(block.id) || this.sawUnsafeWhileStreaming) return;
-    if (!isToolUseConcurrencySafe(block)) {
+    if (!isToolUseStartableEarly(block)) {
       this.sawUnsafeWhileStreaming = true;
       return;
     }

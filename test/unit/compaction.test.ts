@@ -15,7 +15,7 @@ import {
   normalizeMessagesForApi,
 } from '../../common/messages';
 import { modelLimits } from '../../common/models';
-import { calculateThresholds, contextLevel, isBreakerOpen, shouldAutoCompact, thresholdsForModel, tokenCountWithEstimation } from '../../workflows/auto-compact';
+import { MIN_FITTED_MAX_TOKENS, calculateThresholds, contextLevel, fitMaxTokens, isBreakerOpen, shouldAutoCompact, thresholdsForModel, tokenCountWithEstimation } from '../../workflows/auto-compact';
 import {
   POST_COMPACT_MAX_FILES_TO_RESTORE,
   buildPostCompactMessages,
@@ -274,5 +274,13 @@ describe('tool-result budget (seed §2.7 layer 1)', () => {
     expect(toolResultBudget(100_000, 4)).toBe(50_000);
     expect(toolResultBudget(20_000, 4)).toBe(20_000);
     expect(toolResultBudget(100_000, 500)).toBe(MIN_TOOL_RESULT_BUDGET_CHARS);
+  });
+});
+
+describe('fitMaxTokens', () => {
+  it('lowers the output cap to what fits after the input, never below the floor', () => {
+    expect(fitMaxTokens(8_192, 200_000, 10_000)).toBe(8_192);
+    expect(fitMaxTokens(32_000, 200_000, 167_650)).toBe(200_000 - 167_650 - 1_000 - Math.ceil(167_650 * 0.02));
+    expect(fitMaxTokens(64_000, 200_000, 199_000)).toBe(MIN_FITTED_MAX_TOKENS);
   });
 });

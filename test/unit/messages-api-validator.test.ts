@@ -433,3 +433,16 @@ describe('messages API validator: a realistic agent request', () => {
     ok(countable, 'count_tokens');
   });
 });
+
+describe('context limit (input + max_tokens)', () => {
+  it('refuses a request whose estimated input plus max_tokens exceeds the window, as the API words it', () => {
+    const body = (maxTokens: number, model = 'claude-sonnet-5-5') => ({
+      model,
+      max_tokens: maxTokens,
+      messages: [{ role: 'user', content: 'x'.repeat(400_000) }],
+    });
+    expect(validateMessagesRequest(body(90_000), 'messages')).toBeUndefined();
+    expect(validateMessagesRequest(body(110_000), 'messages')).toMatch(/^input length and `max_tokens` exceed context limit: \d+ \+ 110000 > 200000/);
+    expect(validateMessagesRequest(body(110_000, 'claude-sonnet-5-5[1m]'), 'messages')).toBeUndefined();
+  });
+});

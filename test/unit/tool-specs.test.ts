@@ -7,8 +7,8 @@ import {
   TOOL_SPECS,
   getToolSpec,
   interpretExitCode,
-  isToolName,
-} from '../../common/tool-specs';
+  isToolName, isToolUseConcurrencySafe, isToolUseStartableEarly } from '../../common/tool-specs';
+import { agentTools, findAgent, parseAgentFile } from '../../common/agents';
 
 function spec(name: string) {
   const found = getToolSpec(name);
@@ -18,7 +18,7 @@ function spec(name: string) {
 
 describe('tool specs registry', () => {
   it("uses Claude Code's names, in order", () => {
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent']);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
   });
 
@@ -32,7 +32,7 @@ describe('tool specs registry', () => {
 
   it('sets the result budgets', () => {
     const budgets = Object.fromEntries(TOOL_SPECS.map((tool) => [tool.name, tool.maxResultSizeChars]));
-    expect(budgets).toEqual({ Read: 100_000, Write: 10_000, Edit: 10_000, Bash: 30_000, Glob: 20_000, Grep: 20_000 });
+    expect(budgets).toEqual({ Read: 100_000, Write: 10_000, Edit: 10_000, Bash: 30_000, Glob: 20_000, Grep: 20_000, Agent: 100_000 });
     expect(BASH_DEFAULT_TIMEOUT_MS).toBe(120_000);
     expect(BASH_MAX_TIMEOUT_MS).toBe(600_000);
   });
@@ -144,5 +144,33 @@ describe('interpretExitCode (Claude Code command semantics)', () => {
     ['ls', 0, false, undefined],
   ])('%s exiting %i → error %s', (command, code, isError, meaning) => {
     expect(interpretExitCode(command, code)).toEqual(meaning ? { isError, meaning } : { isError });
+  });
+});
+
+describe('Agent tool and subagent types', () => {
+  it('runs Agent calls side by side but never starts one while the model streams', () => {
+    const call = { name: 'Agent', input: { description: 'find it', prompt: 'Find it', subagent_type: 'Explore' } };
+    expect(isToolUseConcurrencySafe(call)).toBe(true);
+    expect(isToolUseStartableEarly(call)).toBe(false);
+    expect(isToolUseStartableEarly({ name: 'Read', input: { file_path: 'a' } })).toBe(true);
+    expect(isToolUseStartableEarly({ name: 'Bash', input: { command: 'rm -rf x' } })).toBe(false);
+  });
+
+  it('gives general-purpose every tool but Agent, Explore read-only tools, a custom agent its list', () => {
+    const offered = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent'];
+    expect(agentTools(findAgent('general-purpose')!, offered)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
+    expect(agentTools(findAgent('Explore')!, offered)).toEqual(['Read', 'Glob', 'Grep']);
+    const reviewer = parseAgentFile('---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep, Agent\nmodel: claude-haiku-5-5\n---\nYou review code.\n', 'reviewer.md');
+    expect(reviewer).toMatchObject({ name: 'reviewer', tools: ['Read', 'Grep', 'Agent'], model: 'claude-haiku-5-5', systemPrompt: 'You review code.' });
+    expect(agentTools(reviewer, offered)).toEqual(['Read', 'Grep']); // subagents never get Agent
+    expect(findAgent('reviewer', [reviewer])).toBe(reviewer);
+    expect(findAgent('nobody', [reviewer])).toBeUndefined();
+  });
+
+  it('parses YAML list tools and inherit, and explains a malformed agent file', () => {
+    const listed = parseAgentFile('---\nname: x\ndescription: "An agent"\ntools:\n  - Read\n  - Glob\nmodel: inherit\n---\n', 'x.md');
+    expect(listed).toMatchObject({ tools: ['Read', 'Glob'], model: undefined, systemPrompt: undefined, description: 'An agent' });
+    expect(() => parseAgentFile('no front matter', 'bad.md')).toThrow(/bad.md: an agent file starts with front matter/);
+    expect(() => parseAgentFile('---\nname: y\n---\nbody', 'y.md')).toThrow(/needs a description/);
   });
 });

@@ -1,0 +1,103 @@
+/**
+ * Subagent types (Claude Code's `.claude/agents`): the built-in general-purpose and Explore
+ * agents, and custom ones from Markdown files with front matter (`name`, `description`, `tools`,
+ * `model`; the body is the system prompt). Pure: the parser runs on the worker (the files live
+ * there), the definitions travel in the session context to the workflow.
+ */
+
+export interface AgentDefinition {
+  name: string;
+  description: string;
+  /** Tools the agent gets; undefined = every tool but Agent. */
+  tools?: string[];
+  /** Model for the agent; undefined = the parent's. */
+  model?: string;
+  /** Replaces the default system prompt; undefined = the default one. */
+  systemPrompt?: string;
+  /** Leave CLAUDE.md and the git status out of the agent's context (Explore: slimmer, seed §2.5). */
+  omitProjectContext?: boolean;
+  /** Where it came from: built in, or the file that defined it. */
+  source: 'built-in' | string;
+}
+
+/** Tools no subagent gets: subagents do not start subagents. */
+export const SUBAGENT_EXCLUDED_TOOLS: ReadonlySet<string> = new Set(['Agent']);
+
+export const BUILT_IN_AGENTS: readonly AgentDefinition[] = [
+  {
+    name: 'general-purpose',
+    description: 'General-purpose agent for researching complex questions, searching for code, and executing multi-step tasks. Has every tool.',
+    source: 'built-in',
+  },
+  {
+    name: 'Explore',
+    description: 'Fast read-only agent for exploring codebases: finding files by pattern, searching code, reading files, answering questions about the code. Cannot change files.',
+    tools: ['Read', 'Glob', 'Grep'],
+    omitProjectContext: true,
+    systemPrompt:
+      'You are a file search specialist. You explore the codebase with Read, Glob and Grep and report what you found; you cannot create, change or delete files. ' +
+      'Search broadly first, then read what matters. End with a concise report: the answer, and the files and lines that support it.',
+    source: 'built-in',
+  },
+];
+
+/** The agent named `type` among the built-in and custom ones (custom ones override built-ins of the same name). */
+export function findAgent(type: string, custom: readonly AgentDefinition[] = []): AgentDefinition | undefined {
+  return custom.find((agent) => agent.name === type) ?? BUILT_IN_AGENTS.find((agent) => agent.name === type);
+}
+
+/** Every agent type, custom ones first. */
+export function availableAgents(custom: readonly AgentDefinition[] = []): AgentDefinition[] {
+  return [...custom, ...BUILT_IN_AGENTS.filter((builtIn) => !custom.some((agent) => agent.name === builtIn.name))];
+}
+
+/** The tools an agent gets out of the ones offered (`offered` = the parent's, in order). */
+export function agentTools(agent: AgentDefinition, offered: readonly string[]): string[] {
+  const allowed = agent.tools ? new Set(agent.tools) : undefined;
+  return offered.filter((name) => !SUBAGENT_EXCLUDED_TOOLS.has(name) && (!allowed || allowed.has(name)));
+}
+
+/**
+ * Parses a `.claude/agents/*.md` file: `---` front matter with `name`, `description`, `tools`
+ * (comma-separated or a YAML list) and `model`, then the system prompt. Throws with a clear
+ * message when the front matter is missing or lacks name/description.
+ */
+export function parseAgentFile(text: string, source: string): AgentDefinition {
+  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
+  if (!match) throw new Error(`${source}: an agent file starts with front matter between --- lines (name, description, tools, model)`);
+  const fields = new Map<string, string | string[]>();
+  let listKey: string | undefined;
+  for (const line of match[1].split(/\r?\n/)) {
+    const item = /^\s+-\s+(.*)$/.exec(line);
+    if (item && listKey) {
+      const list = fields.get(listKey);
+      fields.set(listKey, [...(Array.isArray(list) ? list : []), unquote(item[1])]);
+      continue;
+    }
+    const pair = /^([A-Za-z_-]+):\s*(.*)$/.exec(line);
+    if (!pair) continue;
+    listKey = pair[2].trim() === '' ? pair[1] : undefined;
+    fields.set(pair[1], pair[2].trim() === '' ? [] : unquote(pair[2].trim()));
+  }
+  const name = fields.get('name');
+  const description = fields.get('description');
+  if (typeof name !== 'string' || name === '') throw new Error(`${source}: the front matter needs a name`);
+  if (typeof description !== 'string' || description === '') throw new Error(`${source}: the front matter needs a description`);
+  const rawTools = fields.get('tools');
+  const tools = Array.isArray(rawTools) ? rawTools : typeof rawTools === 'string' ? rawTools.split(',').map((tool) => tool.trim()).filter(Boolean) : undefined;
+  const model = fields.get('model');
+  const body = match[2].trim();
+  return {
+    name,
+    description,
+    tools: tools && tools.length > 0 ? tools : undefined,
+    model: typeof model === 'string' && model !== '' && model !== 'inherit' ? model : undefined,
+    systemPrompt: body || undefined,
+    source,
+  };
+}
+
+function unquote(value: string): string {
+  const trimmed = value.trim();
+  return /^(['"]).*\1$/.test(trimmed) ? trimmed.slice(1, -1) : trimmed;
+}

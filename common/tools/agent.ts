@@ -1,0 +1,38 @@
+/**
+ * Agent tool spec (Claude Code's Agent, called Task in earlier versions): runs a subagent — the
+ * same query loop with its own transcript, tools and prompt, as a child workflow — and returns
+ * its final text. Pure; the workflow bundle imports it.
+ */
+import { z } from 'zod';
+import { defineTool } from '../tool-spec';
+
+export const agentInputSchema = z.strictObject({
+  description: z.string().min(1).describe('A short (3-5 word) description of the task'),
+  prompt: z.string().min(1).describe('The task for the agent to perform'),
+  subagent_type: z.string().min(1).describe('The type of specialized agent to use for this task'),
+});
+
+export type AgentInput = z.infer<typeof agentInputSchema>;
+
+export const agentToolSpec = defineTool({
+  name: 'Agent',
+  description: `Launch a new agent to handle a complex, multi-step task on its own. The agent runs with its own conversation and tools and returns one final message, which is all you see of its work.
+
+The agent types available are listed in the system prompt (# Subagents), with the tools each has.
+
+When to use it:
+- Open-ended searches across many files where you are not sure of the right match in the first tries (use the Explore agent).
+- Independent pieces of work that can proceed in parallel: launch several agents in one message (several Agent tool uses in the same response) and they run concurrently.
+
+Usage notes:
+- The agent does not see this conversation: the prompt must be complete and say exactly what to do and what to report back.
+- The agent's final message is not shown to the user: summarise what it found for them.
+- Trust the agent's findings, but verify changes it says it made when it matters.`,
+  inputSchema: agentInputSchema,
+  // A subagent may change the workspace: never started while the model still streams.
+  isReadOnly: () => false,
+  // Several agents in one message run side by side, as in Claude Code.
+  isConcurrencySafe: () => true,
+  maxResultSizeChars: 100_000,
+  summarize: (input) => `Agent (${input.subagent_type}): ${input.description}`,
+});

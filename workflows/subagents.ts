@@ -1,0 +1,103 @@
+/**
+ * Subagents as child workflows (Claude Code's Agent tool; the seed's `agentId` loops). An Agent
+ * call starts a child conversation workflow — the same session and query loop, with the agent's
+ * tools and prompt, one-shot — and its final text becomes the call's tool_result. The child's id
+ * derives from the parent's id and the tool_use id, so a retry or a replay never starts a second
+ * one; cancelling the call (abort, a Bash cascade) cancels the child.
+ */
+import {
+  ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  executeChild,
+  isCancellation,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SessionContext } from '../common/activity-types';
+import { agentTools, availableAgents, findAgent } from '../common/agents';
+import type { ConversationConfig, ConversationConfigInput } from '../common/config';
+import type { ToolUseBlock, Usage } from '../common/messages';
+import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
+import { agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
+import type { ConversationInput, ConversationSummary } from './definitions';
+import type { ToolOutcome } from './tool-orchestration';
+
+/** What the subagent runner needs from the parent session. */
+export interface SubagentHost {
+  readonly conversationId: string;
+  readonly config: ConversationConfig;
+  readonly sessionContext: SessionContext | undefined;
+  /** The child's usage and cost count in the parent's totals. */
+  recordChildUsage(usage: Usage, costUsd: number): void;
+}
+
+/** The child workflow id of an Agent call: derived, so retries and replays find the same child. */
+export function subagentWorkflowId(parentId: string, toolUseId: string): string {
+  return `${parentId}--agent-${toolUseId}`;
+}
+
+/** Runs one Agent call as a child workflow; its failures are tool results, never the parent's. */
+export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Promise<ToolOutcome> {
+  const parsed = agentInputSchema.safeParse(block.input);
+  if (!parsed.success) {
+    return { isError: true, content: `Invalid Agent input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+  }
+  const input = parsed.data;
+  const custom = host.sessionContext?.agents ?? [];
+  const agent = findAgent(input.subagent_type, custom);
+  if (!agent) {
+    const known = availableAgents(custom).map((candidate) => candidate.name).join(', ');
+    return { isError: true, content: `Agent type '${input.subagent_type}' not found. Available agents: ${known}` };
+  }
+  const offered = host.config.tools ?? [...TOOL_NAMES];
+  const config: ConversationConfigInput = {
+    ...host.config,
+    model: agent.model ?? host.config.model,
+    tools: agentTools(agent, offered),
+    agentSystemPrompt: agent.systemPrompt,
+    oneShot: true,
+    // seed §2.6: subagents never self-continue on a token budget.
+    tokenBudget: undefined,
+    stopHooks: [],
+  };
+  // Explore and the like get a slimmer context: no CLAUDE.md, no git status (seed §2.5). No
+  // subagent runs the parent's Stop hooks.
+  const inherited: SessionContext | undefined = host.sessionContext && {
+    ...host.sessionContext,
+    stopHooks: [],
+    ...(agent.omitProjectContext ? { claudeMd: undefined, gitStatus: undefined } : {}),
+  };
+  const workflowId = subagentWorkflowId(host.conversationId, block.id);
+  const useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
+  try {
+    const summary = await executeChild<(input: ConversationInput) => Promise<ConversationSummary>>('conversationWorkflow', {
+      workflowId,
+      args: [
+        {
+          config,
+          initialPrompt: input.prompt,
+          subagent: { parentId: host.conversationId, toolUseId: block.id, agentType: agent.name, description: input.description, sessionContext: inherited },
+        },
+      ],
+      staticSummary: `Agent (${agent.name}): ${input.description}`,
+      // Abort waits until the child has stopped; a parent that goes away takes its children along.
+      cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      typedSearchAttributes: useSearchAttributes
+        ? [
+            { key: STATUS_SEARCH_ATTRIBUTE, value: 'calling_model' },
+            { key: MODEL_SEARCH_ATTRIBUTE, value: String(config.model) },
+          ]
+        : undefined,
+    });
+    host.recordChildUsage(summary.usage, summary.totalCostUsd);
+    const result = summary.lastResult;
+    if (!result) return { isError: true, content: `The ${agent.name} agent ended without an answer.` };
+    if (result.is_error) return { isError: true, content: `The ${agent.name} agent failed (${result.terminal_reason}): ${result.result}` };
+    return { isError: false, content: result.result.trim() === '' ? `The ${agent.name} agent finished without a final message.` : result.result };
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    const cause = error instanceof ChildWorkflowFailure && error.cause ? error.cause.message : error instanceof Error ? error.message : String(error);
+    return { isError: true, content: `The ${agent.name} agent could not run: ${cause}` };
+  }
+}
