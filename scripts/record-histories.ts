@@ -123,6 +123,34 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Today's shapes: model calls by reference, a local-activity Read, a subagent (child
+    // workflow), an autocompaction, a manual compaction through the update.
+    name: 'reference-local-tools-subagent-compaction',
+    prompt: 'Read notes.txt, ask an agent, then finish.',
+    files: { 'notes.txt': 'the notes\n' },
+    model: {
+      respond: (request) => {
+        const text = JSON.stringify(request.body.messages);
+        const tools = (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
+        if (text.includes('write a detailed summary of the conversation')) return { content: [{ type: 'text', text: '<summary>Read the notes; an agent answered.</summary>' }] };
+        if (!tools.includes('Agent')) return { content: [{ type: 'text', text: 'The agent found nothing odd.' }] };
+        if (text.includes('This session is being continued')) return { content: [{ type: 'text', text: 'Finished after compacting.' }] };
+        if (text.includes('nothing odd')) return { content: [{ type: 'text', text: 'Done.' }], usage: { input_tokens: 170_000 } };
+        if (text.includes('the notes')) {
+          return { content: [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'check', prompt: 'Check the workspace', subagent_type: 'Explore' } }] };
+        }
+        return { content: [{ type: 'tool_use', id: 'toolu_read', name: 'Read', input: { file_path: 'notes.txt' } }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      const second = await api.send(id, 'One more thing.');
+      await api.waitForResult(id, second);
+      await api.compact(id, 'keep it short');
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {

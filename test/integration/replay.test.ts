@@ -26,7 +26,9 @@ describe('replay of recorded histories', async () => {
       const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8')));
       // The workflow feeds the worker's transcript cache on replay too (model calls by reference).
       const cache = new TranscriptCache();
-      await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(cache) }, history, `replay-${file}`);
+      // The recorded workflow id (scripts/record-histories.ts): subagent child ids derive from it.
+      const workflowId = `history-${file.replace(/(-last-run)?\.json$/, '')}`;
+      await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(cache) }, history, workflowId);
     });
   }
 });
