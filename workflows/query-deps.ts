@@ -35,7 +35,9 @@ import type { Transcript } from './transcript';
 
 /**
  * Budget for one payload: below Temporal's default 2 MB limit, with room for the payload's
- * metadata and the rest of the command. The transcript must fit one (continue-as-new carries it).
+ * metadata and the rest of the command. Model calls go by reference, so only continue-as-new
+ * carries the transcript in one payload; a larger one stays in its run (its history still grows
+ * linearly).
  */
 export const MAX_PAYLOAD_BYTES = 1_800_000;
 /**
@@ -180,19 +182,6 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       streamToolUses: config.streamingToolExecution ? { workflowId: conversationId, runId: workflowInfo().runId, requestId } : undefined,
       fallbackAvailable: Boolean(config.fallbackModel) && request.model !== config.fallbackModel,
     };
-    // Continue-as-new carries the transcript in one payload, which Temporal limits to 2 MB: a
-    // transcript past that could never move to a new run, so its history would grow without
-    // bound. Possible only with very large context windows; the loop treats it as too long.
-    const transcriptBytes = host.transcript.byteSize;
-    if (transcriptBytes > MAX_PAYLOAD_BYTES) {
-      return {
-        type: 'prompt_too_long',
-        durationMs: 0,
-        errorMessage:
-          `The conversation is too large to pass through Temporal (${(transcriptBytes / 1_000_000).toFixed(1)} MB; ` +
-          `payloads are limited to 2 MB). Start a new conversation.`,
-      };
-    }
     query.requestId = requestId;
     query.streamAttempt = undefined;
     query.executor = executor;

@@ -51,18 +51,21 @@ describe('limits', () => {
     expect(JSON.stringify(harness.model.requests[0].body.messages)).not.toContain('lorem ipsum');
   });
 
-  it('ends a query whose request would exceed Temporal\'s payload limit, instead of wedging the workflow', async () => {
-    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Small again.' }] }] });
+  it('sends a prompt larger than a Temporal payload by reference; the conversation stays in its run', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Read it all.' }] }, { content: [{ type: 'text', text: 'Small again.' }] }] });
     await harness.startWorker();
-    // A context window this large lets a 1.9 MB prompt past the token limits; Temporal's 2 MB
-    // payload limit is what stops it.
-    const { result, conversationId } = await runToResult(harness, `Read this: ${'abc '.repeat(475_000)}`, { contextWindowTokens: 2_000_000 });
-
-    expect(result).toMatchObject({ is_error: true, terminal_reason: 'prompt_too_long' });
-    expect(result.result).toContain('too large to pass through Temporal');
-    expect(harness.model.requests).toHaveLength(0);
+    // 1.9 MB of prompt (about 475k tokens, within a 1M window): no activity input carries it, so
+    // Temporal's 2 MB payload limit does not stop it. Continue-as-new (forced early here) cannot
+    // carry a transcript that large: the run goes on and its history grows linearly instead.
+    const { result, conversationId } = await runToResult(harness, `Read this: ${'abc '.repeat(475_000)}`, {
+      model: 'claude-sonnet-5-5[1m]',
+      continueAsNewAfterEvents: 10,
+    });
+    expect(result).toMatchObject({ subtype: 'success', result: 'Read it all.' });
+    expect(JSON.stringify(harness.model.requests[0].body.messages).length).toBeGreaterThan(1_900_000);
     const next = await harness.api.send(conversationId, 'Short question.');
     expect(await harness.api.waitForResult(conversationId, next)).toMatchObject({ subtype: 'success', result: 'Small again.' });
+    expect((await harness.api.status(conversationId)).continuedAsNewCount).toBe(0);
   });
 
   it('drops a queued input that overflows the context, keeping the answered turns', async () => {
