@@ -162,9 +162,11 @@ export function readFilesLoop(fileName: (index: number) => string): {
     run: (stack, n) => {
       iterations = n;
       // Limits well above the query: neither the turn limit nor auto-compaction may end it early.
+      // A 1M-window model (the scripted server, like the API, refuses input + max_tokens over the
+      // model's window).
       return runOneShotQuery(stack, `Read ${fileName(0)} to ${fileName(n - 1)}, one file per turn.`, {
         maxTurns: n + 10,
-        contextWindowTokens: 1_000_000,
+        model: 'claude-sonnet-5-5[1m]',
       });
     },
   };
