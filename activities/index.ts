@@ -12,7 +12,7 @@ import { type CallModelDeps, type ToolUseReporter, createCallModel } from './cal
 import { createCompactConversation } from './compact-conversation';
 import { createRunTool } from './run-tool';
 import { loadSessionContext } from './session-context';
-import { runStopHooks } from './stop-hooks';
+import { createRunStopHooks } from './stop-hooks';
 import { executeTool } from './tools';
 import { type TranscriptCache, type TranscriptSource, processTranscriptCache } from './transcript-cache';
 
@@ -59,7 +59,7 @@ export function createActivities(deps: ActivityDeps) {
     compactConversation: createCompactConversation(modelDeps),
     runTool: createRunTool({ stateDir: deps.stateDir, executeTool }),
     loadSessionContext,
-    runStopHooks,
+    runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
   };
 }
 

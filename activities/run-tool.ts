@@ -6,11 +6,12 @@
  */
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunToolInput, RunToolResult } from '../common/activity-types';
 import { getToolSpec } from '../common/tool-specs';
+import { findProcessesWithEnvironment } from './shell';
 import { type JournalEntry, ToolJournal, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
 
@@ -33,7 +34,7 @@ export function createRunTool(deps: RunToolDeps) {
     let entry: JournalEntry | undefined;
 
     if (mutating) {
-      const previous = await journal.get(input.cwd, input.toolUseId);
+      const previous = await journal.get(input.cwd, input.conversationId, input.toolUseId);
       if (previous?.status === 'finished' && previous.result) {
         return { toolUseId: input.toolUseId, ...previous.result, fromJournal: true, durationMs: 0 };
       }
@@ -108,7 +109,7 @@ async function stopLeftoverProcesses(previous: JournalEntry): Promise<string> {
   if (previous.host !== undefined && previous.host !== os.hostname()) {
     return ` It ran on ${previous.host}; if it is still running there, it may keep changing the workspace.`;
   }
-  const pids = await findMarkedProcesses(previous.toolUseId);
+  const pids = await findProcessesWithEnvironment(`${TOOL_USE_MARKER}=${previous.toolUseId}`);
   if (pids.length === 0) return '';
   for (const pid of pids) {
     try {
@@ -118,19 +119,6 @@ async function stopLeftoverProcesses(previous: JournalEntry): Promise<string> {
     }
   }
   return ' Its processes were still running and have been stopped.';
-}
-
-/** Pids whose environment carries this tool_use's marker (Linux /proc; none elsewhere). */
-async function findMarkedProcesses(toolUseId: string): Promise<number[]> {
-  const marker = `${TOOL_USE_MARKER}=${toolUseId}`;
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  const found: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const environment = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => '');
-    if (environment.split('\0').includes(marker)) found.push(Number(entry));
-  }
-  return found;
 }
 
 /** Mutating = a known tool whose valid input is not read-only. Invalid input never runs, so it needs no journal. */

@@ -5,6 +5,8 @@
  * Bash tool and by Stop hooks.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFile, readdir } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -17,6 +19,43 @@ export const KILL_GRACE_MS = 1_000;
  * inherited the pipes keep them open; past this window they are terminated.
  */
 const PIPE_DRAIN_MS = 250;
+
+/**
+ * Environment variable that marks every process a shell run starts, so the processes that left
+ * its process group (`setsid`, daemons) can still be found and stopped when the command returns.
+ */
+export const SHELL_RUN_MARKER = 'DURABLE_AGENT_SHELL_RUN_ID';
+
+/**
+ * The worker's credentials, never passed to tool or hook processes: a command (or a prompt-injected
+ * model) could print them into history and model context (issue 12, defect 4). A trailing `*`
+ * matches a prefix.
+ */
+export const CREDENTIAL_ENVIRONMENT_VARIABLES = [
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS_*',
+  'DURABLE_AGENT_ENCRYPTION_KEY*',
+] as const;
+/** Comma-separated extra names (or prefixes ending in `*`) withheld from tool and hook processes. */
+export const TOOL_ENV_DENYLIST_VARIABLE = 'DURABLE_AGENT_TOOL_ENV_DENYLIST';
+
+/** The worker's environment minus credentials: what every tool and hook process starts with. */
+export function toolProcessEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const configured = (env[TOOL_ENV_DENYLIST_VARIABLE] ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const denied = [...CREDENTIAL_ENVIRONMENT_VARIABLES, ...configured];
+  const isDenied = (name: string) =>
+    denied.some((entry) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry));
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && !isDenied(name)) result[name] = value;
+  }
+  return result;
+}
 
 export interface ShellOptions {
   command: string;
@@ -40,7 +79,7 @@ export interface ShellRun {
   timedOut: boolean;
   /** Capture stopped at MAX_CAPTURE_BYTES. */
   truncated: boolean;
-  /** Background jobs still holding the output pipes were terminated when the shell exited. */
+  /** Processes the command left running (background jobs, daemons) were terminated when the shell exited. */
   backgroundKilled: boolean;
 }
 
@@ -67,6 +106,52 @@ async function killProcessGroup(groupId: number, graceMs = KILL_GRACE_MS): Promi
     process.kill(-groupId, 'SIGKILL');
   } catch {
     // already gone
+  }
+}
+
+/** Pids of live processes whose environment carries `marker` (`NAME=value`; Linux /proc, none elsewhere). */
+export async function findProcessesWithEnvironment(marker: string): Promise<number[]> {
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  const found: number[] = [];
+  await Promise.all(
+    entries.map(async (entry) => {
+      if (!/^\d+$/.test(entry) || Number(entry) === process.pid) return;
+      const environment = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => '');
+      if (environment.split('\0').includes(marker)) found.push(Number(entry));
+    }),
+  );
+  return found;
+}
+
+/**
+ * Stop what a finished command left running: its process group, then anything that left the
+ * group (`setsid`, double forks) but still carries the run's marker. True if anything was found.
+ */
+async function stopLeftovers(groupId: number, marker: string): Promise<boolean> {
+  let found = false;
+  if (processGroupExists(groupId)) {
+    found = true;
+    await killProcessGroup(groupId);
+  }
+  let pids = await findProcessesWithEnvironment(marker);
+  if (pids.length === 0) return found;
+  for (const pid of pids) signalProcess(pid, 'SIGTERM');
+  const deadline = Date.now() + KILL_GRACE_MS;
+  while (Date.now() < deadline && pids.length > 0) {
+    await sleep(25);
+    pids = pids.filter((pid) => signalProcess(pid, 0));
+  }
+  for (const pid of pids) signalProcess(pid, 'SIGKILL');
+  return true;
+}
+
+/** process.kill without the throw; false when the process is gone. */
+function signalProcess(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -98,11 +183,12 @@ class OutputCapture {
 export async function runShellCommand(options: ShellOptions): Promise<ShellRun> {
   const { signal } = options;
   signal.throwIfAborted();
+  const runId = randomUUID();
   const child = spawn('bash', ['-c', options.command], {
     cwd: options.cwd,
     detached: true, // its own process group, so we can signal -pid
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    env: { ...process.env, ...options.env },
+    env: { ...toolProcessEnvironment(), ...options.env, [SHELL_RUN_MARKER]: runId },
   });
   if (options.stdin !== undefined && child.stdin) {
     child.stdin.on('error', () => undefined); // the command may exit without reading it
@@ -167,15 +253,11 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     }
     if (termination) await termination;
     const drained = await Promise.race([closed.then(() => true), sleep(PIPE_DRAIN_MS).then(() => false)]);
-    if (!drained && !termination) {
-      // Background jobs still hold our pipes: without this the call would never finish.
-      backgroundKilled = true;
-      terminate();
-    }
-    if (termination) {
-      await termination;
-      await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
-    }
+    // A tool call ends when its command does: background jobs (`cmd &`, nohup, setsid,
+    // disown) would otherwise outlive the conversation on the worker host (issue 12, defect 9).
+    const leftovers = child.pid === undefined ? false : await stopLeftovers(child.pid, `${SHELL_RUN_MARKER}=${runId}`);
+    backgroundKilled = leftovers && termination === undefined;
+    if (!drained) await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
     signal.throwIfAborted();
     return run({ exitCode: outcome.code, exitSignal: outcome.signal });
   } finally {

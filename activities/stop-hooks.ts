@@ -6,15 +6,46 @@
  */
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { RunStopHooksInput, RunStopHooksResult, StopHookOutcome } from '../common/activity-types';
 import { runShellCommand } from './shell';
+import { workspaceStateDir } from './tool-journal';
 
 /** Claude Code's default per-hook timeout, in seconds. */
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 60;
 /** Longest a hook may run (the activity's start-to-close timeout is 11 minutes). */
 export const MAX_HOOK_TIMEOUT_SECONDS = 600;
 
+/**
+ * Characters of a hook's stdout or stderr kept in the activity result (half from the start, half
+ * from the end). A hook printing 5 MB made the result too large for Temporal: the activity
+ * failed, was retried, and every turn end broke (issue 12, defect 5).
+ */
+export const HOOK_OUTPUT_PREVIEW_CHARS = 20_000;
+/** Longest blocking reason or stop reason passed on to the model or the user. */
+const MAX_REASON_CHARS = 10_000;
+
+export interface StopHooksDeps {
+  /** Root for persisted hook output (the worker's state dir). */
+  stateDir: string;
+}
+
+/** The activity, closing over where oversized hook output is saved. */
+export function createRunStopHooks(deps: StopHooksDeps) {
+  return (input: RunStopHooksInput) => runStopHooksIn(deps.stateDir, input);
+}
+
+/**
+ * The activity with the default state dir (`DURABLE_AGENT_STATE_DIR` or ~/.durable-agent, as
+ * `defaultStateDir` in ./index, which this module cannot import without a cycle).
+ */
 export async function runStopHooks(input: RunStopHooksInput): Promise<RunStopHooksResult> {
+  return runStopHooksIn(process.env.DURABLE_AGENT_STATE_DIR || path.join(os.homedir(), '.durable-agent'), input);
+}
+
+async function runStopHooksIn(stateDir: string, input: RunStopHooksInput): Promise<RunStopHooksResult> {
   const context = Context.current();
   const hookInput = JSON.stringify({
     session_id: input.conversationId,
@@ -27,8 +58,14 @@ export async function runStopHooks(input: RunStopHooksInput): Promise<RunStopHoo
   const heartbeat = setInterval(() => context.heartbeat(), 1_000);
   try {
     const commands = input.hooks.flatMap((matcher) => matcher.hooks);
+    const outputDirectory = path.join(
+      workspaceStateDir(stateDir, input.cwd),
+      'hook-output',
+      input.conversationId.replace(/[^a-zA-Z0-9_-]/g, '_'),
+    );
+    const runStamp = `${Date.now()}-${context.info.attempt}`;
     const outcomes = await Promise.all(
-      commands.map(async (hook): Promise<StopHookOutcome> => {
+      commands.map(async (hook, index): Promise<StopHookOutcome> => {
         const run = await runShellCommand({
           command: hook.command,
           cwd: input.cwd,
@@ -41,7 +78,16 @@ export async function runStopHooks(input: RunStopHooksInput): Promise<RunStopHoo
         if (run.startError) {
           return { command: hook.command, exitCode: null, stdout: '', stderr: '', nonBlockingError: `could not start: ${run.startError.message}` };
         }
-        return interpretHookRun(hook.command, run);
+        const outcome = interpretHookRun(hook.command, run);
+        const save = async (stream: 'stdout' | 'stderr', text: string) => {
+          await mkdir(outputDirectory, { recursive: true });
+          const file = path.join(outputDirectory, `${runStamp}-hook${index}-${stream}.txt`);
+          await writeFile(file, text);
+          return file;
+        };
+        outcome.stdout = await boundHookOutput(outcome.stdout, run.truncated, () => save('stdout', outcome.stdout));
+        outcome.stderr = await boundHookOutput(outcome.stderr, run.truncated, () => save('stderr', outcome.stderr));
+        return outcome;
       }),
     );
     return { outcomes };
@@ -51,6 +97,19 @@ export async function runStopHooks(input: RunStopHooksInput): Promise<RunStopHoo
   } finally {
     clearInterval(heartbeat);
   }
+}
+
+/**
+ * `text` if it fits HOOK_OUTPUT_PREVIEW_CHARS; otherwise its head and tail around a note naming
+ * the file the whole output was saved to (as Bash output over the result budget is).
+ */
+export async function boundHookOutput(text: string, captureTruncated: boolean, save: () => Promise<string>): Promise<string> {
+  if (text.length <= HOOK_OUTPUT_PREVIEW_CHARS) return text;
+  const file = await save();
+  const half = HOOK_OUTPUT_PREVIEW_CHARS / 2;
+  const omitted = text.length - 2 * half;
+  const capped = captureTruncated ? ' (capture itself stopped at the 10 MB limit)' : '';
+  return `${text.slice(0, half)}\n\n[... ${omitted} characters omitted; the hook printed ${text.length} characters${capped}. Full output saved to: ${file} ...]\n\n${text.slice(-half)}`;
 }
 
 /** Claude Code's hook output protocol, as a pure function of one run. */
@@ -75,10 +134,11 @@ export function interpretHookRun(
   if (json) {
     if (json.continue === false) {
       outcome.preventContinuation = true;
-      if (typeof json.stopReason === 'string') outcome.stopReason = json.stopReason;
+      if (typeof json.stopReason === 'string') outcome.stopReason = json.stopReason.slice(0, MAX_REASON_CHARS);
     }
     if (json.decision === 'block') {
-      outcome.blockingError = typeof json.reason === 'string' && json.reason ? json.reason : `Blocked by Stop hook "${command}"`;
+      outcome.blockingError =
+        typeof json.reason === 'string' && json.reason ? json.reason.slice(0, MAX_REASON_CHARS) : `Blocked by Stop hook "${command}"`;
     }
   }
   return outcome;

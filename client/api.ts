@@ -2,7 +2,13 @@
  * Typed client API for conversations: start, send follow-ups, read status and events, abort,
  * end, and wait for a query's result. The CLI is a thin shell over this.
  */
-import { type Client, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { type ConversationConfigInput, parseConversationConfig } from '../common/config';
 import type { ResultMessage } from '../common/result';
@@ -29,6 +35,11 @@ export class ConversationNotFoundError extends Error {
   }
 }
 
+/** Thrown for an id Temporal would refuse (empty, too long, control characters). */
+export class InvalidConversationIdError extends Error {
+  override readonly name = 'InvalidConversationIdError';
+}
+
 /** Thrown when input is sent to a conversation that has already ended. */
 export class ConversationEndedError extends Error {
   override readonly name = 'ConversationEndedError';
@@ -38,6 +49,29 @@ export class ConversationEndedError extends Error {
   ) {
     super(`Conversation "${conversationId}" has ended (${status}); start a new one with \`durable-agent start\`.`);
   }
+}
+
+/** Thrown when `start` names an id a running conversation already has. */
+export class ConversationExistsError extends Error {
+  override readonly name = 'ConversationExistsError';
+  constructor(readonly conversationId: string) {
+    super(
+      `A conversation with id "${conversationId}" is already running. Send to it with \`durable-agent send ${conversationId} "<prompt>"\`, or choose another --id.`,
+    );
+  }
+}
+
+/** Temporal's default limit on workflow id length (bytes). */
+export const MAX_CONVERSATION_ID_BYTES = 1000;
+
+/** Why `id` cannot be a conversation id, or undefined when it can. */
+export function conversationIdProblem(id: string): string | undefined {
+  if (id.trim() === '') return 'the conversation id is empty';
+  if (id !== id.trim()) return 'the conversation id starts or ends with whitespace';
+  if (/[\u0000-\u001f\u007f]/.test(id)) return 'the conversation id contains control characters';
+  const bytes = Buffer.byteLength(id);
+  if (bytes > MAX_CONVERSATION_ID_BYTES) return `the conversation id is ${bytes} bytes long; the limit is ${MAX_CONVERSATION_ID_BYTES}`;
+  return undefined;
 }
 
 export interface StartOptions {
@@ -56,12 +90,14 @@ export class ConversationClient {
   ): Promise<{ conversationId: string; inputUuid?: string; handle: WorkflowHandleWithFirstExecutionRunId<typeof conversationWorkflow> }> {
     const config = parseConversationConfig(options.config); // clear field errors before anything is sent
     const conversationId = options.id ?? newConversationId(options.prompt);
+    const idProblem = conversationIdProblem(conversationId);
+    if (idProblem) throw new InvalidConversationIdError(idProblem);
     const inputUuid = options.prompt ? randomUUID() : undefined;
     const searchAttributes = await this.supportedSearchAttributes();
-    const handle = await this.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
+    const startOptions = {
       workflowId: conversationId,
       taskQueue: options.taskQueue,
-      args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid }],
+      args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid }] as Parameters<typeof conversationWorkflow>,
       staticSummary: options.prompt ? `durable-agent: ${oneLine(options.prompt, 120)}` : 'durable-agent conversation',
       staticDetails: `model: ${config.model}\ncwd: ${config.cwd}\nmax turns: ${config.maxTurns}`,
       typedSearchAttributes: searchAttributes
@@ -70,7 +106,14 @@ export class ConversationClient {
             { key: MODEL_SEARCH_ATTRIBUTE, value: config.model },
           ]
         : undefined,
-    });
+    };
+    let handle: WorkflowHandleWithFirstExecutionRunId<typeof conversationWorkflow>;
+    try {
+      handle = await this.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', startOptions);
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) throw new ConversationExistsError(conversationId);
+      throw error;
+    }
     return { conversationId, inputUuid, handle };
   }
 

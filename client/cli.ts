@@ -2,6 +2,7 @@
  * `durable-agent` — the command line. Every command is a thin shell over `ConversationClient`;
  * conversations live in Temporal, so any command can be run from any terminal at any time.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
@@ -9,9 +10,16 @@ import { ZodError } from 'zod';
 import type { ConversationConfigInput } from '../common/config';
 import type { ResultMessage } from '../common/result';
 import type { ConversationEvent } from '../workflows/definitions';
-import { ConversationClient, ConversationEndedError, ConversationNotFoundError } from './api';
+import {
+  ConversationClient,
+  ConversationEndedError,
+  ConversationExistsError,
+  ConversationNotFoundError,
+  InvalidConversationIdError,
+  conversationIdProblem,
+} from './api';
 import { TemporalUnreachableError, connectClient, temporalSettings } from '../infra/connection';
-import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus } from './format';
+import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
 const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
 
@@ -114,7 +122,16 @@ function reportError(error: unknown, io: Io): number {
     io.err(`Error: invalid option: ${error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
     return 2;
   }
-  if (error instanceof TemporalUnreachableError || error instanceof ConversationNotFoundError || error instanceof ConversationEndedError) {
+  if (error instanceof InvalidConversationIdError) {
+    io.err(`Error: --id: ${error.message}.`);
+    return 2;
+  }
+  if (
+    error instanceof TemporalUnreachableError ||
+    error instanceof ConversationNotFoundError ||
+    error instanceof ConversationEndedError ||
+    error instanceof ConversationExistsError
+  ) {
     io.err(`Error: ${error.message}`);
     return 1;
   }
@@ -151,12 +168,18 @@ const CONFIG_OPTIONS: OptionSpec = {
   'max-turns': { type: 'string' },
 };
 
+/** Set to 1 when --cwd names a directory on a remote worker host, not on this machine. */
+const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';
+
 function configFrom(values: Record<string, string | boolean | undefined>, oneShot: boolean): ConversationConfigInput {
   const maxTurnsText = values['max-turns'] as string | undefined;
   let maxTurns: number | undefined;
   if (maxTurnsText !== undefined) {
-    maxTurns = Number(maxTurnsText);
-    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive whole number, got "${maxTurnsText}".`);
+    // Digits only: Number() would also take "0x10", "1e3" and " 5 ".
+    maxTurns = /^[0-9]+$/.test(maxTurnsText) ? Number(maxTurnsText) : NaN;
+    if (!Number.isSafeInteger(maxTurns) || maxTurns < 1) {
+      throw new UsageError(`--max-turns must be a positive whole number in decimal digits, got "${maxTurnsText}".`);
+    }
   }
   const concurrencyText = process.env.DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY;
   let maxToolUseConcurrency: number | undefined;
@@ -166,9 +189,20 @@ function configFrom(values: Record<string, string | boolean | undefined>, oneSho
       throw new UsageError(`DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY must be a positive whole number, got "${concurrencyText}".`);
     }
   }
+  const cwd = path.resolve((values.cwd as string | undefined) ?? process.cwd());
+  // Without this check, a typo'd --cwd was accepted and Write created the directory.
+  if (process.env[REMOTE_CWD_VARIABLE] !== '1') {
+    const cwdStat = statSync(cwd, { throwIfNoEntry: false });
+    if (!cwdStat?.isDirectory()) {
+      throw new UsageError(
+        `--cwd ${cwd} ${cwdStat ? 'is not a directory' : 'does not exist'}. ` +
+          `(If the workspace lives only on a remote worker host, set ${REMOTE_CWD_VARIABLE}=1 to skip this check.)`,
+      );
+    }
+  }
   return {
     maxToolUseConcurrency,
-    cwd: path.resolve((values.cwd as string | undefined) ?? process.cwd()),
+    cwd,
     model: values.model as string | undefined,
     fallbackModel: values['fallback-model'] as string | undefined,
     maxTurns,
@@ -214,7 +248,7 @@ async function askCommand(args: string[], io: Io): Promise<number> {
     const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue });
     await warnIfNoWorker(api, taskQueue, io);
     const result = await api.waitForResult(conversationId, inputUuid!);
-    io.out(format === 'json' ? JSON.stringify(result, null, 2) : result.result);
+    io.out(format === 'json' ? JSON.stringify(result, null, 2) : sanitizeForTerminal(result.result));
     return result.is_error ? 1 : 0;
   } finally {
     await close();
@@ -224,9 +258,13 @@ async function askCommand(args: string[], io: Io): Promise<number> {
 async function startCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' } }, [1, Infinity], 'start');
   const prompt = promptFrom(positionals, 'start');
+  const id = values.id as string | undefined;
+  const idProblem = id === undefined ? undefined : conversationIdProblem(id);
+  if (idProblem) throw new UsageError(`--id: ${idProblem}.`);
+  const config = configFrom(values, false);
   const { api, taskQueue, close } = await connect();
   try {
-    const { conversationId, inputUuid } = await api.start({ id: values.id as string | undefined, prompt, config: configFrom(values, false), taskQueue });
+    const { conversationId, inputUuid } = await api.start({ id, prompt, config, taskQueue });
     io.out(conversationId);
     await warnIfNoWorker(api, taskQueue, io);
     if (!values.follow) return 0;
@@ -243,11 +281,12 @@ async function sendCommand(args: string[], io: Io): Promise<number> {
   const prompt = promptFrom(words, 'send');
   const { api, close } = await connect();
   try {
-    const { nextEventSeq: nextSeq } = await api.status(conversationId);
+    // Signal first: a signal needs no worker, a query does (querying first lost the message when
+    // no worker ran). --follow then prints from this input's own user_input event.
     const inputUuid = await api.send(conversationId, prompt);
     io.out(`sent to ${conversationId} (input ${inputUuid})`);
     if (!values.follow) return 0;
-    const result = await follow(api, conversationId, inputUuid, io, nextSeq);
+    const result = await follow(api, conversationId, inputUuid, io, { fromInput: true });
     return result.is_error ? 1 : 0;
   } finally {
     await close();
@@ -258,17 +297,26 @@ async function sendCommand(args: string[], io: Io): Promise<number> {
  * Prints the query's events (compaction boundaries and notices among them) until its result,
  * then, like Claude Code under its prompt, the context warning once if the context is running out.
  */
-async function follow(api: ConversationClient, conversationId: string, inputUuid: string, io: Io, afterSeq = 0): Promise<ResultMessage> {
+async function follow(
+  api: ConversationClient,
+  conversationId: string,
+  inputUuid: string,
+  io: Io,
+  options: { fromInput?: boolean } = {},
+): Promise<ResultMessage> {
+  // With fromInput, events before this input's user_input event belong to earlier queries.
+  let printing = options.fromInput !== true;
   const result = await api.waitForResult(conversationId, inputUuid, {
-    afterSeq,
     onEvent: (event: ConversationEvent) => {
+      if (!printing && event.message.type === 'user_input' && event.message.uuid === inputUuid) printing = true;
+      if (!printing) return;
       const line = formatEvent(event);
-      if (line) io.out(line);
+      if (line) io.out(sanitizeForTerminal(line));
     },
   });
   // Best effort: a one-shot conversation may have closed already and answer no queries.
   const warning = await api.status(conversationId).then(formatContextWarning, () => undefined);
-  if (warning) io.out(warning);
+  if (warning) io.out(sanitizeForTerminal(warning));
   return result;
 }
 

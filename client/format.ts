@@ -4,6 +4,23 @@
 import type { ResultMessage } from '../common/result';
 import type { CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../workflows/definitions';
 
+/**
+ * Text from the model, files or tools made safe for a terminal: escape sequences (colours, cursor
+ * moves, OSC window titles and hyperlinks) and other control characters are removed, newlines and
+ * tabs kept. Raw, they could rewrite the screen or the terminal's title (issue 12, item 10).
+ */
+export function sanitizeForTerminal(text: string): string {
+  return (
+    text
+      // CSI (ESC [ … final byte), OSC (ESC ] … BEL or ESC \), then other two-character escapes.
+      .replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '')
+      .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
+      .replace(/\u001b[@-_]?/g, '')
+      .replace(/\r\n/g, '\n')
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '')
+  );
+}
+
 function firstLine(text: string, max = 160): string {
   const line = text.split('\n').find((candidate) => candidate.trim() !== '') ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;

@@ -32,7 +32,7 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
 
   const parts = [run.stdout.trimEnd(), run.stderr.trimEnd()].filter((part) => part !== '');
   if (run.truncated) parts.push(`[output capture stopped at ${BASH_MAX_CAPTURE_BYTES} bytes]`);
-  if (run.backgroundKilled) parts.push('[background processes still attached to the output were terminated when the command finished]');
+  if (run.backgroundKilled) parts.push('[processes the command left running in the background were terminated when it finished]');
   if (run.timedOut) {
     parts.push(`Command timed out after ${timeoutMs}ms`);
     return { isError: true, content: parts.join('\n') };

@@ -3,7 +3,10 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EditInput } from '../../common/tools/edit';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
-import { formatNumberedLine, looksBinary } from './files';
+import { formatNumberedLine, looksBinary, nonRegularFileKind } from './files';
+
+/** Larger files are refused: Edit holds the file and its edited copy in memory as strings. */
+export const EDIT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 
 /** Lines of context shown on each side of the edit in the confirmation snippet. */
 const SNIPPET_CONTEXT_LINES = 4;
@@ -50,6 +53,16 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
   }
   if (existing.isDirectory()) {
     return { isError: true, content: `EISDIR: ${filePath} is a directory, not a file.` };
+  }
+  const kind = nonRegularFileKind(existing);
+  if (kind !== undefined) {
+    return { isError: true, content: `Cannot edit ${filePath}: it is ${kind}, not a regular file.` };
+  }
+  if (existing.size > EDIT_MAX_FILE_BYTES) {
+    return {
+      isError: true,
+      content: `Cannot edit ${filePath}: it is ${existing.size} bytes, over Edit's limit of ${EDIT_MAX_FILE_BYTES} bytes. Use Bash (e.g. sed) to change a file this large.`,
+    };
   }
 
   if (await looksBinary(filePath)) {

@@ -1,4 +1,5 @@
-/** File helpers shared by the Read, Edit and Grep tools. */
+/** File helpers shared by the Read, Write, Edit and Grep tools. */
+import { createReadStream, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 /** Bytes inspected for NUL when deciding whether a file is binary. */
@@ -18,5 +19,70 @@ export async function looksBinary(filePath: string): Promise<boolean> {
     return buffer.subarray(0, bytesRead).includes(0);
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Why a path that exists is not a regular file, or undefined when it is one. Opening a FIFO
+ * blocks in the OS until a writer or reader appears, where neither abort nor a timeout can reach
+ * it; a device or socket is never what a file tool means, so the tools refuse them up front.
+ */
+export function nonRegularFileKind(fileStat: Stats): string | undefined {
+  if (fileStat.isFile()) return undefined;
+  if (fileStat.isDirectory()) return 'a directory';
+  if (fileStat.isFIFO()) return 'a named pipe (FIFO)';
+  if (fileStat.isSocket()) return 'a socket';
+  if (fileStat.isCharacterDevice()) return 'a character device';
+  if (fileStat.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+/** One line from readBoundedLines; `text` is cut when the line was longer than the cap. */
+export interface BoundedLine {
+  text: string;
+  /** Set when the line was cut: its full length in bytes (its characters were never all held in memory). */
+  cutAtBytes?: number;
+}
+
+/**
+ * The file's lines (split on `\n`, a trailing `\r` dropped), reading it in chunks and keeping at
+ * most `maxLineBytes` of any one line in memory: a 1 GB file with no newline is a 1 GB line, and
+ * building it as one string threw an uncaught `RangeError: Invalid string length` that killed the
+ * worker (issue 12, defect 1).
+ */
+export async function* readBoundedLines(filePath: string, maxLineBytes: number, signal?: AbortSignal): AsyncGenerator<BoundedLine> {
+  const stream = createReadStream(filePath, { highWaterMark: 1024 * 1024 });
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  let lineBytes = 0;
+  const take = (chunk: Buffer) => {
+    lineBytes += chunk.length;
+    if (heldBytes >= maxLineBytes) return;
+    const part = chunk.subarray(0, maxLineBytes - heldBytes);
+    held.push(part);
+    heldBytes += part.length;
+  };
+  const finish = (): BoundedLine => {
+    const text = Buffer.concat(held).toString('utf8');
+    const line: BoundedLine = lineBytes > heldBytes ? { text, cutAtBytes: lineBytes } : { text: text.endsWith('\r') ? text.slice(0, -1) : text };
+    held = [];
+    heldBytes = 0;
+    lineBytes = 0;
+    return line;
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      signal?.throwIfAborted();
+      let start = 0;
+      for (let newline = chunk.indexOf(10, start); newline !== -1; newline = chunk.indexOf(10, start)) {
+        take(chunk.subarray(start, newline));
+        yield finish();
+        start = newline + 1;
+      }
+      if (start < chunk.length) take(chunk.subarray(start));
+    }
+    if (lineBytes > 0) yield finish();
+  } finally {
+    stream.destroy();
   }
 }

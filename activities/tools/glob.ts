@@ -6,6 +6,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GLOB_MAX_RESULTS, type GlobInput } from '../../common/tools/glob';
+import { SearchThread, SearchTimeoutError } from './search-thread';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 const GLOB_CHARACTERS = /[*?[{\\]/;
@@ -27,6 +28,8 @@ function globSource(glob: string): string {
       if (isGlobstar && glob[end] === '/') {
         source += '(?:[^/]*/)*'; // `**/` matches zero or more directories
         index = end + 1;
+        // `**/**/` means the same as `**/`; each repeat would multiply the backtracking on deep paths.
+        while (glob.startsWith('**/', index)) index += 3;
       } else if (isGlobstar) {
         source += '.*';
         index = end;
@@ -222,9 +225,26 @@ export async function executeGlob(input: GlobInput, context: ToolExecutionContex
     const literalStat = await stat(literal).catch(() => undefined);
     if (literalStat?.isFile()) matches.push({ absolutePath: literal, mtimeMs: literalStat.mtimeMs });
   } else {
-    const walk = walkFiles(walkRoot, { signal, skipDirectories: skippedDirectoriesFor(input.pattern), maxDepth });
-    for await (const file of walk) {
-      if (!matcher.test(file.relativePath)) continue;
+    const walked: WalkedFile[] = [];
+    for await (const file of walkFiles(walkRoot, { signal, skipDirectories: skippedDirectoriesFor(input.pattern), maxDepth })) {
+      walked.push(file);
+    }
+    // The matcher runs on a thread with a time limit: a backtracking pattern must not block the event loop.
+    const thread = new SearchThread(signal);
+    let matched: number[];
+    try {
+      matched = await thread.matchPaths(matcher, walked.map((file) => file.relativePath));
+    } catch (error) {
+      if (!(error instanceof SearchTimeoutError)) throw error;
+      return {
+        isError: true,
+        content: `Glob stopped: matching the pattern ran longer than ${error.timeLimitMs / 1000} s. Simplify the pattern or pass a narrower path.`,
+      };
+    } finally {
+      await thread.close();
+    }
+    for (const index of matched) {
+      const file = walked[index];
       const fileStat = await stat(file.absolutePath).catch(() => undefined);
       if (fileStat) matches.push({ absolutePath: file.absolutePath, mtimeMs: fileStat.mtimeMs });
     }

@@ -1,10 +1,14 @@
-/** Grep tool implementation: pure JS (RegExp over files), no ripgrep dependency on the worker host. */
+/**
+ * Grep tool implementation: JavaScript RegExp over files, no ripgrep dependency on the worker host.
+ * The regex runs on a search thread with a time limit (./search-thread), never on the event loop.
+ */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { GrepInput } from '../../common/tools/grep';
 import { READ_MAX_LINE_LENGTH } from '../../common/tools/read';
 import { BINARY_SNIFF_BYTES } from './files';
 import { globToRegExp, skippedDirectoriesFor, walkFiles, type WalkedFile } from './glob';
+import { type LineMatch, SearchThread, SearchTimeoutError } from './search-thread';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 /** Files larger than this are skipped (generated bundles, data dumps). */
@@ -14,18 +18,24 @@ const GREP_MAX_CONTENT_CHARS = 10 * 1024 * 1024;
 
 interface FileMatches {
   readonly absolutePath: string;
-  readonly lines: { readonly lineNumber: number; readonly text: string }[];
+  readonly lines: LineMatch[];
 }
 
 /** A `glob` without `/` matches the file name anywhere (ripgrep semantics); with `/`, the relative path. */
-function globFilter(glob: string | undefined): ((file: WalkedFile) => boolean) | undefined {
-  if (glob === undefined) return undefined;
+function globSubject(glob: string, file: WalkedFile): string {
+  return glob.includes('/') ? file.relativePath : path.posix.basename(file.relativePath);
+}
+
+/** Files the glob keeps; the glob's regex runs on the search thread like the pattern (it can backtrack too). */
+async function filterByGlob(files: WalkedFile[], glob: string | undefined, thread: SearchThread): Promise<WalkedFile[]> {
+  if (glob === undefined) return files;
   const matcher = globToRegExp(glob.replace(/^\.\//, ''));
-  if (!glob.includes('/')) return (file) => matcher.test(path.posix.basename(file.relativePath));
-  return (file) => matcher.test(file.relativePath);
+  const kept = await thread.matchPaths(matcher, files.map((file) => globSubject(glob, file)));
+  return kept.map((index) => files[index]);
 }
 
 async function searchFile(
+  thread: SearchThread,
   absolutePath: string,
   regex: RegExp,
   collectLines: boolean,
@@ -34,21 +44,31 @@ async function searchFile(
   const buffer = await readFile(absolutePath).catch(() => undefined);
   if (buffer === undefined) return undefined; // unreadable: skip, like ripgrep
   if (buffer.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
-  const lines = buffer.toString('utf8').split(/\r?\n/);
-  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  const matches: { lineNumber: number; text: string }[] = [];
-  for (let index = 0; index < lines.length && matches.length < stopAfter; index += 1) {
-    if (regex.test(lines[index])) matches.push({ lineNumber: index + 1, text: collectLines ? lines[index] : '' });
-  }
+  const matches = await thread.matchLines(regex, buffer, collectLines, stopAfter);
   return matches.length === 0 ? undefined : { absolutePath, lines: matches };
 }
 
-function truncateLine(line: string): string {
-  return line.length <= READ_MAX_LINE_LENGTH ? line : `${line.slice(0, READ_MAX_LINE_LENGTH)}… [line truncated]`;
+function truncateLine(line: LineMatch): string {
+  return line.length <= READ_MAX_LINE_LENGTH ? line.text : `${line.text.slice(0, READ_MAX_LINE_LENGTH)}… [line truncated]`;
 }
 
 /** Grep: files_with_matches (default, newest first), content, or count; head_limit caps the output. */
 export async function executeGrep(input: GrepInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
+  const thread = new SearchThread(context.signal);
+  try {
+    return await grep(input, context, thread);
+  } catch (error) {
+    if (!(error instanceof SearchTimeoutError)) throw error;
+    return {
+      isError: true,
+      content: `Grep stopped: the search ran longer than ${error.timeLimitMs / 1000} s, usually a pattern with catastrophic backtracking (nested quantifiers such as (a+)+). Simplify the pattern or narrow the path or glob.`,
+    };
+  } finally {
+    await thread.close();
+  }
+}
+
+async function grep(input: GrepInput, context: ToolExecutionContext, thread: SearchThread): Promise<ToolExecutionResult> {
   const { signal } = context;
   signal.throwIfAborted();
   let regex: RegExp;
@@ -69,27 +89,35 @@ export async function executeGrep(input: GrepInput, context: ToolExecutionContex
     return { isError: true, content: `Path does not exist: ${searchRoot}. Current working directory: ${context.cwd}` };
   }
 
-  const files: AsyncIterable<WalkedFile> | WalkedFile[] = rootStat.isDirectory()
-    ? walkFiles(searchRoot, { signal, skipDirectories: skippedDirectoriesFor(input.glob ?? '') })
-    : [{ absolutePath: searchRoot, relativePath: path.basename(searchRoot) }];
-  const include = rootStat.isDirectory() ? globFilter(input.glob) : undefined;
+  let files: WalkedFile[];
+  if (rootStat.isDirectory()) {
+    files = [];
+    for await (const file of walkFiles(searchRoot, { signal, skipDirectories: skippedDirectoriesFor(input.glob ?? '') })) files.push(file);
+    files = await filterByGlob(files, input.glob, thread);
+  } else {
+    files = [{ absolutePath: searchRoot, relativePath: path.basename(searchRoot) }];
+  }
 
   const results: FileMatches[] = [];
+  const skippedLarge: string[] = [];
   let contentLines = 0;
   let contentChars = 0;
   let contentCapped = false;
-  for await (const file of files) {
+  for (const file of files) {
     signal.throwIfAborted();
-    if (include && !include(file)) continue;
     const fileStat = await stat(file.absolutePath).catch(() => undefined);
-    if (!fileStat?.isFile() || fileStat.size > GREP_MAX_FILE_BYTES) continue;
+    if (!fileStat?.isFile()) continue;
+    if (fileStat.size > GREP_MAX_FILE_BYTES) {
+      skippedLarge.push(file.absolutePath);
+      continue;
+    }
     const stopAfter = mode === 'content' ? headLimit - contentLines : mode === 'count' ? Infinity : 1;
-    const found = await searchFile(file.absolutePath, regex, mode === 'content', stopAfter);
+    const found = await searchFile(thread, file.absolutePath, regex, mode === 'content', stopAfter);
     if (found === undefined) continue;
     results.push(found);
     if (mode === 'content') {
       contentLines += found.lines.length;
-      contentChars += found.lines.reduce((sum, line) => sum + line.text.length + file.absolutePath.length + 10, 0);
+      contentChars += found.lines.reduce((sum, line) => sum + Math.min(line.length, READ_MAX_LINE_LENGTH) + file.absolutePath.length + 10, 0);
       if (contentLines >= headLimit) break;
       if (contentChars > GREP_MAX_CONTENT_CHARS) {
         contentCapped = true;
@@ -98,32 +126,39 @@ export async function executeGrep(input: GrepInput, context: ToolExecutionContex
     }
   }
   signal.throwIfAborted();
+  // Say what was not searched, so "No matches found" is not mistaken for "not there".
+  const done = (content: string): ToolExecutionResult => ({
+    isError: false,
+    content:
+      skippedLarge.length === 0
+        ? content
+        : `${content}\n\n[${skippedLarge.length} ${skippedLarge.length === 1 ? 'file' : 'files'} over ${GREP_MAX_FILE_BYTES / 1024 / 1024} MB not searched: ${skippedLarge.slice(0, 10).join(', ')}${skippedLarge.length > 10 ? ', …' : ''}. Use Bash (e.g. grep) on them if needed.]`,
+  });
 
   if (mode === 'content') {
-    if (results.length === 0) return { isError: false, content: 'No matches found' };
+    if (results.length === 0) return done('No matches found');
     const lines = results.flatMap((file) =>
       file.lines.map((line) =>
         input['-n'] === true
-          ? `${file.absolutePath}:${line.lineNumber}:${truncateLine(line.text)}`
-          : `${file.absolutePath}:${truncateLine(line.text)}`,
+          ? `${file.absolutePath}:${line.lineNumber}:${truncateLine(line)}`
+          : `${file.absolutePath}:${truncateLine(line)}`,
       ),
     );
     if (contentCapped) lines.push('[results truncated: too much output; narrow the pattern, path or glob]');
-    return { isError: false, content: lines.join('\n') };
+    return done(lines.join('\n'));
   }
 
   if (mode === 'count') {
-    if (results.length === 0) return { isError: false, content: 'No matches found' };
+    if (results.length === 0) return done('No matches found');
     const shown = results.slice(0, headLimit);
     const total = results.reduce((sum, file) => sum + file.lines.length, 0);
     const lines = shown.map((file) => `${file.absolutePath}:${file.lines.length}`);
-    return {
-      isError: false,
-      content: `${lines.join('\n')}\n\nFound ${total} total ${total === 1 ? 'occurrence' : 'occurrences'} across ${results.length} ${results.length === 1 ? 'file' : 'files'}.`,
-    };
+    return done(
+      `${lines.join('\n')}\n\nFound ${total} total ${total === 1 ? 'occurrence' : 'occurrences'} across ${results.length} ${results.length === 1 ? 'file' : 'files'}.`,
+    );
   }
 
-  if (results.length === 0) return { isError: false, content: 'No files found' };
+  if (results.length === 0) return done('No files found');
   // Newest first, as Claude Code does: recently touched files are the likeliest to matter.
   const withTimes = await Promise.all(
     results.map(async (file) => ({
@@ -137,5 +172,5 @@ export async function executeGrep(input: GrepInput, context: ToolExecutionContex
     shown.length < withTimes.length
       ? `Found ${withTimes.length} files (showing first ${shown.length})`
       : `Found ${withTimes.length} ${withTimes.length === 1 ? 'file' : 'files'}`;
-  return { isError: false, content: `${header}\n${shown.join('\n')}` };
+  return done(`${header}\n${shown.join('\n')}`);
 }

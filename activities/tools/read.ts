@@ -1,15 +1,22 @@
 /** Read tool implementation: `cat -n` style numbered lines, streamed so large files stay cheap. */
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, type ReadInput } from '../../common/tools/read';
-import { formatNumberedLine, looksBinary } from './files';
+import { type BoundedLine, formatNumberedLine, looksBinary, nonRegularFileKind, readBoundedLines } from './files';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
-function truncateLine(line: string): string {
-  if (line.length <= READ_MAX_LINE_LENGTH) return line;
-  return `${line.slice(0, READ_MAX_LINE_LENGTH)}… [line truncated: ${line.length} characters]`;
+/**
+ * Bytes of one line held in memory (4 per character covers any UTF-8); the rest of a longer
+ * line is skipped, so no file can make Read build a string V8 cannot hold.
+ */
+export const READ_MAX_LINE_BYTES = READ_MAX_LINE_LENGTH * 4;
+
+function truncateLine(line: BoundedLine): string {
+  if (line.cutAtBytes !== undefined) {
+    return `${line.text.slice(0, READ_MAX_LINE_LENGTH)}… [line truncated: ${line.cutAtBytes} bytes]`;
+  }
+  if (line.text.length <= READ_MAX_LINE_LENGTH) return line.text;
+  return `${line.text.slice(0, READ_MAX_LINE_LENGTH)}… [line truncated: ${line.text.length} characters]`;
 }
 
 /** Read: numbered lines from `offset` (1-based), at most `limit` (default 2000). */
@@ -30,6 +37,10 @@ export async function executeRead(input: ReadInput, context: ToolExecutionContex
       content: `EISDIR: ${filePath} is a directory, use Bash ls or Glob to list its contents.`,
     };
   }
+  const kind = nonRegularFileKind(fileStat);
+  if (kind !== undefined) {
+    return { isError: true, content: `Cannot read ${filePath}: it is ${kind}, not a regular file.` };
+  }
   if (fileStat.size === 0) {
     return {
       isError: false,
@@ -49,21 +60,14 @@ export async function executeRead(input: ReadInput, context: ToolExecutionContex
   const output: string[] = [];
   let lineNumber = 0;
   let moreLines = false;
-  const stream = createReadStream(filePath, { encoding: 'utf8' });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  try {
-    for await (const line of lines) {
-      lineNumber += 1;
-      if (lineNumber > lastLine) {
-        moreLines = true;
-        break;
-      }
-      if (lineNumber >= firstLine) output.push(formatNumberedLine(lineNumber, truncateLine(line)));
-      if (lineNumber % 10_000 === 0) signal.throwIfAborted();
+  for await (const line of readBoundedLines(filePath, READ_MAX_LINE_BYTES, signal)) {
+    lineNumber += 1;
+    if (lineNumber > lastLine) {
+      moreLines = true;
+      break;
     }
-  } finally {
-    lines.close();
-    stream.destroy();
+    if (lineNumber >= firstLine) output.push(formatNumberedLine(lineNumber, truncateLine(line)));
+    if (lineNumber % 10_000 === 0) signal.throwIfAborted();
   }
   signal.throwIfAborted();
 

@@ -2,6 +2,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { WriteInput } from '../../common/tools/write';
+import { nonRegularFileKind } from './files';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 /** Write: "File created successfully at: PATH" or "The file PATH has been updated successfully." */
@@ -11,6 +12,11 @@ export async function executeWrite(input: WriteInput, context: ToolExecutionCont
   const existing = await stat(filePath).catch(() => undefined);
   if (existing?.isDirectory()) {
     return { isError: true, content: `EISDIR: ${filePath} is a directory; give the path of a file to write.` };
+  }
+  // Opening a FIFO for writing blocks in the OS until a reader appears, beyond abort's reach.
+  const kind = existing === undefined ? undefined : nonRegularFileKind(existing);
+  if (kind !== undefined) {
+    return { isError: true, content: `Cannot write ${filePath}: it is ${kind}, not a regular file.` };
   }
   await mkdir(path.dirname(filePath), { recursive: true });
   await writeFile(filePath, input.content, 'utf8');

@@ -425,13 +425,15 @@ describe('Bash', () => {
     await waitFor(() => liveProcessesInGroup(groupId).length === 0, 5_000);
   }, 20_000);
 
-  it('lets background jobs with redirected output outlive the call', async () => {
+  it('stops background jobs with redirected output when the call returns (issue 12, defect 9)', async () => {
     const pidFile = path.join(workspace, 'bg.pid');
     const result = await executeTool('Bash', { command: `sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}` }, context());
-    expect(result.isError).toBe(false);
+    expect(result).toEqual({
+      isError: false,
+      content: '[processes the command left running in the background were terminated when it finished]',
+    });
     const pid = Number(await readFile(pidFile, 'utf8'));
-    expect(isAlive(pid)).toBe(true);
-    process.kill(pid, 'SIGKILL');
+    await waitFor(() => !isAlive(pid), 5_000);
   }, 20_000);
 });
 
