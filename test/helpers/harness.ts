@@ -12,7 +12,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, inject } from 'vitest';
-import { createActivities } from '../../activities';
+import { type ActivityDeps, createActivities } from '../../activities';
+import type { TranscriptCache } from '../../activities/transcript-cache';
 import { ConversationClient } from '../../client/api';
 import type { ConversationConfigInput } from '../../common/config';
 import type { ResultMessage } from '../../common/result';
@@ -58,11 +59,22 @@ export interface Harness {
   /** A conversation config for this harness's workspace, with quick crash-recovery timeouts. */
   config(overrides?: Partial<ConversationConfigInput>): ConversationConfigInput;
   /** Starts an in-process worker on this task queue; stopped by `close()`. */
-  startWorker(options?: { anthropic?: Anthropic | null }): Promise<Worker>;
+  startWorker(options?: WorkerOverrides): Promise<Worker>;
+  /** Shuts one worker down (as a deploy or a crash-free restart would) and waits until it has stopped. */
+  stopWorker(worker: Worker): Promise<void>;
   /** Starts a worker in a separate process (for crash tests): `tsx worker/main.ts`. */
   spawnWorkerProcess(): Promise<ChildProcess>;
   /** Stops everything; then throws if the model server refused any request (unless `expectRejections`). */
   close(): Promise<void>;
+}
+
+/** What a test may change about a worker: the model client, activity deps, the bundle, the sinks' cache. */
+export interface WorkerOverrides {
+  anthropic?: Anthropic | null;
+  activityDeps?: Partial<ActivityDeps>;
+  workflowBundle?: NonNullable<Parameters<typeof createWorker>[0]['workflowBundle']>;
+  /** The cache the workflows' sinks feed (default: the process's). */
+  transcriptCache?: TranscriptCache;
 }
 
 export async function createHarness(
@@ -107,13 +119,22 @@ export async function createHarness(
         connection: workerConnection,
         namespace: 'default',
         taskQueue,
-        activities: createActivities({ anthropic, stateDir, temporalClient: client }),
-        workflowBundle: workflowBundle(),
+        activities: createActivities({ anthropic, stateDir, temporalClient: client, ...options.activityDeps }),
+        workflowBundle: options.workflowBundle ?? workflowBundle(),
+        transcriptCache: options.transcriptCache,
         overrides: { shutdownGraceTime: '1 second' },
       });
       const running = worker.run();
       workers.push({ worker, running, connection: workerConnection });
       return worker;
+    },
+    async stopWorker(worker) {
+      const entry = workers.find((candidate) => candidate.worker === worker);
+      if (!entry) return;
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await entry.running.catch(() => undefined);
+      await entry.connection.close();
+      workers.splice(workers.indexOf(entry), 1);
     },
     async spawnWorkerProcess() {
       // `node --import tsx` (not the tsx CLI, which forks a second node): SIGKILL must hit the worker itself.

@@ -2,16 +2,10 @@
  * The `durable-agent` CLI as a person uses it: clear errors for bad input, a dead server and
  * unknown conversations; `ask`, `start`, `send`, `status` against a real server and worker.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../client/cli';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
+import { cli, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness } from '../helpers/harness';
-
-interface Captured {
-  code: number;
-  out: string;
-  err: string;
-}
 
 /** The text of a request's last user message. */
 function lastUserText(request: RecordedRequest): string {
@@ -26,20 +20,9 @@ function isCompactionRequest(request: RecordedRequest): boolean {
   return lastUserText(request).includes('<summary>');
 }
 
-async function cli(...argv: string[]): Promise<Captured> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) });
-  return { code, out, err };
-}
-
-const savedEnv = { ...process.env };
+isolateEnvironment();
 let harness: Harness | undefined;
-beforeEach(() => {
-  process.env = { ...savedEnv };
-});
 afterEach(async () => {
-  process.env = { ...savedEnv };
   await harness?.close();
   harness = undefined;
 });

@@ -2,24 +2,13 @@
  * Issue 12 regression tests for the CLI: `send` without a worker keeps the message (7); clear
  * errors for bad --max-turns, --cwd and --id; control characters never reach the terminal (10).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../client/cli';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cli, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness } from '../helpers/harness';
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) });
-  return { code, out, err };
-}
-
-const savedEnv = { ...process.env };
+isolateEnvironment();
 let harness: Harness | undefined;
-beforeEach(() => {
-  process.env = { ...savedEnv };
-});
 afterEach(async () => {
-  process.env = { ...savedEnv };
   await harness?.close();
   harness = undefined;
 });

@@ -6,21 +6,16 @@
  * cost no streamed-tool signals; short read-only tools run as local activities.
  */
 import { defaultPayloadConverter } from '@temporalio/common';
-import { NativeConnection, type Worker } from '@temporalio/worker';
-import Anthropic from '@anthropic-ai/sdk';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createActivities, workflowTranscriptSource } from '../../activities';
+import { workflowTranscriptSource } from '../../activities';
 import { TranscriptCache, type TranscriptSource } from '../../activities/transcript-cache';
 import type { CallModelInput } from '../../common/activity-types';
-import { createWorker } from '../../worker/worker';
-import { type Harness, createHarness, expectValidApiOrder, runToResult, workflowBundle } from '../helpers/harness';
+import { type Harness, createHarness, expectValidApiOrder, runToResult } from '../helpers/harness';
 
 let harness: Harness | undefined;
-const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  for (const stop of stops.splice(0)) await stop();
   await harness?.close();
   harness = undefined;
 });
@@ -33,33 +28,11 @@ const script = () => [
 
 /**
  * A worker whose model activities read `cache`, which the workflow's sinks do NOT feed (they
- * feed the process's cache): every model call misses, as on a freshly restarted worker or
- * another host, and is materialised from the workflow's queries through `source`.
+ * feed another cache): every model call misses, as on a freshly restarted worker or another
+ * host, and is materialised from the workflow's queries through `source`.
  */
-async function startWorkerWithColdCache(h: Harness, cache: TranscriptCache, source?: TranscriptSource): Promise<Worker> {
-  const connection = await NativeConnection.connect({ address: h.address });
-  const worker = await createWorker({
-    connection,
-    namespace: 'default',
-    taskQueue: h.taskQueue,
-    activities: createActivities({
-      anthropic: new Anthropic({ apiKey: 'test-key', baseURL: h.model.url, maxRetries: 0 }),
-      stateDir: h.stateDir,
-      temporalClient: h.client,
-      transcriptCache: cache,
-      transcriptSource: source,
-    }),
-    workflowBundle: workflowBundle(),
-    transcriptCache: new TranscriptCache(), // what the sinks feed: never read here
-    overrides: { shutdownGraceTime: '1 second' },
-  });
-  const running = worker.run();
-  stops.push(async () => {
-    worker.shutdown();
-    await running;
-    await connection.close();
-  });
-  return worker;
+function startWorkerWithColdCache(h: Harness, cache: TranscriptCache, source?: TranscriptSource) {
+  return h.startWorker({ activityDeps: { transcriptCache: cache, transcriptSource: source }, transcriptCache: new TranscriptCache() });
 }
 
 async function callModelInputs(h: Harness, conversationId: string): Promise<CallModelInput[]> {

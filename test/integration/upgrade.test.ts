@@ -5,18 +5,15 @@
  * today's code replays the old history, retries the old-style model call (inline messages), and
  * the conversation goes on with calls by reference.
  */
-import { type WorkflowBundleWithSourceMap, DefaultLogger, NativeConnection, bundleWorkflowCode, type Worker } from '@temporalio/worker';
+import { type WorkflowBundleWithSourceMap, DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
-import Anthropic from '@anthropic-ai/sdk';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../activities';
 import type { CallModelInput } from '../../common/activity-types';
-import { createWorker } from '../../worker/worker';
-import { type Harness, REPO_ROOT, createHarness, eventually, expectValidApiOrder, workflowBundle } from '../helpers/harness';
+import { type Harness, REPO_ROOT, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
 
 /** The last commit whose model calls carried the transcript inline. */
 const UPGRADE_FROM_COMMIT = 'a4f6bc5';
@@ -24,7 +21,6 @@ const UPGRADE_FROM_COMMIT = 'a4f6bc5';
 let oldBundle: WorkflowBundleWithSourceMap;
 let oldTree: string;
 let harness: Harness | undefined;
-const stops: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
   oldTree = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-old-workflows-'));
@@ -42,37 +38,9 @@ afterAll(async () => {
   await rm(oldTree, { recursive: true, force: true });
 });
 afterEach(async () => {
-  for (const stop of stops.splice(0)) await stop();
   await harness?.close();
   harness = undefined;
 });
-
-async function startWorker(h: Harness, bundle: NonNullable<Parameters<typeof createWorker>[0]['workflowBundle']>): Promise<{ worker: Worker; stop: () => Promise<void> }> {
-  const connection = await NativeConnection.connect({ address: h.address });
-  const worker = await createWorker({
-    connection,
-    namespace: 'default',
-    taskQueue: h.taskQueue,
-    activities: createActivities({
-      anthropic: new Anthropic({ apiKey: 'test-key', baseURL: h.model.url, maxRetries: 0 }),
-      stateDir: h.stateDir,
-      temporalClient: h.client,
-    }),
-    workflowBundle: bundle,
-    overrides: { shutdownGraceTime: '500 milliseconds' },
-  });
-  const running = worker.run();
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running.catch(() => {});
-    await connection.close();
-  };
-  stops.push(stop);
-  return { worker, stop };
-}
 
 /** The text of the last user turn of a request. */
 function lastUserText(body: { messages: Array<{ role: string; content: unknown }> }): string {
@@ -101,15 +69,15 @@ describe('upgrade', () => {
     });
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'the notes\n');
 
-    const old = await startWorker(harness, { code: oldBundle.code });
+    const old = await harness.startWorker({ workflowBundle: { code: oldBundle.code } });
     const started = await harness.api.start({ prompt: 'First question', config: harness.config(), taskQueue: harness.taskQueue });
     expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ result: 'First answer.' });
     const second = await harness.api.send(started.conversationId, 'Second question');
     await eventually(async () => secondAsked, (count) => count === 1);
 
     // The old worker stops mid-call; today's worker takes the conversation over.
-    await old.stop();
-    await startWorker(harness, workflowBundle());
+    await harness.stopWorker(old);
+    await harness.startWorker();
     expect(await harness.api.waitForResult(started.conversationId, second)).toMatchObject({ subtype: 'success', result: 'Second answer.' });
     const third = await harness.api.send(started.conversationId, 'Third question');
     expect(await harness.api.waitForResult(started.conversationId, third)).toMatchObject({ subtype: 'success', result: 'Third answer.' });

@@ -1,0 +1,31 @@
+/**
+ * Runs the CLI in-process (its `main` with captured output) for CLI tests, and keeps each test's
+ * process.env changes to itself.
+ */
+import { afterEach, beforeEach } from 'vitest';
+import { main } from '../../client/cli';
+
+export interface Captured {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** `durable-agent <argv...>`: exit code and everything printed. */
+export async function cli(...argv: string[]): Promise<Captured> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) });
+  return { code, out, err };
+}
+
+/** Restores process.env after every test of the file (the CLI reads TEMPORAL_ADDRESS and friends). */
+export function isolateEnvironment(): void {
+  const saved = { ...process.env };
+  beforeEach(() => {
+    process.env = { ...saved };
+  });
+  afterEach(() => {
+    process.env = { ...saved };
+  });
+}
