@@ -171,7 +171,8 @@ export class Transcript {
    */
   dropUnansweredInputs(uuids: readonly string[]): boolean {
     const inputs = new Set(uuids);
-    const lastAnswered = this.list.map((message) => message.type).lastIndexOf('assistant');
+    // Only the API window counts: an input a compaction already summarised is not in the request.
+    const lastAnswered = Math.max(this.list.map((message) => message.type).lastIndexOf('assistant'), this.start - 1);
     const before = this.list.length;
     this.replaceFrom((messages) =>
       messages.filter((message, index) => !(index > lastAnswered && message.type === 'user' && inputs.has(message.uuid))),

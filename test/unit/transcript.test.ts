@@ -217,3 +217,17 @@ describe('chained digests agree between the workflow (pure SHA-256) and the work
 function build2() {
   return new Transcript([user('u1', 'ünïcödé ✓'), assistant('a1', [{ type: 'text', text: '😀 done' }])]);
 }
+
+describe('Transcript.dropUnansweredInputs after a compaction', () => {
+  it('keeps an input that a compaction already summarised (it is outside the window)', () => {
+    const transcript = new Transcript([
+      user('old', 'answered'),
+      assistant('a1', [{ type: 'text', text: 'yes' }]),
+      user('big', 'huge input, summarised'),
+      { type: 'compact_boundary', uuid: 'b', trigger: 'reactive', preTokens: 10, postTokens: 1, messagesSummarized: 3, timestamp: 0 },
+      user('summary', 'the summary'),
+    ]);
+    expect(transcript.dropUnansweredInputs(['big'])).toBe(false);
+    expect(transcript.messages.map((message) => message.uuid)).toContain('big');
+  });
+});
