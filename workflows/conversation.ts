@@ -64,9 +64,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     },
     {
       validator: (request) => {
-        if (request !== undefined && (typeof request !== 'object' || request === null)) throw new Error('compact takes {"instructions"?: string}');
-        if (request?.instructions !== undefined && typeof request.instructions !== 'string') throw new Error('compact: instructions must be a string');
-        if (session.phase === 'ended') throw new Error('The conversation has ended; it cannot be compacted.');
+        if (request !== undefined && (typeof request !== 'object' || request === null)) throw ApplicationFailure.nonRetryable('compact takes {"instructions"?: string}', 'InvalidCompactRequest');
+        if (request?.instructions !== undefined && typeof request.instructions !== 'string') throw ApplicationFailure.nonRetryable('compact: instructions must be a string', 'InvalidCompactRequest');
+        if (session.phase === 'ended') throw ApplicationFailure.nonRetryable('The conversation has ended; it cannot be compacted.', 'ConversationEnded');
       },
     },
   );

@@ -189,7 +189,7 @@ describe('manual compaction', () => {
     const started = await harness.api.start({ config: harness.config(), taskQueue: harness.taskQueue });
     const handle = harness.client.workflow.getHandle(started.conversationId);
     await expect(handle.executeUpdate(compactUpdate, { args: [{ instructions: 42 as unknown as string }] })).rejects.toMatchObject({
-      cause: { message: expect.stringContaining('instructions must be a string') },
+      cause: { message: expect.stringContaining('instructions must be a string'), type: 'InvalidCompactRequest' },
     });
     expect(await handle.executeUpdate(compactUpdate, { args: [{}] })).toMatchObject({ compacted: false, error: expect.stringContaining('Not enough conversation') });
     expect(harness.model.requests).toHaveLength(0);
