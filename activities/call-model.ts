@@ -49,6 +49,7 @@ export interface MaterializedRequest {
   system: SystemPromptBlock[];
   messages: ApiMessage[];
   toolNames: string[];
+  structuredOutputSchema?: Record<string, unknown>;
 }
 
 /**
@@ -72,6 +73,7 @@ export async function materializeRequest(
     system: context.system,
     messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext),
     toolNames: context.toolNames,
+    structuredOutputSchema: context.structuredOutputSchema,
   };
 }
 
@@ -111,7 +113,7 @@ export function createCallModel(deps: CallModelDeps) {
           max_tokens: input.maxTokens,
           system: request.system,
           messages: request.messages as Anthropic.MessageParam[],
-          tools: modelToolDefinitions(request.toolNames),
+          tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema),
         },
         { signal: context.cancellationSignal },
       );

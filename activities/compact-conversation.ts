@@ -50,7 +50,7 @@ export function createCompactConversation(deps: CallModelDeps) {
           max_tokens: input.maxTokens,
           system: requestContext.system,
           messages: buildCompactMessages(window, compactInstruction(input.customInstructions)) as Anthropic.MessageParam[],
-          tools: modelToolDefinitions(requestContext.toolNames),
+          tools: modelToolDefinitions(requestContext.toolNames, requestContext.structuredOutputSchema),
         },
         { signal: context.cancellationSignal },
       );

@@ -4,11 +4,13 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
+import { STRUCTURED_OUTPUT_TOOL_DESCRIPTION, STRUCTURED_OUTPUT_TOOL_NAME } from '../common/structured-output';
 import { getToolSpec } from '../common/tool-specs';
 
 const cache = new Map<string, Anthropic.Tool>();
 
-export function modelToolDefinitions(names: readonly string[]): Anthropic.Tool[] {
+/** Definitions of the named tools, plus StructuredOutput with the user's schema when one is given. */
+export function modelToolDefinitions(names: readonly string[], structuredOutputSchema?: Record<string, unknown>): Anthropic.Tool[] {
   const tools: Anthropic.Tool[] = [];
   for (const name of names) {
     let tool = cache.get(name);
@@ -21,6 +23,13 @@ export function modelToolDefinitions(names: readonly string[]): Anthropic.Tool[]
       cache.set(name, tool);
     }
     tools.push(tool);
+  }
+  if (structuredOutputSchema) {
+    tools.push({
+      name: STRUCTURED_OUTPUT_TOOL_NAME,
+      description: STRUCTURED_OUTPUT_TOOL_DESCRIPTION,
+      input_schema: structuredOutputSchema as Anthropic.Tool.InputSchema,
+    });
   }
   return tools;
 }

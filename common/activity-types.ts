@@ -23,6 +23,8 @@ export interface RequestContext {
   userContext?: string;
   /** Names of the tools offered; the activity turns them into API tool definitions. */
   toolNames: string[];
+  /** `jsonSchema` conversations: the StructuredOutput tool is offered with this input schema. */
+  structuredOutputSchema?: Record<string, unknown>;
 }
 
 /**

@@ -80,6 +80,10 @@ export const conversationConfigSchema = z.object({
   localReadOnlyTools: z.boolean().default(true),
   /** Task queue for tool activities (the host that holds the workspace); default the workflow's. */
   toolTaskQueue: z.string().optional(),
+  /** `--max-budget-usd`: a query stops (`error_max_budget_usd`) once the conversation has cost this much. */
+  maxBudgetUsd: z.number().positive().optional(),
+  /** `--json-schema`: each query ends with output validated against this schema (the StructuredOutput tool). */
+  jsonSchema: z.record(z.string(), z.unknown()).optional(),
 });
 
 export type ConversationConfigInput = z.input<typeof conversationConfigSchema>;

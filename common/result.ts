@@ -14,6 +14,10 @@ export const TERMINAL_REASONS = [
   'model_error',
   'blocking_limit',
   'stop_hook_prevented',
+  /** The conversation's cost reached `maxBudgetUsd` (checked after every model reply and tool round). */
+  'budget_exhausted',
+  /** `jsonSchema`: the model's StructuredOutput calls failed validation too many times. */
+  'structured_output_retry_exhausted',
 ] as const;
 export type TerminalReason = (typeof TERMINAL_REASONS)[number];
 
@@ -36,7 +40,24 @@ export interface Terminal {
   error?: string;
 }
 
-export type ResultSubtype = 'success' | 'error_max_turns' | 'error_during_execution';
+export type ResultSubtype =
+  | 'success'
+  | 'error_max_turns'
+  | 'error_during_execution'
+  | 'error_max_budget_usd'
+  | 'error_max_structured_output_retries';
+
+/** Usage and cost of one model within a query: the Agent SDK's `ModelUsage`. */
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+  webSearchRequests: number;
+  costUSD: number;
+  contextWindow: number;
+  maxOutputTokens: number;
+}
 
 export interface ResultMessage {
   type: 'result';
@@ -51,6 +72,12 @@ export interface ResultMessage {
   total_cost_usd: number;
   usage: Usage;
   permission_denials: Array<{ tool_name: string; tool_use_id: string; tool_input: unknown }>;
+  /** Per model, as the Agent SDK reports it (absent in results recorded before it existed). */
+  modelUsage?: Record<string, ModelUsage>;
+  /** Why the query failed, for error subtypes (the SDK's `errors`); empty on success. */
+  errors?: string[];
+  /** `jsonSchema` conversations: the validated input of the model's StructuredOutput call. */
+  structured_output?: unknown;
   session_id: string;
   uuid: string;
   /** The input this result answers. */
@@ -70,5 +97,7 @@ export interface ResultMessage {
 export function subtypeFor(reason: TerminalReason): ResultSubtype {
   if (reason === 'completed') return 'success';
   if (reason === 'max_turns') return 'error_max_turns';
+  if (reason === 'budget_exhausted') return 'error_max_budget_usd';
+  if (reason === 'structured_output_retry_exhausted') return 'error_max_structured_output_retries';
   return 'error_during_execution';
 }

@@ -263,6 +263,8 @@ export interface QueryInProgress {
   lastStopReason: string | null;
   tokenBudget: number | null;
   checkpoint: LoopCheckpoint;
+  /** Usage per model and structured output so far (absent in runs recorded before they existed). */
+  accounting?: import('./query-accounting').QueryAccountingState;
 }
 
 /** The workflow's return value: the conversation's totals when it ends. */

@@ -23,7 +23,9 @@ import type { CallModelInput, RequestContext, SessionContext } from '../common/a
 import type { ConversationConfig } from '../common/config';
 import type { AssistantApiMessage, ToolUseBlock, Usage, UserMessage } from '../common/messages';
 import { textOf } from '../common/messages';
-import type { TransitionType } from '../common/result';
+import type { ModelUsage, Terminal, TransitionType } from '../common/result';
+import { STRUCTURED_OUTPUT_REQUIRED_MESSAGE, STRUCTURED_OUTPUT_TOOL_NAME } from '../common/structured-output';
+import type { QueryAccounting } from './query-accounting';
 import { getToolSpec } from '../common/tool-specs';
 import type { Phase, ToolInFlight } from './definitions';
 import type { CompactOutcome, CompactRequestParams, CompactResponse } from './compact';
@@ -69,8 +71,11 @@ export interface QueryHost {
   readonly toolsInFlight: Map<string, ToolInFlight>;
   readonly sessionContext: SessionContext | undefined;
   /** A subagent's usage and cost count in this conversation's totals. */
-  recordChildUsage(usage: Usage, costUsd: number): void;
+  recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
   readonly turnCount: number;
+  /** The query's structured output and limits (`jsonSchema`, `maxBudgetUsd`). */
+  readonly accounting: QueryAccounting;
+  checkLimits(after: 'assistant' | 'tool_results'): Terminal | undefined;
   readonly currentModel: string;
   setPhase(phase: Phase): void;
   /** Names the request context (these prompt layers and the tools) by digest and makes it available to workers. */
@@ -213,6 +218,8 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     host.toolsInFlight.set(block.id, entry);
     host.setPhase('running_tools');
     try {
+      // Structured output is checked in the workflow: no activity, nothing to retry.
+      if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) return host.accounting.provideStructuredOutput(block.input);
       // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
       const offered = config.tools;
       if (offered && !offered.includes(block.name)) {
@@ -248,6 +255,8 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
   const runStopHooks: QueryDeps['runStopHooks'] = async ({ lastAssistant, stopHookActive }) => {
     const hooks = [...(host.sessionContext?.stopHooks ?? []), ...(config.stopHooks ?? [])];
     const decision: StopHookDecision = { blockingErrors: [], preventContinuation: false, notices: [] };
+    // Claude Code's structured-output enforcement is a Stop hook too: no valid call yet, no stopping.
+    if (host.accounting.structuredOutputMissing) decision.blockingErrors.push(STRUCTURED_OUTPUT_REQUIRED_MESSAGE);
     if (hooks.length === 0) return decision;
     host.setPhase('stop_hooks');
     const scope = new CancellationScope({ cancellable: true, parent: query.scope });
@@ -301,6 +310,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     shouldSuspend: () => host.shouldSuspend(),
     onModelChange: (model) => host.onModelChange(model),
     onTransition: (transition) => host.onTransition(transition),
+    checkLimits: (after) => host.checkLimits(after),
   };
 }
 

@@ -139,6 +139,11 @@ export interface QueryDeps {
   /** Called when the loop switches models (status shows it). */
   onModelChange?(model: string): void;
   onTransition?(transition: TransitionType): void;
+  /**
+   * The session's limits (seed §2.10: QueryEngine checks them after each message): the budget
+   * after a model reply; the budget and structured-output attempts after tool results.
+   */
+  checkLimits?(after: 'assistant' | 'tool_results'): Terminal | undefined;
 }
 
 export interface QueryParams {
@@ -416,6 +421,15 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
 
     yield assistant;
     const toolUseBlocks = toolUseBlocksOf(assistant);
+    const limitAfterReply = deps.checkLimits?.('assistant');
+    if (limitAfterReply) {
+      // The reply's tool calls do not run; each gets an error result so the history stays valid.
+      await executor.discard();
+      const error = limitAfterReply.error ?? 'Stopped before this tool call ran.';
+      yield* yieldMissingToolResultBlocks([assistant], error, deps.uuid);
+      yield system(error, 'warning');
+      return limitAfterReply;
+    }
 
     if (toolUseBlocks.length === 0) {
       await executor.discard();
@@ -500,6 +514,11 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     if (deps.isAborted()) {
       yield interruption(deps, INTERRUPT_MESSAGE_FOR_TOOL_USE);
       return { reason: 'aborted_tools' };
+    }
+    const limitAfterTools = deps.checkLimits?.('tool_results');
+    if (limitAfterTools) {
+      if (limitAfterTools.error) yield system(limitAfterTools.error, 'warning');
+      return limitAfterTools;
     }
     if (maxTurns && turnCount + 1 > maxTurns) {
       yield system(`Reached the maximum number of turns (${maxTurns}).`, 'warning');

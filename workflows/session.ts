@@ -20,7 +20,7 @@ import type { ConversationConfig } from '../common/config';
 import { costOfUsage } from '../common/cost';
 import { valueDigest } from '../common/digest';
 import { type AssistantApiMessage, EMPTY_USAGE, type Message, type Usage, type UserMessage, addUsage, textOf } from '../common/messages';
-import { type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
+import { type ModelUsage, type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import { TOOL_NAMES } from '../common/tool-specs';
 import { contextLevel, fitMaxTokens, isBreakerOpen, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
@@ -44,6 +44,7 @@ import type {
 import { subagentProgressSignal, toolUseStreamedSchema } from './definitions';
 import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, compactConversation, createQueryDeps, failureMessage } from './query-deps';
 import { type Suspended, queryLoop } from './query-loop';
+import { QueryAccounting, outputValidator } from './query-accounting';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
 import { parseTokenBudget } from './token-budget';
 import { INTERRUPTED_BY_USER } from './tool-orchestration';
@@ -106,6 +107,9 @@ export class ConversationSession implements QueryHost {
   /** A query or a manual compaction is running: the other waits. */
   busy = false;
   private readonly parentReports = new Set<Promise<void>>();
+  /** The running (or last) query's usage per model, structured output and limits. */
+  accounting: QueryAccounting;
+  private readonly validateOutput: ReturnType<typeof outputValidator>;
 
   constructor(
     readonly conversationId: string,
@@ -135,6 +139,8 @@ export class ConversationSession implements QueryHost {
     this.compaction = carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 };
     // Set by the client only when the server has the attributes registered; upserting unknown ones would fail.
     this.useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
+    this.validateOutput = outputValidator(config);
+    this.accounting = new QueryAccounting(config, this.validateOutput);
   }
 
   /** Whether loading the session context should be tried in this run. */
@@ -175,9 +181,15 @@ export class ConversationSession implements QueryHost {
     while (this.parentReports.size > 0) await Promise.all([...this.parentReports]);
   }
 
-  recordChildUsage(usage: Usage, costUsd: number): void {
+  recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void {
     this.usage = addUsage(this.usage, usage);
     this.totalCostUsd += costUsd;
+    this.accounting.recordChild(usage, costUsd, modelUsage, this.currentModel);
+  }
+
+  /** seed §2.10: the budget and structured-output limits, checked by the loop between messages. */
+  checkLimits(after: 'assistant' | 'tool_results'): Terminal | undefined {
+    return this.accounting.checkLimits(after, this.totalCostUsd);
   }
 
   // ---- the feed, phase and status ----
@@ -380,6 +392,7 @@ export class ConversationSession implements QueryHost {
 
   registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string {
     const context: RequestContext = { system, userContext, toolNames: this.config.tools ?? [...TOOL_NAMES] };
+    if (this.config.jsonSchema) context.structuredOutputSchema = this.config.jsonSchema;
     const digest = valueDigest(context);
     this.lastRequestContextDigest = digest;
     if (!this.requestContexts.has(digest)) {
@@ -396,9 +409,11 @@ export class ConversationSession implements QueryHost {
   }
 
   recordUsage(usage: Usage, model: string, durationMs: number): void {
+    const cost = costOfUsage(model, usage);
     this.usage = addUsage(this.usage, usage);
-    this.totalCostUsd += costOfUsage(model, usage);
+    this.totalCostUsd += cost;
     this.apiDurationMs += durationMs;
+    this.accounting.recordModelCall(model, usage, cost);
   }
 
   onContextTokens(tokens: number): void {
@@ -502,6 +517,7 @@ export class ConversationSession implements QueryHost {
     const usageBefore = resumed?.usageBefore ?? this.usage;
     const costBefore = resumed?.costBefore ?? this.totalCostUsd;
     this.consumedInputUuids = resumed ? [...resumed.consumedInputUuids] : [pending.uuid];
+    this.accounting = new QueryAccounting(this.config, this.validateOutput, resumed?.accounting);
     if (!resumed) {
       this.queryCount++;
       const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
@@ -590,6 +606,7 @@ export class ConversationSession implements QueryHost {
         lastStopReason,
         tokenBudget,
         checkpoint: terminal.checkpoint,
+        accounting: this.accounting.toCarried(),
       };
     }
     // Inputs the model never answered (the query's own, or ones queued into it) made the request
@@ -623,6 +640,7 @@ export class ConversationSession implements QueryHost {
       terminal_reason: terminal.reason,
       transitions: [...this.transitions],
       model: this.currentModel,
+      ...this.accounting.resultFields(terminal, terminal.error ?? describeTerminal(terminal)),
     };
     this.lastResult = result;
     this.pushEvent(result);

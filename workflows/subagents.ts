@@ -17,6 +17,7 @@ import type { SessionContext } from '../common/activity-types';
 import { agentTools, availableAgents, findAgent } from '../common/agents';
 import type { ConversationConfig, ConversationConfigInput } from '../common/config';
 import type { ToolUseBlock, Usage } from '../common/messages';
+import type { ModelUsage } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import { agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
 import type { ConversationInput, ConversationSummary } from './definitions';
@@ -28,7 +29,7 @@ export interface SubagentHost {
   readonly config: ConversationConfig;
   readonly sessionContext: SessionContext | undefined;
   /** The child's usage and cost count in the parent's totals. */
-  recordChildUsage(usage: Usage, costUsd: number): void;
+  recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
 }
 
 /** The child workflow id of an Agent call: derived, so retries and replays find the same child. */
@@ -59,6 +60,9 @@ export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Prom
     // seed §2.6: subagents never self-continue on a token budget.
     tokenBudget: undefined,
     stopHooks: [],
+    // The parent's structured output and budget are the parent's: it checks its own total, children's costs included.
+    jsonSchema: undefined,
+    maxBudgetUsd: undefined,
   };
   // Explore and the like get a slimmer context: no CLAUDE.md, no git status (seed §2.5). No
   // subagent runs the parent's Stop hooks.
@@ -90,7 +94,7 @@ export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Prom
           ]
         : undefined,
     });
-    host.recordChildUsage(summary.usage, summary.totalCostUsd);
+    host.recordChildUsage(summary.usage, summary.totalCostUsd, summary.lastResult?.modelUsage);
     const result = summary.lastResult;
     if (!result) return { isError: true, content: `The ${agent.name} agent ended without an answer.` };
     if (result.is_error) return { isError: true, content: `The ${agent.name} agent failed (${result.terminal_reason}): ${result.result}` };

@@ -61,6 +61,7 @@ async function run(
     onHooks?: (stopHookActive: boolean) => void;
     resume?: { checkpoint: LoopCheckpoint; messages: TranscriptMessage[] };
     compact?: () => CompactResponse;
+    checkLimits?: QueryDeps['checkLimits'];
   } = {},
 ): Promise<Run> {
   let counter = 0;
@@ -102,6 +103,7 @@ async function run(
     compactConversation: async () => options.compact?.() ?? { type: 'error', errorMessage: 'no compaction scripted' },
     shouldSuspend: options.shouldSuspend,
     onTransition: (transition) => transitions.push(transition),
+    checkLimits: options.checkLimits,
   };
   const generator = queryLoop(
     {
@@ -275,6 +277,45 @@ describe('queryLoop suspension (mid-query continue-as-new)', () => {
     expect(second.requests).toHaveLength(1);
     expect(second.requests[0].messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(second.terminal.reason).toBe('completed');
+  });
+});
+
+describe('queryLoop session limits (budget, structured-output retries)', () => {
+  it('stops after the reply that reached the limit; its tool calls get error results and do not run', async () => {
+    const checked: string[] = [];
+    const { terminal, yielded, requests } = await run([reply([toolUse('t1'), toolUse('t2')], 'tool_use')], {
+      checkLimits: (after) => {
+        checked.push(after);
+        return { reason: 'budget_exhausted', error: 'Reached the maximum budget of $0.01.' };
+      },
+    });
+    expect(terminal).toEqual({ reason: 'budget_exhausted', error: 'Reached the maximum budget of $0.01.' });
+    expect(requests).toHaveLength(1);
+    expect(checked).toEqual(['assistant']);
+    const results = yielded
+      .filter((message): message is UserMessage => message.type === 'user')
+      .flatMap((message) => (Array.isArray(message.message.content) ? message.message.content : []));
+    expect(results).toEqual([
+      expect.objectContaining({ type: 'tool_result', tool_use_id: 't1', is_error: true, content: 'Reached the maximum budget of $0.01.' }),
+      expect.objectContaining({ type: 'tool_result', tool_use_id: 't2', is_error: true }),
+    ]);
+    // None of them ran: the executor's "ok" never appears.
+    expect(JSON.stringify(yielded)).not.toContain('"content":"ok"');
+  });
+
+  it('checks again after the tool results and ends there, before max turns', async () => {
+    const { terminal, requests } = await run([reply([toolUse('t1')], 'tool_use'), reply([{ type: 'text', text: 'never' }])], {
+      maxTurns: 1,
+      checkLimits: (after) => (after === 'tool_results' ? { reason: 'structured_output_retry_exhausted', error: 'no valid output' } : undefined),
+    });
+    expect(terminal.reason).toBe('structured_output_retry_exhausted');
+    expect(requests).toHaveLength(1);
+  });
+
+  it('changes nothing while under the limits', async () => {
+    const { terminal, requests } = await run([reply([toolUse('t1')], 'tool_use'), reply([{ type: 'text', text: 'done' }])], { checkLimits: () => undefined });
+    expect(terminal.reason).toBe('completed');
+    expect(requests).toHaveLength(2);
   });
 });
 
