@@ -11,6 +11,7 @@ import {
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { type ConversationConfigInput, parseConversationConfig } from '../common/config';
+import { checkPromptSize } from './prompt-limits';
 import type { ResultMessage } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import {
@@ -89,6 +90,7 @@ export class ConversationClient {
     options: StartOptions,
   ): Promise<{ conversationId: string; inputUuid?: string; handle: WorkflowHandleWithFirstExecutionRunId<typeof conversationWorkflow> }> {
     const config = parseConversationConfig(options.config); // clear field errors before anything is sent
+    checkPromptSize(options.prompt);
     const conversationId = options.id ?? newConversationId(options.prompt);
     const idProblem = conversationIdProblem(conversationId);
     if (idProblem) throw new InvalidConversationIdError(idProblem);
@@ -119,6 +121,7 @@ export class ConversationClient {
 
   /** Sends a follow-up; returns the input's uuid (the result's `input_uuid`). */
   async send(conversationId: string, prompt: string): Promise<string> {
+    checkPromptSize(prompt);
     const uuid = randomUUID();
     await this.guard(conversationId, (handle) => handle.signal(userInputSignal, { prompt, uuid }));
     return uuid;

@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ZodError } from 'zod';
 import type { ConversationConfigInput } from '../common/config';
 import type { ResultMessage } from '../common/result';
@@ -19,6 +19,8 @@ import {
   conversationIdProblem,
 } from './api';
 import { TemporalUnreachableError, connectClient, temporalSettings } from '../infra/connection';
+import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, readAskPrompt, sessionLimitsFrom } from './commands/ask';
+import { UsageError } from './usage-error';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
 const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
@@ -43,7 +45,12 @@ Options for ask and start:
   --fallback-model <name>  model to switch to when the primary is overloaded
   --max-turns <n>          stop after n turns (default 100)
   --id <id>                conversation id (start only; default: generated from the prompt)
-  --output-format <fmt>    ask only: text (default) or json (the result message)
+  --output-format <fmt>    ask only: text (default), json (the result message, one line) or
+                           stream-json (one JSON message per line as they happen; needs --verbose)
+  --verbose                ask only: required by --output-format stream-json
+  --max-budget-usd <n>     stop a query once the conversation has cost this many dollars
+  --json-schema <schema>   end each query with output matching this JSON schema (JSON text or @file)
+                           in the result's structured_output
   --follow                 start only: print progress until the first result
 
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
@@ -52,19 +59,19 @@ ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.
 Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
 abort, end; status, events, history; compact {"instructions": "..."}.`;
 
-/** A mistake in the command line: printed with the usage, exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError };
 
 interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
+  /** `ask` reads a piped prompt from it, as `claude -p` does; absent: none is read. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 const defaultIo: Io = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
+  stdin: process.stdin,
 };
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
@@ -133,6 +140,12 @@ function reportError(error: unknown, io: Io): number {
     error instanceof ConversationExistsError
   ) {
     io.err(`Error: ${error.message}`);
+    return 1;
+  }
+  if (error instanceof ServiceError && error.cause) {
+    // "Failed to start Workflow" alone does not say why: the server's answer does.
+    const cause = error.cause as Error & { details?: string };
+    io.err(`Error: ${error.message}: ${cause.details || cause.message}`);
     return 1;
   }
   if (error instanceof WorkflowUpdateFailedError && error.cause) {
@@ -238,17 +251,15 @@ async function warnIfNoWorker(api: ConversationClient, taskQueue: string, io: Io
 }
 
 async function askCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, 'output-format': { type: 'string' } }, [1, Infinity], 'ask');
-  const format = (values['output-format'] as string | undefined) ?? 'text';
-  if (format !== 'text' && format !== 'json') throw new UsageError(`--output-format must be "text" or "json", got "${format}".`);
-  const prompt = promptFrom(positionals, 'ask');
-  const config = configFrom(values, true);
+  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...ASK_OPTIONS, ...SESSION_LIMIT_OPTIONS }, [0, Infinity], 'ask');
+  const format = outputFormatFrom(values);
+  const config = { ...configFrom(values, true), ...sessionLimitsFrom(values) };
+  const prompt = await readAskPrompt(positionals, io);
   const { api, taskQueue, close } = await connect();
   try {
     const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue });
     await warnIfNoWorker(api, taskQueue, io);
-    const result = await api.waitForResult(conversationId, inputUuid!);
-    io.out(format === 'json' ? JSON.stringify(result, null, 2) : sanitizeForTerminal(result.result));
+    const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
     return result.is_error ? 1 : 0;
   } finally {
     await close();
@@ -256,12 +267,12 @@ async function askCommand(args: string[], io: Io): Promise<number> {
 }
 
 async function startCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' } }, [1, Infinity], 'start');
+  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...SESSION_LIMIT_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' } }, [1, Infinity], 'start');
   const prompt = promptFrom(positionals, 'start');
   const id = values.id as string | undefined;
   const idProblem = id === undefined ? undefined : conversationIdProblem(id);
   if (idProblem) throw new UsageError(`--id: ${idProblem}.`);
-  const config = configFrom(values, false);
+  const config = { ...configFrom(values, false), ...sessionLimitsFrom(values) };
   const { api, taskQueue, close } = await connect();
   try {
     const { conversationId, inputUuid } = await api.start({ id, prompt, config, taskQueue });

@@ -32,7 +32,7 @@ describe('CLI input errors', () => {
     expect(await cli('frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('Unknown command "frobnicate"') });
     expect(await cli('ask')).toMatchObject({ code: 2, err: expect.stringContaining('ask: missing argument') });
     expect(await cli('ask', '--max-turns', 'many', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--max-turns must be a positive whole number') });
-    expect(await cli('ask', '--output-format', 'yaml', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--output-format must be "text" or "json"') });
+    expect(await cli('ask', '--output-format', 'yaml', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--output-format must be "text", "json" or "stream-json"') });
     expect(await cli('status', '--colour', 'x')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--colour'") });
     expect(await cli('send', 'only-an-id')).toMatchObject({ code: 2, err: expect.stringContaining('send: missing argument') });
     expect(await cli('compact')).toMatchObject({ code: 2, err: expect.stringContaining('compact: missing argument') });

@@ -1,0 +1,164 @@
+/**
+ * `durable-agent ask` beyond starting a conversation — following `claude -p`: the prompt from the
+ * arguments, stdin (prompt first, then what was piped, joined by a newline) or a file (`@path`);
+ * `--output-format text|json|stream-json` (stream-json requires `--verbose`); `--max-budget-usd`
+ * and `--json-schema` (a JSON string or `@path`), shared with `start`. The printing itself is
+ * a pure mapping in `client/output-formats.ts`.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ConversationConfigInput } from '../../common/config';
+import type { ResultMessage } from '../../common/result';
+import { OutputSchemaError, STRUCTURED_OUTPUT_TOOL_NAME, parseOutputSchema } from '../../common/structured-output';
+import { TOOL_NAMES } from '../../common/tool-specs';
+import type { ConversationEvent } from '../../workflows/definitions';
+import type { ConversationClient } from '../api';
+import { sanitizeForTerminal } from '../format';
+import { OUTPUT_FORMATS, type OutputFormat, formatFinalOutput, sdkMessagesFor, systemInitMessage } from '../output-formats';
+import { UsageError } from '../usage-error';
+
+/** Where `ask` prints, and the stdin it may read its prompt from. */
+export interface AskIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** Absent: no stdin is read (tests, and callers that pass the prompt only as an argument). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+/** Options of `ask` only. */
+export const ASK_OPTIONS = {
+  'output-format': { type: 'string' },
+  verbose: { type: 'boolean' },
+} as const;
+
+/** Options of `ask` and `start` that limit a conversation's queries. */
+export const SESSION_LIMIT_OPTIONS = {
+  'max-budget-usd': { type: 'string' },
+  'json-schema': { type: 'string' },
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** `--output-format` and `--verbose`, checked as Claude Code checks them. */
+export function outputFormatFrom(values: Values): OutputFormat {
+  const format = (values['output-format'] as string | undefined) ?? 'text';
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--output-format must be "text", "json" or "stream-json", got "${format}".`);
+  }
+  if (format === 'stream-json' && !values.verbose) throw new UsageError('--output-format stream-json requires --verbose (as with claude -p).');
+  return format as OutputFormat;
+}
+
+/** `--max-budget-usd` and `--json-schema` as conversation config; a bad value is a UsageError before anything starts. */
+export function sessionLimitsFrom(values: Values, cwd: string = process.cwd()): Pick<ConversationConfigInput, 'maxBudgetUsd' | 'jsonSchema'> {
+  const limits: Pick<ConversationConfigInput, 'maxBudgetUsd' | 'jsonSchema'> = {};
+  const budgetText = values['max-budget-usd'] as string | undefined;
+  if (budgetText !== undefined) {
+    const budget = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(budgetText.trim()) ? Number(budgetText) : NaN;
+    if (!Number.isFinite(budget) || budget <= 0) {
+      throw new UsageError(`--max-budget-usd must be a positive amount in dollars (e.g. 0.50), got "${budgetText}".`);
+    }
+    limits.maxBudgetUsd = budget;
+  }
+  const schemaText = values['json-schema'] as string | undefined;
+  if (schemaText !== undefined) {
+    const text = schemaText.startsWith('@') ? readArgumentFile('--json-schema', schemaText.slice(1), cwd) : schemaText;
+    try {
+      limits.jsonSchema = parseOutputSchema(text);
+    } catch (error) {
+      if (error instanceof OutputSchemaError) throw new UsageError(`--json-schema: ${error.message}.`);
+      throw error;
+    }
+  }
+  return limits;
+}
+
+/**
+ * The prompt as `claude -p` takes it: the arguments (one `@path` argument names a file holding
+ * the prompt), then whatever is piped on stdin, joined by a newline.
+ */
+export async function readAskPrompt(positionals: string[], io: AskIo, cwd: string = process.cwd()): Promise<string> {
+  let prompt = positionals.join(' ');
+  if (positionals.length === 1 && /^@\S/.test(positionals[0])) prompt = readArgumentFile('ask', positionals[0].slice(1), cwd);
+  const piped = io.stdin && !io.stdin.isTTY ? await readStdin(io.stdin, io) : '';
+  const combined = [prompt, piped].filter(Boolean).join('\n');
+  if (combined.trim() === '') throw new UsageError('ask: the prompt is empty (give it as an argument, as @file, or on stdin).');
+  return combined;
+}
+
+/**
+ * Waits for the result and prints it in `format`; stream-json prints the init message, each
+ * message as the feed shows it, then the result.
+ */
+export async function printAskOutput(options: {
+  api: ConversationClient;
+  conversationId: string;
+  inputUuid: string;
+  config: ConversationConfigInput;
+  format: OutputFormat;
+  io: AskIo;
+}): Promise<ResultMessage> {
+  const { api, conversationId, inputUuid, config, format, io } = options;
+  if (format !== 'stream-json') {
+    const result = await api.waitForResult(conversationId, inputUuid);
+    // Text reaches a terminal: escape sequences from the model are neutralised (JSON escapes them itself).
+    const output = formatFinalOutput(format, result);
+    io.out(format === 'text' ? sanitizeForTerminal(output) : output);
+    return result;
+  }
+  const tools = [...(config.tools ?? TOOL_NAMES), ...(config.jsonSchema ? [STRUCTURED_OUTPUT_TOOL_NAME] : [])];
+  const init = systemInitMessage({
+    sessionId: conversationId,
+    uuid: randomUUID(),
+    cwd: config.cwd,
+    model: config.model ?? 'claude-sonnet-5-5',
+    tools,
+    permissionMode: (config as { permissionMode?: string }).permissionMode,
+  });
+  io.out(JSON.stringify(init));
+  return api.waitForResult(conversationId, inputUuid, {
+    onEvent: (event: ConversationEvent) => {
+      for (const message of sdkMessagesFor(event, conversationId)) io.out(JSON.stringify(message));
+    },
+  });
+}
+
+function readArgumentFile(option: string, file: string, cwd: string): string {
+  const resolved = path.resolve(cwd, file);
+  try {
+    return readFileSync(resolved, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : ((error as Error).message ?? String(error));
+    throw new UsageError(`${option}: cannot read ${resolved}: ${why}.`);
+  }
+}
+
+/** Reads stdin to its end; like Claude Code, gives up with a warning when nothing arrives within 3 s. */
+function readStdin(stdin: NodeJS.ReadableStream, io: AskIo, firstDataTimeoutMs = 3_000): Promise<string> {
+  return new Promise((resolve) => {
+    let data = '';
+    let received = false;
+    const finish = () => {
+      clearTimeout(timer);
+      stdin.off('data', onData);
+      stdin.off('end', finish);
+      stdin.off('error', finish);
+      stdin.pause();
+      resolve(data);
+    };
+    const onData = (chunk: Buffer | string) => {
+      received = true;
+      data += chunk.toString();
+    };
+    const timer = setTimeout(() => {
+      if (received) return;
+      io.err('Warning: nothing arrived on stdin within 3 s; going on without it (redirect stdin from /dev/null to skip the wait).');
+      finish();
+    }, firstDataTimeoutMs);
+    stdin.on('data', onData);
+    stdin.once('end', finish);
+    stdin.once('error', finish);
+  });
+}
