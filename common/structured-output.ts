@@ -10,6 +10,7 @@
  * starts), the workflow (validating calls) and the model activity (the tool definition).
  */
 import { z } from 'zod';
+import { jsonSchemaProblem } from './json-schema-check';
 
 /** Claude Code's name for the tool. */
 export const STRUCTURED_OUTPUT_TOOL_NAME = 'StructuredOutput';
@@ -48,10 +49,13 @@ export function checkOutputSchema(schema: unknown): OutputSchema {
       `the schema's top level must have "type": "object" (the answer is the input of a tool call), got ${record.type === undefined ? 'no "type"' : `"type": ${JSON.stringify(record.type)}`}`,
     );
   }
+  // What the API checks (draft 2020-12's shape), then what validating answers needs.
+  const problem = jsonSchemaProblem(record);
+  if (problem) throw new OutputSchemaError(`the schema is not valid JSON Schema (draft 2020-12): ${problem}`);
   try {
     z.fromJSONSchema(record as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (error) {
-    throw new OutputSchemaError(`the schema is not a JSON Schema this engine can check answers against: ${(error as Error).message}`);
+    throw new OutputSchemaError(`the schema is valid in shape, but this engine cannot check answers against it: ${(error as Error).message}`);
   }
   return record;
 }

@@ -16,6 +16,7 @@
  *  - [cc-N]   anthropics/claude-code issue #N (error bodies pasted by users of the real API)
  *  - [other]  the GitHub issue or PR named in the rule's comment
  */
+import { jsonSchemaProblem } from '../common/json-schema-check';
 
 /** Which endpoint the body was sent to. */
 export type MessagesEndpoint = 'messages' | 'count_tokens';
@@ -308,6 +309,11 @@ function checkTools(tools: unknown): string | undefined {
     if (tool.input_schema === undefined) return `${path}.input_schema: Field required`;
     if (!isObject(tool.input_schema)) return `${path}.input_schema: Input should be a valid dictionary`;
     if (tool.input_schema.type !== 'object') return `${path}.input_schema.type: Input should be 'object'`;
+    // The schema itself must be draft 2020-12 JSON Schema (the API's message, as reported in
+    // acomagu/vscode-as-mcp-server#6); a user's --json-schema becomes an input_schema.
+    if (jsonSchemaProblem(tool.input_schema)) {
+      return `${path}.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use at https://docs.claude.com/en/docs/tool-use.`;
+    }
     const cacheError = checkCacheControlShape(tool.cache_control, path);
     if (cacheError) return cacheError;
     if (names.has(tool.name)) return 'tools: Tool names must be unique.';

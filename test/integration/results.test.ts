@@ -134,7 +134,7 @@ describe('--json-schema', () => {
     const cases: Array<[string, RegExp]> = [
       ['{"type": "object", ', /--json-schema: the schema is not valid JSON/],
       ['{"type": "array", "items": {"type": "string"}}', /--json-schema: the schema's top level must have "type": "object"/],
-      ['{"type": "object", "properties": {"a": {"type": "strin"}}}', /--json-schema: the schema is not a JSON Schema .*strin/],
+      ['{"type": "object", "properties": {"a": {"type": "strin"}}}', /--json-schema: the schema is not valid JSON Schema \(draft 2020-12\): properties\.a\.type: .*"strin"/],
       ['@does-not-exist.json', /--json-schema: cannot read .*does-not-exist\.json: no such file/],
     ];
     for (const [schema, message] of cases) {

@@ -201,6 +201,15 @@ describe('messages API validator: tools', () => {
     refused(request({ tools: [{ name: 'Read' }] }), 'tools.0.custom.input_schema: Field required');
     refused(request({ tools: [{ name: 'Read', input_schema: { type: 'string' } }] }), "tools.0.custom.input_schema.type: Input should be 'object'");
     refused(request({ tools: [{ name: 'Read', input_schema: 'object' }] }), 'tools.0.custom.input_schema: Input should be a valid dictionary');
+    // The schema must be draft 2020-12 JSON Schema (a user's --json-schema becomes one).
+    for (const schema of [
+      { type: 'object', required: 'file_path' },
+      { type: 'object', properties: { n: { type: 'integer', minimum: '0' } } },
+      { type: 'object', properties: { s: { type: 'strin' } } },
+      { type: 'object', additionalProperties: 3 },
+    ]) {
+      refused(request({ tools: [{ name: 'StructuredOutput', input_schema: schema }] }), /^tools\.0\.custom\.input_schema: JSON schema is invalid\. It must match JSON Schema draft 2020-12/);
+    }
   });
 
   it('wants unique names and known fields', () => {

@@ -72,8 +72,10 @@ describe('output schemas', () => {
     expect(problem('[1,2]')).toMatch(/must be a JSON object/);
     expect(problem('{"type":"array","items":{"type":"string"}}')).toMatch(/"type": "object".*got "type": "array"/);
     expect(problem('{"properties":{}}')).toMatch(/got no "type"/);
-    expect(problem('{"type":"object","properties":{"a":{"type":"strin"}}}')).toMatch(/Unsupported type: strin/);
-    expect(problem('{"type":"object","properties":{"a":{"type":"string","pattern":"["}}}')).toMatch(/regular expression/);
+    expect(problem('{"type":"object","properties":{"a":{"type":"strin"}}}')).toMatch(/not valid JSON Schema \(draft 2020-12\): properties\.a\.type: .*got "strin"/);
+    expect(problem('{"type":"object","properties":{"a":{"type":"string","pattern":"["}}}')).toMatch(/properties\.a\.pattern: not a valid regular expression/);
+    // Valid in shape, but not something answers can be checked against.
+    expect(problem('{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}')).toMatch(/cannot check answers against it: Reference not found/);
   });
 
   it('validates answers and names each problem by path', () => {
@@ -149,5 +151,22 @@ describe('QueryAccounting', () => {
     expect(accounting.structuredOutputMissing).toBe(false);
     expect(accounting.checkLimits('tool_results', 1e9)).toBeUndefined();
     expect(accounting.provideStructuredOutput({})).toMatchObject({ isError: true });
+  });
+});
+
+describe('jsonSchemaProblem (draft 2020-12 shape, as the API checks input_schema)', () => {
+  it('passes valid schemas, our own tools’ among them, and names the first problem by path', async () => {
+    const { jsonSchemaProblem } = await import('../../common/json-schema-check');
+    const { modelToolDefinitions } = await import('../../activities/tool-definitions');
+    const { TOOL_NAMES } = await import('../../common/tool-specs');
+    for (const tool of modelToolDefinitions(TOOL_NAMES, schema)) expect(jsonSchemaProblem(tool.input_schema), tool.name).toBeUndefined();
+    expect(jsonSchemaProblem({ type: ['string', 'null'], $defs: { a: true }, anyOf: [{ const: 1 }, { enum: [2] }] })).toBeUndefined();
+    expect(jsonSchemaProblem({ type: 'object', properties: { a: { items: { type: 'nope' } } } })).toBe(
+      'properties.a.items.type: must be one of array, boolean, integer, null, number, object, string (or a list of them), got "nope"',
+    );
+    expect(jsonSchemaProblem({ anyOf: [] })).toBe('anyOf: must be a non-empty list of schemas');
+    expect(jsonSchemaProblem({ pattern: '(' })).toMatch(/^pattern: not a valid regular expression/);
+    expect(jsonSchemaProblem({ required: ['a', 'a'] })).toBe('required: must be a list of distinct property names');
+    expect(jsonSchemaProblem(7)).toBe('(root): a schema must be an object or a boolean');
   });
 });
