@@ -30,7 +30,7 @@ afterEach(async () => {
 describe('CLI input errors', () => {
   it('explains usage mistakes with exit code 2', async () => {
     expect(await cli('frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('Unknown command "frobnicate"') });
-    expect(await cli('ask')).toMatchObject({ code: 2, err: expect.stringContaining('ask: missing argument') });
+    expect(await cli('ask')).toMatchObject({ code: 2, err: expect.stringContaining('ask: the prompt is empty (give it as an argument, as @file, or on stdin)') });
     expect(await cli('ask', '--max-turns', 'many', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--max-turns must be a positive whole number') });
     expect(await cli('ask', '--output-format', 'yaml', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--output-format must be "text", "json" or "stream-json"') });
     expect(await cli('status', '--colour', 'x')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--colour'") });
