@@ -269,4 +269,15 @@ describe('the prompt', () => {
     expect(sent.err).toContain('the limit is 1.0 MB');
     expect(model.requests.length).toBeLessThanOrEqual(1);
   });
+
+  it('a start the server refuses says why, not only "Failed to start Workflow"', async () => {
+    const { workspace, model } = await setUp({ script: [] });
+    // A 2.5 MB schema passes the prompt check but not the server's payload limit.
+    const schemaFile = path.join(workspace, 'huge-schema.json');
+    await writeFile(schemaFile, JSON.stringify({ type: 'object', description: 'x'.repeat(2_500_000) }));
+    const { code, err } = await cli('ask', '--cwd', workspace, '--json-schema', `@${schemaFile}`, 'hi');
+    expect(code).toBe(1);
+    expect(err).toMatch(/^Error: Failed to start Workflow: .*(size|limit)/i);
+    expect(model.requests).toHaveLength(0);
+  });
 });
