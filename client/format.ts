@@ -93,7 +93,8 @@ export function formatResultLine(result: ResultMessage): string {
   const cost = `$${result.total_cost_usd.toFixed(4)}`;
   const head = result.is_error ? `✗ ${result.terminal_reason}` : '✓ done';
   return `${head} · ${result.num_turns} turn${result.num_turns === 1 ? '' : 's'} · ${(result.duration_ms / 1000).toFixed(1)}s · ${cost}` +
-    (result.transitions.length > 0 ? ` · transitions: ${result.transitions.join(' → ')}` : '');
+    (result.transitions.length > 0 ? ` · transitions: ${result.transitions.join(' → ')}` : '') +
+    (result.structured_output !== undefined ? `\n  structured output: ${JSON.stringify(result.structured_output)}` : '');
 }
 
 function plural(count: number, noun: string): string {

@@ -126,3 +126,19 @@ describe('checkPromptSize', () => {
     expect(() => checkPromptSize('€'.repeat(400_000))).toThrow('The prompt is 1.2 MB (1,200,000 bytes); the limit is 1.0 MB (1,000,000 bytes)');
   });
 });
+
+describe('the --follow result line', () => {
+  it('shows the structured output under the summary', async () => {
+    const { formatResultLine } = await import('../../client/format');
+    const line = formatResultLine({
+      ...result,
+      num_turns: 2,
+      duration_ms: 1500,
+      total_cost_usd: 0.01,
+      transitions: ['tool_use'],
+      terminal_reason: 'completed',
+      structured_output: { city: 'Lisbon' },
+    } as ResultMessage);
+    expect(line).toBe('✓ done · 2 turns · 1.5s · $0.0100 · transitions: tool_use\n  structured output: {"city":"Lisbon"}');
+  });
+});
