@@ -270,6 +270,13 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     if (iterationsThisRun++ > 0 && deps.shouldSuspend?.()) {
       return { reason: 'suspended', checkpoint: { state, currentModel, budgetTracker, queryOutputTokens } };
     }
+    // Recovery paths (max_tokens, stop hooks, fallback, pause_turn) call the model again without
+    // a reply or tool round in between: the budget is checked before each further request too.
+    const limitBeforeRequest = state.transition ? deps.checkLimits?.('assistant') : undefined;
+    if (limitBeforeRequest) {
+      if (limitBeforeRequest.error) yield system(limitBeforeRequest.error, 'warning');
+      return limitBeforeRequest;
+    }
 
     // ③ message window (seed §2.3/§2.7), cheapest first: the window after the last compact
     // boundary (the request's `from`); the per-tool result budget (in the tool activity); snip;

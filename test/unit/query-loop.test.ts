@@ -312,6 +312,22 @@ describe('queryLoop session limits (budget, structured-output retries)', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('checks before a further request of a recovery path (a Stop hook that keeps blocking)', async () => {
+    let spent = 0;
+    const { terminal, requests } = await run(
+      [() => reply([{ type: 'text', text: 'one' }]), () => reply([{ type: 'text', text: 'two' }]), () => reply([{ type: 'text', text: 'three' }])],
+      {
+        hooks: () => {
+          spent++;
+          return { blockingErrors: ['keep going'], preventContinuation: false, notices: [] };
+        },
+        checkLimits: () => (spent >= 2 ? { reason: 'budget_exhausted', error: 'over budget' } : undefined),
+      },
+    );
+    expect(terminal).toEqual({ reason: 'budget_exhausted', error: 'over budget' });
+    expect(requests).toHaveLength(2);
+  });
+
   it('changes nothing while under the limits', async () => {
     const { terminal, requests } = await run([reply([toolUse('t1')], 'tool_use'), reply([{ type: 'text', text: 'done' }])], { checkLimits: () => undefined });
     expect(terminal.reason).toBe('completed');
