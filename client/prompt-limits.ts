@@ -5,8 +5,11 @@
  * why. Checked by the client before anything is sent, so nothing is lost.
  */
 
-/** The largest prompt, in UTF-8 bytes: half the server's default payload limit, leaving room for the rest of the state. */
-export const MAX_PROMPT_BYTES = 1_000_000;
+/**
+ * The largest prompt, in UTF-8 bytes: the server's default payload limit (2 MiB, 2,097,152
+ * bytes) less room for the conversation's settings beside it in the workflow input.
+ */
+export const MAX_PROMPT_BYTES = 2_000_000;
 
 /** Thrown for a prompt over MAX_PROMPT_BYTES. */
 export class PromptTooLargeError extends Error {
@@ -17,7 +20,7 @@ export class PromptTooLargeError extends Error {
   ) {
     super(
       `The prompt is ${formatBytes(bytes)} (${bytes.toLocaleString('en-US')} bytes); the limit is ${formatBytes(limit)} ` +
-        `(${limit.toLocaleString('en-US')} bytes), because a prompt travels in Temporal payloads. ` +
+        `(${limit.toLocaleString('en-US')} bytes), because a prompt travels in a Temporal payload (2 MiB at most by default). ` +
         'Put the material in a file in the workspace and ask the agent to read it.',
     );
   }

@@ -259,14 +259,14 @@ describe('the prompt', () => {
     const huge = 'x'.repeat(MAX_PROMPT_BYTES + 1);
     const asked = await cliWithStdin(huge, 'ask', '--cwd', workspace);
     expect(asked.code).toBe(1);
-    expect(asked.err).toContain('The prompt is 1.0 MB (1,000,001 bytes); the limit is 1.0 MB (1,000,000 bytes)');
+    expect(asked.err).toContain('The prompt is 2.0 MB (2,000,001 bytes); the limit is 2.0 MB (2,000,000 bytes)');
     expect(asked.err).not.toContain('Failed to start Workflow');
 
     const started = await cli('start', '--cwd', workspace, '--id', 'results-small', 'hello');
     expect(started.code).toBe(0);
     const sent = await cli('send', 'results-small', huge);
     expect(sent.code).toBe(1);
-    expect(sent.err).toContain('the limit is 1.0 MB');
+    expect(sent.err).toContain('the limit is 2.0 MB');
     expect(model.requests.length).toBeLessThanOrEqual(1);
   });
 

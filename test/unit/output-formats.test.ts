@@ -122,8 +122,8 @@ describe('checkPromptSize', () => {
   it('refuses a prompt over the limit with its size and the limit', () => {
     expect(() => checkPromptSize('x'.repeat(MAX_PROMPT_BYTES))).not.toThrow();
     expect(() => checkPromptSize('x'.repeat(MAX_PROMPT_BYTES + 1))).toThrow(PromptTooLargeError);
-    // Bytes, not characters: 400k three-byte characters are 1.2 MB.
-    expect(() => checkPromptSize('€'.repeat(400_000))).toThrow('The prompt is 1.2 MB (1,200,000 bytes); the limit is 1.0 MB (1,000,000 bytes)');
+    // Bytes, not characters: 700k three-byte characters are 2.1 MB.
+    expect(() => checkPromptSize('€'.repeat(700_000))).toThrow('The prompt is 2.1 MB (2,100,000 bytes); the limit is 2.0 MB (2,000,000 bytes)');
   });
 });
 
