@@ -25,9 +25,11 @@
  * returns a turn) or else the next queued {@link ScriptedTurn}. An empty queue is a loud HTTP 500
  * so a test that under-scripts fails visibly instead of hanging.
  *
- * Failure modes a test can inject: an HTTP error (`error`), an SSE `error` event in the middle of a
- * stream (`streamErrorAfterBlocks`), latency before the first byte (`delayMs`) and between SSE
- * frames (`deltaDelayMs`, long enough for a test to kill a worker mid-stream).
+ * Failure modes a test can inject: an HTTP error (`error`, with headers such as `retry-after`), an
+ * SSE `error` event in the middle of a stream (`streamErrorAfterBlocks`), a transport fault in the
+ * middle of a stream (`fault`: connection reset, malformed SSE, a stall that holds the connection
+ * open), latency before the first byte (`delayMs`) and between SSE frames (`deltaDelayMs`, long
+ * enough for a test to kill a worker mid-stream). {@link errorBurst} scripts a run of errors.
  *
  * Standalone: `tsx testing/scripted-model-server.ts --port 0` answers every request with a fixed
  * text reply and prints `listening on URL`.
@@ -52,6 +54,20 @@ export type ScriptedBlock =
 /** Stop reasons the Messages API can report. */
 export type ScriptedStopReason = StopReason;
 
+/**
+ * A transport fault in a streamed answer, after `afterBlocks` complete content blocks (default 0:
+ * right after message_start and ping), i.e. with part of the answer already on the wire.
+ *  - `connection_reset`: the socket is reset (TCP RST), as when a proxy or the network drops it.
+ *  - `malformed_sse`: a frame whose `data:` is not JSON (a corrupted or truncated event), then the
+ *    response ends.
+ *  - `stall`: nothing more is written, and the connection stays open until the client hangs up
+ *    (or the server closes): a stream that stops making progress without failing.
+ */
+export interface StreamFault {
+  type: 'connection_reset' | 'malformed_sse' | 'stall';
+  afterBlocks?: number;
+}
+
 /** One scripted answer to one `POST /v1/messages` request. */
 export interface ScriptedTurn {
   /** Blocks of the reply; default `[{type:'text', text:'OK'}]`. */
@@ -65,8 +81,10 @@ export interface ScriptedTurn {
     cache_read_input_tokens?: number;
     cache_creation_input_tokens?: number;
   };
-  /** Answer with this HTTP error instead of a message. `type` defaults from the status. */
-  error?: { status: number; type?: string; message?: string };
+  /** Answer with this HTTP error instead of a message. `type` defaults from the status; `headers` are added (e.g. `retry-after`). */
+  error?: { status: number; type?: string; message?: string; headers?: Record<string, string> };
+  /** Streaming only: a transport fault part-way through the answer (see {@link StreamFault}). */
+  fault?: StreamFault;
   /** Streaming only: emit an SSE `error` event (overloaded_error) after this many complete blocks. */
   streamErrorAfterBlocks?: number;
   /** Wait this long before the first byte of the response. */
@@ -190,6 +208,11 @@ export function promptTooLongTurn(tokens: number, maximum = 200000): ScriptedTur
   };
 }
 
+/** `count` turns answering the same HTTP error (a burst of 500s or 529s), for a script. */
+export function errorBurst(count: number, status: number, headers?: Record<string, string>): ScriptedTurn[] {
+  return Array.from({ length: count }, () => ({ error: { status, ...(headers ? { headers } : {}) } }));
+}
+
 /** The default token estimate: ceil(chars of JSON.stringify of system + messages + tools / 4). */
 export function estimateInputTokens(body: any): number {
   if (body === null || typeof body !== 'object') return 0;
@@ -308,11 +331,12 @@ export async function startScriptedModelServer(
   const gone = (res: http.ServerResponse): boolean => closing || res.destroyed || res.writableEnded;
 
   /** Sends an error in the API's shape: `{type:'error', error:{type, message}}` + `request-id`. */
-  function sendError(res: http.ServerResponse, status: number, type: string, message: string): void {
+  function sendError(res: http.ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
     if (gone(res)) return;
     const requestId = nextRequestId();
     const body = JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });
     res.writeHead(status, {
+      ...headers,
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
       'request-id': requestId,
@@ -456,7 +480,7 @@ export async function startScriptedModelServer(
       const type = turn.error.type ?? errorTypeForStatus(status);
       const message = turn.error.message ?? DEFAULT_ERROR_MESSAGES[type] ?? 'Error';
       log(`${label} -> ${status} ${type}: ${message}`);
-      sendError(res, status, type, message);
+      sendError(res, status, type, message, turn.error.headers);
       return;
     }
 
@@ -546,8 +570,10 @@ export async function startScriptedModelServer(
     await frame('ping', { type: 'ping' });
 
     const errorAfter = turn.streamErrorAfterBlocks;
+    const faultAfter = turn.fault ? (turn.fault.afterBlocks ?? 0) : undefined;
     for (let index = 0; index < message.content.length; index++) {
       if (errorAfter !== undefined && index >= errorAfter) return endWithStreamError(res, frame);
+      if (faultAfter !== undefined && index >= faultAfter) return injectFault(res, turn.fault!);
       const block = message.content[index];
       switch (block.type) {
         case 'text':
@@ -593,6 +619,7 @@ export async function startScriptedModelServer(
       await frame('content_block_stop', { type: 'content_block_stop', index });
     }
     if (errorAfter !== undefined) return endWithStreamError(res, frame);
+    if (faultAfter !== undefined) return injectFault(res, turn.fault!);
 
     await frame('message_delta', {
       type: 'message_delta',
@@ -610,6 +637,36 @@ export async function startScriptedModelServer(
   ): Promise<void> {
     await frame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
     res.end();
+  }
+
+  /** Breaks a stream in progress the way `fault` says (see {@link StreamFault}). */
+  async function injectFault(res: http.ServerResponse, fault: StreamFault): Promise<void> {
+    switch (fault.type) {
+      case 'connection_reset':
+        log('  fault: connection reset');
+        res.socket?.resetAndDestroy();
+        return;
+      case 'malformed_sse':
+        log('  fault: malformed SSE frame');
+        if (gone(res)) throw new ConnectionGone();
+        res.write('event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n');
+        res.end();
+        return;
+      case 'stall':
+        log('  fault: stalled (holding the connection open)');
+        await new Promise<void>((resolve) => {
+          if (gone(res)) return resolve();
+          const wake = (): void => {
+            pendingSleeps.delete(wake);
+            res.off('close', wake);
+            resolve();
+          };
+          pendingSleeps.add(wake);
+          res.on('close', wake);
+        });
+        if (!res.destroyed) res.destroy();
+        return;
+    }
   }
 
   // -- lifecycle -------------------------------------------------------------------------------
