@@ -37,6 +37,8 @@ Usage:
   durable-agent end <id>                         end the conversation after the running query
   durable-agent list                             conversations on the server, newest first
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
+  durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
+                                                 the queue of this host's workspaces (no model key needed)
   durable-agent server                           run a local Temporal dev server (UI on http://localhost:8233)
 
 Options for ask and start:
@@ -52,6 +54,8 @@ Options for ask and start:
   --json-schema <schema>   end each query with output matching this JSON schema (JSON text or @file)
                            in the result's structured_output
   --follow                 start only: print progress until the first result
+  --workspace-queue <name> run tools, hooks and session context on the workers of this task queue, on the host
+                           that holds --cwd (default: DURABLE_AGENT_WORKSPACE_TASK_QUEUE, else the main queue)
 
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY (default 10),
@@ -101,9 +105,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'list':
         return await listCommand(rest, io);
       case 'worker': {
-        parse(rest, {}, 0, 'worker');
+        const { values } = parse(rest, { 'workspace-queue': { type: 'string' } }, 0, 'worker');
+        const workspaceQueue = values['workspace-queue'] as string | undefined;
+        if (workspaceQueue !== undefined && workspaceQueue.trim() === '') throw new UsageError('worker: --workspace-queue needs a task queue name.');
         const { runWorker } = await import('../worker/main');
-        await runWorker();
+        await runWorker(process.env, { workspaceQueue });
         return 0;
       }
       case 'server': {
@@ -179,6 +185,7 @@ const CONFIG_OPTIONS: OptionSpec = {
   model: { type: 'string' },
   'fallback-model': { type: 'string' },
   'max-turns': { type: 'string' },
+  'workspace-queue': { type: 'string' },
 };
 
 /** Set to 1 when --cwd names a directory on a remote worker host, not on this machine. */
@@ -220,6 +227,7 @@ function configFrom(values: Record<string, string | boolean | undefined>, oneSho
     fallbackModel: values['fallback-model'] as string | undefined,
     maxTurns,
     oneShot,
+    toolTaskQueue: (values['workspace-queue'] as string | undefined) || process.env.DURABLE_AGENT_WORKSPACE_TASK_QUEUE || undefined,
   };
 }
 

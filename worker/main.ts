@@ -3,12 +3,18 @@
  * settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY / TLS via @temporalio/envconfig),
  * runs until SIGINT/SIGTERM, then shuts down gracefully (the SDK's Runtime handles the signals).
  */
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { createWorker } from './worker';
+import { createWorkspaceWorker } from './workspace-worker';
 
-export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export interface RunWorkerOptions {
+  /** Run a workspace worker on this task queue instead (tools, hooks, session context only). */
+  workspaceQueue?: string;
+}
+
+export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: RunWorkerOptions = {}): Promise<void> {
   const settings = temporalSettings(env);
   const client = await connectClient(settings);
   let connection: NativeConnection;
@@ -18,6 +24,20 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     throw new TemporalUnreachableError(settings.address, error instanceof Error ? error.message : String(error));
   }
   const anthropic = anthropicFromEnvironment(env);
+  if (options.workspaceQueue !== undefined) {
+    return runUntilStopped(
+      await createWorkspaceWorker({
+        connection,
+        namespace: settings.namespace,
+        taskQueue: options.workspaceQueue,
+        activities: createActivities({ anthropic: undefined, stateDir: defaultStateDir(env), temporalClient: client }),
+      }),
+      `durable-agent worker: polling workspace task queue "${options.workspaceQueue}" on ${settings.address} (namespace ${settings.namespace}) ` +
+        `for tools, hooks and session context in workspaces on this host`,
+      connection,
+      client.connection,
+    );
+  }
   if (!anthropic) {
     console.warn(
       'durable-agent worker: ANTHROPIC_API_KEY is not set (nor ANTHROPIC_BASE_URL); model calls will fail with a clear error until it is.',
@@ -29,15 +49,21 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     taskQueue: settings.taskQueue,
     activities: createActivities({ anthropic, stateDir: defaultStateDir(env), temporalClient: client }),
   });
-  console.log(
+  await runUntilStopped(
+    worker,
     `durable-agent worker: polling task queue "${settings.taskQueue}" on ${settings.address} (namespace ${settings.namespace})` +
       (env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : ''),
+    connection,
+    client.connection,
   );
+}
+
+async function runUntilStopped(worker: Worker, banner: string, ...connections: Array<{ close(): Promise<void> }>): Promise<void> {
+  console.log(banner);
   try {
     await worker.run();
   } finally {
-    await connection.close();
-    await client.connection.close();
+    for (const connection of connections) await connection.close();
   }
   console.log('durable-agent worker: stopped');
 }

@@ -1,0 +1,42 @@
+/**
+ * The workspace worker: runs only the activities that touch a workspace — tools, Stop hooks and
+ * session-context loading — on a task queue bound to the host that holds the workspace
+ * (`toolTaskQueue` in the conversation config; `--workspace-queue` on the CLI). Workflows and
+ * model calls stay on the main task queue, wherever those workers run; this one needs no model
+ * key and hosts no workflows. docs/deployment.md, "Workspace routing".
+ */
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Activities } from '../activities';
+
+/** Activities a workspace worker hosts: everything that reads or changes the workspace. */
+export const WORKSPACE_ACTIVITY_NAMES = ['runTool', 'runStopHooks', 'loadSessionContext'] as const satisfies ReadonlyArray<keyof Activities>;
+
+/** The workspace activities out of a full activity set. */
+export function workspaceActivities(activities: Activities): Pick<Activities, (typeof WORKSPACE_ACTIVITY_NAMES)[number]> {
+  return { runTool: activities.runTool, runStopHooks: activities.runStopHooks, loadSessionContext: activities.loadSessionContext };
+}
+
+export interface CreateWorkspaceWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  /** The workspace's task queue (the conversations' `toolTaskQueue`). */
+  taskQueue: string;
+  activities: Activities;
+  /** Extra WorkerOptions (identity, shutdown grace, ...). */
+  overrides?: Partial<WorkerOptions>;
+}
+
+/** A worker polling only the workspace's task queue, for activities only. */
+export function createWorkspaceWorker(options: CreateWorkspaceWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    activities: workspaceActivities(options.activities),
+    // As the main worker (worker/worker.ts): Bash gets 10 s to finish on SIGTERM, and an abort
+    // reaches a running command within a second.
+    shutdownGraceTime: '10 seconds',
+    maxHeartbeatThrottleInterval: '1 second',
+    ...options.overrides,
+  });
+}
