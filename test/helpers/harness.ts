@@ -46,6 +46,8 @@ export interface HarnessOptions {
    * model server's validator rejections (by default every such 400 fails the test).
    */
   expectRejections?: boolean;
+  /** host:port of a Temporal server of the test's own (default: the shared one from global setup). */
+  address?: string;
 }
 
 export interface Harness {
@@ -81,7 +83,7 @@ export async function createHarness(
   modelOptions: ScriptedModelServerOptions = {},
   harnessOptions: HarnessOptions = {},
 ): Promise<Harness> {
-  const address = inject('temporalAddress');
+  const address = harnessOptions.address ?? inject('temporalAddress');
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
   const model = await startScriptedModelServer(modelOptions);
