@@ -10,8 +10,14 @@ import { readFile, readdir } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Output kept in memory per command; callers apply their own budgets. */
+/**
+ * Output kept in memory per command; callers apply their own budgets. Past it, the first half and
+ * the last half are kept (a build's errors and a test run's summary come last) and the middle is
+ * dropped, with a marker where it was.
+ */
 export const MAX_CAPTURE_BYTES = 10 * 1024 * 1024;
+/** The head kept of an output over MAX_CAPTURE_BYTES; the tail gets the rest. */
+export const CAPTURE_HEAD_BYTES = MAX_CAPTURE_BYTES / 2;
 /** Time between SIGTERM and SIGKILL of the process group. */
 export const KILL_GRACE_MS = 1_000;
 /**
@@ -77,8 +83,12 @@ export interface ShellRun {
   stdout: string;
   stderr: string;
   timedOut: boolean;
-  /** Capture stopped at MAX_CAPTURE_BYTES. */
+  /** The output exceeded MAX_CAPTURE_BYTES: its middle was dropped (`omittedBytes`). */
   truncated: boolean;
+  /** Bytes the command wrote to stdout and stderr together. */
+  outputBytes: number;
+  /** Bytes dropped from the middle of the output (0 unless `truncated`). */
+  omittedBytes: number;
   /** Processes the command left running (background jobs, daemons) were terminated when the shell exited. */
   backgroundKilled: boolean;
 }
@@ -155,24 +165,71 @@ function signalProcess(pid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-/** Collects stdout and stderr up to a shared byte budget. */
-class OutputCapture {
-  private readonly parts: { stdout: string[]; stderr: string[] } = { stdout: [], stderr: [] };
-  private bytes = 0;
-  truncated = false;
+/** The marker left in a stream's text where its middle was dropped. */
+export function omittedOutputMarker(bytes: number): string {
+  return `\n[... ${bytes} bytes of output omitted here ...]\n`;
+}
+
+interface CapturedChunk {
+  stream: 'stdout' | 'stderr';
+  text: string;
+  bytes: number;
+}
+
+/**
+ * Collects stdout and stderr within MAX_CAPTURE_BYTES: the first CAPTURE_HEAD_BYTES as they come,
+ * then a rolling window of the most recent output (both streams, in arrival order), dropping
+ * its oldest chunks. Each stream's text is its head, a marker if any of it was dropped, its tail.
+ */
+export class OutputCapture {
+  private readonly head: CapturedChunk[] = [];
+  private headBytes = 0;
+  private readonly tail: CapturedChunk[] = [];
+  /** Index of the oldest chunk still in `tail` (dropping by index keeps each add O(1) amortised). */
+  private tailStart = 0;
+  private tailBytes = 0;
+  private readonly omitted = { stdout: 0, stderr: 0 };
+  totalBytes = 0;
+
+  constructor(
+    private readonly headLimit = CAPTURE_HEAD_BYTES,
+    private readonly tailLimit = MAX_CAPTURE_BYTES - CAPTURE_HEAD_BYTES,
+  ) {}
+
+  get omittedBytes(): number {
+    return this.omitted.stdout + this.omitted.stderr;
+  }
+
+  get truncated(): boolean {
+    return this.omittedBytes > 0;
+  }
 
   add(stream: 'stdout' | 'stderr', text: string, byteLength: number): void {
-    if (this.truncated) return;
-    if (this.bytes + byteLength > MAX_CAPTURE_BYTES) {
-      this.truncated = true;
+    this.totalBytes += byteLength;
+    // Once anything went to the tail, everything after it does too, so order is kept.
+    if (this.tail.length === 0 && this.headBytes + byteLength <= this.headLimit) {
+      this.head.push({ stream, text, bytes: byteLength });
+      this.headBytes += byteLength;
       return;
     }
-    this.bytes += byteLength;
-    this.parts[stream].push(text);
+    this.tail.push({ stream, text, bytes: byteLength });
+    this.tailBytes += byteLength;
+    // Drop the oldest chunks beyond the window; the newest one always stays.
+    while (this.tailBytes > this.tailLimit && this.tail.length - this.tailStart > 1) {
+      const dropped = this.tail[this.tailStart++];
+      this.tailBytes -= dropped.bytes;
+      this.omitted[dropped.stream] += dropped.bytes;
+    }
+    if (this.tailStart > 1024 && this.tailStart * 2 > this.tail.length) {
+      this.tail.splice(0, this.tailStart);
+      this.tailStart = 0;
+    }
   }
 
   text(stream: 'stdout' | 'stderr'): string {
-    return this.parts[stream].join('');
+    const of = (chunks: CapturedChunk[]) => chunks.filter((chunk) => chunk.stream === stream).map((chunk) => chunk.text).join('');
+    const omitted = this.omitted[stream];
+    return of(this.head) + (omitted > 0 ? omittedOutputMarker(omitted) : '') + of(this.tail.slice(this.tailStart));
   }
 }
 
@@ -238,6 +295,8 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     stderr: capture.text('stderr'),
     timedOut,
     truncated: capture.truncated,
+    outputBytes: capture.totalBytes,
+    omittedBytes: capture.omittedBytes,
     backgroundKilled,
   });
   try {

@@ -108,7 +108,7 @@ export async function boundHookOutput(text: string, captureTruncated: boolean, s
   const file = await save();
   const half = HOOK_OUTPUT_PREVIEW_CHARS / 2;
   const omitted = text.length - 2 * half;
-  const capped = captureTruncated ? ' (capture itself stopped at the 10 MB limit)' : '';
+  const capped = captureTruncated ? ' (beyond 10 MB, only its first and last 5 MB were captured)' : '';
   return `${text.slice(0, half)}\n\n[... ${omitted} characters omitted; the hook printed ${text.length} characters${capped}. Full output saved to: ${file} ...]\n\n${text.slice(-half)}`;
 }
 

@@ -5,12 +5,22 @@
  */
 import { stat } from 'node:fs/promises';
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput, interpretExitCode } from '../../common/tools/bash';
-import { MAX_CAPTURE_BYTES, runShellCommand } from '../shell';
+import { CAPTURE_HEAD_BYTES, MAX_CAPTURE_BYTES, runShellCommand } from '../shell';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 /** Output kept in memory per command; the caller applies the model-facing result budget. */
 export const BASH_MAX_CAPTURE_BYTES = MAX_CAPTURE_BYTES;
 const NO_OUTPUT = 'Tool ran without output or errors';
+
+/** The line heading a result whose output was over BASH_MAX_CAPTURE_BYTES. */
+export function omittedOutputNotice(outputBytes: number, omittedBytes: number): string {
+  const keptMb = CAPTURE_HEAD_BYTES / 1024 / 1024;
+  return (
+    `[Output too large: the command printed ${outputBytes} bytes; only about its first and its last ${keptMb} MB are kept. ` +
+    `The ${omittedBytes} bytes in between are omitted, where it says "bytes of output omitted here". ` +
+    'To see everything, redirect the output to a file and search it with Grep or Read it in parts.]'
+  );
+}
 
 /** Bash: run `bash -c command` in cwd; stdout then stderr, `Exit code N` and is_error on failure. */
 export async function executeBash(input: BashInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
@@ -31,7 +41,8 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
   if (run.startError) return { isError: true, content: `Failed to start bash: ${run.startError.message}` };
 
   const parts = [run.stdout.trimEnd(), run.stderr.trimEnd()].filter((part) => part !== '');
-  if (run.truncated) parts.push(`[output capture stopped at ${BASH_MAX_CAPTURE_BYTES} bytes]`);
+  // First, so that the preview of a result over the budget (its first characters) says so too.
+  if (run.truncated) parts.unshift(omittedOutputNotice(run.outputBytes, run.omittedBytes));
   if (run.backgroundKilled) parts.push('[processes the command left running in the background were terminated when it finished]');
   if (run.timedOut) {
     parts.push(`Command timed out after ${timeoutMs}ms`);
