@@ -7,6 +7,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { createWorker } from './worker';
+import { WorkerTuningError, workerTuningFromEnvironment } from './tuning';
 import { createWorkspaceWorker } from './workspace-worker';
 
 export interface RunWorkerOptions {
@@ -16,6 +17,8 @@ export interface RunWorkerOptions {
 
 export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: RunWorkerOptions = {}): Promise<void> {
   const settings = temporalSettings(env);
+  // Checked before connecting: a bad value is a clear error, not a half-started worker.
+  const tuning = workerTuningFromEnvironment(env);
   const client = await connectClient(settings);
   let connection: NativeConnection;
   try {
@@ -31,6 +34,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
         namespace: settings.namespace,
         taskQueue: options.workspaceQueue,
         activities: createActivities({ anthropic: undefined, stateDir: defaultStateDir(env), temporalClient: client }),
+        overrides: tuning,
       }),
       `durable-agent worker: polling workspace task queue "${options.workspaceQueue}" on ${settings.address} (namespace ${settings.namespace}) ` +
         `for tools, hooks and session context in workspaces on this host`,
@@ -48,6 +52,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
     activities: createActivities({ anthropic, stateDir: defaultStateDir(env), temporalClient: client }),
+    overrides: tuning,
   });
   await runUntilStopped(
     worker,
@@ -70,7 +75,7 @@ async function runUntilStopped(worker: Worker, banner: string, ...connections: A
 
 if (require.main === module) {
   runWorker().catch((error: unknown) => {
-    console.error(error instanceof TemporalUnreachableError ? error.message : error);
+    console.error(error instanceof TemporalUnreachableError || error instanceof WorkerTuningError ? error.message : error);
     process.exit(1);
   });
 }
