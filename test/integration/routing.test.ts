@@ -13,10 +13,13 @@ import path from 'node:path';
 import { createActivities } from '../../activities';
 import { createWorkspaceWorker } from '../../worker/workspace-worker';
 import { type Harness, createHarness, expectValidApiOrder, runToResult } from '../helpers/harness';
+import { cli, isolateEnvironment } from '../helpers/cli';
 
 const WORKSPACE_IDENTITY = 'workspace-host@routing-test';
 /** The identity of the harness's in-process worker: the SDK's default, pid@hostname. */
 const MAIN_IDENTITY = `${process.pid}@${os.hostname()}`;
+
+isolateEnvironment();
 
 let harness: Harness | undefined;
 let workspaceWorker: { worker: Worker; running: Promise<void>; connection: NativeConnection; stateDir: string } | undefined;
@@ -31,6 +34,21 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
+
+/** Starts a workspace worker (only workspace activities) on `taskQueue`, with its own state dir. */
+async function startWorkspaceWorker(taskQueue: string): Promise<string> {
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-workspace-state-'));
+  const connection = await NativeConnection.connect({ address: harness!.address });
+  const worker = await createWorkspaceWorker({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    activities: createActivities({ anthropic: undefined, stateDir }),
+    overrides: { identity: WORKSPACE_IDENTITY, shutdownGraceTime: '1 second' },
+  });
+  workspaceWorker = { worker, running: worker.run(), connection, stateDir };
+  return stateDir;
+}
 
 /** Every file under `directory` (relative paths), or [] when it does not exist. */
 async function filesUnder(directory: string): Promise<string[]> {
@@ -77,16 +95,7 @@ describe('workspace routing', () => {
 
     // The main worker has every activity, tools included: only the routing keeps tools off it.
     await harness.startWorker();
-    const stateDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-workspace-state-'));
-    const connection = await NativeConnection.connect({ address: harness.address });
-    const worker = await createWorkspaceWorker({
-      connection,
-      namespace: 'default',
-      taskQueue: workspaceQueue,
-      activities: createActivities({ anthropic: undefined, stateDir }),
-      overrides: { identity: WORKSPACE_IDENTITY, shutdownGraceTime: '1 second' },
-    });
-    workspaceWorker = { worker, running: worker.run(), connection, stateDir };
+    const stateDir = await startWorkspaceWorker(workspaceQueue);
 
     const stopHooks = [{ hooks: [{ type: 'command' as const, command: 'echo hook >> hook.txt' }] }];
     const { result, conversationId } = await runToResult(harness, 'Read and count', { toolTaskQueue: workspaceQueue, stopHooks });
@@ -122,5 +131,25 @@ describe('workspace routing', () => {
     expect(Object.keys(workers).sort()).toEqual([`callModel@${harness.taskQueue}`, `loadSessionContext@${harness.taskQueue}`, `runTool@${harness.taskQueue}`]);
     for (const identities of Object.values(workers)) for (const identity of identities) expect(identity).toBe(MAIN_IDENTITY);
   });
-});
 
+  it('the CLI: start --workspace-queue routes the conversation; worker --workspace-queue needs a name', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'echo cli' } }] }, { content: [{ type: 'text', text: 'Via the CLI.' }] }] });
+    const workspaceQueue = `${harness.taskQueue}-workspace`;
+    await harness.startWorker();
+    await startWorkspaceWorker(workspaceQueue);
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+
+    const started = await cli('start', '--follow', '--cwd', harness.workspace, '--workspace-queue', workspaceQueue, 'Run it');
+    expect(started.code, started.err).toBe(0);
+    expect(started.out).toContain('Via the CLI.');
+    const conversationId = started.out.split('\n')[0].trim();
+    const workers = await activityWorkers(conversationId);
+    expect(workers[`runTool@${workspaceQueue}`]).toEqual([WORKSPACE_IDENTITY]);
+    expect(workers[`loadSessionContext@${workspaceQueue}`]).toEqual([WORKSPACE_IDENTITY]);
+
+    const refused = await cli('worker', '--workspace-queue', ' ');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain('--workspace-queue needs a task queue name');
+  });
+});
