@@ -14,8 +14,8 @@
  *   (iterations/s), per-iteration time p50/p99 (between a conversation's consecutive model
  *   requests, as the model server received them: one model call + one tool + the dispatches
  *   between), the worker's peak RSS and CPU seconds.
- * - kill: the same on two workers (profile `tuned`); when half of all model requests have
- *   arrived, one worker gets SIGKILL. Checked: every conversation completes, and no Bash line was
+ * - kill: the same on two workers (profile `tuned`), each Bash a `sleep 0.3; echo`; when half of
+ *   all model requests have arrived, one worker gets SIGKILL. Checked: every conversation completes, and no Bash line was
  *   written twice (each conversation's bash.log has each odd i at most once). Interrupted Bash
  *   calls come back as "may have partly run" errors (the tool journal), counted.
  *
@@ -108,6 +108,8 @@ async function main(): Promise<void> {
       const stateDir = path.join(phaseRoot, 'state');
       const taskQueue = `load-${randomUUID()}`;
       const requestsByConversation = new Map<string, number[]>();
+      // In the kill phase each command takes a moment, so the SIGKILL finds some of them running.
+      const bashPrefix = killHalfway ? 'sleep 0.3; ' : '';
       let modelRequests = 0;
       const model = await startScriptedModelServer({
         respond: (request) => {
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
           if (done >= iterations) return { content: [{ type: 'text', text: `Done with ${key}.` }] };
           return done % 2 === 0
             ? { content: [{ type: 'tool_use', name: 'Read', input: { file_path: `r${done}.txt` } }] }
-            : { content: [{ type: 'tool_use', name: 'Bash', input: { command: `echo ${done} >> bash.log` } }] };
+            : { content: [{ type: 'tool_use', name: 'Bash', input: { command: `${bashPrefix}echo ${done} >> bash.log` } }] };
         },
       });
       const workers: WorkerProcess[] = [];
@@ -250,7 +252,7 @@ async function main(): Promise<void> {
     '',
     `Iteration = time between a conversation's consecutive model requests as the scripted model server received them ` +
       `(model answers instantly; one tool — a local-activity Read or a Bash \`echo\` — and the dispatches between). ` +
-      `Expected model requests without faults: ${conversations * (iterations + 1)}.` +
+      `Expected model requests without faults: ${conversations * (iterations + 1)}. In the kill phase each Bash is \`sleep 0.3; echo …\`.` +
       results
         .filter((result) => result.killedAtRequests !== undefined)
         .map((result) => ` Kill phase: SIGKILL after ${result.killedAtRequests} model requests.`)
