@@ -227,8 +227,14 @@ function configFrom(values: Record<string, string | boolean | undefined>, oneSho
     fallbackModel: values['fallback-model'] as string | undefined,
     maxTurns,
     oneShot,
-    toolTaskQueue: (values['workspace-queue'] as string | undefined) || process.env.DURABLE_AGENT_WORKSPACE_TASK_QUEUE || undefined,
+    toolTaskQueue: workspaceQueueFrom(values['workspace-queue'] as string | undefined),
   };
+}
+
+/** --workspace-queue, else DURABLE_AGENT_WORKSPACE_TASK_QUEUE, else none (tools on the main queue). */
+function workspaceQueueFrom(flag: string | undefined): string | undefined {
+  if (flag !== undefined && flag.trim() === '') throw new UsageError('--workspace-queue needs a task queue name.');
+  return flag ?? (process.env.DURABLE_AGENT_WORKSPACE_TASK_QUEUE?.trim() || undefined);
 }
 
 function promptFrom(positionals: string[], command: string): string {

@@ -132,7 +132,7 @@ describe('workspace routing', () => {
     for (const identities of Object.values(workers)) for (const identity of identities) expect(identity).toBe(MAIN_IDENTITY);
   });
 
-  it('the CLI: start --workspace-queue routes the conversation; worker --workspace-queue needs a name', async () => {
+  it('the CLI: start --workspace-queue routes the conversation; start and worker refuse an empty --workspace-queue', async () => {
     harness = await createHarness({ script: [{ content: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'echo cli' } }] }, { content: [{ type: 'text', text: 'Via the CLI.' }] }] });
     const workspaceQueue = `${harness.taskQueue}-workspace`;
     await harness.startWorker();
@@ -148,8 +148,10 @@ describe('workspace routing', () => {
     expect(workers[`runTool@${workspaceQueue}`]).toEqual([WORKSPACE_IDENTITY]);
     expect(workers[`loadSessionContext@${workspaceQueue}`]).toEqual([WORKSPACE_IDENTITY]);
 
-    const refused = await cli('worker', '--workspace-queue', ' ');
-    expect(refused.code).toBe(2);
-    expect(refused.err).toContain('--workspace-queue needs a task queue name');
+    for (const command of ['worker', 'start']) {
+      const refused = await cli(command, '--workspace-queue', ' ', ...(command === 'start' ? ['--cwd', harness.workspace, 'Hi'] : []));
+      expect(refused.code).toBe(2);
+      expect(refused.err).toContain('--workspace-queue needs a task queue name');
+    }
   });
 });
