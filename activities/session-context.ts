@@ -13,6 +13,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { type AgentDefinition, parseAgentFile } from '../common/agents';
 import { type StopHookMatcher, stopHooksSchema } from '../common/config';
+import { readCustomCommands } from './custom-commands';
+import { discoverMemoryFiles, formatMemoryFiles } from './memory-files';
 
 const execFileAsync = promisify(execFile);
 /** seed §2.5: the one direct size control in the system prompt. */
@@ -24,10 +26,19 @@ export async function loadSessionContext(input: { cwd: string }): Promise<Sessio
   if (!info?.isDirectory()) {
     throw ApplicationFailure.nonRetryable(`Workspace directory does not exist on this worker: ${cwd}`, 'WorkspaceNotFound');
   }
-  const [claudeMd, git, stopHooks, agents] = await Promise.all([readClaudeMds(cwd), readGitStatus(cwd), readStopHooks(cwd), readAgents(cwd)]);
+  const [memoryFiles, git, stopHooks, agents, commands] = await Promise.all([
+    discoverMemoryFiles(cwd),
+    readGitStatus(cwd),
+    readStopHooks(cwd),
+    readAgents(cwd),
+    readCustomCommands(cwd),
+  ]);
+  const warnings = [...agents.errors, ...commands.errors];
   return {
     cwd,
-    claudeMd,
+    claudeMd: formatMemoryFiles(memoryFiles),
+    claudeMdFiles: memoryFiles.length > 0 ? memoryFiles.map((file) => file.path) : undefined,
+    commands: commands.commands.length > 0 ? commands.commands : undefined,
     gitStatus: git?.status,
     isGitRepo: git !== undefined,
     currentDate: `Today's date is ${localIsoDate(new Date())}.`,
@@ -35,7 +46,7 @@ export async function loadSessionContext(input: { cwd: string }): Promise<Sessio
     shell: path.basename(process.env.SHELL ?? 'bash'),
     stopHooks,
     agents: agents.agents,
-    warnings: agents.errors.length > 0 ? agents.errors : undefined,
+    warnings: warnings.length > 0 ? warnings : undefined,
   };
 }
 
@@ -66,42 +77,52 @@ function localIsoDate(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
-async function readClaudeMds(cwd: string): Promise<string | undefined> {
-  const candidates: string[] = [path.join(os.homedir(), '.claude', 'CLAUDE.md')];
-  const chain: string[] = [];
-  for (let directory = cwd; ; directory = path.dirname(directory)) {
-    chain.unshift(directory);
-    if (path.dirname(directory) === directory) break;
-  }
-  for (const directory of chain) {
-    candidates.push(path.join(directory, 'CLAUDE.md'), path.join(directory, '.claude', 'CLAUDE.md'));
-  }
-  candidates.push(path.join(cwd, 'CLAUDE.local.md'));
-  const parts: string[] = [];
-  for (const file of candidates) {
-    const text = await readFile(file, 'utf8').catch(() => undefined);
-    if (text && text.trim()) parts.push(`Contents of ${file}:\n\n${text.trim()}`);
-  }
-  return parts.length > 0 ? parts.join('\n\n') : undefined;
-}
-
 async function git(cwd: string, args: string[]): Promise<string> {
   const { stdout } = await execFileAsync('git', args, { cwd, timeout: 10_000, maxBuffer: 4 * 1024 * 1024 });
   return stdout.trim();
 }
 
-async function readGitStatus(cwd: string): Promise<{ status: string } | undefined> {
+/**
+ * seed §2.5 getSystemContext's git status, with the fields Claude Code gives: current branch,
+ * main branch (for PRs), the git user, a truncated `status --short` and the last commits.
+ */
+export async function readGitStatus(cwd: string): Promise<{ status: string } | undefined> {
   const inside = await git(cwd, ['rev-parse', '--is-inside-work-tree']).catch(() => 'false');
   if (inside !== 'true') return undefined;
-  const [branch, status, log] = await Promise.all([
+  const [branch, mainBranch, userName, status, log] = await Promise.all([
     git(cwd, ['branch', '--show-current']).catch(() => ''),
+    defaultBranch(cwd),
+    git(cwd, ['config', 'user.name']).catch(() => ''),
     git(cwd, ['status', '--short']).catch(() => ''),
     git(cwd, ['log', '--oneline', '-n', '5']).catch(() => ''),
   ]);
   const truncated = status.length > MAX_STATUS_CHARS ? `${status.slice(0, MAX_STATUS_CHARS)}\n... (truncated)` : status;
   return {
-    status: [`Current branch: ${branch || '(detached)'}`, `Status:\n${truncated || '(clean)'}`, `Recent commits:\n${log || '(none)'}`].join('\n\n'),
+    status: [
+      `Current branch: ${branch || '(detached)'}`,
+      `Main branch (you will usually use this for PRs): ${mainBranch}`,
+      ...(userName ? [`Git user: ${userName}`] : []),
+      `Status:\n${truncated || '(clean)'}`,
+      `Recent commits:\n${log || '(none)'}`,
+    ].join('\n\n'),
   };
+}
+
+/**
+ * The repository's default branch, as Claude Code finds it: origin's HEAD, else `main` or
+ * `master` if one exists (on origin, then locally), else `main`.
+ */
+export async function defaultBranch(cwd: string): Promise<string> {
+  const originHead = await git(cwd, ['symbolic-ref', '--short', 'refs/remotes/origin/HEAD']).catch(() => '');
+  if (originHead.startsWith('origin/')) return originHead.slice('origin/'.length);
+  for (const ref of ['refs/remotes/origin/main', 'refs/remotes/origin/master', 'refs/heads/main', 'refs/heads/master']) {
+    const exists = await git(cwd, ['rev-parse', '--verify', '--quiet', ref]).then(
+      () => true,
+      () => false,
+    );
+    if (exists) return ref.split('/').pop()!;
+  }
+  return 'main';
 }
 
 /** Stop hooks in Claude Code's settings format, from settings.json and settings.local.json. */

@@ -24,8 +24,10 @@ import {
   endSignal,
   eventsQuery,
   statusQuery,
+  transcriptSliceQuery,
   userInputSignal,
 } from '../workflows/definitions';
+import type { TranscriptMessage } from '../common/messages';
 import type { conversationWorkflow } from '../workflows';
 
 /** Thrown for a conversation id the server does not know. */
@@ -80,6 +82,8 @@ export interface StartOptions {
   prompt?: string;
   config: ConversationConfigInput;
   taskQueue: string;
+  /** `start --resume`: the transcript the new conversation continues from. */
+  resume?: { fromConversationId: string; messages: TranscriptMessage[] };
 }
 
 export class ConversationClient {
@@ -99,7 +103,7 @@ export class ConversationClient {
     const startOptions = {
       workflowId: conversationId,
       taskQueue: options.taskQueue,
-      args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid }] as Parameters<typeof conversationWorkflow>,
+      args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid, resume: options.resume }] as Parameters<typeof conversationWorkflow>,
       staticSummary: options.prompt ? `durable-agent: ${oneLine(options.prompt, 120)}` : 'durable-agent conversation',
       staticDetails: `model: ${config.model}\ncwd: ${config.cwd}\nmax turns: ${config.maxTurns}`,
       typedSearchAttributes: searchAttributes
@@ -148,6 +152,19 @@ export class ConversationClient {
   async compact(conversationId: string, instructions?: string): Promise<CompactionOutcome> {
     const request = instructions?.trim() ? { instructions: instructions.trim() } : {};
     return this.guard(conversationId, (handle) => handle.executeUpdate(compactUpdate, { args: [request] }));
+  }
+
+  /**
+   * The whole transcript, paged through the `transcriptSlice` query (each page well under the
+   * payload limit). An ended conversation answers too, if a worker is there to replay it.
+   */
+  async transcript(conversationId: string): Promise<TranscriptMessage[]> {
+    const messages: TranscriptMessage[] = [];
+    for (;;) {
+      const slice = await this.guard(conversationId, (handle) => handle.query(transcriptSliceQuery, { from: messages.length }));
+      messages.push(...slice.messages);
+      if (slice.messages.length === 0 || messages.length >= slice.length) return messages;
+    }
   }
 
   async end(conversationId: string): Promise<void> {

@@ -20,6 +20,7 @@ import {
 } from './api';
 import { TemporalUnreachableError, connectClient, temporalSettings } from '../infra/connection';
 import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, readAskPrompt, sessionLimitsFrom } from './commands/ask';
+import { exportTranscript, fetchTranscript, transcriptToResume } from './commands/transcript';
 import { UsageError } from './usage-error';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
@@ -28,7 +29,11 @@ const USAGE = `durable-agent — a coding agent whose conversations are durable 
 Usage:
   durable-agent ask [options] <prompt>           one-shot: start, wait, print the answer (like \`claude -p\`)
   durable-agent start [options] <prompt>         start a conversation, print its id (--follow to watch it)
-  durable-agent send [--follow] <id> <prompt>    send a follow-up to a conversation
+  durable-agent start --resume <id> [prompt]    a new conversation that continues <id>'s transcript (like \`claude --resume\`)
+  durable-agent send [--follow] <id> <prompt>    send a follow-up to a conversation; a prompt starting with / is a
+                                                 slash command (/help, /clear, /compact, /cost, /status, /model,
+                                                 and the custom commands of .claude/commands/*.md)
+  durable-agent transcript [--jsonl] <id>        print a conversation's transcript (also an ended one), or JSON lines
   durable-agent status [--json] <id>             phase, turns, tools in flight, usage, context, last result
   durable-agent compact [--json] <id> [instructions]
                                                  summarize the conversation so far to free context
@@ -46,6 +51,9 @@ Options for ask and start:
   --model <name>           model (default: claude-sonnet-5-5)
   --fallback-model <name>  model to switch to when the primary is overloaded
   --max-turns <n>          stop after n turns (default 100)
+  --system-prompt <text>   replaces the default system prompt
+  --append-system-prompt <text>
+                           appended to the system prompt
   --id <id>                conversation id (start only; default: generated from the prompt)
   --output-format <fmt>    ask only: text (default), json (the result message, one line) or
                            stream-json (one JSON message per line as they happen; needs --verbose)
@@ -104,6 +112,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await simpleCommand(rest, io, 'end');
       case 'list':
         return await listCommand(rest, io);
+      case 'transcript':
+        return await transcriptCommand(rest, io);
       case 'worker': {
         const { values } = parse(rest, { 'workspace-queue': { type: 'string' } }, 0, 'worker');
         const workspaceQueue = values['workspace-queue'] as string | undefined;
@@ -186,6 +196,8 @@ const CONFIG_OPTIONS: OptionSpec = {
   'fallback-model': { type: 'string' },
   'max-turns': { type: 'string' },
   'workspace-queue': { type: 'string' },
+  'system-prompt': { type: 'string' },
+  'append-system-prompt': { type: 'string' },
 };
 
 /** Set to 1 when --cwd names a directory on a remote worker host, not on this machine. */
@@ -228,6 +240,8 @@ function configFrom(values: Record<string, string | boolean | undefined>, oneSho
     maxTurns,
     oneShot,
     toolTaskQueue: workspaceQueueFrom(values['workspace-queue'] as string | undefined),
+    customSystemPrompt: values['system-prompt'] as string | undefined,
+    appendSystemPrompt: values['append-system-prompt'] as string | undefined,
   };
 }
 
@@ -281,15 +295,20 @@ async function askCommand(args: string[], io: Io): Promise<number> {
 }
 
 async function startCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...SESSION_LIMIT_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' } }, [1, Infinity], 'start');
-  const prompt = promptFrom(positionals, 'start');
+  const options: OptionSpec = { ...CONFIG_OPTIONS, ...SESSION_LIMIT_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' }, resume: { type: 'string' } };
+  const resumeFrom = parse(args, options, [0, Infinity], 'start').values.resume as string | undefined;
+  const { values, positionals } = parse(args, options, [resumeFrom ? 0 : 1, Infinity], 'start');
+  // With --resume the prompt may wait for `send` (claude --resume takes none either).
+  const prompt = resumeFrom && positionals.length === 0 ? undefined : promptFrom(positionals, 'start');
+  if (!prompt && values.follow) throw new UsageError('start: --follow needs a prompt.');
   const id = values.id as string | undefined;
   const idProblem = id === undefined ? undefined : conversationIdProblem(id);
   if (idProblem) throw new UsageError(`--id: ${idProblem}.`);
   const config = { ...configFrom(values, false), ...sessionLimitsFrom(values) };
   const { api, taskQueue, close } = await connect();
   try {
-    const { conversationId, inputUuid } = await api.start({ id, prompt, config, taskQueue });
+    const resume = resumeFrom ? { fromConversationId: resumeFrom, messages: transcriptToResume(resumeFrom, await fetchTranscript(api, resumeFrom)) } : undefined;
+    const { conversationId, inputUuid } = await api.start({ id, prompt, config, taskQueue, resume });
     io.out(conversationId);
     await warnIfNoWorker(api, taskQueue, io);
     if (!values.follow) return 0;
@@ -343,6 +362,19 @@ async function follow(
   const warning = await api.status(conversationId).then(formatContextWarning, () => undefined);
   if (warning) io.out(sanitizeForTerminal(warning));
   return result;
+}
+
+async function transcriptCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { jsonl: { type: 'boolean' } }, 1, 'transcript');
+  const { api, close } = await connect();
+  try {
+    const text = await exportTranscript(api, positionals[0], Boolean(values.jsonl));
+    // JSON escapes control characters itself; sanitizing would change the data.
+    io.out(values.jsonl ? text : sanitizeForTerminal(text));
+    return 0;
+  } finally {
+    await close();
+  }
 }
 
 async function statusCommand(args: string[], io: Io): Promise<number> {

@@ -68,6 +68,10 @@ export function formatEvent(event: ConversationEvent): string | undefined {
       return lines.length > 0 ? lines.join('\n') : undefined;
     }
     case 'user': {
+      if (message.command?.kind === 'local' && typeof message.message.content === 'string') {
+        // A local slash command's output (seed §2.10): shown whole, as the command printed it.
+        return /<local-command-stdout>([\s\S]*)<\/local-command-stdout>/.exec(message.message.content)?.[1];
+      }
       if (typeof message.message.content === 'string') return message.isMeta ? `  (${firstLine(message.message.content)})` : undefined;
       const lines = message.message.content
         .filter((block) => block.type === 'tool_result')

@@ -4,6 +4,7 @@
  */
 import type { ApiMessage, AssistantApiMessage, Usage } from './messages';
 import type { AgentDefinition } from './agents';
+import type { CustomCommand } from './custom-commands';
 import type { StopHookMatcher } from './config';
 
 /** A system prompt block as the API takes it (cache_control marks the dynamic boundary, seed §2.5). */
@@ -118,6 +119,10 @@ export interface SessionContext {
   isGitRepo: boolean;
   /** Stop hooks found in <cwd>/.claude/settings.json. */
   stopHooks: StopHookMatcher[];
+  /** The CLAUDE.md files in `claudeMd`, in the order they appear. */
+  claudeMdFiles?: string[];
+  /** Custom slash commands from .claude/commands/ (workspace and user). */
+  commands?: CustomCommand[];
   /** Custom subagents from .claude/agents/*.md (workspace and user). */
   agents?: AgentDefinition[];
   /** Problems people should hear about (a malformed agent file). */

@@ -96,6 +96,11 @@ export interface UserMessage {
   sourceAssistantUuid?: string;
   /** The summary that opens the window after a compact boundary (seed §2.7). */
   isCompactSummary?: boolean;
+  /**
+   * A slash command's message (seed §2.10): a custom command's expanded prompt (`prompt`), or the
+   * record of a local command and its output (`local`), which is never sent to the model.
+   */
+  command?: { name: string; args: string; kind: 'local' | 'prompt' };
 }
 
 /** A model reply. `apiError` marks a withheld, recoverable condition (seed §2.3). */
@@ -209,6 +214,7 @@ export function normalizeMessagesForApi(messages: readonly TranscriptMessage[]):
   const out: ApiMessage[] = [];
   for (const message of messages) {
     if (message.type === 'compact_boundary') continue; // callers pass the window after it
+    if (message.type === 'user' && message.command?.kind === 'local') continue; // for people, not the model
     if (message.type === 'assistant') {
       const content = message.message.content.filter(isSendableBlock);
       if (content.length === 0) continue;

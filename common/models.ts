@@ -30,3 +30,26 @@ export function modelLimits(model: string, overrides: { contextWindowTokens?: nu
   const contextWindow = overrides.contextWindowTokens ?? (/\[1m\]$/i.test(model) ? ONE_MILLION_CONTEXT_WINDOW : known.contextWindow);
   return { contextWindow, maxOutputTokens: overrides.modelMaxOutputTokens ?? known.maxOutputTokens };
 }
+
+/** Claude Code's model aliases, resolved to the newest model of the family this build knows. */
+export const MODEL_ALIASES: Readonly<Record<string, string>> = {
+  sonnet: 'claude-sonnet-5-5',
+  opus: 'claude-opus-4-5',
+  haiku: 'claude-haiku-4-5',
+};
+
+/**
+ * `/model <name>` (and `--model`): the full model id for `name`, or why it is not one. A model
+ * id is `claude-…` of a family the limits table knows (an alias such as `sonnet` resolves).
+ */
+export function resolveModelName(name: string): { model: string } | { problem: string } {
+  const trimmed = name.trim();
+  const alias = MODEL_ALIASES[trimmed.toLowerCase()];
+  if (alias) return { model: alias };
+  if (!/^claude-[a-z0-9][a-z0-9.-]*(\[1m\])?$/i.test(trimmed) || !MODEL_LIMITS.some((entry) => entry.match.test(trimmed))) {
+    return {
+      problem: `"${trimmed}" is not a model this build knows. Use a Claude model id (e.g. claude-sonnet-5-5, claude-opus-4-5, claude-haiku-4-5) or an alias: ${Object.keys(MODEL_ALIASES).join(', ')}.`,
+    };
+  }
+  return { model: trimmed };
+}

@@ -5,7 +5,7 @@
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
  */
-import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
 import {
   type ConversationInput,
@@ -23,6 +23,7 @@ import {
   transcriptSliceQuery,
   userInputSignal,
 } from './definitions';
+import { processUserInput } from './process-user-input';
 import { activities, activityOptions } from './query-deps';
 import { ConversationSession } from './session';
 
@@ -40,7 +41,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     );
   }
   const config: ConversationConfig = parsed.data;
-  const session = new ConversationSession(workflowInfo().workflowId, config, input.carried, input.subagent);
+  const session = new ConversationSession(workflowInfo().workflowId, config, input.carried, input.subagent, input.resume?.messages);
 
   // ---- handlers first: signals can arrive before the main body runs ----
   setHandler(userInputSignal, (raw) => session.enqueueInput(raw));
@@ -71,15 +72,19 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     },
   );
 
-  if (session.needsSessionContext) {
-    // seed §2.5: getSystemContext/getUserContext are memoized per session.
+  const loadSessionContext = async () => {
     try {
       session.sessionContext = await activities(activityOptions(config).sessionContext).loadSessionContext({ cwd: config.cwd });
     } catch (error) {
       // The conversation still works (no CLAUDE.md, git status or hooks); people are told why.
       session.sessionContextFailed(error);
     }
-  }
+    session.sessionContextStale = false;
+    // A malformed agent or command file is skipped; people hear about it in the feed.
+    for (const warning of session.sessionContext?.warnings ?? []) session.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: warning });
+  };
+  // seed §2.5: getSystemContext/getUserContext are memoized per session.
+  if (session.needsSessionContext) await loadSessionContext();
 
   /**
    * Continues as new with the conversation's state, or returns false when that state would not
@@ -112,7 +117,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       if (session.pendingInputs.length === 0) break; // end requested with nothing queued
       session.busy = true;
       try {
-        suspended = await session.submitMessage(session.pendingInputs.shift()!);
+        // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
+        if (session.sessionContextStale && patched('slash-commands-reload-context')) await loadSessionContext();
+        // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
+        const query = await processUserInput(session, session.pendingInputs.shift()!);
+        if (query) suspended = await session.submitMessage(query);
       } finally {
         session.busy = false;
       }

@@ -21,6 +21,16 @@ export interface UserInput {
   uuid?: string;
 }
 
+/** An input waiting for its query; a custom slash command's carries the command and its model. */
+export interface PendingInput {
+  prompt: string;
+  uuid: string;
+  /** The model this input's query runs on (a custom command's `model`); default the conversation's. */
+  model?: string;
+  /** Set when `prompt` is a custom command's expansion (seed §2.10 processUserInput). */
+  command?: { name: string; args: string };
+}
+
 export interface AbortInput {
   reason?: string;
 }
@@ -198,6 +208,11 @@ export interface ConversationInput {
   carried?: CarriedState;
   /** Set for a subagent: who started it, and the session context it inherits (no load of its own). */
   subagent?: SubagentOrigin;
+  /**
+   * `start --resume`: the transcript of the conversation this one continues (`claude --resume`),
+   * loaded once by the first run; continue-as-new carries it on as its own messages.
+   */
+  resume?: { fromConversationId: string; messages: TranscriptMessage[] };
 }
 
 /** A subagent's parent conversation and the Agent call that started it. */
@@ -222,7 +237,7 @@ export interface CarriedState {
   usage: Usage;
   totalCostUsd: number;
   queryCount: number;
-  pendingInputs: Array<{ prompt: string; uuid: string }>;
+  pendingInputs: PendingInput[];
   lastResult?: ResultMessage;
   lastQueryTransitions: TransitionType[];
   continuedAsNewCount: number;
@@ -240,6 +255,10 @@ export interface CarriedState {
   compaction?: CompactionState;
   /** Manual compactions asked for and not yet run. */
   pendingCompactions?: CompactRequest[];
+  /** The model `/model` chose for the next queries. */
+  selectedModel?: string;
+  /** The session context is read again before the next input (after a compaction or `/clear`). */
+  sessionContextStale?: boolean;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */
@@ -251,7 +270,7 @@ export interface CompactionState {
 
 /** A running query's bookkeeping, carried across continue-as-new. */
 export interface QueryInProgress {
-  pending: { prompt: string; uuid: string };
+  pending: PendingInput;
   startedAt: number;
   usageBefore: Usage;
   costBefore: number;

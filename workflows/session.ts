@@ -9,6 +9,7 @@ import {
   CancellationScope,
   getExternalWorkflowHandle,
   log,
+  patched,
   proxySinks,
   setCurrentDetails,
   upsertSearchAttributes,
@@ -19,7 +20,7 @@ import type { RequestContext, SessionContext } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
 import { costOfUsage } from '../common/cost';
 import { valueDigest } from '../common/digest';
-import { type AssistantApiMessage, EMPTY_USAGE, type Message, type Usage, type UserMessage, addUsage, textOf } from '../common/messages';
+import { type AssistantApiMessage, EMPTY_USAGE, type Message, type TranscriptMessage, type Usage, type UserMessage, addUsage, textOf } from '../common/messages';
 import { type ModelUsage, type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import { TOOL_NAMES } from '../common/tool-specs';
@@ -35,6 +36,7 @@ import type {
   SubagentOrigin,
   SubagentProgress,
   Phase,
+  PendingInput,
   QueryInProgress,
   ToolInFlight,
   ToolUseStreamed,
@@ -46,6 +48,7 @@ import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, compactConversatio
 import { type Suspended, queryLoop } from './query-loop';
 import { QueryAccounting, outputValidator } from './query-accounting';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
+import { isSlashCommand } from './slash-commands';
 import { parseTokenBudget } from './token-budget';
 import { INTERRUPTED_BY_USER } from './tool-orchestration';
 import { Transcript } from './transcript';
@@ -78,8 +81,12 @@ export class ConversationSession implements QueryHost {
   queryCount: number;
   lastResult: ResultMessage | undefined;
   lastQueryTransitions: TransitionType[];
-  readonly pendingInputs: Array<{ prompt: string; uuid: string }>;
+  readonly pendingInputs: PendingInput[];
   sessionContext: SessionContext | undefined;
+  /** Read the session context again before the next input (after a compaction or `/clear`; Claude Code re-reads CLAUDE.md then). */
+  sessionContextStale: boolean;
+  /** The conversation's settings; `/model` replaces the model. */
+  config: ConversationConfig;
   phase: Phase = 'idle';
   endRequested: boolean;
   /** A query suspended by the previous run, resumed before anything else. */
@@ -113,12 +120,17 @@ export class ConversationSession implements QueryHost {
 
   constructor(
     readonly conversationId: string,
-    readonly config: ConversationConfig,
+    private readonly initialConfig: ConversationConfig,
     private readonly carried: CarriedState | undefined,
     /** Set when this conversation is a subagent (a child workflow of an Agent call). */
     readonly subagent?: SubagentOrigin,
+    /** `start --resume`: the transcript this conversation continues from (first run only). */
+    resumedMessages?: readonly TranscriptMessage[],
   ) {
-    this.transcript = new Transcript(carried?.messages ?? []);
+    this.config = carried?.selectedModel ? { ...initialConfig, model: carried.selectedModel } : initialConfig;
+    this.transcript = new Transcript(carried?.messages ?? resumedMessages ?? []);
+    // A conversation resumed mid-tool: every tool_use needs its result before the next request.
+    if (!carried && resumedMessages) this.transcript.closeDanglingToolUses('The tool call did not complete before the conversation was resumed.', uuid4);
     // The worker's cache learns every change (model calls by reference); a new run starts it over.
     this.transcript.onChange((from, messages) => transcriptCache.feed(from, messages));
     if (this.transcript.length > 0) transcriptCache.feed(0, [...this.transcript.messages]);
@@ -130,17 +142,18 @@ export class ConversationSession implements QueryHost {
     this.pendingInputs = carried?.pendingInputs ?? [];
     // A subagent inherits its parent's session context instead of loading its own.
     this.sessionContext = carried?.sessionContext ?? subagent?.sessionContext;
+    this.sessionContextStale = carried?.sessionContextStale ?? false;
     this.nextEventSeq = carried?.nextEventSeq ?? 0;
     // The feed survives continue-as-new (its tail), so a client polling across the switch misses nothing.
     this.events = carried?.recentEvents ?? [];
     this.endRequested = carried?.endRequested ?? false;
     this.resuming = carried?.queryInProgress;
-    this.currentModel = config.model;
+    this.currentModel = this.config.model;
     this.compaction = carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 };
     // Set by the client only when the server has the attributes registered; upserting unknown ones would fail.
     this.useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
-    this.validateOutput = outputValidator(config);
-    this.accounting = new QueryAccounting(config, this.validateOutput);
+    this.validateOutput = outputValidator(this.config);
+    this.accounting = new QueryAccounting(this.config, this.validateOutput);
   }
 
   /** Whether loading the session context should be tried in this run. */
@@ -280,6 +293,9 @@ export class ConversationSession implements QueryHost {
       sessionContextAttempted: true,
       queryInProgress,
       endRequested: this.endRequested,
+      // Only when set: continue-as-new input of conversations without them stays as it was.
+      ...(this.config.model !== this.initialConfig.model && { selectedModel: this.config.model }),
+      ...(this.sessionContextStale && { sessionContextStale: true }),
     };
     // The feed's tail is a convenience; the transcript is not.
     if (jsonBytes({ config: input.config, carried: next }) > MAX_PAYLOAD_BYTES) next.recentEvents = [];
@@ -434,6 +450,7 @@ export class ConversationSession implements QueryHost {
     };
     if (outcome.compacted) {
       this.compactedThisRun = true;
+      this.sessionContextStale = !this.subagent;
       this.contextTokens = outcome.postTokens ?? this.contextTokens;
     }
   }
@@ -478,8 +495,18 @@ export class ConversationSession implements QueryHost {
     }
   }
 
+  /** `/model`: the model of the next queries (validated by the caller). */
+  selectModel(model: string): void {
+    this.config = { ...this.config, model };
+    this.currentModel = model;
+  }
+
   takeQueuedInputs(): UserMessage[] {
-    return this.pendingInputs.splice(0).map((input): UserMessage => {
+    // A slash command waits for its own turn (seed §2.10: it is processed, not sent as text);
+    // inputs after it keep their order behind it.
+    const firstCommand = this.pendingInputs.findIndex((input) => isSlashCommand(input.prompt));
+    const count = firstCommand >= 0 && patched('slash-commands-queued-command-waits') ? firstCommand : this.pendingInputs.length;
+    return this.pendingInputs.splice(0, count).map((input): UserMessage => {
       this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
       this.consumedInputUuids.push(input.uuid);
       return { type: 'user', uuid: input.uuid, message: { role: 'user', content: input.prompt } };
@@ -507,22 +534,30 @@ export class ConversationSession implements QueryHost {
    * `resumed`, picks up a query that an earlier run suspended for continue-as-new. Returns the
    * query's progress when the loop suspends (the caller continues-as-new with it).
    */
-  async submitMessage(pending: { prompt: string; uuid: string }, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
+  async submitMessage(pending: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
     const startedAt = resumed?.startedAt ?? Date.now();
     this.apiDurationMs = resumed?.apiDurationMs ?? 0;
     this.turnCount = resumed?.turnCount ?? 1;
     this.transitions = resumed ? [...resumed.transitions] : [];
     // A new query tries the primary model again; a resumed one keeps the model it had.
-    this.currentModel = resumed?.checkpoint.currentModel ?? this.config.model;
+    // A custom command's `model` holds for its own query only.
+    const model = pending.model ?? this.config.model;
+    this.currentModel = resumed?.checkpoint.currentModel ?? model;
     const usageBefore = resumed?.usageBefore ?? this.usage;
     const costBefore = resumed?.costBefore ?? this.totalCostUsd;
     this.consumedInputUuids = resumed ? [...resumed.consumedInputUuids] : [pending.uuid];
     this.accounting = new QueryAccounting(this.config, this.validateOutput, resumed?.accounting);
     if (!resumed) {
       this.queryCount++;
-      const userMessage: UserMessage = { type: 'user', uuid: pending.uuid, message: { role: 'user', content: pending.prompt } };
+      const userMessage: UserMessage = {
+        type: 'user',
+        uuid: pending.uuid,
+        message: { role: 'user', content: pending.prompt },
+        ...(pending.command && { command: { ...pending.command, kind: 'prompt' as const } }),
+      };
       this.transcript.append(userMessage);
-      this.pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: pending.prompt });
+      const typed = pending.command ? `/${pending.command.name}${pending.command.args ? ` ${pending.command.args}` : ''}` : pending.prompt;
+      this.pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: typed });
     }
 
     const scope = new CancellationScope({ cancellable: true });
@@ -544,7 +579,7 @@ export class ConversationSession implements QueryHost {
         transcript: this.transcript,
         systemPrompt,
         userContext,
-        model: this.config.model,
+        model,
         fallbackModel: this.config.fallbackModel,
         maxTurns: this.config.maxTurns,
         maxOutputTokens: this.config.maxOutputTokens,

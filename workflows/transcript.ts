@@ -196,6 +196,15 @@ export class Transcript {
     this.replaceFrom((messages) => [...messages.slice(0, start + from), ...messages.slice(start + to)]);
   }
 
+  /**
+   * `/clear`: the conversation starts over with no messages. The digest chain restarts from the
+   * empty prefix, and the listener hears "from 0, nothing", so a worker's cache drops what it held
+   * and the next model call by reference names only what follows.
+   */
+  clear(): void {
+    this.replaceFrom(() => []);
+  }
+
   /** Plain messages for continue-as-new and the history query. */
   toJSON(): TranscriptMessage[] {
     return [...this.list];

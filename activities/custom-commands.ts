@@ -1,0 +1,49 @@
+/**
+ * Loads Claude Code's custom slash commands for the session context: `~/.claude/commands/**.md`
+ * (user) and `<workspace>/.claude/commands/**.md` (project; it wins on a name clash). A
+ * subdirectory namespaces a command (`frontend/test.md` → `/frontend:test`). A file that cannot
+ * be read or parsed is reported, not fatal.
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type CustomCommand, commandNameOf, parseCommandFile } from '../common/custom-commands';
+
+/** Directory depth searched under a commands directory (namespaces are rarely deeper). */
+const MAX_DEPTH = 4;
+
+export async function readCustomCommands(cwd: string, home = os.homedir()): Promise<{ commands: CustomCommand[]; errors: string[] }> {
+  const byName = new Map<string, CustomCommand>();
+  const errors: string[] = [];
+  const sources: Array<{ directory: string; scope: CustomCommand['scope'] }> = [
+    { directory: path.join(home, '.claude', 'commands'), scope: 'user' },
+    { directory: path.join(cwd, '.claude', 'commands'), scope: 'project' },
+  ];
+  for (const { directory, scope } of sources) {
+    for (const relative of await markdownFiles(directory, '', 0)) {
+      const name = commandNameOf(relative);
+      const source = path.join(directory, relative);
+      if (!name) {
+        errors.push(`Command file ignored: ${source}: a command name has letters, digits, "_", "-" and "." only`);
+        continue;
+      }
+      try {
+        byName.set(name, parseCommandFile(await readFile(source, 'utf8'), name, scope, source));
+      } catch (error) {
+        errors.push(`Command file ignored: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+  return { commands: [...byName.values()], errors };
+}
+
+async function markdownFiles(root: string, relative: string, depth: number): Promise<string[]> {
+  const entries = await readdir(path.join(root, relative), { withFileTypes: true }).catch(() => []);
+  const files: string[] = [];
+  for (const entry of [...entries].sort((a, b) => a.name.localeCompare(b.name))) {
+    const child = relative ? path.join(relative, entry.name) : entry.name;
+    if (entry.isDirectory() && depth < MAX_DEPTH) files.push(...(await markdownFiles(root, child, depth + 1)));
+    else if (entry.isFile() && entry.name.endsWith('.md')) files.push(child);
+  }
+  return files;
+}

@@ -1,0 +1,103 @@
+/**
+ * Custom slash commands in Claude Code's format: Markdown files under `.claude/commands/`
+ * (workspace) and `~/.claude/commands/` (user). The file name is the command (`review.md` →
+ * `/review`), a subdirectory namespaces it (`frontend/test.md` → `/frontend:test`), and optional
+ * `---` front matter sets `description`, `argument-hint`, `model` and `allowed-tools`. The body is
+ * the prompt; `$ARGUMENTS` and `$1`…`$9` take what follows the command. Pure: the session-context
+ * activity reads the files, the workflow expands them.
+ */
+
+export interface CustomCommand {
+  /** What follows the slash: `review`, or `frontend:test` for a file in a subdirectory. */
+  name: string;
+  /** From the front matter, else the body's first non-empty line. */
+  description: string;
+  argumentHint?: string;
+  /** The model the command's query runs on (`inherit` or absent: the conversation's). */
+  model?: string;
+  /** Tools the command may use without asking (enforced by the permissions layer, when present). */
+  allowedTools?: string[];
+  /** The prompt template. */
+  body: string;
+  /** `project` (the workspace's .claude/commands) or `user` (~/.claude/commands). */
+  scope: 'project' | 'user';
+  /** The file it came from. */
+  source: string;
+}
+
+/** Names a slash command can have (Claude Code's: letters, digits, `_`, `-`, `.`, and `:` between namespaces). */
+export const COMMAND_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*(?::[A-Za-z0-9][A-Za-z0-9_.-]*)*$/;
+
+/**
+ * The command name of a file at `relativePath` under a commands directory (`a/b/c.md` →
+ * `a:b:c`), or undefined when it is not a command file.
+ */
+export function commandNameOf(relativePath: string): string | undefined {
+  const parts = relativePath.split(/[\\/]/).filter(Boolean);
+  const file = parts.pop();
+  if (!file || !file.endsWith('.md')) return undefined;
+  const name = [...parts, file.slice(0, -'.md'.length)].join(':');
+  return COMMAND_NAME_PATTERN.test(name) ? name : undefined;
+}
+
+/** Parses one command file. Front matter is optional; a malformed one is an error with the file's name. */
+export function parseCommandFile(text: string, name: string, scope: CustomCommand['scope'], source: string): CustomCommand {
+  let fields = new Map<string, string | string[]>();
+  let body = text;
+  if (/^---\r?\n/.test(text)) {
+    const match = /^---\r?\n([\s\S]*?)\r?\n?---[ \t]*(?:\r?\n([\s\S]*))?$/.exec(text);
+    if (!match) throw new Error(`${source}: the front matter opened with --- is never closed`);
+    fields = parseFields(match[1]);
+    body = match[2] ?? '';
+  }
+  body = body.trim();
+  const text_ = (key: string) => {
+    const value = fields.get(key);
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  };
+  const rawTools = fields.get('allowed-tools');
+  const allowedTools = Array.isArray(rawTools)
+    ? rawTools
+    : typeof rawTools === 'string'
+      ? rawTools.split(',').map((tool) => tool.trim()).filter(Boolean)
+      : undefined;
+  const model = text_('model');
+  const firstLine = body.split('\n').find((line) => line.trim() !== '')?.trim().replace(/^#+\s*/, '');
+  return {
+    name,
+    description: text_('description') ?? (firstLine ? truncate(firstLine, 100) : 'Custom command'),
+    argumentHint: text_('argument-hint'),
+    model: model && model !== 'inherit' ? model : undefined,
+    allowedTools: allowedTools && allowedTools.length > 0 ? allowedTools : undefined,
+    body,
+    scope,
+    source,
+  };
+}
+
+function parseFields(frontMatter: string): Map<string, string | string[]> {
+  const fields = new Map<string, string | string[]>();
+  let listKey: string | undefined;
+  for (const line of frontMatter.split(/\r?\n/)) {
+    const item = /^\s+-\s+(.*)$/.exec(line);
+    if (item && listKey) {
+      const list = fields.get(listKey);
+      fields.set(listKey, [...(Array.isArray(list) ? list : []), unquote(item[1])]);
+      continue;
+    }
+    const pair = /^([A-Za-z_-]+):\s*(.*)$/.exec(line);
+    if (!pair) continue;
+    listKey = pair[2].trim() === '' ? pair[1] : undefined;
+    fields.set(pair[1], pair[2].trim() === '' ? [] : unquote(pair[2].trim()));
+  }
+  return fields;
+}
+
+function unquote(value: string): string {
+  const trimmed = value.trim();
+  return /^(['"]).*\1$/.test(trimmed) ? trimmed.slice(1, -1) : trimmed;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

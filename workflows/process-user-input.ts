@@ -1,0 +1,140 @@
+/**
+ * seed §2.10 processUserInput / shouldQuery: what happens to an input before the model sees it.
+ * Plain text goes to a query unchanged. A slash command is parsed (`slash-commands.ts`): a local
+ * command runs here and answers without a model call — its record goes to the transcript (never
+ * to the model), its output to the events feed and a result message, so `send --follow`, `ask`
+ * and `start --follow` print it — and a custom command becomes the prompt of a query.
+ */
+import { patched, uuid4 } from '@temporalio/workflow';
+import { resolveModelName } from '../common/models';
+import type { UserMessage } from '../common/messages';
+import type { ResultMessage } from '../common/result';
+import type { PendingInput } from './definitions';
+import type { ConversationSession } from './session';
+import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, unknownCommandText } from './slash-commands';
+
+/** Marks where slash commands started to be processed (histories before it sent them as text). */
+export const SLASH_COMMANDS_PATCH = 'slash-commands-process-input';
+
+/**
+ * Returns the input for the query to run, or undefined when the input was answered locally
+ * (shouldQuery = false).
+ */
+export async function processUserInput(session: ConversationSession, input: PendingInput): Promise<PendingInput | undefined> {
+  if (input.command) return input; // already expanded (carried across continue-as-new)
+  const parsed = parseSlashCommand(input.prompt);
+  if (!parsed || !patched(SLASH_COMMANDS_PATCH)) return input;
+  const commands = session.sessionContext?.commands ?? [];
+  const decision = resolveSlashCommand(parsed, commands);
+  switch (decision.type) {
+    case 'prompt':
+      return {
+        prompt: decision.prompt,
+        uuid: input.uuid,
+        model: decision.command.model,
+        command: { name: decision.command.name, args: decision.args },
+      };
+    case 'unknown':
+      answerLocally(session, input, parsed.name, parsed.args, unknownCommandText(parsed.name, commands), true);
+      return undefined;
+    case 'local':
+      break;
+  }
+  const { command, args } = decision;
+  let output: string;
+  let isError = false;
+  switch (command) {
+    case 'help':
+      output = helpText(commands);
+      break;
+    case 'cost':
+      output = costText(session.totalCostUsd, session.usage, session.queryCount);
+      break;
+    case 'status': {
+      const status = session.status();
+      output = statusText({
+        conversationId: status.conversationId,
+        model: session.config.model,
+        cwd: session.sessionContext?.cwd ?? session.config.cwd,
+        queryCount: status.queryCount,
+        messageCount: status.messageCount,
+        context: status.context,
+        totalCostUsd: status.totalCostUsd,
+        claudeMdFiles: session.sessionContext?.claudeMdFiles,
+        customCommands: commands.length,
+      });
+      break;
+    }
+    case 'model': {
+      if (!args) {
+        output = `Model: ${session.config.model}. Switch with /model <name>.`;
+        break;
+      }
+      const resolved = resolveModelName(args);
+      if ('problem' in resolved) {
+        output = `${resolved.problem} The model stays ${session.config.model}.`;
+        isError = true;
+      } else {
+        session.selectModel(resolved.model);
+        output = `Model set to ${resolved.model} for the next queries.`;
+      }
+      break;
+    }
+    case 'clear': {
+      const removed = session.transcript.length;
+      session.transcript.clear();
+      session.onContextTokens(0);
+      // CLAUDE.md, git status and custom commands are read again before the next input.
+      session.sessionContextStale = !session.subagent;
+      output = `Conversation cleared (${removed} message${removed === 1 ? '' : 's'} removed). The next prompt starts with a fresh context.`;
+      break;
+    }
+    case 'compact': {
+      // The manual compaction of the `compact` update (seed §2.7), with the user's instructions.
+      const outcome = await session.compactNow(args || undefined);
+      output = outcome.compacted
+        ? `Compacted: ${outcome.preTokens} → ${outcome.postTokens ?? '?'} tokens${outcome.messagesSummarized === undefined ? '' : ` (${outcome.messagesSummarized} messages summarized)`}.`
+        : `Not compacted: ${outcome.error ?? 'no reason given'}`;
+      isError = !outcome.compacted;
+      break;
+    }
+  }
+  answerLocally(session, input, command, args, output, isError);
+  return undefined;
+}
+
+/** A local command's answer: its record in the transcript, the feed, and a result message. */
+function answerLocally(session: ConversationSession, input: PendingInput, name: string, args: string, output: string, isError: boolean): void {
+  session.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
+  const record: UserMessage = {
+    type: 'user',
+    uuid: uuid4(),
+    isMeta: true,
+    command: { name, args, kind: 'local' },
+    message: { role: 'user', content: localCommandRecord(name, args, output) },
+  };
+  session.transcript.append(record);
+  session.pushEvent(record);
+  const result: ResultMessage = {
+    type: 'result',
+    subtype: isError ? 'error_during_execution' : 'success',
+    is_error: isError,
+    result: output,
+    num_turns: 0,
+    duration_ms: 0,
+    duration_api_ms: 0,
+    stop_reason: null,
+    total_cost_usd: 0,
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    permission_denials: [],
+    session_id: session.conversationId,
+    uuid: uuid4(),
+    input_uuid: input.uuid,
+    input_uuids: [input.uuid],
+    terminal_reason: 'completed',
+    transitions: [],
+    model: session.config.model,
+  };
+  session.lastResult = result;
+  session.pushEvent(result);
+}
