@@ -39,7 +39,7 @@ export function memoryDescription(type: MemoryType): string {
 }
 
 /** The candidate files in reading order (pure: no file is touched). `rules` lists a rules directory's .md files. */
-export function memoryFileCandidates(cwd: string, home: string, managedPath: string | undefined = MANAGED_CLAUDE_MD): Array<{ path: string; type: MemoryType } | { rulesDir: string; type: MemoryType }> {
+export function memoryFileCandidates(cwd: string, home: string, managedPath: string | undefined): Array<{ path: string; type: MemoryType } | { rulesDir: string; type: MemoryType }> {
   const candidates: Array<{ path: string; type: MemoryType } | { rulesDir: string; type: MemoryType }> = [];
   if (managedPath) candidates.push({ path: managedPath, type: 'Managed' });
   candidates.push({ path: path.join(home, '.claude', 'CLAUDE.md'), type: 'User' }, { rulesDir: path.join(home, '.claude', 'rules'), type: 'User' });
