@@ -12,23 +12,32 @@ export class NoWorkerForQueryError extends Error {
   override readonly name = 'NoWorkerForQueryError';
 }
 
-/** The conversation's transcript, after checking that someone can answer for it. */
+/** How long `transcript` waits for a worker to answer before saying none did. */
+const QUERY_DEADLINE_MS = 15_000;
+
+/** The conversation's transcript; a clear error when no worker can answer for it. */
 export async function fetchTranscript(api: ConversationClient, conversationId: string): Promise<TranscriptMessage[]> {
-  const handle = api.client.workflow.getHandle(conversationId);
-  const description = await handle.describe().catch(() => undefined);
+  const description = await api.client.workflow.getHandle(conversationId).describe().catch(() => undefined);
+  const noWorker = (detail: string) => {
+    const state = description?.status.name === 'RUNNING' ? 'is running' : `has ended (${description?.status.name.toLowerCase()})`;
+    return new NoWorkerForQueryError(
+      `Conversation "${conversationId}" ${state}, but no worker answered for its task queue "${description?.taskQueue}" (${detail}). ` +
+        'Its transcript is read by replaying it on a worker: start one (`durable-agent worker`, with DURABLE_AGENT_TASK_QUEUE set to that queue) and run this again; nothing is lost meanwhile.',
+    );
+  };
   if (description) {
     const pollers = await api.client.workflowService
       .describeTaskQueue({ namespace: api.client.options.namespace, taskQueue: { name: description.taskQueue } })
       .then((response) => (response.pollers ?? []).length, () => 1);
-    if (pollers === 0) {
-      const state = description.status.name === 'RUNNING' ? 'is running' : `has ended (${description.status.name.toLowerCase()})`;
-      throw new NoWorkerForQueryError(
-        `Conversation "${conversationId}" ${state}, but no worker polls its task queue "${description.taskQueue}" to read its transcript. ` +
-          'Start one (`durable-agent worker`, with DURABLE_AGENT_TASK_QUEUE set to that queue) and run this again; nothing is lost meanwhile.',
-      );
-    }
+    if (pollers === 0) throw noWorker('no worker polls it');
   }
-  return api.transcript(conversationId);
+  try {
+    return await api.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => api.transcript(conversationId));
+  } catch (error) {
+    // Not found and the like are clear already; a query nobody answered is not.
+    if (!description || (error instanceof Error && error.name === 'ConversationNotFoundError')) throw error;
+    throw noWorker(error instanceof Error ? error.message : String(error));
+  }
 }
 
 /** The transcript as a person reads it: prompts, answers, tool calls and their results, commands. */
