@@ -34,8 +34,8 @@ export function modelLimits(model: string, overrides: { contextWindowTokens?: nu
 /** Claude Code's model aliases, resolved to the newest model of the family this build knows. */
 export const MODEL_ALIASES: Readonly<Record<string, string>> = {
   sonnet: 'claude-sonnet-5-5',
-  opus: 'claude-opus-4-5',
-  haiku: 'claude-haiku-4-5',
+  opus: 'claude-opus-5-5',
+  haiku: 'claude-haiku-5-5',
 };
 
 /**
@@ -48,7 +48,7 @@ export function resolveModelName(name: string): { model: string } | { problem: s
   if (alias) return { model: alias };
   if (!/^claude-[a-z0-9][a-z0-9.-]*(\[1m\])?$/i.test(trimmed) || !MODEL_LIMITS.some((entry) => entry.match.test(trimmed))) {
     return {
-      problem: `"${trimmed}" is not a model this build knows. Use a Claude model id (e.g. claude-sonnet-5-5, claude-opus-4-5, claude-haiku-4-5) or an alias: ${Object.keys(MODEL_ALIASES).join(', ')}.`,
+      problem: `"${trimmed}" is not a model this build knows. Use a Claude model id (e.g. claude-sonnet-5-5, claude-opus-5-5, claude-haiku-5-5) or an alias: ${Object.keys(MODEL_ALIASES).join(', ')}.`,
     };
   }
   return { model: trimmed };

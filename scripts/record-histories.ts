@@ -151,6 +151,33 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Slash commands: local ones (no model call), a custom command, /model, /clear and /compact
+    // with the session context read again after each; a slash command queued into a running query.
+    name: 'slash-commands',
+    prompt: '/greet the team',
+    files: { 'CLAUDE.md': 'Be brief.\n', '.claude/commands/greet.md': '---\ndescription: Greet\n---\nSay hello to $ARGUMENTS.' },
+    model: {
+      respond: (request) => {
+        const text = JSON.stringify(request.body.messages);
+        if (text.includes('write a detailed summary of the conversation')) return { content: [{ type: 'text', text: '<summary>Greeted; then a question.</summary>' }] };
+        if (JSON.stringify(request.body.messages.at(-1)).includes('slow one')) return { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 2' } }] };
+        return { content: [{ type: 'text', text: 'OK.' }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      for (const prompt of ['/cost', '/model opus', 'A question', '/clear', 'Another question', 'And one more', '/compact keep questions']) {
+        await api.waitForResult(id, await api.send(id, prompt));
+      }
+      const slow = await api.send(id, 'The slow one');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const queued = await api.send(id, '/status');
+      await api.waitForResult(id, slow);
+      await api.waitForResult(id, queued);
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {
@@ -165,7 +192,10 @@ async function main(): Promise<void> {
     for (const scenario of SCENARIOS.filter((candidate) => only.length === 0 || only.includes(candidate.name))) {
       const model = await startScriptedModelServer(scenario.model);
       const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-record-'));
-      for (const [file, content] of Object.entries(scenario.files ?? {})) await writeFile(path.join(workspace, file), content);
+      for (const [file, content] of Object.entries(scenario.files ?? {})) {
+        await mkdir(path.dirname(path.join(workspace, file)), { recursive: true });
+        await writeFile(path.join(workspace, file), content);
+      }
       const taskQueue = `record-${randomUUID()}`;
       const workerConnection = await NativeConnection.connect({ address: server.address });
       const worker = await createWorker({

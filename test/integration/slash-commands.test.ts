@@ -185,11 +185,11 @@ describe('/clear, /compact and /model', () => {
     harness = await createHarness({ respond: numberedAnswers() });
     await harness.startWorker();
     const { conversationId } = await runToResult(harness, 'On sonnet');
-    const switched = await say(conversationId, '/model claude-opus-4-5');
-    expect(switched.result).toBe('Model set to claude-opus-4-5 for the next queries.');
+    const switched = await say(conversationId, '/model claude-opus-5-5');
+    expect(switched.result).toBe('Model set to claude-opus-5-5 for the next queries.');
     await say(conversationId, 'On opus');
-    expect(harness.model.requests.map((request) => request.body.model)).toEqual(['claude-sonnet-5-5', 'claude-opus-4-5']);
-    expect(await harness.api.status(conversationId)).toMatchObject({ model: 'claude-opus-4-5', currentModel: 'claude-opus-4-5' });
+    expect(harness.model.requests.map((request) => request.body.model)).toEqual(['claude-sonnet-5-5', 'claude-opus-5-5']);
+    expect(await harness.api.status(conversationId)).toMatchObject({ model: 'claude-opus-5-5', currentModel: 'claude-opus-5-5' });
   });
 });
 

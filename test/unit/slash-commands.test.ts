@@ -118,9 +118,9 @@ describe('texts of local commands', () => {
 
 describe('resolveModelName (/model)', () => {
   it('takes known model ids and aliases, and says why anything else is not one', () => {
-    expect(resolveModelName('claude-opus-4-5')).toEqual({ model: 'claude-opus-4-5' });
+    expect(resolveModelName('claude-opus-4-7')).toEqual({ model: 'claude-opus-4-7' });
     expect(resolveModelName('claude-sonnet-5-5[1m]')).toEqual({ model: 'claude-sonnet-5-5[1m]' });
-    expect(resolveModelName('haiku')).toEqual({ model: 'claude-haiku-4-5' });
+    expect(resolveModelName('haiku')).toEqual({ model: 'claude-haiku-5-5' });
     for (const bad of ['gpt-4o', 'claude-unknown-1', 'claude opus', '']) {
       expect(resolveModelName(bad)).toMatchObject({ problem: expect.stringContaining('is not a model this build knows') });
     }
