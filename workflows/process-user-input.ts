@@ -22,7 +22,8 @@ export const SLASH_COMMANDS_PATCH = 'slash-commands-process-input';
  */
 export async function processUserInput(session: ConversationSession, input: PendingInput): Promise<PendingInput | undefined> {
   if (input.command) return input; // already expanded (carried across continue-as-new)
-  const parsed = parseSlashCommand(input.prompt);
+  // A subagent's prompt comes from the model, not a person: never a command.
+  const parsed = session.subagent ? undefined : parseSlashCommand(input.prompt);
   if (!parsed || !patched(SLASH_COMMANDS_PATCH)) return input;
   const commands = session.sessionContext?.commands ?? [];
   const decision = resolveSlashCommand(parsed, commands);

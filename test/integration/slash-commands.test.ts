@@ -193,6 +193,27 @@ describe('/clear, /compact and /model', () => {
   });
 });
 
+describe('prompt layers from the CLI (seed §2.5)', () => {
+  it('--system-prompt replaces the default prompt and --append-system-prompt is added to it', async () => {
+    harness = await createHarness({ respond: numberedAnswers() });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+    await writeFile(path.join(harness.workspace, 'CLAUDE.md'), 'Workspace rule.');
+    await harness.startWorker();
+    const custom = await cli('ask', '--cwd', harness.workspace, '--system-prompt', 'You are a terse pirate.', '--append-system-prompt', 'Answer in French.', 'Hi');
+    expect(custom).toMatchObject({ code: 0, out: 'Answer 1\n' });
+    const appended = await cli('ask', '--cwd', harness.workspace, '--append-system-prompt', 'Answer in French.', 'Hi');
+    expect(appended.code).toBe(0);
+    const [first, second] = harness.model.requests;
+    const systemTexts = (request: RecordedRequest) => (request.body.system as Array<{ text: string }>).map((block) => block.text);
+    expect(systemTexts(first)).toEqual(['You are a terse pirate.', 'Answer in French.']);
+    expect(systemTexts(second)[0]).toContain('You are durable-agent');
+    expect(systemTexts(second).at(-1)).toBe('Answer in French.');
+    // CLAUDE.md stays in the user context either way, labelled as Claude Code labels it.
+    for (const request of [first, second]) expect(requestText(request)).toContain('CLAUDE.md (project instructions, checked into the codebase):\\n\\nWorkspace rule.');
+  });
+});
+
 describe('transcript export and resume', () => {
   it('exports an ended conversation as text and JSON lines, and says so when no worker can answer', async () => {
     harness = await createHarness({
