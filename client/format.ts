@@ -70,7 +70,8 @@ export function formatEvent(event: ConversationEvent): string | undefined {
     case 'user': {
       if (message.command?.kind === 'local' && typeof message.message.content === 'string') {
         // A local slash command's output (seed §2.10): shown whole, as the command printed it.
-        return /<local-command-stdout>([\s\S]*)<\/local-command-stdout>/.exec(message.message.content)?.[1];
+        // (The feed cuts long texts, closing tag included.)
+        return /<local-command-stdout>([\s\S]*?)(?:<\/local-command-stdout>|$)/.exec(message.message.content)?.[1];
       }
       if (typeof message.message.content === 'string') return message.isMeta ? `  (${firstLine(message.message.content)})` : undefined;
       const lines = message.message.content
@@ -95,7 +96,8 @@ export function formatEvent(event: ConversationEvent): string | undefined {
 
 export function formatResultLine(result: ResultMessage): string {
   const cost = `$${result.total_cost_usd.toFixed(4)}`;
-  const head = result.is_error ? `✗ ${result.terminal_reason}` : '✓ done';
+  // A local command that failed ended "completed" without running: its subtype says more.
+  const head = result.is_error ? `✗ ${result.terminal_reason === 'completed' ? result.subtype : result.terminal_reason}` : '✓ done';
   return `${head} · ${result.num_turns} turn${result.num_turns === 1 ? '' : 's'} · ${(result.duration_ms / 1000).toFixed(1)}s · ${cost}` +
     (result.transitions.length > 0 ? ` · transitions: ${result.transitions.join(' → ')}` : '') +
     (result.structured_output !== undefined ? `\n  structured output: ${JSON.stringify(result.structured_output)}` : '');
