@@ -19,6 +19,7 @@ import {
   unknownCommandText,
 } from '../../workflows/slash-commands';
 import { Transcript } from '../../workflows/transcript';
+import { formatEvent } from '../../client/format';
 
 const review = (overrides: Partial<CustomCommand> = {}): CustomCommand => ({
   name: 'review',
@@ -148,5 +149,13 @@ describe('the transcript with slash commands', () => {
     expect(JSON.stringify(messages)).not.toContain('local-command-stdout');
     expect(messages).toHaveLength(1);
     expect(validateMessagesRequest({ model: 'claude-sonnet-5-5', max_tokens: 100, messages }, 'messages')).toBeUndefined();
+  });
+});
+
+describe('the CLI shows a local command', () => {
+  it("prints the command's output, also when the feed cut the record", () => {
+    const event = (content: string) => ({ seq: 0, message: { type: 'user' as const, uuid: 'r', isMeta: true, command: { name: 'help', args: '', kind: 'local' as const }, message: { role: 'user' as const, content } } });
+    expect(formatEvent(event(localCommandRecord('help', '', 'Commands:\n  /help')))).toBe('Commands:\n  /help');
+    expect(formatEvent(event(`${localCommandRecord('help', '', 'x'.repeat(50)).slice(0, 90)}… (3000 characters)`))).toMatch(/^x+… \(3000 characters\)$/);
   });
 });
