@@ -193,6 +193,37 @@ describe('/clear, /compact and /model', () => {
   });
 });
 
+describe('across continue-as-new', () => {
+  it('/model and /clear hold in the next run, and a running conversation can be resumed', async () => {
+    harness = await createHarness({ respond: numberedAnswers() });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+    await harness.startWorker();
+    // Continue as new after every input.
+    const { conversationId } = await runToResult(harness, 'Before', { continueAsNewAfterEvents: 1 });
+    await say(conversationId, '/model claude-opus-5-5');
+    await say(conversationId, '/clear');
+    await say(conversationId, 'After');
+    const status = await harness.api.status(conversationId);
+    expect(status.continuedAsNewCount).toBeGreaterThanOrEqual(3);
+    expect(status.model).toBe('claude-opus-5-5');
+    const after = harness.model.requests[1];
+    expect(after.body.model).toBe('claude-opus-5-5');
+    expect(after.body.messages).toHaveLength(1);
+    expect(requestText(after)).not.toContain('Before');
+
+    // Still running: --resume reads it as it is now.
+    const resumed = await cli('start', '--resume', conversationId, '--cwd', harness.workspace, '--follow', 'Go on');
+    expect(resumed.code).toBe(0);
+    const first = harness.model.requests[2];
+    expect(first.body.model).toBe('claude-sonnet-5-5'); // the new conversation's own model
+    expect(first.body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(requestText(first)).toContain('After');
+    expect(requestText(first)).toContain('Go on');
+    expect(requestText(first)).not.toContain('Before');
+  });
+});
+
 describe('prompt layers from the CLI (seed §2.5)', () => {
   it('--system-prompt replaces the default prompt and --append-system-prompt is added to it', async () => {
     harness = await createHarness({ respond: numberedAnswers() });
