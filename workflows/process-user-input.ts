@@ -128,6 +128,8 @@ function answerLocally(session: ConversationSession, input: PendingInput, name: 
     total_cost_usd: 0,
     usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     permission_denials: [],
+    modelUsage: {},
+    errors: isError ? [output] : [],
     session_id: session.conversationId,
     uuid: uuid4(),
     input_uuid: input.uuid,
