@@ -95,7 +95,9 @@ export class ConversationClient {
   ): Promise<{ conversationId: string; inputUuid?: string; handle: WorkflowHandleWithFirstExecutionRunId<typeof conversationWorkflow> }> {
     const config = parseConversationConfig(options.config); // clear field errors before anything is sent
     checkPromptSize(options.prompt);
-    const conversationId = options.id ?? newConversationId(options.prompt);
+    // With encrypted payloads the id (plain text in history and listings) must not spell the prompt.
+    const encrypted = this.client.options.loadedDataConverter.payloadCodecs.length > 0;
+    const conversationId = options.id ?? (encrypted ? `conversation-${randomUUID().slice(0, 8)}` : newConversationId(options.prompt));
     const idProblem = conversationIdProblem(conversationId);
     if (idProblem) throw new InvalidConversationIdError(idProblem);
     const inputUuid = options.prompt ? randomUUID() : undefined;

@@ -6,6 +6,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { DEFAULT_TASK_QUEUE } from '../common/config';
+import { encryptionDataConverter, keyRingFromEnvironment } from './encryption-codec';
 
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
 
@@ -16,6 +17,8 @@ export interface TemporalSettings {
   tls?: unknown;
   apiKey?: string;
   metadata?: Record<string, string>;
+  /** Set when DURABLE_AGENT_ENCRYPTION_KEY(_FILE) is: the encrypting codec, for clients and workers alike. */
+  dataConverter?: ReturnType<typeof encryptionDataConverter>;
 }
 
 /** Thrown when the Temporal server cannot be reached; its message tells a person what to do. */
@@ -42,6 +45,8 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
     tls: connectionOptions.tls,
     apiKey: typeof connectionOptions.apiKey === 'string' ? connectionOptions.apiKey : undefined,
     metadata: connectionOptions.metadata as Record<string, string> | undefined,
+    // A malformed key fails here, at startup, with EncryptionKeyError's message.
+    dataConverter: encryptionDataConverter(keyRingFromEnvironment(env)),
   };
 }
 
@@ -64,5 +69,5 @@ export async function connectClient(settings: TemporalSettings = temporalSetting
   } catch (error) {
     throw new TemporalUnreachableError(settings.address, error instanceof Error ? error.message.split('\n')[0] : String(error));
   }
-  return new Client({ connection, namespace: settings.namespace });
+  return new Client({ connection, namespace: settings.namespace, dataConverter: settings.dataConverter });
 }

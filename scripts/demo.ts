@@ -118,6 +118,7 @@ async function main(): Promise<void> {
     connection,
     namespace: settings.namespace,
     taskQueue,
+    dataConverter: settings.dataConverter,
     activities: createActivities({ anthropic, stateDir: defaultStateDir(), temporalClient: client }),
   });
   const api = new ConversationClient(client);

@@ -81,6 +81,7 @@ async function main(): Promise<number> {
     connection,
     namespace: settings.namespace,
     taskQueue,
+    dataConverter: settings.dataConverter,
     activities: createActivities({ anthropic, stateDir, temporalClient: client }),
   });
   const api = new ConversationClient(client);

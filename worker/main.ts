@@ -6,6 +6,7 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
+import { EncryptionKeyError } from '../infra/encryption-codec';
 import { createWorker } from './worker';
 import { WorkerTuningError, workerTuningFromEnvironment } from './tuning';
 import { createWorkspaceWorker } from './workspace-worker';
@@ -33,11 +34,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
         connection,
         namespace: settings.namespace,
         taskQueue: options.workspaceQueue,
+        dataConverter: settings.dataConverter,
         activities: createActivities({ anthropic: undefined, stateDir: defaultStateDir(env), temporalClient: client }),
         overrides: tuning,
       }),
       `durable-agent worker: polling workspace task queue "${options.workspaceQueue}" on ${settings.address} (namespace ${settings.namespace}) ` +
-        `for tools, hooks and session context in workspaces on this host`,
+        `for tools, hooks and session context in workspaces on this host` +
+        (settings.dataConverter ? `; payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : ''),
       connection,
       client.connection,
     );
@@ -51,13 +54,15 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
+    dataConverter: settings.dataConverter,
     activities: createActivities({ anthropic, stateDir: defaultStateDir(env), temporalClient: client }),
     overrides: tuning,
   });
   await runUntilStopped(
     worker,
     `durable-agent worker: polling task queue "${settings.taskQueue}" on ${settings.address} (namespace ${settings.namespace})` +
-      (env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : ''),
+      (env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : '') +
+      (settings.dataConverter ? `, payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : ''),
     connection,
     client.connection,
   );
@@ -75,7 +80,9 @@ async function runUntilStopped(worker: Worker, banner: string, ...connections: A
 
 if (require.main === module) {
   runWorker().catch((error: unknown) => {
-    console.error(error instanceof TemporalUnreachableError || error instanceof WorkerTuningError ? error.message : error);
+    console.error(
+      error instanceof TemporalUnreachableError || error instanceof WorkerTuningError || error instanceof EncryptionKeyError ? error.message : error,
+    );
     process.exit(1);
   });
 }

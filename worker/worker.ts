@@ -19,6 +19,8 @@ export interface CreateWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** The cache the workflows' sinks feed; must be the one the activities read (default: the process's). */
   transcriptCache?: TranscriptCache;
+  /** Payload codecs and failure converter (encrypted history: infra/encryption-codec.ts); default: none. */
+  dataConverter?: WorkerOptions['dataConverter'];
   /** Extra WorkerOptions (tests shorten shutdown grace, sticky timeouts, ...). */
   overrides?: Partial<WorkerOptions>;
 }
@@ -29,6 +31,7 @@ export function createWorker(options: CreateWorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: options.activities,
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     // In-flight Bash commands get this long to finish on SIGTERM before being cancelled.
     shutdownGraceTime: '10 seconds',

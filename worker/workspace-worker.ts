@@ -22,6 +22,8 @@ export interface CreateWorkspaceWorkerOptions {
   /** The workspace's task queue (the conversations' `toolTaskQueue`). */
   taskQueue: string;
   activities: Activities;
+  /** Payload codecs and failure converter (encrypted history: infra/encryption-codec.ts); default: none. */
+  dataConverter?: WorkerOptions['dataConverter'];
   /** Extra WorkerOptions (identity, shutdown grace, ...). */
   overrides?: Partial<WorkerOptions>;
 }
@@ -33,6 +35,7 @@ export function createWorkspaceWorker(options: CreateWorkspaceWorkerOptions): Pr
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: workspaceActivities(options.activities),
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     // As the main worker (worker/worker.ts): Bash gets 10 s to finish on SIGTERM, and an abort
     // reaches a running command within a second.
     shutdownGraceTime: '10 seconds',

@@ -48,6 +48,8 @@ export interface HarnessOptions {
   expectRejections?: boolean;
   /** host:port of a Temporal server of the test's own (default: the shared one from global setup). */
   address?: string;
+  /** Payload codecs and failure converter for the harness's client and every in-process worker (encryption tests). */
+  dataConverter?: NonNullable<Parameters<typeof createWorker>[0]['dataConverter']>;
 }
 
 export interface Harness {
@@ -85,7 +87,7 @@ export async function createHarness(
 ): Promise<Harness> {
   const address = harnessOptions.address ?? inject('temporalAddress');
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace: 'default' });
+  const client = new Client({ connection, namespace: 'default', dataConverter: harnessOptions.dataConverter });
   const model = await startScriptedModelServer(modelOptions);
   const taskQueue = `test-${randomUUID()}`;
   const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-workspace-'));
@@ -121,6 +123,7 @@ export async function createHarness(
         connection: workerConnection,
         namespace: 'default',
         taskQueue,
+        dataConverter: harnessOptions.dataConverter,
         activities: createActivities({ anthropic, stateDir, temporalClient: client, ...options.activityDeps }),
         workflowBundle: options.workflowBundle ?? workflowBundle(),
         transcriptCache: options.transcriptCache,
