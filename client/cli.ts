@@ -45,6 +45,8 @@ Usage:
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
                                                  the queue of this host's workspaces (no model key needed)
   durable-agent server                           run a local Temporal dev server (UI on http://localhost:8233)
+  durable-agent codec-server [--port 8888] [--host 127.0.0.1] [--origin <url>]... [--token <t>]
+                                                 decrypt encrypted history for the Temporal UI / CLI
 
 Options for ask and start:
   --cwd <dir>              workspace directory on the worker host (default: the current directory)
@@ -67,7 +69,8 @@ Options for ask and start:
 
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY (default 10),
-ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.
+ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_ENCRYPTION_KEY or DURABLE_AGENT_ENCRYPTION_KEY_FILE
+(encrypt history: base64 of 32 random bytes, several comma-separated for rotation, the first encrypts).
 Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
 abort, end; status, events, history; compact {"instructions": "..."}.`;
 
@@ -127,6 +130,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         const { runServerForPeople } = await import('../infra/dev-server');
         await runServerForPeople();
         return 0;
+      }
+      case 'codec-server': {
+        const { codecServerCommand } = await import('./commands/codec-server');
+        return await codecServerCommand(rest, io);
       }
       default:
         throw new UsageError(`Unknown command "${command}".`);
