@@ -8,7 +8,7 @@
  * through `encryptionFromEnvironment()` (infra/connection.ts); the codec server uses the same keys.
  *
  * Keys: `DURABLE_AGENT_ENCRYPTION_KEY` (or a file named by `DURABLE_AGENT_ENCRYPTION_KEY_FILE`) holds
- * one or more keys separated by commas, whitespace or newlines; each is `id:base64` or bare `base64`
+ * one or more keys separated by commas or newlines; each is `id:base64` or bare `base64`
  * (base64 of exactly 32 random bytes; a bare key's id is `k` + 8 hex digits of its SHA-256, which
  * does not reveal the key). The first key encrypts; every listed key decrypts. Rotation: put the new
  * key first, keep the old ones after it as long as histories written with them are read.
@@ -72,7 +72,7 @@ export function derivedKeyId(key: Buffer): string {
 }
 
 /**
- * Parses a key list (`[id:]base64` entries separated by commas, whitespace or newlines; `#` starts a
+ * Parses a key list (`[id:]base64` entries separated by commas or newlines; `#` starts a
  * comment in a key file). `source` names the setting in error messages. Never echoes key material.
  */
 export function parseKeyRing(text: string, source: string): KeyRing {
@@ -80,7 +80,8 @@ export function parseKeyRing(text: string, source: string): KeyRing {
     .split('\n')
     .map((line) => line.replace(/#.*$/, ''))
     .join('\n')
-    .split(/[\s,]+/)
+    .split(/[,\n]/)
+    .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
   if (entries.length === 0) throw new EncryptionKeyError(`${source} is set but holds no key. ${HOW_TO_MAKE_A_KEY}`);
   const keys = new Map<string, Buffer>();
