@@ -32,6 +32,8 @@ export const REPO_ROOT = path.resolve(__dirname, '..');
 export const DEFAULT_DB_FILENAME = path.join(REPO_ROOT, '.durable-agent', 'temporal.db');
 export const DEFAULT_PORT = 7233;
 export const DEFAULT_UI_PORT = 8233;
+/** `durable-agent server` passes this to `--ui-codec-endpoint` (e.g. http://127.0.0.1:8888 or …:8888/<token>). */
+export const UI_CODEC_ENDPOINT_VARIABLE = 'DURABLE_AGENT_UI_CODEC_ENDPOINT';
 
 export interface DevServerOptions {
   /** In-memory state and free ports (unless `port`/`uiPort` are given). Default true. When false, the server
@@ -341,12 +343,17 @@ export async function runServerForPeople(overrides: Partial<DevServerOptions> = 
     uiPort: DEFAULT_UI_PORT,
     headless: false,
     forwardServerOutput: true,
+    // The Web UI decrypts encrypted conversations through `durable-agent codec-server` (docs/deployment.md).
+    extraArgs: process.env[UI_CODEC_ENDPOINT_VARIABLE] ? ['--ui-codec-endpoint', process.env[UI_CODEC_ENDPOINT_VARIABLE]] : [],
     ...overrides,
     log,
   });
   log('');
   log(`Temporal server:  ${server.address}   (namespace ${server.namespace})`);
   log(`Web UI:           ${server.uiUrl}`);
+  // Its path may hold the codec server's token: show only where it points.
+  const codecEndpoint = process.env[UI_CODEC_ENDPOINT_VARIABLE];
+  if (codecEndpoint) log(`UI codec endpoint: on ${URL.canParse(codecEndpoint) ? new URL(codecEndpoint).origin : `${codecEndpoint} (not a URL!)`}`);
   log(`State:            ${overrides.dbFilename ?? DEFAULT_DB_FILENAME}`);
   log(`Search attributes: ${SEARCH_ATTRIBUTES.map((key) => key.name).join(', ')}`);
   log('Press Ctrl+C to stop.');
