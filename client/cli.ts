@@ -19,6 +19,7 @@ import {
   conversationIdProblem,
 } from './api';
 import { TemporalUnreachableError, connectClient, temporalSettings } from '../infra/connection';
+import { missingKeyMessage } from '../infra/encryption-codec';
 import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, readAskPrompt, sessionLimitsFrom } from './commands/ask';
 import { exportTranscript, fetchTranscript, transcriptToResume } from './commands/transcript';
 import { UsageError } from './usage-error';
@@ -176,7 +177,7 @@ function reportError(error: unknown, io: Io): number {
     io.err(`Error: ${error.message}: ${error.cause.message}`);
     return 1;
   }
-  io.err(`Error: ${error instanceof Error ? error.message : String(error)}`);
+  io.err(`Error: ${missingKeyMessage(error) ?? (error instanceof Error ? error.message : String(error))}`);
   return 1;
 }
 

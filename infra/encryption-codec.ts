@@ -225,6 +225,19 @@ export class EncryptionCodec implements PayloadCodec {
 }
 
 /**
+ * A clear message for an error a process WITHOUT the keys gets on an encrypted payload (the SDK's
+ * "Unknown encoding: binary/encrypted"), or undefined for any other error.
+ */
+export function missingKeyMessage(error: unknown): string | undefined {
+  const text = error instanceof Error ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ''}` : String(error);
+  if (error instanceof PayloadDecryptionError || !text.includes(ENCRYPTED_ENCODING)) return undefined;
+  return (
+    `This conversation's data is encrypted, and this process has no key to read it. ` +
+    `Set ${ENCRYPTION_KEY_VARIABLE} (or ${ENCRYPTION_KEY_FILE_VARIABLE}) to the keys its workers use.`
+  );
+}
+
+/**
  * Where the worker's failure converter lives: with encryption on, failure messages and stack traces
  * move into an encoded (so encrypted) attribute instead of staying plain text in history.
  */

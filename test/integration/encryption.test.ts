@@ -101,6 +101,13 @@ describe('encrypted history', () => {
     expect(encrypted.length).toBeGreaterThan(10);
     // Its queries come back encrypted too: it cannot read them.
     await expect(plain.workflow.getHandle(conversationId).query(statusQuery)).rejects.toThrow(/binary\/encrypted/);
+    // The CLI without the key says why it cannot read the conversation.
+    delete process.env.DURABLE_AGENT_ENCRYPTION_KEY;
+    const keyless = await cli('status', conversationId);
+    expect(keyless.code).toBe(1);
+    expect(keyless.err).toContain("This conversation's data is encrypted, and this process has no key to read it. Set DURABLE_AGENT_ENCRYPTION_KEY");
+    process.env.DURABLE_AGENT_ENCRYPTION_KEY = `test-key-1:${key}`;
+    expect((await cli('status', conversationId)).code).toBe(0);
 
     // With the codec, the same history reads as the conversation.
     const codec = new EncryptionCodec(ring);
