@@ -6,7 +6,7 @@
  *
  * Access: with a token, a request must carry `Authorization: Bearer <token>` or put the token as
  * the path prefix (`/<token>/decode` — the Web UI cannot add a header of its own choosing, so its
- * endpoint setting is `http://host:port/<token>`). CORS: only the configured origins (the UI's) get
+ * endpoint setting is `http://host:port/<token>`); with the bearer header any prefix is fine. CORS: only the configured origins (the UI's) get
  * CORS headers, preflights included; a browser request from any other origin is refused.
  *
  * No I/O here beyond the codec: `handleCodecRequest` maps a request to a response (codec-server.ts
@@ -88,8 +88,6 @@ export async function handleCodecRequest(options: CodecHandlerOptions, request: 
     if (!sameSecret(bearer, options.token) && !sameSecret(prefix, options.token)) {
       return reply(401, { error: 'Missing or wrong token.' }, { 'WWW-Authenticate': 'Bearer' });
     }
-  } else if (prefix !== '') {
-    return reply(404, { error: 'Not found: POST /encode or /decode.' });
   }
 
   let payloads: Payload[];

@@ -42,10 +42,11 @@ describe('codec server handler', () => {
     expect((await handleCodecRequest(options, request({ url: '/other-prefix/decode' }))).status).toBe(401);
     expect((await handleCodecRequest(options, request({ url: '/', headers: { authorization: `Bearer ${TOKEN}` } }))).status).toBe(404);
     expect((await handleCodecRequest(options, request({ method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } }))).status).toBe(405);
-    // Without a configured token, a prefix is not a token: only /encode and /decode exist.
+    // Only the last path segment selects the operation (the protocol; the CLI may add /{namespace}).
+    expect((await handleCodecRequest(options, request({ url: '/default/decode', headers: { authorization: `Bearer ${TOKEN}` } }))).status).toBe(200);
     const open = { codec, origins: [UI] };
     expect((await handleCodecRequest(open, request({}))).status).toBe(200);
-    expect((await handleCodecRequest(open, request({ url: '/anything/decode' }))).status).toBe(404);
+    expect((await handleCodecRequest(open, request({ url: '/default/decode' }))).status).toBe(200);
   });
 
   it('answers preflights for allowed origins only and adds CORS headers to their responses', async () => {
