@@ -219,8 +219,12 @@ export class EncryptionCodec implements PayloadCodec {
     } else if (flag !== FLAG_PLAIN) {
       throw new PayloadDecryptionError(`An encrypted payload (key id "${id}") has an unknown format flag ${flag}.`);
     }
-    const decoded = temporal.api.common.v1.Payload.decode(serialized);
-    return { metadata: decoded.metadata ?? {}, data: decoded.data ?? new Uint8Array() } as Payload;
+    const { metadata, data: original, externalPayloads } = temporal.api.common.v1.Payload.decode(serialized);
+    return {
+      metadata: metadata ?? {},
+      data: original ?? new Uint8Array(),
+      ...(externalPayloads?.length ? { externalPayloads } : {}),
+    } as Payload;
   }
 }
 
