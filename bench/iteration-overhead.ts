@@ -1,8 +1,8 @@
 /**
  * Benchmark: the fixed cost of one iteration of the query loop (model call → tool → model call).
  *
- *   npm run bench:overhead [-- [rounds] [iterations] [--note TEXT]]
- *   (or: npx tsx bench/iteration-overhead.ts [rounds] [iterations])
+ *   npm run bench:overhead [-- [rounds] [iterations] [--model-process] [--note TEXT]]
+ *   (or: npx tsx bench/iteration-overhead.ts [rounds] [iterations] [--model-process])
  *
  * One query of 50 iterations (default) against an instant scripted model (no delays); in
  * iteration i the model asks to `Read` t<i>.txt, a one-line file, and then answers with text.
@@ -10,8 +10,11 @@
  * result message) and the client's wall time to the conversation's close, per iteration; and from
  * the history, tasks and signals per iteration and where the time goes: the gaps between
  * Scheduled → Started → Completed of workflow tasks and of activities (per activity type), from
- * the events' timestamps. Results are appended to bench/results/iteration-overhead.md.
+ * the events' timestamps; and the CPU time per iteration of the worker (per thread), the dev
+ * server and (with --model-process, the scripted model server in its own process) the model server.
+ * Results are appended to bench/results/iteration-overhead.md.
  */
+import { cpuSnapshot, cpuUsage } from './cpu';
 import {
   type HistorySummary,
   PER_ITERATION_HEADERS,
@@ -39,7 +42,7 @@ interface Round {
 }
 
 async function main(): Promise<void> {
-  const { positionals, note } = benchArgs();
+  const { positionals, note, modelProcess } = benchArgs();
   const rounds = Number(positionals[0] ?? 5);
   const iterations = Number(positionals[1] ?? 50);
   if (![rounds, iterations].every((value) => Number.isInteger(value) && value > 0)) {
@@ -51,13 +54,20 @@ async function main(): Promise<void> {
   const loop = readFilesLoop((index) => `t${index}.txt`);
 
   const measured: Round[] = [];
-  await withBenchStack({ respond: loop.respond, files }, async (stack) => {
+  let cpu: ReturnType<typeof cpuUsage> | undefined;
+  await withBenchStack({ respond: loop.respond, files, modelProcess }, async (stack) => {
+    const queries: Array<Awaited<ReturnType<typeof loop.run>>> = [];
+    let before = cpuSnapshot(stack.processes);
     for (let round = 0; round <= rounds; round++) {
+      if (round === 1) before = cpuSnapshot(stack.processes);
       const query = await loop.run(stack, iterations);
       if (query.result.is_error) throw new Error(`round ${round} failed: ${query.result.subtype}: ${query.result.result}`);
       const label = round === 0 ? 'warm-up' : `round ${round}/${rounds}`;
       progress(`${label}: ${(query.result.duration_ms / iterations).toFixed(0)} ms per iteration`);
-      if (round === 0) continue;
+      if (round > 0) queries.push(query);
+    }
+    cpu = cpuUsage(before, cpuSnapshot(stack.processes), iterations * rounds);
+    for (const query of queries) {
       const history = await summarizeHistory(stack.client, query.conversationId, query.firstRunId);
       measured.push({ wallMs: query.wallMs, durationMs: query.result.duration_ms, history });
     }
@@ -126,11 +136,29 @@ async function main(): Promise<void> {
       `Per iteration, waiting in task queues (all Scheduled → Started) sums to ${perIterationSum('Scheduled → Started').toFixed(1)} ms; ` +
         `running (all Started → Completed) to ${perIterationSum('Started → Completed').toFixed(1)} ms.`,
       '',
+      ...(cpu ? cpuLines(cpu, modelProcess) : []),
       'Phases overlap (a streamed tool runs while its model call is still open), so the sums need not add up to the ' +
         'iteration time; local activities run inside workflow tasks (their time is in Started → Completed). ' +
         `${PER_ITERATION_LEGEND} Wall: client side, from start until the one-shot conversation closed.`,
     ],
   });
+}
+
+/** CPU per iteration over the measured rounds (wall clock of the rounds, not of the histories' reads). */
+function cpuLines(cpu: NonNullable<ReturnType<typeof cpuUsage>>, modelProcess: boolean): string[] {
+  const ms = (value: number) => `${value.toFixed(1)} ms`;
+  const processes = cpu.processesMs.map(([label, value]) => `${label === 'server' ? 'dev server' : 'model server (own process)'} ${ms(value)}`);
+  const total = cpu.selfMs + cpu.processesMs.reduce((acc, [, value]) => acc + value, 0);
+  return [
+    `CPU per iteration (wall ${ms(cpu.wallMs)}, 2 cores = ${ms(2 * cpu.wallMs)} available): ${ms(total)} in all — ` +
+      `bench process ${ms(cpu.selfMs)} (the worker${modelProcess ? '' : ', the model server'} and the client), ${processes.join(', ')}.`,
+    `Bench process, busiest threads: ${cpu.threadsMs
+      .slice(0, 8)
+      .filter(([, value]) => value >= 0.1)
+      .map(([name, value]) => `${name} ${ms(value)}`)
+      .join(', ')} (main: activities, ${modelProcess ? '' : 'model server, '}client, SDK bridge; the busiest node: the workflow thread; tokio-runtime-w: SDK core).`,
+    '',
+  ];
 }
 
 runBench(main);

@@ -88,10 +88,10 @@ async function childTimings(stack: BenchStack, conversationId: string, runId: st
 }
 
 async function runRound(stack: BenchStack, mode: Mode, agents: number): Promise<Round> {
-  const firstRequest = stack.model.requests.length;
+  const firstRequest = stack.model!.requests.length;
   const query = await runOneShotQuery(stack, `Run ${agents} general-purpose agents (mode=${mode}).`, { maxTurns: agents + 5 });
   if (query.result.is_error) throw new Error(`${mode} query failed: ${query.result.subtype}: ${query.result.result}`);
-  const children = stack.model.requests.slice(firstRequest).filter(isChild);
+  const children = stack.model!.requests.slice(firstRequest).filter(isChild);
   if (children.length !== agents) throw new Error(`${mode}: expected ${agents} child model requests, saw ${children.length}`);
   const arrivals = children.map((request) => request.receivedAt);
   const { startMs, runMs } = await childTimings(stack, query.conversationId, query.firstRunId);

@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode } from '@temporalio/worker';
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,6 +22,7 @@ import type { ResultMessage } from '../common/result';
 import { startDevServer } from '../infra/dev-server';
 import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
 import { WORKFLOWS_PATH, createWorker } from '../worker/worker';
+import { readFilesPrompt, readFilesResponder } from './read-files';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 const EventType = temporal.api.enums.v1.EventType;
@@ -33,7 +34,10 @@ const EventType = temporal.api.enums.v1.EventType;
 export interface BenchStack {
   client: Client;
   api: ConversationClient;
-  model: ScriptedModelServer;
+  /** The in-process model server; undefined with `modelProcess` (it runs in `processes.model`). */
+  model: ScriptedModelServer | undefined;
+  /** Pids of the processes around the worker (CPU accounting: bench/cpu.ts). */
+  processes: { server: number | undefined; model: number | undefined };
   taskQueue: string;
   /** Temp directory the conversations use as `cwd`; holds `files`. */
   workspace: string;
@@ -43,6 +47,11 @@ export interface BenchStackOptions {
   respond: Responder;
   /** Files created in the workspace before the worker starts: relative path → content. */
   files?: Record<string, string>;
+  /**
+   * Run the scripted model server in a child process (bench/model-process.ts, which answers the
+   * read-files loop; `respond` is then unused), so the worker's CPU is the engine's alone.
+   */
+  modelProcess?: boolean;
 }
 
 /**
@@ -55,8 +64,11 @@ export async function withBenchStack<T>(options: BenchStackOptions, body: (stack
   try {
     const server = await startDevServer({ ephemeral: true, headless: true, log: () => undefined });
     cleanups.push(() => server.stop());
-    const model = await startScriptedModelServer({ respond: options.respond });
-    cleanups.push(() => model.close());
+    const model = options.modelProcess ? undefined : await startScriptedModelServer({ respond: options.respond });
+    if (model) cleanups.push(() => model.close());
+    const modelChild = options.modelProcess ? await startModelProcess() : undefined;
+    if (modelChild) cleanups.push(() => modelChild.stop());
+    const modelUrl = model?.url ?? modelChild!.url;
     const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-bench-'));
     const stateDir = `${workspace}-state`;
     cleanups.push(() => rm(workspace, { recursive: true, force: true }));
@@ -76,16 +88,37 @@ export async function withBenchStack<T>(options: BenchStackOptions, body: (stack
       taskQueue,
       workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
       activities: createActivities({
-        anthropic: new Anthropic({ apiKey: 'bench', baseURL: model.url, maxRetries: 0 }),
+        anthropic: new Anthropic({ apiKey: 'bench', baseURL: modelUrl, maxRetries: 0 }),
         stateDir,
         temporalClient: client,
       }),
     });
-    return await worker.runUntil(() => body({ client, api: new ConversationClient(client), model, taskQueue, workspace }));
+    const processes = { server: server.process.pid, model: modelChild?.process.pid };
+    return await worker.runUntil(() => body({ client, api: new ConversationClient(client), model, processes, taskQueue, workspace }));
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     if (largePayloadWarnings > 0) progress(`the SDK warned ${largePayloadWarnings} times of a payload over 512 KB (${LARGE_PAYLOAD_WARNING})`);
   }
+}
+
+/** bench/model-process.ts in a child process; resolves once it listens. */
+async function startModelProcess(): Promise<{ url: string; process: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'model-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (\S+)/.exec(output);
+      if (match) resolve(match[1]);
+    });
+    void exited.then(() => reject(new Error(`the model process exited before listening: ${output}`)));
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  return { url, process: child, stop };
 }
 
 /** The SDK core's warning for each payload over 512 KB: one line per model call of a long query. */
@@ -144,42 +177,21 @@ export async function runOneShotQuery(stack: BenchStack, prompt: string, config:
 
 /**
  * A query loop of `n` iterations: in iteration i the scripted model asks to `Read` `fileName(i)`;
- * after `n` tool results it answers with text. The turn is decided from the request (tool results
- * so far), so a retried model call gets the same answer. One conversation at a time: `run` sets
- * the `n` that `respond` follows.
+ * after `n` tool results it answers with text. The turn is decided from the request (the prompt
+ * names the files, the tool results say how many are done: bench/read-files.ts), so a retried
+ * model call gets the same answer, and the model server may run in its own process.
  */
 export function readFilesLoop(fileName: (index: number) => string): {
   respond: Responder;
   run: (stack: BenchStack, n: number) => Promise<TimedQuery>;
 } {
-  let iterations = 0;
   return {
-    respond: (request) => {
-      const done = countToolResults(request.body);
-      if (done < iterations) return { content: [{ type: 'tool_use', name: 'Read', input: { file_path: fileName(done) } }] };
-      return { content: [{ type: 'text', text: `Read all ${done} files.` }] };
-    },
-    run: (stack, n) => {
-      iterations = n;
-      // Limits well above the query: neither the turn limit nor auto-compaction may end it early.
-      // A 1M-window model (the scripted server, like the API, refuses input + max_tokens over the
-      // model's window).
-      return runOneShotQuery(stack, `Read ${fileName(0)} to ${fileName(n - 1)}, one file per turn.`, {
-        maxTurns: n + 10,
-        model: 'claude-sonnet-5-5[1m]',
-      });
-    },
+    respond: readFilesResponder,
+    // Limits well above the query: neither the turn limit nor auto-compaction may end it early.
+    // A 1M-window model (the scripted server, like the API, refuses input + max_tokens over the
+    // model's window).
+    run: (stack, n) => runOneShotQuery(stack, readFilesPrompt(fileName, n), { maxTurns: n + 10, model: 'claude-sonnet-5-5[1m]' }),
   };
-}
-
-/** Number of tool_result blocks in a Messages API request: how many tool calls were answered. */
-function countToolResults(requestBody: { messages?: Array<{ content: unknown }> }): number {
-  let count = 0;
-  for (const message of requestBody.messages ?? []) {
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content) if ((block as { type?: string }).type === 'tool_result') count++;
-  }
-  return count;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -397,9 +409,13 @@ export function markdownTable(header: string[], rows: Array<Array<string | numbe
 }
 
 /** Positional arguments, and `--note TEXT` (a remark written under the section's heading). */
-export function benchArgs(): { positionals: string[]; note?: string } {
-  const { values, positionals } = parseArgs({ args: process.argv.slice(2), options: { note: { type: 'string' } }, allowPositionals: true });
-  return { positionals, note: values.note };
+export function benchArgs(): { positionals: string[]; note?: string; modelProcess: boolean } {
+  const { values, positionals } = parseArgs({
+    args: process.argv.slice(2),
+    options: { note: { type: 'string' }, 'model-process': { type: 'boolean' } },
+    allowPositionals: true,
+  });
+  return { positionals, note: values.note, modelProcess: values['model-process'] ?? false };
 }
 
 /** How this process was started, as someone would retype it. */
