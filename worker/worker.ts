@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Activities } from '../activities';
 import type { TranscriptCacheSinks } from '../workflows/definitions';
 import { type TranscriptCache, processTranscriptCache } from '../activities/transcript-cache';
+import { disableWorkflowStackTraces } from './workflow-stack-traces';
 
 /** The workflows folder; the SDK's bundler resolves its index.ts. */
 export const WORKFLOWS_PATH = path.resolve(__dirname, '..', 'workflows');
@@ -23,9 +24,16 @@ export interface CreateWorkerOptions {
   dataConverter?: WorkerOptions['dataConverter'];
   /** Extra WorkerOptions (tests shorten shutdown grace, sticky timeouts, ...). */
   overrides?: Partial<WorkerOptions>;
+  /**
+   * Keep the SDK's workflow stack traces (the `__stack_trace` query, the UI's "Stack Trace" tab)
+   * at a cost of CPU on every workflow task (workflow-stack-traces.ts). Default: only with
+   * DURABLE_AGENT_WORKFLOW_STACK_TRACES=1.
+   */
+  workflowStackTraces?: boolean;
 }
 
 export function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  if (!(options.workflowStackTraces ?? process.env.DURABLE_AGENT_WORKFLOW_STACK_TRACES === '1')) disableWorkflowStackTraces();
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
