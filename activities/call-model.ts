@@ -23,6 +23,16 @@ import { modelToolDefinitions } from './tool-definitions';
  */
 export const STREAMED_TOOL_REPORT_DELAY_MS = 50;
 
+/**
+ * No heartbeat before a call has run this long (or half its heartbeat timeout, if shorter). The
+ * SDK sends the first heartbeat at once — an RPC and a mutable-state write on the server per
+ * model call — and the worker holds the call's completion until that RPC has returned: 2–4 ms of
+ * every loop iteration (bench/results/iteration-overhead.md). Quick calls need none; a long
+ * stream heartbeats from here on (throttled by the worker), so a dead worker and a cancellation
+ * are still noticed within about a second more than before.
+ */
+export const FIRST_HEARTBEAT_AFTER_MS = 1_000;
+
 /** seed §2.8: Claude Code falls back after three consecutive overloaded (529) answers. */
 export const OVERLOADED_ATTEMPTS_BEFORE_FALLBACK = 3;
 
@@ -119,13 +129,14 @@ export function createCallModel(deps: CallModelDeps) {
       );
       let blocks = 0;
       let outputChars = 0;
+      const firstHeartbeatAt = startedAt + Math.min(FIRST_HEARTBEAT_AFTER_MS, (context.info.heartbeatTimeoutMs ?? Infinity) / 2);
       stream.on('streamEvent', (event) => {
         if (event.type === 'content_block_delta') {
           const delta = event.delta;
           outputChars += delta.type === 'text_delta' ? delta.text.length : delta.type === 'input_json_delta' ? delta.partial_json.length : 0;
         }
         // Heartbeats are throttled by the SDK; each carries progress for the Temporal UI.
-        context.heartbeat({ blocks, outputChars, overloaded: overloadedBefore });
+        if (Date.now() >= firstHeartbeatAt) context.heartbeat({ blocks, outputChars, overloaded: overloadedBefore });
       });
       // Only calls the workflow may start early are reported: concurrency-safe ones before the
       // first unsafe one (seed §2.4). Anything else would only add signals to the history.
