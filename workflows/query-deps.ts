@@ -190,9 +190,9 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     query.requestId = requestId;
     query.streamAttempt = undefined;
     query.executor = executor;
-    const scope = new CancellationScope({ cancellable: true, parent: query.scope });
     try {
-      const result = await scope.run(() =>
+      // In the query's scope (an abort cancels it); no scope of its own: nothing cancels one model call alone.
+      const result = await query.scope.run(() =>
         activities({ ...options.model, summary: `${request.model}: turn ${host.turnCount}` }).callModel(activityInput),
       );
       if (result.type === 'message') {
