@@ -10,8 +10,9 @@
  * result message) and the client's wall time to the conversation's close, per iteration; and from
  * the history, tasks and signals per iteration and where the time goes: the gaps between
  * Scheduled → Started → Completed of workflow tasks and of activities (per activity type), from
- * the events' timestamps; and the CPU time per iteration of the worker (per thread), the dev
- * server and (with --model-process, the scripted model server in its own process) the model server.
+ * the events' timestamps, and the time callModel spent inside its function (its result's
+ * durationMs); and the CPU time per iteration of the worker (per thread), the dev server and (with
+ * --model-process, the scripted model server in its own process) the model server.
  * Results are appended to bench/results/iteration-overhead.md.
  */
 import { cpuSnapshot, cpuUsage } from './cpu';
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
     addPhase('workflow task: Started → Completed', history.gaps.workflowTaskStartToComplete);
     for (const [type, values] of Object.entries(history.gaps.activityScheduleToStart)) addPhase(`activity ${type}: Scheduled → Started`, values);
     for (const [type, values] of Object.entries(history.gaps.activityStartToClose)) addPhase(`activity ${type}: Started → Completed`, values);
+    for (const [type, values] of Object.entries(history.gaps.activityInside)) addPhase(`activity ${type}: inside the function (its durationMs)`, values);
   }
   const totalIterations = iterations * measured.length;
   const phaseRows = [...phases].sort(([a], [b]) => a.localeCompare(b)).map(([name, values]) => [

@@ -220,6 +220,8 @@ export interface HistorySummary {
     /** Keyed by activity type (callModel, runTool, ...). */
     activityScheduleToStart: Record<string, number[]>;
     activityStartToClose: Record<string, number[]>;
+    /** Inside the activity function, from the `durationMs` of its result (callModel), keyed by type. */
+    activityInside: Record<string, number[]>;
   };
 }
 
@@ -250,7 +252,13 @@ export async function summarizeHistory(client: Client, workflowId: string, first
     largestEvent: { type: 'none', bytes: 0 },
     perRun: [],
     localActivities: {},
-    gaps: { workflowTaskScheduleToStart: [], workflowTaskStartToComplete: [], activityScheduleToStart: {}, activityStartToClose: {} },
+    gaps: {
+      workflowTaskScheduleToStart: [],
+      workflowTaskStartToComplete: [],
+      activityScheduleToStart: {},
+      activityStartToClose: {},
+      activityInside: {},
+    },
   };
   for (let runId: string | undefined = firstRunId; runId; ) {
     const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
@@ -322,6 +330,8 @@ function addTaskGaps(events: HistoryEvent[], summary: HistorySummary): void {
     if (activityClosed && Number(activityClosed.startedEventId) > 0) {
       push(gaps.activityStartToClose, activityName(eventById(activityClosed.scheduledEventId)), time(event) - time(eventById(activityClosed.startedEventId)));
     }
+    const inside = resultDurationMs(event.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data);
+    if (inside !== undefined) push(gaps.activityInside, activityName(eventById(event.activityTaskCompletedEventAttributes?.scheduledEventId)), inside);
   }
 }
 
@@ -333,6 +343,17 @@ function localActivityType(data: Uint8Array | null | undefined): string {
     return (JSON.parse(Buffer.from(data ?? []).toString('utf8')) as { activity_type?: string }).activity_type ?? 'unknown';
   } catch {
     return 'unknown';
+  }
+}
+
+/** The `durationMs` of a JSON activity result (callModel's, compactConversation's), if it has one. */
+function resultDurationMs(data: Uint8Array | null | undefined): number | undefined {
+  if (!data) return undefined;
+  try {
+    const value = (JSON.parse(Buffer.from(data).toString('utf8')) as { durationMs?: unknown }).durationMs;
+    return typeof value === 'number' ? value : undefined;
+  } catch {
+    return undefined;
   }
 }
 
