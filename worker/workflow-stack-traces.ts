@@ -5,8 +5,9 @@
  * Trace" tab); with a hook installed every promise of the thread also takes V8's slow path. There
  * is no option to turn it off, so the SDK's workflow threads start with a preload
  * (`no-workflow-stack-traces.cjs`) that refuses the hook; the SDK then runs them without stack
- * traces. Figures: bench/results/iteration-overhead.md. `workflowStackTraces: true` in
- * createWorker (or DURABLE_AGENT_WORKFLOW_STACK_TRACES=1) keeps them.
+ * traces. Figures: bench/results/iteration-overhead.md. Opt-in: `workflowStackTraces: false` in
+ * createWorker or DURABLE_AGENT_WORKFLOW_STACK_TRACES=0 (stack traces stay on by default: the UI's
+ * Stack Trace tab is how a stuck conversation is diagnosed, and this swaps an SDK internal).
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
