@@ -2,7 +2,7 @@
  * loadSessionContext activity (seed §2.5 getSystemContext / getUserContext): read once per
  * session and kept in workflow state, so every model call of the session sees the same
  * snapshot. CLAUDE.md files from the workspace up to the filesystem root (and ~/.claude), a
- * truncated git status, the date, and the Stop hooks from `.claude/settings.json`.
+ * truncated git status, the date, and the settings (permission rules, Stop hooks; settings.ts).
  */
 import { execFile } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
@@ -12,28 +12,29 @@ import { promisify } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { type AgentDefinition, parseAgentFile } from '../common/agents';
-import { type StopHookMatcher, stopHooksSchema } from '../common/config';
 import { readCustomCommands } from './custom-commands';
 import { discoverMemoryFiles, formatMemoryFiles } from './memory-files';
+import type { SettingSource } from '../common/permissions';
+import { loadSettings } from './settings';
 
 const execFileAsync = promisify(execFile);
 /** seed §2.5: the one direct size control in the system prompt. */
 export const MAX_STATUS_CHARS = 2_000;
 
-export async function loadSessionContext(input: { cwd: string }): Promise<SessionContext> {
+export async function loadSessionContext(input: { cwd: string; settingSources?: SettingSource[] }): Promise<SessionContext> {
   const cwd = path.resolve(input.cwd);
   const info = await stat(cwd).catch(() => undefined);
   if (!info?.isDirectory()) {
     throw ApplicationFailure.nonRetryable(`Workspace directory does not exist on this worker: ${cwd}`, 'WorkspaceNotFound');
   }
-  const [memoryFiles, git, stopHooks, agents, commands] = await Promise.all([
+  const [memoryFiles, git, settings, agents, commands] = await Promise.all([
     discoverMemoryFiles(cwd),
     readGitStatus(cwd),
-    readStopHooks(cwd),
+    loadSettings(cwd, input.settingSources),
     readAgents(cwd),
     readCustomCommands(cwd),
   ]);
-  const warnings = [...agents.errors, ...commands.errors];
+  const warnings = [...settings.warnings, ...agents.errors, ...commands.errors];
   return {
     cwd,
     claudeMd: formatMemoryFiles(memoryFiles),
@@ -44,9 +45,10 @@ export async function loadSessionContext(input: { cwd: string }): Promise<Sessio
     currentDate: `Today's date is ${localIsoDate(new Date())}.`,
     platform: `${os.platform()} ${os.release()}`,
     shell: path.basename(process.env.SHELL ?? 'bash'),
-    stopHooks,
+    stopHooks: settings.stopHooks,
     agents: agents.agents,
     warnings: warnings.length > 0 ? warnings : undefined,
+    permissionSettings: settings.permissions,
   };
 }
 
@@ -123,30 +125,4 @@ export async function defaultBranch(cwd: string): Promise<string> {
     if (exists) return ref.split('/').pop()!;
   }
   return 'main';
-}
-
-/** Stop hooks in Claude Code's settings format, from settings.json and settings.local.json. */
-export async function readStopHooks(cwd: string): Promise<StopHookMatcher[]> {
-  const hooks: StopHookMatcher[] = [];
-  for (const name of ['settings.json', 'settings.local.json']) {
-    const file = path.join(cwd, '.claude', name);
-    const text = await readFile(file, 'utf8').catch(() => undefined);
-    if (!text) continue;
-    let settings: { hooks?: { Stop?: unknown } };
-    try {
-      settings = JSON.parse(text);
-    } catch (error) {
-      throw ApplicationFailure.nonRetryable(`${file} is not valid JSON: ${(error as Error).message}`, 'InvalidSettings');
-    }
-    if (settings.hooks?.Stop === undefined) continue;
-    const parsed = stopHooksSchema.safeParse(settings.hooks.Stop);
-    if (!parsed.success) {
-      throw ApplicationFailure.nonRetryable(
-        `${file}: hooks.Stop is not in Claude Code's format ({hooks:[{type:"command",command}]}): ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
-        'InvalidSettings',
-      );
-    }
-    hooks.push(...parsed.data);
-  }
-  return hooks;
 }

@@ -6,6 +6,7 @@ import type { ApiMessage, AssistantApiMessage, Usage } from './messages';
 import type { AgentDefinition } from './agents';
 import type { CustomCommand } from './custom-commands';
 import type { StopHookMatcher } from './config';
+import type { PermissionMode, RuleWithSource } from './permissions';
 
 /** A system prompt block as the API takes it (cache_control marks the dynamic boundary, seed §2.5). */
 export interface SystemPromptBlock {
@@ -127,6 +128,20 @@ export interface SessionContext {
   agents?: AgentDefinition[];
   /** Problems people should hear about (a malformed agent file). */
   warnings?: string[];
+  /** Permission rules and mode from the settings files (absent in sessions loaded before permissions). */
+  permissionSettings?: PermissionSettings;
+}
+
+/** What the settings files say about permissions (Claude Code's `permissions` key), merged. */
+export interface PermissionSettings {
+  allow: RuleWithSource[];
+  deny: RuleWithSource[];
+  ask: RuleWithSource[];
+  defaultMode?: PermissionMode;
+  /** Absolute. */
+  additionalDirectories: string[];
+  /** The worker's home directory, for `~/` rules. */
+  homeDir: string;
 }
 
 export interface RunStopHooksInput {

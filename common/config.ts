@@ -4,6 +4,7 @@
  * the worker and the workflow agree. Pure: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { PERMISSION_MODES, SETTING_SOURCES, permissionRuleProblem } from './permissions';
 
 /** Newest non-deprecated Sonnet listed by the installed @anthropic-ai/sdk (1.14.0). */
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
@@ -25,6 +26,31 @@ export const stopHooksSchema = z.array(z.object({ matcher: z.string().optional()
 export type StopHookMatcher = z.infer<typeof stopHooksSchema>[number];
 
 const durationMs = z.number().int().positive();
+
+const permissionRuleSchema = z.string().superRefine((rule, context) => {
+  const problem = permissionRuleProblem(rule);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
+
+/**
+ * Permissions (seed §2.10 canUseTool, Claude Code's flags). Absent: tools run unchecked, as for
+ * conversations started before permissions existed (the CLI always sets it).
+ */
+export const permissionsConfigSchema = z.object({
+  /** `--permission-mode`; unset: the settings' `defaultMode`, else `default`. */
+  mode: z.enum(PERMISSION_MODES).optional(),
+  /** `--allowed-tools`, `--disallowed-tools`, and ask rules, in Claude Code's rule syntax. */
+  allow: z.array(permissionRuleSchema).default([]),
+  deny: z.array(permissionRuleSchema).default([]),
+  ask: z.array(permissionRuleSchema).default([]),
+  /** `--add-dir`: directories the file tools may use besides the workspace (absolute). */
+  additionalDirectories: z.array(z.string().min(1)).default([]),
+  /** Someone can answer a permission request (`approve`/`deny`, an interactive `ask`); false: it is denied at once. */
+  canApprove: z.boolean().default(true),
+  /** How long a request waits for a decision before it is denied. */
+  approvalTimeoutMs: durationMs.default(24 * 60 * 60 * 1000),
+});
+export type PermissionsConfig = z.output<typeof permissionsConfigSchema>;
 
 export const conversationConfigSchema = z.object({
   /** Workspace directory on the worker host; tools resolve relative paths against it. */
@@ -84,6 +110,9 @@ export const conversationConfigSchema = z.object({
   maxBudgetUsd: z.number().positive().optional(),
   /** `--json-schema`: each query ends with output validated against this schema (the StructuredOutput tool). */
   jsonSchema: z.record(z.string(), z.unknown()).optional(),
+  permissions: permissionsConfigSchema.optional(),
+  /** `--setting-sources`: which settings files (and their hooks and rules) apply; default all. */
+  settingSources: z.array(z.enum(SETTING_SOURCES)).optional(),
 });
 
 export type ConversationConfigInput = z.input<typeof conversationConfigSchema>;

@@ -1,0 +1,450 @@
+/**
+ * Claude Code's permission rules and modes, as a pure decision (seed §2.10, `canUseTool`): given a
+ * tool call, the mode, the allow/deny/ask rules and the workspace directories, say allow, deny or
+ * ask. Pure and Node-free: the workflow decides with it, the client validates flags with it, the
+ * settings loader parses rules with it.
+ *
+ * Rule syntax (Claude Code's): `Tool` or `Tool(specifier)`.
+ * - `Bash(npm test)` exact command; `Bash(npm test:*)` the command or it followed by arguments;
+ *   `Bash(git * main)` `*` matches anything. A compound command (`a && b`) is allowed only when
+ *   every part is; it is denied or asked when any part matches.
+ * - `Read(...)`, `Edit(...)`, `Write(...)` take gitignore-style paths: `//abs/path`, `~/path`
+ *   (home), `/path` (the workspace root), `path` or `./path` (the workspace; a pattern without
+ *   a slash matches at any depth). `Read` rules cover Read, Glob and Grep; `Edit` rules cover Edit
+ *   and Write.
+ * Evaluation: deny, then ask, then allow; the first match decides (specificity does not matter).
+ */
+
+export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+export const SETTING_SOURCES = ['user', 'project', 'local'] as const;
+export type SettingSource = (typeof SETTING_SOURCES)[number];
+
+/** Where a rule came from (shown when it decides). */
+export type RuleSource = 'userSettings' | 'projectSettings' | 'localSettings' | 'cliArg' | 'session';
+
+export interface RuleWithSource {
+  rule: string;
+  source: RuleSource;
+}
+
+/** A parsed rule: `Bash(npm test:*)` → { toolName: 'Bash', content: 'npm test:*' }. */
+export interface PermissionRule {
+  toolName: string;
+  content?: string;
+}
+
+export interface PermissionRules {
+  allow: RuleWithSource[];
+  deny: RuleWithSource[];
+  ask: RuleWithSource[];
+}
+
+export interface PermissionContext {
+  mode: PermissionMode;
+  rules: PermissionRules;
+  /** The workspace (first) and the `--add-dir` / additionalDirectories, absolute. */
+  workingDirectories: string[];
+  /** The worker's home directory (for `~/` rules), when known. */
+  homeDir?: string;
+}
+
+export type PermissionDecision =
+  | { behavior: 'allow'; reason: string }
+  | { behavior: 'deny'; reason: string; message: string }
+  | { behavior: 'ask'; reason: string };
+
+/** Tools that only read. */
+const READ_TOOLS = new Set(['Read', 'Glob', 'Grep']);
+/** Tools that change files. */
+const EDIT_TOOLS = new Set(['Edit', 'Write']);
+/** Directories whose writes still ask in bypassPermissions (Claude Code protects the repository and its settings). */
+const PROTECTED_DIRECTORIES = ['.git', '.claude', '.vscode', '.idea'];
+const PROTECTED_EXCEPTIONS = ['.claude/commands', '.claude/agents', '.claude/skills'];
+
+/** Parses `Tool` or `Tool(content)`; throws a readable Error for anything else. */
+export function parsePermissionRule(text: string): PermissionRule {
+  const rule = text.trim();
+  const match = /^([A-Za-z_][A-Za-z0-9_-]*)(?:\((.*)\))?$/s.exec(rule);
+  if (!match) {
+    throw new Error(`Invalid permission rule "${text}": expected Tool or Tool(specifier), e.g. Read, Edit(src/**), Bash(npm test:*)`);
+  }
+  const content = match[2];
+  if (content === undefined || content === '' || content === '*') return { toolName: match[1] };
+  return { toolName: match[1], content };
+}
+
+/** The problem with a rule, or undefined when it parses. */
+export function permissionRuleProblem(text: string): string | undefined {
+  try {
+    parsePermissionRule(text);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/**
+ * Splits a `--allowed-tools` value as Claude Code does: commas or spaces separate rules, except
+ * inside parentheses (`Bash(npm test:*),Read` → two rules).
+ */
+export function splitRuleList(value: string): string[] {
+  const rules: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of value) {
+    if (char === '(') depth++;
+    if (char === ')') depth = Math.max(0, depth - 1);
+    if (depth === 0 && (char === ',' || /\s/.test(char))) {
+      if (current.trim()) rules.push(current.trim());
+      current = '';
+      continue;
+    }
+    current += char;
+  }
+  if (current.trim()) rules.push(current.trim());
+  return rules;
+}
+
+// ---- paths (POSIX, lexical: the workflow cannot look at the file system) ----
+
+/** Normalizes an absolute POSIX path: no `.`/`..`/duplicate slashes, no trailing slash. */
+export function normalizePath(absolute: string): string {
+  const parts: string[] = [];
+  for (const part of absolute.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') parts.pop();
+    else parts.push(part);
+  }
+  return `/${parts.join('/')}`;
+}
+
+/** `target` resolved against `base` (both POSIX). */
+export function resolvePath(base: string, target: string): string {
+  return normalizePath(target.startsWith('/') ? target : `${base}/${target}`);
+}
+
+/** True when `target` is `directory` or inside it. */
+export function isInside(target: string, directory: string): boolean {
+  const dir = normalizePath(directory);
+  return target === dir || target.startsWith(dir === '/' ? '/' : `${dir}/`);
+}
+
+/** The paths a file tool call touches, absolute (empty for other tools or unparseable input). */
+export function toolPaths(toolName: string, input: unknown, cwd: string): string[] {
+  if (typeof input !== 'object' || input === null) return [];
+  const record = input as Record<string, unknown>;
+  if ((toolName === 'Read' || EDIT_TOOLS.has(toolName)) && typeof record.file_path === 'string') return [resolvePath(cwd, record.file_path)];
+  if (toolName === 'Glob' || toolName === 'Grep') {
+    const root = resolvePath(cwd, typeof record.path === 'string' ? record.path : '.');
+    const paths = [root];
+    // A Glob pattern may itself leave the root (`/etc/*`, `../**`): its static prefix counts too.
+    if (toolName === 'Glob' && typeof record.pattern === 'string') paths.push(resolvePath(root, staticPrefix(record.pattern)));
+    return paths;
+  }
+  return [];
+}
+
+/** The directories of a glob pattern before its first wildcard. */
+function staticPrefix(pattern: string): string {
+  const parts = pattern.split('/');
+  const fixed: string[] = [];
+  for (const part of parts.slice(0, -1)) {
+    if (/[*?[{]/.test(part)) break;
+    fixed.push(part);
+  }
+  if (pattern.startsWith('/') && fixed.length === 0) return '/';
+  return fixed.join('/') || '.';
+}
+
+/** A gitignore-style path pattern of a rule, matched against an absolute path. */
+export function pathMatchesRule(content: string, target: string, context: { cwd: string; homeDir?: string }): boolean {
+  let pattern = content;
+  let base: string;
+  if (pattern.startsWith('//')) {
+    base = '/';
+    pattern = pattern.slice(2);
+  } else if (pattern === '~' || pattern.startsWith('~/')) {
+    if (!context.homeDir) return false;
+    base = context.homeDir;
+    pattern = pattern.slice(2);
+  } else if (pattern.startsWith('/')) {
+    base = context.cwd;
+    pattern = pattern.slice(1);
+  } else {
+    base = context.cwd;
+    if (pattern.startsWith('./')) pattern = pattern.slice(2);
+    // gitignore: a pattern with no slash (other than a trailing one) matches at any depth.
+    else if (!pattern.replace(/\/$/, '').includes('/')) pattern = `**/${pattern}`;
+  }
+  pattern = pattern.replace(/\/$/, '');
+  const root = normalizePath(base);
+  if (!isInside(target, root)) return false;
+  const relative = target === root ? '' : target.slice(root === '/' ? 1 : root.length + 1);
+  if (pattern === '' || pattern === '**') return true;
+  const regex = globToRegExp(pattern);
+  // A pattern that matches a directory matches everything inside it.
+  const segments = relative.split('/');
+  for (let length = segments.length; length >= 1; length--) {
+    if (regex.test(segments.slice(0, length).join('/'))) return true;
+  }
+  return false;
+}
+
+/** `**` any directories, `*` within one segment, `?` one character. */
+export function globToRegExp(pattern: string): RegExp {
+  let source = '';
+  for (let index = 0; index < pattern.length; index++) {
+    const char = pattern[index];
+    if (char === '*' && pattern[index + 1] === '*') {
+      const slashAfter = pattern[index + 2] === '/';
+      source += slashAfter ? '(?:.*/)?' : '.*';
+      index += slashAfter ? 2 : 1;
+    } else if (char === '*') source += '[^/]*';
+    else if (char === '?') source += '[^/]';
+    else source += char.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}
+
+// ---- Bash ----
+
+/** Splits a command on `&&`, `||`, `;`, `|` and newlines outside quotes. */
+export function splitCompoundCommand(command: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  let quote: string | undefined;
+  for (let index = 0; index < command.length; index++) {
+    const char = command[index];
+    if (quote) {
+      if (char === '\\' && quote === '"' && index + 1 < command.length) {
+        current += char + command[++index];
+        continue;
+      }
+      if (char === quote) quote = undefined;
+      current += char;
+      continue;
+    }
+    if (char === '\\' && index + 1 < command.length) {
+      current += char + command[++index];
+      continue;
+    }
+    if (char === '"' || char === "'") {
+      quote = char;
+      current += char;
+      continue;
+    }
+    const two = command.slice(index, index + 2);
+    if (two === '&&' || two === '||') {
+      parts.push(current);
+      current = '';
+      index++;
+      continue;
+    }
+    if (char === ';' || char === '|' || char === '\n' || char === '&') {
+      parts.push(current);
+      current = '';
+      continue;
+    }
+    current += char;
+  }
+  parts.push(current);
+  return parts.map((part) => part.trim()).filter((part) => part !== '');
+}
+
+/** One simple command against a Bash rule's content. */
+export function bashCommandMatches(content: string, command: string): boolean {
+  const trimmed = command.trim();
+  if (content.endsWith(':*')) {
+    const prefix = content.slice(0, -2).trim();
+    return trimmed === prefix || trimmed.startsWith(`${prefix} `);
+  }
+  if (!content.includes('*')) return trimmed === content.trim();
+  // `ls *` also matches a bare `ls` (a single trailing wildcard after a space is optional).
+  const optionalTail = /^[^*]* \*$/.test(content);
+  const source = content
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  if (new RegExp(`^${source}$`, 's').test(trimmed)) return true;
+  return optionalTail && trimmed === content.slice(0, -2).trim();
+}
+
+// ---- matching and the decision ----
+
+interface CallView {
+  toolName: string;
+  input: unknown;
+  cwd: string;
+  homeDir?: string;
+}
+
+/** Whether a rule covers this tool: `Read` rules cover the read tools, `Edit` rules the edit tools. */
+function ruleCoversTool(ruleTool: string, toolName: string): boolean {
+  if (ruleTool === toolName) return true;
+  if (ruleTool === 'Read') return READ_TOOLS.has(toolName);
+  if (ruleTool === 'Edit') return EDIT_TOOLS.has(toolName);
+  return false;
+}
+
+/**
+ * Whether `rule` matches the call. `mode` 'any' (deny, ask): some part of a compound Bash
+ * command matches; 'all' (allow): every part does.
+ */
+export function ruleMatches(rule: PermissionRule, call: CallView, mode: 'any' | 'all'): boolean {
+  if (!ruleCoversTool(rule.toolName, call.toolName)) return false;
+  if (rule.content === undefined) return true;
+  const input = (call.input ?? {}) as Record<string, unknown>;
+  if (call.toolName === 'Bash') {
+    if (typeof input.command !== 'string') return false;
+    const parts = splitCompoundCommand(input.command);
+    if (parts.length === 0) return false;
+    return mode === 'any' ? parts.some((part) => bashCommandMatches(rule.content!, part)) : parts.every((part) => bashCommandMatches(rule.content!, part));
+  }
+  const paths = toolPaths(call.toolName, call.input, call.cwd);
+  if (paths.length === 0) return false;
+  const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: call.cwd, homeDir: call.homeDir });
+  return mode === 'any' ? paths.some(matches) : paths.every(matches);
+}
+
+/** The first rule of the list that matches, or undefined. Unparseable rules never match. */
+function firstMatch(rules: RuleWithSource[], call: CallView, mode: 'any' | 'all'): RuleWithSource | undefined {
+  return rules.find((entry) => {
+    let parsed: PermissionRule;
+    try {
+      parsed = parsePermissionRule(entry.rule);
+    } catch {
+      return false;
+    }
+    return ruleMatches(parsed, call, mode);
+  });
+}
+
+/**
+ * For a compound Bash command, allow rules must cover every part; parts may be covered by
+ * different rules (`Bash(git add:*)` and `Bash(git commit:*)` together allow `git add . && git commit`).
+ */
+function allowedByRules(rules: RuleWithSource[], call: CallView): RuleWithSource | undefined {
+  const whole = firstMatch(rules, call, 'all');
+  if (whole || call.toolName !== 'Bash') return whole;
+  const command = (call.input as { command?: unknown })?.command;
+  if (typeof command !== 'string') return undefined;
+  const parts = splitCompoundCommand(command);
+  if (parts.length < 2) return undefined;
+  const covering = parts.map((part) => firstMatch(rules, { ...call, input: { command: part } }, 'all'));
+  return covering.every(Boolean) ? covering[0] : undefined;
+}
+
+export interface ToolFacts {
+  /** The call only reads (the tool's own `isReadOnly` on valid input; the Bash classifier for Bash). */
+  readOnly: boolean;
+  /** The input is valid for the tool (invalid input is never run: the tool reports the error). */
+  validInput: boolean;
+}
+
+const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.rule}`;
+
+/**
+ * seed §2.10 canUseTool's rule engine: deny rules, then ask rules, then the mode, then allow
+ * rules, then the tool's own default (read-only inside the workspace: allow; edits: ask, or allow
+ * in acceptEdits inside the workspace; anything outside the working directories: ask).
+ */
+export function decidePermission(call: { toolName: string; input: unknown }, facts: ToolFacts, context: PermissionContext): PermissionDecision {
+  const cwd = context.workingDirectories[0] ?? '/';
+  const view: CallView = { toolName: call.toolName, input: call.input, cwd, homeDir: context.homeDir };
+  const denied = firstMatch(context.rules.deny, view, 'any');
+  if (denied) {
+    return { behavior: 'deny', reason: describeRule(denied), message: `Permission to use ${call.toolName} has been denied by the ${describeRule(denied)}.` };
+  }
+  const decision = decideBeforeDontAsk(view, facts, context);
+  if (decision.behavior === 'ask' && context.mode === 'dontAsk') {
+    return { behavior: 'deny', reason: `${decision.reason}; dontAsk mode`, message: `Permission to use ${call.toolName} was not granted in advance (dontAsk mode denies whatever is not pre-approved).` };
+  }
+  return decision;
+}
+
+function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: PermissionContext): PermissionDecision {
+  const { toolName } = view;
+  // Invalid input never runs: let the tool report the validation error.
+  if (!facts.validInput) return { behavior: 'allow', reason: 'invalid input is reported by the tool' };
+  const asked = firstMatch(context.rules.ask, view, 'any');
+  if (asked) return { behavior: 'ask', reason: describeRule(asked) };
+
+  const paths = toolPaths(toolName, view.input, view.cwd);
+  const outside = paths.filter((target) => !context.workingDirectories.some((directory) => isInside(target, directory)));
+
+  if (context.mode === 'plan' && !facts.readOnly) {
+    return {
+      behavior: 'deny',
+      reason: 'plan mode',
+      message: `${toolName} changes things, and this conversation is in plan mode: only read-only tools run. Present the plan instead of carrying it out.`,
+    };
+  }
+  if (context.mode === 'bypassPermissions') {
+    const protectedPath = EDIT_TOOLS.has(toolName) ? paths.find((target) => isProtected(target, context.workingDirectories)) : undefined;
+    if (!protectedPath) return { behavior: 'allow', reason: 'bypassPermissions mode' };
+    return { behavior: 'ask', reason: `a write to a protected directory (${protectedPath}) asks even in bypassPermissions mode` };
+  }
+  const allowed = allowedByRules(context.rules.allow, view);
+  if (allowed) return { behavior: 'allow', reason: describeRule(allowed) };
+
+  if (outside.length > 0) return { behavior: 'ask', reason: `${outside[0]} is outside the working directories (${context.workingDirectories.join(', ')})` };
+  if (READ_TOOLS.has(toolName)) return { behavior: 'allow', reason: 'read-only tool inside the working directories' };
+  if (EDIT_TOOLS.has(toolName)) {
+    if (context.mode === 'acceptEdits') return { behavior: 'allow', reason: 'acceptEdits mode allows edits inside the working directories' };
+    return { behavior: 'ask', reason: `${toolName} changes files` };
+  }
+  if (toolName === 'Bash') {
+    if (facts.readOnly) return { behavior: 'allow', reason: 'read-only command' };
+    return { behavior: 'ask', reason: 'the command may change things' };
+  }
+  // Agent (its own tools are checked in the subagent) and anything else.
+  return { behavior: 'allow', reason: `${toolName} needs no permission` };
+}
+
+function isProtected(target: string, workingDirectories: string[]): boolean {
+  return workingDirectories.some((directory) => {
+    if (!isInside(target, directory)) return false;
+    const relative = target.slice(normalizePath(directory).length + 1);
+    if (PROTECTED_EXCEPTIONS.some((exception) => relative === exception || relative.startsWith(`${exception}/`))) return false;
+    return PROTECTED_DIRECTORIES.some((name) => relative === name || relative.startsWith(`${name}/`));
+  });
+}
+
+// ---- what the model is told ----
+
+/** Tool result when a person declined (our wording of Claude Code's rejection). */
+export function rejectionMessage(message?: string): string {
+  const base =
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (nothing was run or written).";
+  return message?.trim() ? `${base} The user said:\n${message.trim()}` : `${base} Stop what you are doing and wait for the user to tell you how to proceed.`;
+}
+
+/** Tool result when a tool needed permission and nobody could give it (`ask` without a terminal, `claude -p`). */
+export function noApproverMessage(toolName: string): string {
+  return `Permission to use ${toolName} is required, but it has not been granted and nobody is available to approve it. Allow it with --allowed-tools or a permissions.allow rule in .claude/settings.json, or choose a different approach.`;
+}
+
+/** Tool result when nobody decided within the wait. */
+export function timeoutMessage(toolName: string, waitedMs: number): string {
+  return `Permission to use ${toolName} was not given within ${Math.round(waitedMs / 60_000)} minutes, so the tool use was denied.`;
+}
+
+/**
+ * The allow rule `--always` adds for the rest of the session: the exact Bash command; for a file
+ * tool, that tool in the file's directory (`Edit(//abs/dir/**)`), so approving one write outside
+ * the workspace does not open the whole disk; otherwise the tool.
+ */
+export function ruleForAlways(toolName: string, input: unknown, cwd: string): string {
+  if (toolName === 'Bash') {
+    const command = (input as { command?: unknown })?.command;
+    if (typeof command === 'string' && command.trim() && !/[()]/.test(command)) return `Bash(${command.trim()})`;
+    return toolName;
+  }
+  const [first] = toolPaths(toolName, input, cwd);
+  if (!first) return toolName;
+  const directory = READ_TOOLS.has(toolName) && toolName !== 'Read' ? first : first.slice(0, first.lastIndexOf('/')) || '/';
+  if (/[()*?[\]]/.test(directory)) return toolName;
+  return `${toolName}(/${directory === '/' ? '/' : `${directory}/`}**)`;
+}

@@ -1,0 +1,190 @@
+/** The permission rule engine (common/permissions.ts): rule syntax, matching, modes, paths. */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadSettings } from '../../activities/settings';
+import {
+  type PermissionContext,
+  type PermissionMode,
+  bashCommandMatches,
+  decidePermission,
+  parsePermissionRule,
+  pathMatchesRule,
+  ruleForAlways,
+  splitCompoundCommand,
+  splitRuleList,
+  toolPaths,
+} from '../../common/permissions';
+import { getToolSpec } from '../../common/tool-specs';
+
+const CWD = '/work/project';
+
+function context(overrides: Partial<PermissionContext> & { allow?: string[]; deny?: string[]; ask?: string[] } = {}): PermissionContext {
+  const rules = (list: string[] = []) => list.map((rule) => ({ rule, source: 'cliArg' as const }));
+  return {
+    mode: overrides.mode ?? 'default',
+    rules: { allow: rules(overrides.allow), deny: rules(overrides.deny), ask: rules(overrides.ask) },
+    workingDirectories: overrides.workingDirectories ?? [CWD],
+    homeDir: '/home/alice',
+  };
+}
+
+/** Decides as the gate does: facts from the tool's own spec. */
+function decide(toolName: string, input: unknown, ctx: PermissionContext) {
+  const spec = getToolSpec(toolName)!;
+  const parsed = spec.inputSchema.safeParse(input);
+  const facts = { validInput: parsed.success, readOnly: parsed.success && (toolName === 'Agent' || spec.isReadOnly(parsed.data)) };
+  return decidePermission({ toolName, input }, facts, ctx).behavior;
+}
+
+describe('rule syntax', () => {
+  it('parses Tool and Tool(specifier); Tool(*) and Tool() mean the whole tool', () => {
+    expect(parsePermissionRule('Read')).toEqual({ toolName: 'Read' });
+    expect(parsePermissionRule('Bash(npm test:*)')).toEqual({ toolName: 'Bash', content: 'npm test:*' });
+    expect(parsePermissionRule('Bash(*)')).toEqual({ toolName: 'Bash' });
+    expect(parsePermissionRule('Write(//tmp/**)')).toEqual({ toolName: 'Write', content: '//tmp/**' });
+    expect(() => parsePermissionRule('Bash(npm')).toThrow(/Invalid permission rule "Bash\(npm"/);
+    expect(() => parsePermissionRule('')).toThrow(/expected Tool or Tool\(specifier\)/);
+  });
+
+  it('splits rule lists on commas and spaces outside parentheses', () => {
+    expect(splitRuleList('Bash(npm test:*),Read Edit(src/**)')).toEqual(['Bash(npm test:*)', 'Read', 'Edit(src/**)']);
+    expect(splitRuleList('  Bash(git log:*) ,  Write ')).toEqual(['Bash(git log:*)', 'Write']);
+  });
+});
+
+describe('Bash matching', () => {
+  it('prefix :* matches the command and it with arguments, at a word boundary', () => {
+    expect(bashCommandMatches('npm test:*', 'npm test')).toBe(true);
+    expect(bashCommandMatches('npm test:*', 'npm test -- --watch')).toBe(true);
+    expect(bashCommandMatches('npm test:*', 'npm testx')).toBe(false);
+    expect(bashCommandMatches('npm test', 'npm test --ci')).toBe(false);
+    expect(bashCommandMatches('git * main', 'git push origin main')).toBe(true);
+    expect(bashCommandMatches('ls *', 'ls')).toBe(true);
+  });
+
+  it('compound commands: allow needs every part, deny any part', () => {
+    expect(splitCompoundCommand('npm test && rm -rf / ; echo "a && b" | wc')).toEqual(['npm test', 'rm -rf /', 'echo "a && b"', 'wc']);
+    expect(decide('Bash', { command: 'npm test && rm -rf build' }, context({ allow: ['Bash(npm test:*)'] }))).toBe('ask');
+    expect(decide('Bash', { command: 'npm test && rm -rf build' }, context({ allow: ['Bash(npm test:*)', 'Bash(rm:*)'] }))).toBe('allow');
+    expect(decide('Bash', { command: 'echo hi && rm -rf build' }, context({ deny: ['Bash(rm:*)'], mode: 'bypassPermissions' }))).toBe('deny');
+  });
+});
+
+describe('paths', () => {
+  it('resolves the paths a file tool touches, including a Glob pattern that leaves its root', () => {
+    expect(toolPaths('Write', { file_path: '../escape.txt' }, CWD)).toEqual(['/work/escape.txt']);
+    expect(toolPaths('Read', { file_path: '/etc/shadow' }, CWD)).toEqual(['/etc/shadow']);
+    expect(toolPaths('Glob', { pattern: '/etc/*' }, CWD)).toEqual([CWD, '/etc']);
+    expect(toolPaths('Grep', { pattern: 'x', path: 'src' }, CWD)).toEqual([`${CWD}/src`]);
+  });
+
+  it('matches gitignore-style patterns: //abs, ~/home, /workspace-root, relative, any depth', () => {
+    const at = { cwd: CWD, homeDir: '/home/alice' };
+    expect(pathMatchesRule('//tmp/**', '/tmp/a/b.txt', at)).toBe(true);
+    expect(pathMatchesRule('~/Documents/*.pdf', '/home/alice/Documents/x.pdf', at)).toBe(true);
+    expect(pathMatchesRule('/src/**/*.ts', `${CWD}/src/a/b.ts`, at)).toBe(true);
+    expect(pathMatchesRule('/src/**/*.ts', `${CWD}/lib/a.ts`, at)).toBe(false);
+    expect(pathMatchesRule('*.env', `${CWD}/deep/dir/.env`, at)).toBe(true); // gitignore: * may match nothing
+    expect(pathMatchesRule('*.env', `${CWD}/deep/env.txt`, at)).toBe(false);
+    expect(pathMatchesRule('*.env', `${CWD}/deep/prod.env`, at)).toBe(true);
+    expect(pathMatchesRule('secrets', `${CWD}/a/secrets/key.pem`, at)).toBe(true);
+    expect(pathMatchesRule('src/**', `${CWD}/src/x/y.ts`, at)).toBe(true);
+    expect(pathMatchesRule('src/**', `/elsewhere/src/y.ts`, at)).toBe(false);
+  });
+});
+
+describe('decisions', () => {
+  it('read-only tools and read-only Bash inside the workspace need no approval; changes ask', () => {
+    const ctx = context();
+    expect(decide('Read', { file_path: 'a.txt' }, ctx)).toBe('allow');
+    expect(decide('Grep', { pattern: 'x' }, ctx)).toBe('allow');
+    expect(decide('Bash', { command: 'ls -la' }, ctx)).toBe('allow');
+    expect(decide('Bash', { command: 'npm install' }, ctx)).toBe('ask');
+    expect(decide('Write', { file_path: 'a.txt', content: '' }, ctx)).toBe('ask');
+    expect(decide('Agent', { description: 'd', prompt: 'p', subagent_type: 'Explore' }, ctx)).toBe('allow');
+  });
+
+  it('paths outside the workspace and --add-dir ask, even for reads and in acceptEdits (issue 12 defect 3)', () => {
+    for (const mode of ['default', 'acceptEdits'] as PermissionMode[]) {
+      const ctx = context({ mode, workingDirectories: [CWD, '/data/shared'] });
+      expect(decide('Write', { file_path: '/tmp/outside.txt', content: 'x' }, ctx)).toBe('ask');
+      expect(decide('Write', { file_path: '../escape.txt', content: 'x' }, ctx)).toBe('ask');
+      expect(decide('Read', { file_path: '/etc/shadow' }, ctx)).toBe('ask');
+      expect(decide('Glob', { pattern: '../../**' }, ctx)).toBe('ask');
+      expect(decide('Read', { file_path: '/data/shared/x.csv' }, ctx)).toBe('allow');
+    }
+    expect(decide('Write', { file_path: '/data/shared/y', content: '' }, context({ mode: 'acceptEdits', workingDirectories: [CWD, '/data/shared'] }))).toBe('allow');
+  });
+
+  it('deny beats ask beats allow, whatever the specificity', () => {
+    expect(decide('Bash', { command: 'aws s3 ls' }, context({ deny: ['Bash(aws:*)'], allow: ['Bash(aws s3 ls)'] }))).toBe('deny');
+    expect(decide('Read', { file_path: 'x' }, context({ ask: ['Read'], allow: ['Read(x)'] }))).toBe('ask');
+    expect(decide('Edit', { file_path: 'src/a.ts', old_string: 'a', new_string: 'b' }, context({ allow: ['Edit(src/**)'] }))).toBe('allow');
+    expect(decide('Write', { file_path: 'src/a.ts', content: '' }, context({ allow: ['Edit(src/**)'] }))).toBe('allow'); // Edit rules cover Write
+    expect(decide('Write', { file_path: '/tmp/x', content: '' }, context({ allow: ['Write(//tmp/**)'] }))).toBe('allow');
+    expect(decide('Read', { file_path: '.env' }, context({ deny: ['Read(.env)'] }))).toBe('deny');
+  });
+
+  it('modes: plan runs read-only only; acceptEdits allows edits inside; bypass allows (not protected dirs); dontAsk denies what would ask', () => {
+    const write = { file_path: 'a.txt', content: '' };
+    expect(decide('Write', write, context({ mode: 'plan', allow: ['Write'] }))).toBe('deny');
+    expect(decide('Read', { file_path: 'a.txt' }, context({ mode: 'plan' }))).toBe('allow');
+    expect(decide('Bash', { command: 'git status' }, context({ mode: 'plan' }))).toBe('allow');
+    expect(decide('Write', write, context({ mode: 'acceptEdits' }))).toBe('allow');
+    expect(decide('Bash', { command: 'rm x' }, context({ mode: 'acceptEdits' }))).toBe('ask');
+    expect(decide('Bash', { command: 'rm x' }, context({ mode: 'bypassPermissions' }))).toBe('allow');
+    expect(decide('Write', { file_path: '/tmp/x', content: '' }, context({ mode: 'bypassPermissions' }))).toBe('allow');
+    expect(decide('Write', { file_path: '.git/config', content: '' }, context({ mode: 'bypassPermissions' }))).toBe('ask');
+    expect(decide('Write', { file_path: '.claude/agents/a.md', content: '' }, context({ mode: 'bypassPermissions' }))).toBe('allow');
+    expect(decide('Bash', { command: 'rm x' }, context({ mode: 'dontAsk' }))).toBe('deny');
+    expect(decide('Bash', { command: 'rm x' }, context({ mode: 'dontAsk', allow: ['Bash(rm:*)'] }))).toBe('allow');
+    expect(decide('Read', { file_path: 'a' }, context({ mode: 'dontAsk' }))).toBe('allow');
+  });
+
+  it('invalid input is left to the tool to report', () => {
+    expect(decide('Write', { file_path: 7 }, context())).toBe('allow');
+  });
+
+  it('--always adds the exact command, or the tool in the file directory', () => {
+    expect(ruleForAlways('Bash', { command: 'npm install' }, CWD)).toBe('Bash(npm install)');
+    expect(ruleForAlways('Write', { file_path: '/tmp/out/a.txt' }, CWD)).toBe('Write(//tmp/out/**)');
+    expect(ruleForAlways('Edit', { file_path: 'src/a.ts' }, CWD)).toBe(`Edit(/${CWD}/src/**)`);
+    expect(decide('Write', { file_path: '/tmp/out/b.txt', content: '' }, context({ allow: [ruleForAlways('Write', { file_path: '/tmp/out/a.txt' }, CWD)] }))).toBe('allow');
+  });
+});
+
+describe('settings files', () => {
+  it('merges user, project and local rules by --setting-sources; a malformed file is named with its position and skipped', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-settings-'));
+    try {
+      const home = path.join(root, 'home');
+      const cwd = path.join(root, 'project');
+      await mkdir(path.join(home, '.claude'), { recursive: true });
+      await mkdir(path.join(cwd, '.claude'), { recursive: true });
+      await writeFile(path.join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash(npm test:*)'], defaultMode: 'acceptEdits' } }));
+      await writeFile(
+        path.join(cwd, '.claude', 'settings.json'),
+        JSON.stringify({ permissions: { deny: ['Read(.env)', 'Bash(npm'], additionalDirectories: ['../shared'] }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'true' }] }] } }),
+      );
+      await writeFile(path.join(cwd, '.claude', 'settings.local.json'), '{\n  "permissions": {\n    "allow": ["Edit"],\n  }\n}');
+
+      const all = await loadSettings(cwd, undefined, home);
+      expect(all.permissions.allow).toEqual([{ rule: 'Bash(npm test:*)', source: 'userSettings' }]);
+      expect(all.permissions.deny).toEqual([{ rule: 'Read(.env)', source: 'projectSettings' }]);
+      expect(all.permissions.defaultMode).toBe('acceptEdits');
+      expect(all.permissions.additionalDirectories).toEqual([path.join(root, 'shared')]);
+      expect(all.stopHooks).toHaveLength(1);
+      expect(all.warnings.join('\n')).toContain('permissions.deny[1] ignored: Invalid permission rule "Bash(npm"');
+      expect(all.warnings.join('\n')).toMatch(/settings\.local\.json is not valid JSON \(line 4, column 3/);
+
+      const userOnly = await loadSettings(cwd, ['user'], home);
+      expect(userOnly.stopHooks).toEqual([]); // a user can refuse the workspace's hooks
+      expect(userOnly.permissions.deny).toEqual([]);
+      expect(userOnly.warnings).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
