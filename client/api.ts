@@ -21,6 +21,7 @@ import {
   type ConversationSummary,
   abortSignal,
   compactUpdate,
+  decidePermissionUpdate,
   endSignal,
   eventsQuery,
   statusQuery,
@@ -29,6 +30,7 @@ import {
 } from '../workflows/definitions';
 import type { TranscriptMessage } from '../common/messages';
 import type { conversationWorkflow } from '../workflows';
+import type { PermissionDecisionRequest, RecordedPermissionDecision } from '../workflows/permission-gate';
 
 /** Thrown for a conversation id the server does not know. */
 export class ConversationNotFoundError extends Error {
@@ -167,6 +169,14 @@ export class ConversationClient {
       messages.push(...slice.messages);
       if (slice.messages.length === 0 || messages.length >= slice.length) return messages;
     }
+  }
+
+  /**
+   * Decides a waiting permission request (`approve` / `deny`): exactly once — a duplicate gets the
+   * recorded decision; an unknown id is refused by the workflow's validator.
+   */
+  async decidePermission(conversationId: string, request: PermissionDecisionRequest): Promise<RecordedPermissionDecision> {
+    return this.guard(conversationId, (handle) => handle.executeUpdate(decidePermissionUpdate, { args: [request] }));
   }
 
   async end(conversationId: string): Promise<void> {

@@ -23,6 +23,7 @@ import { missingKeyMessage } from '../infra/encryption-codec';
 import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, readAskPrompt, sessionLimitsFrom } from './commands/ask';
 import { exportTranscript, fetchTranscript, transcriptToResume } from './commands/transcript';
 import { UsageError } from './usage-error';
+import { PERMISSION_OPTIONS, PERMISSION_USAGE, decide, pendingPermissionLines, permissionConfigFrom, promptForPermissions } from './commands/permissions';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
 const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
@@ -39,6 +40,9 @@ Usage:
   durable-agent compact [--json] <id> [instructions]
                                                  summarize the conversation so far to free context
                                                  (after the running query; like Claude Code's /compact)
+  durable-agent approve <id> <toolUseId> [--always]
+                                                 allow a tool call waiting for permission (--always: for the session)
+  durable-agent deny <id> <toolUseId> [message]  refuse it (the message is told to the model)
   durable-agent abort <id>                       interrupt the running query (the conversation stays open)
   durable-agent end <id>                         end the conversation after the running query
   durable-agent list                             conversations on the server, newest first
@@ -68,12 +72,16 @@ Options for ask and start:
   --workspace-queue <name> run tools, hooks and session context on the workers of this task queue, on the host
                            that holds --cwd (default: DURABLE_AGENT_WORKSPACE_TASK_QUEUE, else the main queue)
 
+${PERMISSION_USAGE}
+  ask asks inline (y / n / always) when stdin and stdout are a terminal; otherwise a tool that needs
+  permission is denied at once. A started conversation waits (up to 24 h) for approve / deny.
+
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY (default 10),
 ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_ENCRYPTION_KEY or DURABLE_AGENT_ENCRYPTION_KEY_FILE
 (encrypt history: base64 of 32 random bytes, several comma-separated for rotation, the first encrypts).
 Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
-abort, end; status, events, history; compact {"instructions": "..."}.`;
+abort, end; status, events, history; compact {"instructions": "..."}; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"}.`;
 
 export { UsageError };
 
@@ -110,6 +118,9 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await statusCommand(rest, io);
       case 'compact':
         return await compactCommand(rest, io);
+      case 'approve':
+      case 'deny':
+        return await decideCommand(rest, io, command);
       case 'abort':
         return await simpleCommand(rest, io, 'abort');
       case 'end':
@@ -181,7 +192,7 @@ function reportError(error: unknown, io: Io): number {
   return 1;
 }
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
 
 function parse(args: string[], options: OptionSpec, positionals: number | [number, number], command: string) {
   let parsed;
@@ -195,7 +206,7 @@ function parse(args: string[], options: OptionSpec, positionals: number | [numbe
   if (parsed.positionals.length > max) {
     throw new UsageError(`${command}: unexpected argument "${parsed.positionals[max]}" (quote a prompt that has spaces).`);
   }
-  return parsed as { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  return parsed as { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
 }
 
 const CONFIG_OPTIONS: OptionSpec = {
@@ -206,12 +217,13 @@ const CONFIG_OPTIONS: OptionSpec = {
   'workspace-queue': { type: 'string' },
   'system-prompt': { type: 'string' },
   'append-system-prompt': { type: 'string' },
+  ...PERMISSION_OPTIONS,
 };
 
 /** Set to 1 when --cwd names a directory on a remote worker host, not on this machine. */
 const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';
 
-function configFrom(values: Record<string, string | boolean | undefined>, oneShot: boolean): ConversationConfigInput {
+function configFrom(values: Record<string, string | boolean | string[] | undefined>, oneShot: boolean, canApprove = true): ConversationConfigInput {
   const maxTurnsText = values['max-turns'] as string | undefined;
   let maxTurns: number | undefined;
   if (maxTurnsText !== undefined) {
@@ -240,7 +252,14 @@ function configFrom(values: Record<string, string | boolean | undefined>, oneSho
       );
     }
   }
+  let permissions: ReturnType<typeof permissionConfigFrom>;
+  try {
+    permissions = permissionConfigFrom(values, canApprove);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   return {
+    ...permissions,
     maxToolUseConcurrency,
     cwd,
     model: values.model as string | undefined,
@@ -289,15 +308,21 @@ async function warnIfNoWorker(api: ConversationClient, taskQueue: string, io: Io
 async function askCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...ASK_OPTIONS, ...SESSION_LIMIT_OPTIONS }, [0, Infinity], 'ask');
   const format = outputFormatFrom(values);
-  const config = { ...configFrom(values, true), ...sessionLimitsFrom(values) };
+  // claude -p: a terminal answers permission requests inline; without one they are denied at once.
+  const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const config = { ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) };
   const prompt = await readAskPrompt(positionals, io);
   const { api, taskQueue, close } = await connect();
+  const prompting = new AbortController();
   try {
     const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue });
     await warnIfNoWorker(api, taskQueue, io);
+    if (interactive) void promptForPermissions(api, conversationId, prompting.signal, io.err).catch((error: unknown) => io.err(`Error: ${String(error)}`));
     const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
+    prompting.abort();
     return result.is_error ? 1 : 0;
   } finally {
+    prompting.abort();
     await close();
   }
 }
@@ -390,7 +415,8 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
   const { api, close } = await connect();
   try {
     const status = await api.status(positionals[0]);
-    io.out(values.json ? JSON.stringify(status, null, 2) : formatStatus(status));
+    const pending = values.json ? [] : await pendingPermissionLines(api, status);
+    io.out(values.json ? JSON.stringify(status, null, 2) : [formatStatus(status), ...pending].join('\n'));
     return 0;
   } finally {
     await close();
@@ -405,6 +431,22 @@ async function compactCommand(args: string[], io: Io): Promise<number> {
     const outcome = await api.compact(conversationId, words.join(' '));
     io.out(values.json ? JSON.stringify(outcome) : formatCompactionOutcome(outcome));
     return outcome.compacted ? 0 : 1;
+  } finally {
+    await close();
+  }
+}
+
+async function decideCommand(args: string[], io: Io, command: 'approve' | 'deny'): Promise<number> {
+  const { values, positionals } = parse(args, command === 'approve' ? { always: { type: 'boolean' } } : {}, command === 'approve' ? 2 : [2, Infinity], command);
+  const [conversationId, toolUseId, ...words] = positionals;
+  const { api, close } = await connect();
+  try {
+    const { line } = await decide(api, conversationId, toolUseId, command === 'approve' ? 'allow' : 'deny', {
+      always: values.always === true,
+      message: words.join(' '),
+    });
+    io.out(sanitizeForTerminal(line));
+    return 0;
   } finally {
     await close();
   }

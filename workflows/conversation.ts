@@ -13,6 +13,7 @@ import {
   type QueryInProgress,
   abortSignal,
   compactUpdate,
+  decidePermissionUpdate,
   endSignal,
   eventsQuery,
   historyQuery,
@@ -72,9 +73,12 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     },
   );
 
+  // A permission decision (approve / deny): exactly once; a duplicate returns the recorded one.
+  setHandler(decidePermissionUpdate, (request) => session.permissions.decide(request), { validator: (request) => session.permissions.validate(request) });
+
   const loadSessionContext = async () => {
     try {
-      session.sessionContext = await activities(activityOptions(config).sessionContext).loadSessionContext({ cwd: config.cwd });
+      session.sessionContext = await activities(activityOptions(config).sessionContext).loadSessionContext({ cwd: config.cwd, settingSources: config.settingSources });
     } catch (error) {
       // The conversation still works (no CLAUDE.md, git status or hooks); people are told why.
       session.sessionContextFailed(error);

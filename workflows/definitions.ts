@@ -11,6 +11,7 @@ import type { RequestContext } from '../common/activity-types';
 import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
+import type { CarriedPermissions, PendingPermission, PermissionDecisionRequest, RecordedPermissionDecision } from './permission-gate';
 import type { LoopCheckpoint } from './query-loop';
 import type { TranscriptSlice } from './transcript';
 
@@ -79,6 +80,11 @@ export const userInputSignal = defineSignal<[UserInput | string]>('userInput');
  */
 export const compactUpdate = defineUpdate<CompactionOutcome, [CompactRequest]>('compact');
 export const abortSignal = defineSignal<[AbortInput?]>('abort');
+/**
+ * Decides a waiting permission request (`approve` / `deny`). An update: the caller learns the
+ * decision, a duplicate gets the recorded one, an unknown id is rejected by the validator.
+ */
+export const decidePermissionUpdate = defineUpdate<RecordedPermissionDecision, [PermissionDecisionRequest]>('decidePermission');
 /** Ends the conversation once the running query (if any) finishes. */
 export const endSignal = defineSignal<[]>('end');
 export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStreamed');
@@ -157,6 +163,10 @@ export interface ConversationStatus {
   continuedAsNewCount: number;
   /** Sequence number the next event will get: poll `events` from here to see only what is new. */
   nextEventSeq: number;
+  /** Tool calls waiting for `approve` / `deny` (phase `awaiting_permission`). */
+  pendingPermissions?: PendingPermission[];
+  /** The permission mode in effect (absent: tools run unchecked). */
+  permissionMode?: string;
 }
 
 /** One entry of the progress feed clients poll (`events` query). */
@@ -259,6 +269,8 @@ export interface CarriedState {
   selectedModel?: string;
   /** The session context is read again before the next input (after a compaction or `/clear`). */
   sessionContextStale?: boolean;
+  /** Session allow rules (`approve --always`), recorded decisions, the running query's denials. */
+  permissions?: CarriedPermissions;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

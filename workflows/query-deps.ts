@@ -28,6 +28,7 @@ import { STRUCTURED_OUTPUT_REQUIRED_MESSAGE, STRUCTURED_OUTPUT_TOOL_NAME } from 
 import type { QueryAccounting } from './query-accounting';
 import { getToolSpec } from '../common/tool-specs';
 import type { Phase, ToolInFlight } from './definitions';
+import type { GateVerdict } from './permission-gate';
 import type { CompactOutcome, CompactRequestParams, CompactResponse } from './compact';
 import type { ModelResponse, QueryDeps, StopHookDecision } from './query-loop';
 import { StreamingToolExecutor } from './tool-orchestration';
@@ -93,6 +94,8 @@ export interface QueryHost {
   onTransition(transition: TransitionType): void;
   onModelChange(model: string): void;
   shouldSuspend(): boolean;
+  /** seed §2.10 canUseTool: before every tool run (may wait for a person). */
+  checkPermission(block: ToolUseBlock): Promise<GateVerdict>;
 }
 
 /** Activity options, in one place. */
@@ -225,6 +228,8 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       if (offered && !offered.includes(block.name)) {
         return { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
       }
+      const verdict = await host.checkPermission(block);
+      if (verdict.behavior === 'deny') return { isError: true, content: verdict.message };
       if (block.name === 'Agent') {
         entry.childWorkflowId = subagentWorkflowId(conversationId, block.id);
         return await runSubagent(host, block);

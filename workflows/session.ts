@@ -44,6 +44,7 @@ import type {
   UserInput,
 } from './definitions';
 import { subagentProgressSignal, toolUseStreamedSchema } from './definitions';
+import { type GateVerdict, type PendingPermission, PermissionGate } from './permission-gate';
 import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, compactConversation, createQueryDeps, failureMessage } from './query-deps';
 import { type Suspended, queryLoop } from './query-loop';
 import { QueryAccounting, outputValidator } from './query-accounting';
@@ -117,6 +118,8 @@ export class ConversationSession implements QueryHost {
   /** The running (or last) query's usage per model, structured output and limits. */
   accounting: QueryAccounting;
   private readonly validateOutput: ReturnType<typeof outputValidator>;
+  /** canUseTool: rules, modes and durable approvals (permission-gate.ts). */
+  readonly permissions: PermissionGate;
 
   constructor(
     readonly conversationId: string,
@@ -150,6 +153,7 @@ export class ConversationSession implements QueryHost {
     this.resuming = carried?.queryInProgress;
     this.currentModel = this.config.model;
     this.compaction = carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 };
+    this.permissions = new PermissionGate(this.config, carried?.permissions, () => this.sessionContext?.permissionSettings);
     // Set by the client only when the server has the attributes registered; upserting unknown ones would fail.
     this.useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
     this.validateOutput = outputValidator(this.config);
@@ -250,6 +254,8 @@ export class ConversationSession implements QueryHost {
       ended: this.phase === 'ended',
       continuedAsNewCount: this.carried?.continuedAsNewCount ?? 0,
       nextEventSeq: this.nextEventSeq,
+      pendingPermissions: this.permissions.pendingRequests(),
+      permissionMode: this.config.permissions ? this.permissions.mode : undefined,
     };
   }
 
@@ -296,6 +302,7 @@ export class ConversationSession implements QueryHost {
       // Only when set: continue-as-new input of conversations without them stays as it was.
       ...(this.config.model !== this.initialConfig.model && { selectedModel: this.config.model }),
       ...(this.sessionContextStale && { sessionContextStale: true }),
+      ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
     };
     // The feed's tail is a convenience; the transcript is not.
     if (jsonBytes({ config: input.config, carried: next }) > MAX_PAYLOAD_BYTES) next.recentEvents = [];
@@ -370,6 +377,32 @@ export class ConversationSession implements QueryHost {
   /** `requestContext` query: the request context a worker missed in its cache. */
   requestContext(digest: string): RequestContext | null {
     return this.requestContexts.get(digest) ?? null;
+  }
+
+  /** QueryHost.checkPermission: the gate, with the phase and the feed kept up to date while a request waits. */
+  checkPermission(block: ToolUseBlock): Promise<GateVerdict> {
+    return this.permissions.check(block, {
+      onWaitingChanged: (waiting) => this.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
+      onRequest: (request) => this.onPermissionRequest(request),
+    });
+  }
+
+  /** Tells people (and a subagent's parent) how to answer a waiting request. */
+  private onPermissionRequest(request: PendingPermission): void {
+    const line = `Waiting for permission: ${request.toolName} ${JSON.stringify(request.input).slice(0, 200)} (${request.reason}). ` +
+      `Approve: durable-agent approve ${this.conversationId} ${request.toolUseId} [--always]; deny: durable-agent deny ${this.conversationId} ${request.toolUseId} [message]`;
+    this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: line });
+    if (!this.subagent) return;
+    const { parentId, toolUseId, description } = this.subagent;
+    const sent = getExternalWorkflowHandle(parentId)
+      .signal(subagentProgressSignal, { toolUseId, description, line })
+      .catch(() => undefined);
+    this.parentReports.add(sent);
+    void sent.then(() => this.parentReports.delete(sent));
+  }
+
+  sessionAllowRules(): string[] {
+    return [...this.permissions.sessionAllow];
   }
 
   /** A session-context load that failed: the conversation goes on without it, and people are told. */
@@ -667,7 +700,7 @@ export class ConversationSession implements QueryHost {
       stop_reason: lastStopReason,
       total_cost_usd: this.totalCostUsd - costBefore,
       usage: subtractUsage(this.usage, usageBefore),
-      permission_denials: [],
+      permission_denials: this.permissions.takeDenials(),
       session_id: this.conversationId,
       uuid: uuid4(),
       input_uuid: pending.uuid,

@@ -30,6 +30,8 @@ export interface SubagentHost {
   readonly sessionContext: SessionContext | undefined;
   /** The child's usage and cost count in the parent's totals. */
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
+  /** Allow rules added during the session (`approve --always`): the child inherits them. */
+  sessionAllowRules?(): string[];
 }
 
 /** The child workflow id of an Agent call: derived, so retries and replays find the same child. */
@@ -63,6 +65,8 @@ export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Prom
     // The parent's structured output and budget are the parent's: it checks its own total, children's costs included.
     jsonSchema: undefined,
     maxBudgetUsd: undefined,
+    // The child inherits the mode and rules (its settings come with the inherited session context).
+    permissions: host.config.permissions && { ...host.config.permissions, allow: [...host.config.permissions.allow, ...(host.sessionAllowRules?.() ?? [])] },
   };
   // Explore and the like get a slimmer context: no CLAUDE.md, no git status (seed §2.5). No
   // subagent runs the parent's Stop hooks.

@@ -38,7 +38,7 @@ export const SESSION_LIMIT_OPTIONS = {
   'json-schema': { type: 'string' },
 } as const;
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | string[] | undefined>;
 
 /** `--output-format` and `--verbose`, checked as Claude Code checks them. */
 export function outputFormatFrom(values: Values): OutputFormat {

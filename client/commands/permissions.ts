@@ -1,0 +1,161 @@
+/**
+ * Permissions on the command line, as Claude Code spells them: `--permission-mode`,
+ * `--allowed-tools` / `--disallowed-tools` (comma or space separated), `--add-dir`,
+ * `--setting-sources`; `approve <id> <toolUseId> [--always]` and `deny <id> <toolUseId> [message]`;
+ * the pending requests in `status`; and `ask`'s inline y / n / always prompt in a terminal.
+ */
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { ConversationConfigInput } from '../../common/config';
+import { PERMISSION_MODES, type PermissionMode, SETTING_SOURCES, type SettingSource, permissionRuleProblem, splitRuleList } from '../../common/permissions';
+import type { ConversationStatus } from '../../workflows/definitions';
+import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permission-gate';
+import type { ConversationClient } from '../api';
+import { sanitizeForTerminal } from '../format';
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+/** Options of ask / start / chat that configure permissions (camelCase spellings as Claude Code accepts them too). */
+export const PERMISSION_OPTIONS = {
+  'permission-mode': { type: 'string' },
+  'allowed-tools': { type: 'string', multiple: true },
+  allowedTools: { type: 'string', multiple: true },
+  'disallowed-tools': { type: 'string', multiple: true },
+  disallowedTools: { type: 'string', multiple: true },
+  'add-dir': { type: 'string', multiple: true },
+  'setting-sources': { type: 'string' },
+} as const;
+
+export const PERMISSION_USAGE = `Permissions (ask, start):
+  --permission-mode <mode>     default | acceptEdits | plan | bypassPermissions | dontAsk
+                               (default: the settings' defaultMode, else default)
+  --allowed-tools <rules>      allow rules, comma or space separated: "Bash(npm test:*),Edit(src/**)"
+  --disallowed-tools <rules>   deny rules, same syntax
+  --add-dir <dir>              another directory the file tools may use (repeatable)
+  --setting-sources <list>     which settings apply: user,project,local (default all three)`;
+
+const asList = (value: string | boolean | string[] | undefined): string[] =>
+  value === undefined || typeof value === 'boolean' ? [] : Array.isArray(value) ? value : [value];
+
+/**
+ * The permissions part of a conversation config. `canApprove`: someone can answer a request
+ * (`start`: later, with `approve`; `ask`: only in a terminal); otherwise it is denied at once.
+ * Throws an Error with a readable message for a bad flag.
+ */
+export function permissionConfigFrom(values: Values, canApprove: boolean): Pick<ConversationConfigInput, 'permissions' | 'settingSources'> {
+  const mode = values['permission-mode'] as string | undefined;
+  if (mode !== undefined && !(PERMISSION_MODES as readonly string[]).includes(mode)) {
+    throw new Error(`--permission-mode must be one of ${PERMISSION_MODES.join(', ')}, got "${mode}".`);
+  }
+  const rules = (flag: string, camel: string) => {
+    const list = [...asList(values[flag]), ...asList(values[camel])].flatMap(splitRuleList);
+    for (const rule of list) {
+      const problem = permissionRuleProblem(rule);
+      if (problem) throw new Error(`--${flag}: ${problem}`);
+    }
+    return list;
+  };
+  const allow = rules('allowed-tools', 'allowedTools');
+  const deny = rules('disallowed-tools', 'disallowedTools');
+  const additionalDirectories = asList(values['add-dir']).map((directory) => path.resolve(directory));
+  let settingSources: SettingSource[] | undefined;
+  const sourcesText = values['setting-sources'] as string | undefined;
+  if (sourcesText !== undefined) {
+    settingSources = sourcesText
+      .split(',')
+      .map((source) => source.trim())
+      .filter(Boolean) as SettingSource[];
+    const unknown = settingSources.filter((source) => !(SETTING_SOURCES as readonly string[]).includes(source));
+    if (unknown.length > 0) throw new Error(`--setting-sources takes a comma-separated list of ${SETTING_SOURCES.join(', ')}; unknown: ${unknown.join(', ')}.`);
+  }
+  return {
+    permissions: { mode: mode as PermissionMode | undefined, allow, deny, additionalDirectories, canApprove },
+    settingSources,
+  };
+}
+
+/** One line per waiting request, with the commands that answer it. */
+export function formatPendingPermissions(conversationId: string, pending: PendingPermission[]): string[] {
+  return pending.map(
+    (request) =>
+      `permission    ${request.toolUseId}  ${request.toolName} ${oneLine(JSON.stringify(request.input), 160)}  waiting since ${new Date(request.since).toISOString()}\n` +
+      `              ${request.reason}\n` +
+      `              approve: durable-agent approve ${conversationId} ${request.toolUseId} [--always]   deny: durable-agent deny ${conversationId} ${request.toolUseId} [message]`,
+  );
+}
+
+/** The status' own pending requests and those of its running subagents (child workflows). */
+export async function pendingPermissionLines(api: ConversationClient, status: ConversationStatus): Promise<string[]> {
+  const lines = formatPendingPermissions(status.conversationId, status.pendingPermissions ?? []);
+  for (const tool of status.toolsInFlight) {
+    if (!tool.childWorkflowId) continue;
+    const child = await api.status(tool.childWorkflowId).catch(() => undefined);
+    if (child) lines.push(...(await pendingPermissionLines(api, child)).map((line) => `${line}  (subagent)`));
+  }
+  return lines;
+}
+
+/** `approve <id> <toolUseId> [--always]` / `deny <id> <toolUseId> [message]`: the decision as recorded. */
+export async function decide(
+  api: ConversationClient,
+  conversationId: string,
+  toolUseId: string,
+  behavior: 'allow' | 'deny',
+  options: { always?: boolean; message?: string },
+): Promise<{ decision: RecordedPermissionDecision; line: string }> {
+  const decision = await api.decidePermission(conversationId, {
+    toolUseId,
+    behavior,
+    ...(options.message?.trim() ? { message: options.message.trim() } : {}),
+    ...(options.always ? { remember: true } : {}),
+  });
+  const duplicate = decision.behavior !== behavior ? ' (it had already been decided)' : '';
+  const verb = decision.behavior === 'allow' ? 'allowed' : 'denied';
+  const extra = decision.addedRule ? `; allow rule ${decision.addedRule} added for this session` : '';
+  const by = decision.decidedBy === 'timeout' ? ' (the wait timed out)' : '';
+  return { decision, line: `${decision.toolName} ${toolUseId} ${verb}${by}${extra}${duplicate}` };
+}
+
+/**
+ * `ask` in a terminal (claude -p asks inline): polls the conversation (and its subagents) for
+ * waiting requests and asks y / n / always for each, until `signal` aborts.
+ */
+export async function promptForPermissions(api: ConversationClient, conversationId: string, signal: AbortSignal, err: (text: string) => void): Promise<void> {
+  const asked = new Set<string>();
+  const readline = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    while (!signal.aborted) {
+      const waiting = await collectPending(api, conversationId).catch(() => []);
+      for (const { workflowId, request } of waiting) {
+        if (asked.has(request.toolUseId) || signal.aborted) continue;
+        asked.add(request.toolUseId);
+        err(sanitizeForTerminal(`${request.toolName} wants to run: ${oneLine(JSON.stringify(request.input), 300)}\n(${request.reason})`));
+        let answer = '';
+        while (!['y', 'yes', 'n', 'no', 'a', 'always'].includes(answer)) {
+          answer = (await readline.question('Allow? [y]es / [n]o / [a]lways: ', { signal }).catch(() => 'n')).trim().toLowerCase();
+        }
+        if (signal.aborted) return;
+        const allow = answer.startsWith('y') || answer.startsWith('a');
+        const { line } = await decide(api, workflowId, request.toolUseId, allow ? 'allow' : 'deny', { always: answer.startsWith('a') });
+        err(sanitizeForTerminal(line));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    readline.close();
+  }
+}
+
+async function collectPending(api: ConversationClient, workflowId: string): Promise<Array<{ workflowId: string; request: PendingPermission }>> {
+  const status = await api.status(workflowId);
+  const found = (status.pendingPermissions ?? []).map((request) => ({ workflowId, request }));
+  for (const tool of status.toolsInFlight) {
+    if (tool.childWorkflowId) found.push(...(await collectPending(api, tool.childWorkflowId).catch(() => [])));
+  }
+  return found;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,245 @@
+/**
+ * Durable approvals (seed §2.10 canUseTool): before every tool run the session asks the gate;
+ * the rule engine (common/permissions.ts) allows, denies, or asks. An ask waits in the workflow
+ * for the `decidePermission` update — phase `awaiting_permission` — so a decision survives worker
+ * crashes (the update is in history) and continue-as-new (decisions and session rules are
+ * carried). Each request is decided exactly once: a duplicate decision returns the recorded one.
+ * A wait longer than `approvalTimeoutMs` ends in a denial; an abort cancels the wait with the
+ * tool's scope. Every denial is kept for the result's `permission_denials`.
+ */
+import { condition, patched } from '@temporalio/workflow';
+import type { PermissionSettings } from '../common/activity-types';
+import type { ConversationConfig } from '../common/config';
+import {
+  type PermissionContext,
+  type PermissionMode,
+  type RuleWithSource,
+  decidePermission,
+  noApproverMessage,
+  rejectionMessage,
+  ruleForAlways,
+  timeoutMessage,
+} from '../common/permissions';
+import type { ToolUseBlock } from '../common/messages';
+import { getToolSpec } from '../common/tool-specs';
+
+/** patched() id of permission checks (older runs ran every tool unchecked). */
+export const PERMISSIONS_PATCH = 'permissions-check';
+/** Decisions kept (and carried across continue-as-new) for duplicate decisions. */
+const DECISIONS_KEPT = 200;
+
+/** A tool call waiting for a person (`status` lists them). */
+export interface PendingPermission {
+  toolUseId: string;
+  toolName: string;
+  input: unknown;
+  /** Workflow time the request started waiting (ms since epoch). */
+  since: number;
+  /** Why it asks (a rule, a path outside the workspace, the tool changes files). */
+  reason: string;
+}
+
+/** The `decidePermission` update's argument. */
+export interface PermissionDecisionRequest {
+  toolUseId: string;
+  behavior: 'allow' | 'deny';
+  /** For a denial: told to the model ("use the staging database instead"). */
+  message?: string;
+  /** For an allow: add an allow rule for the rest of the session (`approve --always`). */
+  remember?: boolean;
+}
+
+/** How a request was decided: the update's answer, the same for every duplicate. */
+export interface RecordedPermissionDecision {
+  toolUseId: string;
+  toolName: string;
+  behavior: 'allow' | 'deny';
+  decidedBy: 'user' | 'timeout';
+  message?: string;
+  /** The allow rule added for the session (`remember`). */
+  addedRule?: string;
+  decidedAt: number;
+}
+
+/** One entry of the result's `permission_denials` (the Agent SDK's shape). */
+export interface PermissionDenial {
+  tool_name: string;
+  tool_use_id: string;
+  tool_input: unknown;
+}
+
+/** What the gate carries across continue-as-new. */
+export interface CarriedPermissions {
+  sessionAllow: string[];
+  decisions: RecordedPermissionDecision[];
+  /** Denials of the query in progress (a query suspended mid-way keeps them for its result). */
+  denials: PermissionDenial[];
+}
+
+/** What the gate needs from the session while a request waits. */
+export interface PermissionGateHost {
+  /** Phase `awaiting_permission` while any request waits, back to `running_tools` after. */
+  onWaitingChanged(waiting: boolean): void;
+  /** A new request started waiting (a subagent tells its parent's feed how to approve it). */
+  onRequest?(request: PendingPermission): void;
+}
+
+/** The gate's verdict: run the tool, or give the model this result instead. */
+export type GateVerdict = { behavior: 'allow' } | { behavior: 'deny'; message: string };
+
+export class PermissionGate {
+  private readonly pending = new Map<string, PendingPermission>();
+  private readonly decisions: Map<string, RecordedPermissionDecision>;
+  readonly sessionAllow: string[];
+  private denials: PermissionDenial[];
+
+  constructor(
+    private readonly config: ConversationConfig,
+    carried: CarriedPermissions | undefined,
+    /** The settings files' rules (from the session context, loaded after construction). */
+    private readonly settings: () => PermissionSettings | undefined,
+  ) {
+    this.sessionAllow = [...(carried?.sessionAllow ?? [])];
+    this.decisions = new Map((carried?.decisions ?? []).map((decision) => [decision.toolUseId, decision]));
+    this.denials = [...(carried?.denials ?? [])];
+  }
+
+  /** The mode in effect: the conversation's, else the settings' `defaultMode`, else `default`. */
+  get mode(): PermissionMode {
+    return this.config.permissions?.mode ?? this.settings()?.defaultMode ?? 'default';
+  }
+
+  /** Everything the rule engine decides with. */
+  context(): PermissionContext {
+    const permissions = this.config.permissions;
+    const settings = this.settings();
+    const cli = (rules: string[] | undefined): RuleWithSource[] => (rules ?? []).map((rule) => ({ rule, source: 'cliArg' }));
+    return {
+      mode: this.mode,
+      rules: {
+        deny: [...cli(permissions?.deny), ...(settings?.deny ?? [])],
+        ask: [...cli(permissions?.ask), ...(settings?.ask ?? [])],
+        allow: [...cli(permissions?.allow), ...this.sessionAllow.map((rule): RuleWithSource => ({ rule, source: 'session' })), ...(settings?.allow ?? [])],
+      },
+      workingDirectories: [this.config.cwd, ...(permissions?.additionalDirectories ?? []), ...(settings?.additionalDirectories ?? [])],
+      homeDir: settings?.homeDir,
+    };
+  }
+
+  /** Requests waiting for a decision, oldest first. */
+  pendingRequests(): PendingPermission[] {
+    return [...this.pending.values()];
+  }
+
+  /** The update's validator: rejects malformed decisions and ids that were never asked about. */
+  validate(request: PermissionDecisionRequest): void {
+    if (typeof request !== 'object' || request === null) throw new Error('decidePermission takes {"toolUseId": string, "behavior": "allow"|"deny", "message"?: string, "remember"?: boolean}');
+    if (typeof request.toolUseId !== 'string' || request.toolUseId === '') throw new Error('decidePermission: toolUseId must be a non-empty string');
+    if (request.behavior !== 'allow' && request.behavior !== 'deny') throw new Error(`decidePermission: behavior must be "allow" or "deny", got ${JSON.stringify(request.behavior)}`);
+    if (request.message !== undefined && typeof request.message !== 'string') throw new Error('decidePermission: message must be a string');
+    if (request.remember !== undefined && typeof request.remember !== 'boolean') throw new Error('decidePermission: remember must be a boolean');
+    if (this.pending.has(request.toolUseId) || this.decisions.has(request.toolUseId)) return;
+    const waiting = this.pendingRequests().map((pending) => `${pending.toolUseId} (${pending.toolName})`);
+    throw new Error(
+      `No permission request for tool_use_id "${request.toolUseId}" in this conversation. ${waiting.length > 0 ? `Waiting: ${waiting.join(', ')}.` : 'Nothing is waiting for a decision.'}`,
+    );
+  }
+
+  /** The update's handler: decides a waiting request, or returns the decision already recorded. */
+  decide(request: PermissionDecisionRequest): RecordedPermissionDecision {
+    const recorded = this.decisions.get(request.toolUseId);
+    if (recorded) return recorded;
+    const pending = this.pending.get(request.toolUseId)!;
+    const decision: RecordedPermissionDecision = {
+      toolUseId: request.toolUseId,
+      toolName: pending.toolName,
+      behavior: request.behavior,
+      decidedBy: 'user',
+      decidedAt: Date.now(),
+      ...(request.message?.trim() ? { message: request.message.trim() } : {}),
+    };
+    if (request.behavior === 'allow' && request.remember) {
+      decision.addedRule = ruleForAlways(pending.toolName, pending.input, this.config.cwd);
+      if (!this.sessionAllow.includes(decision.addedRule)) this.sessionAllow.push(decision.addedRule);
+    }
+    this.record(decision);
+    return decision;
+  }
+
+  /**
+   * seed §2.10 canUseTool: allow, or the tool_result the model gets instead. Waits for a person
+   * when the rules ask and someone can answer. Throws a cancellation when the tool's scope is
+   * cancelled while it waits (abort).
+   */
+  async check(block: ToolUseBlock, host: PermissionGateHost): Promise<GateVerdict> {
+    // Conversations without permissions (and runs recorded before them) run tools unchecked.
+    if (!this.config.permissions || !patched(PERMISSIONS_PATCH)) return { behavior: 'allow' };
+    const decision = decidePermission({ toolName: block.name, input: block.input }, toolFacts(block), this.context());
+    if (decision.behavior === 'allow') return decision;
+    if (decision.behavior === 'deny') return this.deny(block, decision.message);
+    if (!this.config.permissions.canApprove) return this.deny(block, noApproverMessage(block.name));
+    return this.waitForDecision(block, decision.reason, host);
+  }
+
+  private async waitForDecision(block: ToolUseBlock, reason: string, host: PermissionGateHost): Promise<GateVerdict> {
+    // A replayed or retried call that was decided already (a duplicate id) is not asked again.
+    let decision = this.decisions.get(block.id);
+    if (!decision) {
+      const request: PendingPermission = { toolUseId: block.id, toolName: block.name, input: block.input, since: Date.now(), reason };
+      this.pending.set(block.id, request);
+      host.onWaitingChanged(true);
+      host.onRequest?.(request);
+      const timeoutMs = this.config.permissions!.approvalTimeoutMs;
+      try {
+        const decided = await condition(() => this.decisions.has(block.id), timeoutMs, {
+          summary: `Waiting for permission: ${block.name} (${block.id})`,
+        });
+        if (!decided) {
+          this.record({ toolUseId: block.id, toolName: block.name, behavior: 'deny', decidedBy: 'timeout', decidedAt: Date.now(), message: timeoutMessage(block.name, timeoutMs) });
+        }
+      } finally {
+        this.pending.delete(block.id);
+        host.onWaitingChanged(this.pending.size > 0);
+      }
+      decision = this.decisions.get(block.id)!;
+    }
+    if (decision.behavior === 'allow') return { behavior: 'allow' };
+    return this.deny(block, decision.decidedBy === 'timeout' ? decision.message! : rejectionMessage(decision.message));
+  }
+
+  private deny(block: ToolUseBlock, message: string): GateVerdict {
+    this.denials.push({ tool_name: block.name, tool_use_id: block.id, tool_input: block.input });
+    return { behavior: 'deny', message };
+  }
+
+  private record(decision: RecordedPermissionDecision): void {
+    this.decisions.set(decision.toolUseId, decision);
+    while (this.decisions.size > DECISIONS_KEPT) this.decisions.delete(this.decisions.keys().next().value as string);
+  }
+
+  /** The denials of the query that just ended (and starts the next query's list). */
+  takeDenials(): PermissionDenial[] {
+    const denials = this.denials;
+    this.denials = [];
+    return denials;
+  }
+
+  toCarried(): CarriedPermissions {
+    return { sessionAllow: [...this.sessionAllow], decisions: [...this.decisions.values()], denials: [...this.denials] };
+  }
+}
+
+/** Read-only and valid-input facts of a call, from the tool's own spec (the Bash classifier for Bash). */
+function toolFacts(block: ToolUseBlock): { readOnly: boolean; validInput: boolean } {
+  const spec = getToolSpec(block.name);
+  if (!spec) return { readOnly: false, validInput: false };
+  const parsed = spec.inputSchema.safeParse(block.input);
+  if (!parsed.success) return { readOnly: false, validInput: false };
+  // An Agent's own tool calls are checked in the subagent, under the same mode and rules.
+  if (block.name === 'Agent') return { readOnly: true, validInput: true };
+  try {
+    return { readOnly: spec.isReadOnly(parsed.data), validInput: true };
+  } catch {
+    return { readOnly: false, validInput: true };
+  }
+}
