@@ -40,10 +40,12 @@ async function start(h: Harness, prompt: string, overrides: Partial<Conversation
 }
 
 async function waitingFor(h: Harness, conversationId: string, toolUseId: string) {
-  return eventually(
-    () => h.api.status(conversationId),
-    (status) => status.phase === 'awaiting_permission' && (status.pendingPermissions ?? []).some((pending) => pending.toolUseId === toolUseId),
+  // A subagent's child workflow may not exist yet.
+  const status = await eventually(
+    () => h.api.status(conversationId).catch(() => undefined),
+    (current) => current?.phase === 'awaiting_permission' && (current.pendingPermissions ?? []).some((pending) => pending.toolUseId === toolUseId),
   );
+  return status!;
 }
 
 describe('durable approvals', () => {
@@ -293,5 +295,41 @@ describe('settings files', () => {
     expect(result).toMatchObject({ result: 'Denied, as configured.', permission_denials: [{ tool_use_id: 'toolu_src_1' }] });
     expect(await exists(path.join(harness.workspace, 'hook-ran'))).toBe(false);
     expect(await exists(path.join(harness.workspace, 'not-allowed'))).toBe(false);
+  }, 120_000);
+});
+
+describe('subagents', () => {
+  it('a subagent inherits mode and rules; its request is approved on the child and listed by the parent status', async () => {
+    const toolNames = (request: RecordedRequest): string[] => request.body.tools.map((tool: { name: string }) => tool.name);
+    const isChild = (request: RecordedRequest) => !toolNames(request).includes('Agent');
+    const answered = (request: RecordedRequest) => JSON.stringify(request.body.messages.at(-1)?.content ?? '').includes('tool_result');
+    harness = await createHarness({
+      respond: (request) => {
+        if (isChild(request)) {
+          if (answered(request)) return { content: [{ type: 'text', text: 'Child wrote the file.' }] };
+          return { content: [{ type: 'tool_use', id: 'toolu_child_write', name: 'Write', input: { file_path: 'child.txt', content: 'from the child\n' } }] };
+        }
+        if (answered(request)) return { content: [{ type: 'text', text: 'The agent is done.' }] };
+        return {
+          content: [{ type: 'tool_use', id: 'toolu_agent_p', name: 'Agent', input: { description: 'write a file', prompt: 'Write child.txt', subagent_type: 'general-purpose' } }],
+        };
+      },
+    });
+    await harness.startWorker();
+    const { conversationId, inputUuid } = await start(harness, 'delegate', { permissions: { allow: ['Read'] } });
+    const childId = `${conversationId}--agent-toolu_agent_p`;
+    const childStatus = await waitingFor(harness, childId, 'toolu_child_write');
+    expect(childStatus.permissionMode).toBe('default');
+
+    const parentStatus = await cli('status', conversationId);
+    expect(parentStatus.out).toContain(`approve: durable-agent approve ${childId} toolu_child_write`);
+    expect(parentStatus.out).toContain('(subagent)');
+    const parentFeed = await harness.api.events(conversationId);
+    expect(JSON.stringify(parentFeed.events)).toContain('Waiting for permission: Write');
+
+    expect(await cli('approve', childId, 'toolu_child_write')).toMatchObject({ code: 0 });
+    const result = await harness.api.waitForResult(conversationId, inputUuid!);
+    expect(result).toMatchObject({ subtype: 'success', result: 'The agent is done.' });
+    expect(await readFile(path.join(harness.workspace, 'child.txt'), 'utf8')).toBe('from the child\n');
   }, 120_000);
 });
