@@ -178,6 +178,39 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Permissions: an approval with --always, a denial with a message, a wait that times out,
+    // and a call the --always rule allows without asking.
+    name: 'permissions-approve-deny-timeout',
+    prompt: 'Write, remove, touch.',
+    config: { permissions: { approvalTimeoutMs: 2_000 } },
+    model: {
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_perm_write', name: 'Write', input: { file_path: 'a.txt', content: 'a' } }] },
+        { content: [{ type: 'tool_use', id: 'toolu_perm_rm', name: 'Bash', input: { command: 'rm a.txt' } }] },
+        { content: [{ type: 'tool_use', id: 'toolu_perm_touch', name: 'Bash', input: { command: 'touch b.txt' } }] },
+        { content: [{ type: 'tool_use', id: 'toolu_perm_write2', name: 'Write', input: { file_path: 'a2.txt', content: 'a' } }] },
+        { content: [{ type: 'text', text: 'Done with what I was allowed.' }] },
+      ],
+    },
+    async drive(api, id, firstInput) {
+      const waitFor = async (toolUseId: string) => {
+        for (let i = 0; i < 300; i++) {
+          const status = await api.status(id);
+          if ((status.pendingPermissions ?? []).some((pending) => pending.toolUseId === toolUseId)) return;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        throw new Error(`${toolUseId} never waited for permission`);
+      };
+      await waitFor('toolu_perm_write');
+      await api.decidePermission(id, { toolUseId: 'toolu_perm_write', behavior: 'allow', remember: true });
+      await waitFor('toolu_perm_rm');
+      await api.decidePermission(id, { toolUseId: 'toolu_perm_rm', behavior: 'deny', message: 'keep it' });
+      await api.waitForResult(id, firstInput);
+      await api.decidePermission(id, { toolUseId: 'toolu_perm_write', behavior: 'deny' }); // a duplicate
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {
