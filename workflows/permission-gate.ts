@@ -181,6 +181,16 @@ export class PermissionGate {
     return this.waitForDecision(block, decision.reason, host);
   }
 
+  /**
+   * Whether the call would run without a person or a denial. Only such calls start while the
+   * model still streams: a streamed call may belong to an attempt that is then discarded, and
+   * neither a request nor a denial may come from a call the final answer does not contain.
+   */
+  allowsWithoutAsking(block: ToolUseBlock): boolean {
+    if (!this.config.permissions || !patched(PERMISSIONS_PATCH)) return true;
+    return decidePermission({ toolName: block.name, input: block.input }, toolFacts(block), this.context()).behavior === 'allow';
+  }
+
   private async waitForDecision(block: ToolUseBlock, reason: string, host: PermissionGateHost): Promise<GateVerdict> {
     // A replayed or retried call that was decided already (a duplicate id) is not asked again.
     let decision = this.decisions.get(block.id);

@@ -371,6 +371,7 @@ export class ConversationSession implements QueryHost {
       if (attemptSeen > 0) void query.executor.discard();
       query.streamAttempt = streamed.attempt;
     }
+    if (!this.permissions.allowsWithoutAsking(streamed.block as ToolUseBlock)) return; // it starts once the answer is final
     query.executor.addTool(streamed.block as ToolUseBlock);
   }
 

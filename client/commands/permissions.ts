@@ -120,9 +120,17 @@ export async function decide(
  * `ask` in a terminal (claude -p asks inline): polls the conversation (and its subagents) for
  * waiting requests and asks y / n / always for each, until `signal` aborts.
  */
-export async function promptForPermissions(api: ConversationClient, conversationId: string, signal: AbortSignal, err: (text: string) => void): Promise<void> {
+export async function promptForPermissions(
+  api: ConversationClient,
+  conversationId: string,
+  signal: AbortSignal,
+  err: (text: string) => void,
+  /** Asks one question (default: on the terminal). */
+  question?: (prompt: string, signal: AbortSignal) => Promise<string>,
+): Promise<void> {
   const asked = new Set<string>();
-  const readline = createInterface({ input: process.stdin, output: process.stderr });
+  const readline = question ? undefined : createInterface({ input: process.stdin, output: process.stderr });
+  const ask = question ?? ((prompt: string, abort: AbortSignal) => readline!.question(prompt, { signal: abort }));
   try {
     while (!signal.aborted) {
       const waiting = await collectPending(api, conversationId).catch(() => []);
@@ -132,7 +140,7 @@ export async function promptForPermissions(api: ConversationClient, conversation
         err(sanitizeForTerminal(`${request.toolName} wants to run: ${oneLine(JSON.stringify(request.input), 300)}\n(${request.reason})`));
         let answer = '';
         while (!['y', 'yes', 'n', 'no', 'a', 'always'].includes(answer)) {
-          answer = (await readline.question('Allow? [y]es / [n]o / [a]lways: ', { signal }).catch(() => 'n')).trim().toLowerCase();
+          answer = (await ask('Allow? [y]es / [n]o / [a]lways: ', signal).catch(() => 'n')).trim().toLowerCase();
         }
         if (signal.aborted) return;
         const allow = answer.startsWith('y') || answer.startsWith('a');
@@ -142,7 +150,7 @@ export async function promptForPermissions(api: ConversationClient, conversation
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   } finally {
-    readline.close();
+    readline?.close();
   }
 }
 

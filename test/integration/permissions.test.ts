@@ -8,11 +8,13 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationConfigInput } from '../../common/config';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
+import { promptForPermissions } from '../../client/commands/permissions';
 import { cli, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
 
@@ -79,6 +81,44 @@ describe('durable approvals', () => {
     expect(result).toMatchObject({ subtype: 'success', result: 'Wrote it.', permission_denials: [] });
     expect(await readFile(path.join(harness.workspace, 'approved.txt'), 'utf8')).toBe('yes\n');
     expect((await harness.api.status(conversationId)).pendingPermissions).toEqual([]);
+  }, 120_000);
+
+  it('parallel requests wait and are decided independently', async () => {
+    const outsideDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-outside-'));
+    await writeFile(path.join(outsideDir, 'one.txt'), 'first outside file\n');
+    await writeFile(path.join(outsideDir, 'two.txt'), 'second outside file\n');
+    harness = await createHarness({
+      script: [
+        {
+          content: [
+            { type: 'tool_use', id: 'toolu_par_1', name: 'Read', input: { file_path: path.join(outsideDir, 'one.txt') } },
+            { type: 'tool_use', id: 'toolu_par_2', name: 'Read', input: { file_path: path.join(outsideDir, 'two.txt') } },
+          ],
+        },
+        { content: [{ type: 'text', text: 'Read one of them.' }] },
+      ],
+    });
+    try {
+      await harness.startWorker();
+      const { conversationId, inputUuid } = await start(harness, 'read both');
+      await waitingFor(harness, conversationId, 'toolu_par_1');
+      const both = await waitingFor(harness, conversationId, 'toolu_par_2');
+      expect(both.pendingPermissions!.map((pending) => pending.toolUseId).sort()).toEqual(['toolu_par_1', 'toolu_par_2']);
+      expect(both.pendingPermissions![0].reason).toContain('is outside the working directories');
+
+      await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_par_2', behavior: 'allow' });
+      const oneLeft = await eventually(() => harness!.api.status(conversationId), (status) => status.pendingPermissions?.length === 1);
+      expect(oneLeft).toMatchObject({ phase: 'awaiting_permission', pendingPermissions: [{ toolUseId: 'toolu_par_1' }] });
+      await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_par_1', behavior: 'deny' });
+
+      const result = await harness.api.waitForResult(conversationId, inputUuid!);
+      expect(result.permission_denials).toEqual([{ tool_name: 'Read', tool_use_id: 'toolu_par_1', tool_input: { file_path: path.join(outsideDir, 'one.txt') } }]);
+      const [first, second] = toolResults(harness.model.requests[1]);
+      expect(first).toMatchObject({ tool_use_id: 'toolu_par_1', is_error: true });
+      expect(JSON.stringify(second)).toContain('second outside file');
+    } finally {
+      await rm(outsideDir, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('a denial gives the model the rejection and the message, runs nothing, and lands in permission_denials', async () => {
@@ -331,5 +371,38 @@ describe('subagents', () => {
     const result = await harness.api.waitForResult(conversationId, inputUuid!);
     expect(result).toMatchObject({ subtype: 'success', result: 'The agent is done.' });
     expect(await readFile(path.join(harness.workspace, 'child.txt'), 'utf8')).toBe('from the child\n');
+  }, 120_000);
+});
+
+describe('ask in a terminal', () => {
+  it('asks inline (y / n / always) and sends each answer as a decision', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_tty_1', name: 'Bash', input: { command: 'touch tty-one' } }] },
+        { content: [{ type: 'tool_use', id: 'toolu_tty_2', name: 'Bash', input: { command: 'touch tty-two' } }] },
+        { content: [{ type: 'text', text: 'One yes, one no.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const { conversationId, inputUuid } = await start(harness, 'touch two files');
+    const answers = ['maybe', 'y', 'n'];
+    const questions: string[] = [];
+    let printed = '';
+    const stop = new AbortController();
+    const prompting = promptForPermissions(harness.api, conversationId, stop.signal, (text) => (printed += `${text}\n`), async (question) => {
+      questions.push(question);
+      return answers.shift() ?? 'n';
+    });
+    const result = await harness.api.waitForResult(conversationId, inputUuid!);
+    stop.abort();
+    await prompting;
+
+    expect(result).toMatchObject({ result: 'One yes, one no.', permission_denials: [{ tool_name: 'Bash', tool_use_id: 'toolu_tty_2' }] });
+    expect(questions).toEqual(['Allow? [y]es / [n]o / [a]lways: ', 'Allow? [y]es / [n]o / [a]lways: ', 'Allow? [y]es / [n]o / [a]lways: ']); // "maybe" is asked again
+    expect(printed).toContain('Bash wants to run: {"command":"touch tty-one"}');
+    expect(printed).toContain('Bash toolu_tty_1 allowed');
+    expect(printed).toContain('Bash toolu_tty_2 denied');
+    expect(await exists(path.join(harness.workspace, 'tty-one'))).toBe(true);
+    expect(await exists(path.join(harness.workspace, 'tty-two'))).toBe(false);
   }, 120_000);
 });
