@@ -23,7 +23,7 @@ import { valueDigest } from '../common/digest';
 import { type AssistantApiMessage, EMPTY_USAGE, type Message, type TranscriptMessage, type Usage, type UserMessage, addUsage, textOf } from '../common/messages';
 import { type ModelUsage, type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
-import { TOOL_NAMES } from '../common/tool-specs';
+import { TOOL_NAMES, isToolUseStartableEarly } from '../common/tool-specs';
 import { contextLevel, fitMaxTokens, isBreakerOpen, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
 import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, compactWindow } from './compact';
 import type {
@@ -371,8 +371,10 @@ export class ConversationSession implements QueryHost {
       if (attemptSeen > 0) void query.executor.discard();
       query.streamAttempt = streamed.attempt;
     }
-    if (!this.permissions.allowsWithoutAsking(streamed.block as ToolUseBlock)) return; // it starts once the answer is final
-    query.executor.addTool(streamed.block as ToolUseBlock);
+    const block = streamed.block as ToolUseBlock;
+    // A call that needs a person or is denied starts once the answer is final (not from a stream that may be discarded).
+    if (isToolUseStartableEarly(block) && !this.permissions.allowsWithoutAsking(block)) return;
+    query.executor.addTool(block);
   }
 
   /** `requestContext` query: the request context a worker missed in its cache. */
