@@ -153,6 +153,7 @@ export function formatStatus(status: ConversationStatus): string {
   if (status.transitions.length > 0) lines.push(`transitions   ${status.transitions.join(' → ')}`);
   if (status.toolsInFlight.length > 0) lines.push(`tools         ${status.toolsInFlight.map((tool) => tool.summary).join(', ')}`);
   if (status.queuedInputs > 0) lines.push(`queued        ${status.queuedInputs} input(s)`);
+  if (status.permissionMode) lines.push(`permissions   ${status.permissionMode} mode, ${status.pendingPermissions?.length ?? 0} waiting`);
   if (status.lastResult) lines.push(`last result   ${formatResultLine(status.lastResult)}`, `              ${firstLine(status.lastResult.result)}`);
   const warning = formatContextWarning(status);
   if (warning) lines.push(warning);
