@@ -27,6 +27,8 @@ import { getToolSpec } from '../common/tool-specs';
 export const PERMISSIONS_PATCH = 'permissions-check';
 /** Decisions kept (and carried across continue-as-new) for duplicate decisions. */
 const DECISIONS_KEPT = 200;
+/** String fields of a waiting call's input are cut to this in `status` (a Write's whole file would not fit a query answer). */
+const STATUS_INPUT_CHARS = 1_000;
 
 /** A tool call waiting for a person (`status` lists them). */
 export interface PendingPermission {
@@ -89,6 +91,8 @@ export type GateVerdict = { behavior: 'allow' } | { behavior: 'deny'; message: s
 
 export class PermissionGate {
   private readonly pending = new Map<string, PendingPermission>();
+  /** The full inputs of waiting calls (the status shows them cut). */
+  private readonly pendingInputs = new Map<string, unknown>();
   private readonly decisions: Map<string, RecordedPermissionDecision>;
   readonly sessionAllow: string[];
   private denials: PermissionDenial[];
@@ -159,7 +163,7 @@ export class PermissionGate {
       ...(request.message?.trim() ? { message: request.message.trim() } : {}),
     };
     if (request.behavior === 'allow' && request.remember) {
-      decision.addedRule = ruleForAlways(pending.toolName, pending.input, this.config.cwd);
+      decision.addedRule = ruleForAlways(pending.toolName, this.pendingInputs.get(request.toolUseId), this.config.cwd);
       if (!this.sessionAllow.includes(decision.addedRule)) this.sessionAllow.push(decision.addedRule);
     }
     this.record(decision);
@@ -195,8 +199,9 @@ export class PermissionGate {
     // A replayed or retried call that was decided already (a duplicate id) is not asked again.
     let decision = this.decisions.get(block.id);
     if (!decision) {
-      const request: PendingPermission = { toolUseId: block.id, toolName: block.name, input: block.input, since: Date.now(), reason };
+      const request: PendingPermission = { toolUseId: block.id, toolName: block.name, input: trimInput(block.input), since: Date.now(), reason };
       this.pending.set(block.id, request);
+      this.pendingInputs.set(block.id, block.input);
       host.onWaitingChanged(true);
       host.onRequest?.(request);
       const timeoutMs = this.config.permissions!.approvalTimeoutMs;
@@ -209,6 +214,7 @@ export class PermissionGate {
         }
       } finally {
         this.pending.delete(block.id);
+        this.pendingInputs.delete(block.id);
         host.onWaitingChanged(this.pending.size > 0);
       }
       decision = this.decisions.get(block.id)!;
@@ -237,6 +243,15 @@ export class PermissionGate {
   toCarried(): CarriedPermissions {
     return { sessionAllow: [...this.sessionAllow], decisions: [...this.decisions.values()], denials: [...this.denials] };
   }
+}
+
+function trimInput(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  return Object.fromEntries(
+    Object.entries(input).map(([key, value]) =>
+      typeof value === 'string' && value.length > STATUS_INPUT_CHARS ? [key, `${value.slice(0, STATUS_INPUT_CHARS)}… (${value.length} characters)`] : [key, value],
+    ),
+  );
 }
 
 /** Read-only and valid-input facts of a call, from the tool's own spec (the Bash classifier for Bash). */
