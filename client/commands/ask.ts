@@ -114,7 +114,7 @@ export async function printAskOutput(options: {
     cwd: config.cwd,
     model: config.model ?? 'claude-sonnet-5-5',
     tools,
-    permissionMode: (config as { permissionMode?: string }).permissionMode,
+    permissionMode: config.permissions?.mode,
   });
   io.out(JSON.stringify(init));
   return api.waitForResult(conversationId, inputUuid, {
