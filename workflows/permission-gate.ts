@@ -7,7 +7,7 @@
  * A wait longer than `approvalTimeoutMs` ends in a denial; an abort cancels the wait with the
  * tool's scope. Every denial is kept for the result's `permission_denials`.
  */
-import { condition, patched } from '@temporalio/workflow';
+import { ApplicationFailure, condition, patched } from '@temporalio/workflow';
 import type { PermissionSettings } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
 import {
@@ -137,15 +137,17 @@ export class PermissionGate {
 
   /** The update's validator: rejects malformed decisions and ids that were never asked about. */
   validate(request: PermissionDecisionRequest): void {
-    if (typeof request !== 'object' || request === null) throw new Error('decidePermission takes {"toolUseId": string, "behavior": "allow"|"deny", "message"?: string, "remember"?: boolean}');
-    if (typeof request.toolUseId !== 'string' || request.toolUseId === '') throw new Error('decidePermission: toolUseId must be a non-empty string');
-    if (request.behavior !== 'allow' && request.behavior !== 'deny') throw new Error(`decidePermission: behavior must be "allow" or "deny", got ${JSON.stringify(request.behavior)}`);
-    if (request.message !== undefined && typeof request.message !== 'string') throw new Error('decidePermission: message must be a string');
-    if (request.remember !== undefined && typeof request.remember !== 'boolean') throw new Error('decidePermission: remember must be a boolean');
+    const invalid = (message: string) => ApplicationFailure.nonRetryable(message, 'InvalidPermissionDecision');
+    if (typeof request !== 'object' || request === null) throw invalid('decidePermission takes {"toolUseId": string, "behavior": "allow"|"deny", "message"?: string, "remember"?: boolean}');
+    if (typeof request.toolUseId !== 'string' || request.toolUseId === '') throw invalid('decidePermission: toolUseId must be a non-empty string');
+    if (request.behavior !== 'allow' && request.behavior !== 'deny') throw invalid(`decidePermission: behavior must be "allow" or "deny", got ${JSON.stringify(request.behavior)}`);
+    if (request.message !== undefined && typeof request.message !== 'string') throw invalid('decidePermission: message must be a string');
+    if (request.remember !== undefined && typeof request.remember !== 'boolean') throw invalid('decidePermission: remember must be a boolean');
     if (this.pending.has(request.toolUseId) || this.decisions.has(request.toolUseId)) return;
     const waiting = this.pendingRequests().map((pending) => `${pending.toolUseId} (${pending.toolName})`);
-    throw new Error(
+    throw ApplicationFailure.nonRetryable(
       `No permission request for tool_use_id "${request.toolUseId}" in this conversation. ${waiting.length > 0 ? `Waiting: ${waiting.join(', ')}.` : 'Nothing is waiting for a decision.'}`,
+      'UnknownPermissionRequest',
     );
   }
 

@@ -71,6 +71,11 @@ describe('durable approvals', () => {
     const unknown = await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_nope', behavior: 'allow' }).catch((error: unknown) => error);
     expect(unknown).toBeInstanceOf(WorkflowUpdateFailedError);
     expect((unknown as WorkflowUpdateFailedError).cause?.message).toContain('No permission request for tool_use_id "toolu_nope" in this conversation. Waiting: toolu_write_1 (Write).');
+    expect((unknown as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'UnknownPermissionRequest' });
+    const unknownByCli = await cli('approve', conversationId, 'toolu_nope');
+    expect(unknownByCli).toMatchObject({ code: 1, err: expect.stringContaining('No permission request for tool_use_id "toolu_nope"') });
+    const malformed = await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_write_1', behavior: 'maybe' as 'allow' }).catch((error: unknown) => error);
+    expect((malformed as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'InvalidPermissionDecision', message: 'decidePermission: behavior must be "allow" or "deny", got "maybe"' });
 
     const approved = await cli('approve', conversationId, 'toolu_write_1');
     expect(approved).toMatchObject({ code: 0, out: 'Write toolu_write_1 allowed\n' });
