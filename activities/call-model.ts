@@ -14,6 +14,8 @@ import type { SystemPromptBlock } from '../common/activity-types';
 import type { TranscriptCache, TranscriptSource } from './transcript-cache';
 import { isToolUseStartableEarly } from '../common/tool-specs';
 import { modelToolDefinitions } from './tool-definitions';
+import type { Client } from '@temporalio/client';
+import { type LivePublisher, livePublisher } from './live-publisher';
 
 /**
  * A streamed tool_use is reported (a signal: a workflow task and four history events) only when
@@ -52,6 +54,8 @@ export interface CallModelDeps {
   transcriptCache: TranscriptCache;
   /** Fills cache misses (the workflow's queries); absent when no client is wired. */
   transcriptSource?: TranscriptSource;
+  /** Publishes deltas to the conversation's live channel (issue 10); absent when no client is wired. */
+  temporalClient?: Client;
 }
 
 /** The request a CallModelInput refers to, as the API takes it. */
@@ -116,7 +120,10 @@ export function createCallModel(deps: CallModelDeps) {
       clearTimeout(timer);
       return !ended;
     };
+    let live: LivePublisher | undefined;
     try {
+      live = livePublisher(deps.temporalClient, input.stream);
+      const call = { requestId: input.stream?.requestId ?? '', attempt, fallback: input.stream?.fallback ?? 0 };
       const stream = deps.anthropic.messages.stream(
         {
           model: input.model,
@@ -134,6 +141,10 @@ export function createCallModel(deps: CallModelDeps) {
         if (event.type === 'content_block_delta') {
           const delta = event.delta;
           outputChars += delta.type === 'text_delta' ? delta.text.length : delta.type === 'input_json_delta' ? delta.partial_json.length : 0;
+          if (delta.type === 'text_delta') live?.model({ type: 'text_delta', call, index: event.index, text: delta.text });
+          else if (delta.type === 'thinking_delta') live?.model({ type: 'thinking_delta', call, index: event.index, thinking: delta.thinking });
+        } else if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
+          live?.model({ type: 'tool_use_start', call, index: event.index, id: event.content_block.id, name: event.content_block.name });
         }
         // Heartbeats are throttled by the SDK; each carries progress for the Temporal UI.
         if (Date.now() >= firstHeartbeatAt) context.heartbeat({ blocks, outputChars, overloaded: overloadedBefore });
@@ -169,11 +180,14 @@ export function createCallModel(deps: CallModelDeps) {
       ended = true;
       endStream();
       await reports;
+      // The deltas reach the workflow before the message does: readers never see them after it.
+      await live?.close().catch((error: unknown) => context.log.warn('Could not publish the last deltas', { error: String(error) }));
       return { type: 'message', message: toAssistantMessage(final), durationMs: Date.now() - startedAt, attempt };
     } catch (error) {
       ended = true;
       endStream();
       await reports;
+      live?.abandon();
       if (context.cancellationSignal.aborted || error instanceof Anthropic.APIUserAbortError) {
         throw new CancelledFailure('Model call cancelled');
       }

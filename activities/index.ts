@@ -53,11 +53,12 @@ export function createActivities(deps: ActivityDeps) {
     reportToolUse,
     transcriptCache: deps.transcriptCache ?? processTranscriptCache,
     transcriptSource: deps.transcriptSource ?? (deps.temporalClient ? workflowTranscriptSource(deps.temporalClient) : undefined),
+    temporalClient: deps.temporalClient,
   };
   return {
     callModel: createCallModel(modelDeps),
     compactConversation: createCompactConversation(modelDeps),
-    runTool: createRunTool({ stateDir: deps.stateDir, executeTool }),
+    runTool: createRunTool({ stateDir: deps.stateDir, executeTool, temporalClient: deps.temporalClient }),
     loadSessionContext,
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
   };

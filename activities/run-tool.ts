@@ -14,14 +14,20 @@ import { getToolSpec } from '../common/tool-specs';
 import { findProcessesWithEnvironment } from './shell';
 import { type JournalEntry, ToolJournal, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
+import type { Client } from '@temporalio/client';
+import { livePublisher } from './live-publisher';
 
 export const PREVIEW_CHARS = 2_000;
 const HEARTBEAT_INTERVAL_MS = 1_000;
 const PROGRESS_TAIL_CHARS = 2_000;
+/** The live channel carries a shorter tail: a terminal's worth, sent once per batch. */
+const LIVE_TAIL_CHARS = 500;
 
 export interface RunToolDeps {
   stateDir: string;
   executeTool(name: string, input: unknown, context: ToolExecutionContext): Promise<ToolExecutionResult>;
+  /** Publishes output progress to the conversation's live channel (issue 10). */
+  temporalClient?: Client;
 }
 
 export function createRunTool(deps: RunToolDeps) {
@@ -68,12 +74,14 @@ export function createRunTool(deps: RunToolDeps) {
     beat({ progress: '' });
     const heartbeat = setInterval(() => beat({ progress: progressTail }), HEARTBEAT_INTERVAL_MS);
     let result: ToolExecutionResult;
+    const live = livePublisher(deps.temporalClient, input.stream);
     try {
       result = await deps.executeTool(input.name, input.input, {
         cwd: input.cwd,
         signal: context.cancellationSignal,
         onProgress: (chunk: string) => {
           progressTail = (progressTail + chunk).slice(-PROGRESS_TAIL_CHARS);
+          live?.tool({ type: 'tool_progress', toolUseId: input.toolUseId, tail: progressTail.slice(-LIVE_TAIL_CHARS) });
         },
         processEnv: mutating ? { [TOOL_USE_MARKER]: input.toolUseId } : undefined,
       });
@@ -85,6 +93,9 @@ export function createRunTool(deps: RunToolDeps) {
       throw error;
     } finally {
       clearInterval(heartbeat);
+      // The output reaches readers before the result does (the workflow publishes that).
+      if (context.cancellationSignal.aborted) live?.abandon();
+      else await live?.close().catch(() => undefined);
     }
 
     const budgeted = await applyResultBudget(deps.stateDir, input, result);

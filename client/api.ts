@@ -31,6 +31,8 @@ import {
 import type { TranscriptMessage } from '../common/messages';
 import type { conversationWorkflow } from '../workflows';
 import type { PermissionDecisionRequest, RecordedPermissionDecision } from '../workflows/permission-gate';
+import { NoLiveStreamError, readLive } from './live';
+import { type LiveEntry, answers as answersInput } from './live-view';
 
 /** Thrown for a conversation id the server does not know. */
 export class ConversationNotFoundError extends Error {
@@ -86,6 +88,20 @@ export interface StartOptions {
   taskQueue: string;
   /** `start --resume`: the transcript the new conversation continues from. */
   resume?: { fromConversationId: string; messages: TranscriptMessage[] };
+}
+
+export interface WaitOptions {
+  /** Skip events with a lower seq (they belong to earlier queries). */
+  afterSeq?: number;
+  /** Where to start reading the live channel (default: the start of what the run keeps). */
+  fromOffset?: number;
+  onEvent?: (event: ConversationEvent) => void;
+  /** Every live item (events, model deltas, tool items) in order. */
+  onLive?: (entry: LiveEntry) => void;
+  /** false: poll the `events` query instead of reading the live channel. */
+  live?: boolean;
+  pollMs?: number;
+  signal?: AbortSignal;
 }
 
 export class ConversationClient {
@@ -195,8 +211,40 @@ export class ConversationClient {
   async waitForResult(
     conversationId: string,
     inputUuid: string,
-    options: { afterSeq?: number; onEvent?: (event: ConversationEvent) => void; pollMs?: number; signal?: AbortSignal } = {},
+    options: WaitOptions = {},
   ): Promise<ResultMessage> {
+    if (options.live !== false) {
+      try {
+        return await this.waitForResultLive(conversationId, inputUuid, options);
+      } catch (error) {
+        if (!(error instanceof NoLiveStreamError)) throw error;
+        // A run from before the live channel: poll its events feed.
+      }
+    }
+    return this.pollForResult(conversationId, inputUuid, options);
+  }
+
+  /** Reads the live channel (issue 10) until the result for `inputUuid`; every item goes to `onLive`. */
+  private async waitForResultLive(conversationId: string, inputUuid: string, options: WaitOptions): Promise<ResultMessage> {
+    const afterSeq = options.afterSeq ?? 0;
+    for await (const entry of readLive(this.client, conversationId, options.fromOffset ?? 0, options.signal)) {
+      if (entry.kind === 'event' && entry.event.seq < afterSeq) continue;
+      options.onLive?.(entry);
+      if (entry.kind !== 'event') continue;
+      options.onEvent?.(entry.event);
+      if (answersInput(entry.event, inputUuid)) return entry.event.message as ResultMessage;
+    }
+    options.signal?.throwIfAborted();
+    // The conversation closed before the reader saw its result (a one-shot `ask` ends right after it).
+    const { status } = await this.client.workflow.getHandle(conversationId).describe();
+    const summary = status.name === 'COMPLETED' ? await this.summary(conversationId) : undefined;
+    const last = summary?.lastResult;
+    if (last && (last.input_uuid === inputUuid || last.input_uuids?.includes(inputUuid))) return last;
+    throw new Error(`Conversation "${conversationId}" is ${status.name.toLowerCase()} and will not answer input ${inputUuid}.`);
+  }
+
+  /** Polls the `events` query (runs without a live channel). */
+  private async pollForResult(conversationId: string, inputUuid: string, options: WaitOptions): Promise<ResultMessage> {
     const answers = (event: ConversationEvent) =>
       event.message.type === 'result' && (event.message.input_uuid === inputUuid || event.message.input_uuids?.includes(inputUuid));
     /** Undefined while the conversation runs; its status once it has closed. */

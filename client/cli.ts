@@ -90,12 +90,15 @@ interface Io {
   err: (text: string) => void;
   /** `ask` reads a piped prompt from it, as `claude -p` does; absent: none is read. */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** A terminal: answers stream as they are written (`write` appends without a newline). */
+  tty?: { write: (text: string) => void };
 }
 
 const defaultIo: Io = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
   stdin: process.stdin,
+  tty: process.stdout.isTTY ? { write: (text) => process.stdout.write(text) } : undefined,
 };
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {

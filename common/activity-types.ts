@@ -59,6 +59,8 @@ export interface CallModelInput {
    * non-retryable `FallbackTriggered` failure instead of exhausting every retry (seed §2.8).
    */
   fallbackAvailable?: boolean;
+  /** Publish text/thinking deltas and tool_use starts to the conversation's live channel. */
+  stream?: import('./stream-items').StreamTarget;
 }
 
 /** A compaction model call (seed §2.7 compactConversation), by reference like `callModel`. */
@@ -95,6 +97,8 @@ export interface RunToolInput {
   cwd: string;
   /** Results longer than this are persisted by the activity and replaced by a preview and a path. */
   maxResultSizeChars: number;
+  /** Publish output progress (Bash) to the conversation's live channel. */
+  stream?: import('./stream-items').StreamTarget;
 }
 
 export interface RunToolResult {

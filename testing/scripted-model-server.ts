@@ -95,6 +95,13 @@ export interface ScriptedTurn {
   chunkSize?: number;
   /** Model name reported in the message (default: the requested model). */
   model?: string;
+  /**
+   * Streaming only: after `afterBlocks` complete blocks (0 = before the first), wait for `until`
+   * before going on — a test watches the deltas sent so far while the call has not ended.
+   */
+  hold?: { afterBlocks: number; until: Promise<unknown> };
+  /** Streaming only: called as each text delta leaves the server (benchmarks time its arrival). */
+  onTextDelta?: (text: string, sentAt: number) => void;
 }
 
 /** A request the server received, as recorded before it was answered. */
@@ -572,6 +579,7 @@ export async function startScriptedModelServer(
     const errorAfter = turn.streamErrorAfterBlocks;
     const faultAfter = turn.fault ? (turn.fault.afterBlocks ?? 0) : undefined;
     for (let index = 0; index < message.content.length; index++) {
+      if (turn.hold && turn.hold.afterBlocks === index) await turn.hold.until;
       if (errorAfter !== undefined && index >= errorAfter) return endWithStreamError(res, frame);
       if (faultAfter !== undefined && index >= faultAfter) return injectFault(res, turn.fault!);
       const block = message.content[index];
@@ -580,6 +588,7 @@ export async function startScriptedModelServer(
           await frame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
           for (const text of chunkString(block.text, chunkSize)) {
             await frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+            turn.onTextDelta?.(text, Date.now());
           }
           break;
         case 'tool_use':
@@ -618,6 +627,7 @@ export async function startScriptedModelServer(
       }
       await frame('content_block_stop', { type: 'content_block_stop', index });
     }
+    if (turn.hold && turn.hold.afterBlocks >= message.content.length) await turn.hold.until;
     if (errorAfter !== undefined) return endWithStreamError(res, frame);
     if (faultAfter !== undefined) return injectFault(res, turn.fault!);
 

@@ -95,9 +95,13 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
    * fit in one payload (then this run goes on, and does not try again: its history just grows).
    */
   const continueAsNewWith = async (queryInProgress?: QueryInProgress): Promise<false> => {
+    session.live.detach(); // waiting readers let go, and follow to the next run
     await condition(allHandlersFinished);
     const carried = session.toCarried(input, queryInProgress);
-    if (!carried) return false;
+    if (!carried) {
+      session.live.reattach();
+      return false;
+    }
     return continueAsNew<typeof conversationWorkflow>({ config: input.config, carried });
   };
 
@@ -143,6 +147,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   }
   session.setPhase('ended');
   await session.settleParentReports();
+  session.live.detach(); // a waiting reader would otherwise keep the run open
   await condition(allHandlersFinished);
   const { conversationId, queryCount, usage, totalCostUsd, lastResult } = session;
   return { conversationId, endedBy, queryCount, usage, totalCostUsd, lastResult };

@@ -271,6 +271,8 @@ export interface CarriedState {
   sessionContextStale?: boolean;
   /** Session allow rules (`approve --always`), recorded decisions, the running query's denials. */
   permissions?: CarriedPermissions;
+  /** The live channel's tail and offsets (issue 10), so readers resume where they were. */
+  streamState?: import('@temporalio/workflow-streams/workflow').WorkflowStreamState;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

@@ -26,9 +26,11 @@ import { textOf } from '../common/messages';
 import type { ModelUsage, Terminal, TransitionType } from '../common/result';
 import { STRUCTURED_OUTPUT_REQUIRED_MESSAGE, STRUCTURED_OUTPUT_TOOL_NAME } from '../common/structured-output';
 import type { QueryAccounting } from './query-accounting';
+import { resultSummary } from '../common/stream-items';
 import { getToolSpec } from '../common/tool-specs';
 import type { Phase, ToolInFlight } from './definitions';
 import type { GateVerdict } from './permission-gate';
+import type { LiveStream } from './live-stream';
 import type { CompactOutcome, CompactRequestParams, CompactResponse } from './compact';
 import type { ModelResponse, QueryDeps, StopHookDecision } from './query-loop';
 import { StreamingToolExecutor } from './tool-orchestration';
@@ -70,6 +72,8 @@ export interface QueryHost {
   readonly config: ConversationConfig;
   readonly transcript: Transcript;
   readonly toolsInFlight: Map<string, ToolInFlight>;
+  /** The live channel: tool starts and results go there, and activities publish to it. */
+  readonly live?: LiveStream;
   readonly sessionContext: SessionContext | undefined;
   /** A subagent's usage and cost count in this conversation's totals. */
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
@@ -189,6 +193,9 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       context: { digest: lastContext.digest },
       streamToolUses: config.streamingToolExecution ? { workflowId: conversationId, runId: workflowInfo().runId, requestId } : undefined,
       fallbackAvailable: Boolean(config.fallbackModel) && request.model !== config.fallbackModel,
+      stream: host.live?.enabled
+        ? { workflowId: conversationId, requestId, fallback: config.fallbackModel && request.model === config.fallbackModel && request.model !== config.model ? 1 : 0 }
+        : undefined,
     };
     query.requestId = requestId;
     query.streamAttempt = undefined;
@@ -220,6 +227,8 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
     host.toolsInFlight.set(block.id, entry);
     host.setPhase('running_tools');
+    host.live?.publishTool({ type: 'tool_start', toolUseId: block.id, name: block.name, summary });
+    let outcome: { content: string; isError: boolean } | undefined;
     try {
       // Structured output is checked in the workflow: no activity, nothing to retry.
       if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) return host.accounting.provideStructuredOutput(block.input);
@@ -243,13 +252,23 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         cwd: config.cwd,
         // seed §2.7 layer 1: the tool's cap, or its share of the message's aggregate budget.
         maxResultSizeChars: toolResultBudget(spec?.maxResultSizeChars ?? 30_000, siblings),
+        stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
       });
-      return { content: result.content, isError: result.isError };
+      outcome = { content: result.content, isError: result.isError };
+      return outcome;
     } catch (error) {
       if (isCancellation(error)) throw error;
       // Infrastructure failure after retries: the model still gets a result it can act on.
-      return { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
+      outcome = { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
+      return outcome;
     } finally {
+      host.live?.publishTool({
+        type: 'tool_end',
+        toolUseId: block.id,
+        name: block.name,
+        isError: outcome?.isError ?? true,
+        summary: outcome ? resultSummary(outcome.content) : 'cancelled',
+      });
       // A discarded early run may share its id with the final one: remove only our own entry.
       if (host.toolsInFlight.get(block.id) === entry) host.toolsInFlight.delete(block.id);
       // Tools started early finish while the model may still stream.

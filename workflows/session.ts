@@ -52,6 +52,7 @@ import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '.
 import { isSlashCommand } from './slash-commands';
 import { parseTokenBudget } from './token-budget';
 import { INTERRUPTED_BY_USER } from './tool-orchestration';
+import { LiveStream } from './live-stream';
 import { Transcript } from './transcript';
 import type { ToolUseBlock } from '../common/messages';
 
@@ -100,6 +101,8 @@ export class ConversationSession implements QueryHost {
   private contextTokens = 0;
   private apiDurationMs = 0;
   private nextEventSeq: number;
+  /** The live channel clients read (issue 10); disabled in runs recorded before it. */
+  readonly live: LiveStream;
   private readonly events: ConversationEvent[];
   private query: ActiveQuery | undefined;
   /** An abort that arrived before the resumed query was running again. */
@@ -134,6 +137,7 @@ export class ConversationSession implements QueryHost {
     this.transcript = new Transcript(carried?.messages ?? resumedMessages ?? []);
     // A conversation resumed mid-tool: every tool_use needs its result before the next request.
     if (!carried && resumedMessages) this.transcript.closeDanglingToolUses('The tool call did not complete before the conversation was resumed.', uuid4);
+    this.live = LiveStream.open(carried?.streamState);
     // The worker's cache learns every change (model calls by reference); a new run starts it over.
     this.transcript.onChange((from, messages) => transcriptCache.feed(from, messages));
     if (this.transcript.length > 0) transcriptCache.feed(0, [...this.transcript.messages]);
@@ -212,7 +216,9 @@ export class ConversationSession implements QueryHost {
   // ---- the feed, phase and status ----
 
   pushEvent(message: ConversationEvent['message']): void {
-    this.events.push({ seq: this.nextEventSeq++, message: trimForFeed(message) });
+    const event = { seq: this.nextEventSeq++, message: trimForFeed(message) };
+    this.events.push(event);
+    this.live.publishEvent(event);
     if (this.events.length > MAX_EVENTS_KEPT) this.events.splice(0, this.events.length - MAX_EVENTS_KEPT);
   }
 
@@ -304,8 +310,13 @@ export class ConversationSession implements QueryHost {
       ...(this.sessionContextStale && { sessionContextStale: true }),
       ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
     };
-    // The feed's tail is a convenience; the transcript is not.
-    if (jsonBytes({ config: input.config, carried: next }) > MAX_PAYLOAD_BYTES) next.recentEvents = [];
+    const streamState = this.live.carried();
+    if (streamState) next.streamState = streamState;
+    // The feed's tail (and the live channel's) is a convenience; the transcript is not.
+    if (jsonBytes({ config: input.config, carried: next }) > MAX_PAYLOAD_BYTES) {
+      next.recentEvents = [];
+      if (next.streamState) next.streamState = { ...next.streamState, base_offset: next.streamState.base_offset + next.streamState.log.length, log: [] };
+    }
     const bytes = jsonBytes({ config: input.config, carried: next });
     if (bytes > MAX_PAYLOAD_BYTES) {
       log.warn('Conversation state too large to continue as new; staying in this run', { bytes });

@@ -15,6 +15,7 @@ import { TOOL_NAMES } from '../../common/tool-specs';
 import type { ConversationEvent } from '../../workflows/definitions';
 import type { ConversationClient } from '../api';
 import { sanitizeForTerminal } from '../format';
+import { LiveTextPrinter } from '../live-printer';
 import { OUTPUT_FORMATS, type OutputFormat, formatFinalOutput, sdkMessagesFor, systemInitMessage } from '../output-formats';
 import { UsageError } from '../usage-error';
 
@@ -24,6 +25,8 @@ export interface AskIo {
   err: (text: string) => void;
   /** Absent: no stdin is read (tests, and callers that pass the prompt only as an argument). */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** A terminal: text answers stream as they are written (issue 10). */
+  tty?: { write: (text: string) => void };
 }
 
 /** Options of `ask` only. */
@@ -100,6 +103,13 @@ export async function printAskOutput(options: {
   io: AskIo;
 }): Promise<ResultMessage> {
   const { api, conversationId, inputUuid, config, format, io } = options;
+  if (format === 'text' && io.tty) {
+    // On a terminal the answer streams from the live channel; piped, it is printed once final.
+    const printer = new LiveTextPrinter(io.tty.write);
+    const result = await api.waitForResult(conversationId, inputUuid, { onLive: (entry) => printer.onLive(entry) });
+    printer.finish(result);
+    return result;
+  }
   if (format !== 'stream-json') {
     const result = await api.waitForResult(conversationId, inputUuid);
     // Text reaches a terminal: escape sequences from the model are neutralised (JSON escapes them itself).

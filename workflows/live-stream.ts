@@ -1,0 +1,74 @@
+/**
+ * The conversation's live channel (issue 10), on Temporal's `@temporalio/workflow-streams`: an
+ * offset-addressed log clients long-poll (an update), fed by this workflow (events, tool starts
+ * and results: in memory, no history) and by activities (model deltas, Bash output: one signal
+ * per batch). Its state travels across continue-as-new, so a reader resumes at its offset.
+ *
+ * Behind the `streaming-workflow-stream` patch: a run recorded before it has no stream (clients
+ * fall back to polling the `events` query) and replays as it ran.
+ */
+import { patched } from '@temporalio/workflow';
+import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import { STREAM_TOPICS, type ToolStreamItem } from '../common/stream-items';
+import type { ConversationEvent } from './definitions';
+
+export const STREAMING_PATCH = 'streaming-workflow-stream';
+
+/**
+ * The stream's tail carried across continue-as-new: readers are at most a poll behind, so a few
+ * hundred items cover the switch, and the input stays small (it is history on every switch).
+ */
+export const CARRIED_STREAM_ITEMS = 300;
+export const CARRIED_STREAM_BYTES = 200_000;
+
+export class LiveStream {
+  private constructor(private readonly stream: WorkflowStream | undefined) {}
+
+  /** Opens the stream (a new run, or one carried over); a run recorded before the patch gets none. */
+  static open(prior: WorkflowStreamState | undefined): LiveStream {
+    return new LiveStream(patched(STREAMING_PATCH) ? new WorkflowStream(prior) : undefined);
+  }
+
+  get enabled(): boolean {
+    return this.stream !== undefined;
+  }
+
+  publishEvent(event: ConversationEvent): void {
+    this.stream?.topic<ConversationEvent>(STREAM_TOPICS.events).publish(event);
+  }
+
+  publishTool(item: ToolStreamItem): void {
+    this.stream?.topic<ToolStreamItem>(STREAM_TOPICS.tools).publish(item);
+  }
+
+  /** Releases waiting readers (they retry and land on the next run) before the run closes. */
+  detach(): void {
+    this.stream?.detachPollers();
+  }
+
+  /** Undoes `detach` when continue-as-new did not happen after all (the state did not fit). */
+  reattach(): void {
+    // The library has no public way back from draining; its flag is a plain field.
+    if (this.stream) (this.stream as unknown as { draining: boolean }).draining = false;
+  }
+
+  /** The state to carry across continue-as-new: the log's tail, offsets unchanged. */
+  carried(): WorkflowStreamState | undefined {
+    if (!this.stream) return undefined;
+    return trimStreamState(this.stream.getState(), CARRIED_STREAM_ITEMS, CARRIED_STREAM_BYTES);
+  }
+}
+
+/** Keeps the last items of the log within `maxItems` and `maxBytes`, advancing the base offset. */
+export function trimStreamState(state: WorkflowStreamState, maxItems: number, maxBytes: number): WorkflowStreamState {
+  let keep = 0;
+  let bytes = 0;
+  for (let index = state.log.length - 1; index >= 0 && keep < maxItems; index--) {
+    const size = state.log[index].data.length + state.log[index].topic.length;
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    keep++;
+  }
+  const dropped = state.log.length - keep;
+  return { ...state, log: state.log.slice(dropped), base_offset: state.base_offset + dropped };
+}
