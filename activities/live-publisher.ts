@@ -1,8 +1,10 @@
 /**
  * Publishes an activity's live output (model deltas, Bash output) to its conversation's stream
  * (issue 10). Deltas are coalesced here — consecutive text of one block becomes one item — and
- * sent as one signal per batch, so history grows with batches, not tokens: the first item goes
- * out at once (time to first token), the rest every `intervalMs`.
+ * sent as one signal per batch, so history grows with batches, not tokens: the first batch goes
+ * out `firstDelayMs` after the first item, the rest every `intervalMs`. A call that is over before
+ * its first batch is due publishes nothing: its message (a workflow event) shows it all at once,
+ * so quick calls cost no signals (as `STREAMED_TOOL_REPORT_DELAY_MS` does for early tool starts).
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
@@ -10,6 +12,8 @@ import { STREAM_TOPICS, type ModelStreamItem, type StreamTarget, type ToolStream
 
 /** Default batch interval: about 5 signals a second while a model streams. */
 export const LIVE_BATCH_INTERVAL_MS = 200;
+/** The first batch waits this long: a call that ends sooner costs no signal. */
+export const LIVE_FIRST_BATCH_DELAY_MS = 50;
 
 type Item = { topic: string; value: ModelStreamItem | ToolStreamItem };
 
@@ -44,6 +48,7 @@ export class LivePublisher {
     temporalClient: Client,
     target: StreamTarget,
     private readonly intervalMs = LIVE_BATCH_INTERVAL_MS,
+    private readonly firstDelayMs = LIVE_FIRST_BATCH_DELAY_MS,
   ) {
     // The library's own timer is only a backstop: this class decides when a batch goes.
     this.client = WorkflowStreamClient.create(temporalClient, target.workflowId, { batchInterval: '10 seconds', maxRetryDuration: '1 minute' });
@@ -60,12 +65,7 @@ export class LivePublisher {
   private add(item: Item): void {
     if (this.closed) return;
     if (!coalesce(this.pending[this.pending.length - 1], item)) this.pending.push(item);
-    if (!this.sentAny) {
-      this.sentAny = true;
-      this.send();
-    } else if (!this.timer) {
-      this.timer = setTimeout(() => this.send(), this.intervalMs);
-    }
+    this.timer ??= setTimeout(() => this.send(), this.sentAny ? this.intervalMs : this.firstDelayMs);
   }
 
   private send(): void {
@@ -73,20 +73,32 @@ export class LivePublisher {
     this.timer = undefined;
     const items = this.pending;
     this.pending = [];
+    if (items.length === 0) return;
+    this.sentAny = true;
     items.forEach((item, index) => this.client.topic(item.topic).publish(item.value, { forceFlush: index === items.length - 1 }));
   }
 
-  /** Sends what is buffered and waits until the workflow has it (before the activity returns). */
+  /**
+   * The work is done: sends the rest (when a batch went out already: the stream then holds the
+   * whole output) or drops it (nothing went out: the result shows it), and waits until the
+   * workflow has it — before the activity returns, so readers see it before the result.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.send();
+    if (this.sentAny) this.send();
+    if (this.timer) clearTimeout(this.timer);
+    this.pending = [];
     this.closed = true;
     await this.client[Symbol.asyncDispose]();
   }
 
-  /** Stops without waiting (cancellation): what is buffered still goes out in the background. */
+  /** Stops without waiting (failure, cancellation): what is buffered still goes out in the background. */
   abandon(): void {
-    this.close().catch(() => undefined);
+    if (this.closed) return;
+    if (this.sentAny) this.send();
+    if (this.timer) clearTimeout(this.timer);
+    this.closed = true;
+    this.client[Symbol.asyncDispose]().catch(() => undefined);
   }
 }
 

@@ -102,7 +102,7 @@ export function streamedMatches(streamed: string, blocks: ReadonlyArray<{ text: 
     }
     const cut = /^([\s\S]*)… \((\d+) characters\)$/.exec(text);
     const length = cut && rest.startsWith(cut[1]) ? Number(cut[2]) : text.length;
-    if (!rest.startsWith(cut && length > cut[1].length ? cut[1] : text)) return false;
+    if (rest.length < length || !rest.startsWith(cut && length > cut[1].length ? cut[1] : text)) return false;
     rest = rest.slice(length);
   }
   return rest === '';

@@ -74,6 +74,8 @@ export const conversationConfigSchema = z.object({
   oneShot: z.boolean().default(false),
   /** Start concurrency-safe tools while the model still streams (seed §2.4 StreamingToolExecutor). */
   streamingToolExecution: z.boolean().default(true),
+  /** Host the live channel (model deltas, tool progress) clients read (issue 10); off: clients poll `events`. */
+  liveStream: z.boolean().default(true),
   maxToolUseConcurrency: z.number().int().positive().default(10),
   /** Extra Stop hooks beside `<cwd>/.claude/settings.json`. */
   stopHooks: stopHooksSchema.optional(),

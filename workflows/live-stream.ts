@@ -25,8 +25,8 @@ export class LiveStream {
   private constructor(private readonly stream: WorkflowStream | undefined) {}
 
   /** Opens the stream (a new run, or one carried over); a run recorded before the patch gets none. */
-  static open(prior: WorkflowStreamState | undefined): LiveStream {
-    return new LiveStream(patched(STREAMING_PATCH) ? new WorkflowStream(prior) : undefined);
+  static open(prior: WorkflowStreamState | undefined, enabled = true): LiveStream {
+    return new LiveStream(enabled && patched(STREAMING_PATCH) ? new WorkflowStream(prior) : undefined);
   }
 
   get enabled(): boolean {

@@ -137,7 +137,7 @@ export class ConversationSession implements QueryHost {
     this.transcript = new Transcript(carried?.messages ?? resumedMessages ?? []);
     // A conversation resumed mid-tool: every tool_use needs its result before the next request.
     if (!carried && resumedMessages) this.transcript.closeDanglingToolUses('The tool call did not complete before the conversation was resumed.', uuid4);
-    this.live = LiveStream.open(carried?.streamState);
+    this.live = LiveStream.open(carried?.streamState, initialConfig.liveStream);
     // The worker's cache learns every change (model calls by reference); a new run starts it over.
     this.transcript.onChange((from, messages) => transcriptCache.feed(from, messages));
     if (this.transcript.length > 0) transcriptCache.feed(0, [...this.transcript.messages]);

@@ -133,7 +133,7 @@ describe('live channel', () => {
 
   it('a reader that reconnects at its offset misses nothing, also across continue-as-new', async () => {
     harness = await createHarness({
-      respond: (request) => ({ content: [{ type: 'text', text: `Answer number ${request.index} with some words to stream.` }], chunkSize: 3 }),
+      respond: (request) => ({ content: [{ type: 'text', text: `Answer number ${request.index} with some words to stream.` }], chunkSize: 3, deltaDelayMs: 10 }),
     });
     await harness.startWorker();
     const config = harness.config({ continueAsNewAfterEvents: 10 });
