@@ -45,6 +45,8 @@ Usage:
   durable-agent deny <id> <toolUseId> [message]  refuse it (the message is told to the model)
   durable-agent abort <id>                       interrupt the running query (the conversation stays open)
   durable-agent end <id>                         end the conversation after the running query
+  durable-agent chat [options] [id]              interactive session on a new (or that) conversation:
+                                                 streamed answers; Ctrl-C aborts, Ctrl-D leaves (it stays alive)
   durable-agent list                             conversations on the server, newest first
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
@@ -132,6 +134,16 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await listCommand(rest, io);
       case 'transcript':
         return await transcriptCommand(rest, io);
+      case 'chat': {
+        const { values, positionals } = parse(rest, CONFIG_OPTIONS, [0, 1], 'chat');
+        const { chatCommand } = await import('./commands/chat');
+        const { api, taskQueue, close } = await connect();
+        try {
+          return await chatCommand({ api, taskQueue, conversationId: positionals[0], config: configFrom(values, false) });
+        } finally {
+          await close();
+        }
+      }
       case 'worker': {
         const { values } = parse(rest, { 'workspace-queue': { type: 'string' } }, 0, 'worker');
         const workspaceQueue = values['workspace-queue'] as string | undefined;

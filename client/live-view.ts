@@ -74,8 +74,14 @@ export class LiveView {
   private event(event: ConversationEvent): ViewOp[] {
     const message = event.message;
     if (message.type !== 'assistant') {
-      // A query that ends (aborted, failed) leaves no assistant message for its open attempt.
-      const ops = message.type === 'result' ? this.abandonOpen() : [];
+      // A query that ends with an attempt open (aborted, failed) leaves no assistant message for
+      // it: its text stays, as Claude Code leaves an interrupted answer on screen.
+      const ops: ViewOp[] = [];
+      if (message.type === 'result' && this.open) {
+        this.finished.add(this.open.call.requestId);
+        if (this.open.text !== '') ops.push({ op: 'text_end' });
+        this.open = undefined;
+      }
       return [...ops, { op: 'event', event, textShown: false }];
     }
     const blocks = message.message.content.filter((block) => block.type === 'text' && block.text !== '') as Array<{ text: string }>;

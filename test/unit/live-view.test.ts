@@ -66,6 +66,13 @@ describe('LiveView', () => {
     expect(ops.at(-1)).toMatchObject({ textShown: false });
   });
 
+  it('keeps an interrupted answer when the query ends without its message', () => {
+    const result: LiveEntry = { kind: 'event', offset: offset++, event: { seq: 1, message: { type: 'result', result: '' } as never } };
+    const ops = run([text(call(1), 'half an answer'), result, text(call(1), ' late')]);
+    expect(ops.map((op) => op.op)).toEqual(['text', 'text_end', 'event']);
+    expect(visible(ops)).toBe('half an answer');
+  });
+
   it('separates text blocks with a blank line', () => {
     const ops = run([text(call(1), 'One', 0), text(call(1), 'Two', 2), assistant('One', 'Two')]);
     expect(visible(ops)).toBe('One\n\nTwo');

@@ -1,0 +1,215 @@
+/**
+ * `durable-agent chat [id]` (issue 10): an interactive terminal session on a new or existing
+ * conversation. The answer streams from the live channel; each tool call is one line with its
+ * result summary; a status line (model, tokens, cost) follows each result. Lines go to the
+ * conversation as input (slash commands included: the conversation interprets them). Ctrl-C
+ * aborts the running query, a second Ctrl-C leaves; Ctrl-D leaves. Leaving never ends the
+ * conversation: `durable-agent chat <id>` rejoins it from any terminal.
+ */
+import readline from 'node:readline';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import type { ConversationConfigInput } from '../../common/config';
+import type { ConversationClient } from '../api';
+import { formatEvent, sanitizeForTerminal } from '../format';
+import { NoLiveStreamError, readLive } from '../live';
+import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
+import { LiveView, type ViewOp } from '../live-view';
+
+export interface ChatOptions {
+  api: ConversationClient;
+  taskQueue: string;
+  /** Rejoin this conversation; a new one is started when absent. */
+  conversationId?: string;
+  config: ConversationConfigInput;
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+}
+
+const DIM = '\u001b[2m';
+const RESET = '\u001b[0m';
+
+export async function chatCommand(options: ChatOptions): Promise<number> {
+  const { api } = options;
+  const output = options.output ?? process.stdout;
+  const write = (text: string) => output.write(text);
+  let conversationId = options.conversationId;
+  let busy = false;
+  if (conversationId) {
+    const status = await api.status(conversationId); // a clear error for an unknown or ended id
+    if (status.ended) throw new Error(`Conversation "${conversationId}" has ended; start a new one with \`durable-agent chat\`.`);
+    busy = status.phase !== 'awaiting_input' && status.phase !== 'idle';
+    write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · $${status.totalCostUsd.toFixed(4)}${RESET}\n`);
+  } else {
+    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue })).conversationId;
+    write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
+  }
+  const id = conversationId;
+  write(`${DIM}Enter sends · Ctrl-C aborts the running query (twice: leave) · Ctrl-D leaves, the conversation stays${RESET}\n`);
+
+  const rl = readline.createInterface({ input: options.input ?? process.stdin, output, terminal: true, prompt: '> ' });
+  const leaving = new AbortController();
+  const sentByMe = new Set<string>();
+  let interrupts = 0;
+
+  // ---- the live channel, from now on ----
+  let shown = ''; // streamed text of the attempt on screen
+  let atLineStart = true;
+  const put = (text: string) => {
+    if (text === '') return;
+    write(text);
+    atLineStart = text.endsWith('\n');
+  };
+  const newline = () => {
+    if (!atLineStart) put('\n');
+  };
+  const statusLine = async () => {
+    const status = await api.status(id).catch(() => undefined);
+    if (!status) return;
+    const tokens = status.usage.input_tokens + status.usage.cache_read_input_tokens + status.usage.cache_creation_input_tokens;
+    put(`${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · $${status.totalCostUsd.toFixed(4)}]${RESET}\n`);
+  };
+  const show = async (op: ViewOp) => {
+    switch (op.op) {
+      case 'text':
+        if (shown === '') {
+          newline();
+          write(SAVE_CURSOR);
+        }
+        shown += op.text;
+        put(sanitizeForTerminal(op.text));
+        return;
+      case 'retract':
+        write(RESTORE_AND_CLEAR);
+        shown = '';
+        atLineStart = true;
+        return;
+      case 'text_end':
+        shown = '';
+        newline();
+        return;
+      case 'thinking':
+        return;
+      case 'tool':
+        if (op.item.type === 'tool_end') {
+          newline();
+          put(`${sanitizeForTerminal(`● ${op.item.name}: ${oneLine(toolSummaries.get(op.item.toolUseId) ?? '')}  ⎿ ${op.item.isError ? 'Error: ' : ''}${op.item.summary}`)}\n`);
+        } else if (op.item.type === 'tool_start') {
+          toolSummaries.set(op.item.toolUseId, op.item.summary);
+        }
+        return;
+      case 'event': {
+        const message = op.event.message;
+        if (message.type === 'user_input') {
+          if (sentByMe.has(message.uuid)) return;
+          busy = true;
+          newline();
+          put(`${sanitizeForTerminal(`> ${message.prompt}`)}  ${DIM}(from another terminal)${RESET}\n`);
+          return;
+        }
+        if (message.type === 'assistant') {
+          // Text streamed already; tool calls get their line when they finish.
+          if (op.textShown) return;
+          const text = message.message.content.flatMap((block) => (block.type === 'text' && block.text.trim() ? [block.text.trim()] : [])).join('\n\n');
+          if (text) {
+            newline();
+            put(`${sanitizeForTerminal(text)}\n`);
+          }
+          return;
+        }
+        if (message.type === 'user') return; // tool results: the tool lines show them
+        if (message.type === 'result') {
+          newline();
+          const line = formatEvent(op.event);
+          if (line) put(`${DIM}${sanitizeForTerminal(line)}${RESET}\n`);
+          await statusLine();
+          busy = false;
+          interrupts = 0;
+          rl.prompt();
+          return;
+        }
+        const line = formatEvent(op.event);
+        if (line) {
+          newline();
+          put(`${sanitizeForTerminal(line)}\n`);
+        }
+        return;
+      }
+    }
+  };
+  const toolSummaries = new Map<string, string>();
+
+  const fromOffset = await WorkflowStreamClient.create(api.client, id)
+    .getOffset()
+    .catch(() => 0);
+  const reading = (async () => {
+    const view = new LiveView();
+    try {
+      for await (const entry of readLive(api.client, id, fromOffset, leaving.signal)) {
+        for (const op of view.apply(entry)) await show(op);
+      }
+      if (!leaving.signal.aborted) {
+        newline();
+        put(`${DIM}the conversation has ended${RESET}\n`);
+        rl.close();
+      }
+    } catch (error) {
+      newline();
+      put(
+        error instanceof NoLiveStreamError
+          ? `${error.message} Use \`durable-agent send --follow\` for it.\n`
+          : `Lost the live view: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      rl.close();
+    }
+  })();
+
+  const left = new Promise<void>((resolve) => {
+    rl.on('close', () => resolve());
+  });
+  rl.on('line', (line) => {
+    const prompt = line.trim();
+    if (!prompt) {
+      if (!busy) rl.prompt();
+      return;
+    }
+    busy = true;
+    interrupts = 0;
+    api.send(id, prompt).then(
+      (uuid) => sentByMe.add(uuid),
+      (error: unknown) => {
+        newline();
+        put(`Could not send: ${error instanceof Error ? error.message : String(error)}\n`);
+        busy = false;
+        rl.prompt();
+      },
+    );
+  });
+  rl.on('SIGINT', () => {
+    interrupts++;
+    if (interrupts >= 2) {
+      rl.close();
+      return;
+    }
+    newline();
+    if (busy) {
+      put(`${DIM}[interrupting… Ctrl-C again to leave]${RESET}\n`);
+      api.abort(id, 'Ctrl-C in chat').catch(() => undefined);
+    } else {
+      put(`${DIM}(Ctrl-C again to leave; the conversation stays)${RESET}\n`);
+      rl.prompt();
+    }
+  });
+  if (!busy) rl.prompt();
+
+  await left;
+  leaving.abort();
+  newline();
+  write(`${DIM}left ${id}; it stays alive — rejoin with: durable-agent chat ${id}${RESET}\n`);
+  await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 1000))]);
+  return 0;
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
+}

@@ -1,0 +1,96 @@
+/**
+ * `durable-agent chat` in a real terminal (tmux): type a prompt and watch the answer stream, see a
+ * tool call's line, interrupt a running answer with Ctrl-C, leave with Ctrl-D (the conversation
+ * stays), and rejoin it from another terminal.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
+
+let harness: Harness | undefined;
+const sessions: string[] = [];
+afterEach(async () => {
+  for (const session of sessions.splice(0)) {
+    try {
+      execFileSync('tmux', ['kill-session', '-t', session]);
+    } catch {
+      /* already gone */
+    }
+  }
+  await harness?.close();
+  harness = undefined;
+});
+
+/** The chat has shown its first prompt (typing earlier would reach the terminal before the chat reads it). */
+const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
+const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
+const screen = (session: string) => tmux('capture-pane', '-p', '-t', session, '-S', '-200');
+
+/** Starts `durable-agent chat <args>` in a new detached tmux session. */
+function startChat(h: Harness, name: string, ...args: string[]): string {
+  const session = `${name}-${process.pid}`;
+  sessions.push(session);
+  const command = [
+    `TEMPORAL_ADDRESS=${h.address}`,
+    `DURABLE_AGENT_TASK_QUEUE=${h.taskQueue}`,
+    path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
+    path.join(REPO_ROOT, 'client', 'cli.ts'),
+    'chat',
+    ...args,
+    '; echo "[chat exited $?]"; sleep 600',
+  ].join(' ');
+  tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '50', command);
+  return session;
+}
+
+describe('chat in a terminal', () => {
+  it('streams answers, interrupts with Ctrl-C, leaves with Ctrl-D and rejoins', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Let me look.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        { content: [{ type: 'text', text: 'Streaming in tmux works.' }], chunkSize: 4, deltaDelayMs: 60 },
+        // Held open after its first block: the user interrupts it.
+        { content: [{ type: 'text', text: 'A long answer being written' }, { type: 'text', text: 'never' }], hold: { afterBlocks: 1, until: held } },
+        { content: [{ type: 'text', text: 'Rejoined and answering.' }] },
+      ],
+    });
+    await writeFile(path.join(harness.workspace, 'notes.txt'), 'one\ntwo\nthree\n');
+    await harness.startWorker();
+
+    const first = startChat(harness, 'chat-a', '--cwd', harness.workspace);
+    const conversationId = (await eventually(async () => /conversation (\S+) \(rejoin/.exec(screen(first))?.[1], Boolean, 90_000))!;
+    await eventually(async () => screen(first), ready, 30_000);
+
+    tmux('send-keys', '-t', first, 'read the notes', 'Enter');
+    const answered = await eventually(async () => screen(first), (text) => text.includes('Streaming in tmux works.') && /\$\d+\.\d{4}\]/.test(text), 60_000);
+    expect(answered).toMatch(/● Read: .*notes\.txt.*⎿ .*\(3 lines\)|● Read: .*notes\.txt.*⎿/);
+    expect(answered.split('Streaming in tmux works.').length).toBe(2); // once
+
+    tmux('send-keys', '-t', first, 'write a lot', 'Enter');
+    await eventually(async () => screen(first), (text) => text.includes('A long answer being written'), 60_000);
+    tmux('send-keys', '-t', first, 'C-c');
+    // The interrupted answer stays on screen, followed by the aborted result and a new prompt.
+    const interrupted = await eventually(async () => screen(first), (text) => /A long answer being written[\s\S]*\[interrupting[\s\S]*✗ aborted[\s\S]*\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    expect(interrupted.split('A long answer being written').length).toBe(2);
+    release();
+
+    tmux('send-keys', '-t', first, 'C-d');
+    await eventually(async () => screen(first), (text) => text.includes('[chat exited 0]'), 30_000);
+    expect(screen(first)).toContain(`rejoin with: durable-agent chat ${conversationId}`);
+    const status = await harness.api.status(conversationId);
+    expect(status.ended).toBe(false);
+
+    const second = startChat(harness, 'chat-b', conversationId);
+    await eventually(async () => screen(second), (text) => text.includes(`rejoined ${conversationId}`) && ready(text), 90_000);
+    tmux('send-keys', '-t', second, 'are you there?', 'Enter');
+    await eventually(async () => screen(second), (text) => text.includes('Rejoined and answering.'), 60_000);
+    tmux('send-keys', '-t', second, 'C-c');
+    tmux('send-keys', '-t', second, 'C-c');
+    await eventually(async () => screen(second), (text) => text.includes('[chat exited 0]'), 30_000);
+    expect((await harness.api.status(conversationId)).ended).toBe(false);
+  });
+});
