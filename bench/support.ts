@@ -17,6 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createActivities } from '../activities';
 import { ConversationClient } from '../client/api';
+import { readLive } from '../client/live';
 import type { ConversationConfigInput } from '../common/config';
 import type { ResultMessage } from '../common/result';
 import { startDevServer } from '../infra/dev-server';
@@ -149,6 +150,10 @@ function installQuietRuntime(): void {
   }
 }
 
+async function drain(items: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of items) void _;
+}
+
 /** One timed query of a one-shot conversation, waited for until the workflow has closed. */
 export interface TimedQuery {
   conversationId: string;
@@ -169,7 +174,10 @@ export async function runOneShotQuery(stack: BenchStack, prompt: string, config:
     taskQueue: stack.taskQueue,
     config: { cwd: stack.workspace, oneShot: true, ...config },
   });
+  // BENCH_READER=1: a client follows the live channel meanwhile (its long-polls are history too).
+  const reading = process.env.BENCH_READER === '1' ? drain(readLive(stack.client, conversationId)) : Promise.resolve();
   const summary = await stack.api.summary(conversationId);
+  await reading;
   const wallMs = performance.now() - startedAt;
   if (!summary.lastResult) throw new Error(`${conversationId} ended (${summary.endedBy}) without a result`);
   return { conversationId, firstRunId: handle.firstExecutionRunId, result: summary.lastResult, wallMs };

@@ -34,7 +34,7 @@ export class LiveStream {
   }
 
   publishEvent(event: ConversationEvent): void {
-    this.stream?.topic<ConversationEvent>(STREAM_TOPICS.events).publish(event);
+    this.stream?.topic<ConversationEvent>(STREAM_TOPICS.events).publish(slimForStream(event));
   }
 
   publishTool(item: ToolStreamItem): void {
@@ -57,6 +57,39 @@ export class LiveStream {
     if (!this.stream) return undefined;
     return trimStreamState(this.stream.getState(), CARRIED_STREAM_ITEMS, CARRIED_STREAM_BYTES);
   }
+}
+
+/**
+ * Tool results and tool inputs cut shorter than in the `events` feed: every reader's long-poll
+ * answer is history (an update's result), and live views show a tool result's first line (the
+ * `tool_end` item carries the summary). Texts stay as the feed has them. Cut like the feed: the
+ * head, then `… (N characters)`.
+ */
+export const STREAM_TOOL_CHARS = 300;
+
+export function slimForStream(event: ConversationEvent): ConversationEvent {
+  const message = event.message;
+  if (message.type === 'user' && typeof message.message.content !== 'string') {
+    const content = message.message.content.map((block) =>
+      block.type === 'tool_result' && typeof block.content === 'string' ? { ...block, content: cut(block.content) } : block,
+    );
+    return { ...event, message: { ...message, message: { ...message.message, content } } };
+  }
+  if (message.type === 'assistant') {
+    const content = message.message.content.map((block) => {
+      if (block.type !== 'tool_use') return block;
+      const input = JSON.stringify(block.input ?? null);
+      return input.length > STREAM_TOOL_CHARS ? { ...block, input: { truncated: cut(input) } } : block;
+    });
+    return { ...event, message: { ...message, message: { ...message.message, content } } };
+  }
+  return event;
+}
+
+function cut(text: string): string {
+  const whole = /… \((\d+) characters\)$/.exec(text);
+  const length = whole ? Number(whole[1]) : text.length;
+  return text.length > STREAM_TOOL_CHARS ? `${text.slice(0, STREAM_TOOL_CHARS)}… (${length} characters)` : text;
 }
 
 /** Keeps the last items of the log within `maxItems` and `maxBytes`, advancing the base offset. */

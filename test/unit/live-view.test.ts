@@ -4,7 +4,7 @@ import { LiveTextPrinter, RESTORE_AND_CLEAR, SAVE_CURSOR } from '../../client/li
 import { type LiveEntry, LiveView, type ViewOp, streamedMatches } from '../../client/live-view';
 import type { ResultMessage } from '../../common/result';
 import type { ModelAttempt } from '../../common/stream-items';
-import { trimStreamState } from '../../workflows/live-stream';
+import { slimForStream, trimStreamState } from '../../workflows/live-stream';
 
 const call = (attempt: number, fallback = 0, requestId = 'r1'): ModelAttempt => ({ requestId, attempt, fallback });
 let offset = 0;
@@ -125,5 +125,24 @@ describe('trimStreamState', () => {
     expect(trimStreamState(state, 2, 1000)).toMatchObject({ base_offset: 12, log: [{ data: 'ccc' }, { data: 'dddd' }] });
     expect(trimStreamState(state, 10, 9)).toMatchObject({ base_offset: 12, log: [{ data: 'ccc' }, { data: 'dddd' }] });
     expect(trimStreamState(state, 10, 1000).base_offset).toBe(10);
+  });
+});
+
+describe('slimForStream', () => {
+  it('cuts tool results and large tool inputs, and keeps texts', () => {
+    const long = 'y'.repeat(1000);
+    const user = {
+      seq: 1,
+      message: { type: 'user', uuid: 'u', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: `${'z'.repeat(2000)}… (4096 characters)` }] } },
+    } as never;
+    const slim = slimForStream(user) as unknown as { message: { message: { content: Array<{ content: string }> } } };
+    expect(slim.message.message.content[0].content).toBe(`${'z'.repeat(300)}… (4096 characters)`);
+    const assistant = {
+      seq: 2,
+      message: { type: 'assistant', uuid: 'a', message: { content: [{ type: 'text', text: long }, { type: 'tool_use', id: 't', name: 'Write', input: { content: long } }] } },
+    } as never;
+    const slimmed = slimForStream(assistant) as unknown as { message: { message: { content: Array<{ text?: string; input?: { truncated?: string } }> } } };
+    expect(slimmed.message.message.content[0].text).toBe(long);
+    expect(slimmed.message.message.content[1].input?.truncated).toMatch(/… \(\d+ characters\)$/);
   });
 });
