@@ -226,15 +226,27 @@ export class ConversationClient {
 
   /** Reads the live channel (issue 10) until the result for `inputUuid`; every item goes to `onLive`. */
   private async waitForResultLive(conversationId: string, inputUuid: string, options: WaitOptions): Promise<ResultMessage> {
-    const afterSeq = options.afterSeq ?? 0;
-    for await (const entry of readLive(this.client, conversationId, options.fromOffset ?? 0, options.signal)) {
-      if (entry.kind === 'event' && entry.event.seq < afterSeq) continue;
+    let afterSeq = options.afterSeq ?? 0;
+    const deliver = (entry: LiveEntry): ResultMessage | undefined => {
+      if (entry.kind === 'event' && entry.event.seq < afterSeq) return undefined;
       options.onLive?.(entry);
-      if (entry.kind !== 'event') continue;
+      if (entry.kind !== 'event') return undefined;
+      afterSeq = entry.event.seq + 1;
       options.onEvent?.(entry.event);
-      if (answersInput(entry.event, inputUuid)) return entry.event.message as ResultMessage;
+      return answersInput(entry.event, inputUuid) ? (entry.event.message as ResultMessage) : undefined;
+    };
+    for await (const entry of readLive(this.client, conversationId, options.fromOffset ?? 0, options.signal)) {
+      const result = deliver(entry);
+      if (result) return result;
     }
     options.signal?.throwIfAborted();
+    // A run that closes right after its result (one-shot) can close between two polls: the feed's
+    // tail comes from the events query then (a closed run still answers it while a worker runs).
+    const rest = await this.events(conversationId, afterSeq).catch(() => undefined);
+    for (const event of rest?.events ?? []) {
+      const result = deliver({ kind: 'event', offset: -1, event });
+      if (result) return result;
+    }
     // The conversation closed before the reader saw its result (a one-shot `ask` ends right after it).
     const { status } = await this.client.workflow.getHandle(conversationId).describe();
     const summary = status.name === 'COMPLETED' ? await this.summary(conversationId) : undefined;

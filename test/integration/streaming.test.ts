@@ -82,7 +82,8 @@ describe('live channel', () => {
       script: [
         // Attempt 1 streams a first block, is held until the test saw it, then overloads mid-stream.
         { content: [{ type: 'text', text: 'Partial words of attempt one' }, { type: 'text', text: 'never sent' }], streamErrorAfterBlocks: 1, hold: { afterBlocks: 1, until: held.until } },
-        { content: [{ type: 'text', text: 'The final answer.' }] },
+        // Attempt 2 streams slowly enough to publish its deltas (a quicker one shows as its message).
+        { content: [{ type: 'text', text: 'The final answer.' }], chunkSize: 4, deltaDelayMs: 30 },
       ],
     });
     await harness.startWorker();
