@@ -66,9 +66,16 @@ export class LiveStream {
  * head, then `… (N characters)`.
  */
 export const STREAM_TOOL_CHARS = 300;
+/** Prompts in `user_input` events on the stream (the transcript keeps them whole). */
+export const STREAM_PROMPT_CHARS = 2_000;
 
 export function slimForStream(event: ConversationEvent): ConversationEvent {
   const message = event.message;
+  // A prompt may be megabytes (sent by reference); a poll answer over the update size limit
+  // would fail the workflow task and get the run terminated.
+  if (message.type === 'user_input' && message.prompt.length > STREAM_PROMPT_CHARS) {
+    return { ...event, message: { ...message, prompt: `${message.prompt.slice(0, STREAM_PROMPT_CHARS)}… (${message.prompt.length} characters)` } };
+  }
   if (message.type === 'user' && typeof message.message.content !== 'string') {
     const content = message.message.content.map((block) =>
       block.type === 'tool_result' && typeof block.content === 'string' ? { ...block, content: cut(block.content) } : block,

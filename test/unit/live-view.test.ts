@@ -129,6 +129,12 @@ describe('trimStreamState', () => {
 });
 
 describe('slimForStream', () => {
+  it('cuts a huge prompt (a poll answer must stay under the update size limit)', () => {
+    const slim = slimForStream({ seq: 0, message: { type: 'user_input', uuid: 'u', prompt: 'abc '.repeat(475_000) } });
+    expect(JSON.stringify(slim).length).toBeLessThan(3_000);
+    expect((slim.message as { prompt: string }).prompt).toMatch(/… \(1900000 characters\)$/);
+  });
+
   it('cuts tool results and large tool inputs, and keeps texts', () => {
     const long = 'y'.repeat(1000);
     const user = {
