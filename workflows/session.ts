@@ -26,6 +26,7 @@ import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/searc
 import { TOOL_NAMES, isToolUseStartableEarly } from '../common/tool-specs';
 import { contextLevel, fitMaxTokens, isBreakerOpen, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
 import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, compactWindow } from './compact';
+import { continueAsNewDecision, followsSuggestion } from './continue-as-new';
 import type {
   CarriedState,
   CompactionOutcome,
@@ -67,11 +68,8 @@ const EVENTS_CARRIED_OVER = 50;
 const FEED_TOOL_RESULT_CHARS = 2_000;
 /** Request contexts kept for workers that miss them (the current query's, and a few before). */
 const REQUEST_CONTEXTS_KEPT = 4;
-/**
- * After a compaction the run continues as new (carrying only the boundary and what follows) once
- * its history has this many events: a natural point to drop everything the summary replaced.
- */
-const CONTINUE_AS_NEW_AFTER_COMPACTION_EVENTS = 500;
+/** Patch: a server suggestion to continue as new is weighed against what it costs (continue-as-new.ts). */
+export const WEIGH_CONTINUE_AS_NEW_SUGGESTION_PATCH = 'weigh-continue-as-new-suggestion';
 
 const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
 
@@ -326,15 +324,24 @@ export class ConversationSession implements QueryHost {
     return next;
   }
 
-  /** Temporal suggests continue-as-new, or history passed the configured size. */
+  /**
+   * History passed the configured size, or a compaction made it a natural point, or Temporal
+   * suggests it and history is large enough for that to be worth the transcript it costs
+   * (continue-as-new.ts; runs from before the patch follow every suggestion).
+   */
   shouldContinueAsNew(): boolean {
     const info = workflowInfo();
-    return (
-      this.continueAsNewFits &&
-      (info.continueAsNewSuggested ||
-        info.historyLength > this.config.continueAsNewAfterEvents ||
-        (this.compactedThisRun && info.historyLength > CONTINUE_AS_NEW_AFTER_COMPACTION_EVENTS))
-    );
+    const decision = continueAsNewDecision({
+      fits: this.continueAsNewFits,
+      historyLength: info.historyLength,
+      historySizeBytes: info.historySize,
+      suggested: info.continueAsNewSuggested,
+      maxEvents: this.config.continueAsNewAfterEvents,
+      compactedThisRun: this.compactedThisRun,
+    });
+    if (decision !== 'suggested') return decision;
+    if (!patched(WEIGH_CONTINUE_AS_NEW_SUGGESTION_PATCH)) return true;
+    return followsSuggestion({ historyLength: info.historyLength, historySizeBytes: info.historySize });
   }
 
   // ---- messages in ----

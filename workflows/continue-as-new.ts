@@ -1,0 +1,44 @@
+/**
+ * When a conversation's run continues as new (pure). Continuing is not free here: the next run
+ * starts with the transcript (the window after the last compact boundary) in its input, so every
+ * switch writes the transcript into history once more. The server's `continueAsNewSuggested` comes
+ * early on event count alone (4,096 events on a default server), long before any limit that
+ * matters (warning at 10,240 events, termination at 51,200 events or 50 MB); a live-channel reader's
+ * long-polls add events but few bytes. So a suggestion is followed once history is large enough for
+ * replay cost to matter, and our own thresholds (configurable events; after a compaction) stay.
+ */
+
+/** A suggestion is followed from this many events (under the server's 10,240-event warning). */
+export const SUGGESTION_FOLLOWED_AFTER_EVENTS = 10_000;
+/** … or from this many bytes of history (the server's default size suggestion). */
+export const SUGGESTION_FOLLOWED_AFTER_BYTES = 4 * 1024 * 1024;
+/** After a compaction the run continues as new once its history has this many events. */
+export const CONTINUE_AS_NEW_AFTER_COMPACTION_EVENTS = 500;
+
+export interface ContinueAsNewInput {
+  /** The carried state fits in a start input (the session's own check). */
+  fits: boolean;
+  historyLength: number;
+  historySizeBytes: number;
+  suggested: boolean;
+  /** Configured ceiling (`continueAsNewAfterEvents`). */
+  maxEvents: number;
+  compactedThisRun: boolean;
+}
+
+/**
+ * `true`/`false`, or `'suggested'` when only the server's suggestion speaks for it: the caller
+ * decides that case with {@link followsSuggestion} (behind a patch, since older runs followed
+ * every suggestion).
+ */
+export function continueAsNewDecision(input: ContinueAsNewInput): boolean | 'suggested' {
+  if (!input.fits) return false;
+  if (input.historyLength > input.maxEvents) return true;
+  if (input.compactedThisRun && input.historyLength > CONTINUE_AS_NEW_AFTER_COMPACTION_EVENTS) return true;
+  return input.suggested ? 'suggested' : false;
+}
+
+/** Whether a server suggestion is worth the transcript it costs to follow now. */
+export function followsSuggestion(input: Pick<ContinueAsNewInput, 'historyLength' | 'historySizeBytes'>): boolean {
+  return input.historyLength >= SUGGESTION_FOLLOWED_AFTER_EVENTS || input.historySizeBytes >= SUGGESTION_FOLLOWED_AFTER_BYTES;
+}
