@@ -235,10 +235,12 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
       const offered = config.tools;
       if (offered && !offered.includes(block.name)) {
-        return { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
+        outcome = { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
+        return outcome;
       }
       const verdict = await host.checkPermission(block);
-      if (verdict.behavior === 'deny') return { isError: true, content: verdict.message };
+      // Set, so the live tool line shows the denial rather than "cancelled" (no command changes: the stream is in memory).
+      if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
       if (block.name === 'Agent') {
         entry.childWorkflowId = subagentWorkflowId(conversationId, block.id);
         return await runSubagent(host, block);
