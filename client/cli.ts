@@ -46,7 +46,8 @@ Usage:
   durable-agent abort <id>                       interrupt the running query (the conversation stays open)
   durable-agent end <id>                         end the conversation after the running query
   durable-agent chat [options] [id]              interactive session on a new (or that) conversation:
-                                                 streamed answers; Ctrl-C aborts, Ctrl-D leaves (it stays alive)
+                                                 streamed answers, permission prompts inline (y / n / always);
+                                                 Ctrl-C aborts, Ctrl-D leaves (it stays alive)
   durable-agent list                             conversations on the server, newest first
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on

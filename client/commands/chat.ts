@@ -10,6 +10,7 @@ import readline from 'node:readline';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ConversationConfigInput } from '../../common/config';
 import type { ConversationClient } from '../api';
+import { ChatPermissionPrompter } from '../chat-permissions';
 import { formatEvent, sanitizeForTerminal } from '../format';
 import { NoLiveStreamError, readLive } from '../live';
 import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
@@ -34,10 +35,12 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   const write = (text: string) => output.write(text);
   let conversationId = options.conversationId;
   let busy = false;
+  let waitingOnRejoin = false;
   if (conversationId) {
     const status = await api.status(conversationId); // a clear error for an unknown or ended id
     if (status.ended) throw new Error(`Conversation "${conversationId}" has ended; start a new one with \`durable-agent chat\`.`);
     busy = status.phase !== 'awaiting_input' && status.phase !== 'idle';
+    waitingOnRejoin = busy;
     write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · $${status.totalCostUsd.toFixed(4)}${RESET}\n`);
   } else {
     conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue })).conversationId;
@@ -50,6 +53,45 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   const leaving = new AbortController();
   const sentByMe = new Set<string>();
   let interrupts = 0;
+  // The permission prompt: while it is open, a line typed is its answer, not a new prompt.
+  let answering: ((line: string) => void) | undefined;
+  const permissions = new ChatPermissionPrompter(
+    api,
+    id,
+    {
+      print: (line) => {
+        newline();
+        put(`${line}\n`);
+        if (!busy && !answering) rl.prompt(); // e.g. a request that ended with an aborted query
+      },
+      question: (prompt, signal) =>
+        new Promise<string>((resolve, reject) => {
+          const mine = (line: string) => {
+            answering = undefined;
+            rl.setPrompt('> ');
+            atLineStart = true;
+            resolve(line);
+          };
+          signal.addEventListener(
+            'abort',
+            () => {
+              if (answering !== mine) return; // answered already
+              answering = undefined;
+              rl.setPrompt('> ');
+              newline();
+              reject(new Error('not waiting any more'));
+            },
+            { once: true },
+          );
+          answering = mine;
+          newline();
+          rl.setPrompt(prompt);
+          rl.prompt();
+          atLineStart = false; // the cursor is after the question
+        }),
+    },
+    leaving.signal,
+  );
 
   // ---- the live channel, from now on ----
   let shown = ''; // streamed text of the attempt on screen
@@ -91,6 +133,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         return;
       case 'tool':
         if (op.item.type === 'tool_end') {
+          permissions.settled(op.item.toolUseId);
           newline();
           put(`${sanitizeForTerminal(`● ${op.item.name}: ${oneLine(toolSummaries.get(op.item.toolUseId) ?? '')}  ⎿ ${op.item.isError ? 'Error: ' : ''}${op.item.summary}`)}\n`);
         } else if (op.item.type === 'tool_start') {
@@ -118,6 +161,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         }
         if (message.type === 'user') return; // tool results: the tool lines show them
         if (message.type === 'result') {
+          permissions.settled(); // nothing of the query waits any more
           newline();
           const line = formatEvent(op.event);
           if (line) put(`${DIM}${sanitizeForTerminal(line)}${RESET}\n`);
@@ -125,6 +169,10 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           busy = false;
           interrupts = 0;
           rl.prompt();
+          return;
+        }
+        if (message.type === 'system' && message.content.includes('Waiting for permission:')) {
+          permissions.check(); // the prompt below says it all
           return;
         }
         const line = formatEvent(op.event);
@@ -167,6 +215,10 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     rl.on('close', () => resolve());
   });
   rl.on('line', (line) => {
+    if (answering) {
+      answering(line);
+      return;
+    }
     const prompt = line.trim();
     if (!prompt) {
       if (!busy) rl.prompt();
@@ -200,6 +252,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     }
   });
   if (!busy) rl.prompt();
+  if (waitingOnRejoin) permissions.check(); // requests that were waiting before this terminal joined
 
   await left;
   leaving.abort();

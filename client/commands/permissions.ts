@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ConversationConfigInput } from '../../common/config';
 import { PERMISSION_MODES, type PermissionMode, SETTING_SOURCES, type SettingSource, permissionRuleProblem, splitRuleList } from '../../common/permissions';
+import { getToolSpec } from '../../common/tool-specs';
 import type { ConversationStatus } from '../../workflows/definitions';
 import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permission-gate';
 import type { ConversationClient } from '../api';
@@ -26,7 +27,7 @@ export const PERMISSION_OPTIONS = {
   'setting-sources': { type: 'string' },
 } as const;
 
-export const PERMISSION_USAGE = `Permissions (ask, start):
+export const PERMISSION_USAGE = `Permissions (ask, start, chat):
   --permission-mode <mode>     default | acceptEdits | plan | bypassPermissions | dontAsk
                                (default: the settings' defaultMode, else default)
   --allowed-tools <rules>      allow rules, comma or space separated: "Bash(npm test:*),Edit(src/**)"
@@ -138,13 +139,9 @@ export async function promptForPermissions(
         if (asked.has(request.toolUseId) || signal.aborted) continue;
         asked.add(request.toolUseId);
         err(sanitizeForTerminal(`${request.toolName} wants to run: ${oneLine(JSON.stringify(request.input), 300)}\n(${request.reason})`));
-        let answer = '';
-        while (!['y', 'yes', 'n', 'no', 'a', 'always'].includes(answer)) {
-          answer = (await ask('Allow? [y]es / [n]o / [a]lways: ', signal).catch(() => 'n')).trim().toLowerCase();
-        }
-        if (signal.aborted) return;
-        const allow = answer.startsWith('y') || answer.startsWith('a');
-        const { line } = await decide(api, workflowId, request.toolUseId, allow ? 'allow' : 'deny', { always: answer.startsWith('a') });
+        const answer = await askAllow(ask, signal);
+        if (signal.aborted || answer === undefined) return;
+        const { line } = await decide(api, workflowId, request.toolUseId, answer === 'deny' ? 'deny' : 'allow', { always: answer === 'always' });
         err(sanitizeForTerminal(line));
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -154,7 +151,41 @@ export async function promptForPermissions(
   }
 }
 
-async function collectPending(api: ConversationClient, workflowId: string): Promise<Array<{ workflowId: string; request: PendingPermission }>> {
+/** The question asked for each waiting request (ask and chat). */
+export const ALLOW_QUESTION = 'Allow? [y]es / [n]o / [a]lways: ';
+
+/** Asks until the answer is y(es) / n(o) / a(lways); undefined once `signal` aborts. */
+export async function askAllow(
+  question: (prompt: string, signal: AbortSignal) => Promise<string>,
+  signal: AbortSignal,
+): Promise<'allow' | 'deny' | 'always' | undefined> {
+  while (!signal.aborted) {
+    // A question that cannot be asked (the terminal closed) is a no, as before.
+    const answer = (await question(ALLOW_QUESTION, signal).catch(() => 'n')).trim().toLowerCase();
+    if (signal.aborted) return undefined;
+    if (['y', 'yes'].includes(answer)) return 'allow';
+    if (['n', 'no'].includes(answer)) return 'deny';
+    if (['a', 'always'].includes(answer)) return 'always';
+  }
+  return undefined;
+}
+
+/** A waiting call's input in a few words: the tool's own summary (`Write notes.txt`), else its JSON. */
+export function permissionInputSummary(request: Pick<PendingPermission, 'toolName' | 'input'>, max = 160): string {
+  const spec = getToolSpec(request.toolName);
+  const parsed = spec?.inputSchema.safeParse(request.input);
+  if (spec && parsed?.success) {
+    try {
+      return oneLine(spec.summarize(parsed.data), max);
+    } catch {
+      /* fall back to the JSON */
+    }
+  }
+  return oneLine(JSON.stringify(request.input) ?? '', max);
+}
+
+/** Waiting requests of the conversation and of its running subagents (child workflows). */
+export async function collectPending(api: ConversationClient, workflowId: string): Promise<Array<{ workflowId: string; request: PendingPermission }>> {
   const status = await api.status(workflowId);
   const found = (status.pendingPermissions ?? []).map((request) => ({ workflowId, request }));
   for (const tool of status.toolsInFlight) {

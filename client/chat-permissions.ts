@@ -1,0 +1,120 @@
+/**
+ * The permission prompt inline in `durable-agent chat` (issue 10): when the conversation (or one
+ * of its subagents) waits for a decision, chat shows the tool, a short summary of its input and
+ * why it asks, and asks y / n / always; the answer goes out as the `decidePermission` update
+ * (always: an allow rule for the session). Several waiting requests are asked one after another.
+ * A request decided elsewhere (`approve` in another terminal, an abort) stops being asked; an
+ * answer that arrives second gets the recorded decision back, which is shown.
+ */
+import type { PendingPermission } from '../workflows/permission-gate';
+import type { ConversationClient } from './api';
+import { askAllow, collectPending, decide, permissionInputSummary } from './commands/permissions';
+import { sanitizeForTerminal } from './format';
+
+/** How often an open question checks that its request is still waiting. */
+const STILL_WAITING_POLL_MS = 500;
+
+export interface ChatPermissionIo {
+  /** Prints one line (chat starts it on a fresh line). */
+  print(line: string): void;
+  /** Asks on chat's own line editor; rejects once `signal` aborts. */
+  question(prompt: string, signal: AbortSignal): Promise<string>;
+}
+
+export class ChatPermissionPrompter {
+  private readonly asked = new Set<string>();
+  private running: Promise<void> | undefined;
+  private again = false;
+  /** The open question: its request and how to withdraw it. */
+  private open: { toolUseId: string | undefined; withdraw: () => void } | undefined;
+
+  constructor(
+    private readonly api: ConversationClient,
+    private readonly conversationId: string,
+    private readonly io: ChatPermissionIo,
+    private readonly leaving: AbortSignal,
+  ) {}
+
+  /** Looks for waiting requests and asks each one not asked yet; calls while it runs look again after. */
+  check(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.askWaiting().catch((error: unknown) => this.io.print(`Permission prompt: ${error instanceof Error ? error.message : String(error)}`));
+      } while (this.again && !this.leaving.aborted);
+    })().finally(() => (this.running = undefined));
+  }
+
+  /**
+   * The live channel says a request is over (its tool ended, or the query's result arrived:
+   * no toolUseId): an open question about it is withdrawn without waiting for the next poll.
+   */
+  settled(toolUseId?: string): void {
+    if (this.open && (toolUseId === undefined || this.open.toolUseId === toolUseId)) this.open.withdraw();
+  }
+
+  private async askWaiting(): Promise<void> {
+    const waiting = await collectPending(this.api, this.conversationId);
+    for (const { workflowId, request } of waiting) {
+      if (this.leaving.aborted) return;
+      if (this.asked.has(request.toolUseId)) continue;
+      this.asked.add(request.toolUseId);
+      await this.askOne(workflowId, request);
+    }
+  }
+
+  private async askOne(workflowId: string, request: PendingPermission): Promise<void> {
+    const subagent = workflowId === this.conversationId ? '' : ' (subagent)';
+    this.io.print(sanitizeForTerminal(`⚠ ${request.toolName}${subagent} wants to run: ${permissionInputSummary(request)}  (${request.reason})`));
+    const settled = new AbortController();
+    const onLeave = () => settled.abort();
+    this.leaving.addEventListener('abort', onLeave, { once: true });
+    let decidedElsewhere = false;
+    const withdraw = () => {
+      decidedElsewhere = true;
+      settled.abort();
+    };
+    const watching = this.watch(workflowId, request.toolUseId, settled.signal).then((gone) => gone && withdraw());
+    // A subagent's request ends with the parent's query; its tool ids are not on the parent's channel.
+    this.open = { toolUseId: workflowId === this.conversationId ? request.toolUseId : undefined, withdraw };
+    try {
+      const answer = await askAllow(this.io.question, settled.signal);
+      this.open = undefined;
+      settled.abort(); // stop watching: from here on the update tells what was decided
+      if (decidedElsewhere) {
+        this.io.print(sanitizeForTerminal(`${request.toolName} ${request.toolUseId} is no longer waiting (decided in another terminal, or the query was aborted)`));
+        return;
+      }
+      if (answer === undefined) return; // leaving
+      const { line } = await decide(this.api, workflowId, request.toolUseId, answer === 'deny' ? 'deny' : 'allow', { always: answer === 'always' });
+      this.io.print(sanitizeForTerminal(line));
+    } catch (error) {
+      // The request ended between the answer and the update (an abort): say so and go on.
+      this.io.print(sanitizeForTerminal(`${request.toolName} ${request.toolUseId}: ${error instanceof Error ? error.message : String(error)}`));
+    } finally {
+      this.open = undefined;
+      settled.abort();
+      this.leaving.removeEventListener('abort', onLeave);
+      await watching;
+    }
+  }
+
+  /** Resolves true once the request no longer waits, false when `signal` aborts first. */
+  private async watch(workflowId: string, toolUseId: string, signal: AbortSignal): Promise<boolean> {
+    while (!signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, STILL_WAITING_POLL_MS);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      if (signal.aborted) return false;
+      const status = await this.api.status(workflowId).catch(() => undefined);
+      if (signal.aborted) return false;
+      if (status && !(status.pendingPermissions ?? []).some((request) => request.toolUseId === toolUseId)) return true;
+    }
+    return false;
+  }
+}
