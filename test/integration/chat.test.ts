@@ -1,10 +1,10 @@
 /**
  * `durable-agent chat` in a real terminal (tmux): type a prompt and watch the answer stream, see a
  * tool call's line, interrupt a running answer with Ctrl-C, leave with Ctrl-D (the conversation
- * stays), and rejoin it from another terminal.
+ * stays), and rejoin it from another terminal; answer a permission request inline (y, then n).
  */
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
@@ -27,6 +27,8 @@ afterEach(async () => {
 const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
 const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
 const screen = (session: string) => tmux('capture-pane', '-p', '-t', session, '-S', '-200');
+
+const conversationIdOf = (text: string) => /conversation (\S+) \(rejoin/.exec(text)![1];
 
 /** Starts `durable-agent chat <args>` in a new detached tmux session. */
 function startChat(h: Harness, name: string, ...args: string[]): string {
@@ -92,5 +94,48 @@ describe('chat in a terminal', () => {
     tmux('send-keys', '-t', second, 'C-c');
     await eventually(async () => screen(second), (text) => text.includes('[chat exited 0]'), 30_000);
     expect((await harness.api.status(conversationId)).ended).toBe(false);
+  });
+
+  it('asks y / n / always inline when a tool needs permission', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Writing it.' }, { type: 'tool_use', id: 'toolu_chat_w1', name: 'Write', input: { file_path: 'hello.txt', content: 'hi\n' } }] },
+        { content: [{ type: 'text', text: 'The file is written.' }], chunkSize: 4, deltaDelayMs: 30 },
+        { content: [{ type: 'tool_use', id: 'toolu_chat_w2', name: 'Write', input: { file_path: 'nope.txt', content: 'no\n' } }] },
+        { content: [{ type: 'text', text: 'Understood, I will not write it.' }] },
+        { content: [{ type: 'tool_use', id: 'toolu_chat_w3', name: 'Write', input: { file_path: 'other.txt', content: 'ok\n' } }] },
+        { content: [{ type: 'text', text: 'Approved elsewhere, written.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-perm', '--cwd', harness.workspace, '--permission-mode', 'default');
+    await eventually(async () => screen(session), ready, 90_000);
+    const question = /⚠ Write wants to run: [^\n]*hello\.txt[^\n]*\n[^\n]*Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/;
+
+    tmux('send-keys', '-t', session, 'write hello.txt', 'Enter');
+    await eventually(async () => screen(session), (text) => question.test(text.trimEnd() + ' '), 60_000);
+    tmux('send-keys', '-t', session, 'y', 'Enter');
+    const allowed = await eventually(async () => screen(session), (text) => text.includes('The file is written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    expect(allowed).toContain('Write toolu_chat_w1 allowed');
+    expect(await readFile(path.join(harness.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
+
+    tmux('send-keys', '-t', session, 'now write nope.txt', 'Enter');
+    await eventually(async () => screen(session), (text) => /nope\.txt[^\n]*\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
+    tmux('send-keys', '-t', session, 'n', 'Enter');
+    const denied = await eventually(async () => screen(session), (text) => text.includes('Understood, I will not write it.'), 60_000);
+    expect(denied).toContain('Write toolu_chat_w2 denied');
+    expect(denied).toMatch(/● Write: Write nope\.txt {2}⎿ Error: The user doesn't want to proceed/);
+    await expect(readFile(path.join(harness.workspace, 'nope.txt'))).rejects.toThrow(/ENOENT/);
+    const lastRequest = JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1));
+    expect(lastRequest).toContain("doesn't want to proceed with this tool use");
+
+    // Decided from another client first: chat stops asking and goes on.
+    tmux('send-keys', '-t', session, 'and other.txt', 'Enter');
+    await eventually(async () => screen(session), (text) => /other\.txt[^\n]*\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
+    await harness.api.decidePermission(conversationIdOf(screen(session)), { toolUseId: 'toolu_chat_w3', behavior: 'allow' });
+    const elsewhere = await eventually(async () => screen(session), (text) => text.includes('Approved elsewhere, written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    expect(elsewhere).toContain('Write toolu_chat_w3 is no longer waiting');
+    expect(elsewhere.split('Allow?').length).toBe(4); // asked once each, not again after the result
+    expect(await readFile(path.join(harness.workspace, 'other.txt'), 'utf8')).toBe('ok\n');
   });
 });
