@@ -10,10 +10,11 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { type ConversationConfigInput, parseConversationConfig } from '../common/config';
+import { type ConversationConfig, type ConversationConfigInput, parseConversationConfig } from '../common/config';
 import { checkPromptSize } from './prompt-limits';
 import type { ResultMessage } from '../common/result';
-import { MODEL_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
+import { closedConversationStatus } from './closed-status';
+import { SEARCH_ATTRIBUTES, startSearchAttributes } from '../common/search-attributes';
 import {
   type CompactionOutcome,
   type ConversationEvent,
@@ -119,19 +120,17 @@ export class ConversationClient {
     const idProblem = conversationIdProblem(conversationId);
     if (idProblem) throw new InvalidConversationIdError(idProblem);
     const inputUuid = options.prompt ? randomUUID() : undefined;
-    const searchAttributes = await this.supportedSearchAttributes();
+    const registered = await this.registeredSearchAttributes();
     const startOptions = {
       workflowId: conversationId,
       taskQueue: options.taskQueue,
       args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid, resume: options.resume }] as Parameters<typeof conversationWorkflow>,
       staticSummary: options.prompt ? `durable-agent: ${oneLine(options.prompt, 120)}` : 'durable-agent conversation',
-      staticDetails: `model: ${config.model}\ncwd: ${config.cwd}\nmax turns: ${config.maxTurns}`,
-      typedSearchAttributes: searchAttributes
-        ? [
-            { key: STATUS_SEARCH_ATTRIBUTE, value: 'awaiting_input' },
-            { key: MODEL_SEARCH_ATTRIBUTE, value: config.model },
-          ]
-        : undefined,
+      staticDetails: staticDetails(config, options.prompt),
+      typedSearchAttributes: startSearchAttributes(
+        { status: options.prompt ? 'running' : 'awaiting_input', model: config.model, firstPrompt: options.prompt, workspace: config.cwd, now: new Date() },
+        registered,
+      ),
     };
     let handle: WorkflowHandleWithFirstExecutionRunId<typeof conversationWorkflow>;
     try {
@@ -151,8 +150,34 @@ export class ConversationClient {
     return uuid;
   }
 
+  /**
+   * The `status` query while the conversation runs. Once it has ended, the query only when a
+   * worker polls its task queue; otherwise the status is rebuilt from its result
+   * (client/closed-status.ts), so an ended conversation answers without a worker.
+   */
   async status(conversationId: string): Promise<ConversationStatus> {
-    return this.guard(conversationId, (handle) => handle.query(statusQuery));
+    const handle = this.client.workflow.getHandle<typeof conversationWorkflow>(conversationId);
+    const description = await handle.describe().catch((error: unknown) => {
+      if (error instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(conversationId);
+      throw error;
+    });
+    if (description.status.name === 'RUNNING') return this.guard(conversationId, (running) => running.query(statusQuery));
+    if (await this.hasPollers(description.taskQueue)) {
+      const queried = await handle.query(statusQuery).catch(() => undefined);
+      if (queried) return queried;
+    }
+    const summary = description.status.name === 'COMPLETED' ? await handle.result().catch(() => undefined) : undefined;
+    return closedConversationStatus(conversationId, { ...description, status: description.status.name }, summary);
+  }
+
+  /** Whether a worker polls this task queue for workflow tasks now. */
+  async hasPollers(taskQueue: string): Promise<boolean> {
+    try {
+      const response = await this.client.workflowService.describeTaskQueue({ namespace: this.client.options.namespace, taskQueue: { name: taskQueue } });
+      return (response.pollers ?? []).length > 0;
+    } catch {
+      return false;
+    }
   }
 
   async events(conversationId: string, afterSeq = 0): Promise<{ events: ConversationEvent[]; nextSeq: number }> {
@@ -315,14 +340,18 @@ export class ConversationClient {
     }
   }
 
-  /** True when the server has the project's search attributes (a dev server started by us does). */
-  private async supportedSearchAttributes(): Promise<boolean> {
+  /**
+   * The project's search attributes the server has registered (a dev server started by us has all
+   * of them; an older one may lack the newer ones): a conversation is started with those only,
+   * and upserts only those it was started with.
+   */
+  private async registeredSearchAttributes(): Promise<Set<string>> {
     try {
       const response = await this.client.connection.operatorService.listSearchAttributes({ namespace: this.client.options.namespace });
       const registered = response.customAttributes ?? {};
-      return SEARCH_ATTRIBUTES.every((key) => registered[key.name] !== undefined);
+      return new Set(SEARCH_ATTRIBUTES.filter((key) => registered[key.name] !== undefined).map((key) => key.name));
     } catch {
-      return false; // e.g. Temporal Cloud API keys without operator access
+      return new Set(); // e.g. Temporal Cloud API keys without operator access
     }
   }
 }
@@ -335,6 +364,17 @@ export function newConversationId(prompt?: string): string {
     .slice(0, 40)
     .replace(/-$/, '');
   return `conversation-${slug || 'untitled'}-${randomUUID().slice(0, 8)}`;
+}
+
+/** The UI's static details (Markdown): a list, so each setting keeps its own line. */
+export function staticDetails(config: ConversationConfig, prompt?: string): string {
+  const lines = [
+    `- **model:** ${config.model}${config.fallbackModel ? ` (fallback ${config.fallbackModel})` : ''}`,
+    `- **workspace:** \`${config.cwd}\``,
+    `- **max turns:** ${config.maxTurns}`,
+  ];
+  if (prompt) lines.push(`- **first prompt:** ${oneLine(prompt, 500)}`);
+  return lines.join('\n');
 }
 
 function oneLine(text: string, max: number): string {

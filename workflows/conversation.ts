@@ -17,16 +17,15 @@ import {
   endSignal,
   eventsQuery,
   historyQuery,
-  requestContextQuery,
   statusQuery,
-  subagentProgressSignal,
-  toolUseStreamedSignal,
-  transcriptSliceQuery,
   userInputSignal,
 } from './definitions';
+import { handleInternalMessages } from './internal-messages';
 import { processUserInput } from './process-user-input';
 import { activities, activityOptions } from './query-deps';
 import { ConversationSession } from './session';
+import { idleTimerSummary } from './ui-details';
+import { uiPatched } from './visibility';
 
 /** Default page of the `transcriptSlice` query: well below the payload limit. */
 const TRANSCRIPT_SLICE_BYTES = 1_000_000;
@@ -45,18 +44,25 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const session = new ConversationSession(workflowInfo().workflowId, config, input.carried, input.subagent, input.resume?.messages);
 
   // ---- handlers first: signals can arrive before the main body runs ----
-  setHandler(userInputSignal, (raw) => session.enqueueInput(raw));
-  setHandler(abortSignal, () => session.abort());
-  setHandler(endSignal, () => {
-    session.endRequested = true;
+  // Named handlers are what the UI offers a person (descriptions shown there); internal ones are not named.
+  setHandler(userInputSignal, (raw) => session.enqueueInput(raw), { description: 'Send a prompt: {"prompt": "..."}' });
+  setHandler(abortSignal, () => session.abort(), { description: 'Interrupt the running query (the conversation stays open)' });
+  setHandler(
+    endSignal,
+    () => {
+      session.endRequested = true;
+    },
+    { description: 'End the conversation after the running query' },
+  );
+  setHandler(statusQuery, () => session.status(), { description: 'Phase, turns, tools in flight, usage, context, last result' });
+  setHandler(eventsQuery, (afterSeq = 0) => session.eventsSince(afterSeq), { description: 'Progress events from a sequence number: [afterSeq]' });
+  setHandler(historyQuery, () => session.transcript.toJSON(), { description: 'The transcript the model sees' });
+  handleInternalMessages({
+    toolUseStreamed: (raw) => session.onToolUseStreamed(raw),
+    subagentProgress: (progress) => session.onSubagentProgress(progress),
+    requestContext: (digest) => session.requestContext(digest),
+    transcriptSlice: ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)),
   });
-  setHandler(toolUseStreamedSignal, (raw) => session.onToolUseStreamed(raw));
-  setHandler(subagentProgressSignal, (progress) => session.onSubagentProgress(progress));
-  setHandler(statusQuery, () => session.status());
-  setHandler(eventsQuery, (afterSeq = 0) => session.eventsSince(afterSeq));
-  setHandler(historyQuery, () => session.transcript.toJSON());
-  setHandler(transcriptSliceQuery, ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)));
-  setHandler(requestContextQuery, (digest) => session.requestContext(digest));
   // Manual compaction waits for the running query (if any), then answers with what it did.
   setHandler(
     compactUpdate,
@@ -65,6 +71,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       return session.compactNow(request?.instructions);
     },
     {
+      description: 'Compact the conversation now: {"instructions"?: "..."}',
       validator: (request) => {
         if (request !== undefined && (typeof request !== 'object' || request === null)) throw ApplicationFailure.nonRetryable('compact takes {"instructions"?: string}', 'InvalidCompactRequest');
         if (request?.instructions !== undefined && typeof request.instructions !== 'string') throw ApplicationFailure.nonRetryable('compact: instructions must be a string', 'InvalidCompactRequest');
@@ -116,7 +123,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       session.resuming = undefined;
     } else {
       session.setPhase(session.pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
-      const gotInput = await condition(() => (session.pendingInputs.length > 0 && !session.busy) || session.endRequested, config.idleTimeoutMs);
+      const inputOrEnd = () => (session.pendingInputs.length > 0 && !session.busy) || session.endRequested;
+      // The idle timer says what it is in the UI (not an unlabeled "1d").
+      const gotInput = uiPatched()
+        ? await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) })
+        : await condition(inputOrEnd, config.idleTimeoutMs);
       if (!gotInput) {
         endedBy = 'idle_timeout';
         break;

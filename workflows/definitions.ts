@@ -167,6 +167,8 @@ export interface ConversationStatus {
   pendingPermissions?: PendingPermission[];
   /** The permission mode in effect (absent: tools run unchecked). */
   permissionMode?: string;
+  /** Set by the client for a closed conversation answered without a worker (client/closed-status.ts). */
+  closed?: { executionStatus: string; closedAt?: string; answeredFrom: 'result' | 'search_attributes' };
 }
 
 /** One entry of the progress feed clients poll (`events` query). */
@@ -250,6 +252,8 @@ export interface CarriedState {
   pendingInputs: PendingInput[];
   lastResult?: ResultMessage;
   lastQueryTransitions: TransitionType[];
+  /** Turns of all finished queries (the UI numbers turns over the conversation). */
+  completedTurns?: number;
   continuedAsNewCount: number;
   nextEventSeq: number;
   /** The events feed's tail, so clients polling across continue-as-new miss nothing. */

@@ -28,6 +28,7 @@ import { STRUCTURED_OUTPUT_REQUIRED_MESSAGE, STRUCTURED_OUTPUT_TOOL_NAME } from 
 import type { QueryAccounting } from './query-accounting';
 import { resultSummary } from '../common/stream-items';
 import { getToolSpec } from '../common/tool-specs';
+import { TOOL_ERROR_FAILURE_TYPE, type ToolErrorDetails, toolCallSummary } from '../common/tool-ui';
 import type { Phase, ToolInFlight } from './definitions';
 import type { GateVerdict } from './permission-gate';
 import type { LiveStream } from './live-stream';
@@ -37,6 +38,8 @@ import { StreamingToolExecutor } from './tool-orchestration';
 import { runSubagent, subagentWorkflowId } from './subagents';
 import { toolResultBudget } from './tool-result-budget';
 import type { Transcript } from './transcript';
+import { modelCallSummary } from './ui-details';
+import { uiPatched } from './visibility';
 
 /**
  * Budget for one payload: below Temporal's default 2 MB limit, with room for the payload's
@@ -81,6 +84,9 @@ export interface QueryHost {
   /** The query's structured output and limits (`jsonSchema`, `maxBudgetUsd`). */
   readonly accounting: QueryAccounting;
   checkLimits(after: 'assistant' | 'tool_results'): Terminal | undefined;
+  /** Turn number over the whole conversation, and queries so far (the UI's labels). */
+  readonly conversationTurn: number;
+  readonly queryCount: number;
   readonly currentModel: string;
   setPhase(phase: Phase): void;
   /** Names the request context (these prompt layers and the tools) by digest and makes it available to workers. */
@@ -203,7 +209,10 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     try {
       // In the query's scope (an abort cancels it); no scope of its own: nothing cancels one model call alone.
       const result = await query.scope.run(() =>
-        activities({ ...options.model, summary: `${request.model}: turn ${host.turnCount}` }).callModel(activityInput),
+        activities({
+          ...options.model,
+          summary: uiPatched() ? modelCallSummary(request.model, host.conversationTurn, host.queryCount) : `${request.model}: turn ${host.turnCount}`,
+        }).callModel(activityInput),
       );
       if (result.type === 'message') {
         host.recordModelResponse(result.message, request.model, result.durationMs);
@@ -223,7 +232,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
 
   const runTool = async (block: ToolUseBlock, siblings: number) => {
     const spec = getToolSpec(block.name);
-    const summary = spec ? safeSummary(spec, block.input) : block.name;
+    const summary = toolCallSummary(block.name, block.input);
     const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
     host.toolsInFlight.set(block.id, entry);
     host.setPhase('running_tools');
@@ -260,6 +269,9 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       return outcome;
     } catch (error) {
       if (isCancellation(error)) throw error;
+      // A tool that ended in error (failed on purpose, to show in red in the UI): its result.
+      const toolError = toolErrorResult(error);
+      if (toolError) return { content: toolError.content, isError: true };
       // Infrastructure failure after retries: the model still gets a result it can act on.
       outcome = { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
       return outcome;
@@ -378,12 +390,9 @@ export function failureMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function safeSummary(spec: NonNullable<ReturnType<typeof getToolSpec>>, input: unknown): string {
-  const parsed = spec.inputSchema.safeParse(input);
-  if (!parsed.success) return `${spec.name} (invalid input)`;
-  try {
-    return spec.summarize(parsed.data);
-  } catch {
-    return spec.name;
-  }
+/** A ToolError failure of the runTool activity: the is_error result it carries (undefined for any other failure). */
+function toolErrorResult(error: unknown): ToolErrorDetails | undefined {
+  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure) || error.cause.type !== TOOL_ERROR_FAILURE_TYPE) return undefined;
+  const details = error.cause.details?.[0] as Partial<ToolErrorDetails> | undefined;
+  return { content: typeof details?.content === 'string' ? details.content : error.cause.message };
 }

@@ -11,8 +11,6 @@ import {
   log,
   patched,
   proxySinks,
-  setCurrentDetails,
-  upsertSearchAttributes,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -22,7 +20,6 @@ import { costOfUsage } from '../common/cost';
 import { valueDigest } from '../common/digest';
 import { type AssistantApiMessage, EMPTY_USAGE, type Message, type TranscriptMessage, type Usage, type UserMessage, addUsage, textOf } from '../common/messages';
 import { type ModelUsage, type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../common/result';
-import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import { TOOL_NAMES, isToolUseStartableEarly } from '../common/tool-specs';
 import { contextLevel, fitMaxTokens, isBreakerOpen, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
 import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, compactWindow } from './compact';
@@ -55,6 +52,7 @@ import { parseTokenBudget } from './token-budget';
 import { INTERRUPTED_BY_USER } from './tool-orchestration';
 import { LiveStream } from './live-stream';
 import { Transcript } from './transcript';
+import { ConversationVisibility } from './visibility';
 import type { ToolUseBlock } from '../common/messages';
 
 const MAX_EVENTS_KEPT = 1000;
@@ -109,7 +107,10 @@ export class ConversationSession implements QueryHost {
   private consumedInputUuids: string[] = [];
   private readonly requestContexts = new Map<string, RequestContext>();
   private lastRequestContextDigest: string | undefined;
-  private readonly useSearchAttributes: boolean;
+  /** Current details and search attributes (the Temporal UI, `durable-agent list`). */
+  private readonly visibility = new ConversationVisibility();
+  /** Turns of the queries before the running one (the UI numbers turns over the whole conversation). */
+  private completedTurns: number;
   /** Compactions and the autocompact failure streak (seed §2.7 circuit breaker, per conversation). */
   compaction: CompactionState;
   private compactedThisRun = false;
@@ -156,10 +157,9 @@ export class ConversationSession implements QueryHost {
     this.currentModel = this.config.model;
     this.compaction = carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 };
     this.permissions = new PermissionGate(this.config, carried?.permissions, () => this.sessionContext?.permissionSettings);
-    // Set by the client only when the server has the attributes registered; upserting unknown ones would fail.
-    this.useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
     this.validateOutput = outputValidator(this.config);
     this.accounting = new QueryAccounting(this.config, this.validateOutput);
+    this.completedTurns = carried?.completedTurns ?? 0;
   }
 
   /** Whether loading the session context should be tried in this run. */
@@ -227,14 +227,27 @@ export class ConversationSession implements QueryHost {
   setPhase(next: Phase): void {
     if (this.phase === next) return;
     this.phase = next;
-    const tools = [...this.toolsInFlight.values()].map((tool) => tool.summary).join(', ');
-    setCurrentDetails(`**${next}**${tools ? ` — ${tools}` : ''} · turn ${this.turnCount} · ${this.currentModel}`);
-    if (this.useSearchAttributes) {
-      upsertSearchAttributes([
-        { key: STATUS_SEARCH_ATTRIBUTE, value: next },
-        { key: MODEL_SEARCH_ATTRIBUTE, value: this.currentModel },
-      ]);
-    }
+    this.refreshDetails();
+    this.visibility.onPhase(next, { model: this.currentModel, turns: this.conversationTurn, costUsd: this.totalCostUsd });
+  }
+
+  /** Number of the current (or last) turn over the whole conversation. */
+  get conversationTurn(): number {
+    return this.completedTurns + (this.query ? this.turnCount : 0);
+  }
+
+  /** The UI's current details: phase, tools, turn, cost, last answer. */
+  refreshDetails(): void {
+    const last = this.lastResult;
+    this.visibility.showDetails({
+      phase: this.phase,
+      tools: [...this.toolsInFlight.values()].map((tool) => tool.summary),
+      turn: this.conversationTurn,
+      queryCount: this.queryCount,
+      model: this.currentModel,
+      costUsd: this.totalCostUsd,
+      lastAnswer: last && { text: last.result, isError: last.is_error },
+    });
   }
 
   status(): ConversationStatus {
@@ -296,6 +309,7 @@ export class ConversationSession implements QueryHost {
       pendingInputs: this.pendingInputs,
       lastResult: this.lastResult,
       lastQueryTransitions: this.lastQueryTransitions,
+      completedTurns: this.completedTurns,
       continuedAsNewCount: (this.carried?.continuedAsNewCount ?? 0) + 1,
       nextEventSeq: this.nextEventSeq,
       recentEvents: this.events.slice(-EVENTS_CARRIED_OVER),
@@ -476,6 +490,7 @@ export class ConversationSession implements QueryHost {
   recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void {
     this.recordUsage(message.usage, message.model || model, durationMs);
     this.contextTokens = message.usage.input_tokens + message.usage.cache_creation_input_tokens + message.usage.cache_read_input_tokens;
+    this.refreshDetails();
   }
 
   recordUsage(usage: Usage, model: string, durationMs: number): void {
@@ -732,8 +747,10 @@ export class ConversationSession implements QueryHost {
       ...this.accounting.resultFields(terminal, terminal.error ?? describeTerminal(terminal)),
     };
     this.lastResult = result;
+    this.completedTurns += this.turnCount;
     this.pushEvent(result);
     this.toolsInFlight.clear();
+    this.refreshDetails();
     return undefined;
   }
 }

@@ -13,15 +13,17 @@ import {
   isCancellation,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { agentTools, availableAgents, findAgent } from '../common/agents';
 import type { ConversationConfig, ConversationConfigInput } from '../common/config';
 import type { ToolUseBlock, Usage } from '../common/messages';
 import type { ModelUsage } from '../common/result';
-import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../common/search-attributes';
+import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, startSearchAttributes } from '../common/search-attributes';
 import { agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
 import type { ConversationInput, ConversationSummary } from './definitions';
 import type { ToolOutcome } from './tool-orchestration';
+import { uiPatched } from './visibility';
 
 /** What the subagent runner needs from the parent session. */
 export interface SubagentHost {
@@ -91,12 +93,7 @@ export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Prom
       // Abort waits until the child has stopped; a parent that goes away takes its children along.
       cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      typedSearchAttributes: useSearchAttributes
-        ? [
-            { key: STATUS_SEARCH_ATTRIBUTE, value: 'calling_model' },
-            { key: MODEL_SEARCH_ATTRIBUTE, value: String(config.model) },
-          ]
-        : undefined,
+      typedSearchAttributes: useSearchAttributes ? childSearchAttributes(String(config.model), input.prompt, host.config.cwd) : undefined,
     });
     host.recordChildUsage(summary.usage, summary.totalCostUsd, summary.lastResult?.modelUsage);
     const result = summary.lastResult;
@@ -108,4 +105,20 @@ export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Prom
     const cause = error instanceof ChildWorkflowFailure && error.cause ? error.cause.message : error instanceof Error ? error.message : String(error);
     return { isError: true, content: `The ${agent.name} agent could not run: ${cause}` };
   }
+}
+
+/**
+ * A child's start attributes: those its parent has (so only registered ones), or in a history
+ * from before the UI changes, the two it was started with then.
+ */
+function childSearchAttributes(model: string, prompt: string, cwd: string): SearchAttributePair[] {
+  if (!uiPatched()) {
+    return [
+      { key: STATUS_SEARCH_ATTRIBUTE, value: 'calling_model' },
+      { key: MODEL_SEARCH_ATTRIBUTE, value: model },
+    ];
+  }
+  const parent = workflowInfo().typedSearchAttributes;
+  const registered = new Set(SEARCH_ATTRIBUTES.filter((key) => parent.get(key) !== undefined).map((key) => key.name));
+  return startSearchAttributes({ status: 'running', model, firstPrompt: prompt, workspace: cwd, now: new Date(Date.now()) }, registered);
 }

@@ -1,0 +1,95 @@
+/**
+ * What the Temporal UI shows about a conversation, as pure text: the current details (Markdown,
+ * from `__temporal_workflow_metadata`), the idle timer's summary and the model calls' turn labels.
+ * Imports nothing from Temporal, so it is unit-tested directly (test/unit/ui-details.test.ts).
+ */
+
+/** patched() id of the UI changes to the commands a conversation emits (summaries, fewer search-attribute upserts). */
+export const TEMPORAL_UI_PATCH = 'temporal-ui-summaries-and-sparse-search-attributes';
+
+/** Characters of the last answer the current details show. */
+export const LAST_ANSWER_CHARS = 400;
+
+export interface CurrentDetailsInput {
+  phase: string;
+  /** Summaries of the tools running now (`Bash: node test.js`). */
+  tools: string[];
+  /** Conversation-wide number of the current (or last) turn. */
+  turn: number;
+  queryCount: number;
+  model: string;
+  costUsd: number;
+  /** The last answer's text, or an error result's message. */
+  lastAnswer?: { text: string; isError: boolean };
+}
+
+/**
+ * The UI's "Current Details" card (Markdown):
+ *
+ *     **running_tools** — Bash: node test.js
+ *
+ *     turn 7 · query 2 · claude-sonnet-5-5 · $0.0123
+ *
+ *     **Last answer:** Fixed: `sum` started …
+ */
+export function formatCurrentDetails(input: CurrentDetailsInput): string {
+  const tools = input.tools.length > 0 ? ` — ${input.tools.map(escapeMarkdown).join(', ')}` : '';
+  const lines = [
+    `**${input.phase}**${tools}`,
+    `turn ${input.turn} · query ${input.queryCount} · ${escapeMarkdown(input.model)} · ${formatUsd(input.costUsd)}`,
+  ];
+  if (input.lastAnswer && input.lastAnswer.text.trim() !== '') {
+    const label = input.lastAnswer.isError ? '**Last error:**' : '**Last answer:**';
+    lines.push(`${label} ${escapeMarkdown(flatten(input.lastAnswer.text, LAST_ANSWER_CHARS))}`);
+  }
+  return lines.join('\n\n');
+}
+
+/** The idle timer's summary: what it waits for and what happens when it fires. */
+export function idleTimerSummary(idleTimeoutMs: number): string {
+  return `Waiting for input; ends the conversation after ${formatDuration(idleTimeoutMs)} idle`;
+}
+
+/**
+ * A model call's label, unique over the conversation (`turn 7 (query 2)`) — turn numbers
+ * restart with every query, so `turn 1` alone repeats.
+ */
+export function modelCallSummary(model: string, turn: number, queryCount: number): string {
+  return `${model}: turn ${turn} (query ${queryCount})`;
+}
+
+/** "1d", "2h 30m", "45s", "250ms". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const units: Array<[string, number]> = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
+  const parts: string[] = [];
+  let rest = Math.round(ms / 1000) * 1000;
+  for (const [unit, size] of units) {
+    const count = Math.floor(rest / size);
+    if (count > 0) parts.push(`${count}${unit}`);
+    rest -= count * size;
+    if (parts.length === 2) break;
+  }
+  return parts.join(' ');
+}
+
+/** "$0.0123" (four decimals: a turn costs cents). */
+export function formatUsd(usd: number): string {
+  return `$${usd.toFixed(4)}`;
+}
+
+/** One line, cut to `max` characters. */
+function flatten(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Model text must not turn into headings, links or HTML in the card. */
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\*_[\]<>#|]/g, (character) => `\\${character}`);
+}
