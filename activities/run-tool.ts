@@ -5,12 +5,13 @@
  * Temporal's limits. Tool failures are data (`isError`); only infrastructure faults throw.
  */
 import { Context } from '@temporalio/activity';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunToolInput, RunToolResult } from '../common/activity-types';
 import { getToolSpec } from '../common/tool-specs';
+import { TOOL_ERROR_FAILURE_TYPE, type ToolErrorDetails, type ToolHeartbeatDetails, toolCallSummary, toolErrorMessage } from '../common/tool-ui';
 import { findProcessesWithEnvironment } from './shell';
 import { type JournalEntry, ToolJournal, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
@@ -33,7 +34,25 @@ export interface RunToolDeps {
 export function createRunTool(deps: RunToolDeps) {
   const journal = new ToolJournal(deps.stateDir);
 
+  /**
+   * A call that ends in error fails the activity (non-retryable, BENIGN) with its result in the
+   * failure's details, so the Temporal UI shows it in red; the workflow turns it back into the
+   * is_error tool_result (common/tool-ui.ts).
+   */
   return async function runTool(input: RunToolInput): Promise<RunToolResult> {
+    const result = await runToolToResult(input);
+    if (!result.isError) return result;
+    const details: ToolErrorDetails = { content: result.content, persistedPath: result.persistedPath };
+    throw ApplicationFailure.create({
+      type: TOOL_ERROR_FAILURE_TYPE,
+      message: toolErrorMessage(toolCallSummary(input.name, input.input), result.content),
+      nonRetryable: true,
+      details: [details],
+      category: ApplicationFailureCategory.BENIGN,
+    });
+  };
+
+  async function runToolToResult(input: RunToolInput): Promise<RunToolResult> {
     const context = Context.current();
     const startedAt = Date.now();
     const mutating = isMutating(input.name, input.input);
@@ -67,12 +86,15 @@ export function createRunTool(deps: RunToolDeps) {
       await journal.put(input.cwd, entry);
     }
 
-    // Heartbeats carry the output tail (visible in the Temporal UI) and deliver cancellation.
-    // Local activities (short read-only tools) cannot heartbeat; cancellation reaches them anyway.
+    // Heartbeats name the tool and carry its output's tail (the UI's pending activity), and deliver
+    // cancellation. Local activities (short read-only tools) cannot heartbeat; cancellation reaches them anyway.
     let progressTail = '';
-    const beat = context.info.isLocal ? () => {} : (details: { progress: string }) => context.heartbeat(details);
-    beat({ progress: '' });
-    const heartbeat = setInterval(() => beat({ progress: progressTail }), HEARTBEAT_INTERVAL_MS);
+    const summary = toolCallSummary(input.name, input.input);
+    const beat = context.info.isLocal
+      ? () => {}
+      : () => context.heartbeat({ tool: input.name, summary, outputTail: progressTail } satisfies ToolHeartbeatDetails);
+    beat();
+    const heartbeat = setInterval(beat, HEARTBEAT_INTERVAL_MS);
     let result: ToolExecutionResult;
     const live = livePublisher(deps.temporalClient, input.stream);
     try {
@@ -103,7 +125,7 @@ export function createRunTool(deps: RunToolDeps) {
       await journal.put(input.cwd, { ...entry, status: 'finished', finishedAt: new Date().toISOString(), result: budgeted });
     }
     return { toolUseId: input.toolUseId, ...budgeted, durationMs: Date.now() - startedAt };
-  };
+  }
 }
 
 /** Environment variable that marks every process a journaled tool call starts. */
