@@ -1,0 +1,55 @@
+/**
+ * Messages between our own components (the model activity, subagents, workers' caches) go
+ * through the default signal and query handlers instead of named ones. Named handlers are what
+ * the `__temporal_workflow_metadata` query lists, and so what the Temporal UI offers a person in
+ * its "Send a Signal" and query menus: there only `userInput`, `abort`, `end`, `compact` and the
+ * read-only queries should appear. The wire names stay the same, so senders and recorded
+ * histories are unaffected (signals and queries are not commands).
+ */
+import { ApplicationFailure, log, setDefaultQueryHandler, setDefaultSignalHandler } from '@temporalio/workflow';
+import type { RequestContext } from '../common/activity-types';
+import {
+  type SubagentProgress,
+  type ToolUseStreamed,
+  requestContextQuery,
+  subagentProgressSignal,
+  toolUseStreamedSignal,
+  transcriptSliceQuery,
+} from './definitions';
+import type { TranscriptSlice } from './transcript';
+
+/** Where internal messages land (the session, and the transcript for slices). */
+export interface InternalMessageHandlers {
+  toolUseStreamed(raw: ToolUseStreamed): void;
+  subagentProgress(progress: SubagentProgress): void;
+  requestContext(digest: string): RequestContext | null;
+  transcriptSlice(request: { from: number; maxBytes?: number }): TranscriptSlice;
+}
+
+/** Registers the default handlers that route internal signals and queries by name. */
+export function handleInternalMessages(handlers: InternalMessageHandlers): void {
+  setDefaultSignalHandler((name, ...args) => {
+    switch (name) {
+      case toolUseStreamedSignal.name:
+        return handlers.toolUseStreamed(args[0] as ToolUseStreamed);
+      case subagentProgressSignal.name:
+        return handlers.subagentProgress(args[0] as SubagentProgress);
+      default:
+        // Signals cannot reply: log and drop (style §6).
+        log.warn('Dropped a signal this workflow does not handle', { signal: name });
+    }
+  });
+  setDefaultQueryHandler((name, ...args) => {
+    switch (name) {
+      case requestContextQuery.name:
+        return handlers.requestContext(args[0] as string);
+      case transcriptSliceQuery.name: {
+        const request = args[0] as { from: number; maxBytes?: number } | undefined;
+        if (typeof request?.from !== 'number') throw ApplicationFailure.nonRetryable('transcriptSlice takes {"from": number, "maxBytes"?: number}');
+        return handlers.transcriptSlice(request);
+      }
+      default:
+        throw ApplicationFailure.nonRetryable(`Unknown query "${name}". Queries: status, events, history.`);
+    }
+  });
+}
