@@ -24,6 +24,7 @@ import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, r
 import { exportTranscript, fetchTranscript, transcriptToResume } from './commands/transcript';
 import { UsageError } from './usage-error';
 import { PERMISSION_OPTIONS, PERMISSION_USAGE, decide, pendingPermissionLines, permissionConfigFrom, promptForPermissions } from './commands/permissions';
+import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow } from './commands/list';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
 const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
@@ -48,7 +49,9 @@ Usage:
   durable-agent chat [options] [id]              interactive session on a new (or that) conversation:
                                                  streamed answers, permission prompts inline (y / n / always);
                                                  Ctrl-C aborts, Ctrl-D leaves (it stays alive)
-  durable-agent list                             conversations on the server, newest first
+  durable-agent list [--status s] [--workspace dir] [--model m] [--limit n]
+                                                 conversations on the server, newest first; status is
+                                                 running, awaiting_input, awaiting_permission or ended
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
                                                  the queue of this host's workspaces (no model key needed)
@@ -481,15 +484,26 @@ async function simpleCommand(args: string[], io: Io, command: 'abort' | 'end'): 
 }
 
 async function listCommand(args: string[], io: Io): Promise<number> {
-  parse(args, {}, 0, 'list');
+  const { values } = parse(args, { status: { type: 'string' }, workspace: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' } }, 0, 'list');
+  const limitText = (values.limit as string | undefined) ?? '50';
+  if (!/^[0-9]+$/.test(limitText) || Number(limitText) < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}".`);
+  let query: string;
+  try {
+    query = listQuery({ status: values.status as string | undefined, workspace: values.workspace as string | undefined, model: values.model as string | undefined });
+  } catch (error) {
+    if (error instanceof ListFilterError) throw new UsageError(error.message);
+    throw error;
+  }
+  const filtered = values.status !== undefined || values.workspace !== undefined || values.model !== undefined;
   const { api, close } = await connect();
   try {
-    let count = 0;
-    for await (const workflow of api.client.workflow.list({ query: `WorkflowType = 'conversationWorkflow'` })) {
-      io.out(`${workflow.workflowId}  ${workflow.status.name.toLowerCase()}  started ${workflow.startTime.toISOString()}`);
-      if (++count >= 50) break;
+    const rows: string[][] = [];
+    for await (const workflow of api.client.workflow.list({ query })) {
+      rows.push(listRow(workflow));
+      if (rows.length >= Number(limitText)) break;
     }
-    if (count === 0) io.out('No conversations yet. Start one with `durable-agent start "<prompt>"`.');
+    if (rows.length > 0) for (const line of formatTable([LIST_HEADER, ...rows])) io.out(sanitizeForTerminal(line));
+    else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent start "<prompt>"`.');
     return 0;
   } finally {
     await close();

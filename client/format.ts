@@ -155,6 +155,10 @@ export function formatStatus(status: ConversationStatus): string {
   if (status.queuedInputs > 0) lines.push(`queued        ${status.queuedInputs} input(s)`);
   if (status.permissionMode) lines.push(`permissions   ${status.permissionMode} mode, ${status.pendingPermissions?.length ?? 0} waiting`);
   if (status.lastResult) lines.push(`last result   ${formatResultLine(status.lastResult)}`, `              ${firstLine(status.lastResult.result)}`);
+  if (status.closed) {
+    const source = status.closed.answeredFrom === 'result' ? 'its result' : 'its search attributes';
+    lines.push(`closed        ${status.closed.executionStatus}${status.closed.closedAt ? ` at ${status.closed.closedAt}` : ''} (from ${source}; no worker needed)`);
+  }
   const warning = formatContextWarning(status);
   if (warning) lines.push(warning);
   return lines.join('\n');

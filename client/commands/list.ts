@@ -1,0 +1,86 @@
+/**
+ * `durable-agent list [--status s] [--workspace dir] [--model m] [--limit n]`: conversations on
+ * the server, newest first, filtered and shown through the search attributes
+ * (common/search-attributes.ts) — the same columns and filters the Temporal UI offers.
+ */
+import path from 'node:path';
+import type { WorkflowExecutionInfo } from '@temporalio/client';
+import {
+  COST_SEARCH_ATTRIBUTE,
+  FIRST_PROMPT_SEARCH_ATTRIBUTE,
+  LAST_ACTIVITY_SEARCH_ATTRIBUTE,
+  MODEL_SEARCH_ATTRIBUTE,
+  SEARCH_STATUSES,
+  STATUS_SEARCH_ATTRIBUTE,
+  TURNS_SEARCH_ATTRIBUTE,
+  WORKSPACE_SEARCH_ATTRIBUTE,
+} from '../../common/search-attributes';
+
+export interface ListFilters {
+  status?: string;
+  workspace?: string;
+  model?: string;
+}
+
+/** Thrown for a filter value `list` cannot use (the CLI prints it as a usage error). */
+export class ListFilterError extends Error {
+  override readonly name = 'ListFilterError';
+}
+
+/** The visibility query for these filters. Values are quoted; a workspace is made absolute. */
+export function listQuery(filters: ListFilters): string {
+  const clauses = [`WorkflowType = 'conversationWorkflow'`];
+  if (filters.status !== undefined) {
+    if (!(SEARCH_STATUSES as readonly string[]).includes(filters.status)) {
+      throw new ListFilterError(`--status must be one of ${SEARCH_STATUSES.join(', ')}; got "${filters.status}".`);
+    }
+    clauses.push(`${STATUS_SEARCH_ATTRIBUTE.name} = ${quote(filters.status)}`);
+  }
+  if (filters.workspace !== undefined) clauses.push(`${WORKSPACE_SEARCH_ATTRIBUTE.name} = ${quote(path.resolve(filters.workspace))}`);
+  if (filters.model !== undefined) clauses.push(`${MODEL_SEARCH_ATTRIBUTE.name} = ${quote(filters.model)}`);
+  return clauses.join(' AND ');
+}
+
+/** A visibility-query string literal. */
+function quote(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** The header of {@link listRow}'s columns. */
+export const LIST_HEADER = ['ID', 'STATUS', 'TURNS', 'COST', 'LAST ACTIVITY', 'FIRST PROMPT'];
+
+/** Rows as aligned columns (the last one is not padded). */
+export function formatTable(rows: string[][]): string[] {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  '));
+}
+
+/**
+ * One conversation: id, status (the conversation's, or how its run closed when that is not
+ * "ended"), turns, cost, last activity and first prompt. Conversations started before these
+ * attributes existed show "-".
+ */
+export function listRow(workflow: Pick<WorkflowExecutionInfo, 'workflowId' | 'status' | 'startTime' | 'typedSearchAttributes'>): string[] {
+  const attributes = workflow.typedSearchAttributes;
+  const execution = workflow.status.name.toLowerCase();
+  const status = attributes.get(STATUS_SEARCH_ATTRIBUTE);
+  // A run that failed or was terminated says so, whatever status it last reported.
+  const shown = execution === 'running' || execution === 'completed' ? (status ?? execution) : execution;
+  const turns = attributes.get(TURNS_SEARCH_ATTRIBUTE);
+  const cost = attributes.get(COST_SEARCH_ATTRIBUTE);
+  const lastActivity = attributes.get(LAST_ACTIVITY_SEARCH_ATTRIBUTE) ?? workflow.startTime;
+  const prompt = attributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE);
+  return [
+    workflow.workflowId,
+    shown,
+    turns === undefined ? '-' : String(turns),
+    cost === undefined ? '-' : `$${cost.toFixed(4)}`,
+    lastActivity.toISOString().replace(/\.\d+Z$/, 'Z'),
+    prompt === undefined ? '-' : JSON.stringify(oneLine(prompt, 60)),
+  ];
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
