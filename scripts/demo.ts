@@ -15,6 +15,7 @@ import path from 'node:path';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { ConversationClient } from '../client/api';
 import { connectClient, connectionOptions, temporalSettings } from '../infra/connection';
+import { conversationUiUrl, findTemporalUi } from '../infra/ui-url';
 import { formatEvent } from '../client/format';
 import { DEFAULT_MODEL } from '../common/config';
 import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
@@ -70,7 +71,7 @@ export async function ensureServer(): Promise<{ address: string; uiUrl?: string;
   const settings = temporalSettings();
   if (await isTemporalReachable(settings.address, 2_000)) {
     console.log(`Using the Temporal server at ${settings.address}.`);
-    return { address: settings.address };
+    return { address: settings.address, uiUrl: await findTemporalUi(settings.address) };
   }
   console.log(`No Temporal server at ${settings.address}; starting the local dev server (state: ${path.relative(process.cwd(), DEFAULT_DB_FILENAME)}).`);
   const portFree = !(await isTemporalReachable('127.0.0.1:7233', 500));
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
       config: { cwd: DEMO_WORKSPACE, model: process.env.DURABLE_AGENT_MODEL ?? DEFAULT_MODEL, maxTurns: 20 },
     });
     console.log(`Conversation ${conversationId} (workspace ${path.relative(process.cwd(), DEMO_WORKSPACE)})`);
-    if (uiUrl) console.log(`Watch it in the Temporal UI: ${uiUrl}/namespaces/${settings.namespace}/workflows/${conversationId}`);
+    if (uiUrl) console.log(`Watch it in the Temporal UI: ${conversationUiUrl(uiUrl, settings.namespace, conversationId)}`);
     console.log('');
     const result = await api.waitForResult(conversationId, inputUuid!, {
       onEvent: (event) => {
@@ -143,7 +144,8 @@ async function main(): Promise<void> {
     await api.summary(conversationId);
     console.log(`\nmath.js now reads:\n${(await readFile(path.join(DEMO_WORKSPACE, 'math.js'), 'utf8')).trim()}\n`);
     console.log(`Result (${result.subtype}): ${result.result}`);
-    console.log(`Inspect it any time: npm run cli -- status ${conversationId}   (with the server running: npm run server)`);
+    // It ended: `status` answers from its result, with no worker (client/closed-status.ts).
+    console.log(`Inspect it any time: npm run cli -- status ${conversationId}${server ? '   (with the server running: npm run server)' : ''}`);
     exitCode = result.is_error ? 1 : 0;
   });
   await connection.close();
