@@ -69,6 +69,9 @@ export class ConversationExistsError extends Error {
   }
 }
 
+/** How long `status` waits for a worker to answer the query of an ended conversation before using its result. */
+const CLOSED_QUERY_TIMEOUT_MS = 5_000;
+
 /** Temporal's default limit on workflow id length (bytes). */
 export const MAX_CONVERSATION_ID_BYTES = 1000;
 
@@ -151,9 +154,11 @@ export class ConversationClient {
   }
 
   /**
-   * The `status` query while the conversation runs. Once it has ended, the query only when a
-   * worker polls its task queue; otherwise the status is rebuilt from its result
-   * (client/closed-status.ts), so an ended conversation answers without a worker.
+   * The `status` query while the conversation runs. Once it has ended, the status is rebuilt from
+   * its result (client/closed-status.ts): the same answer whether or not a worker polls its task
+   * queue (the `npm start` demo's queue has none once the demo exits), and no replay. A run that
+   * failed or was terminated has no result: the query if a worker answers it soon, else its
+   * search attributes.
    */
   async status(conversationId: string): Promise<ConversationStatus> {
     const handle = this.client.workflow.getHandle<typeof conversationWorkflow>(conversationId);
@@ -162,12 +167,17 @@ export class ConversationClient {
       throw error;
     });
     if (description.status.name === 'RUNNING') return this.guard(conversationId, (running) => running.query(statusQuery));
+    if (description.status.name === 'COMPLETED') {
+      const summary = await handle.result().catch(() => undefined);
+      if (summary) return closedConversationStatus(conversationId, { ...description, status: description.status.name }, summary);
+    }
     if (await this.hasPollers(description.taskQueue)) {
-      const queried = await handle.query(statusQuery).catch(() => undefined);
+      // A worker that has just stopped is still listed for a while: do not wait for it long.
+      const deadline = Date.now() + CLOSED_QUERY_TIMEOUT_MS;
+      const queried = await this.client.connection.withDeadline(deadline, () => handle.query(statusQuery)).catch(() => undefined);
       if (queried) return queried;
     }
-    const summary = description.status.name === 'COMPLETED' ? await handle.result().catch(() => undefined) : undefined;
-    return closedConversationStatus(conversationId, { ...description, status: description.status.name }, summary);
+    return closedConversationStatus(conversationId, { ...description, status: description.status.name });
   }
 
   /** Whether a worker polls this task queue for workflow tasks now. */
