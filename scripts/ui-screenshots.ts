@@ -1,0 +1,159 @@
+/**
+ * `npm run ui:screenshots` — the screenshots of docs/ui.md, taken from a real conversation: an
+ * in-memory dev server with its Web UI, a worker, the `npm start` demo's scripted model, and
+ * headless Chromium over the DevTools protocol (infra/headless-chromium.ts). Run it again after
+ * changing what the UI shows, so the docs stay true. Writes docs/images/ui-*.png.
+ *
+ * Needs Chromium (`apt-get install -y chromium`, or CHROMIUM_PATH).
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createActivities } from '../activities';
+import { ConversationClient } from '../client/api';
+import { REPO_ROOT, startDevServer } from '../infra/dev-server';
+import { HeadlessPage } from '../infra/headless-chromium';
+import { conversationUiUrl } from '../infra/ui-url';
+import { type Responder, startScriptedModelServer } from '../testing/scripted-model-server';
+import { createWorker } from '../worker/worker';
+import { FILES, demoResponder } from './demo';
+
+const OUT_DIR = path.join(REPO_ROOT, 'docs', 'images');
+const TASK_QUEUE = 'durable-agent';
+const FIRST_PROMPT = 'The test in test.js fails. Find the bug in math.js, fix it, and run `node test.js` to verify.';
+const SECOND_PROMPT = 'Does average() still work for an empty list?';
+const LONG_PROMPT = 'Run the slow integration suite.';
+
+/** The demo's conversation, a follow-up, and a long-running Bash for the pending-activity view. */
+const responder: Responder = (request) => {
+  const messages = request.body.messages as Array<{ role: string; content: unknown }>;
+  const first = messages[0]?.content;
+  const firstText = typeof first === 'string' ? first : JSON.stringify(first);
+  if (firstText.includes(LONG_PROMPT)) {
+    const assistantTurns = messages.filter((message) => message.role === 'assistant').length;
+    if (assistantTurns === 0) {
+      return {
+        deltaDelayMs: 10,
+        content: [
+          { type: 'text', text: 'Starting the suite.' },
+          { type: 'tool_use', name: 'Bash', input: { command: 'for i in $(seq 1 300); do echo "suite: test $i passed"; sleep 1; done', description: 'Run the slow suite' } },
+        ],
+      };
+    }
+    return { content: [{ type: 'text', text: 'Stopped.' }] };
+  }
+  if (JSON.stringify(messages.at(-1)?.content).includes(SECOND_PROMPT)) {
+    return { deltaDelayMs: 10, content: [{ type: 'text', text: 'Yes: `average([])` returns 0 before it calls `sum`, so the fix does not change it.' }] };
+  }
+  return demoResponder(request);
+};
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const server = await startDevServer({ ephemeral: true, headless: false, log: (line) => console.log(line) });
+  const model = await startScriptedModelServer({ respond: responder });
+  const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-ui-demo-'));
+  for (const [file, content] of Object.entries(FILES)) await writeFile(path.join(workspace, file), content);
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: server.namespace });
+  const workerConnection = await NativeConnection.connect({ address: server.address });
+  const worker = await createWorker({
+    connection: workerConnection,
+    namespace: server.namespace,
+    taskQueue: TASK_QUEUE,
+    activities: createActivities({
+      anthropic: new Anthropic({ apiKey: 'scripted', baseURL: model.url, maxRetries: 0 }),
+      stateDir: await mkdtemp(path.join(os.tmpdir(), 'durable-agent-ui-state-')),
+      temporalClient: client,
+    }),
+  });
+  const api = new ConversationClient(client);
+  const config = { cwd: workspace, model: 'claude-sonnet-5-5', maxTurns: 20 };
+  let page: HeadlessPage | undefined;
+  try {
+    await worker.runUntil(async () => {
+      // A conversation that fixed the bug and answered a follow-up: it waits for input.
+      const fix = await api.start({ id: 'conversation-fix-the-sum-bug', prompt: FIRST_PROMPT, config, taskQueue: TASK_QUEUE });
+      await api.waitForResult(fix.conversationId, fix.inputUuid!);
+      const followUp = await api.send(fix.conversationId, SECOND_PROMPT);
+      await api.waitForResult(fix.conversationId, followUp);
+      // One that has ended, and one running a long Bash command.
+      const ended = await api.start({ id: 'conversation-ended-example', prompt: FIRST_PROMPT, config, taskQueue: TASK_QUEUE });
+      await api.waitForResult(ended.conversationId, ended.inputUuid!);
+      await api.end(ended.conversationId);
+      await api.summary(ended.conversationId);
+      const running = await api.start({ id: 'conversation-slow-suite', prompt: LONG_PROMPT, config, taskQueue: TASK_QUEUE });
+
+      page = await HeadlessPage.launch({ width: 1400, height: 1000 });
+      await mkdir(OUT_DIR, { recursive: true });
+      const shoot = async (name: string, options?: Parameters<HeadlessPage['screenshot']>[0]) => {
+        // Let the last poll's rendering settle.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const png = await page!.screenshot(options);
+        await writeFile(path.join(OUT_DIR, name), png);
+        console.log(`docs/images/${name}: ${Math.round(png.length / 1024)} kB`);
+      };
+
+      // 1. The list, filtered on a search attribute.
+      // The list's columns live in the browser's local storage: add the search attributes.
+      await page.navigate(`${server.uiUrl}/namespaces/${server.namespace}/workflows`);
+      await page.waitForText(['Workflows']);
+      const columns = ['Status', 'Workflow ID', 'DurableAgentStatus', 'DurableAgentTurns', 'DurableAgentCostUsd', 'DurableAgentLastActivity', 'DurableAgentFirstPrompt'];
+      await page.evaluate(
+        `localStorage.setItem('namespace-workflow-table-columns', ${JSON.stringify(JSON.stringify({ [server.namespace]: columns.map((label) => ({ label })) }))})`,
+      );
+      const query = `DurableAgentWorkspace = "${workspace}"`;
+      await page.navigate(`${server.uiUrl}/namespaces/${server.namespace}/workflows?query=${encodeURIComponent(query)}`);
+      await page.waitForText(['conversation-fix-the-sum-bug', 'conversation-ended-example', 'conversation-slow-suite']);
+      await shoot('ui-list.png');
+
+      // 2. The conversation: summary, details, current details, the timeline of model calls and tools.
+      await page.navigate(conversationUiUrl(server.uiUrl!, server.namespace, fix.conversationId));
+      await page.waitForText(['Bash: node test.js', 'turn 6 (query 2)', 'Waiting for input; ends the conversation after 1d idle']);
+      await shoot('ui-timeline.png', { fullPage: true, maxHeight: 1500 });
+
+      // 3. Its summary, static details and current details (with cost and the last answer).
+      await page.clickText('User Metadata');
+      // (The Markdown is rendered in sandboxed frames, outside the page's text.)
+      await page.waitForText(['Summary', 'Details', 'Events with Metadata']);
+      await shoot('ui-details.png', { fullPage: true, maxHeight: 1400 });
+
+      // 4. Its search attributes.
+      await page.clickText('Search Attributes');
+      await page.waitForText(['DurableAgentTurns', 'DurableAgentCostUsd']);
+      await shoot('ui-search-attributes.png');
+
+      // 5. A running tool: its heartbeat names it and carries the output's tail.
+      while (!(await api.status(running.conversationId)).toolsInFlight.length) await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      await page.navigate(conversationUiUrl(server.uiUrl!, server.namespace, running.conversationId));
+      await page.waitForText(['Pending Activities']);
+      await page.clickText('Pending Activities');
+      await page.waitForText(['outputTail', 'suite: test']);
+      await shoot('ui-pending-tool.png');
+
+      await api.abort(running.conversationId);
+      await api.end(running.conversationId);
+      await api.summary(running.conversationId);
+      await api.end(fix.conversationId);
+      await api.summary(fix.conversationId);
+    });
+  } finally {
+    await page?.close();
+    await workerConnection.close();
+    await connection.close();
+    await model.close();
+    await server.stop();
+    await rm(workspace, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  });
+}
