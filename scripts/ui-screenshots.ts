@@ -4,14 +4,17 @@
  * headless Chromium over the DevTools protocol (infra/headless-chromium.ts). Run it again after
  * changing what the UI shows, so the docs stay true. Writes docs/images/ui-*.png.
  *
- * Needs Chromium (`apt-get install -y chromium`, or CHROMIUM_PATH).
+ * Needs Chromium (`apt-get install -y chromium`, or CHROMIUM_PATH); compresses with pngquant when
+ * installed (`apt-get install -y pngquant`).
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { createActivities } from '../activities';
 import { ConversationClient } from '../client/api';
 import { REPO_ROOT, startDevServer } from '../infra/dev-server';
@@ -92,9 +95,11 @@ async function main(): Promise<void> {
       const shoot = async (name: string, options?: Parameters<HeadlessPage['screenshot']>[0]) => {
         // Let the last poll's rendering settle.
         await new Promise((resolve) => setTimeout(resolve, 1500));
-        const png = await page!.screenshot(options);
-        await writeFile(path.join(OUT_DIR, name), png);
-        console.log(`docs/images/${name}: ${Math.round(png.length / 1024)} kB`);
+        const file = path.join(OUT_DIR, name);
+        await writeFile(file, await page!.screenshot(options));
+        // Smaller files in git: pngquant (Debian package) when installed.
+        await promisify(execFile)('pngquant', ['--quality=60-90', '--strip', '--force', '--output', file, file]).catch(() => console.log('(pngquant not found: PNG left uncompressed)'));
+        console.log(`docs/images/${name}: ${Math.round((await stat(file)).size / 1024)} kB`);
       };
 
       // 1. The list, filtered on a search attribute.

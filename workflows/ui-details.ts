@@ -89,7 +89,10 @@ function flatten(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** Model text must not turn into headings, links or HTML in the card. */
+/** Model text must not turn into headings, links or HTML in the card; code spans are shown as they are. */
 function escapeMarkdown(text: string): string {
-  return text.replace(/[\\*_[\]<>#|]/g, (character) => `\\${character}`);
+  return text
+    .split(/(`[^`]*`)/)
+    .map((part, index) => (index % 2 === 1 ? part : part.replace(/[\\*_[\]<>#|]/g, (character) => `\\${character}`)))
+    .join('');
 }

@@ -126,10 +126,10 @@ describe('the UI texts', () => {
         queryCount: 2,
         model: 'claude-sonnet-5-5',
         costUsd: 0.01234,
-        lastAnswer: { text: 'Fixed:\n\n`sum` *skipped* <b>', isError: false },
+        lastAnswer: { text: 'Fixed:\n\n`sum([])` *skipped* <b>', isError: false },
       }),
     ).toBe(
-      '**running_tools** — Bash: node test.js, Read math.js\n\nturn 7 · query 2 · claude-sonnet-5-5 · $0.0123\n\n**Last answer:** Fixed: `sum` \\*skipped\\* \\<b\\>',
+      '**running_tools** — Bash: node test.js, Read math.js\n\nturn 7 · query 2 · claude-sonnet-5-5 · $0.0123\n\n**Last answer:** Fixed: `sum([])` \\*skipped\\* \\<b\\>',
     );
     expect(formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 0, queryCount: 0, model: 'm', costUsd: 0 })).toBe(
       '**awaiting_input**\n\nturn 0 · query 0 · m · $0.0000',
