@@ -478,7 +478,8 @@ describe('Bash error cascade', () => {
       () => activityRecords(conversationId),
       (records) =>
         callModelRecords(records)[0]?.closedAs === 'completed' &&
-        runToolRecords(records).some((record) => record.input.toolUseId === 'toolu_missing' && record.closedAs === 'completed'),
+        // A tool that ended in error fails its activity (the UI shows it in red); its result goes to the model.
+        runToolRecords(records).some((record) => record.input.toolUseId === 'toolu_missing' && record.closedAs === 'failed'),
     );
     const lastClose = Math.max(...settled.filter((record) => record.closeEventId !== undefined).map((record) => record.closeEventId!));
     // Let the workflow react to the failed Read and the finished model call (a cascade would be a
