@@ -133,6 +133,8 @@ export class ConversationClient {
       typedSearchAttributes: startSearchAttributes(
         { status: options.prompt ? 'running' : 'awaiting_input', model: config.model, firstPrompt: options.prompt, workspace: config.cwd, now: new Date() },
         registered,
+        // Search attributes stay in clear: with encrypted history, no prompt text or path goes there.
+        { withContent: !this.encrypted },
       ),
     };
     let handle: WorkflowHandleWithFirstExecutionRunId<typeof conversationWorkflow>;
@@ -348,6 +350,11 @@ export class ConversationClient {
       if (description) throw new ConversationEndedError(conversationId, description.status.name.toLowerCase());
       throw new ConversationNotFoundError(conversationId);
     }
+  }
+
+  /** Whether payloads are encrypted (a payload codec is configured: infra/encryption-codec.ts). */
+  private get encrypted(): boolean {
+    return (this.client.options.dataConverter?.payloadCodecs?.length ?? 0) > 0;
   }
 
   /**

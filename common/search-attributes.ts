@@ -61,8 +61,19 @@ export interface StartSearchAttributes {
 /** The longest first prompt stored (Text attributes are limited to 2 kB per value by default). */
 export const FIRST_PROMPT_MAX_CHARS = 500;
 
-/** Start values of every attribute in `registered` (names the server knows; all when undefined). */
-export function startSearchAttributes(values: StartSearchAttributes, registered?: ReadonlySet<string>): SearchAttributePair[] {
+/** Attributes that hold conversation content (prompt text, paths): left out when history is encrypted. */
+export const CONTENT_SEARCH_ATTRIBUTES: ReadonlySet<string> = new Set([FIRST_PROMPT_SEARCH_ATTRIBUTE.name, WORKSPACE_SEARCH_ATTRIBUTE.name]);
+
+/**
+ * Start values of every attribute in `registered` (names the server knows; all when undefined).
+ * With `withContent: false` (encrypted history: search attributes are stored in clear), the first
+ * prompt and the workspace are left out.
+ */
+export function startSearchAttributes(
+  values: StartSearchAttributes,
+  registered?: ReadonlySet<string>,
+  options: { withContent?: boolean } = {},
+): SearchAttributePair[] {
   const pairs: SearchAttributePair[] = [
     { key: STATUS_SEARCH_ATTRIBUTE, value: values.status },
     { key: MODEL_SEARCH_ATTRIBUTE, value: values.model },
@@ -72,7 +83,9 @@ export function startSearchAttributes(values: StartSearchAttributes, registered?
     { key: LAST_ACTIVITY_SEARCH_ATTRIBUTE, value: values.now },
   ];
   if (values.firstPrompt) pairs.push({ key: FIRST_PROMPT_SEARCH_ATTRIBUTE, value: values.firstPrompt.slice(0, FIRST_PROMPT_MAX_CHARS) });
-  return registered ? pairs.filter((pair) => registered.has(pair.key.name)) : pairs;
+  return pairs.filter(
+    (pair) => (!registered || registered.has(pair.key.name)) && (options.withContent !== false || !CONTENT_SEARCH_ATTRIBUTES.has(pair.key.name)),
+  );
 }
 
 /** The values that change as a conversation runs (upserted at query start and end, and when it ends). */

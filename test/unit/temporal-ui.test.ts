@@ -57,6 +57,9 @@ describe('search attributes', () => {
       ['DurableAgentStatus', 'awaiting_input'],
       ['DurableAgentModel', 'm'],
     ]);
+    // Encrypted history: search attributes are stored in clear, so no prompt text and no path.
+    const encrypted = startSearchAttributes({ status: 'running', model: 'm', firstPrompt: 'secret', workspace: '/secret', now }, undefined, { withContent: false });
+    expect(encrypted.map((pair) => pair.key.name)).toEqual(['DurableAgentStatus', 'DurableAgentModel', 'DurableAgentTurns', 'DurableAgentCostUsd', 'DurableAgentLastActivity']);
   });
 
   it('upsert only the attributes the run was started with, cost rounded', () => {
