@@ -4,6 +4,7 @@
  * `model`; the body is the system prompt). Pure: the parser runs on the worker (the files live
  * there), the definitions travel in the session context to the workflow.
  */
+import { parseFrontMatterFields } from './front-matter';
 
 export interface AgentDefinition {
   name: string;
@@ -65,20 +66,7 @@ export function agentTools(agent: AgentDefinition, offered: readonly string[]): 
 export function parseAgentFile(text: string, source: string): AgentDefinition {
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
   if (!match) throw new Error(`${source}: an agent file starts with front matter between --- lines (name, description, tools, model)`);
-  const fields = new Map<string, string | string[]>();
-  let listKey: string | undefined;
-  for (const line of match[1].split(/\r?\n/)) {
-    const item = /^\s+-\s+(.*)$/.exec(line);
-    if (item && listKey) {
-      const list = fields.get(listKey);
-      fields.set(listKey, [...(Array.isArray(list) ? list : []), unquote(item[1])]);
-      continue;
-    }
-    const pair = /^([A-Za-z_-]+):\s*(.*)$/.exec(line);
-    if (!pair) continue;
-    listKey = pair[2].trim() === '' ? pair[1] : undefined;
-    fields.set(pair[1], pair[2].trim() === '' ? [] : unquote(pair[2].trim()));
-  }
+  const fields = parseFrontMatterFields(match[1]);
   const name = fields.get('name');
   const description = fields.get('description');
   if (typeof name !== 'string' || name === '') throw new Error(`${source}: the front matter needs a name`);
@@ -97,7 +85,3 @@ export function parseAgentFile(text: string, source: string): AgentDefinition {
   };
 }
 
-function unquote(value: string): string {
-  const trimmed = value.trim();
-  return /^(['"]).*\1$/.test(trimmed) ? trimmed.slice(1, -1) : trimmed;
-}

@@ -6,6 +6,7 @@
  * the prompt; `$ARGUMENTS` and `$1`…`$9` take what follows the command. Pure: the session-context
  * activity reads the files, the workflow expands them.
  */
+import { parseFrontMatterFields } from './front-matter';
 
 export interface CustomCommand {
   /** What follows the slash: `review`, or `frontend:test` for a file in a subdirectory. */
@@ -47,7 +48,7 @@ export function parseCommandFile(text: string, name: string, scope: CustomComman
   if (/^---\r?\n/.test(text)) {
     const match = /^---\r?\n([\s\S]*?)\r?\n?---[ \t]*(?:\r?\n([\s\S]*))?$/.exec(text);
     if (!match) throw new Error(`${source}: the front matter opened with --- is never closed`);
-    fields = parseFields(match[1]);
+    fields = parseFrontMatterFields(match[1]);
     body = match[2] ?? '';
   }
   body = body.trim();
@@ -73,29 +74,6 @@ export function parseCommandFile(text: string, name: string, scope: CustomComman
     scope,
     source,
   };
-}
-
-function parseFields(frontMatter: string): Map<string, string | string[]> {
-  const fields = new Map<string, string | string[]>();
-  let listKey: string | undefined;
-  for (const line of frontMatter.split(/\r?\n/)) {
-    const item = /^\s+-\s+(.*)$/.exec(line);
-    if (item && listKey) {
-      const list = fields.get(listKey);
-      fields.set(listKey, [...(Array.isArray(list) ? list : []), unquote(item[1])]);
-      continue;
-    }
-    const pair = /^([A-Za-z_-]+):\s*(.*)$/.exec(line);
-    if (!pair) continue;
-    listKey = pair[2].trim() === '' ? pair[1] : undefined;
-    fields.set(pair[1], pair[2].trim() === '' ? [] : unquote(pair[2].trim()));
-  }
-  return fields;
-}
-
-function unquote(value: string): string {
-  const trimmed = value.trim();
-  return /^(['"]).*\1$/.test(trimmed) ? trimmed.slice(1, -1) : trimmed;
 }
 
 function truncate(text: string, max: number): string {

@@ -183,8 +183,13 @@ export class ConversationSession implements QueryHost {
     const text = textOf(message).split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
     const line = tools.length > 0 ? `${text ? `${text.slice(0, 120)} ` : ''}● ${tools.join(', ')}` : text.slice(0, 200);
     if (!line) return;
+    this.signalParent(line);
+  }
+
+  /** One progress line to a subagent's parent. Best effort: a parent that is gone or busy must not fail the child. */
+  private signalParent(line: string): void {
+    if (!this.subagent) return;
     const { parentId, toolUseId, description } = this.subagent;
-    // Best effort: a parent that is gone or busy must not fail the child.
     const sent = getExternalWorkflowHandle(parentId)
       .signal(subagentProgressSignal, { toolUseId, description, line })
       .catch(() => undefined);
@@ -427,13 +432,7 @@ export class ConversationSession implements QueryHost {
     const line = `Waiting for permission: ${request.toolName} ${JSON.stringify(request.input).slice(0, 200)} (${request.reason}). ` +
       `Approve: durable-agent approve ${this.conversationId} ${request.toolUseId} [--always]; deny: durable-agent deny ${this.conversationId} ${request.toolUseId} [message]`;
     this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: line });
-    if (!this.subagent) return;
-    const { parentId, toolUseId, description } = this.subagent;
-    const sent = getExternalWorkflowHandle(parentId)
-      .signal(subagentProgressSignal, { toolUseId, description, line })
-      .catch(() => undefined);
-    this.parentReports.add(sent);
-    void sent.then(() => this.parentReports.delete(sent));
+    this.signalParent(line);
   }
 
   sessionAllowRules(): string[] {
