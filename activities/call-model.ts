@@ -35,6 +35,22 @@ export const STREAMED_TOOL_REPORT_DELAY_MS = 50;
  */
 export const FIRST_HEARTBEAT_AFTER_MS = 1_000;
 
+/**
+ * Awaits `work`, heartbeating every second (or half the heartbeat timeout) while it is pending —
+ * none when it is quick. For waits on the workflow (a transcript query, the live channel's last
+ * batch), which can outlast the heartbeat timeout when the workflow's task is held up elsewhere.
+ */
+export async function heartbeatingWhile<T>(context: Context, work: Promise<T>, details: () => unknown): Promise<T> {
+  const timeoutMs = context.info.heartbeatTimeoutMs;
+  if (!timeoutMs) return work;
+  const timer = setInterval(() => context.heartbeat(details()), Math.max(100, Math.min(FIRST_HEARTBEAT_AFTER_MS, timeoutMs / 2)));
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** seed §2.8: Claude Code falls back after three consecutive overloaded (529) answers. */
 export const OVERLOADED_ATTEMPTS_BEFORE_FALLBACK = 3;
 
@@ -105,7 +121,10 @@ export function createCallModel(deps: CallModelDeps) {
       );
     }
     const startedAt = Date.now();
-    const request = await materializeRequest(input, deps.transcriptCache, deps.transcriptSource);
+    const heartbeatDetails = () => ({ overloaded: overloadedBefore });
+    // A cache miss asks the workflow (a query): behind a workflow task held up on a dead worker's
+    // sticky queue it can wait longer than the heartbeat timeout, so keep heartbeating meanwhile.
+    const request = await heartbeatingWhile(context, materializeRequest(input, deps.transcriptCache, deps.transcriptSource), heartbeatDetails);
     // Reports go out one at a time, in stream order: the workflow starts a safe tool early only
     // when no unsafe call precedes it, so it must never see a later block before an earlier one.
     // After a failed report nothing more is reported (the workflow runs those tools after the call).
@@ -181,7 +200,9 @@ export function createCallModel(deps: CallModelDeps) {
       endStream();
       await reports;
       // The deltas reach the workflow before the message does: readers never see them after it.
-      await live?.close().catch((error: unknown) => context.log.warn('Could not publish the last deltas', { error: String(error) }));
+      if (live) {
+        await heartbeatingWhile(context, live.close(), heartbeatDetails).catch((error: unknown) => context.log.warn('Could not publish the last deltas', { error: String(error) }));
+      }
       return { type: 'message', message: toAssistantMessage(final), durationMs: Date.now() - startedAt, attempt };
     } catch (error) {
       ended = true;

@@ -12,7 +12,7 @@ import { CancelledFailure } from '@temporalio/common';
 import type { CompactConversationInput, CompactConversationResult } from '../common/activity-types';
 import { type ApiMessage, type UserContentBlock, buildApiMessages, textOf } from '../common/messages';
 import { compactInstruction } from '../workflows/compact';
-import { type CallModelDeps, asPromptTooLong, classifyModelError, toAssistantMessage } from './call-model';
+import { type CallModelDeps, asPromptTooLong, classifyModelError, heartbeatingWhile, toAssistantMessage } from './call-model';
 import { modelToolDefinitions } from './tool-definitions';
 
 /** Stands in for the rounds a too-long compaction request leaves out (the window must open with a user turn). */
@@ -38,10 +38,15 @@ export function createCompactConversation(deps: CallModelDeps) {
       throw classifyModelError(new Error('No Anthropic API key: set ANTHROPIC_API_KEY in the worker environment.'), 0, false);
     }
     const startedAt = Date.now();
-    const [messages, requestContext] = await Promise.all([
-      deps.transcriptCache.materialize(input.conversationId, input.transcript, deps.transcriptSource),
-      deps.transcriptCache.context(input.conversationId, input.context.digest, deps.transcriptSource),
-    ]);
+    // A cache miss asks the workflow: heartbeat while that waits (see heartbeatingWhile).
+    const [messages, requestContext] = await heartbeatingWhile(
+      context,
+      Promise.all([
+        deps.transcriptCache.materialize(input.conversationId, input.transcript, deps.transcriptSource),
+        deps.transcriptCache.context(input.conversationId, input.context.digest, deps.transcriptSource),
+      ]),
+      () => ({ outputChars: 0 }),
+    );
     const window = buildApiMessages(messages.slice(input.transcript.from + input.skip), requestContext.userContext);
     try {
       const stream = deps.anthropic.messages.stream(
