@@ -240,7 +240,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     let outcome: { content: string; isError: boolean } | undefined;
     try {
       // Structured output is checked in the workflow: no activity, nothing to retry.
-      if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) return host.accounting.provideStructuredOutput(block.input);
+      if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) return (outcome = host.accounting.provideStructuredOutput(block.input));
       // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
       const offered = config.tools;
       if (offered && !offered.includes(block.name)) {
@@ -248,11 +248,11 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         return outcome;
       }
       const verdict = await host.checkPermission(block);
-      // Set, so the live tool line shows the denial rather than "cancelled" (no command changes: the stream is in memory).
+      // Every return sets `outcome`: the live tool line shows it ("cancelled" only when none came; the stream is in memory).
       if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
       if (block.name === 'Agent') {
         entry.childWorkflowId = subagentWorkflowId(conversationId, block.id);
-        return await runSubagent(host, block);
+        return (outcome = await runSubagent(host, block));
       }
       const runner = runsLocally(config, block.name) ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });
       const result = await runner.runTool({
@@ -271,7 +271,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       if (isCancellation(error)) throw error;
       // A tool that ended in error (failed on purpose, to show in red in the UI): its result.
       const toolError = toolErrorResult(error);
-      if (toolError) return { content: toolError.content, isError: true };
+      if (toolError) return (outcome = { content: toolError.content, isError: true });
       // Infrastructure failure after retries: the model still gets a result it can act on.
       outcome = { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
       return outcome;

@@ -429,7 +429,7 @@ export class ConversationSession implements QueryHost {
 
   /** Tells people (and a subagent's parent) how to answer a waiting request. */
   private onPermissionRequest(request: PendingPermission): void {
-    const line = `Waiting for permission: ${request.toolName} ${JSON.stringify(request.input).slice(0, 200)} (${request.reason}). ` +
+    const line = `Waiting for permission: ${request.toolName} ${(JSON.stringify(request.input) ?? '').slice(0, 200)} (${request.reason}). ` +
       `Approve: durable-agent approve ${this.conversationId} ${request.toolUseId} [--always]; deny: durable-agent deny ${this.conversationId} ${request.toolUseId} [message]`;
     this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: line });
     this.signalParent(line);

@@ -98,7 +98,7 @@ export function helpText(custom: readonly CustomCommand[] = []): string {
 /** An unknown command: said plainly, with the list, and how to send the text to the model anyway. */
 export function unknownCommandText(name: string, custom: readonly CustomCommand[] = []): string {
   const names = [...LOCAL_COMMANDS, ...custom.map((command) => command.name)].map((command) => `/${command}`);
-  return `Unknown command: /${name}. Nothing was sent to the model. Available commands: ${names.join(', ')}. (To send text that starts with "/" to the model, begin it with a space or another character.)`;
+  return `Unknown command: /${name}. Nothing was sent to the model. Available commands: ${names.join(', ')}. (To send text that starts with "/" to the model, begin it with another character, e.g. quote it.)`;
 }
 
 /** `/cost`: what this conversation has cost so far. */
