@@ -130,6 +130,17 @@ export class PermissionGate {
     };
   }
 
+  /**
+   * A tool result this conversation saved outside the workspace (a large output's file) may be
+   * read back without asking, as Claude Code lets the model read its own tool-results files.
+   * Session state only: carried with the session rules, no workflow command.
+   */
+  allowReadOf(file: string): void {
+    if (!file.startsWith('/') || /[()*?[\]]/.test(file)) return;
+    const rule = `Read(/${file})`;
+    if (!this.sessionAllow.includes(rule)) this.sessionAllow.push(rule);
+  }
+
   /** Requests waiting for a decision, oldest first. */
   pendingRequests(): PendingPermission[] {
     return [...this.pending.values()];

@@ -106,6 +106,8 @@ export interface QueryHost {
   shouldSuspend(): boolean;
   /** seed §2.10 canUseTool: before every tool run (may wait for a person). */
   checkPermission(block: ToolUseBlock): Promise<GateVerdict>;
+  /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
+  allowReadOfPersistedResult?(file: string): void;
 }
 
 /** Activity options, in one place. */
@@ -265,6 +267,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         maxResultSizeChars: toolResultBudget(spec?.maxResultSizeChars ?? 30_000, siblings),
         stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
       });
+      if (result.persistedPath) host.allowReadOfPersistedResult?.(result.persistedPath);
       outcome = { content: result.content, isError: result.isError };
       return outcome;
     } catch (error) {

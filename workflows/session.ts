@@ -435,6 +435,11 @@ export class ConversationSession implements QueryHost {
     this.signalParent(line);
   }
 
+  /** QueryHost.allowReadOfPersistedResult: the model may read back a large result the tool saved. */
+  allowReadOfPersistedResult(file: string): void {
+    this.permissions.allowReadOf(file);
+  }
+
   sessionAllowRules(): string[] {
     return [...this.permissions.sessionAllow];
   }

@@ -228,6 +228,37 @@ describe('durable approvals', () => {
 });
 
 describe('nobody to approve', () => {
+  it('a large result saved outside the workspace can be read back without asking; other outside files still cannot', async () => {
+    let savedPath = '';
+    harness = await createHarness({
+      respond: (request) => {
+        const step = harness!.model.requests.length;
+        if (step === 1) return { content: [{ type: 'tool_use', id: 'toolu_big_1', name: 'Bash', input: { command: 'seq 1 20000' } }] };
+        if (step === 2) {
+          savedPath = /Full output saved to: (\S+)/.exec(toolResults(request)[0]?.content ?? '')?.[1] ?? '';
+          return {
+            content: [
+              { type: 'tool_use', id: 'toolu_read_saved', name: 'Read', input: { file_path: savedPath || '/nonexistent' } },
+              { type: 'tool_use', id: 'toolu_read_other', name: 'Read', input: { file_path: path.join(path.dirname(savedPath || '/x'), 'other.txt') } },
+            ],
+          };
+        }
+        return { content: [{ type: 'text', text: 'Read the saved output.' }] };
+      },
+    });
+    await harness.startWorker();
+    const { conversationId, inputUuid } = await start(harness, 'count', { permissions: { canApprove: false, allow: ['Bash(seq:*)'] } });
+    const result = await harness.api.waitForResult(conversationId, inputUuid!);
+
+    expect(savedPath).toMatch(/tool-results/);
+    expect(path.relative(harness.workspace, savedPath).startsWith('..')).toBe(true); // outside the workspace
+    const [saved, other] = toolResults(harness.model.requests[2]);
+    expect(saved.is_error ?? false).toBe(false);
+    expect(saved.content).toMatch(/^\s+1\t1\n\s+2\t2\n/); // the saved output, read back
+    expect(other.is_error).toBe(true);
+    expect(result.permission_denials.map((denial) => denial.tool_use_id)).toEqual(['toolu_read_other']);
+  });
+
   it('ask without a terminal denies at once, lists the denials, and never touches paths outside the workspace', async () => {
     const outside = `/tmp/durable-agent-outside-${randomUUID()}.txt`;
     const escape = `escape-${randomUUID()}.txt`;
