@@ -7,8 +7,8 @@ import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import { isTemporalReachable, startDevServer } from '../../infra/dev-server';
 import { cachedCliPath, ensureTemporalCli } from '../../infra/temporal-cli';
 
-/** temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD */
-const INDEXED_VALUE_TYPE_KEYWORD = 2;
+/** temporal.api.enums.v1.IndexedValueType, by the SDK's SearchAttributeType name. */
+const INDEXED_VALUE_TYPES: Record<string, number> = { TEXT: 1, KEYWORD: 2, INT: 3, DOUBLE: 4, BOOL: 5, DATETIME: 6, KEYWORD_LIST: 7 };
 
 describe('the shared Temporal dev server (test/global-setup.ts)', () => {
   const address = inject('temporalAddress');
@@ -32,12 +32,12 @@ describe('the shared Temporal dev server (test/global-setup.ts)', () => {
     expect(ns.namespaceInfo?.name).toBe('default');
   });
 
-  it('has the project search attributes registered as Keyword', async () => {
+  it('has the project search attributes registered with their types', async () => {
     const res = await client.connection.operatorService.listSearchAttributes({ namespace: 'default' });
     const custom = res.customAttributes ?? {};
-    for (const { name } of SEARCH_ATTRIBUTES) {
+    for (const { name, type } of SEARCH_ATTRIBUTES) {
       expect(custom, `search attribute ${name}`).toHaveProperty(name);
-      expect(custom[name]).toBe(INDEXED_VALUE_TYPE_KEYWORD);
+      expect(custom[name], `type of ${name}`).toBe(INDEXED_VALUE_TYPES[type]);
     }
   });
 });
