@@ -72,7 +72,7 @@ describe('encrypted history', () => {
     await harness.spawnWorkerProcess();
     process.env.TEMPORAL_ADDRESS = harness.address;
     process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
-    const started = await cli('start', '--cwd', harness.workspace, '--follow', prompt);
+    const started = await cli('start', '--cwd', harness.workspace, '--permission-mode', 'acceptEdits', '--follow', prompt);
     expect(started.err).toBe('');
     expect(started.code).toBe(0);
     expect(started.out).toContain(answer);
