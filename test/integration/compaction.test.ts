@@ -1,9 +1,10 @@
 /**
  * Context management end to end (seed §2.6–2.8) with the strict scripted server reporting large
  * input usage: autocompact at the threshold, the circuit breaker after 3 failures, reactive
- * compaction of a prompt-too-long (once), time-based microcompact after a gap, and manual
- * compaction through the `compact` update. Every request, compaction requests included, must be
- * accepted by the validator (the harness fails the test otherwise).
+ * compaction of a prompt-too-long (once), time-based microcompact after a gap, manual compaction
+ * through the `compact` update, and snip (the oldest whole rounds dropped past the warning
+ * threshold). Every request, compaction requests included, must be accepted by the validator (the
+ * harness fails the test otherwise).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -193,5 +194,59 @@ describe('manual compaction', () => {
     });
     expect(await handle.executeUpdate(compactUpdate, { args: [{}] })).toMatchObject({ compacted: false, error: expect.stringContaining('Not enough conversation') });
     expect(harness.model.requests).toHaveLength(0);
+  });
+});
+
+describe('snip', () => {
+  it('drops the oldest rounds past the warning threshold: task and latest round stay, pairs stay whole', async () => {
+    const files = ['one.txt', 'two.txt', 'three.txt'];
+    harness = await createHarness({
+      respond: () => {
+        const step = harness!.model.requests.filter((r) => !isCompactionRequest(r)).length - 1;
+        if (step < files.length) {
+          // From the second answer on, the reported context (12k) is past the warning threshold
+          // (10k) but below autocompact (17k): snip, not a summary.
+          return { content: [{ type: 'tool_use', name: 'Read', input: { file_path: files[step] } }], usage: { input_tokens: step === 0 ? 4_000 : 12_000 } };
+        }
+        return { content: [{ type: 'text', text: 'Read them all.' }], usage: { input_tokens: 12_000 } };
+      },
+    });
+    for (const file of files) await writeFile(path.join(harness.workspace, file), `contents of ${file}\n`);
+    await harness.startWorker();
+    const { result, conversationId } = await runToResult(harness, 'Read one, two and three', { ...SMALL_WINDOW, snip: true });
+    expect(result).toMatchObject({ subtype: 'success', result: 'Read them all.' });
+
+    const requests = harness.model.requests;
+    expect(requests.some(isCompactionRequest)).toBe(false);
+    for (const request of requests) expectValidApiOrder(request);
+    // Request 3 (after the 12k answer) no longer holds the first round (Read one.txt and its result),
+    // but keeps the task and the round just made.
+    const third = JSON.stringify(requests[2].body.messages);
+    expect(JSON.stringify(requests[1].body.messages)).toContain('contents of one.txt');
+    expect(third).toContain('Read one, two and three');
+    expect(third).not.toContain('contents of one.txt');
+    expect(third).toContain('contents of two.txt');
+    expect(requests[2].body.messages[0].role).toBe('user');
+
+    const { events } = await harness.api.events(conversationId);
+    expect(events.map((event) => event.message)).toContainEqual(expect.objectContaining({ type: 'system', content: expect.stringContaining('Snipped') }));
+    expect((await harness.api.status(conversationId)).context).toMatchObject({ compactions: 0 });
+  });
+
+  it('is off by default: the same answers leave every round in the window', async () => {
+    let step = 0;
+    harness = await createHarness({
+      respond: () => {
+        step++;
+        if (step <= 2) return { content: [{ type: 'tool_use', name: 'Read', input: { file_path: `f${step}.txt` } }], usage: { input_tokens: 12_000 } };
+        return { content: [{ type: 'text', text: 'Done.' }], usage: { input_tokens: 12_000 } };
+      },
+    });
+    await writeFile(path.join(harness.workspace, 'f1.txt'), 'first file\n');
+    await writeFile(path.join(harness.workspace, 'f2.txt'), 'second file\n');
+    await harness.startWorker();
+    const { result } = await runToResult(harness, 'Read f1 and f2', SMALL_WINDOW);
+    expect(result).toMatchObject({ subtype: 'success', result: 'Done.' });
+    expect(JSON.stringify(harness.model.requests.at(-1)!.body.messages)).toContain('first file');
   });
 });
