@@ -21,7 +21,7 @@ import {
   userInputSignal,
 } from './definitions';
 import { handleInternalMessages } from './internal-messages';
-import { processUserInput } from './process-user-input';
+import { RELOAD_CONTEXT_PATCH, processUserInput } from './process-user-input';
 import { activities, activityOptions } from './query-deps';
 import { ConversationSession } from './session';
 import { idleTimerSummary } from './ui-details';
@@ -137,7 +137,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       session.busy = true;
       try {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
-        if (session.sessionContextStale && patched('slash-commands-reload-context')) await loadSessionContext();
+        if (session.sessionContextStale && patched(RELOAD_CONTEXT_PATCH)) await loadSessionContext();
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
         const query = await processUserInput(session, session.pendingInputs.shift()!);
         if (query) suspended = await session.submitMessage(query);

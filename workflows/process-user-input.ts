@@ -15,6 +15,8 @@ import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlash
 
 /** Marks where slash commands started to be processed (histories before it sent them as text). */
 export const SLASH_COMMANDS_PATCH = 'slash-commands-process-input';
+/** Patch: the session context is read again before the next input after a compaction or `/clear`. */
+export const RELOAD_CONTEXT_PATCH = 'slash-commands-reload-context';
 
 /**
  * Returns the input for the query to run, or undefined when the input was answered locally

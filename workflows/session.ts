@@ -68,6 +68,8 @@ const FEED_TOOL_RESULT_CHARS = 2_000;
 const REQUEST_CONTEXTS_KEPT = 4;
 /** Patch: a server suggestion to continue as new is weighed against what it costs (continue-as-new.ts). */
 export const WEIGH_CONTINUE_AS_NEW_SUGGESTION_PATCH = 'weigh-continue-as-new-suggestion';
+/** Patch: a slash command queued behind a running query waits for its own turn. */
+export const QUEUED_COMMAND_WAITS_PATCH = 'slash-commands-queued-command-waits';
 
 const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
 
@@ -578,7 +580,7 @@ export class ConversationSession implements QueryHost {
     // A slash command waits for its own turn (seed §2.10: it is processed, not sent as text);
     // inputs after it keep their order behind it.
     const firstCommand = this.pendingInputs.findIndex((input) => isSlashCommand(input.prompt));
-    const count = firstCommand >= 0 && patched('slash-commands-queued-command-waits') ? firstCommand : this.pendingInputs.length;
+    const count = firstCommand >= 0 && patched(QUEUED_COMMAND_WAITS_PATCH) ? firstCommand : this.pendingInputs.length;
     return this.pendingInputs.splice(0, count).map((input): UserMessage => {
       this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
       this.consumedInputUuids.push(input.uuid);
