@@ -61,7 +61,44 @@ export interface CallModelInput {
   fallbackAvailable?: boolean;
   /** Publish text/thinking deltas and tool_use starts to the conversation's live channel. */
   stream?: import('./stream-items').StreamTarget;
+  /**
+   * Continue a call that `callModelLocal` started and handed over (`CallModelLocalResult`
+   * `handoff`): the worker process holding run `key` attaches to it — the stream goes on, no new
+   * request — and reports its outcome as this activity's first attempt. A process that does not
+   * hold it (gone, expired) sends the request afresh, as every later attempt does.
+   */
+  attach?: { key: string };
+  /** Attempts of this call made before this activity (a local phase; a handoff whose worker was gone): added to `attempt`. */
+  attemptOffset?: number;
 }
+
+/**
+ * The first part of a model call, run as a local activity inside the workflow task that asked
+ * for it (no server round trip: docs/architecture.md, "Loop overhead"). It answers within
+ * `handoffAfterMs`: with the call's outcome when the model answered by then, otherwise by handing
+ * the call over to a regular `callModel` activity (`attach`) on the worker-specific task queue
+ * of the process that holds the stream, so the workflow task completes and signals, updates and
+ * queries get through while the model streams.
+ */
+export interface CallModelLocalInput extends CallModelInput {
+  handoffAfterMs: number;
+}
+
+export type CallModelLocalResult =
+  | CallModelResult
+  | {
+      type: 'handoff';
+      /**
+       * Where the call goes on: a regular `callModel` with `attach: { key }` on `taskQueue` (that
+       * process's handoff queue). Absent when nothing was sent (the transcript was not in this
+       * worker's cache, or the process has no handoff queue): call `callModel` on the workflow's queue.
+       */
+      attach?: { key: string; taskQueue: string };
+      /** Why: still streaming at the deadline; the request failed (the attached activity reports the failure); or not started. */
+      reason: 'slow' | 'failed' | 'cache_miss' | 'no_handoff_queue';
+      /** Time the local phase took (ms, the worker's clock; recorded in the marker, so replay sees the same). */
+      elapsedMs: number;
+    };
 
 /** A compaction model call (seed §2.7 compactConversation), by reference like `callModel`. */
 export interface CompactConversationInput {

@@ -106,6 +106,17 @@ export const conversationConfigSchema = z.object({
    * workflow's task queue: one server round trip per loop iteration instead of two.
    */
   localReadOnlyTools: z.boolean().default(true),
+  /**
+   * Start each model call as a local activity that answers within the local budget (below) or
+   * hands the stream over to a regular activity on the same worker process: an instant answer
+   * costs no server round trip, a streaming one keeps signals, queries and heartbeats.
+   */
+  localModelCalls: z.boolean().default(true),
+  /**
+   * How long a handed-over model call may wait to be picked up on its worker's handoff queue
+   * before it is sent afresh on the workflow's queue (the worker died meanwhile).
+   */
+  modelHandoffStartTimeoutMs: z.number().int().positive().default(10_000),
   /** Task queue for tool activities (the host that holds the workspace); default the workflow's. */
   toolTaskQueue: z.string().optional(),
   /** `--max-budget-usd`: a query stops (`error_max_budget_usd`) once the conversation has cost this much. */
