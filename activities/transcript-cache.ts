@@ -157,6 +157,27 @@ export class TranscriptCache {
     return entry.messages.slice(0, ref.length);
   }
 
+  /**
+   * The first `ref.length` messages when this cache holds them under `ref.digest`, else undefined;
+   * never asks the workflow (callModelLocal: a query would wait for the very workflow task the
+   * local activity holds). A miss is not counted: the regular call that follows counts it.
+   */
+  cached(conversationId: string, ref: { length: number; digest: string }): TranscriptMessage[] | undefined {
+    const cached = this.conversations.get(conversationId);
+    if (!cached || cached.messages.length < ref.length || cached.chain[ref.length] !== ref.digest) return undefined;
+    this.stats.hits++;
+    this.touch(this.conversations, conversationId, cached, this.maxConversations);
+    return cached.messages.slice(0, ref.length);
+  }
+
+  /** The request context with `digest` when this cache holds it, verified; never asks the workflow. */
+  cachedContext(digest: string): RequestContext | undefined {
+    const cached = this.contexts.get(digest);
+    if (!cached || valueDigest(cached) !== digest) return undefined;
+    this.stats.contextHits++;
+    return cached;
+  }
+
   /** The request context with `digest`, verified. */
   async context(conversationId: string, digest: string, source: TranscriptSource | undefined): Promise<RequestContext> {
     const cached = this.contexts.get(digest);
