@@ -4,36 +4,35 @@
  * cancellation stops the HTTP stream. Temporal owns retries (`maxRetries: 0` on the client):
  * transient API errors are thrown as retryable failures, invalid requests as non-retryable ones,
  * and the conditions the loop can recover from (prompt too long) come back as data.
+ *
+ * callModelLocal is the same call started as a local activity: it answers at once when the model
+ * does, or hands the stream over (activities/model-call-runs.ts) to a `callModel` with `attach`
+ * on this process's handoff queue.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { CallModelInput, CallModelResult } from '../common/activity-types';
-import { type ApiMessage, type AssistantApiMessage, type AssistantContentBlock, type StopReason, buildApiMessages } from '../common/messages';
+import type { CallModelInput, CallModelLocalInput, CallModelLocalResult, CallModelResult } from '../common/activity-types';
+import { type AssistantApiMessage, type AssistantContentBlock, type StopReason, buildApiMessages } from '../common/messages';
 import type { SystemPromptBlock } from '../common/activity-types';
 import type { TranscriptCache, TranscriptSource } from './transcript-cache';
-import { isToolUseStartableEarly } from '../common/tool-specs';
-import { modelToolDefinitions } from './tool-definitions';
 import type { Client } from '@temporalio/client';
-import { type LivePublisher, livePublisher } from './live-publisher';
+import {
+  FIRST_HEARTBEAT_AFTER_MS,
+  type MaterializedRequest,
+  type ModelCallRun,
+  type RunBinding,
+  type RunOutcome,
+  type ToolUseReporter,
+  detachedBinding,
+  handOverModelCallRun,
+  handoffQueueFor,
+  heartbeatingWhileBound,
+  startModelCallRun,
+  takeModelCallRun,
+} from './model-call-runs';
 
-/**
- * A streamed tool_use is reported (a signal: a workflow task and four history events) only when
- * the stream is still going this long after the block completed. A tool the model names at the
- * end of its answer starts as soon as the call returns anyway; early start pays off only while
- * the model keeps streaming (seed §2.4), so quick answers cost no signals at all.
- */
-export const STREAMED_TOOL_REPORT_DELAY_MS = 50;
-
-/**
- * No heartbeat before a call has run this long (or half its heartbeat timeout, if shorter). The
- * SDK sends the first heartbeat at once — an RPC and a mutable-state write on the server per
- * model call — and the worker holds the call's completion until that RPC has returned: 2–4 ms of
- * every loop iteration (bench/results/iteration-overhead.md). Quick calls need none; a long
- * stream heartbeats from here on (throttled by the worker), so a dead worker and a cancellation
- * are still noticed within about a second more than before.
- */
-export const FIRST_HEARTBEAT_AFTER_MS = 1_000;
+export { FIRST_HEARTBEAT_AFTER_MS, STREAMED_TOOL_REPORT_DELAY_MS, type MaterializedRequest, type ToolUseReporter } from './model-call-runs';
 
 /**
  * Awaits `work`, heartbeating every second (or half the heartbeat timeout) while it is pending —
@@ -43,12 +42,7 @@ export const FIRST_HEARTBEAT_AFTER_MS = 1_000;
 export async function heartbeatingWhile<T>(context: Context, work: Promise<T>, details: () => unknown): Promise<T> {
   const timeoutMs = context.info.heartbeatTimeoutMs;
   if (!timeoutMs) return work;
-  const timer = setInterval(() => context.heartbeat(details()), Math.max(100, Math.min(FIRST_HEARTBEAT_AFTER_MS, timeoutMs / 2)));
-  try {
-    return await work;
-  } finally {
-    clearInterval(timer);
-  }
+  return heartbeatingWhileBound(() => ({ heartbeatTimeoutMs: timeoutMs, heartbeat: (value) => context.heartbeat(value) }), work, details);
 }
 
 /** seed §2.8: Claude Code falls back after three consecutive overloaded (529) answers. */
@@ -57,9 +51,10 @@ export const OVERLOADED_ATTEMPTS_BEFORE_FALLBACK = 3;
 const PROMPT_TOO_LONG = /prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)\s*maximum/i;
 const NON_RETRYABLE_STATUSES = new Set([400, 401, 403, 404, 413, 422]);
 
-export interface ToolUseReporter {
-  (target: NonNullable<CallModelInput['streamToolUses']>, report: { attempt: number; index: number; block: { type: 'tool_use'; id: string; name: string; input: unknown } }): Promise<void>;
-}
+/** How long a handed-over call waits for its attach activity before it is dropped, by default (the config's modelHandoffStartTimeoutMs). */
+export const DEFAULT_HANDOFF_START_TIMEOUT_MS = 10_000;
+/** A handed-over call nobody attached to is dropped this long after the attach activity's schedule-to-start timeout. */
+export const ORPHAN_GRACE_MS = 5_000;
 
 export interface CallModelDeps {
   /** Undefined when neither ANTHROPIC_API_KEY nor ANTHROPIC_BASE_URL is configured. */
@@ -72,14 +67,6 @@ export interface CallModelDeps {
   transcriptSource?: TranscriptSource;
   /** Publishes deltas to the conversation's live channel (issue 10); absent when no client is wired. */
   temporalClient?: Client;
-}
-
-/** The request a CallModelInput refers to, as the API takes it. */
-export interface MaterializedRequest {
-  system: SystemPromptBlock[];
-  messages: ApiMessage[];
-  toolNames: string[];
-  structuredOutputSchema?: Record<string, unknown>;
 }
 
 /**
@@ -107,117 +94,122 @@ export async function materializeRequest(
   };
 }
 
+/** The request from the worker's cache alone (or inline), or undefined when the cache does not hold it. */
+export function materializeCachedRequest(input: CallModelInput, cache: TranscriptCache): MaterializedRequest | undefined {
+  if (!input.transcript || !input.context) {
+    return { system: repairLegacySystem(input.system ?? []), messages: input.messages ?? [], toolNames: input.toolNames ?? [] };
+  }
+  const messages = cache.cached(input.conversationId, input.transcript);
+  const context = messages && cache.cachedContext(input.context.digest);
+  if (!messages || !context) return undefined;
+  return {
+    system: context.system,
+    messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext),
+    toolNames: context.toolNames,
+    structuredOutputSchema: context.structuredOutputSchema,
+  };
+}
+
+function missingApiKey(): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    'No Anthropic API key: set ANTHROPIC_API_KEY in the worker environment (or ANTHROPIC_BASE_URL for a compatible local server) and restart the worker.',
+    'MissingApiKeyError',
+  );
+}
+
+/** A run's binding to the activity running in `context`: heartbeats (none for a local activity), cancellation, log. */
+export function contextBinding(context: Context, binding: { attempt: number; overloadedBefore: number; since: number }): RunBinding {
+  const local = context.info.isLocal;
+  const heartbeatTimeoutMs = local ? undefined : context.info.heartbeatTimeoutMs;
+  return {
+    attempt: binding.attempt,
+    overloadedBefore: binding.overloadedBefore,
+    heartbeatTimeoutMs,
+    firstHeartbeatAt: local ? Infinity : binding.since + Math.min(FIRST_HEARTBEAT_AFTER_MS, (heartbeatTimeoutMs ?? Infinity) / 2),
+    heartbeat: local ? () => undefined : (details) => context.heartbeat(details),
+    cancellationSignal: context.cancellationSignal,
+    log: context.log,
+  };
+}
+
+/**
+ * The activity's answer for a run that ended: the message, or prompt too long as data; a
+ * cancellation or an API failure thrown, classified (the overloaded count goes into the heartbeat
+ * details first, so the next attempt continues it).
+ */
+export function runResult(outcome: RunOutcome, run: ModelCallRun, binding: RunBinding, input: CallModelInput): CallModelResult {
+  const attempt = binding.attempt;
+  if (outcome.type === 'message') return { type: 'message', message: toAssistantMessage(outcome.message), durationMs: Date.now() - run.startedAt, attempt };
+  const error = outcome.error;
+  if (outcome.cancelled) throw new CancelledFailure('Model call cancelled');
+  const recoverable = asPromptTooLong(error);
+  if (recoverable) return { ...recoverable, durationMs: Date.now() - run.startedAt, attempt };
+  const overloaded = isOverloaded(error) ? binding.overloadedBefore + 1 : 0;
+  binding.heartbeat({ overloaded });
+  throw classifyModelError(error, overloaded, input.fallbackAvailable ?? false);
+}
+
 export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const context = Context.current();
-    const attempt = context.info.attempt;
+    const attempt = context.info.attempt + (input.attemptOffset ?? 0);
     // Consecutive overloaded answers before this attempt, carried across retries in heartbeat
     // details: only an unbroken run of 529s triggers the fallback, as in Claude Code.
     const overloadedBefore = Number((context.info.heartbeatDetails as { overloaded?: number } | undefined)?.overloaded ?? 0);
-    if (!deps.anthropic) {
-      throw ApplicationFailure.nonRetryable(
-        'No Anthropic API key: set ANTHROPIC_API_KEY in the worker environment (or ANTHROPIC_BASE_URL for a compatible local server) and restart the worker.',
-        'MissingApiKeyError',
-      );
+    if (!deps.anthropic) throw missingApiKey();
+    // A call callModelLocal handed over: its first attempt continues the stream this process holds
+    // (no new request); later attempts, and a process that does not hold it, start afresh.
+    const handedOver = input.attach && context.info.attempt === 1 ? takeModelCallRun(input.attach.key) : undefined;
+    if (handedOver) {
+      const binding = contextBinding(context, { attempt, overloadedBefore, since: Date.now() });
+      handedOver.bind(binding);
+      return runResult(await handedOver.outcome, handedOver, binding, input);
     }
     const startedAt = Date.now();
     const heartbeatDetails = () => ({ overloaded: overloadedBefore });
     // A cache miss asks the workflow (a query): behind a workflow task held up on a dead worker's
     // sticky queue it can wait longer than the heartbeat timeout, so keep heartbeating meanwhile.
     const request = await heartbeatingWhile(context, materializeRequest(input, deps.transcriptCache, deps.transcriptSource), heartbeatDetails);
-    // Reports go out one at a time, in stream order: the workflow starts a safe tool early only
-    // when no unsafe call precedes it, so it must never see a later block before an earlier one.
-    // After a failed report nothing more is reported (the workflow runs those tools after the call).
-    let reports: Promise<boolean> = Promise.resolve(true);
-    let endStream: () => void = () => {};
-    const streamEnded = new Promise<void>((resolve) => (endStream = resolve));
-    let ended = false;
-    /** Waits until `at` (ms since epoch) unless the stream ends first; true if it is still going. */
-    const stillStreamingAt = async (at: number): Promise<boolean> => {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([streamEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, at - Date.now()))))]);
-      clearTimeout(timer);
-      return !ended;
-    };
-    let live: LivePublisher | undefined;
-    try {
-      live = livePublisher(deps.temporalClient, input.stream);
-      const call = { requestId: input.stream?.requestId ?? '', attempt, fallback: input.stream?.fallback ?? 0 };
-      const stream = deps.anthropic.messages.stream(
-        {
-          model: input.model,
-          max_tokens: input.maxTokens,
-          system: request.system,
-          messages: request.messages as Anthropic.MessageParam[],
-          tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema),
-        },
-        { signal: context.cancellationSignal },
-      );
-      let blocks = 0;
-      let outputChars = 0;
-      const firstHeartbeatAt = startedAt + Math.min(FIRST_HEARTBEAT_AFTER_MS, (context.info.heartbeatTimeoutMs ?? Infinity) / 2);
-      stream.on('streamEvent', (event) => {
-        if (event.type === 'content_block_delta') {
-          const delta = event.delta;
-          outputChars += delta.type === 'text_delta' ? delta.text.length : delta.type === 'input_json_delta' ? delta.partial_json.length : 0;
-          if (delta.type === 'text_delta') live?.model({ type: 'text_delta', call, index: event.index, text: delta.text });
-          else if (delta.type === 'thinking_delta') live?.model({ type: 'thinking_delta', call, index: event.index, thinking: delta.thinking });
-        } else if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
-          live?.model({ type: 'tool_use_start', call, index: event.index, id: event.content_block.id, name: event.content_block.name });
-        }
-        // Heartbeats are throttled by the SDK; each carries progress for the Temporal UI.
-        if (Date.now() >= firstHeartbeatAt) context.heartbeat({ blocks, outputChars, overloaded: overloadedBefore });
-      });
-      // Only calls the workflow may start early are reported: concurrency-safe ones before the
-      // first unsafe one (seed §2.4). Anything else would only add signals to the history.
-      let sawUnsafe = false;
-      stream.on('contentBlock', (block) => {
-        blocks++;
-        if (block.type !== 'tool_use' || sawUnsafe) return;
-        if (!isToolUseStartableEarly(block)) {
-          sawUnsafe = true;
-          return;
-        }
-        if (input.streamToolUses && deps.reportToolUse) {
-          const target = input.streamToolUses;
-          const reportToolUse = deps.reportToolUse;
-          const report = { attempt, index: blocks - 1, block: { type: 'tool_use' as const, id: block.id, name: block.name, input: block.input } };
-          const reportAt = Date.now() + STREAMED_TOOL_REPORT_DELAY_MS;
-          reports = reports.then(async (reporting) => {
-            if (!reporting || !(await stillStreamingAt(reportAt))) return false;
-            try {
-              await reportToolUse(target, report);
-              return true;
-            } catch (error) {
-              context.log.warn('Could not report a streamed tool_use; later ones are not reported either', { error: String(error) });
-              return false;
-            }
-          });
-        }
-      });
-      const final = await stream.finalMessage();
-      ended = true;
-      endStream();
-      await reports;
-      // The deltas reach the workflow before the message does: readers never see them after it.
-      if (live) {
-        await heartbeatingWhile(context, live.close(), heartbeatDetails).catch((error: unknown) => context.log.warn('Could not publish the last deltas', { error: String(error) }));
-      }
-      return { type: 'message', message: toAssistantMessage(final), durationMs: Date.now() - startedAt, attempt };
-    } catch (error) {
-      ended = true;
-      endStream();
-      await reports;
-      live?.abandon();
-      if (context.cancellationSignal.aborted || error instanceof Anthropic.APIUserAbortError) {
-        throw new CancelledFailure('Model call cancelled');
-      }
-      const recoverable = asPromptTooLong(error);
-      if (recoverable) return { ...recoverable, durationMs: Date.now() - startedAt, attempt };
-      const overloaded = isOverloaded(error) ? overloadedBefore + 1 : 0;
-      context.heartbeat({ overloaded });
-      throw classifyModelError(error, overloaded, input.fallbackAvailable ?? false);
+    const binding = contextBinding(context, { attempt, overloadedBefore, since: startedAt });
+    const run = startModelCallRun({ anthropic: deps.anthropic, input, request, binding, startedAt, reportToolUse: deps.reportToolUse, temporalClient: deps.temporalClient });
+    return runResult(await run.outcome, run, binding, input);
+  };
+}
+
+/**
+ * The local phase of a model call (CallModelLocalInput): materialises the request from this
+ * worker's cache only (never a query: it would wait for the workflow task this local activity
+ * holds open), streams for up to `handoffAfterMs`, and answers with the outcome — or hands the
+ * stream over to this process's handoff queue, where `callModel` with `attach` picks it up.
+ */
+export function createCallModelLocal(deps: CallModelDeps) {
+  return async function callModelLocal(input: CallModelLocalInput): Promise<CallModelLocalResult> {
+    const context = Context.current();
+    const startedAt = Date.now();
+    const elapsedMs = () => Date.now() - startedAt;
+    const attempt = 1 + (input.attemptOffset ?? 0);
+    if (!deps.anthropic) throw missingApiKey();
+    const handoffQueue = handoffQueueFor(context.info.taskQueue);
+    if (!handoffQueue) return { type: 'handoff', reason: 'no_handoff_queue', elapsedMs: elapsedMs() };
+    const request = materializeCachedRequest(input, deps.transcriptCache);
+    if (!request) return { type: 'handoff', reason: 'cache_miss', elapsedMs: elapsedMs() };
+    const binding = contextBinding(context, { attempt, overloadedBefore: 0, since: startedAt });
+    const run = startModelCallRun({ anthropic: deps.anthropic, input, request, binding, startedAt, reportToolUse: deps.reportToolUse, temporalClient: deps.temporalClient });
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([run.outcome, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, input.handoffAfterMs))))]);
+    clearTimeout(timer);
+    let reason: 'slow' | 'failed' = 'slow';
+    if (outcome) {
+      if (outcome.type === 'message' || outcome.cancelled || asPromptTooLong(outcome.error)) return runResult(outcome, run, binding, input);
+      // The attached activity's first attempt throws it, classified there: Temporal's retry policy applies as ever.
+      reason = 'failed';
+    } else if (context.cancellationSignal.aborted) {
+      run.abort(context.cancellationSignal.reason);
+      throw new CancelledFailure('Model call cancelled');
     }
+    run.bind(detachedBinding(attempt, context.log));
+    const key = handOverModelCallRun(run, handoffQueue, (input.handoffStartTimeoutMs ?? DEFAULT_HANDOFF_START_TIMEOUT_MS) + ORPHAN_GRACE_MS);
+    return { type: 'handoff', reason, attach: { key, taskQueue: handoffQueue }, elapsedMs: elapsedMs() };
   };
 }
 

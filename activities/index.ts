@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import os from 'node:os';
 import path from 'node:path';
 import { requestContextQuery, toolUseStreamedSignal, transcriptSliceQuery } from '../workflows/definitions';
-import { type CallModelDeps, type ToolUseReporter, createCallModel } from './call-model';
+import { type CallModelDeps, type ToolUseReporter, createCallModel, createCallModelLocal } from './call-model';
 import { createCompactConversation } from './compact-conversation';
 import { createRunTool } from './run-tool';
 import { loadSessionContext } from './session-context';
@@ -57,6 +57,7 @@ export function createActivities(deps: ActivityDeps) {
   };
   return {
     callModel: createCallModel(modelDeps),
+    callModelLocal: createCallModelLocal(modelDeps),
     compactConversation: createCompactConversation(modelDeps),
     runTool: createRunTool({ stateDir: deps.stateDir, executeTool, temporalClient: deps.temporalClient }),
     loadSessionContext,

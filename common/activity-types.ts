@@ -82,6 +82,11 @@ export interface CallModelInput {
  */
 export interface CallModelLocalInput extends CallModelInput {
   handoffAfterMs: number;
+  /**
+   * The attach activity's schedule-to-start timeout (the config's `modelHandoffStartTimeoutMs`;
+   * default 10 s): a handed-over stream nobody attached to within it (+5 s) is aborted and dropped.
+   */
+  handoffStartTimeoutMs?: number;
 }
 
 export type CallModelLocalResult =
