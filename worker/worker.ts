@@ -2,11 +2,14 @@
  * Builds a worker that hosts conversation workflows and their activities on one task queue.
  * Tests pass a pre-built `workflowBundle` (bundled once per run); the CLI lets the SDK bundle.
  */
-import { type InjectedSinks, type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type InjectedSinks, type NativeConnection, type State, Worker, type WorkerOptions } from '@temporalio/worker';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { Activities } from '../activities';
 import type { TranscriptCacheSinks } from '../workflows/definitions';
 import { type TranscriptCache, processTranscriptCache } from '../activities/transcript-cache';
+import { abandonModelCallRuns, registerHandoffQueue } from '../activities/model-call-runs';
 import { disableWorkflowStackTraces } from './workflow-stack-traces';
 
 /** The workflows folder; the SDK's bundler resolves its index.ts. */
@@ -33,9 +36,97 @@ export interface CreateWorkerOptions {
   workflowStackTraces?: boolean;
 }
 
-export function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+/**
+ * The project's worker: the SDK's Worker for the main task queue, plus an activities-only worker
+ * in the same process, on the same connection, polling this process's own handoff queue
+ * (Temporal's worker-specific task queues): `callModelLocal` hands a model call that is still
+ * streaming over to `callModel` there, which attaches to the stream this process holds.
+ * `run()`, `runUntil()`, `shutdown()` and `getState()` cover both; the handoff queue is offered to
+ * `callModelLocal` only while the worker runs.
+ */
+export class AgentWorker extends Worker {
+  private handoff: { worker: Worker; taskQueue: string; mainTaskQueue: string; unregister: () => void } | undefined;
+
+  /** This worker's handoff task queue (unique to it). */
+  get handoffTaskQueue(): string | undefined {
+    return this.handoff?.taskQueue;
+  }
+
+  /** @internal createWorker wires the handoff worker in before anything runs. */
+  attachHandoffWorker(worker: Worker, taskQueue: string, mainTaskQueue: string): void {
+    this.handoff = { worker, taskQueue, mainTaskQueue, unregister: () => undefined };
+  }
+
+  override async run(): Promise<void> {
+    const handoff = this.handoff;
+    if (!handoff || super.getState() !== 'INITIALIZED') return super.run();
+    let handoffFailure: unknown;
+    const handoffRunning = handoff.worker.run().catch((error: unknown) => {
+      // A worker that cannot take handoffs must not keep taking local model calls: stop both.
+      handoffFailure = error;
+      if (super.getState() === 'RUNNING') this.shutdown();
+    });
+    const mainRunning = super.run();
+    handoff.unregister = registerHandoffQueue(handoff.mainTaskQueue, handoff.taskQueue);
+    try {
+      await mainRunning;
+    } finally {
+      handoff.unregister();
+      if (handoff.worker.getState() === 'RUNNING') handoff.worker.shutdown();
+      await handoffRunning;
+      // Handed-over streams nobody attached to by now never will be here: stop them (the
+      // workflow sends those calls afresh after the attach's schedule-to-start timeout).
+      abandonModelCallRuns(handoff.taskQueue);
+    }
+    if (handoffFailure) throw handoffFailure;
+  }
+
+  override shutdown(): void {
+    super.shutdown();
+    const handoff = this.handoff;
+    if (!handoff) return;
+    handoff.unregister();
+    if (handoff.worker.getState() === 'RUNNING') handoff.worker.shutdown();
+  }
+
+  /** The main worker's state, except that it is not STOPPED before the handoff worker is (FAILED if that failed). */
+  override getState(): State {
+    const main = super.getState();
+    const handoff = this.handoff?.worker.getState();
+    if (main !== 'STOPPED' || handoff === undefined || handoff === 'STOPPED' || handoff === 'INITIALIZED') return main;
+    return handoff === 'FAILED' ? 'FAILED' : 'DRAINING';
+  }
+}
+
+/** A handoff task queue name unique to this worker: `<queue>-handoff-<host>-<pid>-<random>`. */
+export function handoffTaskQueueName(taskQueue: string): string {
+  return `${taskQueue}-handoff-${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The WorkerOptions overrides that apply to an activities-only worker too. */
+const ACTIVITY_WORKER_OPTIONS = [
+  'identity',
+  'shutdownGraceTime',
+  'shutdownForceTime',
+  'maxHeartbeatThrottleInterval',
+  'defaultHeartbeatThrottleInterval',
+  'maxConcurrentActivityTaskExecutions',
+  'maxConcurrentActivityTaskPolls',
+  'activityTaskPollerBehavior',
+  'maxActivitiesPerSecond',
+] as const satisfies ReadonlyArray<keyof WorkerOptions>;
+
+function activityWorkerOverrides(overrides: Partial<WorkerOptions> | undefined): Partial<WorkerOptions> {
+  const picked: Partial<WorkerOptions> = {};
+  for (const key of ACTIVITY_WORKER_OPTIONS) {
+    if (overrides?.[key] !== undefined) Object.assign(picked, { [key]: overrides[key] });
+  }
+  return picked;
+}
+
+export async function createWorker(options: CreateWorkerOptions): Promise<AgentWorker> {
   if (!(options.workflowStackTraces ?? process.env.DURABLE_AGENT_WORKFLOW_STACK_TRACES !== '0')) disableWorkflowStackTraces();
-  return Worker.create({
+  const worker = (await AgentWorker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
@@ -56,7 +147,21 @@ export function createWorker(options: CreateWorkerOptions): Promise<Worker> {
     // maxEagerActivityReservationsPerWorkflowTask 0 loses eager activities (19.8 ms); maxCachedWorkflows 0 (no
     // sticky queue) costs 123–140 ms per hop.
     ...options.overrides,
+  })) as AgentWorker;
+  const handoffQueue = handoffTaskQueueName(options.taskQueue);
+  const handoff = await Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: handoffQueue,
+    // Only attaches to streams this process holds (and their retries): callModel.
+    activities: { callModel: options.activities.callModel },
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    shutdownGraceTime: '10 seconds',
+    maxHeartbeatThrottleInterval: '1 second',
+    ...activityWorkerOverrides(options.overrides),
   });
+  worker.attachHandoffWorker(handoff, handoffQueue, options.taskQueue);
+  return worker;
 }
 
 /**
