@@ -61,6 +61,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
   await runUntilStopped(
     worker,
     `durable-agent worker: polling task queue "${settings.taskQueue}" on ${settings.address} (namespace ${settings.namespace})` +
+      `, model calls handed over on "${worker.handoffTaskQueue}"` +
       (env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : '') +
       (settings.dataConverter ? `, payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : ''),
     connection,
