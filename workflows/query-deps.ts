@@ -12,6 +12,7 @@ import {
   type ActivityOptions,
   isCancellation,
   type LocalActivityOptions,
+  TimeoutFailure,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -19,7 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { CallModelInput, RequestContext, SessionContext } from '../common/activity-types';
+import type { CallModelInput, CallModelLocalResult, CallModelResult, RequestContext, SessionContext } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
 import type { AssistantApiMessage, ToolUseBlock, Usage, UserMessage } from '../common/messages';
 import { textOf } from '../common/messages';
@@ -40,6 +41,7 @@ import { toolResultBudget } from './tool-result-budget';
 import type { Transcript } from './transcript';
 import { modelCallSummary } from './ui-details';
 import { uiPatched } from './visibility';
+import { LOCAL_MODEL_CALLS_PATCH, chainAfter, routeModelCall } from './local-model-calls';
 
 /**
  * Budget for one payload: below Temporal's default 2 MB limit, with room for the payload's
@@ -170,6 +172,19 @@ const LOCAL_TOOL_OPTIONS: LocalActivityOptions = {
 };
 
 /**
+ * The local phase of a model call answers by its deadline (the margin only covers a slow start);
+ * it is not retried here: failures come back as handoffs, and the regular activity retries.
+ */
+function localModelCallOptions(handoffAfterMs: number, summary: string): LocalActivityOptions {
+  return { startToCloseTimeout: handoffAfterMs + 60_000, retry: { maximumAttempts: 1 }, cancellationType: ActivityCancellationType.TRY_CANCEL, summary };
+}
+
+/** The activity was never picked up from its task queue in time (its worker-specific queue has no poller left). */
+function isScheduleToStartTimeout(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === 'SCHEDULE_TO_START';
+}
+
+/**
  * Whether this call runs as a local activity: a LOCAL_TOOLS call, when tools run on the
  * workflow's own task queue (a `toolTaskQueue` names the workspace's host, which a local activity
  * cannot reach).
@@ -185,6 +200,51 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
   const { config, conversationId } = host;
   const options = activityOptions(config);
   let lastContext: { system: unknown; userContext: unknown; digest: string } | undefined;
+
+  /** Time the current chain of local steps has held the workflow task open (local-model-calls.ts). */
+  let localChainMs = 0;
+
+  /** The regular model activity, on the workflow's queue or (a handed-over call) on the worker that holds its stream. */
+  const regularModelCall = (input: CallModelInput, summary: string, taskQueue?: string): Promise<CallModelResult> => {
+    localChainMs = chainAfter(localChainMs, { local: false });
+    return activities(
+      taskQueue ? { ...options.model, taskQueue, scheduleToStartTimeout: config.modelHandoffStartTimeoutMs ?? 10_000, summary: `${summary} (streaming)` } : { ...options.model, summary },
+    ).callModel(input);
+  };
+
+  /**
+   * One model call: local first (an instant answer costs no server round trip), handed over to a
+   * regular activity when the model is still streaming at the chain's deadline or the request
+   * failed (Temporal's retry policy applies from there), or regular from the start.
+   */
+  const startModelCall = async (input: CallModelInput, summary: string): Promise<CallModelResult> => {
+    const route = routeModelCall(config.localModelCalls !== false && patched(LOCAL_MODEL_CALLS_PATCH), localChainMs);
+    if (route.kind === 'regular') return regularModelCall(input, summary);
+    let local: CallModelLocalResult;
+    try {
+      local = await localActivities(localModelCallOptions(route.handoffAfterMs, summary)).callModelLocal({
+        ...input,
+        handoffAfterMs: route.handoffAfterMs,
+        handoffStartTimeoutMs: config.modelHandoffStartTimeoutMs,
+      });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // The local phase itself broke (it reports API failures as handoffs): send the call afresh.
+      return regularModelCall({ ...input, attemptOffset: 1 }, summary);
+    }
+    if (local.type !== 'handoff') {
+      localChainMs = chainAfter(localChainMs, { local: true, elapsedMs: local.durationMs });
+      return local;
+    }
+    if (!local.attach) return regularModelCall(input, summary);
+    try {
+      return await regularModelCall({ ...input, attach: { key: local.attach.key } }, summary, local.attach.taskQueue);
+    } catch (error) {
+      // Nobody picked the call up on its worker's queue (the worker is gone): send it afresh on the workflow's queue.
+      if (!isScheduleToStartTimeout(error)) throw error;
+      return regularModelCall({ ...input, attemptOffset: 1 }, summary);
+    }
+  };
 
   const callModel = async (request: Parameters<QueryDeps['callModel']>[0], executor: StreamingToolExecutor): Promise<ModelResponse> => {
     host.setPhase('calling_model');
@@ -208,14 +268,10 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     query.requestId = requestId;
     query.streamAttempt = undefined;
     query.executor = executor;
+    const summary = uiPatched() ? modelCallSummary(request.model, host.conversationTurn, host.queryCount) : `${request.model}: turn ${host.turnCount}`;
     try {
       // In the query's scope (an abort cancels it); no scope of its own: nothing cancels one model call alone.
-      const result = await query.scope.run(() =>
-        activities({
-          ...options.model,
-          summary: uiPatched() ? modelCallSummary(request.model, host.conversationTurn, host.queryCount) : `${request.model}: turn ${host.turnCount}`,
-        }).callModel(activityInput),
-      );
+      const result = await query.scope.run(() => startModelCall(activityInput, summary));
       if (result.type === 'message') {
         host.recordModelResponse(result.message, request.model, result.durationMs);
         return { type: 'message', message: result.message, durationMs: result.durationMs };
@@ -256,7 +312,8 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         entry.childWorkflowId = subagentWorkflowId(conversationId, block.id);
         return (outcome = await runSubagent(host, block));
       }
-      const runner = runsLocally(config, block.name) ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });
+      const local = runsLocally(config, block.name);
+      const runner = local ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });
       const result = await runner.runTool({
         conversationId,
         toolUseId: block.id,
@@ -267,6 +324,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         maxResultSizeChars: toolResultBudget(spec?.maxResultSizeChars ?? 30_000, siblings),
         stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
       });
+      if (!local) localChainMs = chainAfter(localChainMs, { local: false });
       if (result.persistedPath) host.allowReadOfPersistedResult?.(result.persistedPath);
       outcome = { content: result.content, isError: result.isError };
       return outcome;
