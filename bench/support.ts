@@ -39,6 +39,11 @@ export interface BenchStack {
   model: ScriptedModelServer | undefined;
   /** Pids of the processes around the worker (CPU accounting: bench/cpu.ts). */
   processes: { server: number | undefined; model: number | undefined };
+  /**
+   * When each model request left the worker (`performance.now()`, through the Anthropic client's
+   * fetch): the loop's own time, free of the query's start and close, and of the workflow clock.
+   */
+  modelRequestTimes: number[];
   taskQueue: string;
   /** Temp directory the conversations use as `cwd`; holds `files`. */
   workspace: string;
@@ -83,19 +88,24 @@ export async function withBenchStack<T>(options: BenchStackOptions, body: (stack
     const workerConnection = await NativeConnection.connect({ address: server.address });
     cleanups.push(() => workerConnection.close());
     const taskQueue = `bench-${randomUUID()}`;
+    const modelRequestTimes: number[] = [];
+    const timedFetch: typeof fetch = (input, init) => {
+      modelRequestTimes.push(performance.now());
+      return fetch(input, init);
+    };
     const worker = await createWorker({
       connection: workerConnection,
       namespace: 'default',
       taskQueue,
       workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
       activities: createActivities({
-        anthropic: new Anthropic({ apiKey: 'bench', baseURL: modelUrl, maxRetries: 0 }),
+        anthropic: new Anthropic({ apiKey: 'bench', baseURL: modelUrl, maxRetries: 0, fetch: timedFetch }),
         stateDir,
         temporalClient: client,
       }),
     });
     const processes = { server: server.process.pid, model: modelChild?.process.pid };
-    return await worker.runUntil(() => body({ client, api: new ConversationClient(client), model, processes, taskQueue, workspace }));
+    return await worker.runUntil(() => body({ client, api: new ConversationClient(client), model, processes, taskQueue, workspace, modelRequestTimes }));
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     if (largePayloadWarnings > 0) progress(`the SDK warned ${largePayloadWarnings} times of a payload over 512 KB (${LARGE_PAYLOAD_WARNING})`);
@@ -161,6 +171,10 @@ export interface TimedQuery {
   result: ResultMessage;
   /** Client side: from `start` until the conversation (one-shot) has closed. */
   wallMs: number;
+  /** Worker side: from the query's first model request to its last (`BenchStack.modelRequestTimes`). */
+  loopMs: number;
+  /** Model requests the query made. */
+  modelRequests: number;
 }
 
 /**
@@ -169,6 +183,7 @@ export interface TimedQuery {
  */
 export async function runOneShotQuery(stack: BenchStack, prompt: string, config: Omit<ConversationConfigInput, 'cwd' | 'oneShot'> = {}): Promise<TimedQuery> {
   const startedAt = performance.now();
+  const firstRequest = stack.modelRequestTimes.length;
   const { conversationId, handle } = await stack.api.start({
     prompt,
     taskQueue: stack.taskQueue,
@@ -180,7 +195,9 @@ export async function runOneShotQuery(stack: BenchStack, prompt: string, config:
   await reading;
   const wallMs = performance.now() - startedAt;
   if (!summary.lastResult) throw new Error(`${conversationId} ended (${summary.endedBy}) without a result`);
-  return { conversationId, firstRunId: handle.firstExecutionRunId, result: summary.lastResult, wallMs };
+  const requests = stack.modelRequestTimes.slice(firstRequest);
+  const loopMs = requests.length > 1 ? requests[requests.length - 1] - requests[0] : 0;
+  return { conversationId, firstRunId: handle.firstExecutionRunId, result: summary.lastResult, wallMs, loopMs, modelRequests: requests.length };
 }
 
 /**
