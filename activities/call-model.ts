@@ -128,6 +128,7 @@ export function contextBinding(context: Context, binding: { attempt: number; ove
     firstHeartbeatAt: local ? Infinity : binding.since + Math.min(FIRST_HEARTBEAT_AFTER_MS, (heartbeatTimeoutMs ?? Infinity) / 2),
     heartbeat: local ? () => undefined : (details) => context.heartbeat(details),
     cancellationSignal: context.cancellationSignal,
+    holdSignals: local,
     log: context.log,
   };
 }

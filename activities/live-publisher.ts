@@ -43,6 +43,7 @@ export class LivePublisher {
   private timer: NodeJS.Timeout | undefined;
   private sentAny = false;
   private closed = false;
+  private held = false;
 
   constructor(
     temporalClient: Client,
@@ -62,9 +63,24 @@ export class LivePublisher {
     this.add({ topic: STREAM_TOPICS.tools, value: item });
   }
 
+  /** Keeps items instead of sending them until `release()` (the local phase of a model call). */
+  hold(): void {
+    this.held = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Sends what was held at once, and batches as usual from then on. */
+  release(): void {
+    if (!this.held || this.closed) return;
+    this.held = false;
+    if (this.pending.length > 0) this.timer ??= setTimeout(() => this.send(), 0);
+  }
+
   private add(item: Item): void {
     if (this.closed) return;
     if (!coalesce(this.pending[this.pending.length - 1], item)) this.pending.push(item);
+    if (this.held) return;
     this.timer ??= setTimeout(() => this.send(), this.sentAny ? this.intervalMs : this.firstDelayMs);
   }
 

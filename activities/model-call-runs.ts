@@ -86,6 +86,13 @@ export interface RunBinding extends HeartbeatSink {
   firstHeartbeatAt: number;
   /** Aborting it aborts the HTTP stream; absent while handed over. */
   cancellationSignal?: AbortSignal;
+  /**
+   * Send nothing to the workflow yet (the local phase): a signal sent while a local activity holds
+   * the workflow task is applied only after that task — after the message, if the call ends in
+   * the local phase. Live deltas and streamed tool_use reports wait for a binding without it (the
+   * handoff); a call that ends first sends none: its message shows it all.
+   */
+  holdSignals?: boolean;
   log: { warn(message: string, meta?: Record<string, unknown>): void };
 }
 
@@ -148,10 +155,16 @@ export class ModelCallRun {
   private unlink: () => void = () => undefined;
   private done = false;
   private call: { requestId: string; attempt: number; fallback: number };
+  private live: LivePublisher | undefined;
+  private releaseSignals: () => void = () => undefined;
+  /** Resolves when the run may signal the workflow (a binding without `holdSignals`). */
+  private readonly signalsReleased: Promise<void>;
 
   constructor(private readonly options: StartModelCallRunOptions) {
     this.startedAt = options.startedAt;
     this.binding = options.binding;
+    this.signalsReleased = new Promise<void>((resolve) => (this.releaseSignals = resolve));
+    if (!options.binding.holdSignals) this.releaseSignals();
     this.call = this.callFor(options.binding);
     this.link(options.binding);
     counters.started++;
@@ -179,6 +192,10 @@ export class ModelCallRun {
     this.binding = binding;
     this.call = this.callFor(binding);
     if (!this.done) this.link(binding);
+    if (!binding.holdSignals) {
+      this.live?.release();
+      this.releaseSignals();
+    }
   }
 
   /** Aborts the HTTP stream (the outcome becomes a cancellation). */
@@ -225,6 +242,8 @@ export class ModelCallRun {
     let live: LivePublisher | undefined;
     try {
       live = livePublisher(temporalClient, input.stream);
+      if (live && this.binding.holdSignals) live.hold();
+      this.live = live;
       const stream = anthropic.messages.stream(
         {
           model: input.model,
@@ -266,6 +285,9 @@ export class ModelCallRun {
           const reportAt = Date.now() + STREAMED_TOOL_REPORT_DELAY_MS;
           reports = reports.then(async (reporting) => {
             if (!reporting || !(await stillStreamingAt(reportAt))) return false;
+            // Held in the local phase: reported after a handoff, if the stream is still going then.
+            await Promise.race([this.signalsReleased, streamEnded]);
+            if (ended) return false;
             try {
               await reportToolUse(target, report);
               return true;

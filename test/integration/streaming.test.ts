@@ -134,7 +134,8 @@ describe('live channel', () => {
 
   it('a reader that reconnects at its offset misses nothing, also across continue-as-new', async () => {
     harness = await createHarness({
-      respond: (request) => ({ content: [{ type: 'text', text: `Answer number ${request.index} with some words to stream.` }], chunkSize: 3, deltaDelayMs: 10 }),
+      // ~15 frames 40 ms apart: each answer streams past a model call's local phase (500 ms), so it is live.
+      respond: (request) => ({ content: [{ type: 'text', text: `Answer number ${request.index} with some words to stream.` }], chunkSize: 3, deltaDelayMs: 40 }),
     });
     await harness.startWorker();
     const config = harness.config({ continueAsNewAfterEvents: 10 });
