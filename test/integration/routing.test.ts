@@ -56,11 +56,15 @@ async function filesUnder(directory: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile()).map((entry) => path.relative(directory, path.join(entry.parentPath, entry.name)));
 }
 
-/** activityType → identities of the workers that started its attempts, from the workflow's history. */
+/**
+ * activityType@taskQueue → identities of the workers that started its attempts, from the
+ * workflow's history; local activities (quick model calls, local reads) as activityType@local.
+ */
 async function activityWorkers(conversationId: string): Promise<Record<string, string[]>> {
   const { events } = await harness!.client.workflow.getHandle(conversationId).fetchHistory();
   const scheduled = new Map<string, { type: string; taskQueue: string }>();
   const byType: Record<string, string[]> = {};
+  const completedBy = new Map<string, string>();
   for (const event of events ?? []) {
     const id = String(event.eventId);
     if (event.activityTaskScheduledEventAttributes) {
@@ -71,6 +75,13 @@ async function activityWorkers(conversationId: string): Promise<Record<string, s
       const attributes = event.activityTaskStartedEventAttributes;
       const activity = scheduled.get(String(attributes.scheduledEventId))!;
       (byType[`${activity.type}@${activity.taskQueue}`] ??= []).push(attributes.identity!);
+    }
+    // A local activity ran on the worker that completed the workflow task its marker belongs to.
+    if (event.workflowTaskCompletedEventAttributes) completedBy.set(String(event.eventId), event.workflowTaskCompletedEventAttributes.identity!);
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity') {
+      const data = JSON.parse(Buffer.from(marker.details!.data!.payloads![0].data!).toString('utf8')) as { activity_type: string };
+      (byType[`${data.activity_type}@local`] ??= []).push(completedBy.get(String(marker.workflowTaskCompletedEventId))!);
     }
   }
   return byType;
@@ -113,7 +124,8 @@ describe('workspace routing', () => {
       [`loadSessionContext@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       [`runTool@${workspaceQueue}`]: [WORKSPACE_IDENTITY, WORKSPACE_IDENTITY], // Read (not a local activity) and Bash
       [`runStopHooks@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
-      [`callModel@${harness.taskQueue}`]: [MAIN_IDENTITY, MAIN_IDENTITY],
+      // Quick model calls: local activities of the workflow's worker, on the main queue.
+      [`callModelLocal@local`]: [MAIN_IDENTITY, MAIN_IDENTITY],
     });
     // The mutating tool's journal is on the workspace host's state dir, none on the main worker's.
     expect((await filesUnder(stateDir)).some((file) => file.includes('journal') && file.endsWith('toolu_bash.json'))).toBe(true);
@@ -128,7 +140,7 @@ describe('workspace routing', () => {
     const { result, conversationId } = await runToResult(harness, 'Run it');
     expect(result).toMatchObject({ subtype: 'success', result: 'Done.' });
     const workers = await activityWorkers(conversationId);
-    expect(Object.keys(workers).sort()).toEqual([`callModel@${harness.taskQueue}`, `loadSessionContext@${harness.taskQueue}`, `runTool@${harness.taskQueue}`]);
+    expect(Object.keys(workers).sort()).toEqual([`callModelLocal@local`, `loadSessionContext@${harness.taskQueue}`, `runTool@${harness.taskQueue}`]);
     for (const identities of Object.values(workers)) for (const identity of identities) expect(identity).toBe(MAIN_IDENTITY);
   });
 

@@ -77,8 +77,11 @@ describe('the Temporal UI explains a conversation', () => {
     expect(failed[0].message).toMatch(/^Bash: echo checking; exit 3 failed: /);
     expect(failed[0].applicationFailureInfo).toMatchObject({ type: 'ToolError', nonRetryable: true });
 
-    // Every activity has a summary; the model calls' labels are unique over the conversation.
-    const summaries = eventsWith(history, 'activityTaskScheduledEventAttributes').map((event) => decodePayload(event.userMetadata?.summary));
+    // Every activity has a summary — local ones (quick model calls, Read) on their markers; the
+    // model calls' labels are unique over the conversation.
+    const summaries = [...eventsWith(history, 'activityTaskScheduledEventAttributes'), ...eventsWith(history, 'markerRecordedEventAttributes').filter((event) => event.markerRecordedEventAttributes.markerName === 'core_local_activity')]
+      .sort((a, b) => Number(a.eventId) - Number(b.eventId))
+      .map((event) => decodePayload(event.userMetadata?.summary));
     expect(summaries.every((summary) => typeof summary === 'string' && summary !== '')).toBe(true);
     const modelCalls = summaries.filter((summary) => String(summary).startsWith('claude-sonnet-5-5: '));
     expect(modelCalls).toEqual([

@@ -144,10 +144,12 @@ function toolResultsOf(request: RecordedRequest): ToolResult[] {
 }
 
 /**
- * These tests observe when each tool was scheduled and closed through activity events, which
- * local activities do not have: Read/Glob/Grep run as regular activities here.
+ * These tests observe when each tool and model call was scheduled and closed through activity
+ * events, which local activities do not have: Read/Glob/Grep and the model calls run as regular
+ * activities here.
  */
-const OBSERVE_READS = { localReadOnlyTools: false };
+const OBSERVE_MODEL = { localModelCalls: false };
+const OBSERVE_READS = { localReadOnlyTools: false, ...OBSERVE_MODEL };
 
 const slowText = (chars: number) => ({ type: 'text' as const, text: 'x'.repeat(chars) });
 
@@ -261,7 +263,7 @@ describe('streaming tool execution', () => {
     const gate = makeGate('gate.fifo');
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'the notes\n');
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start('read them', { streamingToolExecution: false });
+    const { conversationId, inputUuid } = await start('read them', { streamingToolExecution: false, ...OBSERVE_MODEL });
 
     const fd = await waitForReader(gate);
     const atToolStart = await activityRecords(conversationId);
@@ -325,7 +327,7 @@ describe('streaming tool execution', () => {
       ],
     });
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start('write then read');
+    const { conversationId, inputUuid } = await start('write then read', OBSERVE_MODEL);
     const result = await harness.api.waitForResult(conversationId, inputUuid!);
     expect(result.subtype).toBe('success');
 
