@@ -47,7 +47,9 @@ describe('model calls by reference', () => {
     harness = await createHarness({ script: script() });
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'the notes\n');
     await harness.startWorker();
-    const { result, conversationId } = await runToResult(harness, 'Read notes.txt and run a command.');
+    // Model calls as regular activities, whose inputs the history keeps (a local one's input is
+    // not recorded at all; its marker holds only the answer: local-model-calls.test.ts).
+    const { result, conversationId } = await runToResult(harness, 'Read notes.txt and run a command.', { localModelCalls: false });
     expect(result).toMatchObject({ subtype: 'success', result: 'Done: notes read, command ran.' });
 
     const inputs = await callModelInputs(harness, conversationId);
@@ -153,7 +155,8 @@ describe('local activities for short read-only tools', () => {
     const history = await harness.client.workflow.getHandle(conversationId).fetchHistory();
     const events = history.events ?? [];
     const scheduled = events.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-    expect(scheduled).toEqual(['loadSessionContext', 'callModel', 'callModel', 'runTool', 'callModel']); // runTool = the Bash call
+    // runTool = the Bash call; the quick model calls are local activities too (local-model-calls.test.ts).
+    expect(scheduled).toEqual(['loadSessionContext', 'runTool']);
     const markers = events.filter((event) => event.markerRecordedEventAttributes).map((event) => event.markerRecordedEventAttributes!.markerName);
     expect(markers).toContain('core_local_activity');
   });

@@ -82,12 +82,19 @@ describe('upgrade', () => {
     const third = await harness.api.send(started.conversationId, 'Third question');
     expect(await harness.api.waitForResult(started.conversationId, third)).toMatchObject({ subtype: 'success', result: 'Third answer.' });
 
-    // Old-style calls carried the messages; the calls today's code scheduled carry references.
+    // Old-style calls carried the messages; today's code started its calls as local activities
+    // (by reference, their inputs not recorded: one marker each).
     const history = await harness.client.workflow.getHandle(started.conversationId).fetchHistory();
     const inputs = (history.events ?? [])
       .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
       .map((event) => defaultPayloadConverter.fromPayload(event.activityTaskScheduledEventAttributes!.input!.payloads![0]) as CallModelInput);
-    expect(inputs.map((input) => (input.messages ? 'inline' : 'reference'))).toEqual(['inline', 'inline', 'inline', 'reference', 'reference']);
+    expect(inputs.map((input) => (input.messages ? 'inline' : 'reference'))).toEqual(['inline', 'inline', 'inline']);
+    const localCalls = (history.events ?? []).filter((event) => {
+      const marker = event.markerRecordedEventAttributes;
+      if (marker?.markerName !== 'core_local_activity') return false;
+      return (JSON.parse(Buffer.from(marker.details!.data!.payloads![0].data!).toString('utf8')) as { activity_type: string }).activity_type === 'callModelLocal';
+    });
+    expect(localCalls).toHaveLength(2);
     // The retried old-style call was answered by today's worker; every request was valid.
     const lastRequest = harness.model.requests.at(-1)!;
     expect(JSON.stringify(lastRequest.body.messages)).toContain('the notes');
