@@ -211,6 +211,28 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Local-first model calls: a quick call answered in the local phase (with a local Read), a
+    // slow stream handed over to the worker's handoff queue, and a 529 in the local phase that
+    // the handed-over activity reports and its retry answers.
+    name: 'local-model-calls-handoff',
+    prompt: 'Read notes.txt, think slowly, then try again.',
+    files: { 'notes.txt': 'quick\n' },
+    model: {
+      script: [
+        { content: [{ type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        { content: [{ type: 'text', text: 'A slow answer, streamed over more than the local budget.' }], chunkSize: 4, deltaDelayMs: 80 },
+        { error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } },
+        { content: [{ type: 'text', text: 'And a quick one after the overload.' }] },
+      ],
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      const second = await api.send(id, 'Once more.');
+      await api.waitForResult(id, second);
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {
