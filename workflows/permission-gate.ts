@@ -21,7 +21,7 @@ import {
   timeoutMessage,
 } from '../common/permissions';
 import type { ToolUseBlock } from '../common/messages';
-import { getToolSpec } from '../common/tool-specs';
+import { toolFacts } from '../common/tool-facts';
 
 /** patched() id of permission checks (older runs ran every tool unchecked). */
 export const PERMISSIONS_PATCH = 'permissions-check';
@@ -265,19 +265,4 @@ function trimInput(input: unknown): unknown {
       typeof value === 'string' && value.length > STATUS_INPUT_CHARS ? [key, `${value.slice(0, STATUS_INPUT_CHARS)}… (${value.length} characters)`] : [key, value],
     ),
   );
-}
-
-/** Read-only and valid-input facts of a call, from the tool's own spec (the Bash classifier for Bash). */
-function toolFacts(block: ToolUseBlock): { readOnly: boolean; validInput: boolean } {
-  const spec = getToolSpec(block.name);
-  if (!spec) return { readOnly: false, validInput: false };
-  const parsed = spec.inputSchema.safeParse(block.input);
-  if (!parsed.success) return { readOnly: false, validInput: false };
-  // An Agent's own tool calls are checked in the subagent, under the same mode and rules.
-  if (block.name === 'Agent') return { readOnly: true, validInput: true };
-  try {
-    return { readOnly: spec.isReadOnly(parsed.data), validInput: true };
-  } catch {
-    return { readOnly: false, validInput: true };
-  }
 }

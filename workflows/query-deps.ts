@@ -37,7 +37,7 @@ import type { CompactOutcome, CompactRequestParams, CompactResponse } from './co
 import type { ModelResponse, QueryDeps, StopHookDecision } from './query-loop';
 import { StreamingToolExecutor } from './tool-orchestration';
 import { runSubagent, subagentWorkflowId } from './subagents';
-import { toolResultBudget } from './tool-result-budget';
+import { toolResultBudget } from '../common/tool-result-budget';
 import type { Transcript } from './transcript';
 import { modelCallSummary } from './ui-details';
 import { uiPatched } from './visibility';

@@ -27,7 +27,7 @@ import {
 } from '../../workflows/compact';
 import { CLEARED_TOOL_RESULT, isMicrocompactDue, microcompactMessages } from '../../workflows/micro-compact';
 import { planSnip, roundCutPoints } from '../../workflows/snip-compact';
-import { MIN_TOOL_RESULT_BUDGET_CHARS, toolResultBudget } from '../../workflows/tool-result-budget';
+import { MIN_TOOL_RESULT_BUDGET_CHARS, toolResultBudget } from '../../common/tool-result-budget';
 import { Transcript } from '../../workflows/transcript';
 
 const usage = (input = 0) => ({ input_tokens: input, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });

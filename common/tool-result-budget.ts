@@ -2,7 +2,8 @@
  * The tool-result budget (seed §2.7, layer 1 — applyToolResultBudget). Each tool's result is
  * capped at its `maxResultSizeChars` (output past it is persisted by the tool activity and
  * replaced by a preview and the path); the results of one message also share an aggregate
- * budget, so ten parallel Reads cannot bring 1 MB into one turn. Pure.
+ * budget, so ten parallel Reads cannot bring 1 MB into one turn. Pure; in `common/` because the
+ * local phase of a model call applies it to the reads it prefetches (common/tool-prefetch.ts).
  */
 
 /** Characters all tool results of one assistant message may bring back together. */
