@@ -31,6 +31,7 @@ import {
   startModelCallRun,
   takeModelCallRun,
 } from './model-call-runs';
+import { type RunToolToResult, prefetchTools } from './tool-prefetch';
 
 export { FIRST_HEARTBEAT_AFTER_MS, STREAMED_TOOL_REPORT_DELAY_MS, type MaterializedRequest, type ToolUseReporter } from './model-call-runs';
 
@@ -67,6 +68,8 @@ export interface CallModelDeps {
   transcriptSource?: TranscriptSource;
   /** Publishes deltas to the conversation's live channel (issue 10); absent when no client is wired. */
   temporalClient?: Client;
+  /** Runs the reads a local call's answer asks for (`CallModelLocalInput.prefetch`); absent: none are. */
+  runToolToResult?: RunToolToResult;
 }
 
 /**
@@ -201,7 +204,13 @@ export function createCallModelLocal(deps: CallModelDeps) {
     clearTimeout(timer);
     let reason: 'slow' | 'failed' = 'slow';
     if (outcome) {
-      if (outcome.type === 'message' || outcome.cancelled || asPromptTooLong(outcome.error)) return runResult(outcome, run, binding, input);
+      if (outcome.type === 'message' || outcome.cancelled || asPromptTooLong(outcome.error)) {
+        const result = runResult(outcome, run, binding, input);
+        if (result.type !== 'message' || !input.prefetch || !deps.runToolToResult) return result;
+        // An answer that asks for reads gets them run here, in this local activity (activities/tool-prefetch.ts).
+        const prefetched = await prefetchTools(result.message, input.prefetch, input.conversationId, deps.runToolToResult);
+        return prefetched ? { ...result, prefetched } : result;
+      }
       // The attached activity's first attempt throws it, classified there: Temporal's retry policy applies as ever.
       reason = 'failed';
     } else if (context.cancellationSignal.aborted) {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { requestContextQuery, toolUseStreamedSignal, transcriptSliceQuery } from '../workflows/definitions';
 import { type CallModelDeps, type ToolUseReporter, createCallModel, createCallModelLocal } from './call-model';
 import { createCompactConversation } from './compact-conversation';
-import { createRunTool } from './run-tool';
+import { createToolRunner } from './run-tool';
 import { loadSessionContext } from './session-context';
 import { createRunStopHooks } from './stop-hooks';
 import { executeTool } from './tools';
@@ -48,18 +48,20 @@ export function createActivities(deps: ActivityDeps) {
           .signal(toolUseStreamedSignal, { requestId: target.requestId, ...report });
       }
     : undefined;
+  const tools = createToolRunner({ stateDir: deps.stateDir, executeTool, temporalClient: deps.temporalClient });
   const modelDeps: CallModelDeps = {
     anthropic: deps.anthropic,
     reportToolUse,
     transcriptCache: deps.transcriptCache ?? processTranscriptCache,
     transcriptSource: deps.transcriptSource ?? (deps.temporalClient ? workflowTranscriptSource(deps.temporalClient) : undefined),
     temporalClient: deps.temporalClient,
+    runToolToResult: tools.runToolToResult,
   };
   return {
     callModel: createCallModel(modelDeps),
     callModelLocal: createCallModelLocal(modelDeps),
     compactConversation: createCompactConversation(modelDeps),
-    runTool: createRunTool({ stateDir: deps.stateDir, executeTool, temporalClient: deps.temporalClient }),
+    runTool: tools.runTool,
     loadSessionContext,
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
   };

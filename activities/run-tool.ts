@@ -32,6 +32,15 @@ export interface RunToolDeps {
 }
 
 export function createRunTool(deps: RunToolDeps) {
+  return createToolRunner(deps).runTool;
+}
+
+/**
+ * The runTool activity, and the function behind it that returns an error as data — which the
+ * local phase of a model call uses to run the reads it prefetches (activities/tool-prefetch.ts),
+ * so a prefetched call produces the result this activity would.
+ */
+export function createToolRunner(deps: RunToolDeps) {
   const journal = new ToolJournal(deps.stateDir);
 
   /**
@@ -39,7 +48,7 @@ export function createRunTool(deps: RunToolDeps) {
    * failure's details, so the Temporal UI shows it in red; the workflow turns it back into the
    * is_error tool_result (common/tool-ui.ts).
    */
-  return async function runTool(input: RunToolInput): Promise<RunToolResult> {
+  async function runTool(input: RunToolInput): Promise<RunToolResult> {
     const result = await runToolToResult(input);
     if (!result.isError) return result;
     const details: ToolErrorDetails = { content: result.content, persistedPath: result.persistedPath };
@@ -50,9 +59,10 @@ export function createRunTool(deps: RunToolDeps) {
       details: [details],
       category: ApplicationFailureCategory.BENIGN,
     });
-  };
+  }
 
-  async function runToolToResult(input: RunToolInput): Promise<RunToolResult> {
+  /** One call in the current activity's context; `signal` (besides the activity's cancellation) stops it early. */
+  async function runToolToResult(input: RunToolInput, signal?: AbortSignal): Promise<RunToolResult> {
     const context = Context.current();
     const startedAt = Date.now();
     const mutating = isMutating(input.name, input.input);
@@ -100,7 +110,7 @@ export function createRunTool(deps: RunToolDeps) {
     try {
       result = await deps.executeTool(input.name, input.input, {
         cwd: input.cwd,
-        signal: context.cancellationSignal,
+        signal: signal ? AbortSignal.any([context.cancellationSignal, signal]) : context.cancellationSignal,
         onProgress: (chunk: string) => {
           progressTail = (progressTail + chunk).slice(-PROGRESS_TAIL_CHARS);
           live?.tool({ type: 'tool_progress', toolUseId: input.toolUseId, tail: progressTail.slice(-LIVE_TAIL_CHARS) });
@@ -126,6 +136,8 @@ export function createRunTool(deps: RunToolDeps) {
     }
     return { toolUseId: input.toolUseId, ...budgeted, durationMs: Date.now() - startedAt };
   }
+
+  return { runTool, runToolToResult };
 }
 
 /** Environment variable that marks every process a journaled tool call starts. */

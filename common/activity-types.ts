@@ -7,6 +7,7 @@ import type { AgentDefinition } from './agents';
 import type { CustomCommand } from './custom-commands';
 import type { StopHookMatcher } from './config';
 import type { PermissionMode, RuleWithSource } from './permissions';
+import type { PrefetchedToolResult, ToolPrefetchPlan } from './tool-prefetch';
 
 /** A system prompt block as the API takes it (cache_control marks the dynamic boundary, seed §2.5). */
 export interface SystemPromptBlock {
@@ -87,10 +88,19 @@ export interface CallModelLocalInput extends CallModelInput {
    * default 10 s): a handed-over stream nobody attached to within it (+5 s) is aborted and dropped.
    */
   handoffStartTimeoutMs?: number;
+  /**
+   * An answer that asks for tools runs these of its calls before it returns (common/tool-prefetch.ts):
+   * the reads the workflow would run next as local activities. Not for a handed-over call.
+   */
+  prefetch?: ToolPrefetchPlan;
 }
 
 export type CallModelLocalResult =
-  | CallModelResult
+  | (Extract<CallModelResult, { type: 'message' }> & {
+      /** The results of the calls run under `prefetch`, recorded in this local activity's marker (replay sees the same). */
+      prefetched?: PrefetchedToolResult[];
+    })
+  | Extract<CallModelResult, { type: 'prompt_too_long' }>
   | {
       type: 'handoff';
       /**

@@ -1,0 +1,63 @@
+/**
+ * The local phase of a model call runs the read-only calls its answer asks for (common/tool-prefetch.ts
+ * decides which), concurrently, through the runTool activity's own function — the same tool
+ * code, the same result budget, the same persisted file for a large output — so the workflow
+ * uses their results instead of scheduling a local activity per call.
+ *
+ * Nothing here may fail the model call: a call that throws or is not done by the deadline is left
+ * out (the workflow runs it as ever). Only the model call's own cancellation propagates.
+ */
+import { CancelledFailure } from '@temporalio/common';
+import type { AssistantApiMessage } from '../common/messages';
+import type { RunToolInput, RunToolResult } from '../common/activity-types';
+import { type PrefetchedToolResult, type ToolPrefetchPlan, toolsToPrefetch } from '../common/tool-prefetch';
+
+/**
+ * Prefetched calls not done by then are stopped and left to the workflow: the local phase must
+ * answer well within its start-to-close timeout (its deadline plus a minute), and a workflow
+ * task is held open meanwhile.
+ */
+export const PREFETCH_DEADLINE_MS = 20_000;
+
+/** runTool's function that returns errors as data (activities/run-tool.ts `createToolRunner`). */
+export type RunToolToResult = (input: RunToolInput, signal?: AbortSignal) => Promise<RunToolResult>;
+
+/**
+ * Runs the calls of `message` that `plan` allows; their results in message order, or undefined
+ * when the answer asks for none of them.
+ */
+export async function prefetchTools(
+  message: AssistantApiMessage,
+  plan: ToolPrefetchPlan,
+  conversationId: string,
+  runTool: RunToolToResult,
+  deadlineMs = PREFETCH_DEADLINE_MS,
+): Promise<PrefetchedToolResult[] | undefined> {
+  if (message.stop_reason !== 'tool_use') return undefined;
+  const calls = toolsToPrefetch(message.content, plan);
+  if (calls.length === 0) return undefined;
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new Error(`prefetched tool calls not done within ${deadlineMs} ms`)), deadlineMs);
+  try {
+    const results = await Promise.all(
+      calls.map(async (call): Promise<PrefetchedToolResult | undefined> => {
+        try {
+          const result = await runTool(
+            { conversationId, toolUseId: call.id, name: call.name, input: call.input, cwd: plan.cwd, maxResultSizeChars: call.maxResultSizeChars, stream: plan.stream },
+            deadline.signal,
+          );
+          // Stopped by the deadline: whatever came back is not the call's real outcome.
+          if (deadline.signal.aborted) return undefined;
+          return { toolUseId: call.id, result: { content: result.content, isError: result.isError, ...(result.persistedPath !== undefined && { persistedPath: result.persistedPath }) } };
+        } catch (error) {
+          if (error instanceof CancelledFailure) throw error;
+          return undefined;
+        }
+      }),
+    );
+    const done = results.filter((result): result is PrefetchedToolResult => result !== undefined);
+    return done.length > 0 ? done : undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}

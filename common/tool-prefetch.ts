@@ -1,0 +1,76 @@
+/**
+ * Tool prefetch (issue 7, docs/architecture.md "Loop overhead"): the local phase of a model call
+ * (`callModelLocal`) that ends with a `tool_use` answer runs, before it returns, the read-only
+ * calls the workflow would run next as local activities anyway — so one loop iteration costs one
+ * local activity and one activation instead of two of each. The workflow says which in a plan
+ * (`ToolPrefetchPlan`); this module decides, the same way on both sides, which blocks of an
+ * answer qualify and with what result budget. Pure.
+ *
+ * A block is prefetched only when it is certain the workflow would run it at once with exactly
+ * this input: its tool is in the plan (Read, Glob, Grep running locally, offered to the model);
+ * the permission engine allows it with the workflow gate's own context (a call that would ask or
+ * is denied is never run, so its content never reaches history); and no call before it in the
+ * message is unsafe (a Bash or an Edit before a Read runs first and may change what it reads —
+ * the rule by which the workflow starts calls while the model streams).
+ */
+import type { PermissionContext } from './permissions';
+import { decidePermission } from './permissions';
+import type { StreamTarget } from './stream-items';
+import { toolFacts } from './tool-facts';
+import { toolResultBudget } from './tool-result-budget';
+import { isToolUseStartableEarly } from './tool-specs';
+
+/** What the workflow allows the local phase of a model call to run (`CallModelLocalInput.prefetch`). */
+export interface ToolPrefetchPlan {
+  /** Tools whose calls may be prefetched: those that run as local activities and are offered. */
+  tools: string[];
+  cwd: string;
+  /** Each tool's own result cap (`maxResultSizeChars` of its spec), before the message's shared budget. */
+  maxResultSizeChars: Record<string, number>;
+  /** The permission gate's context; absent when the conversation runs tools unchecked (no `permissions` config). */
+  permission?: PermissionContext;
+  /** The runTool activity's `stream` (the live channel), so a prefetched call behaves as that activity would. */
+  stream?: StreamTarget;
+}
+
+/** A prefetched call's outcome, as the runTool activity produced it. */
+export interface PrefetchedToolResult {
+  toolUseId: string;
+  result: { content: string; isError: boolean; persistedPath?: string };
+}
+
+/** A block to prefetch, with the result budget the workflow's runTool would give it. */
+export interface PrefetchCall {
+  id: string;
+  name: string;
+  input: unknown;
+  maxResultSizeChars: number;
+}
+
+type ContentBlock = { type: string; id?: string; name?: string; input?: unknown };
+
+/**
+ * The calls of an answer to prefetch under `plan`. `siblings` (the budget's divisor) is the
+ * number of tool_use blocks in the message: what the tool executor passes for a final answer.
+ */
+export function toolsToPrefetch(content: readonly ContentBlock[], plan: ToolPrefetchPlan): PrefetchCall[] {
+  const blocks = content.filter((block): block is ContentBlock & { id: string; name: string } => block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string');
+  const calls: PrefetchCall[] = [];
+  for (const block of blocks) {
+    // An unsafe call runs before every later one: stop there.
+    if (!isToolUseStartableEarly({ name: block.name, input: block.input })) break;
+    if (!plan.tools.includes(block.name)) continue;
+    if (!allowedWithoutAsking({ name: block.name, input: block.input }, plan.permission)) continue;
+    calls.push({ id: block.id, name: block.name, input: block.input, maxResultSizeChars: toolResultBudget(plan.maxResultSizeChars[block.name] ?? DEFAULT_MAX_RESULT_SIZE_CHARS, blocks.length) });
+  }
+  return calls;
+}
+
+/** A tool's result cap when its spec names none (as the workflow's runTool). */
+export const DEFAULT_MAX_RESULT_SIZE_CHARS = 30_000;
+
+/** The gate's `allowsWithoutAsking`: no permission context (tools run unchecked) allows everything. */
+export function allowedWithoutAsking(block: { name: string; input: unknown }, permission: PermissionContext | undefined): boolean {
+  if (!permission) return true;
+  return decidePermission({ toolName: block.name, input: block.input }, toolFacts(block), permission).behavior === 'allow';
+}
