@@ -113,6 +113,11 @@ export const conversationConfigSchema = z.object({
    */
   localModelCalls: z.boolean().default(true),
   /**
+   * A local model call whose answer asks for local read-only tools (above) runs those the
+   * permission rules allow before it returns: one local activity per loop iteration instead of two.
+   */
+  prefetchReadOnlyTools: z.boolean().default(true),
+  /**
    * How long a handed-over model call may wait to be picked up on its worker's handoff queue
    * before it is sent afresh on the workflow's queue (the worker died meanwhile).
    */

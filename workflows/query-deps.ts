@@ -42,6 +42,8 @@ import type { Transcript } from './transcript';
 import { modelCallSummary } from './ui-details';
 import { uiPatched } from './visibility';
 import { LOCAL_MODEL_CALLS_PATCH, chainAfter, routeModelCall } from './local-model-calls';
+import { type PrefetchedCalls, TOOL_PREFETCH_PATCH, prefetchedCalls, takePrefetched, toolPrefetchPlan } from './tool-prefetch';
+import type { PermissionContext } from '../common/permissions';
 
 /**
  * Budget for one payload: below Temporal's default 2 MB limit, with room for the payload's
@@ -69,6 +71,8 @@ export interface ActiveQuery {
   executor?: StreamingToolExecutor;
   requestId?: string;
   streamAttempt?: number;
+  /** Reads the last model call's local phase ran for its answer (workflows/tool-prefetch.ts). */
+  prefetched?: PrefetchedCalls;
 }
 
 /** What the effects read and report on the session (implemented by `ConversationSession`). */
@@ -110,6 +114,8 @@ export interface QueryHost {
   checkPermission(block: ToolUseBlock): Promise<GateVerdict>;
   /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
   allowReadOfPersistedResult?(file: string): void;
+  /** The permission gate's rule context, or undefined when tools run unchecked (a local model call prefetches what it allows). */
+  toolPermissionContext?(): PermissionContext | undefined;
 }
 
 /** Activity options, in one place. */
@@ -217,7 +223,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
    * regular activity when the model is still streaming at the chain's deadline or the request
    * failed (Temporal's retry policy applies from there), or regular from the start.
    */
-  const startModelCall = async (input: CallModelInput, summary: string): Promise<CallModelResult> => {
+  const startModelCall = async (input: CallModelInput, summary: string): Promise<CallModelResult | Exclude<CallModelLocalResult, { type: 'handoff' }>> => {
     const route = routeModelCall(config.localModelCalls !== false && patched(LOCAL_MODEL_CALLS_PATCH), localChainMs);
     if (route.kind === 'regular') return regularModelCall(input, summary);
     let local: CallModelLocalResult;
@@ -226,6 +232,13 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         ...input,
         handoffAfterMs: route.handoffAfterMs,
         handoffStartTimeoutMs: config.modelHandoffStartTimeoutMs,
+        prefetch: toolPrefetchPlan({
+          config,
+          taskQueue: workflowInfo().taskQueue,
+          localTools: LOCAL_TOOLS,
+          permission: host.toolPermissionContext && (() => host.toolPermissionContext!()),
+          stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
+        }),
       });
     } catch (error) {
       if (isCancellation(error)) throw error;
@@ -268,11 +281,13 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     query.requestId = requestId;
     query.streamAttempt = undefined;
     query.executor = executor;
+    query.prefetched = undefined;
     const summary = uiPatched() ? modelCallSummary(request.model, host.conversationTurn, host.queryCount) : `${request.model}: turn ${host.turnCount}`;
     try {
       // In the query's scope (an abort cancels it); no scope of its own: nothing cancels one model call alone.
       const result = await query.scope.run(() => startModelCall(activityInput, summary));
       if (result.type === 'message') {
+        query.prefetched = prefetchedCalls(result);
         host.recordModelResponse(result.message, request.model, result.durationMs);
         return { type: 'message', message: result.message, durationMs: result.durationMs };
       }
@@ -313,6 +328,13 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         return (outcome = await runSubagent(host, block));
       }
       const local = runsLocally(config, block.name);
+      // The model call's local phase ran this read already (workflows/tool-prefetch.ts): its result, recorded in that call's marker.
+      const prefetched = local ? takePrefetched(query.prefetched, block, siblings) : undefined;
+      if (prefetched && patched(TOOL_PREFETCH_PATCH)) {
+        // As below (a failed call's persisted file is not offered back, as the ToolError path does not).
+        if (!prefetched.isError && prefetched.persistedPath) host.allowReadOfPersistedResult?.(prefetched.persistedPath);
+        return (outcome = { content: prefetched.content, isError: prefetched.isError });
+      }
       const runner = local ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });
       const result = await runner.runTool({
         conversationId,

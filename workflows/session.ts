@@ -43,6 +43,7 @@ import type {
 } from './definitions';
 import { subagentProgressSignal, toolUseStreamedSchema } from './definitions';
 import { type GateVerdict, type PendingPermission, PermissionGate } from './permission-gate';
+import type { PermissionContext } from '../common/permissions';
 import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, compactConversation, createQueryDeps, failureMessage } from './query-deps';
 import { type Suspended, queryLoop } from './query-loop';
 import { QueryAccounting, outputValidator } from './query-accounting';
@@ -435,6 +436,11 @@ export class ConversationSession implements QueryHost {
       `Approve: durable-agent approve ${this.conversationId} ${request.toolUseId} [--always]; deny: durable-agent deny ${this.conversationId} ${request.toolUseId} [message]`;
     this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: line });
     this.signalParent(line);
+  }
+
+  /** QueryHost.toolPermissionContext: what the gate decides with (undefined: tools run unchecked, as `allowsWithoutAsking`). */
+  toolPermissionContext(): PermissionContext | undefined {
+    return this.config.permissions ? this.permissions.context() : undefined;
   }
 
   /** QueryHost.allowReadOfPersistedResult: the model may read back a large result the tool saved. */
