@@ -8,13 +8,17 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { writeFile } from 'node:fs/promises';
+import { temporal as proto } from '@temporalio/proto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallModelInput } from '../../common/activity-types';
 import { statusQuery } from '../../workflows/definitions';
 import { LOCAL_MODEL_CALLS_PATCH } from '../../workflows/local-model-calls';
 import { modelCallRunStats } from '../../activities/model-call-runs';
+import { TOOL_PREFETCH_PATCH } from '../../workflows/tool-prefetch';
+import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 
 let harness: Harness | undefined;
@@ -75,7 +79,8 @@ describe('local-first model calls', () => {
     });
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'hello\n');
     await harness.startWorker();
-    const { conversationId, result } = await runToResult(harness, 'Read notes.txt.');
+    // Without prefetch (the describe block at the end): the Read is a local runTool of its own.
+    const { conversationId, result } = await runToResult(harness, 'Read notes.txt.', { prefetchReadOnlyTools: false });
     expect(result).toMatchObject({ subtype: 'success', result: 'The notes say hello.' });
     expect(harness.model.requests).toHaveLength(2);
     for (const request of harness.model.requests) expectValidApiOrder(request);
@@ -194,5 +199,127 @@ describe('local-first model calls', () => {
     const events = await historyOf(harness, conversationId);
     expect(localActivityMarkers(events, 'callModelLocal')).toEqual([]);
     expect(scheduledModelCalls(events).map((call) => call.taskQueue)).toEqual([harness.taskQueue]);
+  });
+});
+
+/** The tool_result blocks of a request's last user message. */
+function toolResults(request: RecordedRequest): Array<{ tool_use_id: string; content: unknown; is_error?: boolean }> {
+  const last = request.body.messages[request.body.messages.length - 1] as { content: unknown };
+  return Array.isArray(last.content) ? ((last.content as Array<{ type: string }>).filter((block) => block.type === 'tool_result') as never) : [];
+}
+
+/** Whether `text` appears anywhere in the conversation's history (payloads are stored as JSON bytes). */
+async function historyContains(h: Harness, conversationId: string, text: string): Promise<boolean> {
+  const events = await historyOf(h, conversationId);
+  return Buffer.from(proto.api.history.v1.History.encode({ events }).finish()).includes(text);
+}
+
+/** The regular runTool activities scheduled. */
+function scheduledToolCalls(events: HistoryEvent[]): number {
+  return events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool').length;
+}
+
+describe('reads prefetched by the local phase of a model call', () => {
+  const BIG = `${'x'.repeat(99)}\n`.repeat(1_500);
+  const readTurn = () => ({
+    content: [
+      { type: 'text' as const, text: 'Reading.' },
+      { type: 'tool_use' as const, id: 'toolu_pf_notes', name: 'Read', input: { file_path: 'notes.txt' } },
+      { type: 'tool_use' as const, id: 'toolu_pf_big', name: 'Read', input: { file_path: 'big.txt' } },
+      { type: 'tool_use' as const, id: 'toolu_pf_glob', name: 'Glob', input: { pattern: '*.txt' } },
+    ],
+  });
+
+  it('an instant answer’s reads run inside its local activity: no runTool, the same results as without', async () => {
+    harness = await createHarness({ script: [readTurn(), { content: [{ type: 'text', text: 'Read them.' }] }, readTurn(), { content: [{ type: 'text', text: 'Read them.' }] }] });
+    await writeFile(path.join(harness.workspace, 'notes.txt'), 'prefetched hello\n');
+    await writeFile(path.join(harness.workspace, 'big.txt'), BIG);
+    await harness.startWorker();
+
+    const prefetched = await runToResult(harness, 'Read the files.');
+    expect(prefetched.result).toMatchObject({ subtype: 'success', result: 'Read them.' });
+    const events = await historyOf(harness, prefetched.conversationId);
+    expect(localActivityMarkers(events, 'callModelLocal')).toHaveLength(2);
+    expect(localActivityMarkers(events, 'runTool')).toEqual([]);
+    expect(scheduledToolCalls(events)).toBe(0);
+    expect(patchMarkers(events, TOOL_PREFETCH_PATCH)).toBe(1);
+    expect(JSON.stringify(harness.model.requests[1].body.messages)).toContain('prefetched hello');
+
+    // The same conversation with local read-only tools off: three regular runTool activities.
+    const regular = await runToResult(harness, 'Read the files.', { localReadOnlyTools: false });
+    expect(regular.result).toMatchObject({ subtype: 'success', result: 'Read them.' });
+    const regularEvents = await historyOf(harness, regular.conversationId);
+    expect(scheduledToolCalls(regularEvents)).toBe(3);
+    expect(patchMarkers(regularEvents, TOOL_PREFETCH_PATCH)).toBe(0);
+
+    expect(harness.model.requests).toHaveLength(4);
+    for (const request of harness.model.requests) expectValidApiOrder(request);
+    // Byte for byte the tool_results the activity produced (the large one persisted under each conversation's own id).
+    const normalized = (index: number, conversationId: string) => JSON.stringify(toolResults(harness!.model.requests[index])).replaceAll(conversationId, '<conversation>');
+    const withPrefetch = normalized(1, prefetched.conversationId);
+    expect(withPrefetch).toContain('Full output saved to');
+    expect(withPrefetch).toContain('notes.txt');
+    expect(withPrefetch).toBe(normalized(3, regular.conversationId));
+  });
+
+  it('a Read denied by a rule is not run: its content never reaches history, the model gets the denial', async () => {
+    harness = await createHarness({
+      script: [
+        {
+          content: [
+            { type: 'tool_use', id: 'toolu_pf_ok', name: 'Read', input: { file_path: 'notes.txt' } },
+            { type: 'tool_use', id: 'toolu_pf_secret', name: 'Read', input: { file_path: 'secret.txt' } },
+          ],
+        },
+        { content: [{ type: 'text', text: 'One was denied.' }] },
+      ],
+    });
+    await writeFile(path.join(harness.workspace, 'notes.txt'), 'ALLOWED-CONTENT\n');
+    await writeFile(path.join(harness.workspace, 'secret.txt'), 'TOP-SECRET-CONTENT\n');
+    await harness.startWorker();
+    const { conversationId, result } = await runToResult(harness, 'Read both.', { permissions: { deny: ['Read(secret.txt)'] } });
+    expect(result).toMatchObject({ subtype: 'success', result: 'One was denied.' });
+    expect(result.permission_denials).toEqual([{ tool_name: 'Read', tool_use_id: 'toolu_pf_secret', tool_input: { file_path: 'secret.txt' } }]);
+    const [allowed, denied] = toolResults(harness.model.requests[1]);
+    expect(JSON.stringify(allowed)).toContain('ALLOWED-CONTENT');
+    expect(denied).toMatchObject({ tool_use_id: 'toolu_pf_secret', is_error: true });
+    expect(JSON.stringify(denied)).toContain('denied');
+    expect(JSON.stringify(harness.model.requests)).not.toContain('TOP-SECRET-CONTENT');
+    // The allowed read was prefetched (in the model call's marker); the denied one ran nowhere.
+    const events = await historyOf(harness, conversationId);
+    expect(localActivityMarkers(events, 'runTool')).toEqual([]);
+    expect(await historyContains(harness, conversationId, 'ALLOWED-CONTENT')).toBe(true);
+    expect(await historyContains(harness, conversationId, 'TOP-SECRET-CONTENT')).toBe(false);
+  });
+
+  it('a Read that needs approval (outside the workspace, default mode) is not prefetched: it runs once approved', async () => {
+    const outsideDir = await mkdtemp(path.join(tmpdir(), 'durable-agent-prefetch-outside-'));
+    const outsideFile = path.join(outsideDir, 'outside.txt');
+    await writeFile(outsideFile, 'OUTSIDE-CONTENT\n');
+    try {
+      harness = await createHarness({
+        script: [
+          { content: [{ type: 'tool_use', id: 'toolu_pf_outside', name: 'Read', input: { file_path: outsideFile } }] },
+          { content: [{ type: 'text', text: 'Read it after approval.' }] },
+        ],
+      });
+      await harness.startWorker();
+      const { conversationId, inputUuid } = await harness.api.start({ prompt: 'Read outside.', config: harness.config({ permissions: {} }), taskQueue: harness.taskQueue });
+      await eventually(
+        () => harness!.api.status(conversationId),
+        (status) => status.phase === 'awaiting_permission' && (status.pendingPermissions ?? []).some((pending) => pending.toolUseId === 'toolu_pf_outside'),
+      );
+      expect(await historyContains(harness, conversationId, 'OUTSIDE-CONTENT')).toBe(false);
+      expect(localActivityMarkers(await historyOf(harness, conversationId), 'runTool')).toEqual([]);
+
+      await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_pf_outside', behavior: 'allow' });
+      const result = await harness.api.waitForResult(conversationId, inputUuid!);
+      expect(result).toMatchObject({ subtype: 'success', result: 'Read it after approval.' });
+      expect(JSON.stringify(toolResults(harness.model.requests[1]))).toContain('OUTSIDE-CONTENT');
+      // Approved, it ran as a local runTool activity of its own.
+      expect(localActivityMarkers(await historyOf(harness, conversationId), 'runTool')).toHaveLength(1);
+    } finally {
+      await rm(outsideDir, { recursive: true, force: true });
+    }
   });
 });
