@@ -18,8 +18,11 @@ import { statusQuery } from '../../workflows/definitions';
 import { LOCAL_MODEL_CALLS_PATCH } from '../../workflows/local-model-calls';
 import { modelCallRunStats } from '../../activities/model-call-runs';
 import { TOOL_PREFETCH_PATCH } from '../../workflows/tool-prefetch';
+import { Worker } from '@temporalio/worker';
+import { TranscriptCache } from '../../activities/transcript-cache';
+import { transcriptCacheSinks } from '../../worker/worker';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
-import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult, workflowBundle } from '../helpers/harness';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -244,6 +247,9 @@ describe('reads prefetched by the local phase of a model call', () => {
     expect(scheduledToolCalls(events)).toBe(0);
     expect(patchMarkers(events, TOOL_PREFETCH_PATCH)).toBe(1);
     expect(JSON.stringify(harness.model.requests[1].body.messages)).toContain('prefetched hello');
+    // Replay takes the prefetched results from the model call's marker.
+    const history = await harness.client.workflow.getHandle(prefetched.conversationId).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(new TranscriptCache()) }, history, prefetched.conversationId);
 
     // The same conversation with local read-only tools off: three regular runTool activities.
     const regular = await runToResult(harness, 'Read the files.', { localReadOnlyTools: false });
