@@ -89,6 +89,9 @@ export class TranscriptCache {
   }
 
   putContext(digest: string, context: RequestContext): void {
+    // Verified once, here: the reads of every model call then cost a map lookup (a context is
+    // immutable once made, and only verified contexts are kept).
+    if (valueDigest(context) !== digest) return;
     this.touch(this.contexts, digest, context, this.maxContexts);
   }
 
@@ -173,7 +176,7 @@ export class TranscriptCache {
   /** The request context with `digest` when this cache holds it, verified; never asks the workflow. */
   cachedContext(digest: string): RequestContext | undefined {
     const cached = this.contexts.get(digest);
-    if (!cached || valueDigest(cached) !== digest) return undefined;
+    if (!cached) return undefined;
     this.stats.contextHits++;
     return cached;
   }
@@ -181,7 +184,7 @@ export class TranscriptCache {
   /** The request context with `digest`, verified. */
   async context(conversationId: string, digest: string, source: TranscriptSource | undefined): Promise<RequestContext> {
     const cached = this.contexts.get(digest);
-    if (cached && valueDigest(cached) === digest) {
+    if (cached) {
       this.stats.contextHits++;
       return cached;
     }
@@ -193,7 +196,7 @@ export class TranscriptCache {
         DIGEST_MISMATCH,
       );
     }
-    this.putContext(digest, fetched);
+    this.touch(this.contexts, digest, fetched, this.maxContexts);
     return fetched;
   }
 
