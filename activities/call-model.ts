@@ -206,10 +206,10 @@ export function createCallModelLocal(deps: CallModelDeps) {
     if (outcome) {
       if (outcome.type === 'message' || outcome.cancelled || asPromptTooLong(outcome.error)) {
         const result = runResult(outcome, run, binding, input);
-        if (result.type !== 'message' || !input.prefetch || !deps.runToolToResult) return result;
+        if (result.type !== 'message' || !input.prefetch || !deps.runToolToResult) return { ...result, finishedAt: Date.now() };
         // An answer that asks for reads gets them run here, in this local activity (activities/tool-prefetch.ts).
         const prefetched = await prefetchTools(result.message, input.prefetch, input.conversationId, deps.runToolToResult);
-        return prefetched ? { ...result, prefetched } : result;
+        return prefetched ? { ...result, prefetched, finishedAt: Date.now() } : { ...result, finishedAt: Date.now() };
       }
       // The attached activity's first attempt throws it, classified there: Temporal's retry policy applies as ever.
       reason = 'failed';

@@ -137,9 +137,17 @@ export type CompactConversationResult =
  * transient API failures are thrown as retryable ApplicationFailures, invalid requests as
  * non-retryable ones.
  */
-export type CallModelResult =
+export type CallModelResult = (
   | { type: 'message'; message: AssistantApiMessage; durationMs: number; attempt: number }
-  | { type: 'prompt_too_long'; errorMessage: string; actualTokens?: number; limitTokens?: number; durationMs: number; attempt: number };
+  | { type: 'prompt_too_long'; errorMessage: string; actualTokens?: number; limitTokens?: number; durationMs: number; attempt: number }
+) & {
+  /**
+   * The worker's clock (ms since epoch) when a local call's answer was ready. Inside one workflow
+   * task of local activities the workflow's clock advances only by their own run time, not by
+   * the time between them: the session takes the later of the two as "now" for `duration_ms`.
+   */
+  finishedAt?: number;
+};
 
 export interface RunToolInput {
   conversationId: string;

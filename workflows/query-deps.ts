@@ -114,6 +114,8 @@ export interface QueryHost {
   checkPermission(block: ToolUseBlock): Promise<GateVerdict>;
   /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
   allowReadOfPersistedResult?(file: string): void;
+  /** A local activity's clock reading (CallModelResult.finishedAt): the query's duration counts up to at least it. */
+  observeWorkerClock?(at: number): void;
   /** The permission gate's rule context, or undefined when tools run unchecked (a local model call prefetches what it allows). */
   toolPermissionContext?(): PermissionContext | undefined;
 }
@@ -286,6 +288,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     try {
       // In the query's scope (an abort cancels it); no scope of its own: nothing cancels one model call alone.
       const result = await query.scope.run(() => startModelCall(activityInput, summary));
+      if (result.finishedAt !== undefined) host.observeWorkerClock?.(result.finishedAt);
       if (result.type === 'message') {
         query.prefetched = prefetchedCalls(result);
         host.recordModelResponse(result.message, request.model, result.durationMs);

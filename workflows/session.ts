@@ -97,6 +97,8 @@ export class ConversationSession implements QueryHost {
   currentModel: string;
   turnCount = 0;
   private transitions: TransitionType[] = [];
+  /** The latest worker clock a local model call reported (observeWorkerClock). */
+  private workerClockMs = 0;
   private contextTokens = 0;
   private apiDurationMs = 0;
   private nextEventSeq: number;
@@ -499,6 +501,11 @@ export class ConversationSession implements QueryHost {
     return digest;
   }
 
+  /** QueryHost.observeWorkerClock: the latest clock reading a local activity reported (ms since epoch). */
+  observeWorkerClock(at: number): void {
+    if (at > this.workerClockMs) this.workerClockMs = at;
+  }
+
   recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void {
     this.recordUsage(message.usage, message.model || model, durationMs);
     this.contextTokens = message.usage.input_tokens + message.usage.cache_creation_input_tokens + message.usage.cache_read_input_tokens;
@@ -743,7 +750,8 @@ export class ConversationSession implements QueryHost {
         ? `${terminal.error ?? describeTerminal(terminal)}${inputDropped ? ' The unanswered message was not kept in the conversation; send a shorter one.' : ''}`
         : lastAssistantText,
       num_turns: this.turnCount,
-      duration_ms: Date.now() - startedAt,
+      // Inside a workflow task of local activities the workflow clock lags the worker's (query-deps.ts).
+      duration_ms: Math.max(Date.now(), this.workerClockMs) - startedAt,
       duration_api_ms: this.apiDurationMs,
       stop_reason: lastStopReason,
       total_cost_usd: this.totalCostUsd - costBefore,

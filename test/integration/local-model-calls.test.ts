@@ -102,6 +102,26 @@ describe('local-first model calls', () => {
     expect(markerText).not.toContain('Read notes.txt.');
   });
 
+  it('duration_ms covers the whole query, though the workflow clock barely moves inside one workflow task of local calls', async () => {
+    const reads = 12;
+    harness = await createHarness({
+      respond: (request) => {
+        const done = JSON.stringify(request.body.messages).split('tool_result').length - 1;
+        return done < reads ? { content: [{ type: 'tool_use', name: 'Read', input: { file_path: `f${done}.txt` } }] } : { content: [{ type: 'text', text: 'Read them all.' }] };
+      },
+    });
+    for (let index = 0; index < reads; index++) await writeFile(path.join(harness.workspace, `f${index}.txt`), `file ${index}\n`);
+    await harness.startWorker();
+    const { conversationId, result } = await runToResult(harness, 'Read the files.');
+    expect(result).toMatchObject({ subtype: 'success', result: 'Read them all.' });
+    const requests = harness.model.requests;
+    expect(requests).toHaveLength(reads + 1);
+    // One workflow task held the loop (no activity was scheduled for it)…
+    expect(scheduledModelCalls(await historyOf(harness, conversationId))).toEqual([]);
+    // …and the query lasted at least from its first model request to its last.
+    expect(result.duration_ms).toBeGreaterThanOrEqual(requests[reads].receivedAt - requests[0].receivedAt);
+  });
+
   it('hands a slow call over to the worker that holds its stream: one request, and status answers while it streams', async () => {
     const held = gate();
     harness = await createHarness({
