@@ -159,7 +159,7 @@ export function createCallModel(deps: CallModelDeps) {
     const attempt = context.info.attempt + (input.attemptOffset ?? 0);
     // Consecutive overloaded answers before this attempt, carried across retries in heartbeat
     // details: only an unbroken run of 529s triggers the fallback, as in Claude Code.
-    const overloadedBefore = Number((context.info.heartbeatDetails as { overloaded?: number } | undefined)?.overloaded ?? 0);
+    const overloadedBefore = Number((context.info.heartbeatDetails as { overloaded?: number } | undefined)?.overloaded ?? input.overloadedBefore ?? 0);
     if (!deps.anthropic) throw missingApiKey();
     // A call callModelLocal handed over: its first attempt continues the stream this process holds
     // (no new request); later attempts, and a process that does not hold it, start afresh.
@@ -206,16 +206,23 @@ export function createCallModelLocal(deps: CallModelDeps) {
     if (outcome) {
       if (outcome.type === 'message' || outcome.cancelled || asPromptTooLong(outcome.error)) {
         const result = runResult(outcome, run, binding, input);
-        if (result.type !== 'message' || !input.prefetch || !deps.runToolToResult) return { ...result, finishedAt: Date.now() };
+        if (result.type !== 'message' || !input.prefetch || !deps.runToolToResult) return { ...result, finishedAt: Date.now(), elapsedMs: elapsedMs() };
         // An answer that asks for reads gets them run here, in this local activity (activities/tool-prefetch.ts).
         const prefetched = await prefetchTools(result.message, input.prefetch, input.conversationId, deps.runToolToResult);
-        return prefetched ? { ...result, prefetched, finishedAt: Date.now() } : { ...result, finishedAt: Date.now() };
+        return { ...result, ...(prefetched ? { prefetched } : {}), finishedAt: Date.now(), elapsedMs: elapsedMs() };
       }
       // The attached activity's first attempt throws it, classified there: Temporal's retry policy applies as ever.
       reason = 'failed';
     } else if (context.cancellationSignal.aborted) {
       run.abort(context.cancellationSignal.reason);
       throw new CancelledFailure('Model call cancelled');
+    }
+    // The worker may have begun to shut down meanwhile: a queue nobody polls any more would leave
+    // the call waiting out its schedule-to-start timeout. Send it afresh on the workflow's queue.
+    const queueNow = handoffQueueFor(context.info.taskQueue);
+    if (queueNow !== handoffQueue) {
+      run.abort(new Error(`The handoff queue ${handoffQueue} stopped before model call could be handed over`));
+      return { type: 'handoff', reason: 'no_handoff_queue', elapsedMs: elapsedMs() };
     }
     run.bind(detachedBinding(attempt, context.log));
     const key = handOverModelCallRun(run, handoffQueue, (input.handoffStartTimeoutMs ?? DEFAULT_HANDOFF_START_TIMEOUT_MS) + ORPHAN_GRACE_MS);
@@ -281,7 +288,15 @@ export function classifyModelError(error: unknown, consecutiveOverloaded: number
 
 /** A retryable failure; the API's retry-after (when it sent one) overrides Temporal's backoff. */
 function retryable(message: string, type: string, nextRetryDelayMs: number | undefined): ApplicationFailure {
-  return ApplicationFailure.create({ message, type, nonRetryable: false, nextRetryDelay: nextRetryDelayMs });
+  // The delay also rides in the details: a failure decoded in the workflow has no nextRetryDelay,
+  // and a handed-over call's retry is the workflow's to time (workflows/local-model-calls.ts).
+  return ApplicationFailure.create({
+    message,
+    type,
+    nonRetryable: false,
+    nextRetryDelay: nextRetryDelayMs,
+    details: nextRetryDelayMs === undefined ? undefined : [{ retryAfterMs: nextRetryDelayMs }],
+  });
 }
 
 /** The retry-after header (seconds or an HTTP date), or retry-after-ms, in milliseconds. */

@@ -98,7 +98,9 @@ export interface RunBinding extends HeartbeatSink {
 
 /** A binding with no activity behind it: no heartbeats, no cancellation (a handed-over run waiting for its attach). */
 export function detachedBinding(attempt: number, log: RunBinding['log']): RunBinding {
-  return { attempt, overloadedBefore: 0, firstHeartbeatAt: Infinity, heartbeat: () => undefined, log };
+  // Holds its signals too: a run nobody attaches to (its attach cancelled, its queue gone) must not
+  // keep writing deltas and reports into the conversation; the attaching activity releases them.
+  return { attempt, overloadedBefore: 0, firstHeartbeatAt: Infinity, heartbeat: () => undefined, holdSignals: true, log };
 }
 
 /** How a run ended. `cancelled`: its stream was aborted (the bound activity's cancellation, or the registry's). */

@@ -71,6 +71,8 @@ export interface CallModelInput {
   attach?: { key: string };
   /** Attempts of this call made before this activity (a local phase; a handoff whose worker was gone): added to `attempt`. */
   attemptOffset?: number;
+  /** Consecutive overloaded answers those attempts got (until the activity's own heartbeat details count them). */
+  overloadedBefore?: number;
 }
 
 /**
@@ -99,8 +101,10 @@ export type CallModelLocalResult =
   | (Extract<CallModelResult, { type: 'message' }> & {
       /** The results of the calls run under `prefetch`, recorded in this local activity's marker (replay sees the same). */
       prefetched?: PrefetchedToolResult[];
+      /** The whole local phase (ms, the worker's clock), prefetched reads included: what it held the workflow task for. */
+      elapsedMs?: number;
     })
-  | Extract<CallModelResult, { type: 'prompt_too_long' }>
+  | (Extract<CallModelResult, { type: 'prompt_too_long' }> & { elapsedMs?: number })
   | {
       type: 'handoff';
       /**

@@ -43,3 +43,34 @@ export function routeModelCall(enabled: boolean, chainMs: number, budgetMs = LOC
 export function chainAfter(chainMs: number, step: { local: true; elapsedMs: number } | { local: false }): number {
   return step.local ? chainMs + Math.max(0, step.elapsedMs) : 0;
 }
+
+/** What the workflow knows of how a handed-over call's attached activity failed. */
+export interface AttachFailure {
+  /** The workflow aborted the query (the failure is its cancellation). */
+  aborted: boolean;
+  /** Temporal will not retry it: a non-retryable failure (an invalid request, the fallback trigger). */
+  nonRetryable: boolean;
+  /** The application failure's type, when it is one (`overloaded_error`, …). */
+  type?: string;
+  /** The API's retry-after (the failure's nextRetryDelay), when it sent one. */
+  nextRetryDelayMs?: number;
+}
+
+/**
+ * After the attached activity of a handed-over call failed (it runs one attempt only: its retries
+ * would wait on a queue only its own worker polls, which may be gone), whether and how the call
+ * goes on as a regular activity on the workflow's queue: after the delay Temporal's retry policy
+ * would have waited, one attempt later, with the overloaded count it reported. Undefined: the
+ * failure stands (an abort, or one no retry can mend).
+ */
+export function continueAfterAttachFailure(
+  failure: AttachFailure,
+  initialRetryIntervalMs: number,
+): { delayMs: number; overloadedBefore: number } | undefined {
+  if (failure.aborted || failure.nonRetryable) return undefined;
+  const overloadedBefore = failure.type === 'overloaded_error' ? 1 : 0;
+  // A failure with a type is the API's (retry after its delay, as the policy would); a timeout or
+  // a cancelled attempt (the worker died or shut down) goes on at once.
+  const delayMs = failure.type === undefined ? 0 : (failure.nextRetryDelayMs ?? initialRetryIntervalMs);
+  return { delayMs, overloadedBefore };
+}

@@ -13,12 +13,15 @@ import {
   isCancellation,
   type LocalActivityOptions,
   TimeoutFailure,
+  CancelledFailure,
+  sleep,
   patched,
   proxyActivities,
   proxyLocalActivities,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import { msOptionalToNumber } from '@temporalio/common/lib/time';
 import type { Activities } from '../activities';
 import type { CallModelInput, CallModelLocalResult, CallModelResult, RequestContext, SessionContext } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
@@ -41,7 +44,7 @@ import { toolResultBudget } from '../common/tool-result-budget';
 import type { Transcript } from './transcript';
 import { modelCallSummary } from './ui-details';
 import { uiPatched } from './visibility';
-import { LOCAL_MODEL_CALLS_PATCH, chainAfter, routeModelCall } from './local-model-calls';
+import { type AttachFailure, LOCAL_MODEL_CALLS_PATCH, chainAfter, continueAfterAttachFailure, routeModelCall } from './local-model-calls';
 import { type PrefetchedCalls, TOOL_PREFETCH_PATCH, prefetchedCalls, takePrefetched, toolPrefetchPlan } from './tool-prefetch';
 import type { PermissionContext } from '../common/permissions';
 
@@ -187,9 +190,22 @@ function localModelCallOptions(handoffAfterMs: number, summary: string): LocalAc
   return { startToCloseTimeout: handoffAfterMs + 60_000, retry: { maximumAttempts: 1 }, cancellationType: ActivityCancellationType.TRY_CANCEL, summary };
 }
 
-/** The activity was never picked up from its task queue in time (its worker-specific queue has no poller left). */
-function isScheduleToStartTimeout(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure && error.cause.timeoutType === 'SCHEDULE_TO_START';
+/** The API's retry-after a model failure carries in its details (a decoded failure has no nextRetryDelay). */
+function retryAfterOf(failure: ApplicationFailure): number | undefined {
+  const details = failure.details?.[0] as { retryAfterMs?: unknown } | undefined;
+  if (typeof details?.retryAfterMs === 'number') return details.retryAfterMs;
+  return msOptionalToNumber(failure.nextRetryDelay ?? undefined);
+}
+
+/** What continueAfterAttachFailure needs of a handed-over call's failure. */
+function attachFailure(error: unknown, aborted: boolean): AttachFailure {
+  if (!(error instanceof ActivityFailure)) return { aborted, nonRetryable: true };
+  const cause = error.cause;
+  if (cause instanceof ApplicationFailure) {
+    return { aborted, nonRetryable: cause.nonRetryable === true, type: cause.type ?? undefined, nextRetryDelayMs: retryAfterOf(cause) };
+  }
+  // A timeout (never picked up, or its worker died mid-stream) or a cancellation the workflow did not ask for (a shutdown).
+  return { aborted, nonRetryable: !(cause instanceof TimeoutFailure || cause instanceof CancelledFailure) };
 }
 
 /**
@@ -212,11 +228,19 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
   /** Time the current chain of local steps has held the workflow task open (local-model-calls.ts). */
   let localChainMs = 0;
 
-  /** The regular model activity, on the workflow's queue or (a handed-over call) on the worker that holds its stream. */
-  const regularModelCall = (input: CallModelInput, summary: string, taskQueue?: string): Promise<CallModelResult> => {
+  /**
+   * The regular model activity, on the workflow's queue — `attemptsMade` attempts of this call were
+   * made already (they count against the retry policy's maximum) — or, for a handed-over call, one
+   * attempt on the queue of the worker that holds its stream (retries there would wait on a queue
+   * only that worker polls, which may be gone: `startModelCall` goes on on the workflow's queue).
+   */
+  const regularModelCall = (input: CallModelInput, summary: string, attach?: { taskQueue: string }, attemptsMade = 0): Promise<CallModelResult> => {
     localChainMs = chainAfter(localChainMs, { local: false });
+    const retry = { ...options.model.retry, maximumAttempts: attach ? 1 : Math.max(1, (options.model.retry?.maximumAttempts ?? 10) - attemptsMade) };
     return activities(
-      taskQueue ? { ...options.model, taskQueue, scheduleToStartTimeout: config.modelHandoffStartTimeoutMs ?? 10_000, summary: `${summary} (streaming)` } : { ...options.model, summary },
+      attach
+        ? { ...options.model, retry, taskQueue: attach.taskQueue, scheduleToStartTimeout: config.modelHandoffStartTimeoutMs ?? 10_000, summary: `${summary} (streaming)` }
+        : { ...options.model, retry, summary },
     ).callModel(input);
   };
 
@@ -248,16 +272,20 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       return regularModelCall({ ...input, attemptOffset: 1 }, summary);
     }
     if (local.type !== 'handoff') {
-      localChainMs = chainAfter(localChainMs, { local: true, elapsedMs: local.durationMs });
+      // The whole local phase counts, prefetched reads included (older results have only the model's time).
+      localChainMs = chainAfter(localChainMs, { local: true, elapsedMs: local.elapsedMs ?? local.durationMs });
       return local;
     }
     if (!local.attach) return regularModelCall(input, summary);
     try {
-      return await regularModelCall({ ...input, attach: { key: local.attach.key } }, summary, local.attach.taskQueue);
+      return await regularModelCall({ ...input, attach: { key: local.attach.key } }, summary, { taskQueue: local.attach.taskQueue });
     } catch (error) {
-      // Nobody picked the call up on its worker's queue (the worker is gone): send it afresh on the workflow's queue.
-      if (!isScheduleToStartTimeout(error)) throw error;
-      return regularModelCall({ ...input, attemptOffset: 1 }, summary);
+      // Its one attempt failed — the API's answer, its worker gone (never picked up, or died
+      // mid-stream), shut down: the call goes on on the workflow's queue, as a retry would have.
+      const next = continueAfterAttachFailure(attachFailure(error, query.aborted), config.modelInitialRetryIntervalMs);
+      if (!next) throw error;
+      if (next.delayMs > 0) await sleep(next.delayMs, { summary: `${summary}: retry after a failed attempt` });
+      return regularModelCall({ ...input, attemptOffset: 1, overloadedBefore: next.overloadedBefore }, summary, undefined, 1);
     }
   };
 

@@ -624,6 +624,7 @@ export class ConversationSession implements QueryHost {
    */
   async submitMessage(pending: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
     const startedAt = resumed?.startedAt ?? Date.now();
+    this.workerClockMs = 0; // a reading from an earlier query says nothing of this one's end
     this.apiDurationMs = resumed?.apiDurationMs ?? 0;
     this.turnCount = resumed?.turnCount ?? 1;
     this.transitions = resumed ? [...resumed.transitions] : [];

@@ -151,7 +151,7 @@ describe('local-first model calls', () => {
     expect(modelCallRunStats().streaming).toBe(0);
   });
 
-  it('retries a request that failed in the local phase with the regular activity’s retry policy', async () => {
+  it('retries a request that failed in the local phase on the workflow’s queue, as the retry policy would', async () => {
     harness = await createHarness({
       script: [{ error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } }, { content: [{ type: 'text', text: 'Second time lucky.' }] }],
     });
@@ -160,13 +160,15 @@ describe('local-first model calls', () => {
     expect(result).toMatchObject({ subtype: 'success', result: 'Second time lucky.' });
     expect(harness.model.requests).toHaveLength(2);
     const events = await historyOf(harness, conversationId);
-    // One local phase (the 529), then the handed-over activity: attempt 1 reported the 529, attempt 2 sent the request again.
+    // One local phase (the 529); the handed-over activity's one attempt reported it; the call went
+    // on as a regular activity on the workflow's queue, one attempt later, the overload counted.
     expect(localActivityMarkers(events, 'callModelLocal')).toHaveLength(1);
     const calls = scheduledModelCalls(events);
-    expect(calls).toHaveLength(1);
+    expect(calls).toHaveLength(2);
     expect(calls[0].input.attach?.key).toBeTruthy();
-    const started = events.filter((event) => event.activityTaskStartedEventAttributes);
-    expect(started.at(-1)!.activityTaskStartedEventAttributes!.attempt).toBe(2);
+    expect(calls[0].taskQueue).not.toBe(harness.taskQueue);
+    expect(calls[1]).toMatchObject({ taskQueue: harness.taskQueue, input: { attemptOffset: 1, overloadedBefore: 1 } });
+    expect(calls[1].input.attach).toBeUndefined();
     expect(modelCallRunStats().streaming).toBe(0);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LOCAL_CHAIN_BUDGET_MS, MIN_LOCAL_PHASE_MS, chainAfter, routeModelCall } from '../../workflows/local-model-calls';
+import { LOCAL_CHAIN_BUDGET_MS, MIN_LOCAL_PHASE_MS, chainAfter, continueAfterAttachFailure, routeModelCall } from '../../workflows/local-model-calls';
 
 describe('routeModelCall', () => {
   it('starts a call locally with the whole budget at the start of a chain', () => {
@@ -45,5 +45,27 @@ describe('chainAfter', () => {
     }
     // 90 ms each: 0, 90, 180, 270, 360 leave ≥ 100 ms; 450 leaves 50 → regular, then a new chain.
     expect(kinds).toEqual(['local', 'local', 'local', 'local', 'local', 'regular', 'local', 'local', 'local', 'local', 'local', 'regular']);
+  });
+});
+
+describe('continueAfterAttachFailure', () => {
+  const base = { aborted: false, nonRetryable: false };
+
+  it('stands when the query was aborted or no retry can mend the failure', () => {
+    expect(continueAfterAttachFailure({ ...base, aborted: true, type: 'overloaded_error' }, 1000)).toBeUndefined();
+    expect(continueAfterAttachFailure({ ...base, nonRetryable: true, type: 'invalid_request_error' }, 1000)).toBeUndefined();
+    expect(continueAfterAttachFailure({ ...base, nonRetryable: true, type: 'FallbackTriggered' }, 1000)).toBeUndefined();
+  });
+
+  it('an overloaded answer goes on after the retry interval, counted as one overload', () => {
+    expect(continueAfterAttachFailure({ ...base, type: 'overloaded_error' }, 1000)).toEqual({ delayMs: 1000, overloadedBefore: 1 });
+  });
+
+  it('the API’s retry-after wins over the interval', () => {
+    expect(continueAfterAttachFailure({ ...base, type: 'rate_limit_error', nextRetryDelayMs: 7000 }, 1000)).toEqual({ delayMs: 7000, overloadedBefore: 0 });
+  });
+
+  it('a timeout or a cancelled attempt (its worker died or stopped) goes on at once', () => {
+    expect(continueAfterAttachFailure(base, 1000)).toEqual({ delayMs: 0, overloadedBefore: 0 });
   });
 });
