@@ -27,6 +27,7 @@ import {
   detachedBinding,
   handOverModelCallRun,
   handoffQueueFor,
+  handoffQueueRegistered,
   heartbeatingWhileBound,
   startModelCallRun,
   takeModelCallRun,
@@ -219,8 +220,7 @@ export function createCallModelLocal(deps: CallModelDeps) {
     }
     // The worker may have begun to shut down meanwhile: a queue nobody polls any more would leave
     // the call waiting out its schedule-to-start timeout. Send it afresh on the workflow's queue.
-    const queueNow = handoffQueueFor(context.info.taskQueue);
-    if (queueNow !== handoffQueue) {
+    if (!handoffQueueRegistered(context.info.taskQueue, handoffQueue)) {
       run.abort(new Error(`The handoff queue ${handoffQueue} stopped before model call could be handed over`));
       return { type: 'handoff', reason: 'no_handoff_queue', elapsedMs: elapsedMs() };
     }

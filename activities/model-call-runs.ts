@@ -392,28 +392,39 @@ export function modelCallRunStats(): ModelCallRunStats {
 // Worker-specific handoff task queues (one per createWorker; worker/worker.ts registers them)
 // ---------------------------------------------------------------------------------------------
 
-/** Main task queue → the handoff queues of the running workers that poll it in this process (newest last). */
-const handoffQueues = new Map<string, string[]>();
+/** Main task queue → the handoff queues of the running workers that poll it in this process (newest last), with their capacity. */
+const handoffQueues = new Map<string, Array<{ queue: string; capacity: number }>>();
 
 /**
  * Makes `handoffQueue` the queue `callModelLocal` hands calls of `taskQueue` over to, while its
- * worker runs. Returns the unregistration (idempotent).
+ * worker runs; `capacity`: the streams it can attach to at once. Returns the unregistration (idempotent).
  */
-export function registerHandoffQueue(taskQueue: string, handoffQueue: string): () => void {
+export function registerHandoffQueue(taskQueue: string, handoffQueue: string, capacity = Infinity): () => void {
   const queues = handoffQueues.get(taskQueue) ?? [];
-  queues.push(handoffQueue);
+  const entry = { queue: handoffQueue, capacity };
+  queues.push(entry);
   handoffQueues.set(taskQueue, queues);
   return () => {
     const current = handoffQueues.get(taskQueue);
-    const index = current?.indexOf(handoffQueue) ?? -1;
+    const index = current?.indexOf(entry) ?? -1;
     if (!current || index < 0) return;
     current.splice(index, 1);
     if (current.length === 0) handoffQueues.delete(taskQueue);
   };
 }
 
-/** The handoff queue of a running worker in this process that polls `taskQueue`, if any. */
+/**
+ * The handoff queue of a running worker in this process that polls `taskQueue`, if any — and none
+ * while the process already holds as many streams as that worker can attach to.
+ */
 export function handoffQueueFor(taskQueue: string): string | undefined {
   const queues = handoffQueues.get(taskQueue);
-  return queues?.[queues.length - 1];
+  const newest = queues?.[queues.length - 1];
+  if (!newest || streaming.size >= newest.capacity) return undefined;
+  return newest.queue;
+}
+
+/** Whether `handoffQueue` is still registered for `taskQueue` (its worker has not begun to stop). */
+export function handoffQueueRegistered(taskQueue: string, handoffQueue: string): boolean {
+  return handoffQueues.get(taskQueue)?.some((entry) => entry.queue === handoffQueue) ?? false;
 }

@@ -45,7 +45,7 @@ export interface CreateWorkerOptions {
  * `callModelLocal` only while the worker runs.
  */
 export class AgentWorker extends Worker {
-  private handoff: { worker: Worker; taskQueue: string; mainTaskQueue: string; unregister: () => void } | undefined;
+  private handoff: { worker: Worker; taskQueue: string; mainTaskQueue: string; capacity: number; unregister: () => void } | undefined;
 
   /** This worker's handoff task queue (unique to it). */
   get handoffTaskQueue(): string | undefined {
@@ -53,8 +53,8 @@ export class AgentWorker extends Worker {
   }
 
   /** @internal createWorker wires the handoff worker in before anything runs. */
-  attachHandoffWorker(worker: Worker, taskQueue: string, mainTaskQueue: string): void {
-    this.handoff = { worker, taskQueue, mainTaskQueue, unregister: () => undefined };
+  attachHandoffWorker(worker: Worker, taskQueue: string, mainTaskQueue: string, capacity = HANDOFF_STREAMS_PER_PROCESS): void {
+    this.handoff = { worker, taskQueue, mainTaskQueue, capacity, unregister: () => undefined };
   }
 
   override async run(): Promise<void> {
@@ -67,7 +67,7 @@ export class AgentWorker extends Worker {
       if (super.getState() === 'RUNNING') this.shutdown();
     });
     const mainRunning = super.run();
-    handoff.unregister = registerHandoffQueue(handoff.mainTaskQueue, handoff.taskQueue);
+    handoff.unregister = registerHandoffQueue(handoff.mainTaskQueue, handoff.taskQueue, handoff.capacity);
     try {
       await mainRunning;
     } finally {
@@ -124,6 +124,13 @@ function activityWorkerOverrides(overrides: Partial<WorkerOptions> | undefined):
   return picked;
 }
 
+/**
+ * Handed-over model streams one worker process attaches to at once (its handoff worker's activity
+ * slots). At that many streams in the process, a model call starts as a regular activity instead:
+ * a handoff nobody could pick up would wait out its schedule-to-start timeout and be sent again.
+ */
+export const HANDOFF_STREAMS_PER_PROCESS = 100;
+
 export async function createWorker(options: CreateWorkerOptions): Promise<AgentWorker> {
   if (!(options.workflowStackTraces ?? process.env.DURABLE_AGENT_WORKFLOW_STACK_TRACES !== '0')) disableWorkflowStackTraces();
   const worker = (await AgentWorker.create({
@@ -149,6 +156,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<AgentW
     ...options.overrides,
   })) as AgentWorker;
   const handoffQueue = handoffTaskQueueName(options.taskQueue);
+  const handoffOverrides = activityWorkerOverrides(options.overrides);
+  const handoffCapacity = handoffOverrides.maxConcurrentActivityTaskExecutions ?? HANDOFF_STREAMS_PER_PROCESS;
   const handoff = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -158,9 +167,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<AgentW
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     shutdownGraceTime: '10 seconds',
     maxHeartbeatThrottleInterval: '1 second',
-    ...activityWorkerOverrides(options.overrides),
+    maxConcurrentActivityTaskExecutions: handoffCapacity,
+    ...handoffOverrides,
   });
-  worker.attachHandoffWorker(handoff, handoffQueue, options.taskQueue);
+  worker.attachHandoffWorker(handoff, handoffQueue, options.taskQueue, handoffCapacity);
   return worker;
 }
 

@@ -107,6 +107,18 @@ describe('callModelLocal: answers at once when nothing can be sent', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('a process holding as many streams as its handoff worker can attach to: no_handoff_queue, no request', async () => {
+    const full = `full-${randomUUID()}`;
+    const release = registerHandoffQueue(full, `${full}-handoff`, 0);
+    try {
+      const result = await callLocal(inline(), localEnvironment(full));
+      expect(result).toMatchObject({ type: 'handoff', reason: 'no_handoff_queue' });
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      release();
+    }
+  });
+
   it('a transcript this worker does not hold: cache_miss, no request, no query', async () => {
     const result = await callLocal(
       inline({ system: undefined, messages: undefined, toolNames: undefined, transcript: { length: 1, digest: 'f'.repeat(64) }, context: { digest: 'e'.repeat(64) } }),
