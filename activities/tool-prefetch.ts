@@ -39,8 +39,10 @@ export async function prefetchTools(
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new Error(`prefetched tool calls not done within ${deadlineMs} ms`)), deadlineMs);
   try {
-    const results = await Promise.all(
-      calls.map(async (call): Promise<PrefetchedToolResult | undefined> => {
+    const results = await mapWithConcurrency(
+      calls,
+      plan.maxConcurrency ?? calls.length,
+      async (call): Promise<PrefetchedToolResult | undefined> => {
         try {
           const result = await runTool(
             { conversationId, toolUseId: call.id, name: call.name, input: call.input, cwd: plan.cwd, maxResultSizeChars: call.maxResultSizeChars, stream: plan.stream },
@@ -53,11 +55,25 @@ export async function prefetchTools(
           if (error instanceof CancelledFailure) throw error;
           return undefined;
         }
-      }),
+      },
     );
     const done = results.filter((result): result is PrefetchedToolResult => result !== undefined);
     return done.length > 0 ? done : undefined;
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** `fn` over `items` with at most `limit` running at once; results in `items`' order. */
+export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
+  return results;
 }

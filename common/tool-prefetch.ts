@@ -31,6 +31,8 @@ export interface ToolPrefetchPlan {
   permission?: PermissionContext;
   /** The runTool activity's `stream` (the live channel), so a prefetched call behaves as that activity would. */
   stream?: StreamTarget;
+  /** At most this many calls run at once (`maxToolUseConcurrency`, as the tool executor); absent: all. */
+  maxConcurrency?: number;
 }
 
 /** A prefetched call's outcome, as the runTool activity produced it. */

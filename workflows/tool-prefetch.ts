@@ -31,7 +31,7 @@ export interface PrefetchedCall {
 export type PrefetchedCalls = Map<string, PrefetchedCall>;
 
 export interface PlanSources {
-  config: Pick<ConversationConfig, 'cwd' | 'tools' | 'toolTaskQueue' | 'localReadOnlyTools' | 'prefetchReadOnlyTools'>;
+  config: Pick<ConversationConfig, 'cwd' | 'tools' | 'toolTaskQueue' | 'localReadOnlyTools' | 'prefetchReadOnlyTools' | 'maxToolUseConcurrency'>;
   /** The workflow's own task queue. */
   taskQueue: string;
   /** The tools that run as local activities (query-deps.ts LOCAL_TOOLS). */
@@ -55,7 +55,14 @@ export function toolPrefetchPlan(sources: PlanSources): ToolPrefetchPlan | undef
   if (tools.length === 0) return undefined;
   const maxResultSizeChars = Object.fromEntries(tools.map((name) => [name, getToolSpec(name)?.maxResultSizeChars ?? DEFAULT_MAX_RESULT_SIZE_CHARS]));
   const permission = sources.permission();
-  return { tools, cwd: config.cwd, maxResultSizeChars, ...(permission && { permission }), ...(sources.stream && { stream: sources.stream }) };
+  return {
+    tools,
+    cwd: config.cwd,
+    maxResultSizeChars,
+    maxConcurrency: config.maxToolUseConcurrency,
+    ...(permission && { permission }),
+    ...(sources.stream && { stream: sources.stream }),
+  };
 }
 
 /** The prefetched results a model call brought back, keyed for `takePrefetched`; undefined when none. */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createToolRunner } from '../../activities/run-tool';
-import { prefetchTools } from '../../activities/tool-prefetch';
+import { mapWithConcurrency, prefetchTools } from '../../activities/tool-prefetch';
 import { executeTool } from '../../activities/tools';
 import type { RunToolInput, RunToolResult } from '../../common/activity-types';
 import type { AssistantApiMessage, AssistantContentBlock, ToolUseBlock } from '../../common/messages';
@@ -86,7 +86,7 @@ describe('which calls are prefetched (toolsToPrefetch)', () => {
 });
 
 describe('the workflow’s plan (toolPrefetchPlan)', () => {
-  const config = { cwd: CWD, tools: undefined, toolTaskQueue: undefined, localReadOnlyTools: true, prefetchReadOnlyTools: true };
+  const config = { cwd: CWD, tools: undefined, toolTaskQueue: undefined, localReadOnlyTools: true, prefetchReadOnlyTools: true, maxToolUseConcurrency: 10 };
   const sources = (overrides: Partial<Parameters<typeof toolPrefetchPlan>[0]> = {}) => ({
     config,
     taskQueue: 'main',
@@ -96,7 +96,7 @@ describe('the workflow’s plan (toolPrefetchPlan)', () => {
   });
 
   it('the local tools, with each tool’s own cap and the gate’s context', () => {
-    expect(toolPrefetchPlan(sources())).toEqual({ tools: ['Read', 'Glob', 'Grep'], cwd: CWD, maxResultSizeChars: { Read: 100_000, Glob: 20_000, Grep: 20_000 } });
+    expect(toolPrefetchPlan(sources())).toEqual({ tools: ['Read', 'Glob', 'Grep'], cwd: CWD, maxResultSizeChars: { Read: 100_000, Glob: 20_000, Grep: 20_000 }, maxConcurrency: 10 });
     const context = permission({ deny: ['Read(.env)'] });
     expect(toolPrefetchPlan(sources({ permission: () => context, stream: { workflowId: 'c' } }))).toMatchObject({ permission: context, stream: { workflowId: 'c' } });
   });
@@ -216,5 +216,31 @@ describe('the local phase runs them through runTool’s own function (prefetchTo
     };
     const prefetched = await prefetchTools(answer([fast, slow, broken]), plan(), 'c', runTool, 50);
     expect(prefetched).toEqual([{ toolUseId: fast.id, result: { content: `read ${fast.id}`, isError: false } }]);
+  });
+});
+
+describe('prefetched calls respect maxToolUseConcurrency', () => {
+  it('the plan carries the conversation’s limit', () => {
+    const plan = toolPrefetchPlan({
+      config: { cwd: '/w', tools: undefined, toolTaskQueue: undefined, localReadOnlyTools: true, prefetchReadOnlyTools: true, maxToolUseConcurrency: 3 },
+      taskQueue: 'q',
+      localTools: LOCAL_TOOLS,
+      permission: () => undefined,
+    });
+    expect(plan?.maxConcurrency).toBe(3);
+  });
+
+  it('mapWithConcurrency runs at most `limit` at once and keeps the order', async () => {
+    let running = 0;
+    let most = 0;
+    const results = await mapWithConcurrency([5, 1, 4, 2, 3, 0], 2, async (ms) => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, ms * 5));
+      running--;
+      return ms * 10;
+    });
+    expect(results).toEqual([50, 10, 40, 20, 30, 0]);
+    expect(most).toBe(2);
   });
 });
