@@ -228,12 +228,17 @@ describe('streaming tool execution', () => {
     chunkSize: 2,
   };
 
-  it('starts concurrency-safe tools while the model is still streaming', async () => {
+  // Regular model calls, and the default local-first ones: this stream outlasts the local phase,
+  // so it is handed over, and the tool_use reports held until then start the tools early.
+  it.each([
+    ['a regular model call', OBSERVE_READS],
+    ['a handed-over local-first model call', { localReadOnlyTools: false }],
+  ])('starts concurrency-safe tools while the model is still streaming (%s)', async (_label, overrides) => {
     harness = await createHarness({ script: [streamingTurn, { content: [{ type: 'text', text: 'Read both.' }] }] });
     const gate = makeGate('gate.fifo');
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'the notes\n');
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start('read them', OBSERVE_READS);
+    const { conversationId, inputUuid } = await start('read them', overrides);
 
     // The tool's process is running, and the model call has not completed yet.
     const fd = await waitForReader(gate);
