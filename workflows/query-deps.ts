@@ -246,8 +246,9 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
 
   /**
    * One model call: local first (an instant answer costs no server round trip), handed over to a
-   * regular activity when the model is still streaming at the chain's deadline or the request
-   * failed (Temporal's retry policy applies from there), or regular from the start.
+   * regular activity on the worker holding the stream when the model is still streaming at the
+   * chain's deadline or the request failed — and on to the workflow's queue if that one attempt
+   * fails — or regular from the start.
    */
   const startModelCall = async (input: CallModelInput, summary: string): Promise<CallModelResult | Exclude<CallModelLocalResult, { type: 'handoff' }>> => {
     const route = routeModelCall(config.localModelCalls !== false && patched(LOCAL_MODEL_CALLS_PATCH), localChainMs);
