@@ -239,3 +239,14 @@ export function expectValidApiOrder(request: RecordedRequest): void {
   }
   expect(new Set(answered).size).toBe(answered.length); // no tool_use answered twice
 }
+
+/**
+ * The activity type of a local activity's history event (its `core_local_activity` marker, whose
+ * `data` detail is JSON naming it); undefined for any other event.
+ */
+export function localActivityType(event: { markerRecordedEventAttributes?: { markerName?: string | null; details?: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> | null }> | null } | null }): string | undefined {
+  const marker = event.markerRecordedEventAttributes;
+  if (marker?.markerName !== 'core_local_activity') return undefined;
+  const data = marker.details?.data?.payloads?.[0]?.data;
+  return (JSON.parse(Buffer.from(data ?? []).toString('utf8')) as { activity_type?: string }).activity_type;
+}

@@ -22,7 +22,7 @@ import { Worker } from '@temporalio/worker';
 import { TranscriptCache } from '../../activities/transcript-cache';
 import { transcriptCacheSinks } from '../../worker/worker';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
-import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult, workflowBundle } from '../helpers/harness';
+import { type Harness, createHarness, eventually, expectValidApiOrder, localActivityType, runToResult, workflowBundle } from '../helpers/harness';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -45,12 +45,7 @@ async function historyOf(h: Harness, conversationId: string): Promise<HistoryEve
 
 /** Local activities of `type` (their `core_local_activity` markers). */
 function localActivityMarkers(events: HistoryEvent[], type: string): HistoryEvent[] {
-  return events.filter((event) => {
-    const attributes = event.markerRecordedEventAttributes;
-    if (attributes?.markerName !== 'core_local_activity') return false;
-    const data = attributes.details?.data?.payloads?.[0]?.data;
-    return (JSON.parse(Buffer.from(data ?? []).toString('utf8')) as { activity_type?: string }).activity_type === type;
-  });
+  return events.filter((event) => localActivityType(event) === type);
 }
 
 /** The callModel activities scheduled, with their task queues and inputs. */

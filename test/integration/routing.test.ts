@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createActivities } from '../../activities';
 import { createWorkspaceWorker } from '../../worker/workspace-worker';
-import { type Harness, createHarness, expectValidApiOrder, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, expectValidApiOrder, localActivityType, runToResult } from '../helpers/harness';
 import { cli, isolateEnvironment } from '../helpers/cli';
 
 const WORKSPACE_IDENTITY = 'workspace-host@routing-test';
@@ -78,11 +78,8 @@ async function activityWorkers(conversationId: string): Promise<Record<string, s
     }
     // A local activity ran on the worker that completed the workflow task its marker belongs to.
     if (event.workflowTaskCompletedEventAttributes) completedBy.set(String(event.eventId), event.workflowTaskCompletedEventAttributes.identity!);
-    const marker = event.markerRecordedEventAttributes;
-    if (marker?.markerName === 'core_local_activity') {
-      const data = JSON.parse(Buffer.from(marker.details!.data!.payloads![0].data!).toString('utf8')) as { activity_type: string };
-      (byType[`${data.activity_type}@local`] ??= []).push(completedBy.get(String(marker.workflowTaskCompletedEventId))!);
-    }
+    const localType = localActivityType(event);
+    if (localType) (byType[`${localType}@local`] ??= []).push(completedBy.get(String(event.markerRecordedEventAttributes!.workflowTaskCompletedEventId))!);
   }
   return byType;
 }

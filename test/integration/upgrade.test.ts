@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallModelInput } from '../../common/activity-types';
-import { type Harness, REPO_ROOT, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
+import { type Harness, REPO_ROOT, createHarness, eventually, expectValidApiOrder, localActivityType } from '../helpers/harness';
 
 /** The last commit whose model calls carried the transcript inline. */
 const UPGRADE_FROM_COMMIT = 'a4f6bc5';
@@ -89,11 +89,7 @@ describe('upgrade', () => {
       .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
       .map((event) => defaultPayloadConverter.fromPayload(event.activityTaskScheduledEventAttributes!.input!.payloads![0]) as CallModelInput);
     expect(inputs.map((input) => (input.messages ? 'inline' : 'reference'))).toEqual(['inline', 'inline', 'inline']);
-    const localCalls = (history.events ?? []).filter((event) => {
-      const marker = event.markerRecordedEventAttributes;
-      if (marker?.markerName !== 'core_local_activity') return false;
-      return (JSON.parse(Buffer.from(marker.details!.data!.payloads![0].data!).toString('utf8')) as { activity_type: string }).activity_type === 'callModelLocal';
-    });
+    const localCalls = (history.events ?? []).filter((event) => localActivityType(event) === 'callModelLocal');
     expect(localCalls).toHaveLength(2);
     // The retried old-style call was answered by today's worker; every request was valid.
     const lastRequest = harness.model.requests.at(-1)!;
