@@ -403,6 +403,26 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   return { behavior: 'allow', reason: `${toolName} needs no permission` };
 }
 
+/** Files of the shell's and git's start-up that run code when another program starts (Claude Code protects them too). */
+const PROTECTED_FILES = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.gitconfig', '.gitmodules', '.ripgreprc', '.mcp.json', '.npmrc'];
+
+/**
+ * Whether writing `target` (an absolute, resolved path) could change what runs or what is allowed:
+ * any path with a `.git`, `.claude`, `.vscode` or `.idea` segment at any depth (except
+ * `.claude/commands`, `.claude/agents`, `.claude/skills`), and the shell's and git's start-up files
+ * anywhere. Such writes ask in every mode (issue 17 §5).
+ */
+export function isProtectedPath(target: string): boolean {
+  const segments = normalizePath(target).split('/').filter(Boolean);
+  const name = segments[segments.length - 1] ?? '';
+  if (PROTECTED_FILES.includes(name)) return true;
+  return segments.some((segment, index) => {
+    if (!PROTECTED_DIRECTORIES.includes(segment)) return false;
+    if (segment === '.claude' && PROTECTED_EXCEPTIONS.some((exception) => segments[index + 1] === exception.slice('.claude/'.length))) return false;
+    return true;
+  });
+}
+
 function isProtected(target: string, workingDirectories: string[]): boolean {
   return workingDirectories.some((directory) => {
     if (!isInside(target, directory)) return false;
