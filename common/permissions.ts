@@ -15,6 +15,8 @@
  * Evaluation: deny, then ask, then allow; the first match decides (specificity does not matter).
  */
 
+import type { CallFacts, PathFact } from './permission-facts';
+
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
@@ -341,6 +343,11 @@ export interface ToolFacts {
   readOnly: boolean;
   /** The input is valid for the tool (invalid input is never run: the tool reports the error). */
   validInput: boolean;
+  /**
+   * What an activity found where the tool acts (issue 17): real paths, the parsed command. Absent
+   * for calls decided before facts existed (recorded histories): the lexical checks decide then.
+   */
+  gathered?: CallFacts;
 }
 
 const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.rule}`;
@@ -371,6 +378,8 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   const asked = firstMatch(context.rules.ask, view, 'any');
   if (asked) return { behavior: 'ask', reason: describeRule(asked) };
 
+  const gatheredPaths = facts.gathered?.paths;
+  if (gatheredPaths && (READ_TOOLS.has(toolName) || EDIT_TOOLS.has(toolName))) return decideOnPathFacts(view, facts, gatheredPaths, context);
   const paths = toolPaths(toolName, view.input, view.cwd);
   const outside = paths.filter((target) => !context.workingDirectories.some((directory) => isInside(target, directory)));
 
@@ -421,6 +430,60 @@ export function isProtectedPath(target: string): boolean {
     if (segment === '.claude' && PROTECTED_EXCEPTIONS.some((exception) => segments[index + 1] === exception.slice('.claude/'.length))) return false;
     return true;
   });
+}
+
+/**
+ * A file tool's decision on the paths as they are where it acts (issue 17 §4): each path counts
+ * twice, as written (made absolute) and as its real path, so a symbolic link inside the workspace
+ * leading out is outside, a deny rule on either name denies, and an allow rule must cover both.
+ */
+function decideOnPathFacts(view: CallView, facts: ToolFacts, gathered: NonNullable<CallFacts['paths']>, context: PermissionContext): PermissionDecision {
+  const { toolName } = view;
+  const names = (fact: PathFact) => (fact.real === fact.absolute ? [fact.absolute] : [fact.absolute, fact.real]);
+  const targets = gathered.flatMap(({ path }) => names(path));
+  const matchesAny = (list: RuleWithSource[]) => list.find((entry) => ruleOnPaths(entry, view, targets, 'any'));
+  const denied = matchesAny(context.rules.deny);
+  if (denied) {
+    return { behavior: 'deny', reason: describeRule(denied), message: `Permission to use ${toolName} has been denied by the ${describeRule(denied)}.` };
+  }
+  const asked = matchesAny(context.rules.ask);
+  if (asked) return { behavior: 'ask', reason: describeRule(asked) };
+  if (context.mode === 'plan' && !facts.readOnly) {
+    return { behavior: 'deny', reason: 'plan mode', message: `${toolName} changes things, and this conversation is in plan mode: only read-only tools run. Present the plan instead of carrying it out.` };
+  }
+  // Writes that could change what runs or what is allowed ask in every mode (issue 17 §5).
+  const writes = gathered.filter(({ access }) => access === 'write').flatMap(({ path }) => names(path));
+  const protectedPath = writes.find(isProtectedPath);
+  if (protectedPath) return { behavior: 'ask', reason: `${protectedPath} is a protected file (repository, editor or agent settings, shell start-up): writing it asks in every mode` };
+  if (context.mode === 'bypassPermissions') return { behavior: 'allow', reason: 'bypassPermissions mode' };
+  const special = gathered.find(({ path }) => path.kind === 'other');
+  if (special) return { behavior: 'ask', reason: `${special.path.literal} is not a regular file or directory (${special.path.real})` };
+  const allowed = context.rules.allow.find((entry) => ruleOnPaths(entry, view, targets, 'all'));
+  if (allowed) return { behavior: 'allow', reason: describeRule(allowed) };
+  const outside = gathered.find(({ path }) => names(path).some((target) => !context.workingDirectories.some((directory) => isInside(target, directory))));
+  if (outside) {
+    const { literal, real } = outside.path;
+    const via = real !== outside.path.absolute ? ` (it leads to ${real})` : '';
+    return { behavior: 'ask', reason: `${literal}${via} is outside the working directories (${context.workingDirectories.join(', ')})` };
+  }
+  if (READ_TOOLS.has(toolName)) return { behavior: 'allow', reason: 'read-only tool inside the working directories' };
+  if (context.mode === 'acceptEdits') return { behavior: 'allow', reason: 'acceptEdits mode allows edits inside the working directories' };
+  return { behavior: 'ask', reason: `${toolName} changes files` };
+}
+
+/** A path rule of `entry` against these absolute paths ('any': one matches; 'all': every one does). */
+function ruleOnPaths(entry: RuleWithSource, view: CallView, targets: string[], mode: 'any' | 'all'): boolean {
+  let rule: PermissionRule;
+  try {
+    rule = parsePermissionRule(entry.rule);
+  } catch {
+    return false;
+  }
+  if (!ruleCoversTool(rule.toolName, view.toolName)) return false;
+  if (rule.content === undefined) return true;
+  if (targets.length === 0) return false;
+  const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: view.cwd, homeDir: view.homeDir });
+  return mode === 'any' ? targets.some(matches) : targets.every(matches);
 }
 
 function isProtected(target: string, workingDirectories: string[]): boolean {
