@@ -66,7 +66,8 @@ export async function resolveRealPath(absolute: string, hops = 0): Promise<RealP
 
 const SPECIAL_ROOTS = ['/proc', '/sys', '/dev'];
 
-function isSpecial(target: string): boolean {
+/** Under /proc, /sys or /dev (except /dev/null): never plain input (`/proc/self/environ` holds the worker's keys). */
+export function isSpecialPath(target: string): boolean {
   if (target === '/dev/null') return false;
   return SPECIAL_ROOTS.some((root) => target === root || target.startsWith(`${root}/`));
 }
@@ -79,7 +80,7 @@ export async function resolvePathFact(literal: string, base: string, homeDir: st
   const absolute = absolutePathOf(literal, base, homeDir);
   const { real, exists, loop } = await resolveRealPath(absolute);
   let kind: PathFact['kind'];
-  if (loop || isSpecial(absolute) || isSpecial(real)) kind = 'other';
+  if (loop || isSpecialPath(absolute) || isSpecialPath(real)) kind = 'other';
   else if (!exists) kind = 'missing';
   else {
     const info = await stat(real).catch(() => undefined);

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ToolAccess } from '../../common/permission-facts';
 import { isInside, normalizePath, pathMatchesRule } from '../../common/path-rules';
-import { absolutePathOf, resolveRealPath } from '../permission-facts/paths';
+import { absolutePathOf, isSpecialPath, resolveRealPath } from '../permission-facts/paths';
 
 /** A tool error saying why the tool did not act (the model can act on it). */
 export class AccessRefusal {
@@ -79,6 +79,9 @@ export class AccessGuard {
       );
     }
     if (use === 'read') {
+      if (isSpecialPath(absolute) || isSpecialPath(real)) {
+        return new AccessRefusal(`${absolute} is under /proc, /sys or /dev: the file tools do not read process, kernel or device files.`);
+      }
       const rule = this.readDenyRule(absolute, real);
       if (rule !== undefined) return new AccessRefusal(`Reading ${absolute} is denied by the permission rule Read(${rule}).`);
     }
@@ -92,23 +95,35 @@ export class AccessGuard {
    */
   async fileVisible(absolute: string, extraAreas: readonly string[]): Promise<string | undefined> {
     const { real, loop } = await resolveRealPath(absolute);
-    if (loop || !this.realInside(real, extraAreas)) return undefined;
+    if (loop || !this.realInside(real, extraAreas) || isSpecialPath(absolute) || isSpecialPath(real)) return undefined;
     if (this.readDenyRule(absolute, real) !== undefined) return undefined;
     return real;
   }
 
   /**
-   * Where Grep and Glob may look besides the working directories: the real paths the decision
-   * allowed, and the real root when the root itself is outside the working directories (the
-   * decision was made on it). A root inside them that is a link leading out adds nothing.
+   * Grep and Glob: the root's check — when the decision listed the real paths it allowed, the
+   * root's real path must still be one of them (a link swapped in since is refused).
+   */
+  async checkRoot(absolute: string): Promise<AccessRefusal | undefined> {
+    const allowed = this.access.allowedRealPaths;
+    if (allowed === undefined) return undefined;
+    const { real } = await resolveRealPath(absolute);
+    if (allowed.includes(real)) return undefined;
+    return new AccessRefusal(
+      `${absolute} now leads to ${real}, which is not the path permission was given for (${allowed.join(', ') || 'none'}): ` +
+        'a symbolic link on the way changed after the check. Nothing was searched; look at the path (ls -l) and try again.',
+    );
+  }
+
+  /**
+   * Where Grep and Glob may look besides the working directories: the real root, when the root
+   * itself is outside the working directories (the decision was made on it). A root inside them
+   * that is a link leading out adds nothing: its files are skipped.
    */
   async searchAreas(root: string): Promise<string[]> {
-    const areas = [...(this.access.allowedRealPaths ?? [])];
-    if (!this.insideWorkingDirectories(root)) {
-      const { real, loop } = await resolveRealPath(root);
-      if (!loop) areas.push(real);
-    }
-    return areas;
+    if (this.insideWorkingDirectories(root)) return [];
+    const { real, loop } = await resolveRealPath(root);
+    return loop ? [] : [real];
   }
 
   /** Read and Grep: opens `real` for reading, and checks that the descriptor is that file. */

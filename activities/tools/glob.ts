@@ -208,6 +208,8 @@ export async function executeGlob(input: GlobInput, context: ToolExecutionContex
   signal.throwIfAborted();
   const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
   const searchRoot = guard ? guard.absolutePath(input.path ?? '.', context.cwd) : path.resolve(context.cwd, input.path ?? '.');
+  const rootRefusal = guard ? await guard.checkRoot(searchRoot) : undefined;
+  if (rootRefusal) return { isError: true, content: rootRefusal.message };
   const rootStat = await stat(searchRoot).catch(() => undefined);
   if (rootStat === undefined) {
     return { isError: true, content: `Directory does not exist: ${searchRoot}. Current working directory: ${context.cwd}` };

@@ -102,6 +102,8 @@ async function grep(input: GrepInput, context: ToolExecutionContext, thread: Sea
 
   const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
   const searchRoot = guard ? guard.absolutePath(input.path ?? '.', context.cwd) : path.resolve(context.cwd, input.path ?? '.');
+  const rootRefusal = guard ? await guard.checkRoot(searchRoot) : undefined;
+  if (rootRefusal) return { isError: true, content: rootRefusal.message };
   const rootStat = await stat(searchRoot).catch(() => undefined);
   if (rootStat === undefined) {
     return { isError: true, content: `Path does not exist: ${searchRoot}. Current working directory: ${context.cwd}` };

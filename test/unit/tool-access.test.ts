@@ -198,6 +198,35 @@ describe('Grep and Glob', () => {
   });
 });
 
+describe('process, kernel and device files', () => {
+  it('Read and Grep do not read /proc (the worker environment holds its keys), even through a link', async () => {
+    const wide = access({ workingDirectories: [workspace, '/proc'] });
+    const read = await executeTool('Read', { file_path: '/proc/self/status' }, context(wide));
+    expect(read.isError).toBe(true);
+    expect(read.content).toContain('/proc');
+    await symlink('/proc/self/status', path.join(workspace, 'status'));
+    expect((await executeTool('Grep', { pattern: 'Pid', output_mode: 'content' }, context())).content).not.toContain('Pid:');
+    expect((await executeTool('Grep', { pattern: 'Pid', path: '/proc/self/status', output_mode: 'content' }, context(wide))).content).not.toContain('Pid:');
+    // Without access Grep reads it (as before): the test can fail.
+    expect((await executeTool('Grep', { pattern: 'Pid', path: '/proc/self/status', output_mode: 'content' }, context(null))).content).toContain('Pid:');
+  });
+});
+
+describe('roots of Grep and Glob', () => {
+  it('a root swapped for a link after the facts were gathered is refused', async () => {
+    await mkdir(path.join(workspace, 'data'));
+    const facts = await gatherPathFacts('Grep', { pattern: 'OUTSIDE', path: 'data' }, workspace, home);
+    const allowedRealPaths = facts.map((fact) => fact.path.real);
+    await rm(path.join(workspace, 'data'), { recursive: true });
+    await symlink(outside, path.join(workspace, 'data'));
+    const grep = await executeTool('Grep', { pattern: 'OUTSIDE', path: 'data', output_mode: 'content' }, context(access({ allowedRealPaths })));
+    expect(grep.isError).toBe(true);
+    expect(grep.content).not.toContain('OUTSIDE-SECRET');
+    const glob = await executeTool('Glob', { pattern: '*', path: 'data' }, context(access({ allowedRealPaths })));
+    expect(glob.isError).toBe(true);
+  });
+});
+
 describe('runTool', () => {
   it('passes RunToolInput.access to the tool', async () => {
     await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'link.txt'));
