@@ -10,7 +10,6 @@ import path from 'node:path';
 import type { CallFacts, PathAccess, PathFact } from '../../common/permission-facts';
 import { normalizePath } from '../../common/path-rules';
 import { getToolSpec } from '../../common/tool-specs';
-import { splitStaticPrefix } from '../tools/glob';
 
 /** Links followed before a path counts as a loop (Linux's own limit). */
 const MAX_LINK_HOPS = 40;
@@ -92,7 +91,16 @@ export async function resolvePathFact(literal: string, base: string, homeDir: st
   return { literal, absolute, real, exists: exists && kind !== 'missing', kind };
 }
 
-const GLOB_CHARACTERS = /[*?[{\\]/;
+/** Characters that make a Glob pattern segment a glob (the Glob tool's own reading). */
+export const GLOB_CHARACTERS = /[*?[{\\]/;
+
+/** Split a Glob pattern into its literal leading directories and the globbing remainder: the tool walks the prefix. */
+export function splitStaticPrefix(pattern: string): { prefix: string; rest: string } {
+  const segments = pattern.split('/');
+  let index = 0;
+  while (index < segments.length - 1 && !GLOB_CHARACTERS.test(segments[index])) index += 1;
+  return { prefix: segments.slice(0, index).join('/') || (pattern.startsWith('/') ? '/' : ''), rest: segments.slice(index).join('/') };
+}
 
 /**
  * The paths a file tool call touches, as facts: Read reads `file_path`; Write and Edit write it;

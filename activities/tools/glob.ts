@@ -6,11 +6,10 @@ import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GLOB_MAX_RESULTS, type GlobInput } from '../../common/tools/glob';
+import { GLOB_CHARACTERS, splitStaticPrefix } from '../permission-facts/paths';
 import { AccessGuard } from './access';
 import { SearchThread, SearchTimeoutError } from './search-thread';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
-
-const GLOB_CHARACTERS = /[*?[{\\]/;
 
 /** Compile a glob (matched against `/`-separated relative paths, dotfiles included) to a RegExp. */
 export function globToRegExp(glob: string): RegExp {
@@ -192,14 +191,6 @@ export async function* walkFiles(root: string, options: WalkOptions): AsyncGener
 /** Directories skipped for `pattern`: node_modules and .git, unless the pattern mentions them. */
 export function skippedDirectoriesFor(pattern: string): Set<string> {
   return new Set(SKIPPED_DIRECTORIES.filter((name) => !pattern.includes(name)));
-}
-
-/** Split a pattern into its literal leading directories and the globbing remainder (also the permission facts' walk root). */
-export function splitStaticPrefix(pattern: string): { prefix: string; rest: string } {
-  const segments = pattern.split('/');
-  let index = 0;
-  while (index < segments.length - 1 && !GLOB_CHARACTERS.test(segments[index])) index += 1;
-  return { prefix: segments.slice(0, index).join('/') || (pattern.startsWith('/') ? '/' : ''), rest: segments.slice(index).join('/') };
 }
 
 /** Glob: absolute paths of matching files, newest first, capped at GLOB_MAX_RESULTS. */
