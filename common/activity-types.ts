@@ -163,6 +163,11 @@ export interface RunToolInput {
   maxResultSizeChars: number;
   /** Publish output progress (Bash) to the conversation's live channel. */
   stream?: import('./stream-items').StreamTarget;
+  /**
+   * What the file tools enforce where they act (issue 17 §4): the working directories, the Read
+   * deny rules and the real paths the decision allowed. Absent in older histories: no such checks.
+   */
+  access?: import('./permission-facts').ToolAccess;
 }
 
 export interface RunToolResult {

@@ -8,7 +8,7 @@
  * - `Bash(npm test)` exact command; `Bash(npm test:*)` the command or it followed by arguments;
  *   `Bash(git * main)` `*` matches anything. A compound command (`a && b`) is allowed only when
  *   every part is; it is denied or asked when any part matches.
- * - `Read(...)`, `Edit(...)`, `Write(...)` take gitignore-style paths: `//abs/path`, `~/path`
+ * - `Read(...)`, `Edit(...)`, `Write(...)` take gitignore-style paths (globs: ./path-rules): `//abs/path`, `~/path`
  *   (home), `/path` (the workspace root), `path` or `./path` (the workspace; a pattern without
  *   a slash matches at any depth). `Read` rules cover Read, Glob and Grep; `Edit` rules cover Edit
  *   and Write.
@@ -16,6 +16,7 @@
  */
 
 import type { CallFacts, PathFact } from './permission-facts';
+import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
@@ -111,27 +112,9 @@ export function splitRuleList(value: string): string[] {
 
 // ---- paths (POSIX, lexical: the workflow cannot look at the file system) ----
 
-/** Normalizes an absolute POSIX path: no `.`/`..`/duplicate slashes, no trailing slash. */
-export function normalizePath(absolute: string): string {
-  const parts: string[] = [];
-  for (const part of absolute.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') parts.pop();
-    else parts.push(part);
-  }
-  return `/${parts.join('/')}`;
-}
-
-/** `target` resolved against `base` (both POSIX). */
-export function resolvePath(base: string, target: string): string {
-  return normalizePath(target.startsWith('/') ? target : `${base}/${target}`);
-}
-
-/** True when `target` is `directory` or inside it. */
-export function isInside(target: string, directory: string): boolean {
-  const dir = normalizePath(directory);
-  return target === dir || target.startsWith(dir === '/' ? '/' : `${dir}/`);
-}
+// normalizePath, resolvePath, isInside and pathMatchesRule live in ./path-rules (picomatch globs);
+// re-exported here because callers of the rule engine import them from this module.
+export { globToRegExp, isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
 /** The paths a file tool call touches, absolute (empty for other tools or unparseable input). */
 export function toolPaths(toolName: string, input: unknown, cwd: string): string[] {
@@ -158,56 +141,6 @@ function staticPrefix(pattern: string): string {
   }
   if (pattern.startsWith('/') && fixed.length === 0) return '/';
   return fixed.join('/') || '.';
-}
-
-/** A gitignore-style path pattern of a rule, matched against an absolute path. */
-export function pathMatchesRule(content: string, target: string, context: { cwd: string; homeDir?: string }): boolean {
-  let pattern = content;
-  let base: string;
-  if (pattern.startsWith('//')) {
-    base = '/';
-    pattern = pattern.slice(2);
-  } else if (pattern === '~' || pattern.startsWith('~/')) {
-    if (!context.homeDir) return false;
-    base = context.homeDir;
-    pattern = pattern.slice(2);
-  } else if (pattern.startsWith('/')) {
-    base = context.cwd;
-    pattern = pattern.slice(1);
-  } else {
-    base = context.cwd;
-    if (pattern.startsWith('./')) pattern = pattern.slice(2);
-    // gitignore: a pattern with no slash (other than a trailing one) matches at any depth.
-    else if (!pattern.replace(/\/$/, '').includes('/')) pattern = `**/${pattern}`;
-  }
-  pattern = pattern.replace(/\/$/, '');
-  const root = normalizePath(base);
-  if (!isInside(target, root)) return false;
-  const relative = target === root ? '' : target.slice(root === '/' ? 1 : root.length + 1);
-  if (pattern === '' || pattern === '**') return true;
-  const regex = globToRegExp(pattern);
-  // A pattern that matches a directory matches everything inside it.
-  const segments = relative.split('/');
-  for (let length = segments.length; length >= 1; length--) {
-    if (regex.test(segments.slice(0, length).join('/'))) return true;
-  }
-  return false;
-}
-
-/** `**` any directories, `*` within one segment, `?` one character. */
-export function globToRegExp(pattern: string): RegExp {
-  let source = '';
-  for (let index = 0; index < pattern.length; index++) {
-    const char = pattern[index];
-    if (char === '*' && pattern[index + 1] === '*') {
-      const slashAfter = pattern[index + 2] === '/';
-      source += slashAfter ? '(?:.*/)?' : '.*';
-      index += slashAfter ? 2 : 1;
-    } else if (char === '*') source += '[^/]*';
-    else if (char === '?') source += '[^/]';
-    else source += char.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${source}$`);
 }
 
 // ---- Bash ----

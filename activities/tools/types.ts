@@ -1,4 +1,5 @@
 /** Types shared by the tool implementations and their dispatcher (own module, so neither imports the other). */
+import type { ToolAccess } from '../../common/permission-facts';
 
 /** What a tool needs from its caller. */
 export interface ToolExecutionContext {
@@ -13,6 +14,12 @@ export interface ToolExecutionContext {
    * commands with the tool_use id, so a retry can find what a dead worker left running.
    */
   processEnv?: Record<string, string>;
+  /**
+   * What the file tools enforce where they act (issue 17 §4): real paths re-checked, writes
+   * without following a swapped-in link, Grep/Glob skipping denied files and files outside the
+   * working directories. Absent (older callers, recorded histories): no such checks.
+   */
+  access?: ToolAccess;
 }
 
 /** A tool_result's content and is_error flag. */
