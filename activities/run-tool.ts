@@ -116,6 +116,10 @@ export function createToolRunner(deps: RunToolDeps) {
           live?.tool({ type: 'tool_progress', toolUseId: input.toolUseId, tail: progressTail.slice(-LIVE_TAIL_CHARS) });
         },
         processEnv: mutating ? { [TOOL_USE_MARKER]: input.toolUseId } : undefined,
+        additionalDirectories: input.additionalDirectories,
+        settingSources: input.settingSources,
+        sandboxConfig: input.sandbox,
+        stateDir: deps.stateDir,
       });
     } catch (error) {
       if (context.cancellationSignal.aborted) {

@@ -1,4 +1,5 @@
 /** Types shared by the tool implementations and their dispatcher (own module, so neither imports the other). */
+import type { SettingSource } from '../../common/permissions';
 
 /** What a tool needs from its caller. */
 export interface ToolExecutionContext {
@@ -13,6 +14,14 @@ export interface ToolExecutionContext {
    * commands with the tool_use id, so a retry can find what a dead worker left running.
    */
   processEnv?: Record<string, string>;
+  /** Working directories besides cwd (`--add-dir`, settings): writable inside Bash's sandbox. */
+  additionalDirectories?: readonly string[];
+  /** `--setting-sources`: which settings files' `sandbox` keys apply (default all). */
+  settingSources?: readonly SettingSource[];
+  /** Claude Code's `sandbox` settings object from the conversation's config (trusted like the user's settings). */
+  sandboxConfig?: unknown;
+  /** The worker's state directory, hidden from Bash but for this workspace's persisted results. */
+  stateDir?: string;
 }
 
 /** A tool_result's content and is_error flag. */
