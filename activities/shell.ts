@@ -361,7 +361,8 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     // A tool call ends when its command does: background jobs (`cmd &`, nohup, setsid,
     // disown) would otherwise outlive the conversation on the worker host (issue 12, defect 9).
     const stopped = child.pid === undefined ? false : await stopLeftovers(child.pid, `${SHELL_RUN_MARKER}=${runId}`);
-    backgroundKilled = (stopped || leftInSandbox) && termination === undefined;
+    // In the sandbox, its init may still be exiting here: only the sandbox's own look counts.
+    backgroundKilled = (sandbox ? leftInSandbox : stopped) && termination === undefined;
     if (!drained) await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
     signal.throwIfAborted();
     return run({ exitCode: outcome.code, exitSignal: outcome.signal });
