@@ -361,6 +361,6 @@ export async function sandboxStatusLine(env: NodeJS.ProcessEnv = process.env): P
   }
   const available = await sandboxAvailability(env);
   return available.available
-    ? `durable-agent worker: Bash sandbox active (bubblewrap at ${available.bwrap}); settings' sandbox.enabled: false turns it off per user`
+    ? `durable-agent worker: Bash sandbox active (bubblewrap at ${available.bwrap}): commands and Stop hooks run in it unless the settings turn it off`
     : `durable-agent worker: Bash sandbox UNAVAILABLE: ${available.reason}; commands run unsandboxed unless sandbox.failIfUnavailable is set`;
 }
