@@ -10,6 +10,7 @@
  *   cannot configure git or the agent into running code outside the sandbox later;
  * - its own PID namespace with a fresh /proc (the worker's /proc/<pid>/environ invisible), no
  *   capabilities (the worker may run as root), and no network when the settings say so.
+ *   (Not an IPC namespace: it doubles bwrap's start-up time for little — SysV IPC holds no secrets here.)
  * Every Bash command and every Stop hook starts this way (activities/shell.ts runs it).
  */
 import { spawn } from 'node:child_process';
@@ -94,7 +95,6 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     '--proc', '/proc',
     '--tmpfs', '/tmp',
     '--unshare-pid',
-    '--unshare-ipc',
     ...(plan.network ? [] : ['--unshare-net']),
     '--die-with-parent',
     // The worker may run as root: without this, the command could remount / read-write.

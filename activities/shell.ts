@@ -360,8 +360,9 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     const drained = await Promise.race([closed.then(() => true), sleep(PIPE_DRAIN_MS).then(() => false)]);
     // A tool call ends when its command does: background jobs (`cmd &`, nohup, setsid,
     // disown) would otherwise outlive the conversation on the worker host (issue 12, defect 9).
-    const stopped = child.pid === undefined ? false : await stopLeftovers(child.pid, `${SHELL_RUN_MARKER}=${runId}`);
-    // In the sandbox, its init may still be exiting here: only the sandbox's own look counts.
+    // In the sandbox the kernel ends them: its PID namespace dies with the command's shell, and
+    // nothing inside can leave it. The sandbox's own look (fd 3) says whether there were any.
+    const stopped = sandbox || child.pid === undefined ? false : await stopLeftovers(child.pid, `${SHELL_RUN_MARKER}=${runId}`);
     backgroundKilled = (sandbox ? leftInSandbox : stopped) && termination === undefined;
     if (!drained) await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
     signal.throwIfAborted();
