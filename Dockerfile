@@ -8,9 +8,12 @@ ENV NODE_ENV=production \
     npm_config_fund=false \
     npm_config_audit=false
 
-# Tools the agent's Bash tool commonly runs in a workspace (git, rg) and CA certificates for HTTPS.
+# Tools the agent's Bash tool commonly runs in a workspace (git, rg), CA certificates for HTTPS, and bubblewrap:
+# Bash commands and Stop hooks run in its sandbox. It needs user namespaces, which a container's seccomp profile
+# may refuse; the worker's banner says whether the sandbox is active, and without it commands run unsandboxed with
+# a warning (or are refused with sandbox.failIfUnavailable).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates git ripgrep \
+ && apt-get install -y --no-install-recommends ca-certificates git ripgrep bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

@@ -117,6 +117,10 @@ export function createToolRunner(deps: RunToolDeps) {
         },
         processEnv: mutating ? { [TOOL_USE_MARKER]: input.toolUseId } : undefined,
         access: input.access,
+        additionalDirectories: input.additionalDirectories,
+        settingSources: input.settingSources,
+        sandboxConfig: input.sandbox,
+        stateDir: deps.stateDir,
       });
     } catch (error) {
       if (context.cancellationSignal.aborted) {

@@ -2,13 +2,14 @@
  * Runs `bash -c command` in its own process group (`detached: true`), so a timeout or a
  * cancellation kills everything it started, not just the shell: an orphan left by a cancelled
  * activity would keep running on the worker host with no conversation to report to. Used by the
- * Bash tool and by Stop hooks.
+ * Bash tool and by Stop hooks, inside the OS sandbox when they pass one (activities/sandbox.ts).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxLaunch } from './sandbox';
 
 /**
  * Output kept in memory per command; callers apply their own budgets. Past it, the first half and
@@ -73,7 +74,20 @@ export interface ShellOptions {
   env?: Record<string, string>;
   /** Output as it arrives (stdout and stderr interleaved). */
   onOutput?: (text: string) => void;
+  /** Start the shell inside this sandbox (bubblewrap); absent: unsandboxed. */
+  sandbox?: SandboxLaunch;
 }
+
+/**
+ * The shell a sandboxed command runs under. The sandbox has its own PID namespace, which the
+ * kernel empties when the command's shell exits, so the worker cannot see what it left running;
+ * this shell looks (its /proc shows only the sandbox) and says so on fd 3. Known difference: a
+ * command killed by a signal reports exit code 128+n, as bwrap does.
+ */
+const SANDBOX_SHELL =
+  'bash -c "$1" 3>&-; status=$?; ' +
+  'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$) ;; *) printf left >&3; break ;; esac; done; ' +
+  'exit $status';
 
 export interface ShellRun {
   /** Set when the shell could not be started. */
@@ -103,6 +117,27 @@ function processGroupExists(groupId: number): boolean {
   }
 }
 
+/**
+ * True while a process of group `groupId` is running (zombies do not count). A sandbox leaves its
+ * init process a zombie for the host's init to reap, which may take a while (as in containers).
+ */
+async function processGroupRunning(groupId: number): Promise<boolean> {
+  if (!processGroupExists(groupId)) return false;
+  const entries = await readdir('/proc').catch(() => undefined);
+  if (entries === undefined) return true; // no /proc: trust kill(0)
+  const states = await Promise.all(
+    entries
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(async (entry) => {
+        const stat = await readFile(`/proc/${entry}/stat`, 'latin1').catch(() => '');
+        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(fields[2]) === groupId && fields[0] !== 'Z' && fields[0] !== 'X';
+      }),
+  );
+  return states.some(Boolean);
+}
+
 /** SIGTERM the whole group, give it a short grace, then SIGKILL whatever is left. */
 async function killProcessGroup(groupId: number, graceMs = KILL_GRACE_MS): Promise<void> {
   try {
@@ -111,7 +146,7 @@ async function killProcessGroup(groupId: number, graceMs = KILL_GRACE_MS): Promi
     return; // group already gone
   }
   const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && processGroupExists(groupId)) await sleep(25);
+  while (Date.now() < deadline && (await processGroupRunning(groupId))) await sleep(25);
   try {
     process.kill(-groupId, 'SIGKILL');
   } catch {
@@ -139,7 +174,7 @@ export async function findProcessesWithEnvironment(marker: string): Promise<numb
  */
 async function stopLeftovers(groupId: number, marker: string): Promise<boolean> {
   let found = false;
-  if (processGroupExists(groupId)) {
+  if (await processGroupRunning(groupId)) {
     found = true;
     await killProcessGroup(groupId);
   }
@@ -241,12 +276,23 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
   const { signal } = options;
   signal.throwIfAborted();
   const runId = randomUUID();
-  const child = spawn('bash', ['-c', options.command], {
+  const { sandbox } = options;
+  const [program, args] = sandbox
+    ? [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL, 'durable-agent-sandbox', options.command]]
+    : ['bash', ['-c', options.command]];
+  const child = spawn(program, args, {
     cwd: options.cwd,
-    detached: true, // its own process group, so we can signal -pid
-    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    env: { ...toolProcessEnvironment(), ...options.env, [SHELL_RUN_MARKER]: runId },
+    // Its own process group, so we can signal -pid; Node also makes it a new session with no
+    // controlling terminal, so a sandboxed command cannot push input into one (TIOCSTI).
+    detached: true,
+    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', sandbox ? 'pipe' : 'ignore'],
+    // The sandbox's /tmp is private and the worker's TMPDIR may not be writable in it.
+    env: { ...toolProcessEnvironment(), ...(sandbox ? { TMPDIR: '/tmp' } : {}), ...options.env, [SHELL_RUN_MARKER]: runId },
   });
+  let leftInSandbox = false;
+  const leftovers = child.stdio[3] as NodeJS.ReadableStream | null | undefined;
+  leftovers?.on('data', () => (leftInSandbox = true));
+  leftovers?.on('error', () => undefined);
   if (options.stdin !== undefined && child.stdin) {
     child.stdin.on('error', () => undefined); // the command may exit without reading it
     child.stdin.end(options.stdin);
@@ -314,8 +360,10 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     const drained = await Promise.race([closed.then(() => true), sleep(PIPE_DRAIN_MS).then(() => false)]);
     // A tool call ends when its command does: background jobs (`cmd &`, nohup, setsid,
     // disown) would otherwise outlive the conversation on the worker host (issue 12, defect 9).
-    const leftovers = child.pid === undefined ? false : await stopLeftovers(child.pid, `${SHELL_RUN_MARKER}=${runId}`);
-    backgroundKilled = leftovers && termination === undefined;
+    // In the sandbox the kernel ends them: its PID namespace dies with the command's shell, and
+    // nothing inside can leave it. The sandbox's own look (fd 3) says whether there were any.
+    const stopped = sandbox || child.pid === undefined ? false : await stopLeftovers(child.pid, `${SHELL_RUN_MARKER}=${runId}`);
+    backgroundKilled = (sandbox ? leftInSandbox : stopped) && termination === undefined;
     if (!drained) await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
     signal.throwIfAborted();
     return run({ exitCode: outcome.code, exitSignal: outcome.signal });
@@ -324,5 +372,6 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     signal.removeEventListener('abort', terminate);
     stdout.destroy();
     stderr.destroy();
+    (leftovers as { destroy?: () => void } | null | undefined)?.destroy?.();
   }
 }

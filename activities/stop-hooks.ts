@@ -2,7 +2,7 @@
  * runStopHooks activity (seed §2.9 handleStopHooks ⑤): every configured Stop hook runs in
  * parallel with Claude Code's hook input JSON on stdin. Exit code 2, or `{"decision":"block"}`
  * on stdout, is a blocking error fed back to the model; `{"continue": false}` ends the query;
- * any other failure is reported and is not fatal.
+ * any other failure is reported and is not fatal. Hooks run in Bash's OS sandbox (activities/sandbox.ts).
  */
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
@@ -10,6 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunStopHooksInput, RunStopHooksResult, StopHookOutcome } from '../common/activity-types';
+import { decideSandbox } from './sandbox';
 import { runShellCommand } from './shell';
 import { workspaceStateDir } from './tool-journal';
 
@@ -64,8 +65,18 @@ async function runStopHooksIn(stateDir: string, input: RunStopHooksInput): Promi
       input.conversationId.replace(/[^a-zA-Z0-9_-]/g, '_'),
     );
     const runStamp = `${Date.now()}-${context.info.attempt}`;
+    // A project's hooks are workspace content: they get the sandbox Bash commands get.
+    const sandbox = await decideSandbox({
+      cwd: input.cwd,
+      additionalDirectories: input.additionalDirectories,
+      settingSources: input.settingSources,
+      config: input.sandbox,
+      stateDir,
+    });
+    const notices = sandbox.notices.join('\n');
     const outcomes = await Promise.all(
       commands.map(async (hook, index): Promise<StopHookOutcome> => {
+        if (sandbox.refusal) return { command: hook.command, exitCode: null, stdout: '', stderr: '', nonBlockingError: sandbox.refusal };
         const run = await runShellCommand({
           command: hook.command,
           cwd: input.cwd,
@@ -74,11 +85,16 @@ async function runStopHooksIn(stateDir: string, input: RunStopHooksInput): Promi
           timeoutMs: Math.min(hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS) * 1000,
           signal: context.cancellationSignal,
           env: { CLAUDE_PROJECT_DIR: input.cwd },
+          sandbox: sandbox.launch,
         });
         if (run.startError) {
           return { command: hook.command, exitCode: null, stdout: '', stderr: '', nonBlockingError: `could not start: ${run.startError.message}` };
         }
         const outcome = interpretHookRun(hook.command, run);
+        // Ran unsandboxed (no sandbox on this host) or ignored settings: reported, not fatal.
+        if (notices !== '' && outcome.blockingError === undefined) {
+          outcome.nonBlockingError = outcome.nonBlockingError ? `${outcome.nonBlockingError}\n${notices}` : notices;
+        }
         const save = async (stream: 'stdout' | 'stderr', text: string) => {
           await mkdir(outputDirectory, { recursive: true });
           const file = path.join(outputDirectory, `${runStamp}-hook${index}-${stream}.txt`);

@@ -6,7 +6,7 @@ import type { ApiMessage, AssistantApiMessage, Usage } from './messages';
 import type { AgentDefinition } from './agents';
 import type { CustomCommand } from './custom-commands';
 import type { StopHookMatcher } from './config';
-import type { PermissionMode, RuleWithSource } from './permissions';
+import type { PermissionMode, RuleWithSource, SettingSource } from './permissions';
 import type { PrefetchedToolResult, ToolPrefetchPlan } from './tool-prefetch';
 
 /** A system prompt block as the API takes it (cache_control marks the dynamic boundary, seed §2.5). */
@@ -168,6 +168,12 @@ export interface RunToolInput {
    * deny rules and the real paths the decision allowed. Absent in older histories: no such checks.
    */
   access?: import('./permission-facts').ToolAccess;
+  /** Bash's sandbox (issue 17 §10): working directories besides cwd, writable inside it. */
+  additionalDirectories?: string[];
+  /** `--setting-sources`: which settings files' `sandbox` keys apply (default all). */
+  settingSources?: SettingSource[];
+  /** Claude Code's `sandbox` settings object from the conversation's config; may weaken the sandbox, as the user's settings may. */
+  sandbox?: Record<string, unknown>;
 }
 
 export interface RunToolResult {
@@ -224,6 +230,10 @@ export interface RunStopHooksInput {
   stopHookActive: boolean;
   transcriptPath?: string;
   lastAssistantMessage: string;
+  /** The hooks' sandbox (as Bash's): working directories besides cwd, setting sources, the config's `sandbox` object. */
+  additionalDirectories?: string[];
+  settingSources?: SettingSource[];
+  sandbox?: Record<string, unknown>;
 }
 
 export interface StopHookOutcome {

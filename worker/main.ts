@@ -7,6 +7,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { EncryptionKeyError } from '../infra/encryption-codec';
+import { sandboxStatusLine } from '../activities/sandbox';
 import { createWorker } from './worker';
 import { WorkerTuningError, workerTuningFromEnvironment } from './tuning';
 import { createWorkspaceWorker } from './workspace-worker';
@@ -71,6 +72,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
 
 async function runUntilStopped(worker: Worker, banner: string, ...connections: Array<{ close(): Promise<void> }>): Promise<void> {
   console.log(banner);
+  // Whether Bash commands and Stop hooks on this host will run in the OS sandbox (issue 17 §10).
+  console.log(await sandboxStatusLine());
   try {
     await worker.run();
   } finally {

@@ -2,9 +2,12 @@
  * Bash tool implementation. Each command runs in its own process group (`detached: true`) so a
  * timeout or cancellation can kill everything it started, not just the shell: an orphan left by a
  * cancelled activity would keep running on the worker host with no conversation to report to.
+ * It runs inside the OS sandbox (activities/sandbox.ts) unless the settings, the worker or the
+ * call (`dangerouslyDisableSandbox`, when allowed) say otherwise.
  */
 import { stat } from 'node:fs/promises';
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput, interpretExitCode } from '../../common/tools/bash';
+import { decideSandbox } from '../sandbox';
 import { CAPTURE_HEAD_BYTES, MAX_CAPTURE_BYTES, runShellCommand } from '../shell';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
@@ -30,6 +33,16 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
   if (!cwdStat?.isDirectory()) {
     return { isError: true, content: `Working directory does not exist: ${context.cwd}` };
   }
+  const sandbox = await decideSandbox({
+    cwd: context.cwd,
+    additionalDirectories: context.additionalDirectories,
+    settingSources: context.settingSources,
+    config: context.sandboxConfig,
+    command: input.command,
+    dangerouslyDisableSandbox: input.dangerouslyDisableSandbox,
+    stateDir: context.stateDir,
+  });
+  if (sandbox.refusal) return { isError: true, content: [sandbox.refusal, ...sandbox.notices].join('\n') };
   const run = await runShellCommand({
     command: input.command,
     cwd: context.cwd,
@@ -37,13 +50,17 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     signal: context.signal,
     onOutput: context.onProgress,
     env: context.processEnv,
+    sandbox: sandbox.launch,
   });
   if (run.startError) return { isError: true, content: `Failed to start bash: ${run.startError.message}` };
 
   const parts = [run.stdout.trimEnd(), run.stderr.trimEnd()].filter((part) => part !== '');
+  // Last, after the output: why it ran unsandboxed, or a workspace file's ignored sandbox keys.
+  const notices = sandbox.notices;
   // First, so that the preview of a result over the budget (its first characters) says so too.
   if (run.truncated) parts.unshift(omittedOutputNotice(run.outputBytes, run.omittedBytes));
   if (run.backgroundKilled) parts.push('[processes the command left running in the background were terminated when it finished]');
+  parts.push(...notices);
   if (run.timedOut) {
     parts.push(`Command timed out after ${timeoutMs}ms`);
     return { isError: true, content: parts.join('\n') };
@@ -57,5 +74,5 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     parts.push(exit.meaning ? `Exit code ${run.exitCode} (${exit.meaning})` : `Exit code ${run.exitCode}`);
     return { isError: exit.isError, content: parts.join('\n') };
   }
-  return { isError: false, content: parts.length === 0 ? NO_OUTPUT : parts.join('\n') };
+  return { isError: false, content: parts.length === notices.length ? [NO_OUTPUT, ...notices].join('\n') : parts.join('\n') };
 }

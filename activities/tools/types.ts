@@ -1,5 +1,6 @@
 /** Types shared by the tool implementations and their dispatcher (own module, so neither imports the other). */
 import type { ToolAccess } from '../../common/permission-facts';
+import type { SettingSource } from '../../common/permissions';
 
 /** What a tool needs from its caller. */
 export interface ToolExecutionContext {
@@ -20,6 +21,14 @@ export interface ToolExecutionContext {
    * working directories. Absent (older callers, recorded histories): no such checks.
    */
   access?: ToolAccess;
+  /** Working directories besides cwd (`--add-dir`, settings): writable inside Bash's sandbox. */
+  additionalDirectories?: readonly string[];
+  /** `--setting-sources`: which settings files' `sandbox` keys apply (default all). */
+  settingSources?: readonly SettingSource[];
+  /** Claude Code's `sandbox` settings object from the conversation's config (trusted like the user's settings). */
+  sandboxConfig?: unknown;
+  /** The worker's state directory, hidden from Bash but for this workspace's persisted results. */
+  stateDir?: string;
 }
 
 /** A tool_result's content and is_error flag. */

@@ -24,6 +24,14 @@ export const bashInputSchema = z.strictObject({
     .describe(
       "Clear, concise description of what this command does in 5-10 words. Examples:\nInput: ls\nOutput: Lists files in current directory\n\nInput: git status\nOutput: Shows working tree status\n\nInput: npm install\nOutput: Installs package dependencies",
     ),
+  /**
+   * Claude Code's field: run outside the OS sandbox. Honoured only when the settings'
+   * `sandbox.allowUnsandboxedCommands` is not false; the permission engine asks for such a call.
+   */
+  dangerouslyDisableSandbox: z
+    .boolean()
+    .optional()
+    .describe('Set this to true to dangerously override sandbox mode and run commands without sandboxing.'),
 });
 
 export type BashInput = z.infer<typeof bashInputSchema>;

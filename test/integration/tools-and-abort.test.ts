@@ -9,7 +9,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, readdirSync, writeSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -32,6 +32,24 @@ afterEach(async () => {
 });
 
 // ---- helpers -------------------------------------------------------------------------------
+
+/**
+ * Host pids of live processes whose command line is exactly `sleep <seconds>` (a unique duration
+ * names the test's command). Not `$$`: Bash runs in a sandbox with its own PID namespace.
+ */
+function liveSleepers(seconds: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${seconds}\0` && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
 
 /** Creates a FIFO in the workspace; `cat name` blocks on it until the test releases it. */
 function makeGate(name: string): string {
@@ -561,7 +579,7 @@ describe('abort', () => {
       script: [
         {
           content: [
-            { type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: 'echo $$ > pid; sleep 30' } },
+            { type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: 'echo started > pid; sleep 30.125' } },
             { type: 'tool_use', id: 'toolu_after', name: 'Bash', input: { command: 'echo never > after.txt' } },
           ],
         },
@@ -571,18 +589,11 @@ describe('abort', () => {
     await harness.startWorker();
     const { conversationId, inputUuid } = await start('wait');
 
-    const pidFile = path.join(harness.workspace, 'pid');
-    const pid = Number(
-      await eventually(
-        () => readFile(pidFile, 'utf8').catch(() => ''),
-        (text) => /^\d+\n$/.test(text),
-      ),
-    );
-    expect(() => process.kill(pid, 0)).not.toThrow();
+    await eventually(async () => liveSleepers('30.125').length, (count) => count === 1);
     await harness.api.abort(conversationId);
     const aborted = await harness.api.waitForResult(conversationId, inputUuid!);
     expect(aborted).toMatchObject({ terminal_reason: 'aborted_tools', is_error: true });
-    expect(() => process.kill(pid, 0)).toThrow(); // dead when the result arrives
+    expect(liveSleepers('30.125')).toEqual([]); // dead when the result arrives
     await expect(readFile(path.join(harness.workspace, 'after.txt'), 'utf8')).rejects.toThrow(); // never ran
 
     const status = await harness.api.status(conversationId);
@@ -646,7 +657,7 @@ describe('abort with production heartbeat settings', () => {
   it('kills a running command promptly even with a 60 s heartbeat timeout', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo $$ > job.pid; sleep 20; touch finished' } }] },
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo started > job.pid; sleep 20.125; touch finished' } }] },
         { content: [{ type: 'text', text: 'Stopped.' }] },
       ],
     });
@@ -656,13 +667,13 @@ describe('abort with production heartbeat settings', () => {
       config: harness.config({ toolHeartbeatTimeoutMs: 60_000 }),
       taskQueue: harness.taskQueue,
     });
-    const pid = Number(await eventually(() => readFile(path.join(harness.workspace, 'job.pid'), 'utf8').catch(() => ''), (text) => text.trim() !== ''));
+    await eventually(async () => liveSleepers('20.125').length, (count) => count === 1);
     await harness.api.abort(started.conversationId);
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
 
     expect(result.terminal_reason).toBe('aborted_tools');
     // Cancellation arrived before the command could finish: it never reached its last step.
-    expect(() => process.kill(pid, 0)).toThrow();
+    expect(liveSleepers('20.125')).toEqual([]);
     await expect(readFile(path.join(harness.workspace, 'finished'), 'utf8')).rejects.toThrow();
   });
 });

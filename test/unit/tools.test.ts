@@ -20,6 +20,14 @@ function context(overrides: Partial<ToolExecutionContext> = {}): ToolExecutionCo
   return { cwd: workspace, signal: new AbortController().signal, ...overrides };
 }
 
+/**
+ * For the tests that read the shell's host pid (`$$`, `$!`) to watch its process group: in the
+ * sandbox those are PID-namespace numbers. test/unit/sandbox.test.ts runs the same cases sandboxed.
+ */
+function hostContext(overrides: Partial<ToolExecutionContext> = {}): ToolExecutionContext {
+  return context({ sandboxConfig: { enabled: false }, ...overrides });
+}
+
 async function put(relative: string, content: string | Buffer): Promise<string> {
   const filePath = path.join(workspace, relative);
   await mkdir(path.dirname(filePath), { recursive: true });
@@ -346,7 +354,7 @@ describe('Bash', () => {
     const result = await executeTool(
       'Bash',
       { command: 'echo "pgid:$$"; sleep 30 & sleep 30', timeout: 500 },
-      context({
+      hostContext({
         onProgress: (chunk) => {
           const match = /pgid:(\d+)/.exec(chunk);
           if (match) groupId = Number(match[1]);
@@ -381,7 +389,7 @@ describe('Bash', () => {
     const run = executeTool(
       'Bash',
       { command: 'echo "pgid:$$"; sleep 30 & echo "bg:$!"; sleep 30' },
-      context({ signal: controller.signal, onProgress: (chunk) => (output += chunk) }),
+      hostContext({ signal: controller.signal, onProgress: (chunk) => (output += chunk) }),
     );
     await waitFor(() => /bg:\d+/.test(output));
     const groupId = Number(/pgid:(\d+)/.exec(output)![1]);
@@ -403,7 +411,7 @@ describe('Bash', () => {
     const run = executeTool(
       'Bash',
       { command: `echo "pgid:$$"; bash -c 'trap "" TERM; echo ready; sleep 30' ; true` },
-      context({ signal: controller.signal, onProgress: (chunk) => (output += chunk) }),
+      hostContext({ signal: controller.signal, onProgress: (chunk) => (output += chunk) }),
     );
     await waitFor(() => output.includes('ready'));
     const groupId = Number(/pgid:(\d+)/.exec(output)![1]);
@@ -417,7 +425,7 @@ describe('Bash', () => {
     const result = await executeTool(
       'Bash',
       { command: 'echo "pgid:$$"; sleep 30 & echo started' },
-      context({ onProgress: (chunk) => (output += chunk) }),
+      hostContext({ onProgress: (chunk) => (output += chunk) }),
     );
     expect(result.isError).toBe(false);
     expect(result.content).toContain('started');
@@ -427,7 +435,7 @@ describe('Bash', () => {
 
   it('stops background jobs with redirected output when the call returns (issue 12, defect 9)', async () => {
     const pidFile = path.join(workspace, 'bg.pid');
-    const result = await executeTool('Bash', { command: `sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}` }, context());
+    const result = await executeTool('Bash', { command: `sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}` }, hostContext());
     expect(result).toEqual({
       isError: false,
       content: '[processes the command left running in the background were terminated when it finished]',
