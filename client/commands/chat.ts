@@ -27,6 +27,8 @@ export interface ChatOptions {
 }
 
 const DIM = '\u001b[2m';
+/** Lines arriving within this long of each other are one prompt (a paste). */
+const PASTE_WINDOW_MS = 30;
 const RESET = '\u001b[0m';
 
 export async function chatCommand(options: ChatOptions): Promise<number> {
@@ -159,7 +161,17 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           }
           return;
         }
-        if (message.type === 'user') return; // tool results: the tool lines show them
+        if (message.type === 'user') {
+          // Tool results: the tool lines show them. A local slash command's output (/help, /cost,
+          // /status, an unknown command) is this message's text: shown as the command printed it.
+          if (message.command?.kind !== 'local') return;
+          const line = formatEvent(op.event);
+          if (line) {
+            newline();
+            put(`${sanitizeForTerminal(line)}\n`);
+          }
+          return;
+        }
         if (message.type === 'result') {
           permissions.settled(); // nothing of the query waits any more
           newline();
@@ -214,27 +226,42 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   const left = new Promise<void>((resolve) => {
     rl.on('close', () => resolve());
   });
-  rl.on('line', (line) => {
-    if (answering) {
-      answering(line);
-      return;
-    }
-    const prompt = line.trim();
+  // Lines that arrive together are one prompt: a multi-line paste reaches readline as one chunk
+  // and becomes several 'line' events at once (a person types Enter far slower than this).
+  // Prompts are signalled one after another, so they reach the conversation in the order typed.
+  let pasted: string[] = [];
+  let pasteTimer: NodeJS.Timeout | undefined;
+  let sending: Promise<unknown> = Promise.resolve();
+  const submit = () => {
+    pasteTimer = undefined;
+    const prompt = pasted.join('\n').trim();
+    pasted = [];
     if (!prompt) {
       if (!busy) rl.prompt();
       return;
     }
     busy = true;
     interrupts = 0;
-    api.send(id, prompt).then(
-      (uuid) => sentByMe.add(uuid),
-      (error: unknown) => {
-        newline();
-        put(`Could not send: ${error instanceof Error ? error.message : String(error)}\n`);
-        busy = false;
-        rl.prompt();
-      },
+    sending = sending.then(() =>
+      api.send(id, prompt).then(
+        (uuid) => sentByMe.add(uuid),
+        (error: unknown) => {
+          newline();
+          put(`Could not send: ${error instanceof Error ? error.message : String(error)}\n`);
+          busy = false;
+          rl.prompt();
+        },
+      ),
     );
+  };
+  rl.on('line', (line) => {
+    if (answering && pasted.length === 0) {
+      answering(line);
+      return;
+    }
+    pasted.push(line);
+    if (pasteTimer) clearTimeout(pasteTimer);
+    pasteTimer = setTimeout(submit, PASTE_WINDOW_MS);
   });
   rl.on('SIGINT', () => {
     interrupts++;
