@@ -53,6 +53,9 @@ Usage:
                                                  conversations on the server, newest first; status is
                                                  running, awaiting_input, awaiting_permission or ended
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
+  durable-agent worker --scripted                run a worker whose model is a local scripted one (no key): try
+                                                 tools, permissions and subagents with prompts like "read FILE",
+                                                 "write FILE TEXT", "run CMD", "agent TASK" (it lists them)
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
                                                  the queue of this host's workspaces (no model key needed)
   durable-agent server                           run a local Temporal dev server (UI on http://localhost:8233)
@@ -149,11 +152,12 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         }
       }
       case 'worker': {
-        const { values } = parse(rest, { 'workspace-queue': { type: 'string' } }, 0, 'worker');
+        const { values } = parse(rest, { 'workspace-queue': { type: 'string' }, scripted: { type: 'boolean' } }, 0, 'worker');
         const workspaceQueue = values['workspace-queue'] as string | undefined;
         if (workspaceQueue !== undefined && workspaceQueue.trim() === '') throw new UsageError('worker: --workspace-queue needs a task queue name.');
+        if (workspaceQueue !== undefined && values.scripted) throw new UsageError('worker: --scripted answers model calls; a --workspace-queue worker makes none.');
         const { runWorker } = await import('../worker/main');
-        await runWorker(process.env, { workspaceQueue });
+        await runWorker(process.env, { workspaceQueue, scripted: values.scripted === true });
         return 0;
       }
       case 'server': {

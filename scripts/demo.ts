@@ -20,10 +20,11 @@ import { formatEvent } from '../client/format';
 import { DEFAULT_MODEL } from '../common/config';
 import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
 import { createWorker } from '../worker/worker';
+import { DEMO_PROMPT, demoTurn } from '../worker/scripted-model';
 import { DEFAULT_DB_FILENAME, DEFAULT_UI_PORT, type DevServer, REPO_ROOT, isTemporalReachable, startDevServer } from '../infra/dev-server';
 
 const DEMO_WORKSPACE = path.join(REPO_ROOT, '.durable-agent', 'demo-workspace');
-const PROMPT = 'The test in test.js fails. Find the bug in math.js, fix it, and run `node test.js` to verify.';
+const PROMPT = DEMO_PROMPT;
 
 /** The demo workspace: a one-line bug in math.js that test.js catches (also used by `npm run smoke`). */
 export const FILES: Record<string, string> = {
@@ -33,38 +34,8 @@ export const FILES: Record<string, string> = {
 };
 
 /** The scripted conversation: explore, reproduce, fix, verify, report — keyed on the turn number. */
-export const demoResponder: Responder = (request) => {
-  const turn = request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length;
-  const slow = { deltaDelayMs: 15 };
-  switch (turn) {
-    case 0:
-      return {
-        ...slow,
-        content: [
-          { type: 'text', text: "I'll look at the code and the test first." },
-          { type: 'tool_use', name: 'Read', input: { file_path: 'math.js' } },
-          { type: 'tool_use', name: 'Read', input: { file_path: 'test.js' } },
-        ],
-      };
-    case 1:
-      return { ...slow, content: [{ type: 'text', text: 'Let me reproduce the failure.' }, { type: 'tool_use', name: 'Bash', input: { command: 'node test.js', description: 'Run the tests' } }] };
-    case 2:
-      return {
-        ...slow,
-        content: [
-          { type: 'text', text: 'The loop in `sum` starts at index 1, so it skips the first element. Fixing the off-by-one.' },
-          { type: 'tool_use', name: 'Edit', input: { file_path: 'math.js', old_string: 'let i = 1;', new_string: 'let i = 0;' } },
-        ],
-      };
-    case 3:
-      return { ...slow, content: [{ type: 'tool_use', name: 'Bash', input: { command: 'node test.js', description: 'Run the tests again' } }] };
-    default:
-      return {
-        ...slow,
-        content: [{ type: 'text', text: 'Fixed: `sum` started its loop at index 1 and skipped the first number. It now starts at 0, and `node test.js` passes.' }],
-      };
-  }
-};
+export const demoResponder: Responder = (request) =>
+  demoTurn(request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length);
 
 /** The Temporal server at TEMPORAL_ADDRESS if one answers, else the local dev server (started here). */
 export async function ensureServer(): Promise<{ address: string; uiUrl?: string; server?: DevServer }> {
