@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { startScriptedModelServer } from '../testing/scripted-model-server';
+import { installPeopleLogger } from './runtime-logger';
 import { SCRIPTED_HELP, scriptedResponder } from './scripted-model';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { EncryptionKeyError } from '../infra/encryption-codec';
@@ -25,6 +26,8 @@ export interface RunWorkerOptions {
 }
 
 export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: RunWorkerOptions = {}): Promise<void> {
+  // Warnings and errors only, no colours when piped (not the bundler's INFO lines).
+  installPeopleLogger();
   const settings = temporalSettings(env);
   // Checked before connecting: a bad value is a clear error, not a half-started worker.
   const tuning = workerTuningFromEnvironment(env);

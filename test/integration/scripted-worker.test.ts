@@ -48,6 +48,9 @@ describe('durable-agent worker --scripted', () => {
     while (!output.includes('polling task queue') && Date.now() < deadline && worker.exitCode === null) await new Promise((r) => setTimeout(r, 200));
     expect(output).toContain('SCRIPTED model');
     expect(output).toContain('polling task queue');
+    // Not the bundler's INFO lines nor the handoff worker's "No workflows registered" (issue 19, item 8).
+    expect(output).not.toMatch(/webpack|\[INFO\]|No workflows registered/);
+    expect(output.trim().split('\n').length).toBeLessThan(15);
 
     const help = await durableAgent(harness, 'ask', 'hello');
     expect(help.out).toMatch(/scripted model[\s\S]*read <file>[\s\S]*agent <task>/);
