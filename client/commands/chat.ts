@@ -9,6 +9,7 @@
 import readline from 'node:readline';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ConversationConfigInput } from '../../common/config';
+import type { TranscriptMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
 import { ChatPermissionPrompter } from '../chat-permissions';
 import { formatEvent, sanitizeForTerminal } from '../format';
@@ -22,6 +23,8 @@ export interface ChatOptions {
   /** Rejoin this conversation; a new one is started when absent. */
   conversationId?: string;
   config: ConversationConfigInput;
+  /** A new conversation continues this transcript (--continue / --resume of an ended one). */
+  resume?: { fromConversationId: string; messages: TranscriptMessage[] };
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
 }
@@ -45,8 +48,9 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     waitingOnRejoin = busy;
     write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · $${status.totalCostUsd.toFixed(4)}${RESET}\n`);
   } else {
-    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue })).conversationId;
+    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume })).conversationId;
     write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
+    if (options.resume) write(`${DIM}continuing ${options.resume.fromConversationId} (${options.resume.messages.length} messages)${RESET}\n`);
   }
   const id = conversationId;
   write(`${DIM}Enter sends · Ctrl-C aborts the running query (twice: leave) · Ctrl-D leaves, the conversation stays${RESET}\n`);

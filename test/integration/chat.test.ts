@@ -78,7 +78,7 @@ describe('chat in a terminal', () => {
     await eventually(async () => screen(first), (text) => text.includes('A long answer being written'), 60_000);
     tmux('send-keys', '-t', first, 'C-c');
     // The interrupted answer stays on screen, followed by the aborted result and a new prompt.
-    const interrupted = await eventually(async () => screen(first), (text) => /A long answer being written[\s\S]*\[interrupting[\s\S]*✗ aborted[\s\S]*\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    const interrupted = await eventually(async () => screen(first), (text) => /A long answer being written[\s\S]*\[interrupting[\s\S]*✗ interrupted while the model was answering[\s\S]*\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
     expect(interrupted.split('A long answer being written').length).toBe(2);
     release();
 

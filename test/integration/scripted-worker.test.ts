@@ -74,5 +74,14 @@ describe('durable-agent worker --scripted', () => {
     const children = [];
     for await (const execution of harness.client.workflow.list({ query: `WorkflowId STARTS_WITH '${viaAgent.session_id}--agent-'` })) children.push(execution.workflowId);
     expect(children).toHaveLength(1);
+
+    // Claude Code's -p -c: a new one-shot conversation carries on from the workspace's latest one.
+    const continued = await durableAgent(harness, '-p', '-c', '--output-format', 'json', 'hello again');
+    expect(continued.code, continued.err).toBe(0);
+    const next = JSON.parse(continued.out);
+    expect(next.session_id).not.toBe(viaAgent.session_id);
+    const transcript = await durableAgent(harness, 'transcript', next.session_id);
+    expect(transcript.out).toContain('agent read notes.txt');
+    expect(transcript.out).toContain('hello again');
   });
 });
