@@ -24,7 +24,9 @@ import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, r
 import { exportTranscript, fetchTranscript, transcriptToResume } from './commands/transcript';
 import { UsageError } from './usage-error';
 import { PERMISSION_OPTIONS, PERMISSION_USAGE, decide, pendingPermissionLines, permissionConfigFrom, promptForPermissions } from './commands/permissions';
-import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow } from './commands/list';
+import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow, mostRecentConversation } from './commands/list';
+import { claudeCodeArgv } from './claude-flags';
+import { version as packageVersion } from '../package.json';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
 const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
@@ -53,11 +55,19 @@ Usage:
                                                  conversations on the server, newest first; status is
                                                  running, awaiting_input, awaiting_permission or ended
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
+  durable-agent worker --scripted                run a worker whose model is a local scripted one (no key): try
+                                                 tools, permissions and subagents with prompts like "read FILE",
+                                                 "write FILE TEXT", "run CMD", "agent TASK" (it lists them)
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
                                                  the queue of this host's workspaces (no model key needed)
   durable-agent server                           run a local Temporal dev server (UI on http://localhost:8233)
   durable-agent codec-server [--port 8888] [--host 127.0.0.1] [--origin <url>]... [--token <t>]
                                                  decrypt encrypted history for the Temporal UI / CLI
+
+Claude Code's spellings work too: \`durable-agent -p "<prompt>"\` (or --print) is ask; a command line that starts
+with a flag is chat; -c / --continue carries on from this workspace's most recent conversation and
+-r / --resume <id> from that one (ask and chat); -v / --version; --dangerously-skip-permissions is
+--permission-mode bypassPermissions.
 
 Options for ask and start:
   --cwd <dir>              workspace directory on the worker host (default: the current directory)
@@ -108,9 +118,13 @@ const defaultIo: Io = {
 };
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
-  const [command, ...rest] = argv;
+  const [command, ...rest] = claudeCodeArgv(argv);
   try {
     switch (command) {
+      case 'version':
+        parse(rest, {}, 0, '--version');
+        io.out(`${packageVersion} (durable-agent)`);
+        return 0;
       case undefined:
       case 'help':
       case '--help':
@@ -139,21 +153,36 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'transcript':
         return await transcriptCommand(rest, io);
       case 'chat': {
-        const { values, positionals } = parse(rest, CONFIG_OPTIONS, [0, 1], 'chat');
+        const { values, positionals } = parse(rest, { ...CONFIG_OPTIONS, ...CONTINUE_OPTIONS }, [0, 1], 'chat');
+        if (positionals[0] !== undefined && (values.resume !== undefined || values.continue)) {
+          throw new UsageError('chat: give a conversation id, --resume <id> or --continue, not several.');
+        }
+        checkContinueFlags(values);
+        const config = configFrom(values, false);
         const { chatCommand } = await import('./commands/chat');
         const { api, taskQueue, close } = await connect();
         try {
-          return await chatCommand({ api, taskQueue, conversationId: positionals[0], config: configFrom(values, false) });
+          let conversationId = positionals[0];
+          let resume: ResumeInput | undefined;
+          const from = await continuedConversation(api, values, config.cwd);
+          if (from) {
+            // A conversation still open is rejoined; an ended one is continued by a new conversation.
+            const open = await api.status(from).then((status) => !status.ended, () => false);
+            if (open) conversationId = from;
+            else resume = await resumeFrom(api, from);
+          }
+          return await chatCommand({ api, taskQueue, conversationId, config, resume });
         } finally {
           await close();
         }
       }
       case 'worker': {
-        const { values } = parse(rest, { 'workspace-queue': { type: 'string' } }, 0, 'worker');
+        const { values } = parse(rest, { 'workspace-queue': { type: 'string' }, scripted: { type: 'boolean' } }, 0, 'worker');
         const workspaceQueue = values['workspace-queue'] as string | undefined;
         if (workspaceQueue !== undefined && workspaceQueue.trim() === '') throw new UsageError('worker: --workspace-queue needs a task queue name.');
+        if (workspaceQueue !== undefined && values.scripted) throw new UsageError('worker: --scripted answers model calls; a --workspace-queue worker makes none.');
         const { runWorker } = await import('../worker/main');
-        await runWorker(process.env, { workspaceQueue });
+        await runWorker(process.env, { workspaceQueue, scripted: values.scripted === true });
         return 0;
       }
       case 'server': {
@@ -303,6 +332,30 @@ function promptFrom(positionals: string[], command: string): string {
   return prompt;
 }
 
+/** Claude Code's -c / --continue and -r / --resume <id> (ask and chat). */
+const CONTINUE_OPTIONS: OptionSpec = { continue: { type: 'boolean' }, resume: { type: 'string' } };
+
+type ResumeInput = { fromConversationId: string; messages: Awaited<ReturnType<typeof fetchTranscript>> };
+
+/** The conversation --resume names, or --continue's: the workspace's most recent one. */
+function checkContinueFlags(values: Record<string, unknown>): void {
+  if (values.resume !== undefined && values.continue) throw new UsageError('--continue and --resume: give one of them.');
+  if (typeof values.resume === 'string' && values.resume.trim() === '') throw new UsageError('--resume needs a conversation id.');
+}
+
+async function continuedConversation(api: ConversationClient, values: Record<string, unknown>, cwd: string): Promise<string | undefined> {
+  checkContinueFlags(values);
+  if (typeof values.resume === 'string') return values.resume;
+  if (!values.continue) return undefined;
+  const latest = await mostRecentConversation(api.client, cwd);
+  if (!latest) throw new UsageError(`--continue: no conversation in ${cwd} yet.`);
+  return latest;
+}
+
+async function resumeFrom(api: ConversationClient, conversationId: string): Promise<ResumeInput> {
+  return { fromConversationId: conversationId, messages: transcriptToResume(conversationId, await fetchTranscript(api, conversationId)) };
+}
+
 async function connect(): Promise<{ api: ConversationClient; taskQueue: string; close: () => Promise<void> }> {
   const settings = temporalSettings();
   const client = await connectClient(settings);
@@ -325,8 +378,9 @@ async function warnIfNoWorker(api: ConversationClient, taskQueue: string, io: Io
 }
 
 async function askCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...ASK_OPTIONS, ...SESSION_LIMIT_OPTIONS }, [0, Infinity], 'ask');
+  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...ASK_OPTIONS, ...SESSION_LIMIT_OPTIONS, ...CONTINUE_OPTIONS }, [0, Infinity], 'ask');
   const format = outputFormatFrom(values);
+  checkContinueFlags(values);
   // claude -p: a terminal answers permission requests inline; without one they are denied at once.
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const config = { ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) };
@@ -334,7 +388,10 @@ async function askCommand(args: string[], io: Io): Promise<number> {
   const { api, taskQueue, close } = await connect();
   const prompting = new AbortController();
   try {
-    const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue });
+    // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c).
+    const from = await continuedConversation(api, values, config.cwd);
+    const resume = from ? await resumeFrom(api, from) : undefined;
+    const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue, resume });
     await warnIfNoWorker(api, taskQueue, io);
     if (interactive) void promptForPermissions(api, conversationId, prompting.signal, io.err).catch((error: unknown) => io.err(`Error: ${String(error)}`));
     const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
