@@ -61,7 +61,7 @@ Usage:
 
 Options for ask and start:
   --cwd <dir>              workspace directory on the worker host (default: the current directory)
-  --model <name>           model (default: claude-sonnet-5-5)
+  --model <name>           model or alias: opus, sonnet, haiku, fable, [1m] suffix (default: claude-opus-4-8)
   --fallback-model <name>  model to switch to when the primary is overloaded
   --max-turns <n>          stop after n turns (default 100)
   --system-prompt <text>   replaces the default system prompt

@@ -12,7 +12,12 @@
  *                                     content_block_start / *_delta… / content_block_stop per block,
  *                                     message_delta, message_stop.
  *  - `POST /v1/messages/count_tokens` `{input_tokens}`: a chars/4 estimate unless overridden.
+ *  - `GET /v1/models`, `GET /v1/models/{id}`  the catalog (testing/model-catalog.ts) in the Models
+ *                                     API's shape; an id it does not serve is the API's 404.
  *  - anything else                    404 not_found_error.
+ *
+ * Like the API, both message endpoints answer a model outside the catalog with 404
+ * `not_found_error` ("model: <id>"), and a `max_tokens` above the model's maximum with a 400.
  *
  * Every request is first validated by {@link validateMessagesRequest} (testing/messages-api-validator.ts),
  * at least as strictly as the real API: a body the API would refuse gets the API's 400
@@ -39,6 +44,7 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import type { StopReason } from '../common/messages';
 import { validateMessagesRequest } from './messages-api-validator';
+import { type CatalogModel, MODEL_CATALOG, catalogModel, unknownModelMessage } from './model-catalog';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -134,6 +140,8 @@ export interface ScriptedModelServerOptions {
   countTokens?: (body: any) => number;
   /** Receives one line per request handled. */
   log?: (line: string) => void;
+  /** The served models (default: testing/model-catalog.ts). */
+  models?: readonly CatalogModel[];
 }
 
 /** A request the validator refused with a 400 (not a scripted `error` turn). */
@@ -162,6 +170,10 @@ export interface ScriptedModelServer {
   setResponder(respond: Responder | undefined): void;
   /** Number of queued turns not yet consumed. */
   remaining(): number;
+  /** false: `/v1/models…` answers 503 (the Models API cannot be asked; messages still work). */
+  setModelsApiAvailable(available: boolean): void;
+  /** Every `GET /v1/models…` request, in arrival order. */
+  modelRequests: RecordedRequest[];
   /** Closes the server and destroys open sockets (including streams in progress). */
   close(): Promise<void>;
 }
@@ -282,7 +294,11 @@ export async function startScriptedModelServer(
   let responder: Responder | undefined = options.respond;
   const requests: RecordedRequest[] = [];
   const countTokenRequests: RecordedRequest[] = [];
+  const modelRequests: RecordedRequest[] = [];
   const rejections: Rejection[] = [];
+  const served = options.models ?? MODEL_CATALOG;
+  const findModel = (id: string): CatalogModel | undefined => (options.models ? served.find((entry) => entry.id === id) : catalogModel(id));
+  let modelsApiAvailable = true;
   const log = options.log ?? (() => {});
   const countTokens = (body: any): number =>
     options.countTokens ? options.countTokens(body) : estimateInputTokens(body);
@@ -407,6 +423,11 @@ export async function startScriptedModelServer(
     const method = req.method ?? 'GET';
     const isMessages = path === '/v1/messages';
     const isCount = path === '/v1/messages/count_tokens';
+    if (method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) {
+      req.resume();
+      answerModels(req, path, res);
+      return;
+    }
     if (method !== 'POST' || (!isMessages && !isCount)) {
       req.resume();
       log(`${method} ${path} -> 404`);
@@ -450,6 +471,21 @@ export async function startScriptedModelServer(
       return;
     }
 
+    const model = findModel(String(body.model));
+    if (!model) {
+      log(`POST ${path} #${recorded.index} -> 404 unknown model ${String(body.model)}`);
+      sendError(res, 404, 'not_found_error', unknownModelMessage(String(body.model)));
+      return;
+    }
+    // The API's wording: "max_tokens: 128000 > 64000, which is the maximum allowed number of output tokens for claude-…".
+    if (isMessages && body.max_tokens > model.max_tokens) {
+      const message = `max_tokens: ${body.max_tokens} > ${model.max_tokens}, which is the maximum allowed number of output tokens for ${model.id}`;
+      rejections.push({ index: recorded.index, path, message });
+      log(`POST ${path} #${recorded.index} -> 400 ${message}`);
+      sendError(res, 400, 'invalid_request_error', message);
+      return;
+    }
+
     if (isCount) {
       const inputTokens = countTokens(body);
       log(`POST ${path} #${recorded.index} -> 200 input_tokens=${inputTokens}`);
@@ -458,6 +494,26 @@ export async function startScriptedModelServer(
     }
 
     await answerMessages(recorded, res);
+  }
+
+  /** `GET /v1/models` (one page, the whole catalog) and `GET /v1/models/{id}`. */
+  function answerModels(req: http.IncomingMessage, path: string, res: http.ServerResponse): void {
+    modelRequests.push({ index: modelRequests.length, path, headers: { ...req.headers }, body: undefined, stream: false, receivedAt: Date.now() });
+    if (!modelsApiAvailable) {
+      log(`GET ${path} -> 503 (models API unavailable)`);
+      sendError(res, 503, 'api_error', 'Service unavailable');
+      return;
+    }
+    if (path === '/v1/models') {
+      log(`GET ${path} -> 200 (${served.length} models)`);
+      sendJson(res, { data: served, has_more: false, first_id: served[0]?.id ?? null, last_id: served[served.length - 1]?.id ?? null });
+      return;
+    }
+    const id = decodeURIComponent(path.slice('/v1/models/'.length));
+    const model = findModel(id);
+    log(`GET ${path} -> ${model ? 200 : 404}`);
+    if (model) sendJson(res, model);
+    else sendError(res, 404, 'not_found_error', unknownModelMessage(id));
   }
 
   /** Picks the turn for a `/v1/messages` request and writes it out (JSON, SSE, or an error). */
@@ -534,7 +590,8 @@ export async function startScriptedModelServer(
       id: `msg_scripted_${String(++messageCounter).padStart(6, '0')}`,
       type: 'message' as const,
       role: 'assistant' as const,
-      model: turn.model ?? String(body.model),
+      // The API reports the id it served (an alias such as claude-haiku-4-5 answers as its dated id).
+      model: turn.model ?? findModel(String(body.model))?.id ?? String(body.model),
       content,
       stop_reason: stopReason,
       stop_sequence: null,
@@ -703,6 +760,10 @@ export async function startScriptedModelServer(
       responder = respond;
     },
     remaining: () => queue.length,
+    modelRequests,
+    setModelsApiAvailable: (available) => {
+      modelsApiAvailable = available;
+    },
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         closing = true;

@@ -10,8 +10,8 @@ import { historyQuery } from '../../workflows/definitions';
 import { type RecordedRequest, type Responder, promptTooLongTurn } from '../../testing/scripted-model-server';
 import { type Harness, createHarness, runToResult, expectValidApiOrder } from '../helpers/harness';
 
-const PRIMARY = 'claude-sonnet-5-5';
-const FALLBACK = 'claude-haiku-5-5';
+const PRIMARY = 'claude-sonnet-4-6';
+const FALLBACK = 'claude-haiku-4-5';
 const NUDGE = 'Resume directly where you left off';
 
 let harness: Harness | undefined;
