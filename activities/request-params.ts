@@ -134,6 +134,16 @@ export function thinkingBlocksFor(messages: readonly ApiMessage[], keepEarlier: 
   return out;
 }
 
+/** Whether the request ends with tool results whose assistant turn does not open with a thinking block. */
+export function lastToolTurnLacksThinking(messages: readonly ApiMessage[]): boolean {
+  const last = messages[messages.length - 1];
+  if (!last || last.role !== 'user' || typeof last.content === 'string' || !last.content.some((block) => block.type === 'tool_result')) return false;
+  const turn = [...messages].reverse().find((message) => message.role === 'assistant');
+  if (!turn || typeof turn.content === 'string') return false;
+  const first = turn.content[0];
+  return first?.type !== 'thinking' && first?.type !== 'redacted_thinking';
+}
+
 /** The whole request of a model call (callModel, callModelLocal, compaction). */
 export function buildModelRequest(
   input: Pick<CallModelInput, 'model' | 'maxTokens'>,
@@ -148,6 +158,12 @@ export function buildModelRequest(
   const keepAny = thinkingOn || (!model.capabilities.disabledThinking && (model.capabilities.adaptiveThinking || model.capabilities.enabledThinking));
   const keepEarlier = thinking.context_management !== undefined || !thinkingOn;
   let messages = thinkingBlocksFor(request.messages, keepEarlier, keepAny);
+  // With `enabled` thinking the API wants the tool loop's last assistant turn to open with its
+  // thinking block; one that has none (written by another model, before a fallback) goes without.
+  if ((thinking.thinking as { type?: string } | undefined)?.type === 'enabled' && lastToolTurnLacksThinking(messages)) {
+    delete thinking.thinking;
+    delete thinking.context_management;
+  }
   if (options.cacheMessages !== false) messages = withMessageBreakpoint(messages, breakpointsIn(request.system));
   const betas = [
     ...(wantsOneMillionWindow(input.model) && model.contextWindow < ONE_MILLION_CONTEXT_WINDOW ? [ONE_MILLION_CONTEXT_BETA] : []),

@@ -16,6 +16,9 @@
  *                                     API's shape; an id it does not serve is the API's 404.
  *  - anything else                    404 not_found_error.
  *
+ * Prompt caching is billed as the API bills it (testing/prompt-cache.ts): each answer's usage
+ * reports `cache_read_input_tokens` and `cache_creation_input_tokens` from the request's breakpoints.
+ *
  * Like the API, both message endpoints answer a model outside the catalog with 404
  * `not_found_error` ("model: <id>"), and a `max_tokens` above the model's maximum with a 400.
  *
@@ -45,6 +48,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { StopReason } from '../common/messages';
 import { validateMessagesRequest } from './messages-api-validator';
 import { type CatalogModel, MODEL_CATALOG, catalogModel, unknownModelMessage } from './model-catalog';
+import { PromptCache } from './prompt-cache';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -80,7 +84,11 @@ export interface ScriptedTurn {
   content?: ScriptedBlock[];
   /** Default: `'tool_use'` if any tool_use block, else `'end_turn'`. */
   stop_reason?: ScriptedStopReason;
-  /** Overrides of the reported usage; defaults: input = count_tokens estimate, output = chars/4, cache = 0. */
+  /**
+   * Overrides of the reported usage; defaults: output = chars/4, input = the count_tokens estimate
+   * split into cache reads, cache writes and the rest as the API bills prompt caching
+   * (testing/prompt-cache.ts). Any input figure given here turns the split off for this turn.
+   */
   usage?: {
     input_tokens?: number;
     output_tokens?: number;
@@ -299,6 +307,11 @@ export async function startScriptedModelServer(
   const served = options.models ?? MODEL_CATALOG;
   const findModel = (id: string): CatalogModel | undefined => (options.models ? served.find((entry) => entry.id === id) : catalogModel(id));
   let modelsApiAvailable = true;
+  const promptCache = new PromptCache();
+  /** Every thinking signature the server sent: for which model (catalog id) and which thinking text. */
+  const issuedSignatures = new Map<string, { model: string; thinking: string }>();
+  /** tool_use ids of answers that also had a thinking block: the signature that must come back with them. */
+  const thinkingOfToolUse = new Map<string, string>();
   const log = options.log ?? (() => {});
   const countTokens = (body: any): number =>
     options.countTokens ? options.countTokens(body) : estimateInputTokens(body);
@@ -486,6 +499,14 @@ export async function startScriptedModelServer(
       return;
     }
 
+    const brokenThinking = checkThinkingRoundTrip(body, model.id);
+    if (brokenThinking) {
+      rejections.push({ index: recorded.index, path, message: brokenThinking });
+      log(`POST ${path} #${recorded.index} -> 400 ${brokenThinking}`);
+      sendError(res, 400, 'invalid_request_error', brokenThinking);
+      return;
+    }
+
     if (isCount) {
       const inputTokens = countTokens(body);
       log(`POST ${path} #${recorded.index} -> 200 input_tokens=${inputTokens}`);
@@ -494,6 +515,42 @@ export async function startScriptedModelServer(
     }
 
     await answerMessages(recorded, res);
+  }
+
+  /**
+   * Thinking blocks go back as they came (the API's rules): each signature must be one this server
+   * issued, for this model and this very text ("Invalid `signature` in `thinking` block"); with
+   * thinking on, the last assistant turn of the tool loop must keep the thinking block its tool
+   * calls came with (the API's "Expected `thinking` or `redacted_thinking`…").
+   */
+  function checkThinkingRoundTrip(body: any, servedModel: string): string | undefined {
+    const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
+    for (const [m, message] of messages.entries()) {
+      if (message?.role !== 'assistant' || !Array.isArray(message.content)) continue;
+      for (const [b, block] of (message.content as any[]).entries()) {
+        if (block?.type !== 'thinking') continue;
+        const issued = issuedSignatures.get(String(block.signature));
+        if (!issued || issued.model !== servedModel || issued.thinking !== block.thinking) return `messages.${m}.content.${b}: Invalid \`signature\` in \`thinking\` block`;
+      }
+    }
+    const thinkingOn = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
+    const last = messages.length - 1;
+    const endsWithResults = last >= 1 && messages[last]?.role === 'user' && Array.isArray(messages[last].content) && messages[last].content.some((block: any) => block?.type === 'tool_result');
+    if (!thinkingOn || !endsWithResults) return undefined;
+    let a = last - 1;
+    while (a >= 0 && messages[a]?.role !== 'assistant') a--;
+    const turn = messages[a];
+    if (!turn || !Array.isArray(turn.content)) return undefined;
+    const expected = (turn.content as any[]).filter((block) => block?.type === 'tool_use').map((block) => thinkingOfToolUse.get(String(block.id))).find(Boolean);
+    if (!expected) return undefined;
+    const first = turn.content[0];
+    if (first?.type === 'thinking' && first.signature === expected) return undefined;
+    return (
+      `messages.${a}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. ` +
+      'When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). ' +
+      'We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. ' +
+      'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
+    );
   }
 
   /** `GET /v1/models` (one page, the whole catalog) and `GET /v1/models/{id}`. */
@@ -559,6 +616,7 @@ export async function startScriptedModelServer(
 
   /** Builds the complete Message object a turn describes. */
   function buildMessage(turn: ScriptedTurn, body: any) {
+    const servedModel = findModel(String(body.model))?.id ?? String(body.model);
     const content: WireBlock[] = (turn.content ?? DEFAULT_CONTENT).map((block): WireBlock => {
       switch (block.type) {
         case 'text':
@@ -574,8 +632,8 @@ export async function startScriptedModelServer(
           return {
             type: 'thinking',
             thinking: block.thinking,
-            // Deterministic stand-in for the API's opaque signature.
-            signature: block.signature ?? createHash('sha256').update(block.thinking).digest('base64'),
+            // Deterministic stand-in for the API's opaque signature, bound to the model that wrote it.
+            signature: block.signature ?? createHash('sha256').update(`${servedModel}\n${block.thinking}`).digest('base64'),
           };
         case 'redacted_thinking':
           return { type: 'redacted_thinking', data: block.data };
@@ -583,9 +641,17 @@ export async function startScriptedModelServer(
           throw new Error(`unknown scripted block type: ${JSON.stringify(block)}`);
       }
     });
+    // Remember what was signed, and which tool calls came with thinking (checkThinkingRoundTrip).
+    const signature = content.find((block) => block.type === 'thinking')?.signature;
+    for (const block of content) {
+      if (block.type === 'thinking') issuedSignatures.set(block.signature, { model: servedModel, thinking: block.thinking });
+      if (block.type === 'tool_use' && signature) thinkingOfToolUse.set(block.id, signature);
+    }
     const stopReason: ScriptedStopReason =
       turn.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
     const outputChars = content.reduce((sum, block) => sum + blockChars(block), 0);
+    const pinned = turn.usage?.input_tokens !== undefined || turn.usage?.cache_read_input_tokens !== undefined || turn.usage?.cache_creation_input_tokens !== undefined;
+    const billed = pinned ? undefined : promptCache.bill(body, countTokens(body));
     return {
       id: `msg_scripted_${String(++messageCounter).padStart(6, '0')}`,
       type: 'message' as const,
@@ -596,10 +662,10 @@ export async function startScriptedModelServer(
       stop_reason: stopReason,
       stop_sequence: null,
       usage: {
-        input_tokens: turn.usage?.input_tokens ?? countTokens(body),
+        input_tokens: billed?.input_tokens ?? turn.usage?.input_tokens ?? countTokens(body),
         output_tokens: turn.usage?.output_tokens ?? Math.ceil(outputChars / 4),
-        cache_creation_input_tokens: turn.usage?.cache_creation_input_tokens ?? 0,
-        cache_read_input_tokens: turn.usage?.cache_read_input_tokens ?? 0,
+        cache_creation_input_tokens: billed?.cache_creation_input_tokens ?? turn.usage?.cache_creation_input_tokens ?? 0,
+        cache_read_input_tokens: billed?.cache_read_input_tokens ?? turn.usage?.cache_read_input_tokens ?? 0,
       },
     };
   }
