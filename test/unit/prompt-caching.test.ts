@@ -90,7 +90,7 @@ describe('the engine request and the scripted server', () => {
       server.enqueue({ content: [{ type: 'tool_use', id: `toolu_${turn}`, name: 'Read', input: { file_path: `f${turn}` } }] });
       const { message, breakpoints, params } = await send(messages);
       expect(breakpoints).toBe(3);
-      const last = params.messages.at(-1)!.content as Array<Record<string, unknown>>;
+      const last = params.messages.at(-1)!.content as unknown as Array<Record<string, unknown>>;
       expect(last.at(-1)!.cache_control).toEqual({ type: 'ephemeral' });
       // Everything the previous request cached (read or written) is read now; only the new turn is written.
       if (turn > 0) expect(message.usage.cache_read_input_tokens).toBe(previousCached);
