@@ -23,6 +23,7 @@ import { missingKeyMessage } from '../infra/encryption-codec';
 import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, readAskPrompt, sessionLimitsFrom } from './commands/ask';
 import { exportTranscript, fetchTranscript, transcriptToResume } from './commands/transcript';
 import { UsageError } from './usage-error';
+import { checkModels, effortFrom, thinkingFrom } from './model-check';
 import { PERMISSION_OPTIONS, PERMISSION_USAGE, decide, pendingPermissionLines, permissionConfigFrom, promptForPermissions } from './commands/permissions';
 import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow, mostRecentConversation } from './commands/list';
 import { claudeCodeArgv } from './claude-flags';
@@ -71,8 +72,10 @@ with a flag is chat; -c / --continue carries on from this workspace's most recen
 
 Options for ask and start:
   --cwd <dir>              workspace directory on the worker host (default: the current directory)
-  --model <name>           model (default: claude-sonnet-5-5)
+  --model <name>           model or alias: opus, sonnet, haiku, fable, [1m] suffix (default: claude-opus-4-8)
   --fallback-model <name>  model to switch to when the primary is overloaded
+  --effort <level>         low, medium, high (default) or max: how hard the model thinks, on models that take it
+  --thinking on|off        extended thinking (default on where the model offers it; MAX_THINKING_TOKENS=0 turns it off)
   --max-turns <n>          stop after n turns (default 100)
   --system-prompt <text>   replaces the default system prompt
   --append-system-prompt <text>
@@ -261,6 +264,8 @@ const CONFIG_OPTIONS: OptionSpec = {
   cwd: { type: 'string' },
   model: { type: 'string' },
   'fallback-model': { type: 'string' },
+  effort: { type: 'string' },
+  thinking: { type: 'string' },
   'max-turns': { type: 'string' },
   'workspace-queue': { type: 'string' },
   'system-prompt': { type: 'string' },
@@ -312,12 +317,33 @@ function configFrom(values: Record<string, string | boolean | string[] | undefin
     cwd,
     model: values.model as string | undefined,
     fallbackModel: values['fallback-model'] as string | undefined,
+    ...thinkingConfigFrom(values),
     maxTurns,
     oneShot,
     toolTaskQueue: workspaceQueueFrom(values['workspace-queue'] as string | undefined),
     customSystemPrompt: values['system-prompt'] as string | undefined,
     appendSystemPrompt: values['append-system-prompt'] as string | undefined,
   };
+}
+
+/** --effort and --thinking (issue 18; client/model-check.ts). */
+function thinkingConfigFrom(values: Record<string, string | boolean | string[] | undefined>): Pick<ConversationConfigInput, 'effort' | 'thinking'> {
+  try {
+    const effort = effortFrom(values.effort as string | undefined);
+    const thinking = thinkingFrom(values.thinking as string | undefined);
+    return { ...(effort ? { effort } : {}), ...(thinking !== undefined ? { thinking } : {}) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The config with its models resolved and checked against the Models API before anything starts. */
+async function withCheckedModels<T extends ConversationConfigInput>(config: T): Promise<T> {
+  try {
+    return { ...config, ...(await checkModels(config)) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** --workspace-queue, else DURABLE_AGENT_WORKSPACE_TASK_QUEUE, else none (tools on the main queue). */
@@ -383,7 +409,7 @@ async function askCommand(args: string[], io: Io): Promise<number> {
   checkContinueFlags(values);
   // claude -p: a terminal answers permission requests inline; without one they are denied at once.
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
-  const config = { ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) };
+  const config = await withCheckedModels({ ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) });
   const prompt = await readAskPrompt(positionals, io);
   const { api, taskQueue, close } = await connect();
   const prompting = new AbortController();
@@ -413,7 +439,7 @@ async function startCommand(args: string[], io: Io): Promise<number> {
   const id = values.id as string | undefined;
   const idProblem = id === undefined ? undefined : conversationIdProblem(id);
   if (idProblem) throw new UsageError(`--id: ${idProblem}.`);
-  const config = { ...configFrom(values, false), ...sessionLimitsFrom(values) };
+  const config = await withCheckedModels({ ...configFrom(values, false), ...sessionLimitsFrom(values) });
   const { api, taskQueue, close } = await connect();
   try {
     const resume = resumeFrom ? { fromConversationId: resumeFrom, messages: transcriptToResume(resumeFrom, await fetchTranscript(api, resumeFrom)) } : undefined;

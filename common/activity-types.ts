@@ -39,6 +39,9 @@ export interface CallModelInput {
   conversationId: string;
   model: string;
   maxTokens: number;
+  /** The conversation's `thinking` and `effort` (activities/request-params.ts); absent: thinking on, the model's default effort. */
+  thinking?: boolean;
+  effort?: import('./models').EffortLevel;
   /** The first `length` messages of the conversation's transcript, from index `from` (default 0). */
   transcript?: { length: number; digest: string; from?: number };
   /** Digest of the query's RequestContext. */
@@ -124,6 +127,8 @@ export interface CompactConversationInput {
   conversationId: string;
   model: string;
   maxTokens: number;
+  thinking?: boolean;
+  effort?: import('./models').EffortLevel;
   /** The transcript prefix; the window starts at `from`, and its oldest `skip` messages are left out. */
   transcript: { length: number; digest: string; from: number };
   skip: number;

@@ -27,8 +27,8 @@ function status(contextOverrides: Partial<ContextStatus> = {}): ConversationStat
   return {
     conversationId: 'conversation-demo-1234',
     phase: 'awaiting_input',
-    model: 'claude-sonnet-5-5',
-    currentModel: 'claude-sonnet-5-5',
+    model: 'claude-sonnet-4-6',
+    currentModel: 'claude-sonnet-4-6',
     turnCount: 1,
     queryCount: 3,
     transitions: [],
