@@ -168,13 +168,14 @@ const FIND_PRIMARIES: Readonly<Record<string, number>> = {
   '-context': 1,
 };
 /** find primaries whose word is a file find reads. */
-const FIND_READ_PRIMARIES = new Set(['-newer', '-anewer', '-cnewer', '-samefile', '-files0-from']);
+const FIND_READ_PRIMARIES = new Set(['-newer', '-anewer', '-cnewer', '-samefile']);
 const FIND_REFUSED: Readonly<Record<string, string>> = {
   '-exec': 'find -exec runs a command', '-execdir': 'find -execdir runs a command',
   '-ok': 'find -ok runs a command', '-okdir': 'find -okdir runs a command',
   '-delete': 'find -delete deletes files', '-fprint': 'find -fprint writes a file',
   '-fprint0': 'find -fprint0 writes a file', '-fprintf': 'find -fprintf writes a file',
   '-fls': 'find -fls writes a file',
+  '-files0-from': 'find -files0-from reads its start points from a file, which cannot be checked before it runs',
 };
 const FIND_WRITE_PRIMARIES = new Set(['-fprint', '-fprint0', '-fprintf', '-fls']);
 
@@ -212,6 +213,7 @@ function classifyFind(argv: readonly string[], dynamic: readonly boolean[]): Rea
       if (word.startsWith('-exec') || word.startsWith('-ok')) {
         return refuse(refusal, paths); // the command's words run to `;` or `+`: not a find expression
       }
+      if (word === '-files0-from' && argv[index + 1] !== undefined) paths.push({ index: index + 1, access: 'read', text: argv[index + 1] });
       index += word === '-delete' ? 1 : word === '-fprintf' ? 3 : 2;
       continue;
     }

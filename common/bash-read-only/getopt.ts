@@ -215,7 +215,8 @@ export function parseArgv(
   const takeSeparate = (name: string, at: number): { value: string; index: number } | string => {
     const valueIndex = at + 1;
     if (valueIndex >= argv.length) return `${name} needs a value`;
-    if (dynamic[valueIndex] && mayYieldOption(argv[valueIndex])) {
+    // The first word an expansion yields is the value whatever it starts with; more words would not be.
+    if (dynamic[valueIndex] && maySplit(argv[valueIndex])) {
       return `the value of ${name} ("${argv[valueIndex]}") expands at runtime and may split into more words`;
     }
     return { value: argv[valueIndex], index: valueIndex };

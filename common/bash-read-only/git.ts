@@ -255,7 +255,12 @@ export function classifyGit(argv: readonly string[], dynamic: readonly boolean[]
   if (spec.operandPaths) {
     for (const operand of parsed.operands) paths.push({ index: operand.index, access: 'read', text: operand.text });
   }
-  const refusal = parsed.failure ?? parsed.refusals[0] ?? spec.check?.(parsed);
+  const signature = parsed.options.find((parsedOption) => parsedOption.value?.includes('%G') === true);
+  const refusal =
+    parsed.failure ??
+    parsed.refusals[0] ??
+    (signature === undefined ? undefined : `${signature.name} with a %G placeholder runs gpg to verify signatures`) ??
+    spec.check?.(parsed);
   if (refusal !== undefined) {
     return { readOnly: false, reason: `git ${subcommand}: ${refusal}`, paths };
   }

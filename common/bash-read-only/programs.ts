@@ -22,8 +22,13 @@ export interface ProgramSpec {
 
 /** Every operand is a file the program reads. */
 export const readPaths: OperandRule = (parsed) => ({
-  paths: parsed.operands.map((operand) => ({ index: operand.index, access: 'read', text: operand.text })),
+  paths: parsed.operands.filter(isPathOperand).map((operand) => ({ index: operand.index, access: 'read', text: operand.text })),
 });
+
+/** `-` is standard input (or output), not a file. */
+function isPathOperand(operand: { text: string; dynamic: boolean }): boolean {
+  return operand.dynamic || operand.text !== '-';
+}
 
 /** Operands are text (names, numbers, sets), not paths. */
 export const textOperands: OperandRule = () => ({ paths: [] });
@@ -67,13 +72,15 @@ export function patternThenPaths(patternOptions: readonly string[]): OperandRule
   return (parsed) => {
     const given = parsed.options.some((parsedOption) => parsedOption.spec.names.some((name) => patternOptions.includes(name)));
     const files = given ? parsed.operands : parsed.operands.slice(1);
-    return { paths: files.map((operand) => ({ index: operand.index, access: 'read', text: operand.text })) };
+    return { paths: files.filter(isPathOperand).map((operand) => ({ index: operand.index, access: 'read', text: operand.text })) };
   };
 }
 
 // --- tables --------------------------------------------------------------------------------------
 
 const HELP = ['--help', '--version'];
+
+const FILES0_FROM = 'reads a list of further files to read, which cannot be checked before it runs';
 
 const grep: ProgramSpec = {
   options: [
@@ -97,11 +104,12 @@ const sort: ProgramSpec = {
     '-b|--ignore-leading-blanks', '-d|--dictionary-order', '-f|--ignore-case', '-g|--general-numeric-sort',
     '-i|--ignore-nonprinting', '-M|--month-sort', '-h|--human-numeric-sort', '-n|--numeric-sort',
     '-R|--random-sort', '--random-source=R', '-r|--reverse', '--sort=', '-V|--version-sort',
-    '--batch-size=', '-c|--check=?', '-C', '--debug', '--files0-from=R', '-k|--key=', '-m|--merge',
+    '--batch-size=', '-c', '--check=?', '-C', '--debug', '-k|--key=', '-m|--merge',
     '-s|--stable', '-S|--buffer-size=', '-t|--field-separator=', '-T|--temporary-directory=',
     '--parallel=', '-u|--unique', '-z|--zero-terminated',
     refused('-o|--output=W', 'sort -o/--output writes its result to a file'),
     refused('--compress-program=', 'sort --compress-program runs a program'),
+    refused('--files0-from=R', FILES0_FROM),
   ],
   operands: readPaths,
 };
@@ -110,8 +118,8 @@ const diffOptions: readonly (string | OptionSpec)[] = [
   '--help', '-v|--version',
   '-i|--ignore-case', '--ignore-file-name-case', '--no-ignore-file-name-case', '-E|--ignore-tab-expansion',
   '-Z|--ignore-trailing-space', '-b|--ignore-space-change', '-w|--ignore-all-space', '-B|--ignore-blank-lines',
-  '-I|--ignore-matching-lines=', '-a|--text', '--binary', '--strip-trailing-cr', '-c', '-C|--context=?',
-  '-u', '-U|--unified=?', '-e|--ed', '-n|--rcs', '-y|--side-by-side', '-W|--width=', '--left-column',
+  '-I|--ignore-matching-lines=', '-a|--text', '--binary', '--strip-trailing-cr', '-c', '-C=', '--context=?',
+  '-u', '-U=', '--unified=?', '-e|--ed', '-n|--rcs', '-y|--side-by-side', '-W|--width=', '--left-column',
   '--suppress-common-lines', '-l|--paginate', '-t|--expand-tabs', '-T|--initial-tab', '--tabsize=',
   '--suppress-blank-empty', '-p|--show-c-function', '-F|--show-function-line=', '--label=', '-q|--brief',
   '-s|--report-identical-files', '--normal', '-r|--recursive', '--no-dereference', '-N|--new-file',
@@ -131,7 +139,7 @@ const ls: ProgramSpec = {
   options: [
     ...HELP,
     '-a|--all', '-A|--almost-all', '--author', '-b|--escape', '--block-size=', '-B|--ignore-backups', '-c',
-    '-C', '--color=?', '-d|--directory', '-D|--dired', '-f', '-F|--classify=?', '--file-type', '--format=',
+    '-C', '--color=?', '-d|--directory', '-D|--dired', '-f', '-F', '--classify=?', '--file-type', '--format=',
     '--full-time', '-g', '--group-directories-first', '-G|--no-group', '-h|--human-readable', '--si',
     '-H|--dereference-command-line', '--dereference-command-line-symlink-to-dir', '--hide=',
     '--hyperlink=?', '--indicator-style=', '-i|--inode', '-I|--ignore=', '-k|--kibibytes', '-l', '-L|--dereference',
@@ -159,7 +167,7 @@ const date: ProgramSpec = {
 const tail: ProgramSpec = {
   options: [
     ...HELP,
-    '-c|--bytes=', '-f|--follow=?', '-F', '-n|--lines=', '--max-unchanged-stats=', '--pid=',
+    '-c|--bytes=', '-f', '--follow=?', '-F', '-n|--lines=', '--max-unchanged-stats=', '--pid=',
     '-q|--quiet|--silent', '--retry', '-s|--sleep-interval=', '-v|--verbose', '-z|--zero-terminated',
     '---presume-input-pipe',
   ],
@@ -198,7 +206,7 @@ const rg: ProgramSpec = {
     '--regex-size-limit=', '--hyperlink-format=', '--generate=',
     refused('--pre=', 'rg --pre runs a preprocessor program on every file'),
     refused('--pre-glob=', 'rg --pre-glob chooses files for a --pre program'),
-    refused('--no-pre', 'rg --no-pre is only meaningful with --pre'),
+    '--no-pre',
     refused('--hostname-bin=', 'rg --hostname-bin runs a program'),
   ],
   rules: { abbreviations: false },
@@ -225,8 +233,8 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
   tail,
   wc: {
     options: [
-      ...HELP, '-c|--bytes', '-m|--chars', '-l|--lines', '--files0-from=R', '-L|--max-line-length',
-      '-w|--words', '--total=',
+      ...HELP, '-c|--bytes', '-m|--chars', '-l|--lines', '-L|--max-line-length',
+      '-w|--words', '--total=', refused('--files0-from=R', FILES0_FROM),
     ],
     operands: readPaths,
   },
@@ -239,7 +247,7 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
   file: {
     options: [
       '--help', '-v|--version', '-b|--brief', '-c|--checking-printout', '-d', '-e|--exclude=',
-      '--exclude-quiet=', '-E', '-F|--separator=', '-f|--files-from=R', '-h|--no-dereference', '-i|--mime',
+      '--exclude-quiet=', '-E', '-F|--separator=', refused('-f|--files-from=R', FILES0_FROM), '-h|--no-dereference', '-i|--mime',
       '--apple', '--extension', '--mime-type', '--mime-encoding', '-k|--keep-going', '-l|--list',
       '-L|--dereference', '-m|--magic-file=R', '-n|--no-buffer', '-N|--no-pad', '-P|--parameter=',
       '-r|--raw', '-s|--special-files', '-z|--uncompress', '-Z|--uncompress-noreport', '-0|--print0',
@@ -252,7 +260,7 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
   du: {
     options: [
       ...HELP, '-0|--null', '-a|--all', '-A|--apparent-size', '-B|--block-size=', '-b|--bytes', '-c|--total',
-      '-D|--dereference-args', '-d|--max-depth=', '--files0-from=R', '-H', '-h|--human-readable',
+      '-D|--dereference-args', '-d|--max-depth=', refused('--files0-from=R', FILES0_FROM), '-H', '-h|--human-readable',
       '--inodes', '-k', '-L|--dereference', '-l|--count-links', '-m', '-P|--no-dereference',
       '-S|--separate-dirs', '--si', '-s|--summarize', '-t|--threshold=', '--time=?', '--time-style=',
       '-X|--exclude-from=R', '--exclude=', '-x|--one-file-system',
@@ -401,10 +409,18 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
       '-h|--help', '-V|--version', '--build-configuration', '-n|--null-input', '-R|--raw-input', '-s|--slurp',
       '-c|--compact-output', '-r|--raw-output', '--raw-output0', '-j|--join-output', '-a|--ascii-output',
       '-S|--sort-keys', '-C|--color-output', '-M|--monochrome-output', '--tab', '--indent=', '--unbuffered',
-      '--stream', '--stream-errors', '--seq', '-f|--from-file=R', '-L=R', '-e|--exit-status', '--arg=2',
+      '--stream', '--stream-errors', '--seq', '-L=R', '-e|--exit-status', '--arg=2',
+      refused('-f|--from-file=R', 'jq -f runs a filter file that was not checked'),
       '--argjson=2', '--slurpfile=2R', '--rawfile=2R', '--jsonargs', '--args',
     ],
     rules: { abbreviations: false },
+    // `import`/`include` read modules and JSON data from any directory a `search` key names.
+    check: (parsed) => {
+      const filter = parsed.operands[0];
+      if (filter === undefined) return undefined;
+      if (filter.dynamic) return 'the jq filter expands at runtime';
+      return /\b(import|include)\b/.test(filter.text) ? 'a jq filter with import/include reads modules from other directories' : undefined;
+    },
     operands: (parsed) => {
       const filterFromFile = parsed.options.some((parsedOption) => parsedOption.spec.names.includes('-f'));
       const positional = parsed.options.find((parsedOption) => ['--args', '--jsonargs'].includes(parsedOption.name));

@@ -36,7 +36,7 @@ const READ_ONLY: readonly string[] = [
   'cat a b', 'cat -n README.md', 'cat -- -file', 'cat -An x', 'cat "src/$NAME"',
   'head -n 20 x', 'head -20 x', 'head -n20 x', 'head --lines=5 x', 'head --li=5 x', 'head -c 100 x',
   'tail -n 5 log.txt', 'tail -f log', 'tail -F log', 'tail -n +10 x', 'tail --follow=name x', 'tail -5 x', 'tail ---presume-input x',
-  'wc -l a b', 'wc -l src/*.ts', 'wc -c x', 'wc --files0-from=list',
+  'wc -l a b', 'wc -l src/*.ts', 'wc -c x',
   // stat, file, du, df
   'stat package.json', 'stat -c %s x', 'file README.md', 'file -b --mime-type x', 'file -z x.gz',
   'du -sh .', 'du -d 1 src', 'du --max=1 src', 'df -h', 'df --output=source', 'df -hT /',
@@ -52,7 +52,8 @@ const READ_ONLY: readonly string[] = [
   'basename a/b.ts .ts', 'basename -s .ts a/b.ts', 'dirname a/b', 'realpath src', 'readlink -f link',
   // sort, uniq, cut, tr, nl, od, xxd, hexdump
   'sort -u x', 'sort names.txt', 'sort -u -k2 names.txt', 'sort -t: -k3,3n x', 'sort -rn x', 'sort -T /tmp x',
-  'sort --debug x', 'sort -ko x', 'sort -- -o', 'sort -k 2 -- -o',
+  'sort --debug x', 'sort -ko x', 'sort -- -o', 'sort -k 2 -- -o', 'sort -cu x', 'sort -k "$K" x',
+  'tail -fn 5 x', 'diff -C 3 a b', 'ls -Fl', 'rg --no-pre foo', 'cat -', 'git log --format=%an',
   'uniq -c counts.txt', 'uniq -f 1 in.txt', 'uniq x', 'uniq', 'uniq -2 x',
   'cut -d: -f1 /etc/passwd', 'cut -c1-10 x', 'tr a-z A-Z', "tr -d '\\r'", "tr -s ' '",
   'nl x', 'nl -ba x', 'od -c x', 'od -An -tx1 x', 'xxd x', 'xxd -l 64 x', 'xxd -c8 x', 'xxd -p x', 'xxd -r hex.txt',
@@ -112,6 +113,19 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['sort --compress-program=sh x', /runs a program/],
   ['sort --compress=gzip x', /runs a program/],
   ['sort --c x', /runs a program|ambiguous/],
+  ['sort -co out x', /writes its result/],
+  // lists of further files to read, which no one checked
+  ['sort --files0-from=list', /list of further files/],
+  ['sort --files0=list', /list of further files/],
+  ['wc --files0-from=list', /list of further files/],
+  ['du --files0-from=list', /list of further files/],
+  ['file -f list', /list of further files/],
+  ['find -files0-from list', /start points from a file/],
+  // jq modules and filter files
+  ['jq \'import "x" as $x; .\' f.json', /import\/include/],
+  ['jq \'include "lib"; .\' f.json', /import\/include/],
+  ['jq -f prog.jq f.json', /filter file/],
+  ['jq "$F" f.json', /expands at runtime/],
   // date: setting the clock
   ['date --se=2020-01-01', /sets the system clock/],
   ['date --s=x', /sets the system clock/],
@@ -167,6 +181,8 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['git st', /not a read-only git subcommand/],
   ['git grep foo', /not a read-only git subcommand/],
   ['git describe --dirty', /refreshes the index/],
+  ["git log --format='%G?'", /gpg/],
+  ["git log --pretty='format:%h %GS'", /gpg/],
   ['git $SUB', /expands at runtime/],
   ['git log $OPTS', /expands at runtime/],
   // tree
@@ -334,6 +350,8 @@ const PATHS: readonly [command: string, paths: [index: number, access: 'read' | 
   ['file -m magic x', [[2, 'read', 'magic'], [3, 'read', 'x']]],
   ['cat ~/.ssh/id_rsa', [[1, 'read', '~/.ssh/id_rsa']]],
   ['ls src/*.ts', [[1, 'read', 'src/*.ts']]],
+  ['cat - a', [[2, 'read', 'a']]],
+  ['find -files0-from list', [[2, 'read', 'list']]],
 ];
 
 describe('classifyArgv: read-only forms', () => {
