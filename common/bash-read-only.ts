@@ -36,6 +36,7 @@ export interface ClassifyArgvOptions {
 /** Classifies one simple command's words (argv[0] is the program's name). */
 export function classifyArgv(argv: readonly string[], options: ClassifyArgvOptions): ReadOnlyVerdict {
   const dynamic = options.dynamic;
+  if (dynamic.length !== argv.length) return refuse('dynamic does not say for every word whether it expands');
   const program = argv[0];
   if (program === undefined || program === '') return refuse('no program to run');
   if (dynamic[0]) return refuse(`the program name "${program}" expands at runtime`);

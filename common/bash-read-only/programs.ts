@@ -93,6 +93,7 @@ const grep: ProgramSpec = {
     '--include=', '--exclude=', '--exclude-from=R', '--exclude-dir=', '-L|--files-without-match',
     '-l|--files-with-matches', '-c|--count', '-T|--initial-tab', '-Z|--null', '-B|--before-context=',
     '-A|--after-context=', '-C|--context=', '--color|--colour=?', '-U|--binary', '-u|--unix-byte-offsets',
+    '--group-separator=', '--no-group-separator',
   ],
   rules: { numeric: true },
   operands: patternThenPaths(['-e', '-f']),
@@ -213,6 +214,15 @@ const rg: ProgramSpec = {
   operands: patternThenPaths(['-e', '-f', '--files', '--type-list', '--pcre2-version', '--generate']),
 };
 
+const checksum: ProgramSpec = {
+  options: [
+    ...HELP, '-b|--binary', '--tag', '-t|--text', '-z|--zero', '--ignore-missing', '--quiet', '--status',
+    '--strict', '-w|--warn', '-l|--length=',
+    refused('-c|--check', 'reads the files named inside a checksum list, which cannot be checked before it runs'),
+  ],
+  operands: readPaths,
+};
+
 /** The programs described by a table alone. */
 export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
   ls,
@@ -246,7 +256,7 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
   },
   file: {
     options: [
-      '--help', '-v|--version', '-b|--brief', '-c|--checking-printout', '-d', '-e|--exclude=',
+      '--help', '-v|--version', '-b|--brief', '-c|--checking-printout', '-d|--debug', '-e|--exclude=',
       '--exclude-quiet=', '-E', '-F|--separator=', refused('-f|--files-from=R', FILES0_FROM), '-h|--no-dereference', '-i|--mime',
       '--apple', '--extension', '--mime-type', '--mime-encoding', '-k|--keep-going', '-l|--list',
       '-L|--dereference', '-m|--magic-file=R', '-n|--no-buffer', '-N|--no-pad', '-P|--parameter=',
@@ -456,6 +466,12 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
   },
   yes: { options: HELP, rules: { permute: false }, operands: textOperands },
   sleep: { options: HELP, operands: textOperands },
+  tac: { options: [...HELP, '-b|--before', '-r|--regex', '-s|--separator='], operands: readPaths },
+  paste: { options: [...HELP, '-d|--delimiters=', '-s|--serial', '-z|--zero-terminated'], operands: readPaths },
+  fold: { options: [...HELP, '-b|--bytes', '-s|--spaces', '-w|--width='], rules: { numeric: true }, operands: readPaths },
+  base64: { options: [...HELP, '-d|--decode', '-i|--ignore-garbage', '-w|--wrap='], operands: readPaths },
+  ...Object.fromEntries(['md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum'].map((name) => [name, checksum])),
+  nproc: { options: [...HELP, '--all', '--ignore='], operands: noOperands },
   cd: {
     options: ['-L', '-P', '-e', '-@'],
     rules: { permute: false, abbreviations: false },

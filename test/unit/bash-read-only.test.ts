@@ -57,7 +57,8 @@ const READ_ONLY: readonly string[] = [
   'uniq -c counts.txt', 'uniq -f 1 in.txt', 'uniq x', 'uniq', 'uniq -2 x',
   'cut -d: -f1 /etc/passwd', 'cut -c1-10 x', 'tr a-z A-Z', "tr -d '\\r'", "tr -s ' '",
   'nl x', 'nl -ba x', 'od -c x', 'od -An -tx1 x', 'xxd x', 'xxd -l 64 x', 'xxd -c8 x', 'xxd -p x', 'xxd -r hex.txt',
-  'hexdump -C x',
+  'hexdump -C x', 'tac x', 'paste a b', 'fold -w 80 x', 'base64 x', 'base64 -d x', 'sha256sum a b', 'md5sum x',
+  'nproc', 'grep --no-group-separator -A1 foo x', 'file --debug x',
   // diff, cmp, comm
   'diff a.txt b.txt', 'diff -u a b', 'diff -ru dir1 dir2', 'diff --color=always a b', 'diff -3 a b',
   'cmp a.bin b.bin', 'comm -12 a b',
@@ -121,6 +122,9 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['du --files0-from=list', /list of further files/],
   ['file -f list', /list of further files/],
   ['find -files0-from list', /start points from a file/],
+  ['sha256sum -c sums', /checksum list/],
+  ['md5sum --check sums', /checksum list/],
+  ['sha256sum --ch sums', /checksum list/],
   // jq modules and filter files
   ['jq \'import "x" as $x; .\' f.json', /import\/include/],
   ['jq \'include "lib"; .\' f.json', /import\/include/],
@@ -380,6 +384,10 @@ describe('classifyArgv: input it cannot judge', () => {
   it('refuses an empty argv and an empty program name', () => {
     expect(classifyArgv([], { dynamic: [] }).readOnly).toBe(false);
     expect(classifyArgv([''], { dynamic: [false] }).readOnly).toBe(false);
+  });
+
+  it('refuses when dynamic does not cover every word', () => {
+    expect(classifyArgv(['cat', '$X'], { dynamic: [false] }).readOnly).toBe(false);
   });
 
   it('does not take an inherited property name for a program', () => {
