@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { classifyArgv } from '../../common/bash-read-only';
-import { mayYieldOption, maySplit } from '../../common/bash-read-only/getopt';
+import { compileOptions, mayYieldOption, maySplit } from '../../common/bash-read-only/getopt';
+import { PROGRAMS } from '../../common/bash-read-only/programs';
 
 /**
  * Turns a test's command into argv as the Bash fact gatherer hands it over: words split on blanks,
@@ -426,5 +428,28 @@ describe('dynamic word predicates', () => {
     ["'$X'", false],
   ] as const)('maySplit(%s) is %s', (word, expected) => {
     expect(maySplit(word)).toBe(expected);
+  });
+});
+
+/**
+ * The abbreviation argument holds only if a table lists every long option the program knows (an
+ * unlisted one could be the exact match of what we take for an abbreviation). Compare with the
+ * installed GNU tools' --help where they are present.
+ */
+describe('option tables against the installed programs', () => {
+  const gnu = Object.entries(PROGRAMS).filter(([name, spec]) => {
+    if (spec.rules?.abbreviations === false) return false;
+    try {
+      return /GNU|coreutils/.test(execFileSync(name, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+    } catch {
+      return false;
+    }
+  });
+
+  it.skipIf(gnu.length === 0).each(gnu)('%s lists every long option of its --help', (name, spec) => {
+    const help = execFileSync(name, ['--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const documented = [...help.matchAll(/(?<![\w-])--([a-z0-9][a-z0-9-]*)/g)].map((match) => match[1]);
+    const listed = new Set(compileOptions(spec.options).long.keys());
+    expect(documented.filter((name) => !listed.has(name))).toEqual([]);
   });
 });
