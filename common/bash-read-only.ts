@@ -121,8 +121,8 @@ const TEST_PATH_BINARY = new Set(['-nt', '-ot', '-ef']);
 /**
  * test and [: `-v NAME` (and `-R`) evaluate an array subscript, which can run a command substitution
  * (`test -v 'a[$(cmd)]'`). A dynamic word is accepted only quoted (one word) and where it cannot
- * become an operator: the operand of a unary test (two words) or either side of a binary one
- * (three words).
+ * become an operator: a lone word (one word is a string test), the operand of a unary test or `!`
+ * (two words), or either side of a binary one (three words).
  */
 function classifyTest(argv: readonly string[], dynamic: readonly boolean[]): ReadOnlyVerdict {
   const program = argv[0];
@@ -140,9 +140,10 @@ function classifyTest(argv: readonly string[], dynamic: readonly boolean[]): Rea
     const word = words[position];
     if (word.dynamic) {
       if (maySplit(word.text)) return refuse(`${program}: "${word.text}" may split into several words, operators among them`, paths);
-      const afterUnary = words.length === 2 && position === 1 && operatorAt(0) && words[0].text.startsWith('-');
+      const alone = words.length === 1;
+      const afterUnary = words.length === 2 && position === 1 && operatorAt(0) && (words[0].text.startsWith('-') || words[0].text === '!');
       const binarySide = words.length === 3 && position !== 1 && operatorAt(1) && TEST_BINARY_OPERATORS.has(words[1].text);
-      if (!afterUnary && !binarySide) return refuse(`${program}: "${word.text}" expands at runtime where an operator may stand`, paths);
+      if (!alone && !afterUnary && !binarySide) return refuse(`${program}: "${word.text}" expands at runtime where an operator may stand`, paths);
     }
     const previous = words[position - 1];
     const next = words[position + 1];

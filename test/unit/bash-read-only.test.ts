@@ -95,7 +95,7 @@ const READ_ONLY: readonly string[] = [
   'env', 'env -0', 'env FOO=1', 'printenv', 'printenv PATH',
   'cd src', 'cd ..', 'cd -P src', 'cd ~/project',
   'test -f x', '[ -f x ]', '[ -d src ]', 'test "$X" = y', '[ -n "$X" ]', 'test x -nt y', '[ a = b ]', 'test ! -e x',
-  '[ -z "$1" ]', 'test',
+  '[ -z "$1" ]', 'test', '[ "$X" ]', '[ ! "$X" ]',
   'seq 10', 'seq 1 2 10', 'seq -w 1 10', 'seq -5 5', 'yes', 'yes n', 'sleep 1', 'sleep 0.5',
   // sed that only prints
   "sed -n '1,5p' x", "sed 's/a/b/g' x", "sed -n -e '/foo/p' x", "sed -E 's/(a)/\\1/' x", "sed --expression='$d' x",
@@ -267,6 +267,8 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['[ $X = y ]', /split/],
   ['[ -f x', /closing/],
   ['test "$A" "$B" "$C" "$D"', /operator may stand/],
+  ['[ "$A" "$B" ]', /operator may stand/],
+  ['[ "$A" -a -f x ]', /operator may stand/],
   // xxd
   ['xxd a b', /second file operand/],
   ['xxd -r hex out', /second file operand/],
