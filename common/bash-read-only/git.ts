@@ -45,7 +45,11 @@ const GLOBAL_REFUSED: Readonly<Record<string, string>> = {
   '--info-path': 'not a form we model',
 };
 
-/** Options shared by diff, log and show (diff-options), plus refusals that apply to all three. */
+/**
+ * Options shared by diff, log and show (diff-options), plus refusals that apply to all three.
+ * An option listed with a value must really take one (checked against git 2.39): listing a flag
+ * as taking a value would hide the next word, which git reads as an option, from this check.
+ */
 const DIFF_OPTIONS: readonly (string | OptionSpec)[] = [
   '-p|-u|--patch', '-s|--no-patch', '--raw', '--patch-with-raw', '--patch-with-stat', '--stat=?',
   '--compact-summary', '--numstat', '--shortstat', '--dirstat=?', '--cumulative', '--summary', '-z',
@@ -100,7 +104,7 @@ function hasOption(parsed: ParseResult, ...names: string[]): boolean {
   return parsed.options.some((parsedOption) => parsedOption.spec.names.some((name) => names.includes(name)));
 }
 
-const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
+export const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   status: {
     options: [
       '-s|--short', '-b|--branch', '--porcelain=?', '--long', '-v|--verbose', '-u|--untracked-files=?',
@@ -140,7 +144,7 @@ const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   },
   blame: {
     options: [
-      '-L=', '-l', '-t', '-S=R', '--reverse=', '-p|--porcelain', '--line-porcelain', '--incremental',
+      '-L=', '-l', '-t', '-S=R', '--reverse', '-p|--porcelain', '--line-porcelain', '--incremental',
       '-e|--show-email', '-w', '-M=?', '-C=?', '-s', '-n|--show-number', '-f|--show-name', '--root',
       '--show-stats', '--date=', '--abbrev=?', '-c', '--color-lines', '--color-by-age', '--ignore-rev=',
       '--ignore-revs-file=R', '--contents=R', '--encoding=', '--first-parent', '--progress', '--no-progress',
@@ -159,7 +163,7 @@ const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   branch: {
     options: [
       '-a|--all', '-r|--remotes', '-l|--list', '-v|--verbose', '--show-current', '--no-color', '--color=?',
-      '--contains=?', '--no-contains=?', '--merged=?', '--no-merged=?', '--points-at=', '--sort=',
+      '--contains=', '--no-contains=', '--merged=', '--no-merged=', '--points-at=', '--sort=',
       '--format=', '--column=?', '--no-column', '-i|--ignore-case', '--abbrev=?', '--no-abbrev',
       '--omit-empty', '-q|--quiet',
     ],
@@ -170,7 +174,7 @@ const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   },
   tag: {
     options: [
-      '-l|--list', '-n=?', '--contains=?', '--no-contains=?', '--merged=?', '--no-merged=?', '--points-at=',
+      '-l|--list', '-n=?', '--contains=', '--no-contains=', '--merged=', '--no-merged=', '--points-at=',
       '--sort=', '--format=', '--column=?', '--no-column', '-i|--ignore-case', '--color=?', '--omit-empty',
     ],
     check: (parsed) =>

@@ -217,11 +217,13 @@ const rg: ProgramSpec = {
 const checksum: ProgramSpec = {
   options: [
     ...HELP, '-b|--binary', '--tag', '-t|--text', '-z|--zero', '--ignore-missing', '--quiet', '--status',
-    '--strict', '-w|--warn', '-l|--length=',
+    '--strict', '-w|--warn',
     refused('-c|--check', 'reads the files named inside a checksum list, which cannot be checked before it runs'),
   ],
   operands: readPaths,
 };
+
+const b2sum: ProgramSpec = { ...checksum, options: [...checksum.options, '-l|--length='] };
 
 /** The programs described by a table alone. */
 export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
@@ -470,7 +472,8 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
   paste: { options: [...HELP, '-d|--delimiters=', '-s|--serial', '-z|--zero-terminated'], operands: readPaths },
   fold: { options: [...HELP, '-b|--bytes', '-s|--spaces', '-w|--width='], rules: { numeric: true }, operands: readPaths },
   base64: { options: [...HELP, '-d|--decode', '-i|--ignore-garbage', '-w|--wrap='], operands: readPaths },
-  ...Object.fromEntries(['md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum'].map((name) => [name, checksum])),
+  ...Object.fromEntries(['md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum'].map((name) => [name, checksum])),
+  b2sum,
   nproc: { options: [...HELP, '--all', '--ignore='], operands: noOperands },
   cd: {
     options: ['-L', '-P', '-e', '-@'],

@@ -87,7 +87,7 @@ const READ_ONLY: readonly string[] = [
   'git rev-parse --show-toplevel', 'git rev-parse --abbrev-ref HEAD', 'git ls-files', 'git ls-files -m src',
   'git blame -L 1,20 src/x.ts', 'git remote -v', 'git remote', 'git config --get user.name', 'git config --list',
   'git config -l', 'git config user.name', 'git config get user.name', 'git --no-pager log -1', 'git --version',
-  'git describe --tags', 'git log --no-ext-diff -p', 'git -P diff', 'git --no-optional-locks status',
+  'git describe --tags', 'git log --no-ext-diff -p', 'git branch --contains HEAD', 'git blame --reverse a..b f', 'git -P diff', 'git --no-optional-locks status',
   // npm, interpreters' versions
   'npm ls', 'npm list --depth=0', 'npm view react version', 'npm outdated', 'npm --version', 'npm ls --all --json',
   'node --version', 'node -v', 'python3 --version', 'python -V',
@@ -187,6 +187,8 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['git st', /not a read-only git subcommand/],
   ['git grep foo', /not a read-only git subcommand/],
   ['git describe --dirty', /refreshes the index/],
+  ['git blame --reverse --textconv a..b f', /textconv|unknown option/],
+  ['git branch --contains', /needs a value/],
   ["git log --format='%G?'", /gpg/],
   ["git log --pretty='format:%h %GS'", /gpg/],
   ['git $SUB', /expands at runtime/],
