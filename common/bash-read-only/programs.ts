@@ -80,6 +80,9 @@ export function patternThenPaths(patternOptions: readonly string[]): OperandRule
 
 const HELP = ['--help', '--version'];
 
+/** Paths are checked where the command starts; a link met on the way down is not. */
+const FOLLOWS_LINKS = 'follows symbolic links met while recursing, to files outside the checked paths';
+
 const FILES0_FROM = 'reads a list of further files to read, which cannot be checked before it runs';
 
 const grep: ProgramSpec = {
@@ -89,7 +92,8 @@ const grep: ProgramSpec = {
     '-x|--line-regexp', '-z|--null-data', '-s|--no-messages', '-v|--invert-match', '-m|--max-count=',
     '-b|--byte-offset', '-n|--line-number', '--no-line-number', '--line-buffered', '-H|--with-filename',
     '-h|--no-filename', '--label=', '-o|--only-matching', '-q|--quiet|--silent', '--binary-files=',
-    '-a|--text', '-I', '-d|--directories=', '-D|--devices=', '-r|--recursive', '-R|--dereference-recursive',
+    '-a|--text', '-I', '-d|--directories=', '-D|--devices=', '-r|--recursive',
+    refused('-R|--dereference-recursive', FOLLOWS_LINKS),
     '--include=', '--exclude=', '--exclude-from=R', '--exclude-dir=', '-L|--files-without-match',
     '-l|--files-with-matches', '-c|--count', '-T|--initial-tab', '-Z|--null', '-B|--before-context=',
     '-A|--after-context=', '-C|--context=', '--color|--colour=?', '-U|--binary', '-u|--unix-byte-offsets',
@@ -182,7 +186,7 @@ const rg: ProgramSpec = {
     '-A|--after-context=', '-B|--before-context=', '-C|--context=', '-a|--text', '-b|--byte-offset',
     '-c|--count', '--count-matches', '-d|--max-depth|--maxdepth=', '-E|--encoding=', '-e|--regexp=',
     '-F|--fixed-strings', '-f|--file=R', '-g|--glob=', '-H|--with-filename', '-h|--help', '-I|--no-filename',
-    '-i|--ignore-case', '-j|--threads=', '-L|--follow', '-l|--files-with-matches', '-M|--max-columns=',
+    '-i|--ignore-case', '-j|--threads=', refused('-L|--follow', FOLLOWS_LINKS), '-l|--files-with-matches', '-M|--max-columns=',
     '-m|--max-count=', '-N|--no-line-number', '-n|--line-number', '-o|--only-matching', '-p|--pretty',
     '-P|--pcre2', '-q|--quiet', '-r|--replace=', '-S|--smart-case', '-s|--case-sensitive', '-t|--type=',
     '-T|--type-not=', '-u|--unrestricted', '-U|--multiline', '-V|--version', '-v|--invert-match',

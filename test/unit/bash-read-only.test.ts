@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { classifyArgv } from '../../common/bash-read-only';
 import { compileOptions, mayYieldOption, maySplit } from '../../common/bash-read-only/getopt';
+import { SUBCOMMANDS } from '../../common/bash-read-only/git';
 import { PROGRAMS } from '../../common/bash-read-only/programs';
 
 /**
@@ -67,7 +68,7 @@ const READ_ONLY: readonly string[] = [
   // grep family and rg
   'grep -rn foo src', 'grep -rn TODO src', 'grep -e foo -e bar x', "grep -i 'a b' x", "egrep 'a|b' f",
   'fgrep -l needle .', 'grep -C3 foo x', "grep --include='*.ts' -r foo src", 'grep -f patterns.txt src',
-  'grep foo -- -file', 'grep -c foo x', 'grep --colour=never x y',
+  'grep foo -- -file', 'grep -c foo x', 'grep --colour=never x y', 'grep -rnC5 foo src', 'head -qn5 a b',
   'rg -n foo', 'rg -n "foo bar" src', 'rg --files', 'rg -t ts foo', "rg -g '*.ts' foo src", 'rg -z foo',
   'rg -S foo', 'rg --json foo', 'rg -uu foo', 'rg --hidden -l foo', 'rg -rn foo',
   // find
@@ -127,6 +128,13 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['sha256sum -c sums', /checksum list/],
   ['md5sum --check sums', /checksum list/],
   ['sha256sum --ch sums', /checksum list/],
+  // recursion that follows symbolic links past the checked paths
+  ['grep -R foo src', /symbolic links/],
+  ['grep -rR foo src', /symbolic links/],
+  ['grep --dereference-recursive foo src', /symbolic links/],
+  ['grep --deref foo src', /symbolic links/],
+  ['rg -L foo', /symbolic links/],
+  ['rg --follow foo', /symbolic links/],
   // jq modules and filter files
   ['jq \'import "x" as $x; .\' f.json', /import\/include/],
   ['jq \'include "lib"; .\' f.json', /import\/include/],
@@ -404,6 +412,16 @@ describe('classifyArgv: input it cannot judge', () => {
 
   it('says in git reasons that the repository config can run code', () => {
     expect(classify('git status').reason).toMatch(/config.*run programs/);
+  });
+});
+
+describe('tables', () => {
+  it.each(Object.entries(PROGRAMS))('%s compiles (no name listed twice)', (_name, spec) => {
+    expect(() => compileOptions(spec.options)).not.toThrow();
+  });
+
+  it.each(Object.entries(SUBCOMMANDS))('git %s compiles (no name listed twice)', (_name, spec) => {
+    expect(() => compileOptions(spec.options)).not.toThrow();
   });
 });
 
