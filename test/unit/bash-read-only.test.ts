@@ -1,4 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyArgv } from '../../common/bash-read-only';
 import { compileOptions, mayYieldOption, maySplit } from '../../common/bash-read-only/getopt';
@@ -473,5 +476,63 @@ describe('option tables against the installed programs', () => {
     const documented = [...help.matchAll(/(?<![\w-])--([a-z0-9][a-z0-9-]*)/g)].map((match) => match[1]);
     const listed = new Set(compileOptions(spec.options).long.keys());
     expect(documented.filter((name) => !listed.has(name))).toEqual([]);
+  });
+});
+
+/**
+ * The verdicts agree with the real programs: run in an empty directory holding one input file
+ * (and a file named `-o`), the forms refused as writers write, and the read-only forms leave the
+ * directory as it was.
+ */
+describe('the real programs agree', () => {
+  const installed = (program: string) => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
+  const snapshot = (directory: string) =>
+    readdirSync(directory)
+      .sort()
+      .map((name) => `${name}:${statSync(join(directory, name)).size}:${statSync(join(directory, name)).mtimeMs}`);
+  const runIn = (argv: string[]) => {
+    const directory = mkdtempSync(join(tmpdir(), 'bash-read-only-'));
+    writeFileSync(join(directory, 'in'), 'b\na\na\n');
+    writeFileSync(join(directory, '-o'), 'x\n');
+    const before = snapshot(directory);
+    spawnSync(argv[0], argv.slice(1), { cwd: directory, input: '', timeout: 5000 });
+    const after = snapshot(directory);
+    rmSync(directory, { recursive: true, force: true });
+    return { before, after };
+  };
+
+  const WRITERS: readonly string[][] = [
+    ['sort', '--o=out', 'in'],
+    ['sort', '--outp=out', 'in'],
+    ['sort', '-uoout', 'in'],
+    ['sort', 'in', '-o', 'out'],
+    ['uniq', 'in', 'out'],
+    ['xxd', 'in', 'out'],
+    ['sed', '-n', 'w out', 'in'],
+    ['sed', '--in=.bak', 's/a/b/', 'in'],
+    ['find', '.', '-fprint', 'out'],
+  ];
+  it.each(WRITERS.filter((argv) => installed(argv[0])))('%s … writes, and is not read-only', (...argv) => {
+    expect(classifyArgv(argv, { dynamic: argv.map(() => false) }).readOnly).toBe(false);
+    const { before, after } = runIn(argv);
+    expect(after).not.toEqual(before);
+  });
+
+  const READERS: readonly string[][] = [
+    ['sort', '--', '-o'],
+    ['sort', '-ko', 'in'],
+    ['sort', '-cu', 'in'],
+    ['uniq', 'in'],
+    ['uniq', '-c', '--', 'in'],
+    ['sed', '-n', '1p', 'in'],
+    ['head', '-n', '1', 'in'],
+    ['xxd', '-c8', 'in'],
+    ['find', '.', '-name', 'in', '-print'],
+    ['grep', '-rn', 'a', '.'],
+  ];
+  it.each(READERS.filter((argv) => installed(argv[0])))('%s … is read-only and writes nothing', (...argv) => {
+    expect(classifyArgv(argv, { dynamic: argv.map(() => false) }).readOnly).toBe(true);
+    const { before, after } = runIn(argv);
+    expect(after).toEqual(before);
   });
 });
