@@ -44,6 +44,13 @@ export interface BashCommandFact {
   text: string;
   /** Some word's value depends on an expansion (parameter, arithmetic, glob, brace, `~user`). */
   dynamic: boolean;
+  /**
+   * For each word of argv: it is dynamic (kept as written), or came from a brace expansion. An allow
+   * rule never covers a dynamic word with its literal part.
+   */
+  dynamicWords: boolean[];
+  /** The wrappers removed in front of it, outermost first (`env`, `timeout`, `nice`, `xargs`, `find` for -exec, …). */
+  wrappers: string[];
   /** Provably reads only (real option parsing of a known program; see common/bash-read-only.ts). */
   readOnly: boolean;
   /** Why it is (or is not) read-only: shown when the decision asks. */
@@ -54,7 +61,7 @@ export interface BashCommandFact {
   writesByRedirect: boolean;
   /** The directory it runs in (after a `cd` earlier in the same list), absolute. */
   cwd: string;
-  /** Reached through a wrapper that runs code from a string (`bash -c`, `sh -c`, `eval`) or `xargs`. */
+  /** Reached through a wrapper that runs code from a string (`bash -c`, `sh -c`, `eval`, `watch`), `xargs` or `find -exec`. */
   nested: boolean;
 }
 

@@ -1,0 +1,1461 @@
+/**
+ * The Bash command line as facts (issue 17 §1): tree-sitter-bash's syntax tree reduced to every
+ * simple command anywhere in it, after quote removal, with wrappers unwrapped, program paths
+ * reduced to names, redirect targets and path operands resolved where the command will run.
+ * The workflow's pure rule engine (common/bash-permissions.ts) decides on these facts.
+ *
+ * Fail closed: a node type this walker does not model, a parse error, or a construct that runs code
+ * the facts cannot show (a command or process substitution, `eval` of a run-time string, a
+ * function definition, an arithmetic context that evaluates variables, …) is a `problem`, and a
+ * problem asks. Deny rules still see every simple command that was found.
+ *
+ * Activity-side only: the WASM grammar loads asynchronously, and paths are resolved on the host.
+ */
+import path from 'node:path';
+import { Language, type Node, Parser } from 'web-tree-sitter';
+import { classifyArgv } from '../../common/bash-read-only';
+import type { BashCommandFact, BashFacts, PathAccess, PathFact } from '../../common/permission-facts';
+
+export interface BashFactsContext {
+  /** The directory the command starts in, absolute. */
+  cwd: string;
+  /** `~` expands to this. */
+  homeDir: string;
+  /** Resolves a path as the command will see it (`literal` relative to `base`). */
+  resolve(literal: string, base: string): Promise<PathFact>;
+}
+
+// ---- the parser (loaded once per process) ----
+
+let parserPromise: Promise<Parser> | undefined;
+
+/** tree-sitter with the Bash grammar; the WASM modules load on the first call only. */
+export function loadBashParser(): Promise<Parser> {
+  parserPromise ??= (async () => {
+    await Parser.init();
+    const language = await Language.load(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'));
+    const parser = new Parser();
+    parser.setLanguage(language);
+    return parser;
+  })().catch((error: unknown) => {
+    parserPromise = undefined;
+    throw error;
+  });
+  return parserPromise;
+}
+
+// ---- words ----
+
+/** Stands for an expansion inside a word's pattern: NUL cannot occur in a shell word. */
+const MARK = '\u0000';
+
+/** One word after brace and tilde expansion. */
+interface Word {
+  /** The word's value after quote removal; as written when `kind` is not 'static'. */
+  value: string;
+  /** Unknown before the command runs (expansion or glob), or produced by brace expansion. */
+  dynamic: boolean;
+  kind: 'static' | 'glob' | 'expansion';
+  /** The word with quoted characters backslash-escaped (glob and static words). */
+  pattern: string;
+  raw: string;
+}
+
+type Piece = { text: string; quoted: boolean } | { expansion: string };
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const MAX_BRACE_WORDS = 256;
+
+function escapeAll(text: string): string {
+  let out = '';
+  for (const char of text) out += `\\${char}`;
+  return out;
+}
+
+function unescape(pattern: string): string {
+  let out = '';
+  for (let index = 0; index < pattern.length; index++) {
+    if (pattern[index] === '\\' && index + 1 < pattern.length) index++;
+    out += pattern[index];
+  }
+  return out;
+}
+
+/** Index of the first unescaped occurrence of one of `chars` at or after `from`, or -1. */
+function findUnescaped(pattern: string, chars: string, from = 0): number {
+  for (let index = from; index < pattern.length; index++) {
+    if (pattern[index] === '\\') {
+      index++;
+      continue;
+    }
+    if (chars.includes(pattern[index])) return index;
+  }
+  return -1;
+}
+
+function hasGlob(pattern: string): boolean {
+  return findUnescaped(pattern, '*?[') >= 0;
+}
+
+/** Bash brace expansion of an escaped pattern (`{a,b}`, `{1..3}`, `{a..e..2}`); undefined when too large. */
+export function expandBraces(pattern: string): string[] | undefined {
+  try {
+    return expandBracesOrThrow(pattern);
+  } catch (error) {
+    if (error instanceof TooManyWords) return undefined;
+    throw error;
+  }
+}
+
+class TooManyWords extends Error {}
+
+function expandBracesOrThrow(pattern: string): string[] | undefined {
+  const results: string[] = [];
+  const visit = (current: string, depth: number): boolean => {
+    if (depth > 16) return false;
+    let start = findUnescaped(current, '{');
+    while (start >= 0) {
+      const alternatives = braceAt(current, start);
+      if (alternatives) {
+        const [items, end] = alternatives;
+        for (const item of items) {
+          if (!visit(current.slice(0, start) + item + current.slice(end + 1), depth + 1)) return false;
+        }
+        return true;
+      }
+      start = findUnescaped(current, '{', start + 1);
+    }
+    results.push(current);
+    return results.length <= MAX_BRACE_WORDS;
+  };
+  return visit(pattern, 0) ? results : undefined;
+}
+
+/** The alternatives of a brace expression starting at `start`, and the index of its `}`. */
+function braceAt(pattern: string, start: number): [string[], number] | undefined {
+  let depth = 0;
+  const commas: number[] = [];
+  for (let index = start; index < pattern.length; index++) {
+    const char = pattern[index];
+    if (char === '\\') {
+      index++;
+      continue;
+    }
+    if (char === '{') depth++;
+    else if (char === '}') {
+      depth--;
+      if (depth === 0) {
+        const inner = pattern.slice(start + 1, index);
+        if (commas.length > 0) {
+          const items: string[] = [];
+          let from = start + 1;
+          for (const comma of commas) {
+            items.push(pattern.slice(from, comma));
+            from = comma + 1;
+          }
+          items.push(pattern.slice(from, index));
+          return [items, index];
+        }
+        const sequence = braceSequence(inner);
+        return sequence ? [sequence, index] : undefined;
+      }
+    } else if (char === ',' && depth === 1) commas.push(index);
+  }
+  return undefined;
+}
+
+function braceSequence(inner: string): string[] | undefined {
+  const numeric = /^([-+]?\d+)\.\.([-+]?\d+)(?:\.\.([-+]?\d+))?$/.exec(inner);
+  if (numeric) {
+    const [from, to] = [Number(numeric[1]), Number(numeric[2])];
+    const step = Math.abs(Number(numeric[3] ?? 1)) || 1;
+    const width = /^[-+]?0\d/.test(numeric[1]) || /^[-+]?0\d/.test(numeric[2]) ? Math.max(numeric[1].length, numeric[2].length) : 0;
+    if (Math.abs(to - from) / step > MAX_BRACE_WORDS) throw new TooManyWords();
+    const items: string[] = [];
+    for (let value = from; from <= to ? value <= to : value >= to; value += from <= to ? step : -step) {
+      const text = String(Math.abs(value)).padStart(width - (value < 0 ? 1 : 0), '0');
+      items.push(value < 0 ? `-${text}` : text);
+    }
+    return items;
+  }
+  const letters = /^([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?$/.exec(inner);
+  if (letters) {
+    const [from, to] = [letters[1].charCodeAt(0), letters[2].charCodeAt(0)];
+    const step = Math.abs(Number(letters[3] ?? 1)) || 1;
+    const items: string[] = [];
+    for (let code = from; from <= to ? code <= to : code >= to; code += from <= to ? step : -step) items.push(escapeAll(String.fromCharCode(code)));
+    return items;
+  }
+  return undefined;
+}
+
+/** Decodes the inside of `$'…'`. */
+export function decodeAnsiC(inner: string): string {
+  let out = '';
+  for (let index = 0; index < inner.length; index++) {
+    const char = inner[index];
+    if (char !== '\\' || index + 1 >= inner.length) {
+      out += char;
+      continue;
+    }
+    const next = inner[++index];
+    const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+    if (next in simple) out += simple[next];
+    else if (/[0-7]/.test(next)) {
+      const digits = /^[0-7]{1,3}/.exec(inner.slice(index))![0];
+      out += String.fromCharCode(parseInt(digits, 8) & 0xff);
+      index += digits.length - 1;
+    } else if (next === 'x' && /[0-9a-fA-F]/.test(inner[index + 1] ?? '')) {
+      const digits = /^[0-9a-fA-F]{1,2}/.exec(inner.slice(index + 1))![0];
+      out += String.fromCharCode(parseInt(digits, 16));
+      index += digits.length;
+    } else if ((next === 'u' || next === 'U') && /[0-9a-fA-F]/.test(inner[index + 1] ?? '')) {
+      const digits = new RegExp(`^[0-9a-fA-F]{1,${next === 'u' ? 4 : 8}}`).exec(inner.slice(index + 1))![0];
+      const code = parseInt(digits, 16);
+      out += code <= 0x10ffff ? String.fromCodePoint(code) : '';
+      index += digits.length;
+    } else if (next === 'c' && index + 1 < inner.length) {
+      out += String.fromCharCode(inner[++index].toUpperCase().charCodeAt(0) ^ 0x40);
+    } else out += `\\${next}`;
+  }
+  return out;
+}
+
+/** Decodes a double-quoted string's literal part: `\` escapes only `$`, `` ` ``, `"`, `\` and newline. */
+function decodeDoubleQuoted(text: string): string {
+  return text.replace(/\\([$`"\\\n])/g, (_match, char: string) => (char === '\n' ? '' : char));
+}
+
+// ---- what the walker knows about the shell ----
+
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash', 'posh', 'fish', 'csh', 'tcsh', 'rbash']);
+/** Programs that read a program (or shell commands) from standard input when given no script. */
+const INTERPRETERS = new Set([
+  ...SHELLS, 'python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'luajit', 'tclsh',
+  'wish', 'expect', 'osascript', 'pwsh', 'powershell', 'R', 'Rscript', 'irb', 'sqlite3', 'psql', 'mysql', 'gdb', 'ed', 'ex',
+  'vi', 'vim', 'nvim', 'ssh', 'jshell', 'scala', 'ghci', 'julia', 'sudo', 'su', 'at', 'batch', 'crontab',
+]);
+const isInterpreter = (program: string) => INTERPRETERS.has(program) || /^python\d+(\.\d+)?$/.test(program);
+
+/** Directories whose programs are the system's: `/bin/rm` is `rm`. */
+const SYSTEM_BIN = new Set(['/bin', '/usr/bin', '/sbin', '/usr/sbin', '/usr/local/bin', '/usr/local/sbin']);
+
+/** Environment variables a command may be given without changing what code runs. */
+const SAFE_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|COLUMNS|LINES|TERM|CI|DEBUG|NODE_ENV|RUST_BACKTRACE|RUST_LOG|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|TIME_STYLE|QUOTING_STYLE|GREP_COLOR|GREP_COLORS|LS_COLORS|NPM_CONFIG_COLOR|TIMEFORMAT|HISTTIMEFORMAT)$/;
+/** Shell variables that change what later commands run even unexported. */
+const SHELL_SPECIAL = /^(PATH|IFS|HOME|CDPATH|ENV|BASH_ENV|PS4|GLOBIGNORE|SHELLOPTS|BASHOPTS|BASH_XTRACEFD|PROMPT_COMMAND|BASH_COMPAT|BASH_LOADABLES_PATH|EXECIGNORE|FUNCNEST|HISTFILE|INPUTRC|MAILPATH|POSIXLY_CORRECT|OLDPWD|PWD|LD_[A-Z_]+|DYLD_[A-Z_]+|BASH_FUNC_.*)$/;
+
+/** Bash's reserved words: never a program's name. */
+const RESERVED = new Set(['{', '}', '!', '(', ')', '[[', ']]', 'then', 'else', 'elif', 'fi', 'do', 'done', 'esac', 'in', 'if', 'while', 'until', 'for', 'case', 'function', 'select']);
+
+/** Builtins and keywords that change the shell or run code the facts cannot show. */
+const PROBLEM_PROGRAMS: Record<string, string> = {
+  source: 'source runs a script the permission check cannot see',
+  '.': '. runs a script the permission check cannot see',
+  trap: 'trap sets commands to run later',
+  alias: 'alias changes what later words run',
+  enable: 'enable loads or switches shell builtins',
+  shopt: 'shopt changes how the shell parses and expands later commands',
+  fc: 'fc re-runs commands from the history',
+  bind: 'bind can run commands',
+  coproc: 'coproc starts a background coprocess (not modelled)',
+  let: 'let evaluates arithmetic, which can run commands through array subscripts',
+  sudo: 'sudo runs a command as another user (escalation)',
+  doas: 'doas runs a command as another user (escalation)',
+  su: 'su runs a shell as another user (escalation)',
+  pkexec: 'pkexec runs a command as another user (escalation)',
+  run0: 'run0 runs a command as another user (escalation)',
+  popd: 'popd changes to a directory the check cannot follow',
+  select: 'select is not modelled',
+};
+
+/** Builtins whose operands are variable names: a subscript there is evaluated as arithmetic. */
+const NAME_TAKING = new Set(['read', 'unset', 'mapfile', 'readarray', 'getopts', 'wait', 'declare', 'typeset', 'local', 'export', 'readonly', 'printf']);
+
+// ---- the walk ----
+
+interface Redirect {
+  access: PathAccess;
+  word: Word;
+  op: string;
+}
+
+interface Scope {
+  /** Every directory the next command may run in (a `cd` adds one; `cd` may fail). */
+  cwds: string[];
+  redirects: Redirect[];
+  nested: boolean;
+  depth: number;
+}
+
+interface PendingCommand {
+  words: Word[];
+  scope: Scope;
+  cwds: string[];
+  nested: boolean;
+  wrappers: string[];
+  /** Set when the walker knows better than the argv classifier (xargs' input, a program by path, …). */
+  notReadOnly?: string;
+  /** Decided here (test commands, assignments): skip classifyArgv. */
+  verdict?: { readOnly: boolean; reason: string };
+  /** The index of each word in the original argv — for redirect / operand reporting. */
+  redirects: Redirect[];
+}
+
+const SEPARATORS = new Set([';', '&', '&&', '||', '|', '|&', '\n', ';;', ';&', ';;&']);
+
+class Walker {
+  readonly problems: string[] = [];
+  readonly commands: PendingCommand[] = [];
+
+  constructor(
+    private readonly parser: Parser,
+    private readonly homeDir: string,
+  ) {}
+
+  problem(text: string): void {
+    if (!this.problems.includes(text)) this.problems.push(text);
+  }
+
+  /** Parses a string (the top-level line or a `bash -c` / `eval` string) and walks it. */
+  parseAndWalk(source: string, scope: Scope): void {
+    if (scope.depth > 8) {
+      this.problem('commands nested too deeply to check');
+      return;
+    }
+    const tree = this.parseJoined(source);
+    if (!tree) {
+      this.problem('could not parse the command');
+      return;
+    }
+    try {
+      if (tree.rootNode.hasError) this.problem(`could not parse the command${scope.depth > 0 ? ' string it runs' : ''} (a syntax error or a construct the parser does not know)`);
+      this.statement(tree.rootNode, scope);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /**
+   * Parses with line continuations removed where Bash removes them: tree-sitter treats `\⏎` as
+   * white space, but Bash joins the words (`r\⏎m` is `rm`).
+   */
+  private parseJoined(source: string) {
+    let text = source;
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const tree = this.parser.parse(text);
+      if (!tree) return null;
+      const cut: number[] = [];
+      const continuation = /\\\n/g;
+      let match: RegExpExecArray | null;
+      while ((match = continuation.exec(text))) {
+        let backslashes = 0;
+        for (let index = match.index; index >= 0 && text[index] === '\\'; index--) backslashes++;
+        if (backslashes % 2 === 0) continue;
+        if (this.continuationRemoved(tree.rootNode, match.index)) cut.push(match.index);
+      }
+      if (cut.length === 0) return tree;
+      tree.delete();
+      for (const index of cut.reverse()) text = text.slice(0, index) + text.slice(index + 2);
+    }
+    return this.parser.parse(text);
+  }
+
+  private continuationRemoved(root: Node, index: number): boolean {
+    let node: Node | null = root.descendantForIndex(index, index + 1);
+    while (node) {
+      if (['raw_string', 'ansi_c_string', 'comment', 'heredoc_body', 'heredoc_content'].includes(node.type)) return false;
+      if (node.type === 'command_substitution' || node.type === 'process_substitution') return true;
+      node = node.parent;
+    }
+    return true;
+  }
+
+  // -- statements --
+
+  statement(node: Node, scope: Scope): void {
+    switch (node.type) {
+      case 'program':
+      case 'list':
+        for (const child of node.children) if (child) this.childStatement(child, scope);
+        return;
+      case 'pipeline': {
+        const parts = node.children.filter((child): child is Node => !!child && child.isNamed);
+        for (const child of node.children) {
+          if (!child) continue;
+          if (child.isNamed) this.statement(child, parts.length > 1 ? this.subscope(scope) : scope);
+          else if (!SEPARATORS.has(child.type)) this.unknown(child);
+        }
+        return;
+      }
+      case 'subshell':
+        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, this.subscope(scope, false));
+        return;
+      case 'compound_statement': {
+        const first = node.child(0);
+        if (first?.type === '((') {
+          this.arithmetic(node, '(( … ))');
+          return;
+        }
+        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, scope);
+        return;
+      }
+      case 'redirected_statement':
+        this.redirected(node, scope);
+        return;
+      case 'command':
+        this.command(node, scope);
+        return;
+      case 'declaration_command':
+      case 'unset_command':
+        this.declaration(node, scope);
+        return;
+      case 'variable_assignment':
+        this.assignment(node, scope, 'statement');
+        return;
+      case 'variable_assignments':
+        for (const child of node.namedChildren) if (child) this.assignment(child, scope, 'statement');
+        return;
+      case 'negated_command':
+        for (const child of node.namedChildren) if (child) this.statement(child, scope);
+        return;
+      case 'if_statement':
+      case 'elif_clause':
+      case 'else_clause':
+      case 'do_group':
+      case 'while_statement':
+        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, scope);
+        return;
+      case 'for_statement': {
+        if (node.child(0)?.type === 'select') this.problem(PROBLEM_PROGRAMS.select);
+        const variable = node.childForFieldName('variable');
+        if (variable && SHELL_SPECIAL.test(variable.text)) this.problem(`the loop assigns ${variable.text}, which changes what later commands run`);
+        for (const value of node.childrenForFieldName('value')) if (value) this.word(value, scope);
+        const body = node.childForFieldName('body');
+        if (body) this.statement(body, scope);
+        return;
+      }
+      case 'c_style_for_statement':
+        for (const field of ['initializer', 'condition', 'update']) {
+          for (const part of node.childrenForFieldName(field)) if (part) this.arithmetic(part, 'for (( … ))');
+        }
+        for (const body of node.childrenForFieldName('body')) if (body) this.statement(body, scope);
+        return;
+      case 'case_statement': {
+        const value = node.childForFieldName('value');
+        if (value) this.word(value, scope);
+        for (const item of node.namedChildren) if (item && item.type === 'case_item') this.caseItem(item, scope);
+        return;
+      }
+      case 'function_definition': {
+        const name = node.childForFieldName('name')?.text ?? '';
+        this.problem(`defines a shell function${name ? ` (${name})` : ''}, which changes what later words run`);
+        const body = node.childForFieldName('body');
+        if (body) this.statement(body, this.subscope(scope));
+        return;
+      }
+      case 'test_command':
+        this.testCommand(node, scope);
+        return;
+      case 'comment':
+        return;
+      default:
+        this.unknown(node, scope);
+    }
+  }
+
+  private childStatement(child: Node, scope: Scope): void {
+    if (!child.isNamed) {
+      if (!SEPARATORS.has(child.type) && !['(', ')', '{', '}', 'if', 'then', 'fi', 'elif', 'else', 'do', 'done', 'while', 'until', '!'].includes(child.type)) {
+        this.unknown(child);
+      }
+      return;
+    }
+    this.statement(child, scope);
+  }
+
+  /** A node we do not model: a problem; commands inside are still listed for the deny rules. */
+  private unknown(node: Node, scope?: Scope): void {
+    if (node.type === 'ERROR' || node.isMissing) this.problem('could not parse the command (a syntax error or a construct the parser does not know)');
+    else this.problem(`unsupported shell syntax: ${node.isNamed ? node.type : JSON.stringify(node.type)}`);
+    if (!scope) return;
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      if (['command', 'redirected_statement', 'pipeline', 'list', 'subshell', 'compound_statement', 'if_statement', 'while_statement', 'for_statement', 'command_substitution', 'process_substitution', 'ERROR'].includes(child.type)) {
+        if (child.type === 'command_substitution' || child.type === 'process_substitution') this.substitution(child, scope);
+        else this.statement(child, scope);
+      }
+    }
+  }
+
+  private subscope(scope: Scope, keepRedirects = true): Scope {
+    return { cwds: [...scope.cwds], redirects: keepRedirects ? scope.redirects : [...scope.redirects], nested: scope.nested, depth: scope.depth };
+  }
+
+  private caseItem(item: Node, scope: Scope): void {
+    for (let index = 0; index < item.childCount; index++) {
+      const child = item.child(index)!;
+      const field = item.fieldNameForChild(index);
+      if (field === 'value') this.word(child, scope);
+      else if (child.isNamed) this.statement(child, scope);
+    }
+  }
+
+  private redirected(node: Node, scope: Scope): void {
+    const redirects: Redirect[] = [];
+    const continuations: Node[] = [];
+    let feedsStdin = false;
+    const handle = (redirect: Node) => {
+      if (redirect.type === 'file_redirect') {
+        const found = this.fileRedirect(redirect, scope);
+        if (found) redirects.push(found);
+      } else if (redirect.type === 'heredoc_redirect') {
+        feedsStdin = true;
+        for (let index = 0; index < redirect.childCount; index++) {
+          const child = redirect.child(index)!;
+          const field = redirect.fieldNameForChild(index);
+          if (child.type === 'heredoc_body') this.word(child, scope);
+          else if (field === 'redirect') handle(child);
+          else if (child.isNamed && !['heredoc_start', 'heredoc_end', 'heredoc_content'].includes(child.type)) continuations.push(child);
+          else if (!child.isNamed && !['<<', '<<-', '&&', '||', '|', '|&', ';'].includes(child.type)) this.unknown(child);
+        }
+      } else if (redirect.type === 'herestring_redirect') {
+        feedsStdin = true;
+        for (const child of redirect.namedChildren) if (child && child.type !== 'file_descriptor') this.word(child, scope);
+      } else this.unknown(redirect, scope);
+    };
+    for (const redirect of node.childrenForFieldName('redirect')) if (redirect) handle(redirect);
+    for (const child of node.namedChildren) {
+      if (child && child.type === 'herestring_redirect' && !node.childrenForFieldName('redirect').some((r) => r?.id === child.id)) handle(child);
+    }
+    const body = node.childForFieldName('body');
+    const inner: Scope = { ...scope, redirects: [...scope.redirects, ...redirects] };
+    const before = this.commands.length;
+    if (body) this.statement(body, inner);
+    else if (redirects.length > 0) this.commands.push({ words: [], scope: inner, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: inner.redirects, verdict: { readOnly: true, reason: 'only redirects' } });
+    // `exec` with redirects only changes the shell's own descriptors for everything after it.
+    if (body?.type === 'command' && this.commands.length > before) {
+      const first = this.commands[before];
+      if (first.words.length === 1 && first.words[0].value === 'exec') this.problem('exec with redirects changes where every later command reads and writes');
+    }
+    if (feedsStdin) this.checkStdinFeeds(before);
+    for (const child of continuations) this.statement(child, this.subscope(scope));
+  }
+
+  private fileRedirect(node: Node, scope: Scope): Redirect | undefined {
+    let op = '';
+    let destination: Node | null = null;
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index)!;
+      const field = node.fieldNameForChild(index);
+      if (field === 'destination') destination = child;
+      else if (field === 'descriptor') continue;
+      else if (!child.isNamed) op = child.type;
+      else this.unknown(child, scope);
+    }
+    if (op === '>&-' || op === '<&-') return undefined;
+    if (!destination) {
+      this.problem(`unsupported redirect: ${node.text}`);
+      return undefined;
+    }
+    const word = this.wordsOf(destination, scope);
+    if (word.length !== 1) {
+      this.problem(`a redirect to ${destination.text} expands to several words`);
+      return undefined;
+    }
+    const target = word[0];
+    if ((op === '>&' || op === '<&') && target.kind === 'static' && /^(\d+|-)$/.test(target.value)) return undefined;
+    if (destination.type === 'process_substitution') return undefined;
+    const access: PathAccess = op === '<' || op === '<&' ? 'read' : 'write';
+    if (target.kind === 'static') {
+      const value = target.value;
+      if (/^\/dev\/(tcp|udp)\//.test(value)) this.problem(`${op} ${value} opens a network connection`);
+      if (['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/fd/0', '/dev/fd/1', '/dev/fd/2'].includes(value)) return undefined;
+    } else {
+      this.problem(`the redirect target ${target.raw} is only known when the command runs`);
+    }
+    return { access, word: target, op };
+  }
+
+  // -- simple commands --
+
+  private command(node: Node, scope: Scope): void {
+    const assignments: Node[] = [];
+    let name: Node | null = null;
+    const args: Node[] = [];
+    const redirects: Redirect[] = [];
+    let feedsStdin = false;
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index)!;
+      const field = node.fieldNameForChild(index);
+      if (field === 'name') name = child;
+      else if (field === 'argument') args.push(child);
+      else if (field === 'redirect') {
+        if (child.type === 'file_redirect') {
+          const found = this.fileRedirect(child, scope);
+          if (found) redirects.push(found);
+        } else if (child.type === 'herestring_redirect') {
+          for (const part of child.namedChildren) if (part && part.type !== 'file_descriptor') this.word(part, scope);
+          feedsStdin = true;
+        } else this.unknown(child, scope);
+      } else if (child.type === 'variable_assignment') assignments.push(child);
+      else if (child.type === 'subshell') this.unknown(child, scope);
+      else if (child.isNamed) this.unknown(child, scope);
+    }
+    for (const assignment of assignments) this.assignment(assignment, scope, 'prefix');
+    const commandScope = redirects.length > 0 ? { ...scope, redirects: [...scope.redirects, ...redirects] } : scope;
+    if (!name) {
+      if (commandScope.redirects.length > scope.redirects.length || scope.redirects.length > 0) {
+        this.commands.push({ words: [], scope: commandScope, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: commandScope.redirects, verdict: { readOnly: true, reason: 'only assignments' } });
+      }
+      return;
+    }
+    const words = [...this.wordsOf(name, scope), ...args.flatMap((arg) => this.wordsOf(arg, scope))];
+    const before = this.commands.length;
+    this.simple(words, commandScope, { nested: scope.nested, wrappers: [] });
+    if (feedsStdin) this.checkStdinFeeds(before);
+  }
+
+  /** A here-document or here-string given to a shell or interpreter is code the check cannot see. */
+  private checkStdinFeeds(from: number): void {
+    for (const pending of this.commands.slice(from)) {
+      const program = pending.words[0]?.value ?? '';
+      if (pending.words.length > 0 && isInterpreter(path.posix.basename(program))) {
+        this.problem(`a here-document or here-string feeds ${program}, which runs it as code`);
+      }
+    }
+  }
+
+  /** One simple command's words: unwraps wrappers, follows `cd`, records the command. */
+  private simple(words: Word[], scope: Scope, how: { nested: boolean; wrappers: string[]; notReadOnly?: string }): void {
+    if (words.length === 0) return;
+    const record = (list: Word[], extra: Partial<PendingCommand> = {}) =>
+      this.commands.push({ words: list, scope, cwds: [...scope.cwds], nested: how.nested, wrappers: how.wrappers, redirects: scope.redirects, notReadOnly: how.notReadOnly, ...extra });
+    const first = words[0];
+    if (first.kind !== 'static') {
+      this.problem(`the program's name ${first.raw} is only known when the command runs`);
+      record(words);
+      return;
+    }
+    const program = programName(first.value);
+    if (RESERVED.has(program)) {
+      // tree-sitter took a reserved word for a command name (`! { rm x; }`, `time { … }`): Bash
+      // may read the line differently, so this asks; the words after it are still a command for
+      // the deny rules.
+      this.problem(`the reserved word ${program} stands where a command name is expected, which the check does not model`);
+      this.simple(words.slice(1), scope, how);
+      return;
+    }
+    if (Object.hasOwn(PROBLEM_PROGRAMS, program)) this.problem(PROBLEM_PROGRAMS[program]);
+    const values = words.map((word) => (word.kind === 'static' ? word.value : undefined));
+
+    // Wrappers: the command they run is the one that matters.
+    const unwrapped = unwrap(program, values);
+    if (unwrapped) {
+      if (unwrapped.problem) this.problem(unwrapped.problem);
+      for (const assignment of unwrapped.assignments ?? []) this.envAssignment(assignment);
+      if (unwrapped.start !== undefined && unwrapped.start < words.length) {
+        if (unwrapped.keepOuter) record(words);
+        const inner = words.slice(unwrapped.start);
+        this.simple(inner, scope, {
+          nested: how.nested || !!unwrapped.nested,
+          wrappers: [...how.wrappers, program],
+          notReadOnly: unwrapped.notReadOnly ?? how.notReadOnly,
+        });
+        return;
+      }
+      if (unwrapped.start !== undefined && program === 'exec') {
+        // `exec` alone (with redirects): handled by the caller.
+      }
+    }
+
+    // Shells running a string, eval.
+    if (SHELLS.has(program)) {
+      const script = shellScript(values);
+      if (script.kind === 'string') {
+        const word = words[script.index];
+        if (word.kind !== 'static') this.problem(`${program} -c runs a string that is only known when the command runs`);
+        else this.parseAndWalk(word.value, { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
+      } else if (script.kind === 'stdin') this.problem(`${program} runs commands from its standard input, which the check cannot see`);
+      else if (script.kind === 'unknown') this.problem(`${program}: options the check does not model`);
+      record(words);
+      return;
+    }
+    if (program === 'eval') {
+      const rest = words.slice(1);
+      if (rest.some((word) => word.kind !== 'static')) this.problem('eval runs a string that is only known when the command runs');
+      else if (rest.length > 0) this.parseAndWalk(rest.map((word) => word.value).join(' '), { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
+      record(words);
+      return;
+    }
+    if (program === 'find') {
+      for (const exec of findExecs(values)) {
+        const inner = words.slice(exec.start, exec.end);
+        if (inner.length > 0) this.simple(inner, scope, { nested: true, wrappers: [...how.wrappers, 'find'], notReadOnly: `runs for each file find lists (${exec.primary})` });
+      }
+    }
+    if (program === 'watch') {
+      const index = watchCommand(values);
+      if (index === undefined) this.problem('watch: options the check does not model');
+      else if (words.slice(index).some((word) => word.kind !== 'static')) this.problem('watch runs a string that is only known when the command runs');
+      else if (index < words.length) this.parseAndWalk(words.slice(index).map((word) => word.value).join(' '), { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
+    }
+
+    if (program === 'exec' && words.length === 1 && scope.redirects.length === 0) this.problem('exec without a command is not modelled');
+    if (program === 'hash' && values.some((value) => value?.startsWith('-') && value.includes('p'))) this.problem('hash -p makes a name run another program');
+    if ((program === 'complete' || program === 'compgen') && values.some((value) => value === '-C' || value === '-F')) this.problem(`${program} -C/-F runs commands`);
+    if ((program === 'mapfile' || program === 'readarray') && values.some((value) => value?.startsWith('-') && value.includes('C'))) this.problem(`${program} -C runs a callback`);
+    if (program === 'set' && values.slice(1).some((value) => value === 'keyword' || (value !== undefined && /^[-+][a-zA-Z]*k/.test(value)))) this.problem('set -k makes later words into environment assignments');
+    if (program === 'test' || program === '[') {
+      if (words.slice(1).some((word) => word.value === '-v' || word.value === '-R')) this.problem(`${program} -v evaluates an array subscript, which can run commands`);
+    }
+    if (NAME_TAKING.has(program)) {
+      const operands = program === 'printf' ? printfVariable(words.map((word) => word.value)) : words.slice(1).map((word) => word.value);
+      if (operands.some((value) => value.includes('['))) this.problem(`${program} assigns to an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
+    }
+
+    const control = this.controlVerdict(words);
+    record(words, control ? { verdict: control } : {});
+    if (program === 'cd' || program === 'pushd') this.changeDirectory(words, scope, program);
+  }
+
+  /** Builtins that only steer the script: decided here (the argv classifier knows programs). */
+  private controlVerdict(words: Word[]): { readOnly: boolean; reason: string } | undefined {
+    const program = words[0]?.value;
+    if (program === ':' || program === 'break' || program === 'continue' || program === 'exit' || program === 'return' || program === 'shift') {
+      return { readOnly: true, reason: `${program} only steers the script` };
+    }
+    if (program === 'set' && words.length > 1 && words.slice(1).every((word) => word.kind === 'static' && /^([-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose)$/.test(word.value))) {
+      return { readOnly: true, reason: 'set only changes shell options' };
+    }
+    return undefined;
+  }
+
+  private changeDirectory(words: Word[], scope: Scope, program: string): void {
+    const operands = words.slice(1).filter((word, index) => !(word.kind === 'static' && /^-[LPe@]+$/.test(word.value) && index === 0));
+    if (operands.length > 1) {
+      this.problem(`${program} with several operands is not modelled`);
+      return;
+    }
+    const target = operands[0];
+    let directory: string;
+    if (!target) directory = this.homeDir;
+    else if (target.kind !== 'static' || target.value === '-' || /^[+-]\d+$/.test(target.value)) {
+      this.problem(`${program} ${target.raw}: the directory is only known when the command runs, so later paths cannot be checked`);
+      return;
+    } else directory = target.value;
+    const next = scope.cwds.map((cwd) => path.posix.resolve(cwd, directory));
+    for (const candidate of next) if (!scope.cwds.includes(candidate)) scope.cwds.push(candidate);
+    if (scope.cwds.length > 16) this.problem('too many directory changes to follow');
+  }
+
+  private declaration(node: Node, scope: Scope): void {
+    const keyword = node.child(0)?.type ?? '';
+    const words: Word[] = [{ value: keyword, dynamic: false, kind: 'static', pattern: keyword, raw: keyword }];
+    const flags: string[] = [];
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      if (child.type === 'variable_assignment') {
+        this.assignment(child, scope, keyword === 'export' ? 'export' : 'declare');
+        words.push({ value: child.text, dynamic: true, kind: 'expansion', pattern: MARK, raw: child.text });
+      } else if (child.type === 'variable_name') {
+        if (keyword === 'export' && !SAFE_ENV.test(child.text)) this.problem(`exports ${child.text}, which may change what later commands run`);
+        words.push({ value: child.text, dynamic: false, kind: 'static', pattern: escapeAll(child.text), raw: child.text });
+      } else {
+        const list = this.wordsOf(child, scope);
+        for (const word of list) if (word.kind === 'static' && word.value.startsWith('-')) flags.push(word.value);
+        words.push(...list);
+      }
+    }
+    if (keyword === 'unset') {
+      if (words.slice(1).some((word) => word.value.includes('['))) this.problem('unset of an array element evaluates its subscript, which can run commands');
+    }
+    if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset')) {
+      this.problem(`${keyword} ${flags.join(' ')} (references, integers or exports) is not modelled`);
+    }
+    this.commands.push({ words, scope, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: scope.redirects, verdict: { readOnly: true, reason: `${keyword} only changes shell variables` } });
+  }
+
+  private assignment(node: Node, scope: Scope, where: 'statement' | 'prefix' | 'declare' | 'export'): void {
+    const nameNode = node.childForFieldName('name');
+    const name = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name')?.text ?? '' : nameNode?.text ?? '';
+    if (nameNode?.type === 'subscript') {
+      const index = nameNode.childForFieldName('index');
+      if (!index || index.type !== 'number') this.problem(`the assignment to ${nameNode.text} evaluates its subscript, which can run commands`);
+    } else if (!nameNode || nameNode.type !== 'variable_name') this.unknown(node, scope);
+    if (where === 'statement' || where === 'declare') {
+      if (SHELL_SPECIAL.test(name)) this.problem(`sets ${name}, which changes what later commands run`);
+    } else if (!SAFE_ENV.test(name)) {
+      this.problem(`sets ${name} in the environment of the command, which can change what it runs`);
+    }
+    const value = node.childForFieldName('value');
+    if (value) {
+      const items = value.type === 'array' ? value.namedChildren : [value];
+      for (const item of items) if (item) this.word(item, scope);
+    }
+  }
+
+  private envAssignment(text: string): void {
+    const name = text.slice(0, text.indexOf('='));
+    if (!SAFE_ENV.test(name)) this.problem(`sets ${name} in the environment of the command, which can change what it runs`);
+  }
+
+  private testCommand(node: Node, scope: Scope): void {
+    const open = node.child(0)?.type ?? '[[';
+    const program = open === '[' ? '[' : '[[';
+    const words: Word[] = [{ value: program, dynamic: false, kind: 'static', pattern: program, raw: program }];
+    const visit = (expression: Node) => {
+      switch (expression.type) {
+        case 'unary_expression':
+        case 'binary_expression':
+        case 'parenthesized_expression':
+        case 'ternary_expression':
+        case 'postfix_expression': {
+          const operator = expression.childForFieldName('operator')?.text ?? '';
+          if (operator === '-v' || operator === '-R') this.problem(`${program} ${operator} evaluates an array subscript, which can run commands`);
+          if (program === '[' && (operator === '>' || operator === '<')) this.problem(`inside [ ], ${operator} is a redirect`);
+          if (program === '[[' && /^-(eq|ne|lt|le|gt|ge)$/.test(operator)) {
+            for (const side of [expression.childForFieldName('left'), expression.childForFieldName('right')]) {
+              if (side && !isPlainNumber(side)) this.problem(`[[ … ${operator} … ]] evaluates ${side.text} as arithmetic, which can run commands`);
+            }
+          }
+          for (let index = 0; index < expression.childCount; index++) {
+            const child = expression.child(index)!;
+            if (child.isNamed) visit(child);
+            else words.push({ value: child.type, dynamic: false, kind: 'static', pattern: child.type, raw: child.type });
+          }
+          return;
+        }
+        case 'test_operator':
+        case 'regex':
+        case 'extglob_pattern':
+          words.push({ value: expression.text, dynamic: false, kind: 'static', pattern: escapeAll(expression.text), raw: expression.text });
+          return;
+        case 'redirected_statement':
+        case 'command':
+          this.unknown(expression, scope);
+          return;
+        default:
+          words.push(...this.wordsOf(expression, scope));
+      }
+    };
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index)!;
+      if (child.isNamed) visit(child);
+    }
+    words.push({ value: program === '[' ? ']' : ']]', dynamic: false, kind: 'static', pattern: ']', raw: ']' });
+    for (const word of words) if (word.value === '-v' || word.value === '-R') this.problem(`${program} -v evaluates an array subscript, which can run commands`);
+    this.commands.push({ words, scope, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: scope.redirects, verdict: { readOnly: true, reason: `${program} … ${program === '[' ? ']' : ']]'} only tests` } });
+  }
+
+  /** `(( … ))`, `$(( … ))`, for (( … )): evaluating a variable can run a subscript's command substitution. */
+  private arithmetic(node: Node, what: string): void {
+    if (node.text.startsWith('$[')) {
+      this.problem('$[ … ] is arithmetic that can run commands through array subscripts');
+      return;
+    }
+    const evaluates = (current: Node): boolean =>
+      ['variable_name', 'subscript', 'simple_expansion', 'expansion', 'command_substitution', 'word', 'string', 'raw_string', 'concatenation'].includes(current.type) ||
+      current.namedChildren.some((child) => !!child && evaluates(child));
+    if (node.namedChildren.some((child) => !!child && evaluates(child)) || ['variable_name', 'word', 'subscript'].includes(node.type)) {
+      this.problem(`${what} evaluates variables as arithmetic, which can run commands through array subscripts`);
+    }
+    for (const substitution of node.descendantsOfType(['command_substitution', 'process_substitution'])) {
+      if (substitution) this.problem('a command substitution inside arithmetic');
+    }
+  }
+
+  // -- words --
+
+  /** Walks a word-like node for what it runs (substitutions, arithmetic); discards the value. */
+  word(node: Node, scope: Scope): void {
+    this.pieces(node, scope);
+  }
+
+  /** A word node as the words it becomes (brace expansion may make several). */
+  wordsOf(node: Node, scope: Scope): Word[] {
+    const raw = node.text;
+    const pieces = this.pieces(node, scope);
+    let pattern = '';
+    let expansion = false;
+    for (const piece of pieces) {
+      if ('expansion' in piece) {
+        pattern += MARK;
+        expansion = true;
+      } else pattern += piece.quoted ? escapeAll(piece.text) : piece.text;
+    }
+    if (expansion) return [{ value: raw, dynamic: true, kind: 'expansion', pattern, raw }];
+    const expanded = expandBraces(pattern);
+    if (!expanded) {
+      this.problem(`the brace expansion ${raw} makes too many words`);
+      return [{ value: raw, dynamic: true, kind: 'expansion', pattern, raw }];
+    }
+    const braced = expanded.length !== 1 || expanded[0] !== pattern;
+    return expanded.map((alternative) => {
+      const tilde = this.tilde(alternative);
+      if (tilde === undefined) return { value: raw, dynamic: true, kind: 'expansion', pattern: alternative, raw };
+      if (hasGlob(tilde)) return { value: braced ? unescape(tilde) : raw, dynamic: true, kind: 'glob', pattern: tilde, raw: braced ? unescape(tilde) : raw };
+      return { value: unescape(tilde), dynamic: braced, kind: 'static', pattern: tilde, raw };
+    });
+  }
+
+  /** Tilde expansion at the start of a word and after `=`/`:` of an assignment-like word; undefined for `~user`. */
+  private tilde(pattern: string): string | undefined {
+    const home = escapeAll(this.homeDir);
+    const expandAt = (text: string, at: number): string | undefined => {
+      if (text[at] !== '~') return text;
+      const end = findUnescaped(text, '/:', at);
+      const stop = end < 0 ? text.length : end;
+      if (stop !== at + 1) return undefined;
+      return text.slice(0, at) + home + text.slice(at + 1);
+    };
+    let result = expandAt(pattern, 0);
+    if (result === undefined) return undefined;
+    const equals = result.indexOf('=');
+    if (equals > 0 && NAME.test(result.slice(0, equals))) {
+      let position = equals + 1;
+      while (position < result.length) {
+        const next = expandAt(result, position);
+        if (next === undefined) return undefined;
+        result = next;
+        const colon = findUnescaped(result, ':', position);
+        if (colon < 0) break;
+        position = colon + 1;
+      }
+    }
+    return result;
+  }
+
+  private pieces(node: Node, scope: Scope): Piece[] {
+    switch (node.type) {
+      case 'word':
+      case 'number':
+        if (node.namedChildCount > 0) return this.rangePieces(node, scope, false);
+        return [{ text: node.text, quoted: false }];
+      case 'brace_expression':
+      case 'extglob_pattern':
+      case 'regex':
+      case 'test_operator':
+      case 'variable_name':
+      case 'special_variable_name':
+      case 'file_descriptor':
+        return [{ text: node.text, quoted: false }];
+      case 'raw_string':
+        return [{ text: node.text.slice(1, -1), quoted: true }];
+      case 'ansi_c_string':
+        return [{ text: decodeAnsiC(node.text.slice(2, -1)), quoted: true }];
+      case 'string':
+        return this.rangePieces(node, scope, true);
+      case 'translated_string':
+        // `$"…"` is translated through the locale's message catalog: its value is not known here.
+        for (const child of node.namedChildren) if (child) this.pieces(child, scope);
+        return [{ expansion: node.text }];
+      case 'concatenation':
+      case 'command_name':
+        return this.rangePieces(node, scope, false);
+      case 'simple_expansion':
+        return [{ expansion: node.text }];
+      case 'expansion':
+        this.expansion(node, scope);
+        return [{ expansion: node.text }];
+      case 'arithmetic_expansion':
+        this.arithmetic(node, '$(( … ))');
+        return [{ expansion: node.text }];
+      case 'command_substitution':
+      case 'process_substitution':
+        this.substitution(node, scope);
+        return [{ expansion: node.text }];
+      case 'heredoc_body':
+        for (const child of node.namedChildren) if (child && child.type !== 'heredoc_content') this.pieces(child, scope);
+        return [{ text: node.text, quoted: true }];
+      case 'array':
+        for (const child of node.namedChildren) if (child) this.pieces(child, scope);
+        return [{ expansion: node.text }];
+      default:
+        this.unknown(node, scope);
+        return [{ expansion: node.text }];
+    }
+  }
+
+  /** A string's or concatenation's parts, covering the text between children. */
+  private rangePieces(node: Node, scope: Scope, quoted: boolean): Piece[] {
+    const pieces: Piece[] = [];
+    const source = node.text;
+    const base = node.startIndex;
+    let start = quoted ? 1 : 0;
+    const end = quoted ? source.length - 1 : source.length;
+    const literal = (text: string) => {
+      if (text) pieces.push({ text: quoted ? decodeDoubleQuoted(text) : text, quoted });
+    };
+    for (const child of node.children) {
+      if (!child) continue;
+      const from = child.startIndex - base;
+      const to = child.endIndex - base;
+      if (from < start || to > end) continue;
+      literal(source.slice(start, from));
+      if (child.type === 'string_content' || !child.isNamed) literal(source.slice(from, to));
+      else pieces.push(...this.pieces(child, scope));
+      start = to;
+    }
+    literal(source.slice(start, end));
+    return pieces;
+  }
+
+  /** `${…}`: indirection, `@` transformations and arithmetic offsets or subscripts can run code. */
+  private expansion(node: Node, scope: Scope): void {
+    const text = node.text;
+    if (/^\$\{!/.test(text)) this.problem(`${text} expands a variable named by another (indirection), which can run commands through array subscripts`);
+    let afterColon = false;
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index)!;
+      if (!child.isNamed) {
+        if (child.type === '@') this.problem(`${text} transforms a value (\${…@…}), which can run commands`);
+        if (child.type === ':') afterColon = true;
+        continue;
+      }
+      if (child.type === 'subscript') {
+        const subscriptIndex = child.childForFieldName('index');
+        if (subscriptIndex && !(subscriptIndex.type === 'number' || ['@', '*'].includes(subscriptIndex.text))) {
+          this.problem(`${text} evaluates an array subscript, which can run commands`);
+        }
+        for (const substitution of child.descendantsOfType(['command_substitution', 'process_substitution'])) if (substitution) this.substitution(substitution, scope);
+        continue;
+      }
+      if (afterColon && child.type !== 'number') this.problem(`${text} evaluates its offset as arithmetic, which can run commands`);
+      if (child.type === 'command_substitution' || child.type === 'process_substitution') this.substitution(child, scope);
+      else if (child.type === 'arithmetic_expansion') this.arithmetic(child, '$(( … ))');
+      else if (['expansion', 'simple_expansion', 'string', 'concatenation', 'word', 'raw_string', 'ansi_c_string', 'array'].includes(child.type)) this.pieces(child, scope);
+      else if (child.type === 'binary_expression' || child.type === 'parenthesized_expression' || child.type === 'unary_expression') {
+        for (const substitution of child.descendantsOfType(['command_substitution', 'process_substitution'])) if (substitution) this.substitution(substitution, scope);
+      }
+    }
+    if (/@[A-Za-z]\}$/.test(text)) this.problem(`${text} transforms a value (\${…@…}), which can run commands`);
+  }
+
+  private substitution(node: Node, scope: Scope): void {
+    const kind = node.type === 'process_substitution' ? 'process substitution' : 'command substitution';
+    this.problem(`a ${kind} (${node.text.length > 60 ? `${node.text.slice(0, 57)}…` : node.text}) runs a command whose output the check cannot see`);
+    const inner = this.subscope(scope, false);
+    inner.redirects = [];
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index)!;
+      const field = node.fieldNameForChild(index);
+      if (field === 'redirect') {
+        // `$(<file)` reads the file.
+        const found = child.type === 'file_redirect' ? this.fileRedirect(child, scope) : undefined;
+        if (found) this.commands.push({ words: [], scope: inner, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: [found], verdict: { readOnly: true, reason: 'reads a file into the command line' } });
+      } else if (child.isNamed) this.childStatement(child, inner);
+    }
+  }
+}
+
+function isPlainNumber(node: Node): boolean {
+  if (node.type === 'number') return node.namedChildCount === 0;
+  if (node.type === 'word') return /^-?\d+$/.test(node.text);
+  if (node.type === 'simple_expansion') return /^\$[#?$!]$/.test(node.text);
+  return false;
+}
+
+/** `/bin/rm` → `rm`; other paths stay as written. */
+function programName(value: string): string {
+  if (!value.includes('/')) return value;
+  const directory = path.posix.dirname(path.posix.normalize(value));
+  return SYSTEM_BIN.has(directory) ? path.posix.basename(value) : value;
+}
+
+interface Unwrapped {
+  /** Index of the wrapped command's first word (undefined: none). */
+  start?: number;
+  problem?: string;
+  assignments?: string[];
+  nested?: boolean;
+  notReadOnly?: string;
+  /** List the wrapper itself too. */
+  keepOuter?: boolean;
+}
+
+/**
+ * Skips a wrapper's options. `flags`: options without a value; `valued`: options that take one
+ * (attached or as the next word); long options as `--name` (valued ones also `--name=`).
+ */
+function skipOptions(values: (string | undefined)[], from: number, flags: string, valued: string, longFlags: string[] = [], longValued: string[] = []): number | undefined {
+  let index = from;
+  while (index < values.length) {
+    const word = values[index];
+    if (word === undefined) return undefined;
+    if (word === '--') return index + 1;
+    if (!word.startsWith('-') || word === '-') return index;
+    if (word.startsWith('--')) {
+      const [name] = word.split('=', 1);
+      if (longFlags.includes(name) && !word.includes('=')) index++;
+      else if (longValued.includes(name)) index += word.includes('=') ? 1 : 2;
+      else return undefined;
+      continue;
+    }
+    let position = 1;
+    let consumed = 1;
+    while (position < word.length) {
+      const letter = word[position];
+      if (flags.includes(letter)) position++;
+      else if (valued.includes(letter)) {
+        if (position === word.length - 1) consumed = 2;
+        break;
+      } else return undefined;
+    }
+    index += consumed;
+  }
+  return index;
+}
+
+/** The wrappers Bash users put in front of a command, and where the command starts. */
+function unwrap(program: string, values: (string | undefined)[]): Unwrapped | undefined {
+  switch (program) {
+    case 'command': {
+      if (values.slice(1).some((value) => value === '-v' || value === '-V' || (value?.startsWith('-') && /[vV]/.test(value)))) return undefined;
+      const start = skipOptions(values, 1, 'p', '');
+      return start === undefined ? { problem: 'command: options the check does not model' } : { start };
+    }
+    case 'builtin':
+      return { start: 1 };
+    case 'coproc':
+      // `coproc NAME { …; }` or `coproc command`: the problem is reported by the caller.
+      return { start: values[1] !== undefined && NAME.test(values[1]) && values[2] === '{' ? 2 : 1 };
+    case 'exec': {
+      const start = skipOptions(values, 1, 'cl', 'a');
+      return start === undefined ? { problem: 'exec: options the check does not model' } : { start };
+    }
+    case 'time': {
+      const start = skipOptions(values, 1, 'p', '');
+      return start === undefined ? { problem: 'time: options the check does not model' } : { start };
+    }
+    case 'nohup':
+      return { start: values[1] === '--' ? 2 : 1 };
+    case 'nice': {
+      let index = 1;
+      if (values[index] !== undefined && /^-\d+$/.test(values[index]!)) index++;
+      const start = skipOptions(values, index, '', 'n', [], ['--adjustment']);
+      return start === undefined ? { problem: 'nice: options the check does not model' } : { start };
+    }
+    case 'timeout': {
+      const afterOptions = skipOptions(values, 1, 'v', 'sk', ['--preserve-status', '--foreground', '--verbose'], ['--signal', '--kill-after']);
+      if (afterOptions === undefined) return { problem: 'timeout: options the check does not model' };
+      return { start: afterOptions + 1 };
+    }
+    case 'stdbuf': {
+      const start = skipOptions(values, 1, '', 'ioe', [], ['--input', '--output', '--error']);
+      return start === undefined ? { problem: 'stdbuf: options the check does not model' } : { start };
+    }
+    case 'ionice': {
+      if (values.some((value) => value === '-p' || value === '-P' || value === '-u' || value?.startsWith('--pid') || value?.startsWith('--pgid') || value?.startsWith('--uid'))) return undefined;
+      const start = skipOptions(values, 1, 't', 'cn', ['--ignore'], ['--class', '--classdata']);
+      return start === undefined ? { problem: 'ionice: options the check does not model' } : { start };
+    }
+    case 'setsid': {
+      const start = skipOptions(values, 1, 'cfw', '', ['--ctty', '--fork', '--wait']);
+      return start === undefined ? { problem: 'setsid: options the check does not model' } : { start };
+    }
+    case 'env': {
+      let index = 1;
+      const assignments: string[] = [];
+      while (index < values.length) {
+        const word = values[index];
+        if (word === undefined) return { problem: 'env: a word only known when the command runs', start: undefined };
+        if (word === '-' || word === '-i' || word === '--ignore-environment' || word === '-0' || word === '--null') index++;
+        else if (word === '-u' || word === '--unset') index += 2;
+        else if (/^-u.|^--unset=/.test(word)) index++;
+        else if (word === '--') index++;
+        else if (word.startsWith('-')) return { problem: `env ${word} is not modelled` };
+        else if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) {
+          assignments.push(word);
+          index++;
+        } else break;
+      }
+      return index < values.length ? { start: index, assignments } : { assignments };
+    }
+    case 'sudo':
+    case 'doas': {
+      const start = skipOptions(values, 1, 'AbEHiKklnPSsv', 'CDghprtTUu', ['--preserve-env', '--login', '--shell', '--non-interactive', '--background', '--askpass', '--set-home', '--stdin'], ['--user', '--group', '--host', '--prompt', '--chdir', '--role', '--type', '--other-user', '--close-from', '--command-timeout']);
+      return start === undefined ? {} : { start };
+    }
+    case 'xargs': {
+      if (values.some((value) => value === '-a' || value?.startsWith('--arg-file') || /^-a./.test(value ?? ''))) return { problem: 'xargs -a reads its arguments from a file the check does not follow' };
+      const start = skipOptions(
+        values,
+        1,
+        '0prtx',
+        'adEILlnPs',
+        ['--null', '--no-run-if-empty', '--verbose', '--interactive', '--exit', '--open-tty', '--show-limits'],
+        ['--delimiter', '--eof', '--replace', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'],
+      );
+      if (start === undefined) return { problem: 'xargs: options the check does not model' };
+      if (start >= values.length) return undefined;
+      return { start, nested: true, notReadOnly: 'runs with arguments read from its input (xargs), which the check cannot see' };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Where a shell's `-c` string is, or how else it gets its commands. */
+function shellScript(values: (string | undefined)[]): { kind: 'string'; index: number } | { kind: 'file' | 'stdin' | 'unknown' } {
+  let command = false;
+  let index = 1;
+  while (index < values.length) {
+    const word = values[index];
+    if (word === undefined) {
+      if (command) break;
+      return { kind: 'unknown' };
+    }
+    if (word === '--' || word === '-') {
+      index++;
+      break;
+    }
+    if (/^[-+]o$|^[-+]O$/.test(word)) {
+      index += 2;
+      continue;
+    }
+    if (word === '--rcfile' || word === '--init-file') {
+      index += 2;
+      continue;
+    }
+    if (word.startsWith('--')) {
+      index++;
+      continue;
+    }
+    if (/^[-+][A-Za-z]+$/.test(word)) {
+      if (word.startsWith('-') && word.includes('c')) command = true;
+      if (word.startsWith('-') && word.includes('s') && !command) return { kind: 'stdin' };
+      index++;
+      continue;
+    }
+    break;
+  }
+  if (command) return index < values.length ? { kind: 'string', index } : { kind: 'unknown' };
+  return index < values.length ? { kind: 'file' } : { kind: 'stdin' };
+}
+
+/** find's -exec/-execdir/-ok/-okdir commands: [start, end) in argv. */
+function findExecs(values: (string | undefined)[]): { start: number; end: number; primary: string }[] {
+  const found: { start: number; end: number; primary: string }[] = [];
+  for (let index = 1; index < values.length; index++) {
+    const primary = values[index];
+    if (primary !== '-exec' && primary !== '-execdir' && primary !== '-ok' && primary !== '-okdir') continue;
+    let end = index + 1;
+    while (end < values.length && values[end] !== ';' && values[end] !== '+') end++;
+    found.push({ start: index + 1, end, primary });
+    index = end;
+  }
+  return found;
+}
+
+/** Where `watch`'s command starts (undefined: options not modelled). */
+function watchCommand(values: (string | undefined)[]): number | undefined {
+  return skipOptions(values, 1, 'bcdegptwx', 'nq', ['--beep', '--color', '--no-color', '--differences', '--errexit', '--chgexit', '--precise', '--no-title', '--no-wrap', '--exec', '--no-linewrap'], ['--interval', '--equexit']);
+}
+
+function printfVariable(values: string[]): string[] {
+  const names: string[] = [];
+  for (let index = 1; index < values.length; index++) {
+    const value = values[index];
+    if (value === '-v' && values[index + 1] !== undefined) names.push(values[index + 1]!);
+    else if (value?.startsWith('-v') && value.length > 2) names.push(value.slice(2));
+    if (value === '--' || !value.startsWith('-')) break;
+  }
+  return names;
+}
+
+// ---- facts ----
+
+/**
+ * Programs that change files, whose operands the argv classifier does not report (it only models
+ * read-only programs): their operands are paths, so an allow rule (`Bash(rm -f:*)`) still cannot
+ * reach outside the working directories or into protected files. `valued`: short options taking a
+ * value; `target`: the option naming a destination directory; `skipFirst`: the first operand is a
+ * mode or owner; `copy`: sources are read, the last operand written.
+ */
+const WRITERS: Record<string, { valued: string; target?: string; reference?: string; skipFirst?: boolean; copy?: boolean }> = {
+  rm: { valued: '' },
+  rmdir: { valued: '' },
+  unlink: { valued: '' },
+  shred: { valued: 'nsu' },
+  touch: { valued: 'dt', reference: 'r' },
+  mkdir: { valued: 'm' },
+  truncate: { valued: 's', reference: 'r' },
+  tee: { valued: '' },
+  chmod: { valued: '', skipFirst: true },
+  chown: { valued: '', skipFirst: true },
+  chgrp: { valued: '', skipFirst: true },
+  mv: { valued: 'S', target: 't' },
+  cp: { valued: 'S', target: 't', copy: true },
+  ln: { valued: 'S', target: 't', copy: true },
+  install: { valued: 'mogS', target: 't', copy: true },
+  patch: { valued: 'pBDFgiorVYzd' },
+};
+
+/** The path operands of a file-changing program (see WRITERS), with how it uses them. */
+export function writerPaths(argv: string[], dynamic: boolean[]): { index: number; access: PathAccess; text: string }[] {
+  const spec = WRITERS[argv[0]];
+  if (!spec) return [];
+  const paths: { index: number; access: PathAccess; text: string }[] = [];
+  const operands: number[] = [];
+  let optionsEnded = false;
+  let referenceGiven = false;
+  for (let index = 1; index < argv.length; index++) {
+    const word = argv[index];
+    if (optionsEnded || dynamic[index] || !word.startsWith('-') || word === '-') {
+      operands.push(index);
+      continue;
+    }
+    if (word === '--') {
+      optionsEnded = true;
+      continue;
+    }
+    if (word.startsWith('--')) {
+      const [name, value] = [word.split('=', 1)[0], word.includes('=') ? word.slice(word.indexOf('=') + 1) : undefined];
+      if (name === '--target-directory' && value !== undefined) paths.push({ index, access: 'write', text: value });
+      if ((name === '--reference' || name === '--output' || name === '--input') && value !== undefined) {
+        paths.push({ index, access: name === '--output' ? 'write' : 'read', text: value });
+        referenceGiven ||= name === '--reference';
+      }
+      continue;
+    }
+    for (let position = 1; position < word.length; position++) {
+      const letter = word[position];
+      const isTarget = spec.target === letter;
+      const isReference = spec.reference === letter;
+      if (!spec.valued.includes(letter) && !isTarget && !isReference) continue;
+      const attached = word.slice(position + 1);
+      const valueIndex = attached ? index : index + 1;
+      const text = attached || argv[index + 1];
+      if (text !== undefined && (isTarget || isReference)) paths.push({ index: valueIndex, access: isTarget ? 'write' : 'read', text });
+      if (isReference) referenceGiven = true;
+      if (!attached) index++;
+      break;
+    }
+  }
+  const files = spec.skipFirst && !referenceGiven ? operands.slice(1) : operands;
+  const targetGiven = paths.some((entry) => entry.access === 'write');
+  files.forEach((index, position) => {
+    // cp/ln/install: the sources are read; the destination (the last operand, or -t DIR) is written.
+    const source = spec.copy && (targetGiven || position < files.length - 1);
+    paths.push({ index, access: source ? 'read' : 'write', text: argv[index] });
+  });
+  return paths.sort((a, b) => a.index - b.index);
+}
+
+/** The static directory a glob pattern cannot leave (`/e*\/sha*` → `/`), or undefined (`..` after a wildcard). */
+export function globPrefix(pattern: string): string | undefined {
+  const first = findUnescaped(pattern, '*?[');
+  const slash = pattern.lastIndexOf('/', first);
+  const rest = pattern.slice(first);
+  if (rest.split('/').some((segment) => unescape(segment) === '..')) return undefined;
+  if (slash < 0) return '.';
+  return unescape(pattern.slice(0, slash)) || '/';
+}
+
+/**
+ * The facts of a Bash command line: every simple command anywhere in it, with its paths resolved
+ * where it will run. Never throws on odd input: what it cannot follow is a problem.
+ */
+export async function gatherBashFacts(command: string, context: BashFactsContext): Promise<BashFacts> {
+  const parser = await loadBashParser();
+  const walker = new Walker(parser, context.homeDir);
+  // tree-sitter reads a carriage return as a space; Bash makes it part of the word.
+  if (command.includes('\r')) walker.problem('a carriage return, which Bash reads as part of a word (tree-sitter as a space)');
+  walker.parseAndWalk(command, { cwds: [context.cwd], redirects: [], nested: false, depth: 0 });
+  const commands = await Promise.all(walker.commands.map((pending) => finish(pending, walker, context)));
+  return { problems: walker.problems, commands };
+}
+
+async function finish(pending: PendingCommand, walker: Walker, context: BashFactsContext): Promise<BashCommandFact> {
+  const words = [...pending.words];
+  let programByPath: string | undefined;
+  if (words.length > 0 && words[0].kind === 'static') {
+    const name = programName(words[0].value);
+    if (name !== words[0].value && !name.includes('/')) words[0] = { ...words[0], value: name };
+    else if (name.includes('/')) programByPath = name;
+  }
+  const argv = words.map((word) => word.value);
+  const dynamicWords = words.map((word) => word.dynamic);
+  const cwd = pending.cwds[pending.cwds.length - 1];
+  const requests: { access: PathAccess; literal: string }[] = [];
+
+  const want = (access: PathAccess, word: Word, text: string) => {
+    if (word.kind === 'static') {
+      requests.push({ access, literal: text });
+      return;
+    }
+    const whole = text === word.value || text === word.raw;
+    const pattern = whole ? word.pattern : word.kind === 'glob' && !/["'\\$`]/.test(text) ? text : undefined;
+    const prefix = pattern !== undefined && word.kind === 'glob' ? globPrefix(pattern) : undefined;
+    if (prefix === undefined) {
+      walker.problem(`the path ${word.raw} is only known when the command runs`);
+      return;
+    }
+    requests.push({ access, literal: prefix });
+  };
+
+  let readOnly: boolean;
+  let reason: string;
+  if (pending.verdict) {
+    ({ readOnly, reason } = pending.verdict);
+  } else if (words.length === 0) {
+    readOnly = true;
+    reason = 'no command';
+  } else {
+    const dynamicArgs = words.map((word) => word.kind !== 'static');
+    const verdict = classifyArgv(argv, { dynamic: dynamicArgs });
+    readOnly = verdict.readOnly;
+    reason = verdict.reason;
+    const reported = verdict.paths.length > 0 || verdict.readOnly ? verdict.paths : writerPaths(argv, dynamicArgs);
+    for (const entry of reported) {
+      const word = words[entry.index];
+      if (word) want(entry.access, word, entry.text);
+    }
+  }
+  if (programByPath) {
+    readOnly = false;
+    reason = `runs ${programByPath}, a program given by its path (not the system's ${path.posix.basename(programByPath)})`;
+  }
+  if (pending.notReadOnly) {
+    readOnly = false;
+    reason = pending.notReadOnly;
+  }
+  let writesByRedirect = false;
+  for (const redirect of pending.redirects) {
+    if (redirect.access === 'write') {
+      writesByRedirect = true;
+      if (readOnly) {
+        readOnly = false;
+        reason = `writes ${redirect.word.raw} (redirect ${redirect.op})`;
+      }
+    }
+    if (redirect.word.kind === 'static') requests.push({ access: redirect.access, literal: redirect.word.value });
+  }
+
+  const paths: BashCommandFact['paths'] = [];
+  const seen = new Set<string>();
+  for (const request of requests) {
+    const bases = request.literal.startsWith('/') ? [cwd] : pending.cwds;
+    for (const base of bases) {
+      const key = `${request.access}\u0000${path.posix.resolve(base, request.literal)}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      paths.push({ access: request.access, path: await context.resolve(request.literal, base) });
+    }
+  }
+  return {
+    argv,
+    program: argv[0] ?? '',
+    text: argv.join(' '),
+    dynamic: dynamicWords.some(Boolean),
+    dynamicWords,
+    readOnly,
+    reason,
+    paths,
+    writesByRedirect,
+    cwd,
+    nested: pending.nested,
+    wrappers: pending.wrappers,
+  };
+}
