@@ -298,7 +298,7 @@ interface PendingCommand {
   notReadOnly?: string;
   /** Decided here (test commands, assignments): skip classifyArgv. */
   verdict?: { readOnly: boolean; reason: string };
-  /** The index of each word in the original argv — for redirect / operand reporting. */
+  /** The redirects that apply to it (its own and those of every enclosing statement). */
   redirects: Redirect[];
 }
 
@@ -655,7 +655,6 @@ class Walker {
       if (unwrapped.problem) this.problem(unwrapped.problem);
       for (const assignment of unwrapped.assignments ?? []) this.envAssignment(assignment);
       if (unwrapped.start !== undefined && unwrapped.start < words.length) {
-        if (unwrapped.keepOuter) record(words);
         const inner = words.slice(unwrapped.start);
         this.simple(inner, scope, {
           nested: how.nested || !!unwrapped.nested,
@@ -663,9 +662,6 @@ class Walker {
           notReadOnly: unwrapped.notReadOnly ?? how.notReadOnly,
         });
         return;
-      }
-      if (unwrapped.start !== undefined && program === 'exec') {
-        // `exec` alone (with redirects): handled by the caller.
       }
     }
 
@@ -1070,8 +1066,6 @@ interface Unwrapped {
   assignments?: string[];
   nested?: boolean;
   notReadOnly?: string;
-  /** List the wrapper itself too. */
-  keepOuter?: boolean;
 }
 
 /**
