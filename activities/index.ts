@@ -10,6 +10,7 @@ import path from 'node:path';
 import { requestContextQuery, toolUseStreamedSignal, transcriptSliceQuery } from '../workflows/definitions';
 import { type CallModelDeps, type ToolUseReporter, createCallModel, createCallModelLocal } from './call-model';
 import { createCompactConversation } from './compact-conversation';
+import { gatherPermissionFacts } from './permission-facts/gather';
 import { createToolRunner } from './run-tool';
 import { loadSessionContext } from './session-context';
 import { createRunStopHooks } from './stop-hooks';
@@ -66,6 +67,7 @@ export function createActivities(deps: ActivityDeps) {
     callModelLocal: createCallModelLocal(modelDeps),
     compactConversation: createCompactConversation(modelDeps),
     runTool: tools.runTool,
+    gatherPermissionFacts,
     loadSessionContext,
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
   };

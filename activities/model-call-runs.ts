@@ -17,6 +17,8 @@
  * The run never throws: its `outcome` is the final message or the error, and the activity that
  * owns it at the end turns that into a result or a failure.
  */
+import type { CallFacts } from '../common/permission-facts';
+import { gatherCallFacts } from './permission-facts/gather';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
@@ -109,7 +111,7 @@ export function detachedBinding(attempt: number, log: RunBinding['log']): RunBin
 export type RunOutcome = { type: 'message'; message: Anthropic.Message } | { type: 'failed'; error: unknown; cancelled: boolean };
 
 export interface ToolUseReporter {
-  (target: NonNullable<CallModelInput['streamToolUses']>, report: { attempt: number; index: number; block: { type: 'tool_use'; id: string; name: string; input: unknown } }): Promise<void>;
+  (target: NonNullable<CallModelInput['streamToolUses']>, report: { attempt: number; index: number; block: { type: 'tool_use'; id: string; name: string; input: unknown }; facts?: CallFacts }): Promise<void>;
 }
 
 /** The request a CallModelInput refers to, as the API takes it. */
@@ -294,7 +296,10 @@ export class ModelCallRun {
             await Promise.race([this.signalsReleased, streamEnded]);
             if (ended) return false;
             try {
-              await reportToolUse(target, report);
+              const facts = target.permissionFacts
+                ? await gatherCallFacts({ toolUseId: block.id, name: block.name, input: block.input }, target.permissionFacts.cwd, target.permissionFacts.homeDir)
+                : undefined;
+              await reportToolUse(target, { ...report, ...(facts && { facts }) });
               return true;
             } catch (error) {
               this.binding.log.warn('Could not report a streamed tool_use; later ones are not reported either', { error: String(error) });

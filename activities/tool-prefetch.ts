@@ -10,7 +10,9 @@
 import { CancelledFailure } from '@temporalio/common';
 import type { AssistantApiMessage } from '../common/messages';
 import type { RunToolInput, RunToolResult } from '../common/activity-types';
-import { type PrefetchedToolResult, type ToolPrefetchPlan, toolsToPrefetch } from '../common/tool-prefetch';
+import { type PrefetchedToolResult, type ToolPrefetchPlan, allowedWithoutAsking, toolsToPrefetch } from '../common/tool-prefetch';
+import { toolAccessFor } from '../common/tool-access';
+import { gatherCallFacts } from './permission-facts/gather';
 
 /**
  * Prefetched calls not done by then are stopped and left to the workflow: the local phase must
@@ -44,13 +46,21 @@ export async function prefetchTools(
       plan.maxConcurrency ?? calls.length,
       async (call): Promise<PrefetchedToolResult | undefined> => {
         try {
+          // Decided again on the facts of where it acts (real paths: issue 17), as the workflow's gate will decide.
+          const facts = plan.permission ? await gatherCallFacts({ toolUseId: call.id, name: call.name, input: call.input }, plan.cwd, plan.permission.homeDir) : undefined;
+          if (plan.permission && !allowedWithoutAsking(call, plan.permission, facts)) return undefined;
+          const access = plan.permission ? toolAccessFor(plan.permission, facts) : undefined;
           const result = await runTool(
-            { conversationId, toolUseId: call.id, name: call.name, input: call.input, cwd: plan.cwd, maxResultSizeChars: call.maxResultSizeChars, stream: plan.stream },
+            { conversationId, toolUseId: call.id, name: call.name, input: call.input, cwd: plan.cwd, maxResultSizeChars: call.maxResultSizeChars, stream: plan.stream, ...(access && { access }) },
             deadline.signal,
           );
           // Stopped by the deadline: whatever came back is not the call's real outcome.
           if (deadline.signal.aborted) return undefined;
-          return { toolUseId: call.id, result: { content: result.content, isError: result.isError, ...(result.persistedPath !== undefined && { persistedPath: result.persistedPath }) } };
+          return {
+            toolUseId: call.id,
+            result: { content: result.content, isError: result.isError, ...(result.persistedPath !== undefined && { persistedPath: result.persistedPath }) },
+            ...(facts && { facts }),
+          };
         } catch (error) {
           if (error instanceof CancelledFailure) throw error;
           return undefined;

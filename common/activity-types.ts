@@ -57,7 +57,17 @@ export interface CallModelInput {
    * When set, the activity reports each completed tool_use block to the workflow as it streams
    * (signal `toolUseStreamed`), so concurrency-safe tools start early (seed §2.4).
    */
-  streamToolUses?: { workflowId: string; runId?: string; requestId: string };
+  streamToolUses?: {
+    workflowId: string;
+    runId?: string;
+    requestId: string;
+    /**
+     * Tools run in this worker's process (no workspace queue): each report carries the call's
+     * permission facts, gathered here as the tool would act (issue 17), so the workflow can decide
+     * to start it early.
+     */
+    permissionFacts?: { cwd: string; homeDir?: string };
+  };
   /**
    * A fallback model is configured: after repeated overload the activity gives up early with a
    * non-retryable `FallbackTriggered` failure instead of exhausting every retry (seed §2.8).

@@ -15,17 +15,8 @@
  *   path) and outside the Read deny rules; every path it writes inside and not protected.
  */
 import type { BashCommandFact, BashFacts, PathFact } from './permission-facts';
-import {
-  type PermissionContext,
-  type PermissionDecision,
-  type PermissionRule,
-  type RuleWithSource,
-  isInside,
-  isProtectedPath,
-  normalizePath,
-  parsePermissionRule,
-  pathMatchesRule,
-} from './permissions';
+import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, isProtectedPath, parsePermissionRule } from './permission-rules';
+import { isInside, normalizePath, pathMatchesRule } from './path-rules';
 
 type RuleKind = 'deny' | 'ask' | 'allow';
 type Match = 'yes' | 'maybe' | 'no';

@@ -13,6 +13,7 @@
  * message is unsafe (a Bash or an Edit before a Read runs first and may change what it reads —
  * the rule by which the workflow starts calls while the model streams).
  */
+import type { CallFacts } from './permission-facts';
 import type { PermissionContext } from './permissions';
 import { decidePermission } from './permissions';
 import type { StreamTarget } from './stream-items';
@@ -39,6 +40,8 @@ export interface ToolPrefetchPlan {
 export interface PrefetchedToolResult {
   toolUseId: string;
   result: { content: string; isError: boolean; persistedPath?: string };
+  /** The facts the call was allowed on, gathered where it ran (the workflow's gate decides on the same). */
+  facts?: CallFacts;
 }
 
 /** A block to prefetch, with the result budget the workflow's runTool would give it. */
@@ -72,7 +75,7 @@ export function toolsToPrefetch(content: readonly ContentBlock[], plan: ToolPref
 export const DEFAULT_MAX_RESULT_SIZE_CHARS = 30_000;
 
 /** The gate's `allowsWithoutAsking`: no permission context (tools run unchecked) allows everything. */
-export function allowedWithoutAsking(block: { name: string; input: unknown }, permission: PermissionContext | undefined): boolean {
+export function allowedWithoutAsking(block: { name: string; input: unknown }, permission: PermissionContext | undefined, gathered?: CallFacts): boolean {
   if (!permission) return true;
-  return decidePermission({ toolName: block.name, input: block.input }, toolFacts(block), permission).behavior === 'allow';
+  return decidePermission({ toolName: block.name, input: block.input }, { ...toolFacts(block), ...(gathered && { gathered }) }, permission).behavior === 'allow';
 }

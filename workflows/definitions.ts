@@ -5,6 +5,7 @@
  *   temporal workflow signal --workflow-id ID --name userInput --input '{"prompt":"hi"}'
  *   temporal workflow query  --workflow-id ID --type status
  */
+import type { CallFacts } from '../common/permission-facts';
 import { type Sinks, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { RequestContext } from '../common/activity-types';
@@ -42,6 +43,8 @@ export interface ToolUseStreamed {
   attempt: number;
   index: number;
   block: { type: 'tool_use'; id: string; name: string; input: unknown };
+  /** The call's permission facts, gathered where the tool acts (when the model call runs in the tools' process). */
+  facts?: CallFacts;
 }
 
 /** Validates `toolUseStreamed` (signals cannot reply, so a bad one is logged and dropped). */
@@ -50,6 +53,7 @@ export const toolUseStreamedSchema = z.object({
   attempt: z.number().int().positive(),
   index: z.number().int().nonnegative(),
   block: z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() }),
+  facts: z.object({ toolUseId: z.string() }).passthrough().optional(),
 });
 
 /** `compact` update argument: Claude Code's `/compact [instructions]`. */

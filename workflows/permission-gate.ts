@@ -21,10 +21,30 @@ import {
   timeoutMessage,
 } from '../common/permissions';
 import type { ToolUseBlock } from '../common/messages';
+import type { CallFacts, ToolAccess } from '../common/permission-facts';
 import { toolFacts } from '../common/tool-facts';
+import { toolAccessFor } from '../common/tool-access';
+import { bashAlwaysRule } from '../common/bash-permissions';
 
 /** patched() id of permission checks (older runs ran every tool unchecked). */
 export const PERMISSIONS_PATCH = 'permissions-check';
+/** patched() id of deciding on gathered facts (older runs decided lexically, on the input alone). */
+export const PERMISSION_FACTS_PATCH = 'permission-facts';
+/** patched() id of checking permissions in conversations started without a `permissions` config (they ran every tool unchecked). */
+export const DEFAULT_PERMISSIONS_PATCH = 'permissions-by-default';
+
+/** Tools whose decision depends on facts only the workspace's host has. */
+const TOOLS_WITH_FACTS = new Set(['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep']);
+
+export function needsFacts(toolName: string): boolean {
+  return TOOLS_WITH_FACTS.has(toolName);
+}
+
+/** Whether this run decides on gathered facts (false while replaying a run recorded before them). */
+export function decidesOnFacts(): boolean {
+  return patched(PERMISSION_FACTS_PATCH);
+}
+
 /** Decisions kept (and carried across continue-as-new) for duplicate decisions. */
 const DECISIONS_KEPT = 200;
 /** String fields of a waiting call's input are cut to this in `status` (a Write's whole file would not fit a query answer). */
@@ -86,22 +106,33 @@ export interface PermissionGateHost {
   onRequest?(request: PendingPermission): void;
 }
 
-/** The gate's verdict: run the tool, or give the model this result instead. */
-export type GateVerdict = { behavior: 'allow' } | { behavior: 'deny'; message: string };
+/**
+ * The gate's verdict: run the tool (with what runTool enforces where it acts, when the decision
+ * was made on gathered facts), or give the model this result instead.
+ */
+export type GateVerdict = { behavior: 'allow'; access?: ToolAccess } | { behavior: 'deny'; message: string };
+
+/** Gathers a call's facts on the workspace's host (workflows/permission-facts.ts). */
+export type GatherFacts = (block: ToolUseBlock, homeDir: string | undefined) => Promise<CallFacts | undefined>;
 
 export class PermissionGate {
   private readonly pending = new Map<string, PendingPermission>();
   /** The full inputs of waiting calls (the status shows them cut). */
   private readonly pendingInputs = new Map<string, unknown>();
+  /** The facts waiting calls were asked about (what "always" makes a rule of). */
+  private readonly pendingFacts = new Map<string, CallFacts>();
   private readonly decisions: Map<string, RecordedPermissionDecision>;
   readonly sessionAllow: string[];
   private denials: PermissionDenial[];
+  /** Facts a model call gathered already (a streamed report, a prefetch), by tool_use id, with the input they were gathered for. */
+  private readonly knownFacts = new Map<string, { input: string; facts: CallFacts }>();
 
   constructor(
     private readonly config: ConversationConfig,
     carried: CarriedPermissions | undefined,
     /** The settings files' rules (from the session context, loaded after construction). */
     private readonly settings: () => PermissionSettings | undefined,
+    private readonly gather?: GatherFacts,
   ) {
     this.sessionAllow = [...(carried?.sessionAllow ?? [])];
     this.decisions = new Map((carried?.decisions ?? []).map((decision) => [decision.toolUseId, decision]));
@@ -176,11 +207,28 @@ export class PermissionGate {
       ...(request.message?.trim() ? { message: request.message.trim() } : {}),
     };
     if (request.behavior === 'allow' && request.remember) {
-      decision.addedRule = ruleForAlways(pending.toolName, this.pendingInputs.get(request.toolUseId), this.config.cwd);
-      if (!this.sessionAllow.includes(decision.addedRule)) this.sessionAllow.push(decision.addedRule);
+      const rule = this.alwaysRule(pending.toolName, request.toolUseId);
+      if (rule) {
+        decision.addedRule = rule;
+        if (!this.sessionAllow.includes(rule)) this.sessionAllow.push(rule);
+      }
     }
     this.record(decision);
     return decision;
+  }
+
+  /**
+   * The allow rule "always" adds (issue 17 §7). For a parsed Bash command: its program and
+   * subcommand with `:*`, or the exact command — none when no rule that narrow exists (several
+   * commands, a substitution), so approving `rm -f *.o` always never lets `rm -f -r / x.o` through.
+   */
+  private alwaysRule(toolName: string, toolUseId: string): string | undefined {
+    const bash = this.pendingFacts.get(toolUseId)?.bash;
+    if (toolName === 'Bash' && bash) {
+      const content = bashAlwaysRule(bash);
+      return content === undefined ? undefined : `Bash(${content})`;
+    }
+    return ruleForAlways(toolName, this.pendingInputs.get(toolUseId), this.config.cwd);
   }
 
   /**
@@ -189,13 +237,36 @@ export class PermissionGate {
    * cancelled while it waits (abort).
    */
   async check(block: ToolUseBlock, host: PermissionGateHost): Promise<GateVerdict> {
-    // Conversations without permissions (and runs recorded before them) run tools unchecked.
+    // Runs recorded before permissions (and, before permissions-by-default, conversations without them) run tools unchecked.
     if (!this.config.permissions || !patched(PERMISSIONS_PATCH)) return { behavior: 'allow' };
-    const decision = decidePermission({ toolName: block.name, input: block.input }, toolFacts(block), this.context());
-    if (decision.behavior === 'allow') return decision;
+    const facts = toolFacts(block);
+    const context = this.context();
+    if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
+      facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
+    }
+    const decision = decidePermission({ toolName: block.name, input: block.input }, facts, context);
+    const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: toolAccessFor(this.context(), facts.gathered) } : { behavior: 'allow' });
+    if (decision.behavior === 'allow') return allow();
     if (decision.behavior === 'deny') return this.deny(block, decision.message);
     if (!this.config.permissions.canApprove) return this.deny(block, noApproverMessage(block.name));
-    return this.waitForDecision(block, decision.reason, host);
+    if (facts.gathered) this.pendingFacts.set(block.id, facts.gathered);
+    const verdict = await this.waitForDecision(block, decision.reason, host).finally(() => this.pendingFacts.delete(block.id));
+    return verdict.behavior === 'allow' ? allow() : verdict;
+  }
+
+  /**
+   * Facts a model call gathered for this call on the workspace's host (recorded in its result or
+   * its streamed report): the gate decides on them instead of asking the activity again.
+   */
+  rememberFacts(block: { id: string; input: unknown }, facts: CallFacts): void {
+    if (facts.toolUseId !== block.id) return;
+    this.knownFacts.set(block.id, { input: JSON.stringify(block.input) ?? '', facts });
+    while (this.knownFacts.size > DECISIONS_KEPT) this.knownFacts.delete(this.knownFacts.keys().next().value as string);
+  }
+
+  private factsKnown(block: ToolUseBlock): CallFacts | undefined {
+    const known = this.knownFacts.get(block.id);
+    return known && known.input === (JSON.stringify(block.input) ?? '') ? known.facts : undefined;
   }
 
   /**
@@ -205,7 +276,13 @@ export class PermissionGate {
    */
   allowsWithoutAsking(block: ToolUseBlock): boolean {
     if (!this.config.permissions || !patched(PERMISSIONS_PATCH)) return true;
-    return decidePermission({ toolName: block.name, input: block.input }, toolFacts(block), this.context()).behavior === 'allow';
+    const facts = toolFacts(block);
+    if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
+      // Without the facts of where it acts, a call waits for the final answer (and the gate's full check).
+      facts.gathered = this.factsKnown(block);
+      if (!facts.gathered) return false;
+    }
+    return decidePermission({ toolName: block.name, input: block.input }, facts, this.context()).behavior === 'allow';
   }
 
   private async waitForDecision(block: ToolUseBlock, reason: string, host: PermissionGateHost): Promise<GateVerdict> {

@@ -47,6 +47,7 @@ import { uiPatched } from './visibility';
 import { type AttachFailure, LOCAL_MODEL_CALLS_PATCH, chainAfter, continueAfterAttachFailure, routeModelCall } from './local-model-calls';
 import { type PrefetchedCalls, TOOL_PREFETCH_PATCH, prefetchedCalls, takePrefetched, toolPrefetchPlan } from './tool-prefetch';
 import type { PermissionContext } from '../common/permissions';
+import type { CallFacts } from '../common/permission-facts';
 
 /**
  * Budget for one payload: below Temporal's default 2 MB limit, with room for the payload's
@@ -115,6 +116,8 @@ export interface QueryHost {
   shouldSuspend(): boolean;
   /** seed §2.10 canUseTool: before every tool run (may wait for a person). */
   checkPermission(block: ToolUseBlock): Promise<GateVerdict>;
+  /** Facts a model call gathered for a tool_use of its answer, where the tool acts (the gate need not gather them again). */
+  rememberPermissionFacts?(block: { id: string; input: unknown }, facts: CallFacts): void;
   /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
   allowReadOfPersistedResult?(file: string): void;
   /** A local activity's clock reading (CallModelResult.finishedAt): the query's duration counts up to at least it. */
@@ -224,6 +227,23 @@ function runsLocally(config: ConversationConfig, name: string): boolean {
   return patched(LOCAL_READ_ONLY_TOOLS_PATCH);
 }
 
+/**
+ * Where a model call may gather the permission facts of the calls it streams: only when tools run
+ * on the workflow's own queue (any worker that runs the call can then run the tools) and permissions are checked.
+ */
+function permissionFactsWhereToolsRun(config: ConversationConfig, host: QueryHost): { cwd: string; homeDir?: string } | undefined {
+  if (config.toolTaskQueue !== undefined && config.toolTaskQueue !== workflowInfo().taskQueue) return undefined;
+  const context = host.toolPermissionContext?.();
+  if (!context) return undefined;
+  return { cwd: config.cwd, ...(context.homeDir && { homeDir: context.homeDir }) };
+}
+
+/** What Bash's sandbox needs from the conversation: the working directories besides cwd, and which settings files apply. */
+function sandboxInputs(config: ConversationConfig, host: QueryHost): { additionalDirectories?: string[]; settingSources?: ConversationConfig['settingSources'] } {
+  const others = (host.toolPermissionContext?.()?.workingDirectories ?? []).filter((directory) => directory !== config.cwd);
+  return { ...(others.length > 0 && { additionalDirectories: others }), ...(config.settingSources && { settingSources: config.settingSources }) };
+}
+
 /** The loop's deps for one query, wired to activities. */
 export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps {
   const { config, conversationId } = host;
@@ -302,6 +322,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     if (lastContext?.system !== request.system || lastContext.userContext !== request.userContext) {
       lastContext = { system: request.system, userContext: request.userContext, digest: host.registerRequestContext(request.system, request.userContext) };
     }
+    const permissionFacts = permissionFactsWhereToolsRun(config, host);
     const activityInput: CallModelInput = {
       conversationId,
       model: request.model,
@@ -309,7 +330,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       ...thinkingOptions(config),
       transcript: request.transcript,
       context: { digest: lastContext.digest },
-      streamToolUses: config.streamingToolExecution ? { workflowId: conversationId, runId: workflowInfo().runId, requestId } : undefined,
+      streamToolUses: config.streamingToolExecution ? { workflowId: conversationId, runId: workflowInfo().runId, requestId, ...(permissionFacts && { permissionFacts }) } : undefined,
       fallbackAvailable: Boolean(config.fallbackModel) && request.model !== config.fallbackModel,
       stream: host.live?.enabled
         ? { workflowId: conversationId, requestId, fallback: config.fallbackModel && request.model === config.fallbackModel && request.model !== config.model ? 1 : 0 }
@@ -326,6 +347,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       if (result.finishedAt !== undefined) host.observeWorkerClock?.(result.finishedAt);
       if (result.type === 'message') {
         query.prefetched = prefetchedCalls(result);
+        for (const [id, call] of query.prefetched ?? []) if (call.facts) host.rememberPermissionFacts?.({ id, input: call.block.input }, call.facts);
         host.recordModelResponse(result.message, request.model, result.durationMs);
         return { type: 'message', message: result.message, durationMs: result.durationMs };
       }
@@ -383,6 +405,10 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
         // seed §2.7 layer 1: the tool's cap, or its share of the message's aggregate budget.
         maxResultSizeChars: toolResultBudget(spec?.maxResultSizeChars ?? 30_000, siblings),
         stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
+        // What the tool enforces where it acts (real paths, Read deny rules): issue 17 §4.
+        ...(verdict.access && { access: verdict.access }),
+        // Bash's sandbox: the other working directories are writable in it; the settings files it reads (issue 17 §10).
+        ...sandboxInputs(config, host),
       });
       if (!local) localChainMs = chainAfter(localChainMs, { local: false });
       if (result.persistedPath) host.allowReadOfPersistedResult?.(result.persistedPath);
@@ -430,6 +456,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
           hooks,
           stopHookActive,
           lastAssistantMessage: textOf(lastAssistant),
+          ...sandboxInputs(config, host),
         }),
       );
       for (const outcome of outcomes) {

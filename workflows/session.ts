@@ -42,8 +42,11 @@ import type {
   UserInput,
 } from './definitions';
 import { subagentProgressSignal, toolUseStreamedSchema } from './definitions';
-import { type GateVerdict, type PendingPermission, PermissionGate } from './permission-gate';
+import { DEFAULT_PERMISSIONS_PATCH, type GateVerdict, type PendingPermission, PermissionGate } from './permission-gate';
+import { gatherCallFacts } from './permission-facts';
+import { permissionsConfigSchema } from '../common/config';
 import type { PermissionContext } from '../common/permissions';
+import type { CallFacts } from '../common/permission-facts';
 import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, compactConversation, createQueryDeps, failureMessage } from './query-deps';
 import { type Suspended, queryLoop } from './query-loop';
 import { QueryAccounting, outputValidator } from './query-accounting';
@@ -137,7 +140,7 @@ export class ConversationSession implements QueryHost {
     /** `start --resume`: the transcript this conversation continues from (first run only). */
     resumedMessages?: readonly TranscriptMessage[],
   ) {
-    this.config = carried?.selectedModel ? { ...initialConfig, model: carried.selectedModel } : initialConfig;
+    this.config = withDefaultPermissions(carried?.selectedModel ? { ...initialConfig, model: carried.selectedModel } : initialConfig);
     this.transcript = new Transcript(carried?.messages ?? resumedMessages ?? []);
     // A conversation resumed mid-tool: every tool_use needs its result before the next request.
     if (!carried && resumedMessages) this.transcript.closeDanglingToolUses('The tool call did not complete before the conversation was resumed.', uuid4);
@@ -161,7 +164,9 @@ export class ConversationSession implements QueryHost {
     this.resuming = carried?.queryInProgress;
     this.currentModel = this.config.model;
     this.compaction = carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 };
-    this.permissions = new PermissionGate(this.config, carried?.permissions, () => this.sessionContext?.permissionSettings);
+    this.permissions = new PermissionGate(this.config, carried?.permissions, () => this.sessionContext?.permissionSettings, (block, homeDir) =>
+      gatherCallFacts(this.config, block, homeDir),
+    );
     this.validateOutput = outputValidator(this.config);
     this.accounting = new QueryAccounting(this.config, this.validateOutput);
     this.completedTurns = carried?.completedTurns ?? 0;
@@ -414,6 +419,7 @@ export class ConversationSession implements QueryHost {
       query.streamAttempt = streamed.attempt;
     }
     const block = streamed.block as ToolUseBlock;
+    if (streamed.facts) this.permissions.rememberFacts(block, streamed.facts as CallFacts);
     // A call that needs a person or is denied starts once the answer is final (not from a stream that may be discarded).
     if (isToolUseStartableEarly(block) && !this.permissions.allowsWithoutAsking(block)) return;
     query.executor.addTool(block);
@@ -422,6 +428,11 @@ export class ConversationSession implements QueryHost {
   /** `requestContext` query: the request context a worker missed in its cache. */
   requestContext(digest: string): RequestContext | null {
     return this.requestContexts.get(digest) ?? null;
+  }
+
+  /** QueryHost.rememberPermissionFacts: facts a model call gathered where the tool acts. */
+  rememberPermissionFacts(block: { id: string; input: unknown }, facts: CallFacts): void {
+    this.permissions.rememberFacts(block, facts);
   }
 
   /** QueryHost.checkPermission: the gate, with the phase and the feed kept up to date while a request waits. */
@@ -827,4 +838,15 @@ function describeTerminal(terminal: Terminal): string {
     default:
       return terminal.reason;
   }
+}
+
+/**
+ * Safe defaults (issue 17 §8): a conversation started without a `permissions` config (the stock
+ * `temporal` CLI, a client) checks every tool in default mode — someone may answer through the
+ * `decidePermission` update — instead of running everything unchecked. Runs recorded before this
+ * keep their unchecked tools.
+ */
+function withDefaultPermissions(config: ConversationConfig): ConversationConfig {
+  if (config.permissions || !patched(DEFAULT_PERMISSIONS_PATCH)) return config;
+  return { ...config, permissions: permissionsConfigSchema.parse({}) };
 }

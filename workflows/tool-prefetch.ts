@@ -25,6 +25,8 @@ export interface PrefetchedCall {
   /** tool_use blocks in the message (the budget's divisor the activity used). */
   siblings: number;
   result: PrefetchedToolResult['result'];
+  /** The permission facts the local phase gathered for it (the gate decides on them instead of gathering again). */
+  facts?: PrefetchedToolResult['facts'];
 }
 
 /** Prefetched results of the model call last answered, by tool_use id. */
@@ -72,7 +74,7 @@ export function prefetchedCalls(result: CallModelResult | Exclude<CallModelLocal
   const calls: PrefetchedCalls = new Map();
   for (const prefetched of result.prefetched) {
     const block = blocks.find((candidate) => candidate.id === prefetched.toolUseId);
-    if (block) calls.set(prefetched.toolUseId, { block: { name: block.name, input: block.input }, siblings: blocks.length, result: prefetched.result });
+    if (block) calls.set(prefetched.toolUseId, { block: { name: block.name, input: block.input }, siblings: blocks.length, result: prefetched.result, facts: prefetched.facts });
   }
   return calls.size > 0 ? calls : undefined;
 }
