@@ -18,6 +18,7 @@ import { access, constants, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { SettingSource } from '../common/permissions';
+import { FORWARDER_SCRIPT, PROXY_MOUNT, startDomainProxy } from './sandbox-network';
 import { isExcludedCommand, isInside, loadSandboxSettings } from './sandbox-settings';
 import { workspaceStateDir } from './tool-journal';
 
@@ -68,6 +69,8 @@ export interface SandboxPlan {
   /** Exposed read-only again inside a hidden directory (this workspace's persisted tool results). */
   reexposed: string[];
   network: boolean;
+  /** The allowed-domains proxy's socket directory, mounted read-only at PROXY_MOUNT (network off otherwise). */
+  proxyDirectory?: string;
 }
 
 type MountKind = 'bind' | 'reexpose' | 'ro-bind' | 'hide-directory' | 'hide-file';
@@ -120,6 +123,7 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
         break;
     }
   }
+  if (plan.proxyDirectory) args.push('--ro-bind', plan.proxyDirectory, PROXY_MOUNT);
   for (const entry of remounts) args.push('--remount-ro', entry);
   args.push('--chdir', plan.cwd);
   return args;
@@ -129,6 +133,14 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
 export interface SandboxLaunch {
   program: string;
   args: string[];
+  /** Added to the command's environment (the proxy variables). */
+  env?: Record<string, string>;
+  /** Started inside before the command (the proxy forwarder): `node -e script`. */
+  forwarder?: { node: string; script: string };
+  /** Call when the command has ended (stops the proxy). */
+  release?: () => Promise<void>;
+  /** Hosts the proxy refused, filled in as the command runs. */
+  refusedHosts?: string[];
 }
 
 export interface SandboxAvailability {
@@ -252,9 +264,6 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     return { notices, description: 'unsandboxed: sandbox unavailable' };
   }
   const network = settings.allowedDomains === undefined;
-  if (settings.allowedDomains !== undefined && settings.allowedDomains.length > 0) {
-    notices.push(`[sandbox: network is off — sandbox.network.allowedDomains (${settings.allowedDomains.join(', ')}) is not supported yet, so no domain is reachable]`);
-  }
   const plan = await sandboxPlan({
     cwd: request.cwd,
     writable: [request.cwd, ...(request.additionalDirectories ?? []), ...settings.allowWrite],
@@ -265,6 +274,22 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     env,
     network,
   });
+  if (settings.allowedDomains !== undefined && settings.allowedDomains.length > 0) {
+    // Only these domains, through a proxy outside the sandbox (sandbox-network.ts).
+    const proxy = await startDomainProxy(settings.allowedDomains);
+    return {
+      launch: {
+        program: available.bwrap!,
+        args: bwrapArguments({ ...plan, proxyDirectory: proxy.directory }),
+        env: proxy.env,
+        forwarder: { node: process.execPath, script: FORWARDER_SCRIPT },
+        release: () => proxy.close(),
+        refusedHosts: proxy.refused,
+      },
+      notices,
+      description: `sandboxed (network: ${settings.allowedDomains.join(', ')} only)`,
+    };
+  }
   return {
     launch: { program: available.bwrap!, args: bwrapArguments(plan) },
     notices,

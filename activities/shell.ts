@@ -88,6 +88,17 @@ const SANDBOX_SHELL =
   'bash -c "$1" 3>&-; status=$?; ' +
   'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$) ;; *) printf left >&3; break ;; esac; done; ' +
   'exit $status';
+/**
+ * The same, first starting the allowed-domains proxy's forwarder (`$2 -e $3`, activities/
+ * sandbox-network.ts) and waiting until it listens; it is not a leftover of the command.
+ */
+const SANDBOX_SHELL_WITH_FORWARDER =
+  '"$2" -e "$3" 3>&- < /dev/null > /dev/null 2>&1 & forwarder=$!; ' +
+  'for attempt in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40; do ' +
+  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.05; done; ' +
+  'bash -c "$1" 3>&-; status=$?; ' +
+  'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$|$forwarder) ;; *) printf left >&3; break ;; esac; done; ' +
+  'exit $status';
 
 export interface ShellRun {
   /** Set when the shell could not be started. */
@@ -277,9 +288,11 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
   signal.throwIfAborted();
   const runId = randomUUID();
   const { sandbox } = options;
-  const [program, args] = sandbox
-    ? [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL, 'durable-agent-sandbox', options.command]]
-    : ['bash', ['-c', options.command]];
+  const [program, args] = !sandbox
+    ? ['bash', ['-c', options.command]]
+    : sandbox.forwarder
+      ? [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL_WITH_FORWARDER, 'durable-agent-sandbox', options.command, sandbox.forwarder.node, sandbox.forwarder.script]]
+      : [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL, 'durable-agent-sandbox', options.command]];
   const child = spawn(program, args, {
     cwd: options.cwd,
     // Its own process group, so we can signal -pid; Node also makes it a new session with no
@@ -287,7 +300,7 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     detached: true,
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', sandbox ? 'pipe' : 'ignore'],
     // The sandbox's /tmp is private and the worker's TMPDIR may not be writable in it.
-    env: { ...toolProcessEnvironment(), ...(sandbox ? { TMPDIR: '/tmp' } : {}), ...options.env, [SHELL_RUN_MARKER]: runId },
+    env: { ...toolProcessEnvironment(), ...(sandbox ? { TMPDIR: '/tmp', ...sandbox.env } : {}), ...options.env, [SHELL_RUN_MARKER]: runId },
   });
   let leftInSandbox = false;
   const leftovers = child.stdio[3] as NodeJS.ReadableStream | null | undefined;

@@ -51,12 +51,14 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     onOutput: context.onProgress,
     env: context.processEnv,
     sandbox: sandbox.launch,
-  });
+  }).finally(() => sandbox.launch?.release?.());
   if (run.startError) return { isError: true, content: `Failed to start bash: ${run.startError.message}` };
 
   const parts = [run.stdout.trimEnd(), run.stderr.trimEnd()].filter((part) => part !== '');
   // Last, after the output: why it ran unsandboxed, or a workspace file's ignored sandbox keys.
   const notices = sandbox.notices;
+  const refused = [...new Set(sandbox.launch?.refusedHosts ?? [])];
+  if (refused.length > 0) notices.push(`[sandbox: network requests to ${refused.join(', ')} were blocked: not in sandbox.network.allowedDomains]`);
   // First, so that the preview of a result over the budget (its first characters) says so too.
   if (run.truncated) parts.unshift(omittedOutputNotice(run.outputBytes, run.omittedBytes));
   if (run.backgroundKilled) parts.push('[processes the command left running in the background were terminated when it finished]');

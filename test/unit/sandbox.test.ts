@@ -7,11 +7,13 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStopHooksResult } from '../../common/activity-types';
 import { bwrapArguments, decideSandbox, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
+import { domainAllowed } from '../../activities/sandbox-network';
 import { isExcludedCommand, mergeSandboxSettings } from '../../activities/sandbox-settings';
 import { runStopHooks } from '../../activities/stop-hooks';
 import { executeTool, type ToolExecutionContext } from '../../activities/tools';
@@ -173,6 +175,31 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
       const project = await bash(connect);
       expect(project.isError).toBe(true);
       expect(project.content).toMatch(/sandbox\.network\.allowedDomains ignored/);
+    } finally {
+      server.close();
+    }
+  }, 30_000);
+
+  it('network: an allowedDomains list lets through only those domains, through the proxy', async () => {
+    // 127.0.0.2, not 127.0.0.1: loopback stays inside the sandbox (NO_PROXY), as a local dev server would.
+    const server = http.createServer((request, response) => response.end(`hello ${request.method}\n`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const config = { sandboxConfig: { network: { allowedDomains: ['127.0.0.2'] } } };
+    try {
+      // Plain HTTP through the proxy, and a CONNECT tunnel (-p), as HTTPS uses.
+      expect(await bash(`curl -sS http://127.0.0.2:${port}/ && curl -sS -p http://127.0.0.2:${port}/`, config)).toEqual({ isError: false, content: 'hello GET\nhello GET' });
+      const blocked = await bash(`curl -sS -p http://127.0.0.3:${port}/`, config);
+      expect(blocked.isError).toBe(true);
+      expect(blocked.content).toMatch(/CONNECT tunnel failed, response 403/);
+      expect(blocked.content).toMatch(/network requests to 127\.0\.0\.3:\d+ were blocked/);
+      // Around the proxy there is no route.
+      expect((await bash(`exec 3<>/dev/tcp/127.0.0.2/${port} && echo connected`, config)).isError).toBe(true);
+      // The user's list, which a project file may narrow.
+      await writeUserSettings({ network: { allowedDomains: ['127.0.0.2', 'example.com'] } });
+      expect((await bash(`curl -sS http://127.0.0.2:${port}/`)).isError).toBe(false);
+      await writeProjectSettings({ network: { allowedDomains: ['example.com'] } });
+      expect((await bash(`curl -fsS http://127.0.0.2:${port}/`)).isError).toBe(true);
     } finally {
       server.close();
     }
@@ -391,6 +418,16 @@ describe('sandbox settings (pure)', () => {
     expect(settings.allowedDomains).toEqual([]);
     expect(settings.enabled).toBe(true);
     expect(warnings).toEqual(['project: sandbox.enabled must be true or false; it was ignored.', 'config: "sandbox" must be an object; it was ignored.']);
+  });
+
+  it('allowed domains: exact names, and *.domain for subdomains', () => {
+    expect(domainAllowed('github.com', ['github.com'])).toBe(true);
+    expect(domainAllowed('GitHub.com.', ['github.com'])).toBe(true);
+    expect(domainAllowed('api.github.com', ['github.com'])).toBe(false);
+    expect(domainAllowed('api.github.com', ['*.github.com'])).toBe(true);
+    expect(domainAllowed('github.com', ['*.github.com'])).toBe(false);
+    expect(domainAllowed('evilgithub.com', ['*.github.com'])).toBe(false);
+    expect(domainAllowed('github.com.evil.net', ['github.com'])).toBe(false);
   });
 
   it('excludedCommands cover plain simple commands only', () => {
