@@ -7,7 +7,10 @@
  * - the user's secrets (`~/.ssh`, `~/.aws`, …), the state directory (journal, other workspaces'
  *   results), the encryption key file and container-engine sockets hidden;
  * - `.git/hooks`, `.git/config`, `.claude/` (…) of each working directory read-only, so a command
- *   cannot configure git or the agent into running code outside the sandbox later;
+ *   cannot configure git or the agent into running code outside the sandbox later (mount points
+ *   cannot be renamed; `.git` itself is one too). Known limit: new files in `.git` (`commondir`)
+ *   and a repository created where there was none are not covered — git run by the worker in a
+ *   workspace must not trust its config;
  * - its own PID namespace with a fresh /proc (the worker's /proc/<pid>/environ invisible), no
  *   capabilities (the worker may run as root), and no network when the settings say so.
  *   (Not an IPC namespace: it doubles bwrap's start-up time for little — SysV IPC holds no secrets here.)
@@ -60,6 +63,8 @@ export const PROTECTED_HOME_PATHS = ['.bashrc', '.bash_profile', '.bash_login', 
 export interface SandboxPlan {
   cwd: string;
   writable: string[];
+  /** Inside writable directories, bound onto themselves (writable) so they cannot be renamed or replaced. */
+  pinned?: string[];
   /** Inside writable directories, kept read-only. */
   readOnly: string[];
   /** Replaced by an empty read-only directory. */
@@ -84,7 +89,7 @@ const KIND_ORDER: Record<MountKind, number> = { bind: 0, 'ro-bind': 1, 'hide-dir
  */
 export function bwrapArguments(plan: SandboxPlan): string[] {
   const mounts: Array<{ kind: MountKind; path: string }> = [
-    ...plan.writable.map((entry) => ({ kind: 'bind' as const, path: entry })),
+    ...[...plan.writable, ...(plan.pinned ?? [])].map((entry) => ({ kind: 'bind' as const, path: entry })),
     ...plan.readOnly.map((entry) => ({ kind: 'ro-bind' as const, path: entry })),
     ...plan.hiddenDirectories.map((entry) => ({ kind: 'hide-directory' as const, path: entry })),
     ...plan.hiddenFiles.map((entry) => ({ kind: 'hide-file' as const, path: entry })),
@@ -328,9 +333,14 @@ export async function sandboxPlan(options: {
     if (resolved && underWritable(resolved)) readOnly.push(resolved);
   }
   // A worktree's `.git` file names its git directory: rewritten, it would point git at any config.
+  // A `.git` directory stays writable (commits) but becomes a mount point, which cannot be renamed:
+  // otherwise `mv .git old && mkdir .git` would leave a new config in its place.
+  const pinned: string[] = [];
   for (const root of writable) {
     const dotGit = path.join(root, '.git');
-    if ((await stat(dotGit).catch(() => undefined))?.isFile()) readOnly.push(dotGit);
+    const info = await stat(dotGit).catch(() => undefined);
+    if (info?.isFile()) readOnly.push(dotGit);
+    else if (info?.isDirectory()) pinned.push((await real(dotGit)) ?? dotGit);
   }
 
   const hiddenDirectories: string[] = [];
@@ -362,6 +372,7 @@ export async function sandboxPlan(options: {
   return {
     cwd,
     writable,
+    pinned: unique(pinned.filter(underWritable)),
     readOnly: unique(readOnly),
     hiddenDirectories: unique(hiddenDirectories),
     hiddenFiles: unique(hiddenFiles),

@@ -221,6 +221,15 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).toBe(config);
     expect(existsSync(path.join(workspace, '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(existsSync(path.join(workspace, '.claude', 'settings.json'))).toBe(false);
+
+    // Nor by moving them aside: mount points cannot be renamed.
+    const moved = await bash('mv .git .git-old; mkdir -p .git; echo evil > .git/config; mv .claude .claude-old; mv .git/hooks .git/hooks-old');
+    expect(moved.content).toMatch(/Device or resource busy/);
+    expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).toBe(config);
+    expect(existsSync(path.join(workspace, '.git-old'))).toBe(false);
+    expect(existsSync(path.join(workspace, '.claude-old'))).toBe(false);
+    expect(existsSync(path.join(workspace, '.git', 'hooks-old'))).toBe(false);
+    expect((await bash('git status --short')).content).toBe('Tool ran without output or errors');
   }, 30_000);
 
   it('extra working directories are writable, others are not', async () => {
