@@ -5,6 +5,7 @@
  * small forwarder listens on 127.0.0.1:PROXY_PORT and the usual proxy variables point at it, so
  * curl, git, npm and pip go through the proxy; anything that ignores them has no route out.
  */
+import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -17,14 +18,44 @@ export const PROXY_PORT = 3128;
 export const PROXY_MOUNT = '/tmp/.durable-agent-proxy';
 const SOCKET_NAME = 'proxy.sock';
 
-/** `example.com` matches itself; `*.example.com` matches its subdomains (not itself). Case-insensitive. */
-export function domainAllowed(host: string, allowedDomains: readonly string[]): boolean {
+/**
+ * `example.com` matches itself; `*.example.com` its subdomains (not itself); `*` any host.
+ * Case-insensitive. 'wildcard' when only a pattern matched: the proxy then refuses addresses on
+ * this host (loopback, link-local such as a cloud's metadata service), whatever the name says.
+ */
+export function domainMatch(host: string, allowedDomains: readonly string[]): 'exact' | 'wildcard' | undefined {
   const name = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
-  return allowedDomains.some((entry) => {
+  let found: 'wildcard' | undefined;
+  for (const entry of allowedDomains) {
     const pattern = entry.toLowerCase().replace(/\.$/, '');
-    if (pattern.startsWith('*.')) return name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1;
-    return name === pattern;
-  });
+    if (name === pattern) return 'exact';
+    if (pattern === '*' || (pattern.startsWith('*.') && name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1)) found = 'wildcard';
+  }
+  return found;
+}
+
+export function domainAllowed(host: string, allowedDomains: readonly string[]): boolean {
+  return domainMatch(host, allowedDomains) !== undefined;
+}
+
+/** Loopback, link-local (169.254.169.254 serves cloud credentials), unspecified. */
+export function isHostLocalAddress(address: string): boolean {
+  const v4 = address.replace(/^::ffff:/i, '');
+  if (net.isIPv4(v4)) return /^(127\.|169\.254\.|0\.)/.test(v4);
+  const lower = address.toLowerCase();
+  return lower === '::1' || lower === '::' || /^fe[89ab]/.test(lower);
+}
+
+/** Where to connect for `host`, or why not: a wildcard match must not resolve to this host's own services. */
+async function resolveTarget(host: string, allowedDomains: readonly string[]): Promise<{ address: string } | { refused: string }> {
+  const match = domainMatch(host, allowedDomains);
+  if (match === undefined) return { refused: `${host} is not in sandbox.network.allowedDomains` };
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (match === 'exact') return { address: bare };
+  const addresses = net.isIP(bare) ? [{ address: bare }] : await lookup(bare, { all: true }).catch(() => []);
+  if (addresses.length === 0) return { refused: `${host} does not resolve` };
+  if (addresses.some((entry) => isHostLocalAddress(entry.address))) return { refused: `${host} resolves to a local or link-local address` };
+  return { address: addresses[0].address };
 }
 
 /** Runs inside the sandbox (`node -e`): 127.0.0.1:PORT → the proxy's unix socket. */
@@ -48,7 +79,7 @@ export async function startDomainProxy(allowedDomains: readonly string[]): Promi
   const directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-proxy-'));
   const refused: string[] = [];
   const sockets = new Set<net.Socket>();
-  const server = http.createServer((request, response) => {
+  const server = http.createServer(async (request, response) => {
     // Plain HTTP through a proxy: an absolute URL.
     let target: URL;
     try {
@@ -57,27 +88,30 @@ export async function startDomainProxy(allowedDomains: readonly string[]): Promi
       response.writeHead(400).end('Bad request: the sandbox proxy takes absolute URLs\n');
       return;
     }
-    if (target.protocol !== 'http:' || !domainAllowed(target.hostname, allowedDomains)) {
+    const resolved = target.protocol === 'http:' ? await resolveTarget(target.hostname, allowedDomains) : { refused: `${target.protocol} is not proxied` };
+    if ('refused' in resolved) {
       refused.push(`${target.hostname}:${target.port || 80}`);
-      response.writeHead(403, { 'content-type': 'text/plain' }).end(`Blocked by the sandbox: ${target.hostname} is not in sandbox.network.allowedDomains\n`);
+      response.writeHead(403, { 'content-type': 'text/plain' }).end(`Blocked by the sandbox: ${resolved.refused}\n`);
       return;
     }
-    const upstream = http.request(target, { method: request.method, headers: request.headers }, (reply) => {
+    // To the vetted address (a second lookup could answer differently), with the original Host header.
+    const upstream = http.request({ host: resolved.address, port: target.port || 80, path: `${target.pathname}${target.search}`, method: request.method, headers: request.headers }, (reply) => {
       response.writeHead(reply.statusCode ?? 502, reply.headers);
       reply.pipe(response);
     });
     upstream.on('error', (error) => response.headersSent ? response.destroy() : response.writeHead(502).end(`${error.message}\n`));
     request.pipe(upstream);
   });
-  server.on('connect', (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+  server.on('connect', async (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    client.on('error', () => undefined);
     const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(request.url ?? '');
-    const host = match?.[1].replace(/^\[|\]$/g, '');
-    if (!match || !host || !domainAllowed(host, allowedDomains)) {
+    const resolved = match ? await resolveTarget(match[1], allowedDomains) : { refused: 'not host:port' };
+    if (!match || 'refused' in resolved) {
       refused.push(request.url ?? '?');
-      client.end('HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nBlocked by the sandbox: not in sandbox.network.allowedDomains\n');
+      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nBlocked by the sandbox: ${'refused' in resolved ? resolved.refused : ''}\n`);
       return;
     }
-    const upstream = net.connect(Number(match[2]), host, () => {
+    const upstream = net.connect(Number(match[2]), resolved.address, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);

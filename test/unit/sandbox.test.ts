@@ -9,11 +9,12 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStopHooksResult } from '../../common/activity-types';
 import { bwrapArguments, decideSandbox, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
-import { domainAllowed } from '../../activities/sandbox-network';
+import { domainAllowed, isHostLocalAddress } from '../../activities/sandbox-network';
 import { isExcludedCommand, mergeSandboxSettings } from '../../activities/sandbox-settings';
 import { runStopHooks } from '../../activities/stop-hooks';
 import { executeTool, type ToolExecutionContext } from '../../activities/tools';
@@ -200,6 +201,25 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
       expect((await bash(`curl -sS http://127.0.0.2:${port}/`)).isError).toBe(false);
       await writeProjectSettings({ network: { allowedDomains: ['example.com'] } });
       expect((await bash(`curl -fsS http://127.0.0.2:${port}/`)).isError).toBe(true);
+    } finally {
+      server.close();
+    }
+  }, 30_000);
+
+  it("network: '*' allows any host through the proxy, but not this host's loopback or link-local (metadata) addresses", async () => {
+    const server = http.createServer((request, response) => response.end('reached\n'));
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const config = { sandboxConfig: { network: { allowedDomains: ['*'] } } };
+    try {
+      for (const url of [`http://127.0.0.2:${port}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`, 'http://169.254.169.254/latest/meta-data/']) {
+        const result = await bash(`curl -fsS --noproxy '' -p --max-time 5 ${url}`, config);
+        expect(result.isError, url).toBe(true);
+        expect(result.content, url).toMatch(/403/);
+      }
+      // A non-loopback address of this host: reachable through the proxy.
+      const external = Object.values(os.networkInterfaces()).flat().find((entry) => entry && entry.family === 'IPv4' && !entry.internal);
+      if (external) expect(await bash(`curl -fsS -p http://${external.address}:${port}/`, config)).toEqual({ isError: false, content: 'reached' });
     } finally {
       server.close();
     }
@@ -437,6 +457,9 @@ describe('sandbox settings (pure)', () => {
     expect(domainAllowed('github.com', ['*.github.com'])).toBe(false);
     expect(domainAllowed('evilgithub.com', ['*.github.com'])).toBe(false);
     expect(domainAllowed('github.com.evil.net', ['github.com'])).toBe(false);
+    expect(domainAllowed('anything.org', ['*'])).toBe(true);
+    expect(['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '169.254.169.254', 'fe80::1', '0.0.0.0'].every(isHostLocalAddress)).toBe(true);
+    expect(['10.0.0.1', '93.184.216.34', '2606:4700::1'].some(isHostLocalAddress)).toBe(false);
   });
 
   it('excludedCommands cover plain simple commands only', () => {
