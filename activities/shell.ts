@@ -94,8 +94,8 @@ const SANDBOX_SHELL =
  */
 const SANDBOX_SHELL_WITH_FORWARDER =
   '"$2" -e "$3" 3>&- < /dev/null > /dev/null 2>&1 & forwarder=$!; ' +
-  'for attempt in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40; do ' +
-  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.05; done; ' +
+  'for ((attempt = 0; attempt < 500; attempt++)); do ' +
+  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ' +
   'bash -c "$1" 3>&-; status=$?; ' +
   'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$|$forwarder) ;; *) printf left >&3; break ;; esac; done; ' +
   'exit $status';
