@@ -15,6 +15,11 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { CallModelInput, CallModelLocalInput, CallModelLocalResult, CallModelResult } from '../common/activity-types';
 import { type AssistantApiMessage, type AssistantContentBlock, type StopReason, buildApiMessages } from '../common/messages';
 import type { SystemPromptBlock } from '../common/activity-types';
+import { type ModelInfo, thinkingOwner } from '../common/models';
+import type { NormalizeOptions } from '../common/messages';
+import { metadataUserId } from './installation-id';
+import { type ModelResolver, createModelResolver } from './model-resolver';
+import type { RequestOptions } from './request-params';
 import type { TranscriptCache, TranscriptSource } from './transcript-cache';
 import type { Client } from '@temporalio/client';
 import {
@@ -71,6 +76,30 @@ export interface CallModelDeps {
   temporalClient?: Client;
   /** Runs the reads a local call's answer asks for (`CallModelLocalInput.prefetch`); absent: none are. */
   runToolToResult?: RunToolToResult;
+  /** The Models API, cached per worker (activities/model-resolver.ts); absent: one is made from `anthropic`. */
+  models?: ModelResolver;
+  /** The hashed installation id for `metadata.user_id`; absent: no metadata is sent. */
+  installationId?: () => Promise<string>;
+}
+
+/** The model of a call as the Models API describes it, and its request options (thinking, effort, metadata). */
+export async function requestSetup(deps: CallModelDeps, input: Pick<CallModelInput, 'model' | 'conversationId' | 'thinking' | 'effort'>): Promise<RequestSetup> {
+  deps.models ??= createModelResolver(deps.anthropic);
+  const [model, hashedId] = await Promise.all([deps.models.resolve(input.model), deps.installationId?.().catch(() => undefined)]);
+  return {
+    model,
+    options: {
+      thinking: input.thinking,
+      effort: input.effort,
+      userId: hashedId ? metadataUserId(hashedId, input.conversationId) : undefined,
+    },
+  };
+}
+
+/** Keeps thinking blocks only on messages of the model that signed them (seed §2.8: a fallback strips them). */
+function thinkingOf(model: ModelInfo): NormalizeOptions {
+  const owner = thinkingOwner(model.id);
+  return { keepThinkingOf: (written) => thinkingOwner(written) === owner };
 }
 
 /**
@@ -82,9 +111,10 @@ export async function materializeRequest(
   input: CallModelInput,
   cache: TranscriptCache,
   source: TranscriptSource | undefined,
+  setup: RequestSetup,
 ): Promise<MaterializedRequest> {
   if (!input.transcript || !input.context) {
-    return { system: repairLegacySystem(input.system ?? []), messages: input.messages ?? [], toolNames: input.toolNames ?? [] };
+    return { system: repairLegacySystem(input.system ?? []), messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
   }
   const [messages, context] = await Promise.all([
     cache.materialize(input.conversationId, input.transcript, source),
@@ -92,26 +122,34 @@ export async function materializeRequest(
   ]);
   return {
     system: context.system,
-    messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext),
+    messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext, thinkingOf(setup.model)),
     toolNames: context.toolNames,
     structuredOutputSchema: context.structuredOutputSchema,
+    ...setup,
   };
 }
 
 /** The request from the worker's cache alone (or inline), or undefined when the cache does not hold it. */
-export function materializeCachedRequest(input: CallModelInput, cache: TranscriptCache): MaterializedRequest | undefined {
+export function materializeCachedRequest(input: CallModelInput, cache: TranscriptCache, setup: RequestSetup): MaterializedRequest | undefined {
   if (!input.transcript || !input.context) {
-    return { system: repairLegacySystem(input.system ?? []), messages: input.messages ?? [], toolNames: input.toolNames ?? [] };
+    return { system: repairLegacySystem(input.system ?? []), messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
   }
   const messages = cache.cached(input.conversationId, input.transcript);
   const context = messages && cache.cachedContext(input.context.digest);
   if (!messages || !context) return undefined;
   return {
     system: context.system,
-    messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext),
+    messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext, thinkingOf(setup.model)),
     toolNames: context.toolNames,
     structuredOutputSchema: context.structuredOutputSchema,
+    ...setup,
   };
+}
+
+/** A model call's model and request options (requestSetup). */
+export interface RequestSetup {
+  model: ModelInfo;
+  options: RequestOptions;
 }
 
 function missingApiKey(): ApplicationFailure {
@@ -174,7 +212,8 @@ export function createCallModel(deps: CallModelDeps) {
     const heartbeatDetails = () => ({ overloaded: overloadedBefore });
     // A cache miss asks the workflow (a query): behind a workflow task held up on a dead worker's
     // sticky queue it can wait longer than the heartbeat timeout, so keep heartbeating meanwhile.
-    const request = await heartbeatingWhile(context, materializeRequest(input, deps.transcriptCache, deps.transcriptSource), heartbeatDetails);
+    const setup = await requestSetup(deps, input);
+    const request = await heartbeatingWhile(context, materializeRequest(input, deps.transcriptCache, deps.transcriptSource, setup), heartbeatDetails);
     const binding = contextBinding(context, { attempt, overloadedBefore, since: startedAt });
     const run = startModelCallRun({ anthropic: deps.anthropic, input, request, binding, startedAt, reportToolUse: deps.reportToolUse, temporalClient: deps.temporalClient });
     return runResult(await run.outcome, run, binding, input);
@@ -196,7 +235,7 @@ export function createCallModelLocal(deps: CallModelDeps) {
     if (!deps.anthropic) throw missingApiKey();
     const handoffQueue = handoffQueueFor(context.info.taskQueue);
     if (!handoffQueue) return { type: 'handoff', reason: 'no_handoff_queue', elapsedMs: elapsedMs() };
-    const request = materializeCachedRequest(input, deps.transcriptCache);
+    const request = materializeCachedRequest(input, deps.transcriptCache, await requestSetup(deps, input));
     if (!request) return { type: 'handoff', reason: 'cache_miss', elapsedMs: elapsedMs() };
     const binding = contextBinding(context, { attempt, overloadedBefore: 0, since: startedAt });
     const run = startModelCallRun({ anthropic: deps.anthropic, input, request, binding, startedAt, reportToolUse: deps.reportToolUse, temporalClient: deps.temporalClient });

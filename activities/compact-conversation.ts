@@ -12,7 +12,9 @@ import { CancelledFailure } from '@temporalio/common';
 import type { CompactConversationInput, CompactConversationResult } from '../common/activity-types';
 import { type ApiMessage, type UserContentBlock, buildApiMessages, textOf } from '../common/messages';
 import { compactInstruction } from '../workflows/compact';
-import { type CallModelDeps, asPromptTooLong, classifyModelError, heartbeatingWhile, toAssistantMessage } from './call-model';
+import { type CallModelDeps, asPromptTooLong, classifyModelError, heartbeatingWhile, requestSetup, toAssistantMessage } from './call-model';
+import { thinkingOwner } from '../common/models';
+import { buildModelRequest } from './request-params';
 import { modelToolDefinitions } from './tool-definitions';
 
 /** Stands in for the rounds a too-long compaction request leaves out (the window must open with a user turn). */
@@ -38,6 +40,7 @@ export function createCompactConversation(deps: CallModelDeps) {
       throw classifyModelError(new Error('No Anthropic API key: set ANTHROPIC_API_KEY in the worker environment.'), 0, false);
     }
     const startedAt = Date.now();
+    const setup = await requestSetup(deps, input);
     // A cache miss asks the workflow: heartbeat while that waits (see heartbeatingWhile).
     const [messages, requestContext] = await heartbeatingWhile(
       context,
@@ -47,18 +50,23 @@ export function createCompactConversation(deps: CallModelDeps) {
       ]),
       () => ({ outputChars: 0 }),
     );
-    const window = buildApiMessages(messages.slice(input.transcript.from + input.skip), requestContext.userContext);
+    const owner = thinkingOwner(setup.model.id);
+    const window = buildApiMessages(messages.slice(input.transcript.from + input.skip), requestContext.userContext, {
+      keepThinkingOf: (written) => thinkingOwner(written) === owner,
+    });
     try {
-      const stream = deps.anthropic.messages.stream(
+      // Built as every model call is (activities/request-params.ts): same model, thinking and cache breakpoints.
+      const { params, betas } = buildModelRequest(
+        input,
         {
-          model: input.model,
-          max_tokens: input.maxTokens,
           system: requestContext.system,
-          messages: buildCompactMessages(window, compactInstruction(input.customInstructions)) as Anthropic.MessageParam[],
+          messages: buildCompactMessages(window, compactInstruction(input.customInstructions)),
           tools: modelToolDefinitions(requestContext.toolNames, requestContext.structuredOutputSchema),
         },
-        { signal: context.cancellationSignal },
+        setup.model,
+        setup.options,
       );
+      const stream = deps.anthropic.messages.stream(params, { signal: context.cancellationSignal, ...(betas.length ? { headers: { 'anthropic-beta': betas.join(',') } } : {}) });
       let outputChars = 0;
       stream.on('text', (delta) => {
         outputChars += delta.length;

@@ -14,6 +14,8 @@ import { createToolRunner } from './run-tool';
 import { loadSessionContext } from './session-context';
 import { createRunStopHooks } from './stop-hooks';
 import { executeTool } from './tools';
+import { installationIdLoader } from './installation-id';
+import { createModelResolver } from './model-resolver';
 import { type TranscriptCache, type TranscriptSource, processTranscriptCache } from './transcript-cache';
 
 export interface ActivityDeps {
@@ -56,6 +58,8 @@ export function createActivities(deps: ActivityDeps) {
     transcriptSource: deps.transcriptSource ?? (deps.temporalClient ? workflowTranscriptSource(deps.temporalClient) : undefined),
     temporalClient: deps.temporalClient,
     runToolToResult: tools.runToolToResult,
+    models: createModelResolver(deps.anthropic),
+    installationId: installationIdLoader(deps.stateDir),
   };
   return {
     callModel: createCallModel(modelDeps),

@@ -25,6 +25,8 @@ import type { ApiMessage } from '../common/messages';
 import { isToolUseStartableEarly } from '../common/tool-specs';
 import { type LivePublisher, livePublisher } from './live-publisher';
 import { modelToolDefinitions } from './tool-definitions';
+import type { ModelInfo } from '../common/models';
+import { type RequestOptions, buildModelRequest } from './request-params';
 
 /**
  * A streamed tool_use is reported (a signal: a workflow task and four history events) only when
@@ -116,6 +118,10 @@ export interface MaterializedRequest {
   messages: ApiMessage[];
   toolNames: string[];
   structuredOutputSchema?: Record<string, unknown>;
+  /** The model as the Models API describes it (limits, capabilities). */
+  model: ModelInfo;
+  /** Thinking, effort, metadata (activities/request-params.ts). */
+  options: RequestOptions;
 }
 
 export interface StartModelCallRunOptions {
@@ -246,16 +252,13 @@ export class ModelCallRun {
       live = livePublisher(temporalClient, input.stream);
       if (live && this.binding.holdSignals) live.hold();
       this.live = live;
-      const stream = anthropic.messages.stream(
-        {
-          model: input.model,
-          max_tokens: input.maxTokens,
-          system: request.system,
-          messages: request.messages as Anthropic.MessageParam[],
-          tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema),
-        },
-        { signal: this.controller.signal },
+      const { params, betas } = buildModelRequest(
+        input,
+        { system: request.system, messages: request.messages, tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema) },
+        request.model,
+        request.options,
       );
+      const stream = anthropic.messages.stream(params, { signal: this.controller.signal, ...(betas.length ? { headers: { 'anthropic-beta': betas.join(',') } } : {}) });
       let blocks = 0;
       let outputChars = 0;
       stream.on('streamEvent', (event) => {

@@ -116,6 +116,7 @@ export function createToolRunner(deps: RunToolDeps) {
           live?.tool({ type: 'tool_progress', toolUseId: input.toolUseId, tail: progressTail.slice(-LIVE_TAIL_CHARS) });
         },
         processEnv: mutating ? { [TOOL_USE_MARKER]: input.toolUseId } : undefined,
+        access: input.access,
         additionalDirectories: input.additionalDirectories,
         settingSources: input.settingSources,
         sandboxConfig: input.sandbox,

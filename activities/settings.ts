@@ -97,7 +97,13 @@ function readPermissions(value: unknown, file: string, source: SettingSource, cw
     });
   }
   if (record.defaultMode !== undefined) {
-    if (typeof record.defaultMode === 'string' && (PERMISSION_MODES as readonly string[]).includes(record.defaultMode)) {
+    if (record.defaultMode === 'bypassPermissions' && source !== 'user') {
+      // issue 17 §6: a workspace's own file cannot give the model every permission; only the user can.
+      warnings.push(
+        `${file}: permissions.defaultMode "bypassPermissions" ignored: a project's settings cannot turn every permission check off. ` +
+          'Start the conversation with --permission-mode bypassPermissions, or set it in ~/.claude/settings.json, if you mean it.',
+      );
+    } else if (typeof record.defaultMode === 'string' && (PERMISSION_MODES as readonly string[]).includes(record.defaultMode)) {
       into.defaultMode = record.defaultMode as PermissionMode;
     } else {
       warnings.push(`${file}: permissions.defaultMode ${JSON.stringify(record.defaultMode)} ignored (one of ${PERMISSION_MODES.join(', ')}).`);
@@ -110,10 +116,24 @@ function readPermissions(value: unknown, file: string, source: SettingSource, cw
     } else {
       for (const directory of directories as string[]) {
         const expanded = directory === '~' || directory.startsWith('~/') ? path.join(into.homeDir, directory.slice(1)) : directory;
-        into.additionalDirectories.push(path.resolve(cwd, expanded));
+        const absolute = path.resolve(cwd, expanded);
+        // issue 17 §6: a workspace's file may name directories inside it; one outside (`/`, `~`) only the user's settings may add.
+        if (source !== 'user' && !isWithin(absolute, cwd) && !into.additionalDirectories.includes(absolute)) {
+          warnings.push(
+            `${file}: permissions.additionalDirectories entry ${JSON.stringify(directory)} ignored: it is outside the workspace, and a project's settings cannot open directories outside it. ` +
+              'Use --add-dir, or list it in ~/.claude/settings.json, if you mean it.',
+          );
+          continue;
+        }
+        into.additionalDirectories.push(absolute);
       }
     }
   }
+}
+
+function isWithin(target: string, directory: string): boolean {
+  const relative = path.relative(directory, target);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
 /** "line 3, column 7" from a JSON.parse error (Node names the position in its message). */

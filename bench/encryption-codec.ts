@@ -33,7 +33,7 @@ function transcriptPayload(bytes: number): Payload {
     { role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${index}`, name: 'Read', input: { file_path: `src/file${index}.ts` } }] },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${index}`, content: chunk }] },
   ]);
-  return defaultPayloadConverter.toPayload({ model: 'claude-sonnet-5-5', messages });
+  return defaultPayloadConverter.toPayload({ model: 'claude-sonnet-4-6', messages });
 }
 
 function median(values: number[]): number {

@@ -215,7 +215,7 @@ export function readFilesLoop(fileName: (index: number) => string): {
     // Limits well above the query: neither the turn limit nor auto-compaction may end it early.
     // A 1M-window model (the scripted server, like the API, refuses input + max_tokens over the
     // model's window).
-    run: (stack, n) => runOneShotQuery(stack, readFilesPrompt(fileName, n), { maxTurns: n + 10, model: 'claude-sonnet-5-5[1m]' }),
+    run: (stack, n) => runOneShotQuery(stack, readFilesPrompt(fileName, n), { maxTurns: n + 10, model: 'claude-sonnet-5' }),
   };
 }
 

@@ -23,8 +23,11 @@ import { missingKeyMessage } from '../infra/encryption-codec';
 import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, readAskPrompt, sessionLimitsFrom } from './commands/ask';
 import { exportTranscript, fetchTranscript, transcriptToResume } from './commands/transcript';
 import { UsageError } from './usage-error';
+import { checkModels, effortFrom, thinkingFrom } from './model-check';
 import { PERMISSION_OPTIONS, PERMISSION_USAGE, decide, pendingPermissionLines, permissionConfigFrom, promptForPermissions } from './commands/permissions';
-import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow } from './commands/list';
+import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow, mostRecentConversation } from './commands/list';
+import { claudeCodeArgv } from './claude-flags';
+import { version as packageVersion } from '../package.json';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
 const USAGE = `durable-agent — a coding agent whose conversations are durable Temporal workflows
@@ -53,16 +56,26 @@ Usage:
                                                  conversations on the server, newest first; status is
                                                  running, awaiting_input, awaiting_permission or ended
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
+  durable-agent worker --scripted                run a worker whose model is a local scripted one (no key): try
+                                                 tools, permissions and subagents with prompts like "read FILE",
+                                                 "write FILE TEXT", "run CMD", "agent TASK" (it lists them)
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
                                                  the queue of this host's workspaces (no model key needed)
   durable-agent server                           run a local Temporal dev server (UI on http://localhost:8233)
   durable-agent codec-server [--port 8888] [--host 127.0.0.1] [--origin <url>]... [--token <t>]
                                                  decrypt encrypted history for the Temporal UI / CLI
 
+Claude Code's spellings work too: \`durable-agent -p "<prompt>"\` (or --print) is ask; a command line that starts
+with a flag is chat; -c / --continue carries on from this workspace's most recent conversation and
+-r / --resume <id> from that one (ask and chat); -v / --version; --dangerously-skip-permissions is
+--permission-mode bypassPermissions.
+
 Options for ask and start:
   --cwd <dir>              workspace directory on the worker host (default: the current directory)
-  --model <name>           model (default: claude-sonnet-5-5)
+  --model <name>           model or alias: opus, sonnet, haiku, fable, [1m] suffix (default: claude-opus-4-8)
   --fallback-model <name>  model to switch to when the primary is overloaded
+  --effort <level>         low, medium, high (default) or max: how hard the model thinks, on models that take it
+  --thinking on|off        extended thinking (default on where the model offers it; MAX_THINKING_TOKENS=0 turns it off)
   --max-turns <n>          stop after n turns (default 100)
   --system-prompt <text>   replaces the default system prompt
   --append-system-prompt <text>
@@ -108,9 +121,13 @@ const defaultIo: Io = {
 };
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
-  const [command, ...rest] = argv;
+  const [command, ...rest] = claudeCodeArgv(argv);
   try {
     switch (command) {
+      case 'version':
+        parse(rest, {}, 0, '--version');
+        io.out(`${packageVersion} (durable-agent)`);
+        return 0;
       case undefined:
       case 'help':
       case '--help':
@@ -139,21 +156,36 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'transcript':
         return await transcriptCommand(rest, io);
       case 'chat': {
-        const { values, positionals } = parse(rest, CONFIG_OPTIONS, [0, 1], 'chat');
+        const { values, positionals } = parse(rest, { ...CONFIG_OPTIONS, ...CONTINUE_OPTIONS }, [0, 1], 'chat');
+        if (positionals[0] !== undefined && (values.resume !== undefined || values.continue)) {
+          throw new UsageError('chat: give a conversation id, --resume <id> or --continue, not several.');
+        }
+        checkContinueFlags(values);
+        const config = configFrom(values, false);
         const { chatCommand } = await import('./commands/chat');
         const { api, taskQueue, close } = await connect();
         try {
-          return await chatCommand({ api, taskQueue, conversationId: positionals[0], config: configFrom(values, false) });
+          let conversationId = positionals[0];
+          let resume: ResumeInput | undefined;
+          const from = await continuedConversation(api, values, config.cwd);
+          if (from) {
+            // A conversation still open is rejoined; an ended one is continued by a new conversation.
+            const open = await api.status(from).then((status) => !status.ended, () => false);
+            if (open) conversationId = from;
+            else resume = await resumeFrom(api, from);
+          }
+          return await chatCommand({ api, taskQueue, conversationId, config, resume });
         } finally {
           await close();
         }
       }
       case 'worker': {
-        const { values } = parse(rest, { 'workspace-queue': { type: 'string' } }, 0, 'worker');
+        const { values } = parse(rest, { 'workspace-queue': { type: 'string' }, scripted: { type: 'boolean' } }, 0, 'worker');
         const workspaceQueue = values['workspace-queue'] as string | undefined;
         if (workspaceQueue !== undefined && workspaceQueue.trim() === '') throw new UsageError('worker: --workspace-queue needs a task queue name.');
+        if (workspaceQueue !== undefined && values.scripted) throw new UsageError('worker: --scripted answers model calls; a --workspace-queue worker makes none.');
         const { runWorker } = await import('../worker/main');
-        await runWorker(process.env, { workspaceQueue });
+        await runWorker(process.env, { workspaceQueue, scripted: values.scripted === true });
         return 0;
       }
       case 'server': {
@@ -232,6 +264,8 @@ const CONFIG_OPTIONS: OptionSpec = {
   cwd: { type: 'string' },
   model: { type: 'string' },
   'fallback-model': { type: 'string' },
+  effort: { type: 'string' },
+  thinking: { type: 'string' },
   'max-turns': { type: 'string' },
   'workspace-queue': { type: 'string' },
   'system-prompt': { type: 'string' },
@@ -283,12 +317,33 @@ function configFrom(values: Record<string, string | boolean | string[] | undefin
     cwd,
     model: values.model as string | undefined,
     fallbackModel: values['fallback-model'] as string | undefined,
+    ...thinkingConfigFrom(values),
     maxTurns,
     oneShot,
     toolTaskQueue: workspaceQueueFrom(values['workspace-queue'] as string | undefined),
     customSystemPrompt: values['system-prompt'] as string | undefined,
     appendSystemPrompt: values['append-system-prompt'] as string | undefined,
   };
+}
+
+/** --effort and --thinking (issue 18; client/model-check.ts). */
+function thinkingConfigFrom(values: Record<string, string | boolean | string[] | undefined>): Pick<ConversationConfigInput, 'effort' | 'thinking'> {
+  try {
+    const effort = effortFrom(values.effort as string | undefined);
+    const thinking = thinkingFrom(values.thinking as string | undefined);
+    return { ...(effort ? { effort } : {}), ...(thinking !== undefined ? { thinking } : {}) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The config with its models resolved and checked against the Models API before anything starts. */
+async function withCheckedModels<T extends ConversationConfigInput>(config: T): Promise<T> {
+  try {
+    return { ...config, ...(await checkModels(config)) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** --workspace-queue, else DURABLE_AGENT_WORKSPACE_TASK_QUEUE, else none (tools on the main queue). */
@@ -301,6 +356,30 @@ function promptFrom(positionals: string[], command: string): string {
   const prompt = positionals.join(' ').trim();
   if (!prompt) throw new UsageError(`${command}: the prompt is empty.`);
   return prompt;
+}
+
+/** Claude Code's -c / --continue and -r / --resume <id> (ask and chat). */
+const CONTINUE_OPTIONS: OptionSpec = { continue: { type: 'boolean' }, resume: { type: 'string' } };
+
+type ResumeInput = { fromConversationId: string; messages: Awaited<ReturnType<typeof fetchTranscript>> };
+
+/** The conversation --resume names, or --continue's: the workspace's most recent one. */
+function checkContinueFlags(values: Record<string, unknown>): void {
+  if (values.resume !== undefined && values.continue) throw new UsageError('--continue and --resume: give one of them.');
+  if (typeof values.resume === 'string' && values.resume.trim() === '') throw new UsageError('--resume needs a conversation id.');
+}
+
+async function continuedConversation(api: ConversationClient, values: Record<string, unknown>, cwd: string): Promise<string | undefined> {
+  checkContinueFlags(values);
+  if (typeof values.resume === 'string') return values.resume;
+  if (!values.continue) return undefined;
+  const latest = await mostRecentConversation(api.client, cwd);
+  if (!latest) throw new UsageError(`--continue: no conversation in ${cwd} yet.`);
+  return latest;
+}
+
+async function resumeFrom(api: ConversationClient, conversationId: string): Promise<ResumeInput> {
+  return { fromConversationId: conversationId, messages: transcriptToResume(conversationId, await fetchTranscript(api, conversationId)) };
 }
 
 async function connect(): Promise<{ api: ConversationClient; taskQueue: string; close: () => Promise<void> }> {
@@ -325,16 +404,20 @@ async function warnIfNoWorker(api: ConversationClient, taskQueue: string, io: Io
 }
 
 async function askCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...ASK_OPTIONS, ...SESSION_LIMIT_OPTIONS }, [0, Infinity], 'ask');
+  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...ASK_OPTIONS, ...SESSION_LIMIT_OPTIONS, ...CONTINUE_OPTIONS }, [0, Infinity], 'ask');
   const format = outputFormatFrom(values);
+  checkContinueFlags(values);
   // claude -p: a terminal answers permission requests inline; without one they are denied at once.
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
-  const config = { ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) };
+  const config = await withCheckedModels({ ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) });
   const prompt = await readAskPrompt(positionals, io);
   const { api, taskQueue, close } = await connect();
   const prompting = new AbortController();
   try {
-    const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue });
+    // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c).
+    const from = await continuedConversation(api, values, config.cwd);
+    const resume = from ? await resumeFrom(api, from) : undefined;
+    const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue, resume });
     await warnIfNoWorker(api, taskQueue, io);
     if (interactive) void promptForPermissions(api, conversationId, prompting.signal, io.err).catch((error: unknown) => io.err(`Error: ${String(error)}`));
     const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
@@ -356,7 +439,7 @@ async function startCommand(args: string[], io: Io): Promise<number> {
   const id = values.id as string | undefined;
   const idProblem = id === undefined ? undefined : conversationIdProblem(id);
   if (idProblem) throw new UsageError(`--id: ${idProblem}.`);
-  const config = { ...configFrom(values, false), ...sessionLimitsFrom(values) };
+  const config = await withCheckedModels({ ...configFrom(values, false), ...sessionLimitsFrom(values) });
   const { api, taskQueue, close } = await connect();
   try {
     const resume = resumeFrom ? { fromConversationId: resumeFrom, messages: transcriptToResume(resumeFrom, await fetchTranscript(api, resumeFrom)) } : undefined;

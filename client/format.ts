@@ -94,12 +94,25 @@ export function formatEvent(event: ConversationEvent): string | undefined {
   }
 }
 
+/** Why a query ended, in plain words (the result's `terminal_reason` is for programs). */
+const ENDINGS: Partial<Record<ResultMessage['terminal_reason'], string>> = {
+  aborted_streaming: 'interrupted while the model was answering',
+  aborted_tools: 'interrupted while tools ran',
+  max_turns: 'stopped at the turn limit (--max-turns)',
+  prompt_too_long: 'the conversation no longer fits the model\'s context (compact it)',
+  model_error: 'the model API failed',
+  blocking_limit: 'the context is full (compact it)',
+  stop_hook_prevented: 'a Stop hook ended it',
+  budget_exhausted: 'stopped: the budget (--max-budget-usd) is spent',
+  structured_output_retry_exhausted: 'no valid structured output after repeated tries',
+};
+
 export function formatResultLine(result: ResultMessage): string {
   const cost = `$${result.total_cost_usd.toFixed(4)}`;
   // A local command that failed ended "completed" without running: its subtype says more.
-  const head = result.is_error ? `✗ ${result.terminal_reason === 'completed' ? result.subtype : result.terminal_reason}` : '✓ done';
+  const why = result.terminal_reason === 'completed' ? result.subtype : (ENDINGS[result.terminal_reason] ?? result.terminal_reason);
+  const head = result.is_error ? `✗ ${why}` : '✓ done';
   return `${head} · ${result.num_turns} turn${result.num_turns === 1 ? '' : 's'} · ${(result.duration_ms / 1000).toFixed(1)}s · ${cost}` +
-    (result.transitions.length > 0 ? ` · transitions: ${result.transitions.join(' → ')}` : '') +
     (result.structured_output !== undefined ? `\n  structured output: ${JSON.stringify(result.structured_output)}` : '');
 }
 
@@ -111,14 +124,17 @@ function plural(count: number, noun: string): string {
 function formatContextLine(context: ContextStatus): string {
   const number = (value: number) => value.toLocaleString('en-US');
   const { consecutiveFailures, open } = context.breaker;
-  const breaker = open
-    ? `breaker open after ${plural(consecutiveFailures, 'failure')}`
-    : `breaker closed${consecutiveFailures > 0 ? ` (${plural(consecutiveFailures, 'failure')})` : ''}`;
+  // The circuit breaker in plain words: said only once a compaction has failed.
+  const failures = open
+    ? [`autocompact stopped after ${plural(consecutiveFailures, 'failed compaction')}`]
+    : consecutiveFailures > 0
+      ? [plural(consecutiveFailures, 'failed compaction')]
+      : [];
   return [
     `${number(context.tokens)} / ${number(context.effectiveWindow)} tokens (${Math.round(context.percentUsed)}%)`,
     context.autoCompactEnabled ? `autocompact at ${number(context.autoCompactThreshold)}` : 'autocompact off',
     plural(context.compactions, 'compaction'),
-    breaker,
+    ...failures,
   ].join(' · ');
 }
 
@@ -145,11 +161,12 @@ export function formatStatus(status: ConversationStatus): string {
     `conversation  ${status.conversationId}`,
     `phase         ${status.phase}`,
     `model         ${status.currentModel}${status.currentModel !== status.model ? ` (fallback from ${status.model})` : ''}`,
-    `queries       ${status.queryCount}   turn ${status.turnCount}   messages ${status.messageCount}`,
-    `usage         in ${status.usage.input_tokens}  out ${status.usage.output_tokens}  cost $${status.totalCostUsd.toFixed(4)}  context ${status.contextTokens} tokens`,
+    // An ended conversation answers from its result: the transcript's size is not in it (no "messages 0").
+    `queries       ${status.queryCount}   turn ${status.turnCount}${status.closed ? '' : `   messages ${status.messageCount}`}`,
+    `usage         in ${status.usage.input_tokens}  out ${status.usage.output_tokens}  cost $${status.totalCostUsd.toFixed(4)}${status.closed ? '' : `  context ${status.contextTokens} tokens`}`,
   ];
   const context = status.context as ContextStatus | undefined; // a worker from before compaction reports none
-  if (context) lines.push(`context       ${formatContextLine(context)}`);
+  if (context && !status.closed) lines.push(`context       ${formatContextLine(context)}`);
   if (status.transitions.length > 0) lines.push(`transitions   ${status.transitions.join(' → ')}`);
   if (status.toolsInFlight.length > 0) lines.push(`tools         ${status.toolsInFlight.map((tool) => tool.summary).join(', ')}`);
   if (status.queuedInputs > 0) lines.push(`queued        ${status.queuedInputs} input(s)`);

@@ -39,6 +39,9 @@ export interface CallModelInput {
   conversationId: string;
   model: string;
   maxTokens: number;
+  /** The conversation's `thinking` and `effort` (activities/request-params.ts); absent: thinking on, the model's default effort. */
+  thinking?: boolean;
+  effort?: import('./models').EffortLevel;
   /** The first `length` messages of the conversation's transcript, from index `from` (default 0). */
   transcript?: { length: number; digest: string; from?: number };
   /** Digest of the query's RequestContext. */
@@ -124,6 +127,8 @@ export interface CompactConversationInput {
   conversationId: string;
   model: string;
   maxTokens: number;
+  thinking?: boolean;
+  effort?: import('./models').EffortLevel;
   /** The transcript prefix; the window starts at `from`, and its oldest `skip` messages are left out. */
   transcript: { length: number; digest: string; from: number };
   skip: number;
@@ -163,6 +168,11 @@ export interface RunToolInput {
   maxResultSizeChars: number;
   /** Publish output progress (Bash) to the conversation's live channel. */
   stream?: import('./stream-items').StreamTarget;
+  /**
+   * What the file tools enforce where they act (issue 17 §4): the working directories, the Read
+   * deny rules and the real paths the decision allowed. Absent in older histories: no such checks.
+   */
+  access?: import('./permission-facts').ToolAccess;
   /** Bash's sandbox (issue 17 §10): working directories besides cwd, writable inside it. */
   additionalDirectories?: string[];
   /** `--setting-sources`: which settings files' `sandbox` keys apply (default all). */

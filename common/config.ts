@@ -4,10 +4,11 @@
  * the worker and the workflow agree. Pure: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { DEFAULT_MODEL, EFFORT_LEVELS } from './models';
 import { PERMISSION_MODES, SETTING_SOURCES, permissionRuleProblem } from './permissions';
 
-/** Newest non-deprecated Sonnet listed by the installed @anthropic-ai/sdk (1.14.0). */
-export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+/** The default model (common/models.ts: Claude Code's default). */
+export { DEFAULT_MODEL };
 /** Default task queue for conversation workflows and their activities. */
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
 
@@ -59,6 +60,14 @@ export const conversationConfigSchema = z.object({
   /** Used for the rest of a query when overload outlasts the primary model's retries. */
   fallbackModel: z.string().min(1).optional(),
   maxTurns: z.number().int().positive().default(100),
+  /**
+   * `--thinking` / settings `alwaysThinkingEnabled`: extended thinking on models whose capabilities
+   * offer it (adaptive, else enabled with a budget); false sends `thinking: {type: "disabled"}`
+   * where the model accepts that. Unset: on.
+   */
+  thinking: z.boolean().optional(),
+  /** `--effort`: `output_config.effort` on models that take it; unset: the model's default (high). */
+  effort: z.enum(EFFORT_LEVELS).optional(),
   maxOutputTokens: z.number().int().positive().default(DEFAULT_MAX_OUTPUT_TOKENS),
   /** Replaces the default system prompt (seed §2.5 customSystemPrompt). */
   customSystemPrompt: z.string().optional(),

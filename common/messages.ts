@@ -210,13 +210,24 @@ function sendableToolResult(block: ToolResultBlock): ToolResultBlock {
  * empty text blocks, and so messages left without content (an assistant turn that had only
  * thinking blocks, stripped for the fallback model, or a reply that was only an empty text).
  */
-export function normalizeMessagesForApi(messages: readonly TranscriptMessage[]): ApiMessage[] {
+export interface NormalizeOptions {
+  /**
+   * Thinking blocks are signed for the model that wrote them: keep them only on assistant
+   * messages for which this says true (seed §2.8: a fallback to another model strips them).
+   */
+  keepThinkingOf?: (model: string) => boolean;
+}
+
+export function normalizeMessagesForApi(messages: readonly TranscriptMessage[], options: NormalizeOptions = {}): ApiMessage[] {
   const out: ApiMessage[] = [];
   for (const message of messages) {
     if (message.type === 'compact_boundary') continue; // callers pass the window after it
     if (message.type === 'user' && message.command?.kind === 'local') continue; // for people, not the model
     if (message.type === 'assistant') {
-      const content = message.message.content.filter(isSendableBlock);
+      const keepThinking = !options.keepThinkingOf || options.keepThinkingOf(message.message.model);
+      const content = message.message.content.filter(
+        (block) => isSendableBlock(block) && (keepThinking || (block.type !== 'thinking' && block.type !== 'redacted_thinking')),
+      );
       if (content.length === 0) continue;
       const previous = out[out.length - 1];
       // A paused turn (pause_turn) is continued by a second assistant message: one API turn.
@@ -274,6 +285,6 @@ export function prependUserContext(messages: ApiMessage[], userContext: string |
 }
 
 /** The `messages` of a Messages API request for a transcript window (what the worker sends). */
-export function buildApiMessages(window: readonly TranscriptMessage[], userContext: string | undefined): ApiMessage[] {
-  return prependUserContext(normalizeMessagesForApi(window), userContext);
+export function buildApiMessages(window: readonly TranscriptMessage[], userContext: string | undefined, options: NormalizeOptions = {}): ApiMessage[] {
+  return prependUserContext(normalizeMessagesForApi(window, options), userContext);
 }

@@ -8,12 +8,15 @@
  * - `Bash(npm test)` exact command; `Bash(npm test:*)` the command or it followed by arguments;
  *   `Bash(git * main)` `*` matches anything. A compound command (`a && b`) is allowed only when
  *   every part is; it is denied or asked when any part matches.
- * - `Read(...)`, `Edit(...)`, `Write(...)` take gitignore-style paths: `//abs/path`, `~/path`
+ * - `Read(...)`, `Edit(...)`, `Write(...)` take gitignore-style paths (globs: ./path-rules): `//abs/path`, `~/path`
  *   (home), `/path` (the workspace root), `path` or `./path` (the workspace; a pattern without
  *   a slash matches at any depth). `Read` rules cover Read, Glob and Grep; `Edit` rules cover Edit
  *   and Write.
  * Evaluation: deny, then ask, then allow; the first match decides (specificity does not matter).
  */
+
+import type { CallFacts, PathFact } from './permission-facts';
+import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
@@ -109,27 +112,9 @@ export function splitRuleList(value: string): string[] {
 
 // ---- paths (POSIX, lexical: the workflow cannot look at the file system) ----
 
-/** Normalizes an absolute POSIX path: no `.`/`..`/duplicate slashes, no trailing slash. */
-export function normalizePath(absolute: string): string {
-  const parts: string[] = [];
-  for (const part of absolute.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') parts.pop();
-    else parts.push(part);
-  }
-  return `/${parts.join('/')}`;
-}
-
-/** `target` resolved against `base` (both POSIX). */
-export function resolvePath(base: string, target: string): string {
-  return normalizePath(target.startsWith('/') ? target : `${base}/${target}`);
-}
-
-/** True when `target` is `directory` or inside it. */
-export function isInside(target: string, directory: string): boolean {
-  const dir = normalizePath(directory);
-  return target === dir || target.startsWith(dir === '/' ? '/' : `${dir}/`);
-}
+// normalizePath, resolvePath, isInside and pathMatchesRule live in ./path-rules (picomatch globs);
+// re-exported here because callers of the rule engine import them from this module.
+export { globToRegExp, isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
 /** The paths a file tool call touches, absolute (empty for other tools or unparseable input). */
 export function toolPaths(toolName: string, input: unknown, cwd: string): string[] {
@@ -156,56 +141,6 @@ function staticPrefix(pattern: string): string {
   }
   if (pattern.startsWith('/') && fixed.length === 0) return '/';
   return fixed.join('/') || '.';
-}
-
-/** A gitignore-style path pattern of a rule, matched against an absolute path. */
-export function pathMatchesRule(content: string, target: string, context: { cwd: string; homeDir?: string }): boolean {
-  let pattern = content;
-  let base: string;
-  if (pattern.startsWith('//')) {
-    base = '/';
-    pattern = pattern.slice(2);
-  } else if (pattern === '~' || pattern.startsWith('~/')) {
-    if (!context.homeDir) return false;
-    base = context.homeDir;
-    pattern = pattern.slice(2);
-  } else if (pattern.startsWith('/')) {
-    base = context.cwd;
-    pattern = pattern.slice(1);
-  } else {
-    base = context.cwd;
-    if (pattern.startsWith('./')) pattern = pattern.slice(2);
-    // gitignore: a pattern with no slash (other than a trailing one) matches at any depth.
-    else if (!pattern.replace(/\/$/, '').includes('/')) pattern = `**/${pattern}`;
-  }
-  pattern = pattern.replace(/\/$/, '');
-  const root = normalizePath(base);
-  if (!isInside(target, root)) return false;
-  const relative = target === root ? '' : target.slice(root === '/' ? 1 : root.length + 1);
-  if (pattern === '' || pattern === '**') return true;
-  const regex = globToRegExp(pattern);
-  // A pattern that matches a directory matches everything inside it.
-  const segments = relative.split('/');
-  for (let length = segments.length; length >= 1; length--) {
-    if (regex.test(segments.slice(0, length).join('/'))) return true;
-  }
-  return false;
-}
-
-/** `**` any directories, `*` within one segment, `?` one character. */
-export function globToRegExp(pattern: string): RegExp {
-  let source = '';
-  for (let index = 0; index < pattern.length; index++) {
-    const char = pattern[index];
-    if (char === '*' && pattern[index + 1] === '*') {
-      const slashAfter = pattern[index + 2] === '/';
-      source += slashAfter ? '(?:.*/)?' : '.*';
-      index += slashAfter ? 2 : 1;
-    } else if (char === '*') source += '[^/]*';
-    else if (char === '?') source += '[^/]';
-    else source += char.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${source}$`);
 }
 
 // ---- Bash ----
@@ -341,6 +276,11 @@ export interface ToolFacts {
   readOnly: boolean;
   /** The input is valid for the tool (invalid input is never run: the tool reports the error). */
   validInput: boolean;
+  /**
+   * What an activity found where the tool acts (issue 17): real paths, the parsed command. Absent
+   * for calls decided before facts existed (recorded histories): the lexical checks decide then.
+   */
+  gathered?: CallFacts;
 }
 
 const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.rule}`;
@@ -371,6 +311,8 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   const asked = firstMatch(context.rules.ask, view, 'any');
   if (asked) return { behavior: 'ask', reason: describeRule(asked) };
 
+  const gatheredPaths = facts.gathered?.paths;
+  if (gatheredPaths && (READ_TOOLS.has(toolName) || EDIT_TOOLS.has(toolName))) return decideOnPathFacts(view, facts, gatheredPaths, context);
   const paths = toolPaths(toolName, view.input, view.cwd);
   const outside = paths.filter((target) => !context.workingDirectories.some((directory) => isInside(target, directory)));
 
@@ -421,6 +363,60 @@ export function isProtectedPath(target: string): boolean {
     if (segment === '.claude' && PROTECTED_EXCEPTIONS.some((exception) => segments[index + 1] === exception.slice('.claude/'.length))) return false;
     return true;
   });
+}
+
+/**
+ * A file tool's decision on the paths as they are where it acts (issue 17 §4): each path counts
+ * twice, as written (made absolute) and as its real path, so a symbolic link inside the workspace
+ * leading out is outside, a deny rule on either name denies, and an allow rule must cover both.
+ */
+function decideOnPathFacts(view: CallView, facts: ToolFacts, gathered: NonNullable<CallFacts['paths']>, context: PermissionContext): PermissionDecision {
+  const { toolName } = view;
+  const names = (fact: PathFact) => (fact.real === fact.absolute ? [fact.absolute] : [fact.absolute, fact.real]);
+  const targets = gathered.flatMap(({ path }) => names(path));
+  const matchesAny = (list: RuleWithSource[]) => list.find((entry) => ruleOnPaths(entry, view, targets, 'any'));
+  const denied = matchesAny(context.rules.deny);
+  if (denied) {
+    return { behavior: 'deny', reason: describeRule(denied), message: `Permission to use ${toolName} has been denied by the ${describeRule(denied)}.` };
+  }
+  const asked = matchesAny(context.rules.ask);
+  if (asked) return { behavior: 'ask', reason: describeRule(asked) };
+  if (context.mode === 'plan' && !facts.readOnly) {
+    return { behavior: 'deny', reason: 'plan mode', message: `${toolName} changes things, and this conversation is in plan mode: only read-only tools run. Present the plan instead of carrying it out.` };
+  }
+  // Writes that could change what runs or what is allowed ask in every mode (issue 17 §5).
+  const writes = gathered.filter(({ access }) => access === 'write').flatMap(({ path }) => names(path));
+  const protectedPath = writes.find(isProtectedPath);
+  if (protectedPath) return { behavior: 'ask', reason: `${protectedPath} is a protected file (repository, editor or agent settings, shell start-up): writing it asks in every mode` };
+  if (context.mode === 'bypassPermissions') return { behavior: 'allow', reason: 'bypassPermissions mode' };
+  const special = gathered.find(({ path }) => path.kind === 'other');
+  if (special) return { behavior: 'ask', reason: `${special.path.literal} is not a regular file or directory (${special.path.real})` };
+  const allowed = context.rules.allow.find((entry) => ruleOnPaths(entry, view, targets, 'all'));
+  if (allowed) return { behavior: 'allow', reason: describeRule(allowed) };
+  const outside = gathered.find(({ path }) => names(path).some((target) => !context.workingDirectories.some((directory) => isInside(target, directory))));
+  if (outside) {
+    const { literal, real } = outside.path;
+    const via = real !== outside.path.absolute ? ` (it leads to ${real})` : '';
+    return { behavior: 'ask', reason: `${literal}${via} is outside the working directories (${context.workingDirectories.join(', ')})` };
+  }
+  if (READ_TOOLS.has(toolName)) return { behavior: 'allow', reason: 'read-only tool inside the working directories' };
+  if (context.mode === 'acceptEdits') return { behavior: 'allow', reason: 'acceptEdits mode allows edits inside the working directories' };
+  return { behavior: 'ask', reason: `${toolName} changes files` };
+}
+
+/** A path rule of `entry` against these absolute paths ('any': one matches; 'all': every one does). */
+function ruleOnPaths(entry: RuleWithSource, view: CallView, targets: string[], mode: 'any' | 'all'): boolean {
+  let rule: PermissionRule;
+  try {
+    rule = parsePermissionRule(entry.rule);
+  } catch {
+    return false;
+  }
+  if (!ruleCoversTool(rule.toolName, view.toolName)) return false;
+  if (rule.content === undefined) return true;
+  if (targets.length === 0) return false;
+  const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: view.cwd, homeDir: view.homeDir });
+  return mode === 'any' ? targets.some(matches) : targets.every(matches);
 }
 
 function isProtected(target: string, workingDirectories: string[]): boolean {

@@ -8,9 +8,10 @@
  * conversation against the local scripted model server, and says so.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { ConversationClient } from '../client/api';
@@ -20,10 +21,12 @@ import { formatEvent } from '../client/format';
 import { DEFAULT_MODEL } from '../common/config';
 import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
 import { createWorker } from '../worker/worker';
+import { DEMO_PROMPT, demoTurn } from '../worker/scripted-model';
+import { installPeopleLogger } from '../worker/runtime-logger';
 import { DEFAULT_DB_FILENAME, DEFAULT_UI_PORT, type DevServer, REPO_ROOT, isTemporalReachable, startDevServer } from '../infra/dev-server';
 
 const DEMO_WORKSPACE = path.join(REPO_ROOT, '.durable-agent', 'demo-workspace');
-const PROMPT = 'The test in test.js fails. Find the bug in math.js, fix it, and run `node test.js` to verify.';
+const PROMPT = DEMO_PROMPT;
 
 /** The demo workspace: a one-line bug in math.js that test.js catches (also used by `npm run smoke`). */
 export const FILES: Record<string, string> = {
@@ -33,47 +36,21 @@ export const FILES: Record<string, string> = {
 };
 
 /** The scripted conversation: explore, reproduce, fix, verify, report — keyed on the turn number. */
-export const demoResponder: Responder = (request) => {
-  const turn = request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length;
-  const slow = { deltaDelayMs: 15 };
-  switch (turn) {
-    case 0:
-      return {
-        ...slow,
-        content: [
-          { type: 'text', text: "I'll look at the code and the test first." },
-          { type: 'tool_use', name: 'Read', input: { file_path: 'math.js' } },
-          { type: 'tool_use', name: 'Read', input: { file_path: 'test.js' } },
-        ],
-      };
-    case 1:
-      return { ...slow, content: [{ type: 'text', text: 'Let me reproduce the failure.' }, { type: 'tool_use', name: 'Bash', input: { command: 'node test.js', description: 'Run the tests' } }] };
-    case 2:
-      return {
-        ...slow,
-        content: [
-          { type: 'text', text: 'The loop in `sum` starts at index 1, so it skips the first element. Fixing the off-by-one.' },
-          { type: 'tool_use', name: 'Edit', input: { file_path: 'math.js', old_string: 'let i = 1;', new_string: 'let i = 0;' } },
-        ],
-      };
-    case 3:
-      return { ...slow, content: [{ type: 'tool_use', name: 'Bash', input: { command: 'node test.js', description: 'Run the tests again' } }] };
-    default:
-      return {
-        ...slow,
-        content: [{ type: 'text', text: 'Fixed: `sum` started its loop at index 1 and skipped the first number. It now starts at 0, and `node test.js` passes.' }],
-      };
-  }
-};
+export const demoResponder: Responder = (request) =>
+  demoTurn(request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length);
 
-/** The Temporal server at TEMPORAL_ADDRESS if one answers, else the local dev server (started here). */
-export async function ensureServer(): Promise<{ address: string; uiUrl?: string; server?: DevServer }> {
+/**
+ * The Temporal server at TEMPORAL_ADDRESS if one answers, else the local dev server (started here).
+ * `quiet`: only what a person needs (`npm start`); otherwise each step is logged.
+ */
+export async function ensureServer(options: { quiet?: boolean } = {}): Promise<{ address: string; uiUrl?: string; server?: DevServer }> {
+  const say = options.quiet ? () => {} : (line: string) => console.log(line);
   const settings = temporalSettings();
   if (await isTemporalReachable(settings.address, 2_000)) {
-    console.log(`Using the Temporal server at ${settings.address}.`);
+    say(`Using the Temporal server at ${settings.address}.`);
     return { address: settings.address, uiUrl: await findTemporalUi(settings.address) };
   }
-  console.log(`No Temporal server at ${settings.address}; starting the local dev server (state: ${path.relative(process.cwd(), DEFAULT_DB_FILENAME)}).`);
+  say(`No Temporal server at ${settings.address}; starting the local dev server (state: ${path.relative(process.cwd(), DEFAULT_DB_FILENAME)}).`);
   const portFree = !(await isTemporalReachable('127.0.0.1:7233', 500));
   const server = await startDevServer({
     ephemeral: false,
@@ -81,7 +58,7 @@ export async function ensureServer(): Promise<{ address: string; uiUrl?: string;
     port: portFree ? 7233 : undefined,
     uiPort: portFree ? DEFAULT_UI_PORT : undefined,
     headless: false,
-    log: (line) => console.log(line),
+    log: say,
   });
   process.env.TEMPORAL_ADDRESS = server.address;
   return { address: server.address, uiUrl: server.uiUrl, server };
@@ -93,27 +70,27 @@ async function prepareWorkspace(): Promise<void> {
   for (const [file, content] of Object.entries(FILES)) await writeFile(path.join(DEMO_WORKSPACE, file), content);
 }
 
+/**
+ * `npm start` prints the conversation, the UI link and how to continue — nothing else (issue 19,
+ * item 8). The conversation runs on the main task queue when no other worker polls it, so a
+ * worker started later (`npm run worker -- --scripted`) answers `transcript` and `status` for it.
+ */
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const { address, uiUrl, server } = await ensureServer();
+  installPeopleLogger();
+  const { address, uiUrl, server } = await ensureServer({ quiet: true });
+  const settings = temporalSettings();
+  const client = await connectClient({ ...settings, address });
   let scripted: ScriptedModelServer | undefined;
   let anthropic = anthropicFromEnvironment();
+  const model = process.env.DURABLE_AGENT_MODEL ?? DEFAULT_MODEL;
   if (!process.env.ANTHROPIC_API_KEY) {
     scripted = await startScriptedModelServer({ respond: demoResponder });
     anthropic = new Anthropic({ apiKey: 'scripted-demo', baseURL: scripted.url, maxRetries: 0 });
-    console.log(
-      '\nNo ANTHROPIC_API_KEY is set: running a SCRIPTED demo conversation against the local scripted model server ' +
-        `(${scripted.url}). The workflow, worker, tools and Temporal are all real; only the model's answers are canned.\n` +
-        'Set ANTHROPIC_API_KEY to run the same task with the real model.\n',
-    );
-  } else {
-    console.log(`\nUsing the Anthropic API with model ${process.env.DURABLE_AGENT_MODEL ?? DEFAULT_MODEL}.\n`);
   }
   await prepareWorkspace();
-
-  const settings = temporalSettings();
-  const taskQueue = scripted ? `demo-${randomUUID().slice(0, 8)}` : settings.taskQueue;
-  const client = await connectClient({ ...settings, address });
+  // A scripted demo must not hand its model calls to someone's real worker (nor take theirs).
+  const othersPoll = scripted ? await hasPollers(client, settings.namespace, settings.taskQueue) : false;
+  const taskQueue = othersPoll ? `demo-${randomUUID().slice(0, 8)}` : settings.taskQueue;
   const connection = await NativeConnection.connect(connectionOptions({ ...settings, address }));
   const worker = await createWorker({
     connection,
@@ -125,16 +102,19 @@ async function main(): Promise<void> {
   const api = new ConversationClient(client);
 
   let exitCode = 0;
+  let conversationId = '';
   await worker.runUntil(async () => {
-    const { conversationId, inputUuid } = await api.start({
-      prompt: PROMPT,
-      taskQueue,
-      config: { cwd: DEMO_WORKSPACE, model: process.env.DURABLE_AGENT_MODEL ?? DEFAULT_MODEL, maxTurns: 20 },
-    });
-    console.log(`Conversation ${conversationId} (workspace ${path.relative(process.cwd(), DEMO_WORKSPACE)})`);
-    if (uiUrl) console.log(`Watch it in the Temporal UI: ${conversationUiUrl(uiUrl, settings.namespace, conversationId)}`);
+    const started = await api.start({ prompt: PROMPT, taskQueue, config: { cwd: DEMO_WORKSPACE, model, maxTurns: 20 } });
+    conversationId = started.conversationId;
+    console.log(
+      scripted
+        ? 'No ANTHROPIC_API_KEY: the model is scripted; the worker, tools and Temporal are real.'
+        : `Model: ${model} (Anthropic API).`,
+    );
+    console.log(`Conversation ${conversationId} in ${path.relative(process.cwd(), DEMO_WORKSPACE)}`);
+    if (uiUrl) console.log(`Temporal UI: ${conversationUiUrl(uiUrl, settings.namespace, conversationId)}`);
     console.log('');
-    const result = await api.waitForResult(conversationId, inputUuid!, {
+    const result = await api.waitForResult(conversationId, started.inputUuid!, {
       onEvent: (event) => {
         const line = formatEvent(event);
         if (line) console.log(line);
@@ -142,17 +122,25 @@ async function main(): Promise<void> {
     });
     await api.end(conversationId);
     await api.summary(conversationId);
-    console.log(`\nmath.js now reads:\n${(await readFile(path.join(DEMO_WORKSPACE, 'math.js'), 'utf8')).trim()}\n`);
-    console.log(`Result (${result.subtype}): ${result.result}`);
-    // It ended: `status` answers from its result, with no worker (client/closed-status.ts).
-    console.log(`Inspect it any time: npm run cli -- status ${conversationId}${server ? '   (with the server running: npm run server)' : ''}`);
     exitCode = result.is_error ? 1 : 0;
   });
-  await connection.close();
-  await client.connection.close();
-  await scripted?.close();
+  const queue = taskQueue === settings.taskQueue ? '' : `DURABLE_AGENT_TASK_QUEUE=${taskQueue} `;
+  const steps: Array<[string, string]> = [
+    ...(server ? ([['npm run server', 'the Temporal server and UI again (they keep this conversation)']] as Array<[string, string]>) : []),
+    [`${queue}npm run worker${scripted ? ' -- --scripted' : ''}`, scripted ? 'a worker; without a key, the scripted model' : 'a worker'],
+    [`npm run cli -- transcript ${conversationId}`, 'this conversation again'],
+    ['npm run cli -- chat', 'a conversation of your own (npm run cli -- help: every command)'],
+  ];
+  const width = Math.max(...steps.map(([command]) => command.length).filter((length) => length <= 40));
+  console.log(['', 'Continue:', ...steps.map(([command, what]) => `  ${command.padEnd(width)}   # ${what}`)].join('\n'));
+  await Promise.all([connection.close(), client.connection.close(), scripted?.close()]);
   await server?.stop();
   process.exitCode = exitCode;
+}
+
+async function hasPollers(client: Client, namespace: string, taskQueue: string): Promise<boolean> {
+  const response = await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue } }).catch(() => undefined);
+  return (response?.pollers ?? []).length > 0;
 }
 
 // Only when run (`npm start`), not when the smoke run imports the helpers above.

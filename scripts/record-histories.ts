@@ -82,7 +82,7 @@ const SCENARIOS: Scenario[] = [
     name: 'streaming-tools-fallback',
     prompt: 'Look around, then summarize.',
     files: { 'a.txt': 'a\n', 'b.txt': 'b\n' },
-    config: { fallbackModel: 'claude-haiku-5-5', modelMaximumAttempts: 5 },
+    config: { fallbackModel: 'claude-haiku-4-5', modelMaximumAttempts: 5 },
     model: {
       // Two safe calls start while the reply streams; the next call is overloaded until the
       // fallback model takes over.
@@ -98,7 +98,7 @@ const SCENARIOS: Scenario[] = [
             ],
           };
         }
-        if (request.body.model !== 'claude-haiku-5-5') return { error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } };
+        if (request.body.model !== 'claude-haiku-4-5') return { error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } };
         return { content: [{ type: 'text', text: 'a and b.' }] };
       },
     },

@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     }),
   });
   const api = new ConversationClient(client);
-  const config = { cwd: workspace, model: 'claude-sonnet-5-5', maxTurns: 20 };
+  const config = { cwd: workspace, model: 'claude-sonnet-4-6', maxTurns: 20 };
   let page: HeadlessPage | undefined;
   try {
     await worker.runUntil(async () => {

@@ -17,6 +17,7 @@
  *  - [other]  the GitHub issue or PR named in the rule's comment
  */
 import { jsonSchemaProblem } from '../common/json-schema-check';
+import { catalogModel } from './model-catalog';
 
 /** Which endpoint the body was sent to. */
 export type MessagesEndpoint = 'messages' | 'count_tokens';
@@ -129,9 +130,9 @@ export function validateMessagesRequest(body: unknown, kind: MessagesEndpoint): 
 // Small helpers
 // ---------------------------------------------------------------------------------------------
 
-/** Context window the scripted server assumes for a model: 1M for `[1m]` variants, else 200k. */
+/** Context window the scripted server assumes for a model: the catalog's `max_input_tokens`, else 200k. */
 export function scriptedContextWindow(model: string): number {
-  return /\[1m\]$/i.test(model) ? 1_000_000 : 200_000;
+  return catalogModel(model)?.max_input_tokens ?? 200_000;
 }
 
 /**

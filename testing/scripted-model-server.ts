@@ -12,7 +12,15 @@
  *                                     content_block_start / *_delta… / content_block_stop per block,
  *                                     message_delta, message_stop.
  *  - `POST /v1/messages/count_tokens` `{input_tokens}`: a chars/4 estimate unless overridden.
+ *  - `GET /v1/models`, `GET /v1/models/{id}`  the catalog (testing/model-catalog.ts) in the Models
+ *                                     API's shape; an id it does not serve is the API's 404.
  *  - anything else                    404 not_found_error.
+ *
+ * Prompt caching is billed as the API bills it (testing/prompt-cache.ts): each answer's usage
+ * reports `cache_read_input_tokens` and `cache_creation_input_tokens` from the request's breakpoints.
+ *
+ * Like the API, both message endpoints answer a model outside the catalog with 404
+ * `not_found_error` ("model: <id>"), and a `max_tokens` above the model's maximum with a 400.
  *
  * Every request is first validated by {@link validateMessagesRequest} (testing/messages-api-validator.ts),
  * at least as strictly as the real API: a body the API would refuse gets the API's 400
@@ -39,6 +47,8 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import type { StopReason } from '../common/messages';
 import { validateMessagesRequest } from './messages-api-validator';
+import { type CatalogModel, MODEL_CATALOG, catalogModel, unknownModelMessage } from './model-catalog';
+import { PromptCache } from './prompt-cache';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -74,7 +84,11 @@ export interface ScriptedTurn {
   content?: ScriptedBlock[];
   /** Default: `'tool_use'` if any tool_use block, else `'end_turn'`. */
   stop_reason?: ScriptedStopReason;
-  /** Overrides of the reported usage; defaults: input = count_tokens estimate, output = chars/4, cache = 0. */
+  /**
+   * Overrides of the reported usage; defaults: output = chars/4, input = the count_tokens estimate
+   * split into cache reads, cache writes and the rest as the API bills prompt caching
+   * (testing/prompt-cache.ts). Any input figure given here turns the split off for this turn.
+   */
   usage?: {
     input_tokens?: number;
     output_tokens?: number;
@@ -134,6 +148,8 @@ export interface ScriptedModelServerOptions {
   countTokens?: (body: any) => number;
   /** Receives one line per request handled. */
   log?: (line: string) => void;
+  /** The served models (default: testing/model-catalog.ts). */
+  models?: readonly CatalogModel[];
 }
 
 /** A request the validator refused with a 400 (not a scripted `error` turn). */
@@ -162,6 +178,10 @@ export interface ScriptedModelServer {
   setResponder(respond: Responder | undefined): void;
   /** Number of queued turns not yet consumed. */
   remaining(): number;
+  /** false: `/v1/models…` answers 503 (the Models API cannot be asked; messages still work). */
+  setModelsApiAvailable(available: boolean): void;
+  /** Every `GET /v1/models…` request, in arrival order. */
+  modelRequests: RecordedRequest[];
   /** Closes the server and destroys open sockets (including streams in progress). */
   close(): Promise<void>;
 }
@@ -282,7 +302,16 @@ export async function startScriptedModelServer(
   let responder: Responder | undefined = options.respond;
   const requests: RecordedRequest[] = [];
   const countTokenRequests: RecordedRequest[] = [];
+  const modelRequests: RecordedRequest[] = [];
   const rejections: Rejection[] = [];
+  const served = options.models ?? MODEL_CATALOG;
+  const findModel = (id: string): CatalogModel | undefined => (options.models ? served.find((entry) => entry.id === id) : catalogModel(id));
+  let modelsApiAvailable = true;
+  const promptCache = new PromptCache();
+  /** Every thinking signature the server sent: for which model (catalog id) and which thinking text. */
+  const issuedSignatures = new Map<string, { model: string; thinking: string }>();
+  /** tool_use ids of answers that also had a thinking block: the signature that must come back with them. */
+  const thinkingOfToolUse = new Map<string, string>();
   const log = options.log ?? (() => {});
   const countTokens = (body: any): number =>
     options.countTokens ? options.countTokens(body) : estimateInputTokens(body);
@@ -407,6 +436,11 @@ export async function startScriptedModelServer(
     const method = req.method ?? 'GET';
     const isMessages = path === '/v1/messages';
     const isCount = path === '/v1/messages/count_tokens';
+    if (method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) {
+      req.resume();
+      answerModels(req, path, res);
+      return;
+    }
     if (method !== 'POST' || (!isMessages && !isCount)) {
       req.resume();
       log(`${method} ${path} -> 404`);
@@ -450,6 +484,29 @@ export async function startScriptedModelServer(
       return;
     }
 
+    const model = findModel(String(body.model));
+    if (!model) {
+      log(`POST ${path} #${recorded.index} -> 404 unknown model ${String(body.model)}`);
+      sendError(res, 404, 'not_found_error', unknownModelMessage(String(body.model)));
+      return;
+    }
+    // The API's wording: "max_tokens: 128000 > 64000, which is the maximum allowed number of output tokens for claude-…".
+    if (isMessages && body.max_tokens > model.max_tokens) {
+      const message = `max_tokens: ${body.max_tokens} > ${model.max_tokens}, which is the maximum allowed number of output tokens for ${model.id}`;
+      rejections.push({ index: recorded.index, path, message });
+      log(`POST ${path} #${recorded.index} -> 400 ${message}`);
+      sendError(res, 400, 'invalid_request_error', message);
+      return;
+    }
+
+    const brokenThinking = checkThinkingRoundTrip(body, model.id);
+    if (brokenThinking) {
+      rejections.push({ index: recorded.index, path, message: brokenThinking });
+      log(`POST ${path} #${recorded.index} -> 400 ${brokenThinking}`);
+      sendError(res, 400, 'invalid_request_error', brokenThinking);
+      return;
+    }
+
     if (isCount) {
       const inputTokens = countTokens(body);
       log(`POST ${path} #${recorded.index} -> 200 input_tokens=${inputTokens}`);
@@ -458,6 +515,62 @@ export async function startScriptedModelServer(
     }
 
     await answerMessages(recorded, res);
+  }
+
+  /**
+   * Thinking blocks go back as they came (the API's rules): each signature must be one this server
+   * issued, for this model and this very text ("Invalid `signature` in `thinking` block"); with
+   * thinking on, the last assistant turn of the tool loop must keep the thinking block its tool
+   * calls came with (the API's "Expected `thinking` or `redacted_thinking`…").
+   */
+  function checkThinkingRoundTrip(body: any, servedModel: string): string | undefined {
+    const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
+    for (const [m, message] of messages.entries()) {
+      if (message?.role !== 'assistant' || !Array.isArray(message.content)) continue;
+      for (const [b, block] of (message.content as any[]).entries()) {
+        if (block?.type !== 'thinking') continue;
+        const issued = issuedSignatures.get(String(block.signature));
+        if (!issued || issued.model !== servedModel || issued.thinking !== block.thinking) return `messages.${m}.content.${b}: Invalid \`signature\` in \`thinking\` block`;
+      }
+    }
+    const thinkingOn = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
+    const last = messages.length - 1;
+    const endsWithResults = last >= 1 && messages[last]?.role === 'user' && Array.isArray(messages[last].content) && messages[last].content.some((block: any) => block?.type === 'tool_result');
+    if (!thinkingOn || !endsWithResults) return undefined;
+    let a = last - 1;
+    while (a >= 0 && messages[a]?.role !== 'assistant') a--;
+    const turn = messages[a];
+    if (!turn || !Array.isArray(turn.content)) return undefined;
+    const expected = (turn.content as any[]).filter((block) => block?.type === 'tool_use').map((block) => thinkingOfToolUse.get(String(block.id))).find(Boolean);
+    if (!expected) return undefined;
+    const first = turn.content[0];
+    if (first?.type === 'thinking' && first.signature === expected) return undefined;
+    return (
+      `messages.${a}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. ` +
+      'When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). ' +
+      'We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. ' +
+      'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
+    );
+  }
+
+  /** `GET /v1/models` (one page, the whole catalog) and `GET /v1/models/{id}`. */
+  function answerModels(req: http.IncomingMessage, path: string, res: http.ServerResponse): void {
+    modelRequests.push({ index: modelRequests.length, path, headers: { ...req.headers }, body: undefined, stream: false, receivedAt: Date.now() });
+    if (!modelsApiAvailable) {
+      log(`GET ${path} -> 503 (models API unavailable)`);
+      sendError(res, 503, 'api_error', 'Service unavailable');
+      return;
+    }
+    if (path === '/v1/models') {
+      log(`GET ${path} -> 200 (${served.length} models)`);
+      sendJson(res, { data: served, has_more: false, first_id: served[0]?.id ?? null, last_id: served[served.length - 1]?.id ?? null });
+      return;
+    }
+    const id = decodeURIComponent(path.slice('/v1/models/'.length));
+    const model = findModel(id);
+    log(`GET ${path} -> ${model ? 200 : 404}`);
+    if (model) sendJson(res, model);
+    else sendError(res, 404, 'not_found_error', unknownModelMessage(id));
   }
 
   /** Picks the turn for a `/v1/messages` request and writes it out (JSON, SSE, or an error). */
@@ -503,6 +616,7 @@ export async function startScriptedModelServer(
 
   /** Builds the complete Message object a turn describes. */
   function buildMessage(turn: ScriptedTurn, body: any) {
+    const servedModel = findModel(String(body.model))?.id ?? String(body.model);
     const content: WireBlock[] = (turn.content ?? DEFAULT_CONTENT).map((block): WireBlock => {
       switch (block.type) {
         case 'text':
@@ -518,8 +632,8 @@ export async function startScriptedModelServer(
           return {
             type: 'thinking',
             thinking: block.thinking,
-            // Deterministic stand-in for the API's opaque signature.
-            signature: block.signature ?? createHash('sha256').update(block.thinking).digest('base64'),
+            // Deterministic stand-in for the API's opaque signature, bound to the model that wrote it.
+            signature: block.signature ?? createHash('sha256').update(`${servedModel}\n${block.thinking}`).digest('base64'),
           };
         case 'redacted_thinking':
           return { type: 'redacted_thinking', data: block.data };
@@ -527,22 +641,31 @@ export async function startScriptedModelServer(
           throw new Error(`unknown scripted block type: ${JSON.stringify(block)}`);
       }
     });
+    // Remember what was signed, and which tool calls came with thinking (checkThinkingRoundTrip).
+    const signature = content.find((block) => block.type === 'thinking')?.signature;
+    for (const block of content) {
+      if (block.type === 'thinking') issuedSignatures.set(block.signature, { model: servedModel, thinking: block.thinking });
+      if (block.type === 'tool_use' && signature) thinkingOfToolUse.set(block.id, signature);
+    }
     const stopReason: ScriptedStopReason =
       turn.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
     const outputChars = content.reduce((sum, block) => sum + blockChars(block), 0);
+    const pinned = turn.usage?.input_tokens !== undefined || turn.usage?.cache_read_input_tokens !== undefined || turn.usage?.cache_creation_input_tokens !== undefined;
+    const billed = pinned ? undefined : promptCache.bill(body, countTokens(body));
     return {
       id: `msg_scripted_${String(++messageCounter).padStart(6, '0')}`,
       type: 'message' as const,
       role: 'assistant' as const,
-      model: turn.model ?? String(body.model),
+      // The API reports the id it served (an alias such as claude-haiku-4-5 answers as its dated id).
+      model: turn.model ?? findModel(String(body.model))?.id ?? String(body.model),
       content,
       stop_reason: stopReason,
       stop_sequence: null,
       usage: {
-        input_tokens: turn.usage?.input_tokens ?? countTokens(body),
+        input_tokens: billed?.input_tokens ?? turn.usage?.input_tokens ?? countTokens(body),
         output_tokens: turn.usage?.output_tokens ?? Math.ceil(outputChars / 4),
-        cache_creation_input_tokens: turn.usage?.cache_creation_input_tokens ?? 0,
-        cache_read_input_tokens: turn.usage?.cache_read_input_tokens ?? 0,
+        cache_creation_input_tokens: billed?.cache_creation_input_tokens ?? turn.usage?.cache_creation_input_tokens ?? 0,
+        cache_read_input_tokens: billed?.cache_read_input_tokens ?? turn.usage?.cache_read_input_tokens ?? 0,
       },
     };
   }
@@ -703,6 +826,10 @@ export async function startScriptedModelServer(
       responder = respond;
     },
     remaining: () => queue.length,
+    modelRequests,
+    setModelsApiAvailable: (available) => {
+      modelsApiAvailable = available;
+    },
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         closing = true;

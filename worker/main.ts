@@ -3,8 +3,12 @@
  * settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY / TLS via @temporalio/envconfig),
  * runs until SIGINT/SIGTERM, then shuts down gracefully (the SDK's Runtime handles the signals).
  */
+import Anthropic from '@anthropic-ai/sdk';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
+import { startScriptedModelServer } from '../testing/scripted-model-server';
+import { installPeopleLogger } from './runtime-logger';
+import { SCRIPTED_HELP, scriptedResponder } from './scripted-model';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { EncryptionKeyError } from '../infra/encryption-codec';
 import { sandboxStatusLine } from '../activities/sandbox';
@@ -15,9 +19,16 @@ import { createWorkspaceWorker } from './workspace-worker';
 export interface RunWorkerOptions {
   /** Run a workspace worker on this task queue instead (tools, hooks, session context only). */
   workspaceQueue?: string;
+  /**
+   * Answer model calls from the local scripted model server (worker/scripted-model.ts) instead of
+   * the API: every feature can be tried without a key (issue 19, item 5).
+   */
+  scripted?: boolean;
 }
 
 export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: RunWorkerOptions = {}): Promise<void> {
+  // Warnings and errors only, no colours when piped (not the bundler's INFO lines).
+  installPeopleLogger();
   const settings = temporalSettings(env);
   // Checked before connecting: a bad value is a clear error, not a half-started worker.
   const tuning = workerTuningFromEnvironment(env);
@@ -28,7 +39,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
   } catch (error) {
     throw new TemporalUnreachableError(settings.address, error instanceof Error ? error.message : String(error));
   }
-  const anthropic = anthropicFromEnvironment(env);
+  const scripted = options.scripted ? await startScriptedModelServer({ respond: scriptedResponder }) : undefined;
+  const anthropic = scripted ? new Anthropic({ apiKey: 'scripted', baseURL: scripted.url, maxRetries: 0 }) : anthropicFromEnvironment(env);
   if (options.workspaceQueue !== undefined) {
     return runUntilStopped(
       await createWorkspaceWorker({
@@ -46,7 +58,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
       client.connection,
     );
   }
-  if (!anthropic) {
+  if (scripted) {
+    console.log(`durable-agent worker: SCRIPTED model (no API key used) at ${scripted.url}. Prompts it understands:\n${SCRIPTED_HELP.split('\n').slice(1).join('\n')}`);
+  } else if (!anthropic) {
     console.warn(
       'durable-agent worker: ANTHROPIC_API_KEY is not set (nor ANTHROPIC_BASE_URL); model calls will fail with a clear error until it is.',
     );
@@ -63,10 +77,11 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
     worker,
     `durable-agent worker: polling task queue "${settings.taskQueue}" on ${settings.address} (namespace ${settings.namespace})` +
       `, model calls handed over on "${worker.handoffTaskQueue}"` +
-      (env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : '') +
+      (scripted ? ', scripted model' : env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : '') +
       (settings.dataConverter ? `, payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : ''),
     connection,
     client.connection,
+    { close: async () => scripted?.close() },
   );
 }
 
@@ -83,7 +98,7 @@ async function runUntilStopped(worker: Worker, banner: string, ...connections: A
 }
 
 if (require.main === module) {
-  runWorker().catch((error: unknown) => {
+  runWorker(process.env, { scripted: process.argv.includes('--scripted') }).catch((error: unknown) => {
     console.error(
       error instanceof TemporalUnreachableError || error instanceof WorkerTuningError || error instanceof EncryptionKeyError ? error.message : error,
     );

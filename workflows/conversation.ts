@@ -30,9 +30,23 @@ import { uiPatched } from './visibility';
 /** Default page of the `transcriptSlice` query: well below the payload limit. */
 const TRANSCRIPT_SLICE_BYTES = 1_000_000;
 
+/**
+ * Patch: a config without `model` gets today's default (common/models.ts). Conversations started
+ * before it got the old default, a 200k-window id the API never served, whose limits their
+ * recorded compactions were decided on; they keep it on replay.
+ */
+export const MODELS_API_DEFAULT_MODEL_PATCH = 'models-api-default-model';
+/** The default before MODELS_API_DEFAULT_MODEL_PATCH (spelled out of parts: no code may name it as a model to use). */
+const PRE_MODELS_API_DEFAULT_MODEL = ['claude-sonnet', '5', '5'].join('-');
+
+function withRecordedDefaultModel(config: ConversationInput['config']): ConversationInput['config'] {
+  if (config === null || typeof config !== 'object' || (config as { model?: unknown }).model !== undefined) return config;
+  return patched(MODELS_API_DEFAULT_MODEL_PATCH) ? config : { ...config, model: PRE_MODELS_API_DEFAULT_MODEL };
+}
+
 /** A conversation: a long-lived workflow that runs one query per user input. */
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationSummary> {
-  const parsed = conversationConfigSchema.safeParse(input.config);
+  const parsed = conversationConfigSchema.safeParse(withRecordedDefaultModel(input.config));
   if (!parsed.success) {
     // A ZodError would fail the workflow task and retry forever; an ApplicationFailure fails the run.
     throw ApplicationFailure.nonRetryable(

@@ -124,6 +124,11 @@ export interface QueryHost {
 }
 
 /** Activity options, in one place. */
+/** The conversation's thinking settings as a model call's input carries them (absent fields: defaults). */
+export function thinkingOptions(config: ConversationConfig): Pick<CallModelInput, 'thinking' | 'effort'> {
+  return { ...(config.thinking !== undefined ? { thinking: config.thinking } : {}), ...(config.effort ? { effort: config.effort } : {}) };
+}
+
 export function activityOptions(config: ConversationConfig): Record<'model' | 'tool' | 'stopHooks' | 'sessionContext', ActivityOptions> {
   return {
     model: {
@@ -301,6 +306,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       conversationId,
       model: request.model,
       maxTokens: request.maxTokens,
+      ...thinkingOptions(config),
       transcript: request.transcript,
       context: { digest: lastContext.digest },
       streamToolUses: config.streamingToolExecution ? { workflowId: conversationId, runId: workflowInfo().runId, requestId } : undefined,
@@ -484,6 +490,7 @@ export async function compactConversation(
         conversationId: host.conversationId,
         model: host.currentModel,
         maxTokens: request.maxTokens,
+        ...thinkingOptions(host.config),
         transcript: request.transcript,
         skip: request.skip,
         context: { digest: host.currentRequestContext() },

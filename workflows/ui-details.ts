@@ -28,7 +28,7 @@ export interface CurrentDetailsInput {
  *
  *     **running_tools** — Bash: node test.js
  *
- *     turn 7 · query 2 · claude-sonnet-5-5 · $0.0123
+ *     turn 7 · query 2 · claude-sonnet-4-6 · $0.0123
  *
  *     **Last answer:** Fixed: `sum` started …
  */

@@ -3,6 +3,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EditInput } from '../../common/tools/edit';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
+import { AccessGuard, AccessRefusal, writeThroughHandle } from './access';
 import { formatNumberedLine, looksBinary, nonRegularFileKind } from './files';
 
 /** Larger files are refused: Edit holds the file and its edited copy in memory as strings. */
@@ -33,11 +34,28 @@ function snippet(content: string, changeStart: number, changeLength: number): st
 /** Edit: replace old_string with new_string; failures come back as actionable is_error results. */
 export async function executeEdit(input: EditInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
   context.signal.throwIfAborted();
-  const filePath = path.resolve(context.cwd, input.file_path);
+  const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
+  const filePath = guard ? guard.absolutePath(input.file_path, context.cwd) : path.resolve(context.cwd, input.file_path);
   if (input.old_string === input.new_string) {
     return { isError: true, content: 'No changes to make: old_string and new_string are exactly the same.' };
   }
-  const existing = await stat(filePath).catch((error: NodeJS.ErrnoException) => error);
+  // With access: read and write the real path checked just now (issue 17 §4), never through the link.
+  const checked = guard ? await guard.checkFile(filePath, 'write') : { real: filePath };
+  if (checked instanceof AccessRefusal) return { isError: true, content: checked.message };
+  const target = checked.real;
+  /** Writes the new text: with access, through a descriptor opened without following a swapped-in link. */
+  const write = async (text: string): Promise<ToolExecutionResult | undefined> => {
+    if (!guard) {
+      await mkdir(path.dirname(filePath), { recursive: true });
+      await writeFile(filePath, text, 'utf8');
+      return undefined;
+    }
+    const opened = await guard.openForWrite(target);
+    if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
+    await writeThroughHandle(opened.handle, text);
+    return undefined;
+  };
+  const existing = await stat(target).catch((error: NodeJS.ErrnoException) => error);
   if (existing instanceof Error) {
     if (existing.code !== 'ENOENT' && existing.code !== 'ENOTDIR') throw existing;
     if (input.old_string !== '') {
@@ -47,8 +65,8 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
       };
     }
     // Claude Code behaviour: an empty old_string on a missing file creates it.
-    await mkdir(path.dirname(filePath), { recursive: true });
-    await writeFile(filePath, input.new_string, 'utf8');
+    const refused = await write(input.new_string);
+    if (refused) return refused;
     return { isError: false, content: `File created successfully at: ${filePath}` };
   }
   if (existing.isDirectory()) {
@@ -65,10 +83,22 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
     };
   }
 
-  if (await looksBinary(filePath)) {
+  if (await looksBinary(target)) {
     return { isError: true, content: `Cannot edit ${filePath}: it appears to be a binary file.` };
   }
-  const original = await readFile(filePath, 'utf8');
+  let original: string;
+  if (guard) {
+    // The text an edit starts from comes from the checked file too, not through a link swapped in since.
+    const opened = await guard.openForRead(target);
+    if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
+    try {
+      original = await opened.readFile('utf8');
+    } finally {
+      await opened.close();
+    }
+  } else {
+    original = await readFile(target, 'utf8');
+  }
   if (input.old_string === '') {
     if (original.trim() !== '') {
       return {
@@ -76,7 +106,8 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
         content: `Cannot create new file - file already exists: ${filePath}. Use a non-empty old_string to edit it, or Write to replace it.`,
       };
     }
-    await writeFile(filePath, input.new_string, 'utf8');
+    const refused = await write(input.new_string);
+    if (refused) return refused;
     return { isError: false, content: `The file ${filePath} has been updated successfully.` };
   }
 
@@ -109,7 +140,8 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
       ? original.split(oldString).join(newString)
       : original.slice(0, firstIndex) + newString + original.slice(firstIndex + oldString.length);
   context.signal.throwIfAborted();
-  await writeFile(filePath, updated, 'utf8');
+  const refused = await write(updated);
+  if (refused) return refused;
 
   if (input.replace_all === true && occurrences > 1) {
     return {

@@ -1,6 +1,6 @@
 /** File helpers shared by the Read, Write, Edit and Grep tools. */
 import { createReadStream, type Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 
 /** Bytes inspected for NUL when deciding whether a file is binary. */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -10,15 +10,15 @@ export function formatNumberedLine(lineNumber: number, text: string): string {
   return `${String(lineNumber).padStart(6, ' ')}\t${text}`;
 }
 
-/** True when the first bytes of the file contain a NUL byte (what grep and git call binary). */
-export async function looksBinary(filePath: string): Promise<boolean> {
-  const handle = await open(filePath, 'r');
+/** True when the first bytes of the file contain a NUL byte (what grep and git call binary). An open handle stays open. */
+export async function looksBinary(file: string | FileHandle): Promise<boolean> {
+  const handle = typeof file === 'string' ? await open(file, 'r') : file;
   try {
     const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, BINARY_SNIFF_BYTES, 0);
     return buffer.subarray(0, bytesRead).includes(0);
   } finally {
-    await handle.close();
+    if (typeof file === 'string') await handle.close();
   }
 }
 
@@ -50,8 +50,12 @@ export interface BoundedLine {
  * building it as one string threw an uncaught `RangeError: Invalid string length` that killed the
  * worker (issue 12, defect 1).
  */
-export async function* readBoundedLines(filePath: string, maxLineBytes: number, signal?: AbortSignal): AsyncGenerator<BoundedLine> {
-  const stream = createReadStream(filePath, { highWaterMark: 1024 * 1024 });
+export async function* readBoundedLines(file: string | FileHandle, maxLineBytes: number, signal?: AbortSignal): AsyncGenerator<BoundedLine> {
+  // An open handle (a checked descriptor, issue 17 §4) is read from the start and left open for its owner.
+  const stream =
+    typeof file === 'string'
+      ? createReadStream(file, { highWaterMark: 1024 * 1024 })
+      : createReadStream('', { fd: file, start: 0, autoClose: false, highWaterMark: 1024 * 1024 });
   let held: Buffer[] = [];
   let heldBytes = 0;
   let lineBytes = 0;

@@ -6,10 +6,10 @@ import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GLOB_MAX_RESULTS, type GlobInput } from '../../common/tools/glob';
+import { GLOB_CHARACTERS, splitStaticPrefix } from '../permission-facts/paths';
+import { AccessGuard } from './access';
 import { SearchThread, SearchTimeoutError } from './search-thread';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
-
-const GLOB_CHARACTERS = /[*?[{\\]/;
 
 /** Compile a glob (matched against `/`-separated relative paths, dotfiles included) to a RegExp. */
 export function globToRegExp(glob: string): RegExp {
@@ -193,19 +193,14 @@ export function skippedDirectoriesFor(pattern: string): Set<string> {
   return new Set(SKIPPED_DIRECTORIES.filter((name) => !pattern.includes(name)));
 }
 
-/** Split a pattern into its literal leading directories and the globbing remainder. */
-function splitStaticPrefix(pattern: string): { prefix: string; rest: string } {
-  const segments = pattern.split('/');
-  let index = 0;
-  while (index < segments.length - 1 && !GLOB_CHARACTERS.test(segments[index])) index += 1;
-  return { prefix: segments.slice(0, index).join('/') || (pattern.startsWith('/') ? '/' : ''), rest: segments.slice(index).join('/') };
-}
-
 /** Glob: absolute paths of matching files, newest first, capped at GLOB_MAX_RESULTS. */
 export async function executeGlob(input: GlobInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
   const { signal } = context;
   signal.throwIfAborted();
-  const searchRoot = path.resolve(context.cwd, input.path ?? '.');
+  const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
+  const searchRoot = guard ? guard.absolutePath(input.path ?? '.', context.cwd) : path.resolve(context.cwd, input.path ?? '.');
+  const rootRefusal = guard ? await guard.checkRoot(searchRoot) : undefined;
+  if (rootRefusal) return { isError: true, content: rootRefusal.message };
   const rootStat = await stat(searchRoot).catch(() => undefined);
   if (rootStat === undefined) {
     return { isError: true, content: `Directory does not exist: ${searchRoot}. Current working directory: ${context.cwd}` };
@@ -215,7 +210,16 @@ export async function executeGlob(input: GlobInput, context: ToolExecutionContex
   }
 
   const { prefix, rest } = splitStaticPrefix(input.pattern);
-  const walkRoot = path.resolve(searchRoot, prefix);
+  const walkRoot = guard ? guard.absolutePath(prefix || '.', searchRoot) : path.resolve(searchRoot, prefix);
+  // With access, every file listed is checked (issue 17 §4): its real path inside the working
+  // directories (or the approved root) and no Read deny rule covering it.
+  const areas = guard ? await guard.searchAreas(walkRoot) : [];
+  let hidden = 0;
+  const visible = async (absolutePath: string): Promise<boolean> => {
+    if (!guard || (await guard.fileVisible(absolutePath, areas)) !== undefined) return true;
+    hidden += 1;
+    return false;
+  };
   const matcher = globToRegExp(rest);
   const maxDepth = rest.includes('**') ? undefined : rest.split('/').length - 1;
   const matches: { absolutePath: string; mtimeMs: number }[] = [];
@@ -223,7 +227,7 @@ export async function executeGlob(input: GlobInput, context: ToolExecutionContex
     // A literal path: no walk needed.
     const literal = path.join(walkRoot, rest);
     const literalStat = await stat(literal).catch(() => undefined);
-    if (literalStat?.isFile()) matches.push({ absolutePath: literal, mtimeMs: literalStat.mtimeMs });
+    if (literalStat?.isFile() && (await visible(literal))) matches.push({ absolutePath: literal, mtimeMs: literalStat.mtimeMs });
   } else {
     const walked: WalkedFile[] = [];
     for await (const file of walkFiles(walkRoot, { signal, skipDirectories: skippedDirectoriesFor(input.pattern), maxDepth })) {
@@ -245,13 +249,15 @@ export async function executeGlob(input: GlobInput, context: ToolExecutionContex
     }
     for (const index of matched) {
       const file = walked[index];
+      if (!(await visible(file.absolutePath))) continue;
       const fileStat = await stat(file.absolutePath).catch(() => undefined);
       if (fileStat) matches.push({ absolutePath: file.absolutePath, mtimeMs: fileStat.mtimeMs });
     }
   }
   signal.throwIfAborted();
 
-  if (matches.length === 0) return { isError: false, content: 'No files found' };
+  const hiddenNote = hidden === 0 ? '' : `\n\n${hiddenFilesNote(hidden, 'listed')}`;
+  if (matches.length === 0) return { isError: false, content: `No files found${hiddenNote}` };
   matches.sort((a, b) => b.mtimeMs - a.mtimeMs || a.absolutePath.localeCompare(b.absolutePath));
   const shown = matches.slice(0, GLOB_MAX_RESULTS).map((match) => match.absolutePath);
   const lines = [...shown];
@@ -260,5 +266,10 @@ export async function executeGlob(input: GlobInput, context: ToolExecutionContex
       `(Results are truncated: showing ${GLOB_MAX_RESULTS} of ${matches.length} files. Consider using a more specific path or pattern.)`,
     );
   }
-  return { isError: false, content: lines.join('\n') };
+  return { isError: false, content: lines.join('\n') + hiddenNote };
+}
+
+/** Says that some files were left out, without naming them (their names may be what a rule hides). */
+export function hiddenFilesNote(count: number, verb: 'listed' | 'searched'): string {
+  return `[${count} ${count === 1 ? 'file' : 'files'} not ${verb}: outside the working directories (through a symbolic link) or covered by a Read deny rule.]`;
 }

@@ -7,7 +7,8 @@ import path from 'node:path';
 import type { GrepInput } from '../../common/tools/grep';
 import { READ_MAX_LINE_LENGTH } from '../../common/tools/read';
 import { BINARY_SNIFF_BYTES } from './files';
-import { globToRegExp, skippedDirectoriesFor, walkFiles, type WalkedFile } from './glob';
+import { AccessGuard, AccessRefusal } from './access';
+import { globToRegExp, hiddenFilesNote, skippedDirectoriesFor, walkFiles, type WalkedFile } from './glob';
 import { type LineMatch, SearchThread, SearchTimeoutError } from './search-thread';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
@@ -34,14 +35,30 @@ async function filterByGlob(files: WalkedFile[], glob: string | undefined, threa
   return kept.map((index) => files[index]);
 }
 
+/** The file's bytes; with access, through a descriptor checked to be the checked real path. */
+async function readChecked(absolutePath: string, guard: AccessGuard | undefined, real: string | undefined): Promise<Buffer | undefined> {
+  if (!guard || real === undefined) return readFile(absolutePath).catch(() => undefined);
+  const opened = await guard.openForRead(real).catch(() => undefined);
+  if (opened === undefined || opened instanceof AccessRefusal) return undefined;
+  try {
+    return await opened.readFile();
+  } catch {
+    return undefined;
+  } finally {
+    await opened.close();
+  }
+}
+
 async function searchFile(
   thread: SearchThread,
   absolutePath: string,
   regex: RegExp,
   collectLines: boolean,
   stopAfter: number,
+  guard: AccessGuard | undefined,
+  real: string | undefined,
 ): Promise<FileMatches | undefined> {
-  const buffer = await readFile(absolutePath).catch(() => undefined);
+  const buffer = await readChecked(absolutePath, guard, real);
   if (buffer === undefined) return undefined; // unreadable: skip, like ripgrep
   if (buffer.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
   const matches = await thread.matchLines(regex, buffer, collectLines, stopAfter);
@@ -83,7 +100,10 @@ async function grep(input: GrepInput, context: ToolExecutionContext, thread: Sea
   const mode = input.output_mode ?? 'files_with_matches';
   const headLimit = input.head_limit ?? Infinity;
 
-  const searchRoot = path.resolve(context.cwd, input.path ?? '.');
+  const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
+  const searchRoot = guard ? guard.absolutePath(input.path ?? '.', context.cwd) : path.resolve(context.cwd, input.path ?? '.');
+  const rootRefusal = guard ? await guard.checkRoot(searchRoot) : undefined;
+  if (rootRefusal) return { isError: true, content: rootRefusal.message };
   const rootStat = await stat(searchRoot).catch(() => undefined);
   if (rootStat === undefined) {
     return { isError: true, content: `Path does not exist: ${searchRoot}. Current working directory: ${context.cwd}` };
@@ -98,6 +118,11 @@ async function grep(input: GrepInput, context: ToolExecutionContext, thread: Sea
     files = [{ absolutePath: searchRoot, relativePath: path.basename(searchRoot) }];
   }
 
+  // With access, every file searched is checked (issue 17 §4): its real path inside the working
+  // directories (or the approved root) and no Read deny rule covering it — a `Read(.env)` deny
+  // holds against `Grep {glob: ".env"}`, and a linked directory leading out is not searched.
+  const areas = guard ? await guard.searchAreas(searchRoot) : [];
+  let hidden = 0;
   const results: FileMatches[] = [];
   const skippedLarge: string[] = [];
   let contentLines = 0;
@@ -105,14 +130,19 @@ async function grep(input: GrepInput, context: ToolExecutionContext, thread: Sea
   let contentCapped = false;
   for (const file of files) {
     signal.throwIfAborted();
-    const fileStat = await stat(file.absolutePath).catch(() => undefined);
+    const real = guard ? await guard.fileVisible(file.absolutePath, areas) : undefined;
+    if (guard && real === undefined) {
+      hidden += 1;
+      continue;
+    }
+    const fileStat = await stat(real ?? file.absolutePath).catch(() => undefined);
     if (!fileStat?.isFile()) continue;
     if (fileStat.size > GREP_MAX_FILE_BYTES) {
       skippedLarge.push(file.absolutePath);
       continue;
     }
     const stopAfter = mode === 'content' ? headLimit - contentLines : mode === 'count' ? Infinity : 1;
-    const found = await searchFile(thread, file.absolutePath, regex, mode === 'content', stopAfter);
+    const found = await searchFile(thread, file.absolutePath, regex, mode === 'content', stopAfter, guard, real);
     if (found === undefined) continue;
     results.push(found);
     if (mode === 'content') {
@@ -127,12 +157,13 @@ async function grep(input: GrepInput, context: ToolExecutionContext, thread: Sea
   }
   signal.throwIfAborted();
   // Say what was not searched, so "No matches found" is not mistaken for "not there".
+  const hiddenNote = hidden === 0 ? '' : `\n\n${hiddenFilesNote(hidden, 'searched')}`;
   const done = (content: string): ToolExecutionResult => ({
     isError: false,
     content:
       skippedLarge.length === 0
-        ? content
-        : `${content}\n\n[${skippedLarge.length} ${skippedLarge.length === 1 ? 'file' : 'files'} over ${GREP_MAX_FILE_BYTES / 1024 / 1024} MB not searched: ${skippedLarge.slice(0, 10).join(', ')}${skippedLarge.length > 10 ? ', …' : ''}. Use Bash (e.g. grep) on them if needed.]`,
+        ? content + hiddenNote
+        : `${content}${hiddenNote}\n\n[${skippedLarge.length} ${skippedLarge.length === 1 ? 'file' : 'files'} over ${GREP_MAX_FILE_BYTES / 1024 / 1024} MB not searched: ${skippedLarge.slice(0, 10).join(', ')}${skippedLarge.length > 10 ? ', …' : ''}. Use Bash (e.g. grep) on them if needed.]`,
   });
 
   if (mode === 'content') {

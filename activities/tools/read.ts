@@ -1,7 +1,8 @@
 /** Read tool implementation: `cat -n` style numbered lines, streamed so large files stay cheap. */
-import { stat } from 'node:fs/promises';
+import { type FileHandle, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, type ReadInput } from '../../common/tools/read';
+import { AccessGuard, AccessRefusal } from './access';
 import { type BoundedLine, formatNumberedLine, looksBinary, nonRegularFileKind, readBoundedLines } from './files';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
@@ -23,8 +24,12 @@ function truncateLine(line: BoundedLine): string {
 export async function executeRead(input: ReadInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
   const { signal } = context;
   signal.throwIfAborted();
-  const filePath = path.resolve(context.cwd, input.file_path);
-  const fileStat = await stat(filePath).catch((error: NodeJS.ErrnoException) => error);
+  const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
+  const filePath = guard ? guard.absolutePath(input.file_path, context.cwd) : path.resolve(context.cwd, input.file_path);
+  // With access: the real path is checked again here, and read through a descriptor checked to be it (issue 17 §4).
+  const checked = guard ? await guard.checkFile(filePath, 'read') : { real: filePath };
+  if (checked instanceof AccessRefusal) return { isError: true, content: checked.message };
+  const fileStat = await stat(checked.real).catch((error: NodeJS.ErrnoException) => error);
   if (fileStat instanceof Error) {
     if (fileStat.code === 'ENOENT' || fileStat.code === 'ENOTDIR') {
       return { isError: true, content: `File does not exist: ${filePath}. Current working directory: ${context.cwd}` };
@@ -47,7 +52,21 @@ export async function executeRead(input: ReadInput, context: ToolExecutionContex
       content: '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>',
     };
   }
-  if (await looksBinary(filePath)) {
+  let source: string | FileHandle = filePath;
+  if (guard) {
+    const opened = await guard.openForRead(checked.real);
+    if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
+    source = opened;
+  }
+  try {
+    return await readLines(filePath, source, input, signal);
+  } finally {
+    if (typeof source !== 'string') await source.close();
+  }
+}
+
+async function readLines(filePath: string, source: string | FileHandle, input: ReadInput, signal: AbortSignal): Promise<ToolExecutionResult> {
+  if (await looksBinary(source)) {
     return {
       isError: true,
       content: `Cannot read ${filePath}: it appears to be a binary file. Use Bash (e.g. file, xxd, or a format-specific tool) to inspect it.`,
@@ -60,7 +79,7 @@ export async function executeRead(input: ReadInput, context: ToolExecutionContex
   const output: string[] = [];
   let lineNumber = 0;
   let moreLines = false;
-  for await (const line of readBoundedLines(filePath, READ_MAX_LINE_BYTES, signal)) {
+  for await (const line of readBoundedLines(source, READ_MAX_LINE_BYTES, signal)) {
     lineNumber += 1;
     if (lineNumber > lastLine) {
       moreLines = true;

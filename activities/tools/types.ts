@@ -1,4 +1,5 @@
 /** Types shared by the tool implementations and their dispatcher (own module, so neither imports the other). */
+import type { ToolAccess } from '../../common/permission-facts';
 import type { SettingSource } from '../../common/permissions';
 
 /** What a tool needs from its caller. */
@@ -14,6 +15,12 @@ export interface ToolExecutionContext {
    * commands with the tool_use id, so a retry can find what a dead worker left running.
    */
   processEnv?: Record<string, string>;
+  /**
+   * What the file tools enforce where they act (issue 17 §4): real paths re-checked, writes
+   * without following a swapped-in link, Grep/Glob skipping denied files and files outside the
+   * working directories. Absent (older callers, recorded histories): no such checks.
+   */
+  access?: ToolAccess;
   /** Working directories besides cwd (`--add-dir`, settings): writable inside Bash's sandbox. */
   additionalDirectories?: readonly string[];
   /** `--setting-sources`: which settings files' `sandbox` keys apply (default all). */

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ConversationConfigInput } from '../../common/config';
+import { type ConversationConfigInput, DEFAULT_MODEL } from '../../common/config';
 import type { ResultMessage } from '../../common/result';
 import { OutputSchemaError, STRUCTURED_OUTPUT_TOOL_NAME, parseOutputSchema } from '../../common/structured-output';
 import { TOOL_NAMES } from '../../common/tool-specs';
@@ -122,7 +122,7 @@ export async function printAskOutput(options: {
     sessionId: conversationId,
     uuid: randomUUID(),
     cwd: config.cwd,
-    model: config.model ?? 'claude-sonnet-5-5',
+    model: config.model ?? DEFAULT_MODEL,
     tools,
     permissionMode: config.permissions?.mode,
   });

@@ -9,6 +9,7 @@
 import readline from 'node:readline';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ConversationConfigInput } from '../../common/config';
+import type { TranscriptMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
 import { ChatPermissionPrompter } from '../chat-permissions';
 import { formatEvent, sanitizeForTerminal } from '../format';
@@ -22,11 +23,15 @@ export interface ChatOptions {
   /** Rejoin this conversation; a new one is started when absent. */
   conversationId?: string;
   config: ConversationConfigInput;
+  /** A new conversation continues this transcript (--continue / --resume of an ended one). */
+  resume?: { fromConversationId: string; messages: TranscriptMessage[] };
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
 }
 
 const DIM = '\u001b[2m';
+/** Lines arriving within this long of each other are one prompt (a paste). */
+const PASTE_WINDOW_MS = 30;
 const RESET = '\u001b[0m';
 
 export async function chatCommand(options: ChatOptions): Promise<number> {
@@ -43,8 +48,9 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     waitingOnRejoin = busy;
     write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · $${status.totalCostUsd.toFixed(4)}${RESET}\n`);
   } else {
-    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue })).conversationId;
+    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume })).conversationId;
     write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
+    if (options.resume) write(`${DIM}continuing ${options.resume.fromConversationId} (${options.resume.messages.length} messages)${RESET}\n`);
   }
   const id = conversationId;
   write(`${DIM}Enter sends · Ctrl-C aborts the running query (twice: leave) · Ctrl-D leaves, the conversation stays${RESET}\n`);
@@ -159,7 +165,17 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           }
           return;
         }
-        if (message.type === 'user') return; // tool results: the tool lines show them
+        if (message.type === 'user') {
+          // Tool results: the tool lines show them. A local slash command's output (/help, /cost,
+          // /status, an unknown command) is this message's text: shown as the command printed it.
+          if (message.command?.kind !== 'local') return;
+          const line = formatEvent(op.event);
+          if (line) {
+            newline();
+            put(`${sanitizeForTerminal(line)}\n`);
+          }
+          return;
+        }
         if (message.type === 'result') {
           permissions.settled(); // nothing of the query waits any more
           newline();
@@ -214,27 +230,42 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   const left = new Promise<void>((resolve) => {
     rl.on('close', () => resolve());
   });
-  rl.on('line', (line) => {
-    if (answering) {
-      answering(line);
-      return;
-    }
-    const prompt = line.trim();
+  // Lines that arrive together are one prompt: a multi-line paste reaches readline as one chunk
+  // and becomes several 'line' events at once (a person types Enter far slower than this).
+  // Prompts are signalled one after another, so they reach the conversation in the order typed.
+  let pasted: string[] = [];
+  let pasteTimer: NodeJS.Timeout | undefined;
+  let sending: Promise<unknown> = Promise.resolve();
+  const submit = () => {
+    pasteTimer = undefined;
+    const prompt = pasted.join('\n').trim();
+    pasted = [];
     if (!prompt) {
       if (!busy) rl.prompt();
       return;
     }
     busy = true;
     interrupts = 0;
-    api.send(id, prompt).then(
-      (uuid) => sentByMe.add(uuid),
-      (error: unknown) => {
-        newline();
-        put(`Could not send: ${error instanceof Error ? error.message : String(error)}\n`);
-        busy = false;
-        rl.prompt();
-      },
+    sending = sending.then(() =>
+      api.send(id, prompt).then(
+        (uuid) => sentByMe.add(uuid),
+        (error: unknown) => {
+          newline();
+          put(`Could not send: ${error instanceof Error ? error.message : String(error)}\n`);
+          busy = false;
+          rl.prompt();
+        },
+      ),
     );
+  };
+  rl.on('line', (line) => {
+    if (answering && pasted.length === 0) {
+      answering(line);
+      return;
+    }
+    pasted.push(line);
+    if (pasteTimer) clearTimeout(pasteTimer);
+    pasteTimer = setTimeout(submit, PASTE_WINDOW_MS);
   });
   rl.on('SIGINT', () => {
     interrupts++;

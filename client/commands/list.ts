@@ -4,7 +4,7 @@
  * (common/search-attributes.ts) — the same columns and filters the Temporal UI offers.
  */
 import path from 'node:path';
-import type { WorkflowExecutionInfo } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import {
   COST_SEARCH_ATTRIBUTE,
   FIRST_PROMPT_SEARCH_ATTRIBUTE,
@@ -83,4 +83,22 @@ export function listRow(workflow: Pick<WorkflowExecutionInfo, 'workflowId' | 'st
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** When a conversation was last active: its last-activity attribute, else its start. */
+export function lastActiveAt(workflow: Pick<WorkflowExecutionInfo, 'startTime' | 'typedSearchAttributes'>): Date {
+  return workflow.typedSearchAttributes.get(LAST_ACTIVITY_SEARCH_ATTRIBUTE) ?? workflow.startTime;
+}
+
+/** The id of the conversation in this workspace that was active last (Claude Code's --continue), or undefined. */
+export async function mostRecentConversation(client: Client, cwd: string, scan = 1_000): Promise<string | undefined> {
+  let best: { id: string; at: number } | undefined;
+  let seen = 0;
+  for await (const workflow of client.workflow.list({ query: listQuery({ workspace: cwd }) })) {
+    if (workflow.workflowId.includes('--agent-')) continue; // a subagent is not a conversation of its own
+    const at = lastActiveAt(workflow).getTime();
+    if (!best || at > best.at) best = { id: workflow.workflowId, at };
+    if (++seen >= scan) break;
+  }
+  return best?.id;
 }

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ConversationConfigInput } from '../../common/config';
 import { PERMISSION_MODES, type PermissionMode, SETTING_SOURCES, type SettingSource, permissionRuleProblem, splitRuleList } from '../../common/permissions';
-import { getToolSpec } from '../../common/tool-specs';
+import { TOOL_NAMES, getToolSpec } from '../../common/tool-specs';
+import { unknownRuleToolProblem } from '../claude-flags';
 import type { ConversationStatus } from '../../workflows/definitions';
 import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permission-gate';
 import type { ConversationClient } from '../api';
@@ -25,6 +26,7 @@ export const PERMISSION_OPTIONS = {
   disallowedTools: { type: 'string', multiple: true },
   'add-dir': { type: 'string', multiple: true },
   'setting-sources': { type: 'string' },
+  'dangerously-skip-permissions': { type: 'boolean' },
 } as const;
 
 export const PERMISSION_USAGE = `Permissions (ask, start, chat):
@@ -33,7 +35,9 @@ export const PERMISSION_USAGE = `Permissions (ask, start, chat):
   --allowed-tools <rules>      allow rules, comma or space separated: "Bash(npm test:*),Edit(src/**)"
   --disallowed-tools <rules>   deny rules, same syntax
   --add-dir <dir>              another directory the file tools may use (repeatable)
-  --setting-sources <list>     which settings apply: user,project,local (default all three)`;
+  --setting-sources <list>     which settings apply: user,project,local (default all three)
+  --dangerously-skip-permissions
+                               as --permission-mode bypassPermissions (Claude Code's flag)`;
 
 const asList = (value: string | boolean | string[] | undefined): string[] =>
   value === undefined || typeof value === 'boolean' ? [] : Array.isArray(value) ? value : [value];
@@ -44,14 +48,21 @@ const asList = (value: string | boolean | string[] | undefined): string[] =>
  * Throws an Error with a readable message for a bad flag.
  */
 export function permissionConfigFrom(values: Values, canApprove: boolean): Pick<ConversationConfigInput, 'permissions' | 'settingSources'> {
-  const mode = values['permission-mode'] as string | undefined;
+  let mode = values['permission-mode'] as string | undefined;
+  if (values['dangerously-skip-permissions'] === true) {
+    // Claude Code's flag: every tool runs without asking (protected paths still ask, as in bypassPermissions).
+    if (mode !== undefined && mode !== 'bypassPermissions') {
+      throw new Error(`--dangerously-skip-permissions is --permission-mode bypassPermissions; it cannot go with --permission-mode ${mode}.`);
+    }
+    mode = 'bypassPermissions';
+  }
   if (mode !== undefined && !(PERMISSION_MODES as readonly string[]).includes(mode)) {
     throw new Error(`--permission-mode must be one of ${PERMISSION_MODES.join(', ')}, got "${mode}".`);
   }
   const rules = (flag: string, camel: string) => {
     const list = [...asList(values[flag]), ...asList(values[camel])].flatMap(splitRuleList);
     for (const rule of list) {
-      const problem = permissionRuleProblem(rule);
+      const problem = permissionRuleProblem(rule) ?? unknownRuleToolProblem(rule, TOOL_NAMES);
       if (problem) throw new Error(`--${flag}: ${problem}`);
     }
     return list;

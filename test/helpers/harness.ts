@@ -105,7 +105,7 @@ export async function createHarness(
     stateDir,
     config: (overrides = {}) => ({
       cwd: workspace,
-      model: 'claude-sonnet-5-5',
+      model: 'claude-sonnet-4-6',
       modelHeartbeatTimeoutMs: 3_000,
       toolHeartbeatTimeoutMs: 3_000,
       modelInitialRetryIntervalMs: 100,

@@ -37,8 +37,9 @@ function startChat(h: Harness, name: string, ...args: string[]): string {
   const command = [
     `TEMPORAL_ADDRESS=${h.address}`,
     `DURABLE_AGENT_TASK_QUEUE=${h.taskQueue}`,
-    path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
-    path.join(REPO_ROOT, 'client', 'cli.ts'),
+    // The installed binary, as a person runs it (issue 19, item 1).
+    process.execPath,
+    path.join(REPO_ROOT, 'bin', 'durable-agent.js'),
     'chat',
     ...args,
     '; echo "[chat exited $?]"; sleep 600',
@@ -77,7 +78,7 @@ describe('chat in a terminal', () => {
     await eventually(async () => screen(first), (text) => text.includes('A long answer being written'), 60_000);
     tmux('send-keys', '-t', first, 'C-c');
     // The interrupted answer stays on screen, followed by the aborted result and a new prompt.
-    const interrupted = await eventually(async () => screen(first), (text) => /A long answer being written[\s\S]*\[interrupting[\s\S]*✗ aborted[\s\S]*\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    const interrupted = await eventually(async () => screen(first), (text) => /A long answer being written[\s\S]*\[interrupting[\s\S]*✗ interrupted while the model was answering[\s\S]*\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
     expect(interrupted.split('A long answer being written').length).toBe(2);
     release();
 
@@ -138,5 +139,30 @@ describe('chat in a terminal', () => {
     expect(elsewhere).toContain('Write toolu_chat_w3 is no longer waiting');
     expect(elsewhere.split('Allow?').length).toBe(4); // asked once each, not again after the result
     expect(await readFile(path.join(harness.workspace, 'other.txt'), 'utf8')).toBe('ok\n');
+  });
+
+  it('shows local slash commands\' output and sends a multi-line paste as one prompt, in order', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Got the four lines.' }] }] });
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-local', '--cwd', harness.workspace);
+    await eventually(async () => screen(session), ready, 90_000);
+
+    // Local commands answer without the model: their output shows in chat (issue 19, item 2).
+    tmux('send-keys', '-t', session, '/help', 'Enter');
+    await eventually(async () => screen(session), (text) => /Commands:\n\s+\/help/.test(text) && /Anything else is sent to the model/.test(text), 60_000);
+    tmux('send-keys', '-t', session, '/cost', 'Enter');
+    await eventually(async () => screen(session), (text) => /Total cost: +\$0\.0000/.test(text), 60_000);
+    tmux('send-keys', '-t', session, '/frobnicate', 'Enter');
+    await eventually(async () => screen(session), (text) => text.includes('Unknown command: /frobnicate'), 60_000);
+    expect(harness.model.requests).toHaveLength(0);
+
+    // A paste of four lines is one prompt, its lines in order (issue 19, item 3).
+    tmux('set-buffer', '-b', `paste-${process.pid}`, 'AAA\nBBB\nCCC\nDDD\n');
+    tmux('paste-buffer', '-b', `paste-${process.pid}`, '-t', session);
+    await eventually(async () => screen(session), (text) => text.includes('Got the four lines.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // a stray second prompt would arrive by now
+    expect(harness.model.requests).toHaveLength(1);
+    const prompt = JSON.stringify(harness.model.requests[0].body.messages.at(-1));
+    expect(prompt).toMatch(/AAA\\nBBB\\nCCC\\nDDD/);
   });
 });

@@ -48,6 +48,20 @@ describe('CLI input errors', () => {
 });
 
 describe('CLI against a server', () => {
+  it('checks --model against the Models API before anything starts; aliases resolve, --effort and --thinking reach the request', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Hi.' }] }] });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+    process.env.ANTHROPIC_BASE_URL = harness.model.url;
+    const unknown = await cli('ask', '--cwd', harness.workspace, '--model', 'claude-opus-9', 'hi');
+    expect(unknown).toMatchObject({ code: 2, err: expect.stringContaining('"claude-opus-9" is not a model the API serves') });
+    expect(await cli('ask', '--cwd', harness.workspace, '--effort', 'extreme', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--effort must be one of low, medium, high, max') });
+    expect(harness.model.requests).toHaveLength(0);
+    await harness.startWorker();
+    expect(await cli('ask', '--cwd', harness.workspace, '--model', 'sonnet', '--effort', 'low', '--thinking', 'off', 'hi')).toMatchObject({ code: 0, out: 'Hi.\n' });
+    expect(harness.model.requests[0].body).toMatchObject({ model: 'claude-sonnet-5', output_config: { effort: 'low' }, thinking: { type: 'disabled' } });
+  });
+
   it('reports an unknown conversation id clearly', async () => {
     harness = await createHarness();
     process.env.TEMPORAL_ADDRESS = harness.address;
@@ -121,7 +135,7 @@ describe('CLI against a server', () => {
           ? { content: [{ type: 'text', text: '<analysis>Short chat.</analysis>\n<summary>Earlier: the user asked about the weather.</summary>' }] }
           : undefined,
       script: [
-        // Past the error threshold (160k of a 200k window), short of autocompact (167k).
+        // Past the error threshold (160k of claude-sonnet-4-6's 200k window), short of autocompact (167k).
         { content: [{ type: 'text', text: 'It is sunny in Lisbon.' }], usage: { input_tokens: 163_000 } },
         { content: [{ type: 'text', text: 'Rain tomorrow.' }] },
       ],
@@ -130,7 +144,7 @@ describe('CLI against a server', () => {
     process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
     await harness.startWorker();
 
-    const started = await cli('start', '--cwd', harness.workspace, '--id', 'cli-compact', '--follow', 'How is the weather?');
+    const started = await cli('start', '--cwd', harness.workspace, '--model', 'claude-sonnet-4-6', '--id', 'cli-compact', '--follow', 'How is the weather?');
     expect(started.out).toContain('It is sunny in Lisbon.');
     expect(started.out.trimEnd().split('\n').at(-1)).toMatch(/^Context low \(\d+% remaining\) · Run durable-agent compact cli-compact to compact & continue$/);
 

@@ -81,7 +81,7 @@ describe('the handoff worker', () => {
         const local = new MockActivityEnvironment({ taskQueue: h.taskQueue, isLocal: true }, { logger: new DefaultLogger('ERROR') });
         const input: CallModelLocalInput = {
           conversationId: 'conversation-handoff',
-          model: 'claude-sonnet-5-5',
+          model: 'claude-sonnet-4-6',
           maxTokens: 1024,
           system: [{ type: 'text', text: 'You are a test.' }],
           messages: [{ role: 'user', content: 'hi' }],

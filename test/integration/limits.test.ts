@@ -58,7 +58,7 @@ describe('limits', () => {
     // Temporal's 2 MB payload limit does not stop it. Continue-as-new (forced early here) cannot
     // carry a transcript that large: the run goes on and its history grows linearly instead.
     const { result, conversationId } = await runToResult(harness, `Read this: ${'abc '.repeat(475_000)}`, {
-      model: 'claude-sonnet-5-5[1m]',
+      model: 'claude-sonnet-5',
       continueAsNewAfterEvents: 10,
     });
     expect(result).toMatchObject({ subtype: 'success', result: 'Read it all.' });

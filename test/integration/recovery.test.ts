@@ -8,10 +8,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationEvent } from '../../workflows/definitions';
 import { historyQuery } from '../../workflows/definitions';
 import { type RecordedRequest, type Responder, promptTooLongTurn } from '../../testing/scripted-model-server';
+import { withoutCacheControl } from '../../testing/prompt-cache';
 import { type Harness, createHarness, runToResult, expectValidApiOrder } from '../helpers/harness';
 
-const PRIMARY = 'claude-sonnet-5-5';
-const FALLBACK = 'claude-haiku-5-5';
+const PRIMARY = 'claude-sonnet-4-6';
+const FALLBACK = 'claude-haiku-4-5';
 const NUDGE = 'Resume directly where you left off';
 
 let harness: Harness | undefined;
@@ -388,8 +389,9 @@ describe('model-call recovery', () => {
     expect((await harness.api.status(conversationId)).lastQueryTransitions).toEqual(['pause_turn']);
     const requests = harness.model.requests;
     expect(requests).toHaveLength(2);
-    expect(lastMessage(requests[1])).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Searching the web...' }] });
-    expect(requests[1].body.messages.slice(0, -1)).toEqual(requests[0].body.messages);
+    // The paused content goes back as the last message, which carries the cache breakpoint now.
+    expect(lastMessage(requests[1])).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Searching the web...', cache_control: { type: 'ephemeral' } }] });
+    expect(withoutCacheControl(requests[1].body.messages.slice(0, -1))).toEqual(withoutCacheControl(requests[0].body.messages));
   });
 
   it('refusal ends the query with a warning; like the Agent SDK, a success result whose stop_reason is refusal', async () => {

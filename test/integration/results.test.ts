@@ -175,7 +175,7 @@ describe('--output-format', () => {
       errors: [],
       usage: { input_tokens: 1000, output_tokens: 100 },
       modelUsage: {
-        'claude-sonnet-5-5': {
+        'claude-sonnet-4-6': {
           inputTokens: 1000,
           outputTokens: 100,
           cacheReadInputTokens: 0,
@@ -215,7 +215,7 @@ describe('--output-format', () => {
     ]);
     const [init, toolCall, toolResult, answer, result] = messages;
     const sessionId = result.session_id;
-    expect(init).toMatchObject({ session_id: sessionId, cwd: workspace, model: 'claude-sonnet-5-5', permissionMode: 'default', tools: expect.arrayContaining(['Bash', 'Read']) });
+    expect(init).toMatchObject({ session_id: sessionId, cwd: workspace, model: 'claude-sonnet-4-6', permissionMode: 'default', tools: expect.arrayContaining(['Bash', 'Read']) });
     expect(toolCall).toMatchObject({ session_id: sessionId, parent_tool_use_id: null, message: { role: 'assistant', content: [{ type: 'text' }, { type: 'tool_use', name: 'Bash' }] } });
     const toolUseId = toolCall.message.content[1].id;
     expect(toolResult).toMatchObject({ session_id: sessionId, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUseId }] } });

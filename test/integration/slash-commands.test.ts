@@ -58,8 +58,8 @@ describe('local slash commands', () => {
     expect((await say(conversationId, '/cost')).result).toMatch(/Total cost: +\$0\.\d{4}\nQueries: +1/);
     const status = await say(conversationId, '/status');
     expect(status.result).toContain(`Conversation:  ${conversationId}`);
-    expect(status.result).toContain('Model:         claude-sonnet-5-5');
-    expect((await say(conversationId, '/model')).result).toContain('Model: claude-sonnet-5-5');
+    expect(status.result).toContain('Model:         claude-sonnet-4-6');
+    expect((await say(conversationId, '/model')).result).toContain('Model: claude-sonnet-4-6');
     const badModel = await say(conversationId, '/model gpt-5');
     expect(badModel).toMatchObject({ is_error: true, result: expect.stringContaining('"gpt-5" is not a model this build knows') });
 
@@ -120,7 +120,7 @@ describe('custom commands (.claude/commands)', () => {
 
     await say(conversationId, '/frontend:test only the login page');
     const second = harness.model.requests[1];
-    expect(second.body.model).toBe('claude-sonnet-5-5'); // the command's model held for its own query only
+    expect(second.body.model).toBe('claude-sonnet-4-6'); // the command's model held for its own query only
     expect(JSON.stringify(second.body.messages.at(-1))).toContain('Run the frontend tests.\\n\\nARGUMENTS: only the login page');
     const { events } = await harness.api.events(conversationId);
     expect(events.filter((event) => event.message.type === 'user_input').map((event) => (event.message as { prompt: string }).prompt)).toEqual([
@@ -185,11 +185,11 @@ describe('/clear, /compact and /model', () => {
     harness = await createHarness({ respond: numberedAnswers() });
     await harness.startWorker();
     const { conversationId } = await runToResult(harness, 'On sonnet');
-    const switched = await say(conversationId, '/model claude-opus-5-5');
-    expect(switched.result).toBe('Model set to claude-opus-5-5 for the next queries.');
+    const switched = await say(conversationId, '/model claude-opus-4-8');
+    expect(switched.result).toBe('Model set to claude-opus-4-8 for the next queries.');
     await say(conversationId, 'On opus');
-    expect(harness.model.requests.map((request) => request.body.model)).toEqual(['claude-sonnet-5-5', 'claude-opus-5-5']);
-    expect(await harness.api.status(conversationId)).toMatchObject({ model: 'claude-opus-5-5', currentModel: 'claude-opus-5-5' });
+    expect(harness.model.requests.map((request) => request.body.model)).toEqual(['claude-sonnet-4-6', 'claude-opus-4-8']);
+    expect(await harness.api.status(conversationId)).toMatchObject({ model: 'claude-opus-4-8', currentModel: 'claude-opus-4-8' });
   });
 });
 
@@ -201,14 +201,14 @@ describe('across continue-as-new', () => {
     await harness.startWorker();
     // Continue as new after every input.
     const { conversationId } = await runToResult(harness, 'Before', { continueAsNewAfterEvents: 1 });
-    await say(conversationId, '/model claude-opus-5-5');
+    await say(conversationId, '/model claude-opus-4-8');
     await say(conversationId, '/clear');
     await say(conversationId, 'After');
     const status = await harness.api.status(conversationId);
     expect(status.continuedAsNewCount).toBeGreaterThanOrEqual(3);
-    expect(status.model).toBe('claude-opus-5-5');
+    expect(status.model).toBe('claude-opus-4-8');
     const after = harness.model.requests[1];
-    expect(after.body.model).toBe('claude-opus-5-5');
+    expect(after.body.model).toBe('claude-opus-4-8');
     expect(after.body.messages).toHaveLength(1);
     expect(requestText(after)).not.toContain('Before');
 
@@ -216,7 +216,7 @@ describe('across continue-as-new', () => {
     const resumed = await cli('start', '--resume', conversationId, '--cwd', harness.workspace, '--follow', 'Go on');
     expect(resumed.code).toBe(0);
     const first = harness.model.requests[2];
-    expect(first.body.model).toBe('claude-sonnet-5-5'); // the new conversation's own model
+    expect(first.body.model).toBe('claude-sonnet-4-6'); // the new conversation's own model
     expect(first.body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(requestText(first)).toContain('After');
     expect(requestText(first)).toContain('Go on');

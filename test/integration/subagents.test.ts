@@ -132,7 +132,7 @@ describe('subagents', () => {
     await mkdir(path.join(harness.workspace, '.claude', 'agents'), { recursive: true });
     await writeFile(
       path.join(harness.workspace, '.claude', 'agents', 'reviewer.md'),
-      '---\nname: reviewer\ndescription: Reviews code changes\ntools: Read, Grep\nmodel: claude-haiku-5-5\n---\nYou are a strict code reviewer. Report problems only.\n',
+      '---\nname: reviewer\ndescription: Reviews code changes\ntools: Read, Grep\nmodel: claude-haiku-4-5\n---\nYou are a strict code reviewer. Report problems only.\n',
     );
     await harness.startWorker();
     const { result } = await runToResult(harness, 'Review please');
@@ -141,7 +141,7 @@ describe('subagents', () => {
     expect(JSON.stringify(parentRequests[0].body.system)).toContain('reviewer: Reviews code changes');
     expect(parentRequests[1].body.messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringContaining("Agent type 'no-such-agent' not found. Available agents: reviewer, general-purpose, Explore") });
     const child = harness.model.requests.find(isChild)!;
-    expect(child.body.model).toBe('claude-haiku-5-5');
+    expect(child.body.model).toBe('claude-haiku-4-5');
     expect(toolNames(child)).toEqual(['Read', 'Grep']);
     expect(JSON.stringify(child.body.system)).toContain('You are a strict code reviewer.');
   });

@@ -83,12 +83,12 @@ describe('the Temporal UI explains a conversation', () => {
       .sort((a, b) => Number(a.eventId) - Number(b.eventId))
       .map((event) => decodePayload(event.userMetadata?.summary));
     expect(summaries.every((summary) => typeof summary === 'string' && summary !== '')).toBe(true);
-    const modelCalls = summaries.filter((summary) => String(summary).startsWith('claude-sonnet-5-5: '));
+    const modelCalls = summaries.filter((summary) => String(summary).startsWith('claude-sonnet-4-6: '));
     expect(modelCalls).toEqual([
-      'claude-sonnet-5-5: turn 1 (query 1)',
-      'claude-sonnet-5-5: turn 2 (query 1)',
-      'claude-sonnet-5-5: turn 3 (query 1)',
-      'claude-sonnet-5-5: turn 4 (query 2)',
+      'claude-sonnet-4-6: turn 1 (query 1)',
+      'claude-sonnet-4-6: turn 2 (query 1)',
+      'claude-sonnet-4-6: turn 3 (query 1)',
+      'claude-sonnet-4-6: turn 4 (query 2)',
     ]);
     expect(summaries).toContain('Bash: echo checking; exit 3');
     // The idle timer says what it waits for.
@@ -115,7 +115,7 @@ describe('the Temporal UI explains a conversation', () => {
     );
     expect(attributes).toMatchObject({
       DurableAgentStatus: 'awaiting_input',
-      DurableAgentModel: 'claude-sonnet-5-5',
+      DurableAgentModel: 'claude-sonnet-4-6',
       DurableAgentFirstPrompt: prompt,
       DurableAgentWorkspace: harness.workspace,
       DurableAgentTurns: 4,
@@ -136,7 +136,7 @@ describe('the Temporal UI explains a conversation', () => {
     const queries = metadata.definition.queryDefinitions.map((definition: { name: string }) => definition.name);
     expect(queries).not.toContain('requestContext');
     expect(queries).not.toContain('transcriptSlice');
-    expect(metadata.currentDetails).toMatch(/^\*\*awaiting_input\*\*\n\nturn 4 · query 2 · claude-sonnet-5-5 · \$\d+\.\d{4}\n\n\*\*Last answer:\*\* Second answer\.$/);
+    expect(metadata.currentDetails).toMatch(/^\*\*awaiting_input\*\*\n\nturn 4 · query 2 · claude-sonnet-4-6 · \$\d+\.\d{4}\n\n\*\*Last answer:\*\* Second answer\.$/);
 
     // `durable-agent list` filters on the attributes (visibility is eventually consistent).
     const listed = await eventually(

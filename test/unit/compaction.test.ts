@@ -58,16 +58,16 @@ function expectPairsValid(messages: readonly TranscriptMessage[]): void {
 
 describe('model limits and thresholds (seed §2.6)', () => {
   it('knows context windows and max outputs, overridable per conversation', () => {
-    expect(modelLimits('claude-sonnet-5-5')).toEqual({ contextWindow: 200_000, maxOutputTokens: 64_000 });
+    expect(modelLimits('claude-sonnet-4-6')).toEqual({ contextWindow: 200_000, maxOutputTokens: 64_000 });
     expect(modelLimits('claude-opus-4-1')).toEqual({ contextWindow: 200_000, maxOutputTokens: 32_000 });
-    expect(modelLimits('claude-sonnet-5-5[1m]').contextWindow).toBe(1_000_000);
+    expect(modelLimits('claude-sonnet-5').contextWindow).toBe(1_000_000);
     expect(modelLimits('claude-3-5-haiku-latest').maxOutputTokens).toBe(8_192);
     expect(modelLimits('some-new-model', { contextWindowTokens: 500_000, modelMaxOutputTokens: 16_000 })).toEqual({ contextWindow: 500_000, maxOutputTokens: 16_000 });
   });
 
   it('measures every threshold from the effective window: window − min(model max output, 20k)', () => {
     // 200k, 64k max output: the reserve is capped at 20k.
-    expect(thresholdsForModel('claude-sonnet-5-5')).toEqual({
+    expect(thresholdsForModel('claude-sonnet-4-6')).toEqual({
       contextWindow: 200_000,
       effectiveContextWindow: 180_000,
       autoCompactThreshold: 167_000,
@@ -78,13 +78,13 @@ describe('model limits and thresholds (seed §2.6)', () => {
     // An 8k-output model reserves only 8k.
     expect(thresholdsForModel('claude-3-5-haiku').effectiveContextWindow).toBe(191_808);
     // 1M window.
-    expect(thresholdsForModel('claude-sonnet-5-5[1m]')).toMatchObject({ effectiveContextWindow: 980_000, autoCompactThreshold: 967_000, blockingLimit: 977_000 });
+    expect(thresholdsForModel('claude-sonnet-5')).toMatchObject({ effectiveContextWindow: 980_000, autoCompactThreshold: 967_000, blockingLimit: 977_000 });
     expect(calculateThresholds(1_000_000, 32_000).effectiveContextWindow).toBe(980_000);
     expect(calculateThresholds(1_000_000, 4_096).effectiveContextWindow).toBe(995_904);
   });
 
   it('names the level crossed; blocking only when autocompact is off', () => {
-    const thresholds = thresholdsForModel('claude-sonnet-5-5');
+    const thresholds = thresholdsForModel('claude-sonnet-4-6');
     expect(contextLevel(100_000, thresholds, true)).toBe('ok');
     expect(contextLevel(161_000, thresholds, true)).toBe('error');
     expect(contextLevel(168_000, thresholds, true)).toBe('autocompact');
@@ -93,7 +93,7 @@ describe('model limits and thresholds (seed §2.6)', () => {
   });
 
   it('autocompacts past the threshold, unless off, tripped, or snip freed enough', () => {
-    const thresholds = thresholdsForModel('claude-sonnet-5-5');
+    const thresholds = thresholdsForModel('claude-sonnet-4-6');
     expect(shouldAutoCompact({ tokenCount: 167_000, thresholds, enabled: true, consecutiveFailures: 0 })).toBe(true);
     expect(shouldAutoCompact({ tokenCount: 166_999, thresholds, enabled: true, consecutiveFailures: 0 })).toBe(false);
     expect(shouldAutoCompact({ tokenCount: 170_000, thresholds, enabled: false, consecutiveFailures: 0 })).toBe(false);

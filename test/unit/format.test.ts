@@ -27,8 +27,8 @@ function status(contextOverrides: Partial<ContextStatus> = {}): ConversationStat
   return {
     conversationId: 'conversation-demo-1234',
     phase: 'awaiting_input',
-    model: 'claude-sonnet-5-5',
-    currentModel: 'claude-sonnet-5-5',
+    model: 'claude-sonnet-4-6',
+    currentModel: 'claude-sonnet-4-6',
     turnCount: 1,
     queryCount: 3,
     transitions: [],
@@ -51,18 +51,18 @@ const WARNING_LINE = /^Context (low|limit)/;
 describe('formatStatus: context', () => {
   it('shows tokens against the effective window, the autocompact threshold, compactions and the breaker', () => {
     const lines = formatStatus(status()).split('\n');
-    expect(lines).toContain('context       152,340 / 180,000 tokens (85%) · autocompact at 167,000 · 2 compactions · breaker closed');
+    expect(lines).toContain('context       152,340 / 180,000 tokens (85%) · autocompact at 167,000 · 2 compactions');
     expect(lines.some((line) => WARNING_LINE.test(line))).toBe(false);
   });
 
   it('says when autocompact is off, counts one compaction in the singular, and shows failures short of the breaker', () => {
     expect(formatStatus(status({ autoCompactEnabled: false, compactions: 1, breaker: { consecutiveFailures: 1, open: false } }))).toContain(
-      '(85%) · autocompact off · 1 compaction · breaker closed (1 failure)',
+      '(85%) · autocompact off · 1 compaction · 1 failed compaction',
     );
   });
 
   it('shows an open breaker with its failure count', () => {
-    expect(formatStatus(status({ breaker: { consecutiveFailures: 3, open: true } }))).toContain('· breaker open after 3 failures');
+    expect(formatStatus(status({ breaker: { consecutiveFailures: 3, open: true } }))).toContain('· autocompact stopped after 3 failed compactions');
   });
 
   it('adds the Claude Code warning line at warning, error and autocompact levels, remaining counted to the autocompact threshold', () => {

@@ -53,7 +53,7 @@ describe('messages API validator: top-level fields', () => {
   });
 
   it('wants a non-empty model string', () => {
-    ok(request({ model: 'claude-sonnet-5-5' }));
+    ok(request({ model: 'claude-sonnet-4-6' }));
     refused({ max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, 'model: Field required');
     refused(request({ model: '' }), 'model: String should have at least 1 character');
     refused(request({ model: 42 }), 'model: Input should be a valid string');
@@ -390,7 +390,7 @@ describe('messages API validator: cache_control budget', () => {
 describe('messages API validator: a realistic agent request', () => {
   it('accepts a multi-turn tool conversation with cached system prompt, parallel results and thinking', () => {
     const body = {
-      model: 'claude-sonnet-5-5',
+      model: 'claude-sonnet-4-6',
       max_tokens: 32000,
       stream: true,
       system: [
@@ -445,13 +445,13 @@ describe('messages API validator: a realistic agent request', () => {
 
 describe('context limit (input + max_tokens)', () => {
   it('refuses a request whose estimated input plus max_tokens exceeds the window, as the API words it', () => {
-    const body = (maxTokens: number, model = 'claude-sonnet-5-5') => ({
+    const body = (maxTokens: number, model = 'claude-sonnet-4-6') => ({
       model,
       max_tokens: maxTokens,
       messages: [{ role: 'user', content: 'x'.repeat(400_000) }],
     });
     expect(validateMessagesRequest(body(90_000), 'messages')).toBeUndefined();
     expect(validateMessagesRequest(body(110_000), 'messages')).toMatch(/^input length and `max_tokens` exceed context limit: \d+ \+ 110000 > 200000/);
-    expect(validateMessagesRequest(body(110_000, 'claude-sonnet-5-5[1m]'), 'messages')).toBeUndefined();
+    expect(validateMessagesRequest(body(110_000, 'claude-sonnet-5'), 'messages')).toBeUndefined();
   });
 });

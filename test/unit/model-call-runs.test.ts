@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CallModelInput, CallModelLocalInput, CallModelLocalResult, CallModelResult, RequestContext } from '../../common/activity-types';
 import { EMPTY_CHAIN_DIGEST, chainDigest, valueDigest } from '../../common/digest';
 import type { TranscriptMessage } from '../../common/messages';
+import { modelInfoFromTable } from '../../common/models';
 import { type CallModelDeps, createCallModel, createCallModelLocal } from '../../activities/call-model';
 import {
   type RunBinding,
@@ -62,7 +63,7 @@ afterEach(async () => {
 /** An inline request (legacy inputs carry it): needs no transcript cache. */
 const inline = (overrides: Partial<CallModelLocalInput> = {}): CallModelLocalInput => ({
   conversationId: 'conversation-1',
-  model: 'claude-test-model',
+  model: 'claude-sonnet-4-6',
   maxTokens: 1024,
   system: [{ type: 'text', text: 'You are a test.' }],
   messages: [{ role: 'user', content: 'hi' }],
@@ -292,7 +293,13 @@ describe('the registry of handed-over runs', () => {
     const binding: RunBinding = { attempt, overloadedBefore: 0, heartbeatTimeoutMs: 200, firstHeartbeatAt: 0, heartbeat: (details) => heartbeats.push(details), log: console };
     return { binding, heartbeats };
   };
-  const request = { system: [{ type: 'text' as const, text: 'You are a test.' }], messages: [{ role: 'user' as const, content: 'hi' }], toolNames: [] };
+  const request = {
+    system: [{ type: 'text' as const, text: 'You are a test.' }],
+    messages: [{ role: 'user' as const, content: 'hi' }],
+    toolNames: [],
+    model: modelInfoFromTable('claude-sonnet-4-6')!,
+    options: {},
+  };
 
   it('a run nobody attaches to is aborted and dropped after orphanAfterMs', async () => {
     const held = gate();

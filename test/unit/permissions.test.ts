@@ -174,7 +174,9 @@ describe('settings files', () => {
       expect(all.permissions.allow).toEqual([{ rule: 'Bash(npm test:*)', source: 'userSettings' }]);
       expect(all.permissions.deny).toEqual([{ rule: 'Read(.env)', source: 'projectSettings' }]);
       expect(all.permissions.defaultMode).toBe('acceptEdits');
-      expect(all.permissions.additionalDirectories).toEqual([path.join(root, 'shared')]);
+      // A project's file cannot open a directory outside the workspace (issue 17 §6).
+      expect(all.permissions.additionalDirectories).toEqual([]);
+      expect(all.warnings.join('\n')).toContain('additionalDirectories entry "../shared" ignored: it is outside the workspace');
       expect(all.stopHooks).toHaveLength(1);
       expect(all.warnings.join('\n')).toContain('permissions.deny[1] ignored: Invalid permission rule "Bash(npm"');
       expect(all.warnings.join('\n')).toMatch(/settings\.local\.json is not valid JSON \(line 4, column 3/);
@@ -183,6 +185,35 @@ describe('settings files', () => {
       expect(userOnly.stopHooks).toEqual([]); // a user can refuse the workspace's hooks
       expect(userOnly.permissions.deny).toEqual([]);
       expect(userOnly.warnings).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a project or local file cannot switch to bypassPermissions or open directories outside the workspace; the user can', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-settings-'));
+    try {
+      const home = path.join(root, 'home');
+      const cwd = path.join(root, 'project');
+      await mkdir(path.join(home, '.claude'), { recursive: true });
+      await mkdir(path.join(cwd, '.claude'), { recursive: true });
+      const projectFile = JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: ['/', '~', 'docs', path.join(root, 'shared')] } });
+      await writeFile(path.join(cwd, '.claude', 'settings.json'), projectFile);
+      await writeFile(path.join(cwd, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: ['../..'] } }));
+
+      const cloned = await loadSettings(cwd, undefined, home);
+      expect(cloned.permissions.defaultMode).toBeUndefined();
+      expect(cloned.permissions.additionalDirectories).toEqual([path.join(cwd, 'docs')]);
+      const warnings = cloned.warnings.join('\n');
+      expect(warnings).toContain('settings.json: permissions.defaultMode "bypassPermissions" ignored');
+      expect(warnings).toContain('settings.local.json: permissions.defaultMode "bypassPermissions" ignored');
+      for (const entry of ['"/"', '"~"', '"../.."', JSON.stringify(path.join(root, 'shared'))]) expect(warnings).toContain(`additionalDirectories entry ${entry} ignored`);
+
+      // The user's own settings may do both; a project may then repeat a directory the user opened.
+      await writeFile(path.join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: [path.join(root, 'shared')] } }));
+      const trusted = await loadSettings(cwd, undefined, home);
+      expect(trusted.permissions.defaultMode).toBe('bypassPermissions');
+      expect(trusted.permissions.additionalDirectories).toEqual([path.join(root, 'shared'), path.join(cwd, 'docs'), path.join(root, 'shared')]);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -160,7 +160,7 @@ describe('prompt layers (seed §2.5)', () => {
     isGitRepo: true,
     stopHooks: [],
   };
-  const defaultPrompt = getSystemPrompt(context, 'claude-sonnet-5-5');
+  const defaultPrompt = getSystemPrompt(context, 'claude-sonnet-4-6');
   const texts = (blocks: Array<{ text: string }>) => blocks.map((block) => block.text);
 
   it('Layer 1: identity and static part cached, then the environment and git status', () => {

@@ -103,9 +103,9 @@ describe('interpretHookRun (Claude Code hook protocol)', () => {
 describe('costOfUsage', () => {
   it('prices by family, with cache reads and writes', () => {
     const usage = { input_tokens: 1_000_000, output_tokens: 1_000_000, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-    expect(costOfUsage('claude-sonnet-5-5', usage)).toBeCloseTo(18);
-    expect(costOfUsage('claude-haiku-5-5', usage)).toBeCloseTo(6);
-    expect(costOfUsage('claude-sonnet-5-5', { ...usage, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 1_000_000 })).toBeCloseTo(0.3);
+    expect(costOfUsage('claude-sonnet-4-6', usage)).toBeCloseTo(18);
+    expect(costOfUsage('claude-haiku-4-5', usage)).toBeCloseTo(6);
+    expect(costOfUsage('claude-sonnet-4-6', { ...usage, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 1_000_000 })).toBeCloseTo(0.3);
   });
 });
 

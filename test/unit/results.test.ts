@@ -92,9 +92,9 @@ describe('output schemas', () => {
 
 describe('model usage', () => {
   it('adds calls per model with the model limits, and merges a subagent’s', () => {
-    let map = addModelUsage({}, 'claude-sonnet-5-5', usage, 0.0045);
-    map = addModelUsage(map, 'claude-sonnet-5-5', usage, 0.0045);
-    expect(map['claude-sonnet-5-5']).toEqual({
+    let map = addModelUsage({}, 'claude-sonnet-4-6', usage, 0.0045);
+    map = addModelUsage(map, 'claude-sonnet-4-6', usage, 0.0045);
+    expect(map['claude-sonnet-4-6']).toEqual({
       inputTokens: 2000,
       outputTokens: 200,
       cacheReadInputTokens: 0,
@@ -105,8 +105,8 @@ describe('model usage', () => {
       maxOutputTokens: 64_000,
     });
     const merged = mergeModelUsage(map, addModelUsage({}, 'claude-haiku-4-5', usage, 0.001));
-    expect(Object.keys(merged).sort()).toEqual(['claude-haiku-4-5', 'claude-sonnet-5-5']);
-    expect(mergeModelUsage(map, map)['claude-sonnet-5-5'].inputTokens).toBe(4000);
+    expect(Object.keys(merged).sort()).toEqual(['claude-haiku-4-5', 'claude-sonnet-4-6']);
+    expect(mergeModelUsage(map, map)['claude-sonnet-4-6'].inputTokens).toBe(4000);
   });
 });
 

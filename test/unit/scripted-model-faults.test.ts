@@ -7,7 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { type ScriptedModelServer, type ScriptedTurn, errorBurst, startScriptedModelServer } from '../../testing/scripted-model-server';
 import { classifyModelError, retryAfterMs } from '../../activities/call-model';
 
-const base = { model: 'claude-test-model', max_tokens: 1024, messages: [{ role: 'user' as const, content: 'hi' }] };
+const base = { model: 'claude-sonnet-4-6', max_tokens: 1024, messages: [{ role: 'user' as const, content: 'hi' }] };
 const twoBlocks: ScriptedTurn['content'] = [{ type: 'text', text: 'first block' }, { type: 'text', text: 'second block' }];
 
 let server: ScriptedModelServer;

@@ -11,7 +11,7 @@ import {
   type ScriptedModelServer,
 } from '../../testing/scripted-model-server';
 
-const MODEL = 'claude-test-model';
+const MODEL = 'claude-sonnet-4-6';
 const base = { model: MODEL, max_tokens: 1024, messages: [{ role: 'user' as const, content: 'hi' }] };
 
 let server: ScriptedModelServer;

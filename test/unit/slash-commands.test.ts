@@ -120,10 +120,10 @@ describe('texts of local commands', () => {
 describe('resolveModelName (/model)', () => {
   it('takes known model ids and aliases, and says why anything else is not one', () => {
     expect(resolveModelName('claude-opus-4-7')).toEqual({ model: 'claude-opus-4-7' });
-    expect(resolveModelName('claude-sonnet-5-5[1m]')).toEqual({ model: 'claude-sonnet-5-5[1m]' });
-    expect(resolveModelName('haiku')).toEqual({ model: 'claude-haiku-5-5' });
+    expect(resolveModelName('claude-sonnet-5')).toEqual({ model: 'claude-sonnet-5' });
+    expect(resolveModelName('haiku')).toEqual({ model: 'claude-haiku-4-5' });
     for (const bad of ['gpt-4o', 'claude-unknown-1', 'claude opus', '']) {
-      expect(resolveModelName(bad)).toMatchObject({ problem: expect.stringContaining('is not a model this build knows') });
+      expect(resolveModelName(bad)).toMatchObject({ problem: expect.stringContaining('is not a model the API serves') });
     }
   });
 });
@@ -148,7 +148,7 @@ describe('the transcript with slash commands', () => {
     const messages = buildApiMessages([record('r0'), user('u1', 'first prompt'), record('r1')].concat(user('u2', 'second')), 'ctx');
     expect(JSON.stringify(messages)).not.toContain('local-command-stdout');
     expect(messages).toHaveLength(1);
-    expect(validateMessagesRequest({ model: 'claude-sonnet-5-5', max_tokens: 100, messages }, 'messages')).toBeUndefined();
+    expect(validateMessagesRequest({ model: 'claude-sonnet-4-6', max_tokens: 100, messages }, 'messages')).toBeUndefined();
   });
 });
 

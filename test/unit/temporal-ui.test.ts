@@ -127,12 +127,12 @@ describe('the UI texts', () => {
         tools: ['Bash: node test.js', 'Read math.js'],
         turn: 7,
         queryCount: 2,
-        model: 'claude-sonnet-5-5',
+        model: 'claude-sonnet-4-6',
         costUsd: 0.01234,
         lastAnswer: { text: 'Fixed:\n\n`sum([])` *skipped* <b>', isError: false },
       }),
     ).toBe(
-      '**running_tools** — Bash: node test.js, Read math.js\n\nturn 7 · query 2 · claude-sonnet-5-5 · $0.0123\n\n**Last answer:** Fixed: `sum([])` \\*skipped\\* \\<b\\>',
+      '**running_tools** — Bash: node test.js, Read math.js\n\nturn 7 · query 2 · claude-sonnet-4-6 · $0.0123\n\n**Last answer:** Fixed: `sum([])` \\*skipped\\* \\<b\\>',
     );
     expect(formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 0, queryCount: 0, model: 'm', costUsd: 0 })).toBe(
       '**awaiting_input**\n\nturn 0 · query 0 · m · $0.0000',
@@ -143,16 +143,16 @@ describe('the UI texts', () => {
   });
 
   it('labels model calls uniquely over the conversation, and the idle timer by what it does', () => {
-    expect(modelCallSummary('claude-sonnet-5-5', 7, 2)).toBe('claude-sonnet-5-5: turn 7 (query 2)');
+    expect(modelCallSummary('claude-sonnet-4-6', 7, 2)).toBe('claude-sonnet-4-6: turn 7 (query 2)');
     expect(idleTimerSummary(24 * 60 * 60 * 1000)).toBe('Waiting for input; ends the conversation after 1d idle');
     expect([250, 45_000, 90 * 60_000, 26 * 3_600_000 + 60_000].map(formatDuration)).toEqual(['250ms', '45s', '1h 30m', '1d 2h']);
   });
 
   it('static details keep their lines: a Markdown list', () => {
-    const config = parseConversationConfig({ cwd: '/work/demo', model: 'claude-sonnet-5-5', fallbackModel: 'claude-haiku-4-5' });
+    const config = parseConversationConfig({ cwd: '/work/demo', model: 'claude-sonnet-4-6', fallbackModel: 'claude-haiku-4-5' });
     expect(staticDetails(config, 'Fix it\nplease')).toBe(
       [
-        '- **model:** claude-sonnet-5-5 (fallback claude-haiku-4-5)',
+        '- **model:** claude-sonnet-4-6 (fallback claude-haiku-4-5)',
         '- **workspace:** `/work/demo`',
         `- **max turns:** ${config.maxTurns}`,
         '- **first prompt:** Fix it please',
@@ -180,7 +180,7 @@ describe('status of an ended conversation, without a worker', () => {
       num_turns: 5,
       duration_ms: 3600,
       total_cost_usd: 0.0633,
-      model: 'claude-sonnet-5-5',
+      model: 'claude-sonnet-4-6',
       transitions: ['tool_use'],
     } as never;
     const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };

@@ -66,8 +66,8 @@ describe('context-window thresholds', () => {
   });
 
   it('knows 1M-context variants and honours a configured window', () => {
-    expect(contextWindowForModel('claude-sonnet-5-5')).toBe(200_000);
-    expect(contextWindowForModel('claude-sonnet-5-5[1m]')).toBe(1_000_000);
+    expect(contextWindowForModel('claude-sonnet-4-6')).toBe(200_000);
+    expect(contextWindowForModel('claude-sonnet-5')).toBe(1_000_000);
     expect(contextWindowForModel('anything', 50_000)).toBe(50_000);
   });
 

@@ -160,8 +160,8 @@ describe('Agent tool and subagent types', () => {
     const offered = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent'];
     expect(agentTools(findAgent('general-purpose')!, offered)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
     expect(agentTools(findAgent('Explore')!, offered)).toEqual(['Read', 'Glob', 'Grep']);
-    const reviewer = parseAgentFile('---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep, Agent\nmodel: claude-haiku-5-5\n---\nYou review code.\n', 'reviewer.md');
-    expect(reviewer).toMatchObject({ name: 'reviewer', tools: ['Read', 'Grep', 'Agent'], model: 'claude-haiku-5-5', systemPrompt: 'You review code.' });
+    const reviewer = parseAgentFile('---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep, Agent\nmodel: claude-haiku-4-5\n---\nYou review code.\n', 'reviewer.md');
+    expect(reviewer).toMatchObject({ name: 'reviewer', tools: ['Read', 'Grep', 'Agent'], model: 'claude-haiku-4-5', systemPrompt: 'You review code.' });
     expect(agentTools(reviewer, offered)).toEqual(['Read', 'Grep']); // subagents never get Agent
     expect(findAgent('reviewer', [reviewer])).toBe(reviewer);
     expect(findAgent('nobody', [reviewer])).toBeUndefined();

@@ -1,0 +1,87 @@
+/**
+ * `durable-agent worker --scripted` (issue 19, item 5): the way to try everything without a key.
+ * The installed binary runs the worker and the commands, as a person would: a Read, a Write that
+ * permissions refuse when nobody can answer, a Bash and a subagent, all from plain prompts.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, REPO_ROOT, createHarness } from '../helpers/harness';
+
+const BIN = path.join(REPO_ROOT, 'bin', 'durable-agent.js');
+let harness: Harness | undefined;
+let worker: ChildProcess | undefined;
+afterEach(async () => {
+  if (worker && worker.exitCode === null) {
+    const exited = new Promise((resolve) => worker!.once('exit', resolve));
+    worker.kill('SIGTERM');
+    await exited;
+  }
+  worker = undefined;
+  await harness?.close();
+  harness = undefined;
+});
+
+function environment(h: Harness): NodeJS.ProcessEnv {
+  const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...rest } = process.env;
+  return { ...rest, TEMPORAL_ADDRESS: h.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_TASK_QUEUE: h.taskQueue, DURABLE_AGENT_STATE_DIR: h.stateDir };
+}
+
+function durableAgent(h: Harness, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: h.workspace, env: environment(h), timeout: 90_000 }, (error, out, err) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err }),
+    );
+  });
+}
+
+describe('durable-agent worker --scripted', () => {
+  it('answers plain prompts with real tools, permissions and subagents, without a key', async () => {
+    harness = await createHarness();
+    await writeFile(path.join(harness.workspace, 'notes.txt'), 'alpha\nbeta\n');
+    worker = spawn(process.execPath, [BIN, 'worker', '--scripted'], { cwd: harness.workspace, env: environment(harness), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    worker.stdout!.on('data', (chunk) => (output += chunk));
+    worker.stderr!.on('data', (chunk) => (output += chunk));
+    const deadline = Date.now() + 90_000;
+    while (!output.includes('polling task queue') && Date.now() < deadline && worker.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    expect(output).toContain('SCRIPTED model');
+    expect(output).toContain('polling task queue');
+    // Not the bundler's INFO lines nor the handoff worker's "No workflows registered" (issue 19, item 8).
+    expect(output).not.toMatch(/webpack|\[INFO\]|No workflows registered/);
+    expect(output.trim().split('\n').length).toBeLessThan(15);
+
+    const help = await durableAgent(harness, 'ask', 'hello');
+    expect(help.out).toMatch(/scripted model[\s\S]*read <file>[\s\S]*agent <task>/);
+
+    const read = await durableAgent(harness, 'ask', '--output-format', 'json', 'read notes.txt');
+    expect(read.code).toBe(0);
+    expect(JSON.parse(read.out).result).toMatch(/Here is what came back:[\s\S]*alpha[\s\S]*beta/);
+
+    // No terminal to ask in: the Write is denied, as with claude -p.
+    const write = await durableAgent(harness, 'ask', '--output-format', 'json', 'write out.txt hello there');
+    const denied = JSON.parse(write.out);
+    expect(denied.permission_denials.map((denial: { tool_name: string }) => denial.tool_name)).toEqual(['Write']);
+    await expect(readFile(path.join(harness.workspace, 'out.txt'))).rejects.toThrow(/ENOENT/);
+
+    const bash = await durableAgent(harness, 'ask', '--output-format', 'json', '--allowed-tools', 'Bash(echo:*)', 'run echo from-bash');
+    expect(JSON.parse(bash.out).result).toContain('from-bash');
+
+    const agent = await durableAgent(harness, 'ask', '--output-format', 'json', 'agent read notes.txt');
+    const viaAgent = JSON.parse(agent.out);
+    expect(viaAgent.result).toMatch(/Here is what came back:[\s\S]*alpha/);
+    const children = [];
+    for await (const execution of harness.client.workflow.list({ query: `WorkflowId STARTS_WITH '${viaAgent.session_id}--agent-'` })) children.push(execution.workflowId);
+    expect(children).toHaveLength(1);
+
+    // Claude Code's -p -c: a new one-shot conversation carries on from the workspace's latest one.
+    const continued = await durableAgent(harness, '-p', '-c', '--output-format', 'json', 'hello again');
+    expect(continued.code, continued.err).toBe(0);
+    const next = JSON.parse(continued.out);
+    expect(next.session_id).not.toBe(viaAgent.session_id);
+    const transcript = await durableAgent(harness, 'transcript', next.session_id);
+    expect(transcript.out).toContain('agent read notes.txt');
+    expect(transcript.out).toContain('hello again');
+  });
+});
