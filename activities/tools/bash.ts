@@ -35,7 +35,8 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
   }
   const sandbox = await decideSandbox({
     cwd: context.cwd,
-    additionalDirectories: context.additionalDirectories,
+    // The working directories the decision used (file tools' ToolAccess), or those passed for the sandbox.
+    additionalDirectories: [...(context.access?.workingDirectories ?? []), ...(context.additionalDirectories ?? [])],
     settingSources: context.settingSources,
     config: context.sandboxConfig,
     command: input.command,

@@ -258,6 +258,8 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     const result = await bash(`echo e > ${extra}/file && cat ${extra}/file`, { additionalDirectories: [extra] });
     expect(result).toEqual({ isError: false, content: 'e' });
     expect((await bash(`echo e > ${extra}/file2`)).isError).toBe(true);
+    // The working directories of the permission decision (ToolAccess) count too.
+    expect((await bash(`echo e > ${extra}/file5`, { access: { workingDirectories: [workspace, extra], readDeny: [] } })).isError).toBe(false);
     // filesystem.allowWrite: honoured from the user's settings, not from the project's.
     await writeProjectSettings({ filesystem: { allowWrite: [extra] } });
     const project = await bash(`echo e > ${extra}/file3`);
