@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SettingSource } from '../common/permissions';
 import { FORWARDER_SCRIPT, PROXY_MOUNT, startDomainProxy } from './sandbox-network';
+import { type SandboxLaunch, runShellCommand } from './shell';
 import { isExcludedCommand, isInside, loadSandboxSettings } from './sandbox-settings';
 import { workspaceStateDir } from './tool-journal';
 
@@ -134,19 +135,7 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
   return args;
 }
 
-/** How to start a command inside the sandbox: `program ...args bash -c command`. */
-export interface SandboxLaunch {
-  program: string;
-  args: string[];
-  /** Added to the command's environment (the proxy variables). */
-  env?: Record<string, string>;
-  /** Started inside before the command (the proxy forwarder): `node -e script`. */
-  forwarder?: { node: string; script: string };
-  /** Call when the command has ended (stops the proxy). */
-  release?: () => Promise<void>;
-  /** Hosts the proxy refused, filled in as the command runs. */
-  refusedHosts?: string[];
-}
+export type { SandboxLaunch } from './shell';
 
 export interface SandboxAvailability {
   available: boolean;
@@ -399,4 +388,34 @@ export async function sandboxStatusLine(env: NodeJS.ProcessEnv = process.env): P
   return available.available
     ? `durable-agent worker: Bash sandbox active (bubblewrap at ${available.bwrap}): commands and Stop hooks run in it unless the settings turn it off`
     : `durable-agent worker: Bash sandbox UNAVAILABLE: ${available.reason}; commands run unsandboxed unless sandbox.failIfUnavailable is set`;
+}
+
+/** `'word'` for bash, whatever the word holds. */
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Runs a program the worker itself needs in a workspace (e.g. the session context's `git status`)
+ * in the same sandbox as Bash, network off: a repository's config is workspace content, and
+ * `core.fsmonitor`, filters or a `commondir` a command wrote would otherwise run code on the host.
+ * Rejects when the program cannot start or exits non-zero (as execFile does).
+ */
+export async function execFileInSandbox(
+  file: string,
+  args: readonly string[],
+  options: { cwd: string; timeoutMs?: number; stateDir?: string; signal?: AbortSignal },
+): Promise<string> {
+  const decision = await decideSandbox({ cwd: options.cwd, stateDir: options.stateDir, config: { network: { allowedDomains: [] } } });
+  if (decision.refusal) throw new Error(decision.refusal);
+  const run = await runShellCommand({
+    command: [file, ...args].map(shellQuote).join(' '),
+    cwd: options.cwd,
+    timeoutMs: options.timeoutMs ?? 10_000,
+    signal: options.signal ?? new AbortController().signal,
+    sandbox: decision.launch,
+  }).finally(() => decision.launch?.release?.());
+  if (run.startError) throw run.startError;
+  if (run.exitCode !== 0) throw new Error(`${file} ${args.join(' ')} failed (${run.timedOut ? 'timed out' : `exit ${run.exitCode}`}): ${run.stderr.trim()}`);
+  return run.stdout;
 }

@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SandboxLaunch } from './sandbox';
 
 /**
  * Output kept in memory per command; callers apply their own budgets. Past it, the first half and
@@ -62,6 +61,20 @@ export function toolProcessEnvironment(env: NodeJS.ProcessEnv = process.env): Re
     if (value !== undefined && !isDenied(name)) result[name] = value;
   }
   return result;
+}
+
+/** How to start a command inside the OS sandbox (activities/sandbox.ts builds it): `program ...args bash -c command`. */
+export interface SandboxLaunch {
+  program: string;
+  args: string[];
+  /** Added to the command's environment (the proxy variables). */
+  env?: Record<string, string>;
+  /** Started inside before the command (the proxy forwarder): `node -e script`. */
+  forwarder?: { node: string; script: string };
+  /** Call when the command has ended (stops the proxy). */
+  release?: () => Promise<void>;
+  /** Hosts the proxy refused, filled in as the command runs. */
+  refusedHosts?: string[];
 }
 
 export interface ShellOptions {

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStopHooksResult } from '../../common/activity-types';
-import { bwrapArguments, decideSandbox, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
+import { bwrapArguments, decideSandbox, execFileInSandbox, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
 import { domainAllowed, isHostLocalAddress } from '../../activities/sandbox-network';
 import { isExcludedCommand, mergeSandboxSettings } from '../../activities/sandbox-settings';
 import { runStopHooks } from '../../activities/stop-hooks';
@@ -382,6 +382,17 @@ describeSandboxed('what runs unsandboxed, and when', () => {
       resetSandboxAvailability();
     }
     expect((await decideSandbox({ cwd: workspace, home })).launch).toBeDefined();
+  });
+
+  it("execFileInSandbox: the worker's own git in a workspace cannot be made to run code on the host", async () => {
+    execFileSync('git', ['init', '-q', workspace]);
+    await writeFile(path.join(workspace, 'a.txt'), 'a');
+    // What a command could leave behind where the sandbox does not reach (a repository it created).
+    execFileSync('git', ['config', 'core.fsmonitor', `touch ${outside}/pwned; false`], { cwd: workspace });
+    const status = await execFileInSandbox('git', ['status', '--short'], { cwd: workspace, stateDir });
+    expect(status).toBe('?? a.txt\n');
+    expect(existsSync(path.join(outside, 'pwned'))).toBe(false);
+    await expect(execFileInSandbox('git', ['rev-parse', '--verify', 'nothing'], { cwd: workspace })).rejects.toThrow(/exit 128/);
   });
 
   it('Stop hooks run in the sandbox', async () => {
