@@ -20,6 +20,7 @@ import { spawn } from 'node:child_process';
 import { access, constants, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { anchorPathRule } from '../common/path-rules';
 import type { SettingSource } from '../common/permissions';
 import { FORWARDER_SCRIPT, PROXY_MOUNT, startDomainProxy } from './sandbox-network';
 import { type SandboxLaunch, runShellCommand } from './shell';
@@ -201,8 +202,29 @@ export interface SandboxRequest {
   dangerouslyDisableSandbox?: boolean;
   /** The worker's state directory (hidden but for this workspace's persisted results). */
   stateDir?: string;
+  /** `Read(…)` deny rules' contents (ToolAccess.readDeny): hidden in the sandbox too, where a path names them. */
+  readDenyRules?: readonly string[];
   home?: string;
   env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The paths `Read(…)` deny rules name, for the sandbox to hide (as Claude Code's sandbox uses the
+ * permission rules). A mount needs a path, not a pattern: `Read(~/.secrets/**)`, `Read(//etc/x)`,
+ * `Read(./.env)` and `Read(.env)` (the top-level one; deeper matches of a slash-less pattern and
+ * other globs are left to the rule engine and the file tools).
+ */
+export function readDenyPaths(rules: readonly string[], cwd: string, home: string): string[] {
+  const paths: string[] = [];
+  for (const rule of rules) {
+    const anchored = anchorPathRule(rule, { cwd, homeDir: home });
+    if (!anchored) continue;
+    let pattern = anchored.pattern.replace(/(^|\/)\*\*$/, '');
+    if (pattern.startsWith('**/')) pattern = pattern.slice(3);
+    if (/[*?[\]{}!]/.test(pattern)) continue;
+    paths.push(pattern === '' ? anchored.root : path.join(anchored.root, pattern));
+  }
+  return paths;
 }
 
 export interface SandboxDecision {
@@ -262,7 +284,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     cwd: request.cwd,
     writable: [request.cwd, ...(request.additionalDirectories ?? []), ...settings.allowWrite],
     denyWrite: settings.denyWrite,
-    denyRead: settings.denyRead,
+    denyRead: [...settings.denyRead, ...readDenyPaths(request.readDenyRules ?? [], path.resolve(request.cwd), home)],
     home,
     stateDir: request.stateDir ?? (env.DURABLE_AGENT_STATE_DIR || path.join(home, '.durable-agent')),
     env,

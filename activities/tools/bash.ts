@@ -42,6 +42,7 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     command: input.command,
     dangerouslyDisableSandbox: input.dangerouslyDisableSandbox,
     stateDir: context.stateDir,
+    readDenyRules: context.access?.readDeny,
   });
   if (sandbox.refusal) return { isError: true, content: [sandbox.refusal, ...sandbox.notices].join('\n') };
   const run = await runShellCommand({

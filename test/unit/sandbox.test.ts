@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStopHooksResult } from '../../common/activity-types';
-import { bwrapArguments, decideSandbox, execFileInSandbox, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
+import { bwrapArguments, decideSandbox, execFileInSandbox, readDenyPaths, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
 import { domainAllowed, isHostLocalAddress } from '../../activities/sandbox-network';
 import { isExcludedCommand, mergeSandboxSettings } from '../../activities/sandbox-settings';
 import { runStopHooks } from '../../activities/stop-hooks';
@@ -268,6 +268,18 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     await writeUserSettings({ filesystem: { allowWrite: [extra] } });
     expect((await bash(`echo e > ${extra}/file4`)).isError).toBe(false);
   }, 30_000);
+
+  it('Read deny rules that name a path hide it in the sandbox too', async () => {
+    await writeFile(path.join(workspace, '.env'), 'TOKEN=from-env');
+    await mkdir(path.join(home, 'vault'));
+    await writeFile(path.join(home, 'vault', 'key'), 'vault-key');
+    const access = { workingDirectories: [workspace], readDeny: ['.env', '~/vault/**', '**/*.pem'] };
+    const result = await bash('cat .env; cat ~/vault/key; echo done', { access });
+    expect(result.content).not.toMatch(/from-env|vault-key/);
+    expect(result.content).toContain('done');
+    expect(readDenyPaths(access.readDeny, '/w', '/h')).toEqual(['/w/.env', '/h/vault']);
+    expect(readDenyPaths(['//etc/shadow', '/build/secret/', 'src/**/*.key', '**'], '/w', '/h')).toEqual(['/etc/shadow', '/w/build/secret']);
+  });
 
   it('filesystem.denyRead and denyWrite from any settings file tighten it', async () => {
     await writeFile(path.join(workspace, 'secret.env'), 'TOKEN=1');
