@@ -10,7 +10,7 @@
  *
  * Keys (Claude Code's names): `enabled` (default true here), `failIfUnavailable` (default false),
  * `allowUnsandboxedCommands` (default true), `excludedCommands`, `network.allowedDomains` (absent:
- * network on; `[]`: off; a list: only those domains — not built yet, so a list means off),
+ * network on; `[]`: off; a list: only those domains, through a proxy — activities/sandbox-network.ts),
  * `filesystem.allowWrite`, `filesystem.denyWrite`, `filesystem.denyRead`.
  */
 import { readFile, stat } from 'node:fs/promises';
@@ -27,7 +27,7 @@ export interface SandboxSettings {
   allowUnsandboxedCommands: boolean;
   /** Commands run outside the sandbox (see `isExcludedCommand`). */
   excludedCommands: string[];
-  /** Absent: network on. Empty: off. Otherwise only these domains (enforced as off for now). */
+  /** Absent: network on. Empty: off. Otherwise only these domains (`*.example.com` for subdomains), through the proxy. */
   allowedDomains?: string[];
   /** Writable besides the working directories and the private /tmp. */
   allowWrite: string[];

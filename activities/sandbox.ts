@@ -7,7 +7,10 @@
  * - the user's secrets (`~/.ssh`, `~/.aws`, …), the state directory (journal, other workspaces'
  *   results), the encryption key file and container-engine sockets hidden;
  * - `.git/hooks`, `.git/config`, `.claude/` (…) of each working directory read-only, so a command
- *   cannot configure git or the agent into running code outside the sandbox later;
+ *   cannot configure git or the agent into running code outside the sandbox later (mount points
+ *   cannot be renamed; `.git` itself is one too). Known limit: new files in `.git` (`commondir`)
+ *   and a repository created where there was none are not covered — git run by the worker in a
+ *   workspace must not trust its config;
  * - its own PID namespace with a fresh /proc (the worker's /proc/<pid>/environ invisible), no
  *   capabilities (the worker may run as root), and no network when the settings say so.
  *   (Not an IPC namespace: it doubles bwrap's start-up time for little — SysV IPC holds no secrets here.)
@@ -17,7 +20,10 @@ import { spawn } from 'node:child_process';
 import { access, constants, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { anchorPathRule } from '../common/path-rules';
 import type { SettingSource } from '../common/permissions';
+import { FORWARDER_SCRIPT, PROXY_MOUNT, startDomainProxy } from './sandbox-network';
+import { type SandboxLaunch, runShellCommand } from './shell';
 import { isExcludedCommand, isInside, loadSandboxSettings } from './sandbox-settings';
 import { workspaceStateDir } from './tool-journal';
 
@@ -59,6 +65,8 @@ export const PROTECTED_HOME_PATHS = ['.bashrc', '.bash_profile', '.bash_login', 
 export interface SandboxPlan {
   cwd: string;
   writable: string[];
+  /** Inside writable directories, bound onto themselves (writable) so they cannot be renamed or replaced. */
+  pinned?: string[];
   /** Inside writable directories, kept read-only. */
   readOnly: string[];
   /** Replaced by an empty read-only directory. */
@@ -68,6 +76,8 @@ export interface SandboxPlan {
   /** Exposed read-only again inside a hidden directory (this workspace's persisted tool results). */
   reexposed: string[];
   network: boolean;
+  /** The allowed-domains proxy's socket directory, mounted read-only at PROXY_MOUNT (network off otherwise). */
+  proxyDirectory?: string;
 }
 
 type MountKind = 'bind' | 'reexpose' | 'ro-bind' | 'hide-directory' | 'hide-file';
@@ -81,7 +91,7 @@ const KIND_ORDER: Record<MountKind, number> = { bind: 0, 'ro-bind': 1, 'hide-dir
  */
 export function bwrapArguments(plan: SandboxPlan): string[] {
   const mounts: Array<{ kind: MountKind; path: string }> = [
-    ...plan.writable.map((entry) => ({ kind: 'bind' as const, path: entry })),
+    ...[...plan.writable, ...(plan.pinned ?? [])].map((entry) => ({ kind: 'bind' as const, path: entry })),
     ...plan.readOnly.map((entry) => ({ kind: 'ro-bind' as const, path: entry })),
     ...plan.hiddenDirectories.map((entry) => ({ kind: 'hide-directory' as const, path: entry })),
     ...plan.hiddenFiles.map((entry) => ({ kind: 'hide-file' as const, path: entry })),
@@ -120,16 +130,13 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
         break;
     }
   }
+  if (plan.proxyDirectory) args.push('--ro-bind', plan.proxyDirectory, PROXY_MOUNT);
   for (const entry of remounts) args.push('--remount-ro', entry);
   args.push('--chdir', plan.cwd);
   return args;
 }
 
-/** How to start a command inside the sandbox: `program ...args bash -c command`. */
-export interface SandboxLaunch {
-  program: string;
-  args: string[];
-}
+export type { SandboxLaunch } from './shell';
 
 export interface SandboxAvailability {
   available: boolean;
@@ -195,8 +202,29 @@ export interface SandboxRequest {
   dangerouslyDisableSandbox?: boolean;
   /** The worker's state directory (hidden but for this workspace's persisted results). */
   stateDir?: string;
+  /** `Read(…)` deny rules' contents (ToolAccess.readDeny): hidden in the sandbox too, where a path names them. */
+  readDenyRules?: readonly string[];
   home?: string;
   env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The paths `Read(…)` deny rules name, for the sandbox to hide (as Claude Code's sandbox uses the
+ * permission rules). A mount needs a path, not a pattern: `Read(~/.secrets/**)`, `Read(//etc/x)`,
+ * `Read(./.env)` and `Read(.env)` (the top-level one; deeper matches of a slash-less pattern and
+ * other globs are left to the rule engine and the file tools).
+ */
+export function readDenyPaths(rules: readonly string[], cwd: string, home: string): string[] {
+  const paths: string[] = [];
+  for (const rule of rules) {
+    const anchored = anchorPathRule(rule, { cwd, homeDir: home });
+    if (!anchored) continue;
+    let pattern = anchored.pattern.replace(/(^|\/)\*\*$/, '');
+    if (pattern.startsWith('**/')) pattern = pattern.slice(3);
+    if (/[*?[\]{}!]/.test(pattern)) continue;
+    paths.push(pattern === '' ? anchored.root : path.join(anchored.root, pattern));
+  }
+  return paths;
 }
 
 export interface SandboxDecision {
@@ -252,19 +280,32 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     return { notices, description: 'unsandboxed: sandbox unavailable' };
   }
   const network = settings.allowedDomains === undefined;
-  if (settings.allowedDomains !== undefined && settings.allowedDomains.length > 0) {
-    notices.push(`[sandbox: network is off — sandbox.network.allowedDomains (${settings.allowedDomains.join(', ')}) is not supported yet, so no domain is reachable]`);
-  }
   const plan = await sandboxPlan({
     cwd: request.cwd,
     writable: [request.cwd, ...(request.additionalDirectories ?? []), ...settings.allowWrite],
     denyWrite: settings.denyWrite,
-    denyRead: settings.denyRead,
+    denyRead: [...settings.denyRead, ...readDenyPaths(request.readDenyRules ?? [], path.resolve(request.cwd), home)],
     home,
     stateDir: request.stateDir ?? (env.DURABLE_AGENT_STATE_DIR || path.join(home, '.durable-agent')),
     env,
     network,
   });
+  if (settings.allowedDomains !== undefined && settings.allowedDomains.length > 0) {
+    // Only these domains, through a proxy outside the sandbox (sandbox-network.ts).
+    const proxy = await startDomainProxy(settings.allowedDomains);
+    return {
+      launch: {
+        program: available.bwrap!,
+        args: bwrapArguments({ ...plan, proxyDirectory: proxy.directory }),
+        env: proxy.env,
+        forwarder: { node: process.execPath, script: FORWARDER_SCRIPT },
+        release: () => proxy.close(),
+        refusedHosts: proxy.refused,
+      },
+      notices,
+      description: `sandboxed (network: ${settings.allowedDomains.join(', ')} only)`,
+    };
+  }
   return {
     launch: { program: available.bwrap!, args: bwrapArguments(plan) },
     notices,
@@ -303,9 +344,14 @@ export async function sandboxPlan(options: {
     if (resolved && underWritable(resolved)) readOnly.push(resolved);
   }
   // A worktree's `.git` file names its git directory: rewritten, it would point git at any config.
+  // A `.git` directory stays writable (commits) but becomes a mount point, which cannot be renamed:
+  // otherwise `mv .git old && mkdir .git` would leave a new config in its place.
+  const pinned: string[] = [];
   for (const root of writable) {
     const dotGit = path.join(root, '.git');
-    if ((await stat(dotGit).catch(() => undefined))?.isFile()) readOnly.push(dotGit);
+    const info = await stat(dotGit).catch(() => undefined);
+    if (info?.isFile()) readOnly.push(dotGit);
+    else if (info?.isDirectory()) pinned.push((await real(dotGit)) ?? dotGit);
   }
 
   const hiddenDirectories: string[] = [];
@@ -337,6 +383,7 @@ export async function sandboxPlan(options: {
   return {
     cwd,
     writable,
+    pinned: unique(pinned.filter(underWritable)),
     readOnly: unique(readOnly),
     hiddenDirectories: unique(hiddenDirectories),
     hiddenFiles: unique(hiddenFiles),
@@ -363,4 +410,34 @@ export async function sandboxStatusLine(env: NodeJS.ProcessEnv = process.env): P
   return available.available
     ? `durable-agent worker: Bash sandbox active (bubblewrap at ${available.bwrap}): commands and Stop hooks run in it unless the settings turn it off`
     : `durable-agent worker: Bash sandbox UNAVAILABLE: ${available.reason}; commands run unsandboxed unless sandbox.failIfUnavailable is set`;
+}
+
+/** `'word'` for bash, whatever the word holds. */
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Runs a program the worker itself needs in a workspace (e.g. the session context's `git status`)
+ * in the same sandbox as Bash, network off: a repository's config is workspace content, and
+ * `core.fsmonitor`, filters or a `commondir` a command wrote would otherwise run code on the host.
+ * Rejects when the program cannot start or exits non-zero (as execFile does).
+ */
+export async function execFileInSandbox(
+  file: string,
+  args: readonly string[],
+  options: { cwd: string; timeoutMs?: number; stateDir?: string; signal?: AbortSignal },
+): Promise<string> {
+  const decision = await decideSandbox({ cwd: options.cwd, stateDir: options.stateDir, config: { network: { allowedDomains: [] } } });
+  if (decision.refusal) throw new Error(decision.refusal);
+  const run = await runShellCommand({
+    command: [file, ...args].map(shellQuote).join(' '),
+    cwd: options.cwd,
+    timeoutMs: options.timeoutMs ?? 10_000,
+    signal: options.signal ?? new AbortController().signal,
+    sandbox: decision.launch,
+  }).finally(() => decision.launch?.release?.());
+  if (run.startError) throw run.startError;
+  if (run.exitCode !== 0) throw new Error(`${file} ${args.join(' ')} failed (${run.timedOut ? 'timed out' : `exit ${run.exitCode}`}): ${run.stderr.trim()}`);
+  return run.stdout;
 }

@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SandboxLaunch } from './sandbox';
 
 /**
  * Output kept in memory per command; callers apply their own budgets. Past it, the first half and
@@ -64,6 +63,20 @@ export function toolProcessEnvironment(env: NodeJS.ProcessEnv = process.env): Re
   return result;
 }
 
+/** How to start a command inside the OS sandbox (activities/sandbox.ts builds it): `program ...args bash -c command`. */
+export interface SandboxLaunch {
+  program: string;
+  args: string[];
+  /** Added to the command's environment (the proxy variables). */
+  env?: Record<string, string>;
+  /** Started inside before the command (the proxy forwarder): `node -e script`. */
+  forwarder?: { node: string; script: string };
+  /** Call when the command has ended (stops the proxy). */
+  release?: () => Promise<void>;
+  /** Hosts the proxy refused, filled in as the command runs. */
+  refusedHosts?: string[];
+}
+
 export interface ShellOptions {
   command: string;
   cwd: string;
@@ -87,6 +100,17 @@ export interface ShellOptions {
 const SANDBOX_SHELL =
   'bash -c "$1" 3>&-; status=$?; ' +
   'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$) ;; *) printf left >&3; break ;; esac; done; ' +
+  'exit $status';
+/**
+ * The same, first starting the allowed-domains proxy's forwarder (`$2 -e $3`, activities/
+ * sandbox-network.ts) and waiting until it listens; it is not a leftover of the command.
+ */
+const SANDBOX_SHELL_WITH_FORWARDER =
+  '"$2" -e "$3" 3>&- < /dev/null > /dev/null 2>&1 & forwarder=$!; ' +
+  'for ((attempt = 0; attempt < 500; attempt++)); do ' +
+  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ' +
+  'bash -c "$1" 3>&-; status=$?; ' +
+  'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$|$forwarder) ;; *) printf left >&3; break ;; esac; done; ' +
   'exit $status';
 
 export interface ShellRun {
@@ -277,9 +301,11 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
   signal.throwIfAborted();
   const runId = randomUUID();
   const { sandbox } = options;
-  const [program, args] = sandbox
-    ? [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL, 'durable-agent-sandbox', options.command]]
-    : ['bash', ['-c', options.command]];
+  const [program, args] = !sandbox
+    ? ['bash', ['-c', options.command]]
+    : sandbox.forwarder
+      ? [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL_WITH_FORWARDER, 'durable-agent-sandbox', options.command, sandbox.forwarder.node, sandbox.forwarder.script]]
+      : [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL, 'durable-agent-sandbox', options.command]];
   const child = spawn(program, args, {
     cwd: options.cwd,
     // Its own process group, so we can signal -pid; Node also makes it a new session with no
@@ -287,7 +313,7 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     detached: true,
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', sandbox ? 'pipe' : 'ignore'],
     // The sandbox's /tmp is private and the worker's TMPDIR may not be writable in it.
-    env: { ...toolProcessEnvironment(), ...(sandbox ? { TMPDIR: '/tmp' } : {}), ...options.env, [SHELL_RUN_MARKER]: runId },
+    env: { ...toolProcessEnvironment(), ...(sandbox ? { TMPDIR: '/tmp', ...sandbox.env } : {}), ...options.env, [SHELL_RUN_MARKER]: runId },
   });
   let leftInSandbox = false;
   const leftovers = child.stdio[3] as NodeJS.ReadableStream | null | undefined;

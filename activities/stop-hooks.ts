@@ -57,6 +57,7 @@ async function runStopHooksIn(stateDir: string, input: RunStopHooksInput): Promi
     last_assistant_message: input.lastAssistantMessage,
   });
   const heartbeat = setInterval(() => context.heartbeat(), 1_000);
+  let release: (() => Promise<void>) | undefined;
   try {
     const commands = input.hooks.flatMap((matcher) => matcher.hooks);
     const outputDirectory = path.join(
@@ -73,6 +74,7 @@ async function runStopHooksIn(stateDir: string, input: RunStopHooksInput): Promi
       config: input.sandbox,
       stateDir,
     });
+    release = sandbox.launch?.release;
     const notices = sandbox.notices.join('\n');
     const outcomes = await Promise.all(
       commands.map(async (hook, index): Promise<StopHookOutcome> => {
@@ -112,6 +114,7 @@ async function runStopHooksIn(stateDir: string, input: RunStopHooksInput): Promi
     throw error;
   } finally {
     clearInterval(heartbeat);
+    await release?.();
   }
 }
 

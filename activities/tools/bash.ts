@@ -35,12 +35,14 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
   }
   const sandbox = await decideSandbox({
     cwd: context.cwd,
-    additionalDirectories: context.additionalDirectories,
+    // The working directories the decision used (file tools' ToolAccess), or those passed for the sandbox.
+    additionalDirectories: [...(context.access?.workingDirectories ?? []), ...(context.additionalDirectories ?? [])],
     settingSources: context.settingSources,
     config: context.sandboxConfig,
     command: input.command,
     dangerouslyDisableSandbox: input.dangerouslyDisableSandbox,
     stateDir: context.stateDir,
+    readDenyRules: context.access?.readDeny,
   });
   if (sandbox.refusal) return { isError: true, content: [sandbox.refusal, ...sandbox.notices].join('\n') };
   const run = await runShellCommand({
@@ -51,12 +53,14 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     onOutput: context.onProgress,
     env: context.processEnv,
     sandbox: sandbox.launch,
-  });
+  }).finally(() => sandbox.launch?.release?.());
   if (run.startError) return { isError: true, content: `Failed to start bash: ${run.startError.message}` };
 
   const parts = [run.stdout.trimEnd(), run.stderr.trimEnd()].filter((part) => part !== '');
   // Last, after the output: why it ran unsandboxed, or a workspace file's ignored sandbox keys.
   const notices = sandbox.notices;
+  const refused = [...new Set(sandbox.launch?.refusedHosts ?? [])];
+  if (refused.length > 0) notices.push(`[sandbox: network requests to ${refused.join(', ')} were blocked: not in sandbox.network.allowedDomains]`);
   // First, so that the preview of a result over the budget (its first characters) says so too.
   if (run.truncated) parts.unshift(omittedOutputNotice(run.outputBytes, run.omittedBytes));
   if (run.backgroundKilled) parts.push('[processes the command left running in the background were terminated when it finished]');

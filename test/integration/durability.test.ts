@@ -3,13 +3,29 @@
  * conversation completes as if nothing happened; the stock `temporal` CLI drives a conversation.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { Responder } from '../../testing/scripted-model-server';
 import { ensureTemporalCli } from '../../infra/temporal-cli';
 import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
+
+/** Host pids of live processes whose command line is exactly `sleep <seconds>` (Bash's `$$` is a sandbox PID). */
+function liveSleepers(seconds: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${seconds}\0` && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
 
 const execFileAsync = promisify(execFile);
 
@@ -71,7 +87,14 @@ describe('durability', () => {
     expect(firstTurnRequests.length).toBe(2);
   });
 
-  it('does not rerun a mutating command whose worker died mid-run, and stops its leftover processes', async () => {
+  it('does not rerun a mutating command whose worker died mid-run; unsandboxed, it stops its leftover processes', async () => {
+    // Outside the sandbox a command outlives its worker (own process group); inside, it dies with it (next test).
+    const savedSandbox = process.env.DURABLE_AGENT_SANDBOX;
+    process.env.DURABLE_AGENT_SANDBOX = 'off';
+    onTestFinished(() => {
+      if (savedSandbox === undefined) delete process.env.DURABLE_AGENT_SANDBOX;
+      else process.env.DURABLE_AGENT_SANDBOX = savedSandbox;
+    });
     harness = await createHarness({
       script: [
         { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo $$ > shell.pid; sleep 30; echo ran >> log.txt' } }] },
@@ -107,6 +130,30 @@ describe('durability', () => {
     await eventually(async () => alive(), (running) => !running, 10_000);
     await expect(readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).rejects.toThrow();
     expect(harness.model.requests).toHaveLength(2);
+  });
+
+  it('in the sandbox, a command dies with its worker and is not rerun', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 30.375; echo ran >> log.txt' } }] },
+        { content: [{ type: 'text', text: 'I will check the workspace first.' }] },
+      ],
+    });
+    const first = await harness.spawnWorkerProcess();
+    const started = await harness.api.start({ prompt: 'run the job', config: harness.config(), taskQueue: harness.taskQueue });
+    await eventually(async () => liveSleepers('30.375').length, (count) => count === 1);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    // bwrap --die-with-parent: the sandbox goes with the worker.
+    await eventually(async () => liveSleepers('30.375').length, (count) => count === 0, 10_000);
+
+    await harness.spawnWorkerProcess();
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+    expect(result).toMatchObject({ subtype: 'success', result: 'I will check the workspace first.' });
+    const toolResult = harness.model.requests[1].body.messages.at(-1).content[0];
+    expect(toolResult).toMatchObject({ type: 'tool_result', is_error: true });
+    expect(toolResult.content).toContain('may have partly run. It was not run again.');
+    await expect(readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).rejects.toThrow();
   });
 
   it('continues as new between queries and carries the conversation forward', async () => {

@@ -3,6 +3,7 @@
  * `<cwd>/.claude/settings.json` plus the conversation config's `stopHooks`; real shell commands that
  * read the hook input on stdin and answer by exit code or JSON on stdout.
  */
+import { readFileSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +11,21 @@ import type { ConversationEvent } from '../../workflows/definitions';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/query-loop';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
+
+/** Host pids of live processes whose command line is exactly `sleep <seconds>`. */
+function liveSleepers(seconds: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${seconds}\0` && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
 
 let harness: Harness;
 afterEach(async () => {
@@ -178,18 +194,17 @@ describe('Stop hooks', () => {
       script: [{ content: [{ type: 'text', text: 'Done.' }] }, { content: [{ type: 'text', text: 'Still here.' }] }],
     });
     // Only the first run hangs; the follow-up query's hook run returns at once.
-    await writeStopHookSettings(['if [ -f hook.pid ]; then exit 0; fi; echo $$ > hook.pid; sleep 60']);
+    await writeStopHookSettings(['if [ -f hook.pid ]; then exit 0; fi; echo started > hook.pid; sleep 60.125']);
     await harness.startWorker();
     const started = await harness.api.start({ prompt: 'finish', config: harness.config(), taskQueue: harness.taskQueue });
     await eventually(() => harness.api.status(started.conversationId), (status) => status.phase === 'stop_hooks');
-    const pid = Number(
-      (await eventually(() => readFile(path.join(harness.workspace, 'hook.pid'), 'utf8').catch(() => ''), (text) => text.trim() !== '')).trim(),
-    );
+    // Found by its unique command line: the hook runs in the sandbox, where `$$` is a sandbox PID.
+    await eventually(async () => liveSleepers('60.125').length, (count) => count === 1);
     await harness.api.abort(started.conversationId);
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
 
     expect(result).toMatchObject({ is_error: true, terminal_reason: 'aborted_tools' });
-    expect(() => process.kill(pid, 0)).toThrow();
+    expect(liveSleepers('60.125')).toEqual([]);
     const next = await harness.api.send(started.conversationId, 'still there?');
     expect((await harness.api.waitForResult(started.conversationId, next)).result).toBe('Still here.');
   });

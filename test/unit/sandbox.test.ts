@@ -7,11 +7,14 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStopHooksResult } from '../../common/activity-types';
-import { bwrapArguments, decideSandbox, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
+import { bwrapArguments, decideSandbox, execFileInSandbox, readDenyPaths, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
+import { domainAllowed, isHostLocalAddress } from '../../activities/sandbox-network';
 import { isExcludedCommand, mergeSandboxSettings } from '../../activities/sandbox-settings';
 import { runStopHooks } from '../../activities/stop-hooks';
 import { executeTool, type ToolExecutionContext } from '../../activities/tools';
@@ -178,6 +181,50 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     }
   }, 30_000);
 
+  it('network: an allowedDomains list lets through only those domains, through the proxy', async () => {
+    // 127.0.0.2, not 127.0.0.1: loopback stays inside the sandbox (NO_PROXY), as a local dev server would.
+    const server = http.createServer((request, response) => response.end(`hello ${request.method}\n`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const config = { sandboxConfig: { network: { allowedDomains: ['127.0.0.2'] } } };
+    try {
+      // Plain HTTP through the proxy, and a CONNECT tunnel (-p), as HTTPS uses.
+      expect(await bash(`curl -sS http://127.0.0.2:${port}/ && curl -sS -p http://127.0.0.2:${port}/`, config)).toEqual({ isError: false, content: 'hello GET\nhello GET' });
+      const blocked = await bash(`curl -sS -p http://127.0.0.3:${port}/`, config);
+      expect(blocked.isError).toBe(true);
+      expect(blocked.content).toMatch(/CONNECT tunnel failed, response 403/);
+      expect(blocked.content).toMatch(/network requests to 127\.0\.0\.3:\d+ were blocked/);
+      // Around the proxy there is no route.
+      expect((await bash(`exec 3<>/dev/tcp/127.0.0.2/${port} && echo connected`, config)).isError).toBe(true);
+      // The user's list, which a project file may narrow.
+      await writeUserSettings({ network: { allowedDomains: ['127.0.0.2', 'example.com'] } });
+      expect((await bash(`curl -sS http://127.0.0.2:${port}/`)).isError).toBe(false);
+      await writeProjectSettings({ network: { allowedDomains: ['example.com'] } });
+      expect((await bash(`curl -fsS http://127.0.0.2:${port}/`)).isError).toBe(true);
+    } finally {
+      server.close();
+    }
+  }, 30_000);
+
+  it("network: '*' allows any host through the proxy, but not this host's loopback or link-local (metadata) addresses", async () => {
+    const server = http.createServer((request, response) => response.end('reached\n'));
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const config = { sandboxConfig: { network: { allowedDomains: ['*'] } } };
+    try {
+      for (const url of [`http://127.0.0.2:${port}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`, 'http://169.254.169.254/latest/meta-data/']) {
+        const result = await bash(`curl -fsS --noproxy '' -p --max-time 5 ${url}`, config);
+        expect(result.isError, url).toBe(true);
+        expect(result.content, url).toMatch(/403/);
+      }
+      // A non-loopback address of this host: reachable through the proxy.
+      const external = Object.values(os.networkInterfaces()).flat().find((entry) => entry && entry.family === 'IPv4' && !entry.internal);
+      if (external) expect(await bash(`curl -fsS -p http://${external.address}:${port}/`, config)).toEqual({ isError: false, content: 'reached' });
+    } finally {
+      server.close();
+    }
+  }, 30_000);
+
   it('git and npm work; .git/config, .git/hooks and .claude stay read-only', async () => {
     execFileSync('git', ['init', '-q', workspace]);
     await mkdir(path.join(workspace, '.claude'), { recursive: true });
@@ -194,6 +241,15 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).toBe(config);
     expect(existsSync(path.join(workspace, '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(existsSync(path.join(workspace, '.claude', 'settings.json'))).toBe(false);
+
+    // Nor by moving them aside: mount points cannot be renamed.
+    const moved = await bash('mv .git .git-old; mkdir -p .git; echo evil > .git/config; mv .claude .claude-old; mv .git/hooks .git/hooks-old');
+    expect(moved.content).toMatch(/Device or resource busy/);
+    expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).toBe(config);
+    expect(existsSync(path.join(workspace, '.git-old'))).toBe(false);
+    expect(existsSync(path.join(workspace, '.claude-old'))).toBe(false);
+    expect(existsSync(path.join(workspace, '.git', 'hooks-old'))).toBe(false);
+    expect((await bash('git status --short')).content).toBe('Tool ran without output or errors');
   }, 30_000);
 
   it('extra working directories are writable, others are not', async () => {
@@ -202,6 +258,8 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     const result = await bash(`echo e > ${extra}/file && cat ${extra}/file`, { additionalDirectories: [extra] });
     expect(result).toEqual({ isError: false, content: 'e' });
     expect((await bash(`echo e > ${extra}/file2`)).isError).toBe(true);
+    // The working directories of the permission decision (ToolAccess) count too.
+    expect((await bash(`echo e > ${extra}/file5`, { access: { workingDirectories: [workspace, extra], readDeny: [] } })).isError).toBe(false);
     // filesystem.allowWrite: honoured from the user's settings, not from the project's.
     await writeProjectSettings({ filesystem: { allowWrite: [extra] } });
     const project = await bash(`echo e > ${extra}/file3`);
@@ -210,6 +268,18 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     await writeUserSettings({ filesystem: { allowWrite: [extra] } });
     expect((await bash(`echo e > ${extra}/file4`)).isError).toBe(false);
   }, 30_000);
+
+  it('Read deny rules that name a path hide it in the sandbox too', async () => {
+    await writeFile(path.join(workspace, '.env'), 'TOKEN=from-env');
+    await mkdir(path.join(home, 'vault'));
+    await writeFile(path.join(home, 'vault', 'key'), 'vault-key');
+    const access = { workingDirectories: [workspace], readDeny: ['.env', '~/vault/**', '**/*.pem'] };
+    const result = await bash('cat .env; cat ~/vault/key; echo done', { access });
+    expect(result.content).not.toMatch(/from-env|vault-key/);
+    expect(result.content).toContain('done');
+    expect(readDenyPaths(access.readDeny, '/w', '/h')).toEqual(['/w/.env', '/h/vault']);
+    expect(readDenyPaths(['//etc/shadow', '/build/secret/', 'src/**/*.key', '**'], '/w', '/h')).toEqual(['/etc/shadow', '/w/build/secret']);
+  });
 
   it('filesystem.denyRead and denyWrite from any settings file tighten it', async () => {
     await writeFile(path.join(workspace, 'secret.env'), 'TOKEN=1');
@@ -326,6 +396,17 @@ describeSandboxed('what runs unsandboxed, and when', () => {
     expect((await decideSandbox({ cwd: workspace, home })).launch).toBeDefined();
   });
 
+  it("execFileInSandbox: the worker's own git in a workspace cannot be made to run code on the host", async () => {
+    execFileSync('git', ['init', '-q', workspace]);
+    await writeFile(path.join(workspace, 'a.txt'), 'a');
+    // What a command could leave behind where the sandbox does not reach (a repository it created).
+    execFileSync('git', ['config', 'core.fsmonitor', `touch ${outside}/pwned; false`], { cwd: workspace });
+    const status = await execFileInSandbox('git', ['status', '--short'], { cwd: workspace, stateDir });
+    expect(status).toBe('?? a.txt\n');
+    expect(existsSync(path.join(outside, 'pwned'))).toBe(false);
+    await expect(execFileInSandbox('git', ['rev-parse', '--verify', 'nothing'], { cwd: workspace })).rejects.toThrow(/exit 128/);
+  });
+
   it('Stop hooks run in the sandbox', async () => {
     const escape = path.join(home, 'hooked');
     const environment = new MockActivityEnvironment();
@@ -391,6 +472,19 @@ describe('sandbox settings (pure)', () => {
     expect(settings.allowedDomains).toEqual([]);
     expect(settings.enabled).toBe(true);
     expect(warnings).toEqual(['project: sandbox.enabled must be true or false; it was ignored.', 'config: "sandbox" must be an object; it was ignored.']);
+  });
+
+  it('allowed domains: exact names, and *.domain for subdomains', () => {
+    expect(domainAllowed('github.com', ['github.com'])).toBe(true);
+    expect(domainAllowed('GitHub.com.', ['github.com'])).toBe(true);
+    expect(domainAllowed('api.github.com', ['github.com'])).toBe(false);
+    expect(domainAllowed('api.github.com', ['*.github.com'])).toBe(true);
+    expect(domainAllowed('github.com', ['*.github.com'])).toBe(false);
+    expect(domainAllowed('evilgithub.com', ['*.github.com'])).toBe(false);
+    expect(domainAllowed('github.com.evil.net', ['github.com'])).toBe(false);
+    expect(domainAllowed('anything.org', ['*'])).toBe(true);
+    expect(['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '169.254.169.254', 'fe80::1', '0.0.0.0'].every(isHostLocalAddress)).toBe(true);
+    expect(['10.0.0.1', '93.184.216.34', '2606:4700::1'].some(isHostLocalAddress)).toBe(false);
   });
 
   it('excludedCommands cover plain simple commands only', () => {
