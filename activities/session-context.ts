@@ -4,11 +4,10 @@
  * snapshot. CLAUDE.md files from the workspace up to the filesystem root (and ~/.claude), a
  * truncated git status, the date, and the settings (permission rules, Stop hooks; settings.ts).
  */
-import { execFile } from 'node:child_process';
+import { execFileInSandbox } from './sandbox';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { type AgentDefinition, parseAgentFile } from '../common/agents';
@@ -17,7 +16,6 @@ import { discoverMemoryFiles, formatMemoryFiles } from './memory-files';
 import type { SettingSource } from '../common/permissions';
 import { loadSettings } from './settings';
 
-const execFileAsync = promisify(execFile);
 /** seed §2.5: the one direct size control in the system prompt. */
 export const MAX_STATUS_CHARS = 2_000;
 
@@ -79,9 +77,12 @@ function localIsoDate(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
+/**
+ * git in the workspace runs the repository's config, which can run programs (`core.fsmonitor`,
+ * filters): the workspace is untrusted (issue 17), so it runs in Bash's sandbox, with no network.
+ */
 async function git(cwd: string, args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync('git', args, { cwd, timeout: 10_000, maxBuffer: 4 * 1024 * 1024 });
-  return stdout.trim();
+  return (await execFileInSandbox('git', args, { cwd, timeoutMs: 10_000 })).trim();
 }
 
 /**
