@@ -111,6 +111,10 @@ export async function createHarness(
       modelInitialRetryIntervalMs: 100,
       modelMaximumAttempts: 4,
       idleTimeoutMs: 10 * 60 * 1000,
+      // Tests of the loop run their tools without asking, as they did before a conversation without
+      // `permissions` was checked by default (issue 17 §8): that default has its own test
+      // (permission-boundary.test.ts). Deny rules, protected paths and the sandbox still hold.
+      permissions: { mode: 'bypassPermissions' },
       ...overrides,
     }),
     async startWorker(options = {}) {

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
-import { type Harness, createHarness, expectValidApiOrder } from '../helpers/harness';
+import { type Harness, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
 
 const bwrapInstalled = ['/usr/bin/bwrap', '/bin/bwrap', '/usr/local/bin/bwrap'].some((candidate) => existsSync(candidate));
 if (!bwrapInstalled && process.env.CI) throw new Error('bubblewrap (bwrap) is not installed, but CI must run the sandbox tests');
@@ -69,6 +69,14 @@ describe.skipIf(!bwrapInstalled)('Bash in a conversation runs in the sandbox', (
       config: harness.config({ permissions: { mode: 'bypassPermissions' } }),
       taskQueue: harness.taskQueue,
     });
+    // Running outside the sandbox is an escalation: it asks even in bypassPermissions (issue 17 §10).
+    const waiting = await eventually(
+      () => harness!.api.status(conversationId),
+      (status) => (status.pendingPermissions ?? []).some((pending) => pending.toolUseId === 'toolu_unsandboxed'),
+    );
+    expect(waiting.pendingPermissions![0].reason).toContain('outside the sandbox');
+    expect(existsSync(path.join(home, 'asked-for'))).toBe(false);
+    await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_unsandboxed', behavior: 'allow' });
     const result = await harness.api.waitForResult(conversationId, inputUuid!);
     expect(result).toMatchObject({ subtype: 'success', result: 'Done.' });
 
@@ -81,8 +89,7 @@ describe.skipIf(!bwrapInstalled)('Bash in a conversation runs in the sandbox', (
     expect(existsSync(path.join(home, 'escaped'))).toBe(false);
     expect(existsSync(path.join(outside, 'escaped'))).toBe(false);
 
-    // Claude Code's escape hatch: honoured (allowUnsandboxedCommands defaults to true). The lead's
-    // permission engine makes it ask; bypassPermissions answers yes.
+    // Claude Code's escape hatch: honoured once approved (allowUnsandboxedCommands defaults to true).
     const [unsandboxed] = toolResultsOf(harness.model.requests[2]);
     expect(unsandboxed).toMatchObject({ tool_use_id: 'toolu_unsandboxed' });
     expect(unsandboxed.is_error ?? false).toBe(false);
