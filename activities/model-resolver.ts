@@ -7,7 +7,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
-import { type EffortLevel, EFFORT_LEVELS, type ModelInfo, modelInfoFromTable, unknownModelText, wireModelId } from '../common/models';
+import { type EffortLevel, EFFORT_LEVELS, type ModelInfo, modelInfoFromTable, requestModelId, unknownModelText } from '../common/models';
 
 /** How long a table answer (the API could not be asked), or the API's 404, is used before the API is asked again. */
 export const TABLE_ANSWER_TTL_MS = 60_000;
@@ -68,13 +68,13 @@ export function createModelResolver(anthropic: Anthropic | undefined, now: () =>
       };
       if (!anthropic) return fromTable();
       try {
-        const answer = await anthropic.models.retrieve(wireModelId(model));
+        const answer = await anthropic.models.retrieve(requestModelId(model));
         const info = modelInfoFromApi(answer);
         answers.set(model, { info, until: Infinity });
         return info;
       } catch (error) {
         // A 404 naming the model is the API's "not served"; another 404 (a proxy without the Models API) is not.
-        if (error instanceof Anthropic.NotFoundError && error.message.includes(wireModelId(model))) {
+        if (error instanceof Anthropic.NotFoundError && error.message.includes(requestModelId(model))) {
           unknown.set(model, now() + TABLE_ANSWER_TTL_MS);
           throw unknownModelFailure(model);
         }

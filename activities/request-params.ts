@@ -14,7 +14,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CallModelInput, SystemPromptBlock } from '../common/activity-types';
 import type { ApiMessage } from '../common/messages';
-import { type EffortLevel, type ModelInfo, ONE_MILLION_CONTEXT_WINDOW, wantsOneMillionWindow, wireModelId } from '../common/models';
+import { type EffortLevel, type ModelInfo, ONE_MILLION_CONTEXT_WINDOW, requestModelId, wantsOneMillionWindow } from '../common/models';
 
 /** The API's limit on blocks with cache_control in one request. */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -171,7 +171,7 @@ export function buildModelRequest(
   ];
   return {
     params: {
-      model: wireModelId(input.model),
+      model: requestModelId(input.model),
       max_tokens: maxTokens,
       system: request.system,
       messages: messages as Anthropic.MessageParam[],

@@ -72,8 +72,11 @@ describe('resolution through the Models API', () => {
     expect(haiku).toMatchObject({ id: 'claude-haiku-4-5-20251001', source: 'api', contextWindow: 200_000, maxOutputTokens: 64_000 });
     expect(haiku.capabilities).toMatchObject({ adaptiveThinking: false, enabledThinking: true, effort: [] });
     await resolver.resolve('claude-haiku-4-5');
+    // An agent file or a custom command may name an alias: the request names its id.
+    expect(await resolver.resolve('haiku')).toMatchObject({ id: 'claude-haiku-4-5-20251001' });
+    expect(buildModelRequest({ model: 'haiku', maxTokens: 1_000 }, { system: [], messages: [], tools: [] }, haiku).params.model).toBe('claude-haiku-4-5');
     expect(await resolver.resolve('claude-opus-4-8')).toMatchObject({ contextWindow: 1_000_000, maxOutputTokens: 128_000, capabilities: { adaptiveThinking: true } });
-    expect(server.modelRequests.length - before).toBe(2);
+    expect(server.modelRequests.length - before).toBe(3);
   });
 
   it('an id the API does not serve is a non-retryable failure naming it', async () => {
