@@ -5,7 +5,7 @@
  * Models API unreachable, thinking across tool turns with metadata and cache hits, and a 1M-window
  * model that is not compacted at 300k tokens.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, createHarness, expectValidApiOrder, runToResult } from '../helpers/harness';
@@ -92,13 +92,17 @@ describe('thinking and caching in a conversation', () => {
     expect(result.usage.cache_creation_input_tokens).toBeGreaterThan(0);
   });
 
-  it('thinking off: disabled on the wire; a model that cannot turn it off is left to its default', async () => {
-    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'One.' }] }, { content: [{ type: 'text', text: 'Two.' }] }] });
+  it('thinking off (flag or the settings\' alwaysThinkingEnabled): disabled on the wire; a model that cannot turn it off is left to its default', async () => {
+    harness = await createHarness({ script: ['One.', 'Two.', 'Three.', 'Four.'].map((text) => ({ content: [{ type: 'text' as const, text }] })) });
     await harness.startWorker();
     await runToResult(harness, 'Hello?', { thinking: false });
     await runToResult(harness, 'Hello?', { thinking: false, model: 'claude-fable-5' });
-    expect(harness.model.requests[0].body.thinking).toEqual({ type: 'disabled' });
-    expect(harness.model.requests[1].body).not.toHaveProperty('thinking');
+    await mkdir(path.join(harness.workspace, '.claude'), { recursive: true });
+    await writeFile(path.join(harness.workspace, '.claude', 'settings.json'), JSON.stringify({ alwaysThinkingEnabled: false }));
+    await runToResult(harness, 'Hello?');
+    await runToResult(harness, 'Hello?', { thinking: true });
+    const thinking = harness.model.requests.map((request) => request.body.thinking);
+    expect(thinking).toEqual([{ type: 'disabled' }, undefined, { type: 'disabled' }, { type: 'adaptive' }]);
   });
 });
 
