@@ -8,7 +8,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, createHarness, expectValidApiOrder, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -103,6 +103,42 @@ describe('thinking and caching in a conversation', () => {
     await runToResult(harness, 'Hello?', { thinking: true });
     const thinking = harness.model.requests.map((request) => request.body.thinking);
     expect(thinking).toEqual([{ type: 'disabled' }, undefined, { type: 'disabled' }, { type: 'adaptive' }]);
+  });
+});
+
+describe('thinking across a worker crash', () => {
+  it('a worker SIGKILLed while thinking streams: the retried answer\'s signed thinking is the one that goes back', async () => {
+    let firstTurnAttempts = 0;
+    harness = await createHarness({
+      respond: (request) => {
+        const count = request.body.messages.length;
+        if (count === 1) {
+          firstTurnAttempts++;
+          return {
+            deltaDelayMs: 100,
+            chunkSize: 4,
+            content: [
+              { type: 'thinking', thinking: `Attempt ${firstTurnAttempts}: read the notes before answering, slowly.` },
+              { type: 'tool_use', id: 'toolu_notes', name: 'Read', input: { file_path: 'notes.txt' } },
+            ],
+          };
+        }
+        return { content: [{ type: 'text', text: 'Read the notes.' }] };
+      },
+    });
+    await writeFile(path.join(harness.workspace, 'notes.txt'), 'notes\n');
+    const first = await harness.spawnWorkerProcess();
+    const started = await harness.api.start({ prompt: 'Read the notes.', config: harness.config(), taskQueue: harness.taskQueue });
+    await eventually(async () => harness!.model.requests.length, (count) => count >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    await harness.spawnWorkerProcess();
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ is_error: false, result: 'Read the notes.' });
+    expect(firstTurnAttempts).toBe(2);
+    // The strict server verified the signature: it is the one it issued for the completed attempt.
+    const followUp = harness.model.requests.at(-1)!.body;
+    expect(followUp.messages[1].content[0]).toMatchObject({ type: 'thinking', thinking: expect.stringMatching(/^Attempt 2:/) });
   });
 });
 
