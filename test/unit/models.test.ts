@@ -95,6 +95,25 @@ describe('resolution through the Models API', () => {
     server.rejections.length = 0;
   });
 
+  it('the server refuses what a model\'s capabilities do not offer, and accepts what the engine builds for each model', async () => {
+    const ask = (body: Record<string, unknown>) =>
+      anthropic.messages.stream({ max_tokens: 2_000, messages: [{ role: 'user', content: 'hi' }], ...body } as Anthropic.MessageCreateParamsNonStreaming).finalMessage().catch((error: unknown) => error);
+    expect(await ask({ model: 'claude-haiku-4-5', thinking: { type: 'adaptive' } })).toMatchObject({ status: 400, message: expect.stringContaining("thinking.type: 'adaptive' is not supported") });
+    expect(await ask({ model: 'claude-opus-4-8', thinking: { type: 'enabled', budget_tokens: 1_024 } })).toMatchObject({ status: 400 });
+    expect(await ask({ model: 'claude-fable-5', thinking: { type: 'disabled' } })).toMatchObject({ status: 400 });
+    expect(await ask({ model: 'claude-haiku-4-5', output_config: { effort: 'high' } })).toMatchObject({ status: 400, message: expect.stringContaining('does not support the effort parameter') });
+    expect(await ask({ model: 'claude-sonnet-4-6', context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } })).toMatchObject({ status: 400 });
+    server.rejections.length = 0;
+    for (const served of MODEL_CATALOG) {
+      for (const options of [{}, { thinking: false }, { effort: 'max' as const }]) {
+        server.enqueue({ content: [{ type: 'text', text: 'ok' }] });
+        const { params } = buildModelRequest({ model: served.id, maxTokens: 8_192 }, { system: [], messages: [{ role: 'user', content: 'hi' }], tools: [] }, modelInfoFromTable(served.id)!, options);
+        expect(await anthropic.messages.stream(params as Anthropic.MessageCreateParamsNonStreaming).finalMessage(), `${served.id} ${JSON.stringify(options)}`).toMatchObject({ type: 'message' });
+      }
+    }
+    expect(server.rejections).toEqual([]);
+  });
+
   it('when the Models API cannot be asked, the built-in table answers (and the API is asked again later)', async () => {
     server.setModelsApiAvailable(false);
     let now = 0;
