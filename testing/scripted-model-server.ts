@@ -476,7 +476,10 @@ export async function startScriptedModelServer(
     };
     list.push(recorded);
 
-    const invalid = parseError ?? validateMessagesRequest(body, isMessages ? 'messages' : 'count_tokens');
+    // The 1M-window beta opens a 1M window on a model whose own is smaller (claude-sonnet-4-6 `[1m]`).
+    const betas = String(req.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
+    const contextWindow = betas.includes('context-1m-2025-08-07') ? 1_000_000 : undefined;
+    const invalid = parseError ?? validateMessagesRequest(body, isMessages ? 'messages' : 'count_tokens', { contextWindow });
     if (invalid) {
       rejections.push({ index: recorded.index, path, message: invalid });
       log(`POST ${path} #${recorded.index} -> 400 ${invalid}`);

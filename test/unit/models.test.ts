@@ -114,6 +114,17 @@ describe('resolution through the Models API', () => {
     expect(server.rejections).toEqual([]);
   });
 
+  it('[1m] on a 200k model: the beta header opens the 1M window the workflow sizes its context by', async () => {
+    const big = { system: [], messages: [{ role: 'user' as const, content: 'y'.repeat(1_200_000) }], tools: [] };
+    const long = buildModelRequest({ model: 'claude-sonnet-4-6[1m]', maxTokens: 8_192 }, big, modelInfoFromTable('claude-sonnet-4-6[1m]')!);
+    server.enqueue({ content: [{ type: 'text', text: 'read it all' }] });
+    const answer = await anthropic.messages.stream(long.params as Anthropic.MessageCreateParamsNonStreaming, { headers: { 'anthropic-beta': long.betas.join(',') } }).finalMessage();
+    expect(answer.content).toMatchObject([{ text: 'read it all' }]);
+    const plain = buildModelRequest({ model: 'claude-sonnet-4-6', maxTokens: 8_192 }, big, modelInfoFromTable('claude-sonnet-4-6')!);
+    await expect(anthropic.messages.stream(plain.params as Anthropic.MessageCreateParamsNonStreaming).finalMessage()).rejects.toMatchObject({ status: 400, message: expect.stringContaining('exceed context limit') });
+    server.rejections.length = 0;
+  });
+
   it('when the Models API cannot be asked, the built-in table answers (and the API is asked again later)', async () => {
     server.setModelsApiAvailable(false);
     let now = 0;
