@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashedInstallationId, metadataUserId } from '../../activities/installation-id';
+import { checkModels } from '../../client/model-check';
 import { UNKNOWN_MODEL_ERROR, createModelResolver } from '../../activities/model-resolver';
 import { buildModelRequest, thinkingBlocksFor, withMessageBreakpoint } from '../../activities/request-params';
 import { DEFAULT_MODEL, KNOWN_MODELS, MODEL_ALIASES, modelInfoFromTable, modelLimits, resolveModelName } from '../../common/models';
@@ -123,6 +124,17 @@ describe('resolution through the Models API', () => {
     const plain = buildModelRequest({ model: 'claude-sonnet-4-6', maxTokens: 8_192 }, big, modelInfoFromTable('claude-sonnet-4-6')!);
     await expect(anthropic.messages.stream(plain.params as Anthropic.MessageCreateParamsNonStreaming).finalMessage()).rejects.toMatchObject({ status: 400, message: expect.stringContaining('exceed context limit') });
     server.rejections.length = 0;
+  });
+
+  it('the CLI check: aliases resolve, the fallback defaults to claude-sonnet-4-6, an unknown id is refused when the API answers', async () => {
+    const env = { ANTHROPIC_BASE_URL: server.url };
+    expect(await checkModels({ model: 'opus' }, env)).toEqual({ model: 'claude-opus-4-8', fallbackModel: 'claude-sonnet-4-6' });
+    expect(await checkModels({ model: 'claude-sonnet-4-6' }, env)).toEqual({ model: 'claude-sonnet-4-6' });
+    expect(await checkModels({}, env)).toEqual({ fallbackModel: 'claude-sonnet-4-6' });
+    await expect(checkModels({ model: 'claude-opus-9' }, env)).rejects.toThrow('"claude-opus-9" is not a model the API serves');
+    await expect(checkModels({ model: 'gpt-4o' }, {})).rejects.toThrow('"gpt-4o" is not a model the API serves');
+    // Without a key or base URL the worker decides.
+    expect(await checkModels({ model: 'claude-opus-9' }, {})).toMatchObject({ model: 'claude-opus-9' });
   });
 
   it('when the Models API cannot be asked, the built-in table answers (and the API is asked again later)', async () => {
