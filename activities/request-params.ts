@@ -22,7 +22,7 @@ export const MAX_CACHE_BREAKPOINTS = 4;
 export const ONE_MILLION_CONTEXT_BETA = 'context-1m-2025-08-07';
 /** The API's smallest thinking budget. */
 export const MIN_THINKING_BUDGET_TOKENS = 1_024;
-/** Thinking budget per effort level where only `enabled` thinking is offered (never above max_tokens - 1). */
+/** Thinking budget per effort level where only `enabled` thinking is offered (never above half of max_tokens). */
 export const THINKING_BUDGET_BY_EFFORT: Readonly<Record<EffortLevel, number>> = { low: 4_000, medium: 10_000, high: 32_000, max: 64_000 };
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
@@ -90,7 +90,8 @@ export function thinkingParams(model: ModelInfo, maxTokens: number, options: Req
   let thinking: Record<string, unknown> | undefined;
   if (wanted && capabilities.adaptiveThinking) thinking = { type: 'adaptive' };
   else if (wanted && capabilities.enabledThinking) {
-    const budget = Math.min(THINKING_BUDGET_BY_EFFORT[effort], maxTokens - 1);
+    // At most half of max_tokens: the answer after the thinking needs room too.
+    const budget = Math.min(THINKING_BUDGET_BY_EFFORT[effort], Math.floor(maxTokens / 2));
     if (budget >= MIN_THINKING_BUDGET_TOKENS) thinking = { type: 'enabled', budget_tokens: budget };
   }
   if (thinking) {

@@ -193,7 +193,7 @@ describe('the request a model gets', () => {
     expect(betas).toContain('context-management-2025-06-27');
     // Enabled with a budget where adaptive is not offered; no effort where the model takes none.
     const haiku = buildModelRequest({ model: 'claude-haiku-4-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-haiku-4-5')!).params;
-    expect(haiku).toMatchObject({ model: 'claude-haiku-4-5', thinking: { type: 'enabled', budget_tokens: 8_191 } });
+    expect(haiku).toMatchObject({ model: 'claude-haiku-4-5', thinking: { type: 'enabled', budget_tokens: 4_096 } });
     expect(haiku).not.toHaveProperty('output_config');
     // Turned off: disabled where the model allows it; a model that always thinks keeps its default.
     expect(buildModelRequest({ model: 'claude-sonnet-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-sonnet-5')!, { thinking: false }).params.thinking).toEqual({ type: 'disabled' });
