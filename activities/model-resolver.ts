@@ -7,9 +7,9 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
-import { type EffortLevel, EFFORT_LEVELS, type ModelInfo, modelInfoFromTable, unknownModelText, wireModelId } from '../common/models';
+import { type EffortLevel, EFFORT_LEVELS, type ModelInfo, modelInfoFromTable, requestModelId, unknownModelText } from '../common/models';
 
-/** How long a table answer (the API could not be asked) is used before the API is asked again. */
+/** How long a table answer (the API could not be asked), or the API's 404, is used before the API is asked again. */
 export const TABLE_ANSWER_TTL_MS = 60_000;
 
 /** The failure type of a model the API does not serve. */
@@ -53,10 +53,13 @@ export function unknownModelFailure(model: string): ApplicationFailure {
 /** One resolver per worker: `anthropic` undefined (no key) answers from the table. */
 export function createModelResolver(anthropic: Anthropic | undefined, now: () => number = Date.now): ModelResolver {
   const answers = new Map<string, { info: ModelInfo; until: number }>();
+  /** Models the API said it does not serve (kept a while: a new model may be served later). */
+  const unknown = new Map<string, number>();
   return {
     async resolve(model: string): Promise<ModelInfo> {
       const cached = answers.get(model);
       if (cached && cached.until > now()) return cached.info;
+      if ((unknown.get(model) ?? 0) > now()) throw unknownModelFailure(model);
       const fromTable = (): ModelInfo => {
         const table = modelInfoFromTable(model);
         if (!table) throw unknownModelFailure(model);
@@ -65,13 +68,16 @@ export function createModelResolver(anthropic: Anthropic | undefined, now: () =>
       };
       if (!anthropic) return fromTable();
       try {
-        const answer = await anthropic.models.retrieve(wireModelId(model));
+        const answer = await anthropic.models.retrieve(requestModelId(model));
         const info = modelInfoFromApi(answer);
         answers.set(model, { info, until: Infinity });
         return info;
       } catch (error) {
         // A 404 naming the model is the API's "not served"; another 404 (a proxy without the Models API) is not.
-        if (error instanceof Anthropic.NotFoundError && error.message.includes(wireModelId(model))) throw unknownModelFailure(model);
+        if (error instanceof Anthropic.NotFoundError && error.message.includes(requestModelId(model))) {
+          unknown.set(model, now() + TABLE_ANSWER_TTL_MS);
+          throw unknownModelFailure(model);
+        }
         return fromTable();
       }
     },

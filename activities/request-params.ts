@@ -14,7 +14,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CallModelInput, SystemPromptBlock } from '../common/activity-types';
 import type { ApiMessage } from '../common/messages';
-import { type EffortLevel, type ModelInfo, ONE_MILLION_CONTEXT_WINDOW, wantsOneMillionWindow, wireModelId } from '../common/models';
+import { type EffortLevel, type ModelInfo, ONE_MILLION_CONTEXT_WINDOW, requestModelId, wantsOneMillionWindow } from '../common/models';
 
 /** The API's limit on blocks with cache_control in one request. */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -22,7 +22,7 @@ export const MAX_CACHE_BREAKPOINTS = 4;
 export const ONE_MILLION_CONTEXT_BETA = 'context-1m-2025-08-07';
 /** The API's smallest thinking budget. */
 export const MIN_THINKING_BUDGET_TOKENS = 1_024;
-/** Thinking budget per effort level where only `enabled` thinking is offered (never above max_tokens - 1). */
+/** Thinking budget per effort level where only `enabled` thinking is offered (never above half of max_tokens). */
 export const THINKING_BUDGET_BY_EFFORT: Readonly<Record<EffortLevel, number>> = { low: 4_000, medium: 10_000, high: 32_000, max: 64_000 };
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
@@ -90,7 +90,8 @@ export function thinkingParams(model: ModelInfo, maxTokens: number, options: Req
   let thinking: Record<string, unknown> | undefined;
   if (wanted && capabilities.adaptiveThinking) thinking = { type: 'adaptive' };
   else if (wanted && capabilities.enabledThinking) {
-    const budget = Math.min(THINKING_BUDGET_BY_EFFORT[effort], maxTokens - 1);
+    // At most half of max_tokens: the answer after the thinking needs room too.
+    const budget = Math.min(THINKING_BUDGET_BY_EFFORT[effort], Math.floor(maxTokens / 2));
     if (budget >= MIN_THINKING_BUDGET_TOKENS) thinking = { type: 'enabled', budget_tokens: budget };
   }
   if (thinking) {
@@ -171,7 +172,7 @@ export function buildModelRequest(
   ];
   return {
     params: {
-      model: wireModelId(input.model),
+      model: requestModelId(input.model),
       max_tokens: maxTokens,
       system: request.system,
       messages: messages as Anthropic.MessageParam[],

@@ -47,6 +47,7 @@ export async function loadSessionContext(input: { cwd: string; settingSources?: 
     agents: agents.agents,
     warnings: warnings.length > 0 ? warnings : undefined,
     permissionSettings: settings.permissions,
+    ...(settings.alwaysThinkingEnabled !== undefined ? { alwaysThinkingEnabled: settings.alwaysThinkingEnabled } : {}),
   };
 }
 

@@ -24,6 +24,8 @@ export interface LoadedSettings {
   permissions: PermissionSettings;
   stopHooks: StopHookMatcher[];
   warnings: string[];
+  /** Claude Code's `alwaysThinkingEnabled` (the highest-precedence file that sets it); false turns extended thinking off. */
+  alwaysThinkingEnabled?: boolean;
 }
 
 const SOURCE_NAMES: Record<SettingSource, RuleSource> = { user: 'userSettings', project: 'projectSettings', local: 'localSettings' };
@@ -47,6 +49,7 @@ export async function loadSettings(cwd: string, sources: readonly SettingSource[
   const permissions: PermissionSettings = { allow: [], deny: [], ask: [], additionalDirectories: [], homeDir: home };
   const stopHooks: StopHookMatcher[] = [];
   const warnings: string[] = [];
+  let alwaysThinkingEnabled: boolean | undefined;
   for (const { source, file } of settingsFiles(cwd, sources, home)) {
     const text = await readFile(file, 'utf8').catch(() => undefined);
     if (text === undefined || text.trim() === '') continue;
@@ -61,8 +64,10 @@ export async function loadSettings(cwd: string, sources: readonly SettingSource[
       warnings.push(`${file} must contain a JSON object; its settings were ignored.`);
       continue;
     }
-    const record = settings as { permissions?: unknown; hooks?: { Stop?: unknown } };
+    const record = settings as { permissions?: unknown; hooks?: { Stop?: unknown }; alwaysThinkingEnabled?: unknown };
     readPermissions(record.permissions, file, source, cwd, permissions, warnings);
+    if (typeof record.alwaysThinkingEnabled === 'boolean') alwaysThinkingEnabled = record.alwaysThinkingEnabled;
+    else if (record.alwaysThinkingEnabled !== undefined) warnings.push(`${file}: alwaysThinkingEnabled must be true or false; it was ignored.`);
     if (source !== 'user' && record.hooks?.Stop !== undefined) {
       const parsed = stopHooksSchema.safeParse(record.hooks.Stop);
       if (parsed.success) stopHooks.push(...parsed.data);
@@ -73,7 +78,7 @@ export async function loadSettings(cwd: string, sources: readonly SettingSource[
       }
     }
   }
-  return { permissions, stopHooks, warnings };
+  return { permissions, stopHooks, warnings, ...(alwaysThinkingEnabled !== undefined ? { alwaysThinkingEnabled } : {}) };
 }
 
 function readPermissions(value: unknown, file: string, source: SettingSource, cwd: string, into: PermissionSettings, warnings: string[]): void {

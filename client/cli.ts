@@ -73,7 +73,7 @@ with a flag is chat; -c / --continue carries on from this workspace's most recen
 Options for ask and start:
   --cwd <dir>              workspace directory on the worker host (default: the current directory)
   --model <name>           model or alias: opus, sonnet, haiku, fable, [1m] suffix (default: claude-opus-4-8)
-  --fallback-model <name>  model to switch to when the primary is overloaded
+  --fallback-model <name>  model to switch to when the primary is overloaded (default: claude-sonnet-4-6)
   --effort <level>         low, medium, high (default) or max: how hard the model thinks, on models that take it
   --thinking on|off        extended thinking (default on where the model offers it; MAX_THINKING_TOKENS=0 turns it off)
   --max-turns <n>          stop after n turns (default 100)

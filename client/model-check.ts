@@ -6,7 +6,17 @@
  * When the API cannot be asked, the worker decides (a non-retryable failure for an unknown id).
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { type EffortLevel, EFFORT_LEVELS, knownModel, resolveModelName, unknownModelText, wireModelId } from '../common/models';
+import {
+  DEFAULT_FALLBACK_MODEL,
+  DEFAULT_MODEL,
+  type EffortLevel,
+  EFFORT_LEVELS,
+  knownModel,
+  requestModelId,
+  resolveModelName,
+  unknownModelText,
+  wireModelId,
+} from '../common/models';
 
 /** The model fields of a config after the check. */
 export interface CheckedModel {
@@ -38,11 +48,15 @@ function resolved(name: string): string {
 }
 
 /**
- * Resolves and checks `--model` and `--fallback-model`. Throws an Error with the reason for a name
- * that is no model, or that the API answers 404 for.
+ * Resolves and checks `--model` and `--fallback-model` (default, as Claude Code's:
+ * claude-sonnet-4-6, unless that is the model). Throws an Error with the reason for a name that
+ * is no model, or that the API answers 404 for.
  */
 export async function checkModels(config: { model?: string; fallbackModel?: string }, env: NodeJS.ProcessEnv = process.env): Promise<CheckedModel> {
   const out: CheckedModel = {};
+  if (config.fallbackModel === undefined && requestModelId(resolved(config.model ?? DEFAULT_MODEL)) !== DEFAULT_FALLBACK_MODEL) {
+    out.fallbackModel = DEFAULT_FALLBACK_MODEL;
+  }
   const client = modelsClient(env);
   for (const field of ['model', 'fallbackModel'] as const) {
     const name = config[field];

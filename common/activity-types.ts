@@ -224,6 +224,8 @@ export interface SessionContext {
   warnings?: string[];
   /** Permission rules and mode from the settings files (absent in sessions loaded before permissions). */
   permissionSettings?: PermissionSettings;
+  /** The settings' `alwaysThinkingEnabled`: false turns extended thinking off unless `--thinking` says otherwise. */
+  alwaysThinkingEnabled?: boolean;
 }
 
 /** What the settings files say about permissions (Claude Code's `permissions` key), merged. */

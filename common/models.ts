@@ -123,9 +123,18 @@ export function wantsOneMillionWindow(model: string): boolean {
   return ONE_MILLION_SUFFIX.test(model.trim());
 }
 
-/** The table's entry for `model` (`[1m]` and the API's aliases resolved), or undefined. */
-export function knownModel(model: string): Omit<ModelInfo, 'source'> | undefined {
+/**
+ * The id a request names for `model`: Claude Code's aliases resolved (an agent file or a custom
+ * command may say `haiku`), the `[1m]` suffix dropped.
+ */
+export function requestModelId(model: string): string {
   const id = wireModelId(model);
+  return MODEL_ALIASES[id.toLowerCase()] ?? id;
+}
+
+/** The table's entry for `model` (aliases and `[1m]` resolved), or undefined. */
+export function knownModel(model: string): Omit<ModelInfo, 'source'> | undefined {
+  const id = requestModelId(model);
   const canonical = API_ALIASES[id] ?? id;
   return KNOWN_MODELS.find((entry) => entry.id === canonical);
 }
@@ -136,7 +145,7 @@ export function modelInfoFromTable(model: string): ModelInfo | undefined {
   if (known) return { ...known, source: 'table' };
   const family = FAMILY_LIMITS.find((entry) => entry.match.test(model))?.limits;
   if (!family) return undefined;
-  return { id: wireModelId(model), ...family, capabilities: NO_THINKING, source: 'table' };
+  return { id: requestModelId(model), ...family, capabilities: NO_THINKING, source: 'table' };
 }
 
 /**
@@ -151,7 +160,7 @@ export function modelLimits(model: string, overrides: { contextWindowTokens?: nu
 
 /** The id thinking blocks of `model` are signed for (its canonical id): a block goes back only to that model. */
 export function thinkingOwner(model: string): string {
-  return knownModel(model)?.id ?? wireModelId(model);
+  return knownModel(model)?.id ?? requestModelId(model);
 }
 
 /**

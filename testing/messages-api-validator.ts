@@ -45,6 +45,8 @@ interface Turn {
 interface Request {
   body: Obj;
   kind: MessagesEndpoint;
+  /** The model's window as the caller knows it (a beta header may open 1M); default scriptedContextWindow. */
+  contextWindow?: number;
   messages: Array<{ role: 'user' | 'assistant'; content: string | Obj[] }>;
 }
 
@@ -88,7 +90,7 @@ const TOOL_FIELDS = new Set([
  * Returns the real API's `error.message` for a body the API would answer with 400
  * invalid_request_error, or undefined when the body is acceptable.
  */
-export function validateMessagesRequest(body: unknown, kind: MessagesEndpoint): string | undefined {
+export function validateMessagesRequest(body: unknown, kind: MessagesEndpoint, options: { contextWindow?: number } = {}): string | undefined {
   const shape = checkBodyIsObject(body) ?? checkTopLevelFields(body as Obj, kind);
   if (shape) return shape;
   const obj = body as Obj;
@@ -104,7 +106,7 @@ export function validateMessagesRequest(body: unknown, kind: MessagesEndpoint): 
     checkTopLevelCacheControl(obj);
   if (fieldError) return fieldError;
 
-  const request: Request = { body: obj, kind, messages: obj.messages as Request['messages'] };
+  const request: Request = { body: obj, kind, messages: obj.messages as Request['messages'], contextWindow: options.contextWindow };
   const rules: Array<(request: Request) => string | undefined> = [
     checkMessageBlocks,
     checkNonEmptyContent,
@@ -146,7 +148,7 @@ function checkContextLimit(request: Request): string | undefined {
   let chars = 0;
   for (const part of [request.body.system, request.body.messages, request.body.tools]) if (part !== undefined) chars += JSON.stringify(part).length;
   const input = Math.ceil(chars / 4);
-  const limit = scriptedContextWindow(String(request.body.model));
+  const limit = request.contextWindow ?? scriptedContextWindow(String(request.body.model));
   if (input + request.body.max_tokens <= limit) return undefined;
   return `input length and \`max_tokens\` exceed context limit: ${input} + ${request.body.max_tokens} > ${limit}, decrease input length or \`max_tokens\` and try again`;
 }

@@ -476,7 +476,10 @@ export async function startScriptedModelServer(
     };
     list.push(recorded);
 
-    const invalid = parseError ?? validateMessagesRequest(body, isMessages ? 'messages' : 'count_tokens');
+    // The 1M-window beta opens a 1M window on a model whose own is smaller (claude-sonnet-4-6 `[1m]`).
+    const betas = String(req.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
+    const contextWindow = betas.includes('context-1m-2025-08-07') ? 1_000_000 : undefined;
+    const invalid = parseError ?? validateMessagesRequest(body, isMessages ? 'messages' : 'count_tokens', { contextWindow });
     if (invalid) {
       rejections.push({ index: recorded.index, path, message: invalid });
       log(`POST ${path} #${recorded.index} -> 400 ${invalid}`);
@@ -499,7 +502,7 @@ export async function startScriptedModelServer(
       return;
     }
 
-    const brokenThinking = checkThinkingRoundTrip(body, model.id);
+    const brokenThinking = checkModelCapabilities(body, model) ?? checkThinkingRoundTrip(body, model.id);
     if (brokenThinking) {
       rejections.push({ index: recorded.index, path, message: brokenThinking });
       log(`POST ${path} #${recorded.index} -> 400 ${brokenThinking}`);
@@ -551,6 +554,31 @@ export async function startScriptedModelServer(
       'We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. ' +
       'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
     );
+  }
+
+  /**
+   * What the model's capabilities allow (the catalog's, as the Models API reports them): its
+   * thinking types, effort levels and context-management edits (own wording; the API answers 400).
+   */
+  function checkModelCapabilities(body: any, model: CatalogModel): string | undefined {
+    const capabilities = model.capabilities;
+    const type = body.thinking?.type as string | undefined;
+    if (type === 'adaptive' || type === 'enabled' || type === 'disabled') {
+      if (!capabilities.thinking.types[type].supported) return `thinking.type: '${type}' is not supported on ${model.id}`;
+    }
+    const effort = body.output_config?.effort as string | undefined;
+    if (effort !== undefined) {
+      const level = (capabilities.effort as unknown as Record<string, { supported: boolean } | null>)[effort];
+      if (!capabilities.effort.supported) return `output_config.effort: ${model.id} does not support the effort parameter`;
+      if (!level?.supported) return `output_config.effort: '${effort}' is not supported on ${model.id}`;
+    }
+    const edits: any[] = Array.isArray(body.context_management?.edits) ? body.context_management.edits : [];
+    for (const edit of edits) {
+      if (edit?.type !== 'clear_thinking_20251015') continue;
+      if (!capabilities.context_management.clear_thinking_20251015?.supported) return `context_management.edits: clear_thinking_20251015 is not supported on ${model.id}`;
+      if (type !== 'enabled' && type !== 'adaptive') return 'context_management.edits: the clear_thinking_20251015 strategy requires thinking to be enabled';
+    }
+    return undefined;
   }
 
   /** `GET /v1/models` (one page, the whole catalog) and `GET /v1/models/{id}`. */

@@ -127,9 +127,13 @@ export interface QueryHost {
 }
 
 /** Activity options, in one place. */
-/** The conversation's thinking settings as a model call's input carries them (absent fields: defaults). */
-export function thinkingOptions(config: ConversationConfig): Pick<CallModelInput, 'thinking' | 'effort'> {
-  return { ...(config.thinking !== undefined ? { thinking: config.thinking } : {}), ...(config.effort ? { effort: config.effort } : {}) };
+/**
+ * The conversation's thinking settings as a model call's input carries them (absent fields:
+ * defaults): `--thinking` first, else the settings' `alwaysThinkingEnabled`.
+ */
+export function thinkingOptions(config: ConversationConfig, sessionContext: SessionContext | undefined): Pick<CallModelInput, 'thinking' | 'effort'> {
+  const thinking = config.thinking ?? sessionContext?.alwaysThinkingEnabled;
+  return { ...(thinking !== undefined ? { thinking } : {}), ...(config.effort ? { effort: config.effort } : {}) };
 }
 
 export function activityOptions(config: ConversationConfig): Record<'model' | 'tool' | 'stopHooks' | 'sessionContext', ActivityOptions> {
@@ -327,7 +331,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       conversationId,
       model: request.model,
       maxTokens: request.maxTokens,
-      ...thinkingOptions(config),
+      ...thinkingOptions(config, host.sessionContext),
       transcript: request.transcript,
       context: { digest: lastContext.digest },
       streamToolUses: config.streamingToolExecution ? { workflowId: conversationId, runId: workflowInfo().runId, requestId, ...(permissionFacts && { permissionFacts }) } : undefined,
@@ -505,7 +509,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
  * summary text, too long (the caller drops the oldest rounds), an error, or aborted.
  */
 export async function compactConversation(
-  host: Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase'>,
+  host: Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext'>,
   query: Pick<ActiveQuery, 'scope' | 'aborted'>,
   request: CompactRequestParams,
 ): Promise<CompactResponse> {
@@ -517,7 +521,7 @@ export async function compactConversation(
         conversationId: host.conversationId,
         model: host.currentModel,
         maxTokens: request.maxTokens,
-        ...thinkingOptions(host.config),
+        ...thinkingOptions(host.config, host.sessionContext),
         transcript: request.transcript,
         skip: request.skip,
         context: { digest: host.currentRequestContext() },

@@ -62,7 +62,7 @@ describe('--max-budget-usd', () => {
         { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'never.txt', content: 'x' } }], usage: USAGE },
       ],
     });
-    const { code, out } = await cli('ask', '--cwd', workspace, '--max-budget-usd', '0.005', '--output-format', 'json', 'Write a file');
+    const { code, out } = await cli('ask', '--cwd', workspace, '--model', 'claude-sonnet-4-6', '--max-budget-usd', '0.005', '--output-format', 'json', 'Write a file');
     expect(code).toBe(1);
     const result = oneJsonLine(out);
     expect(result).toMatchObject({
@@ -153,7 +153,7 @@ describe('--json-schema', () => {
 describe('--output-format', () => {
   it('json prints the whole result message on exactly one line', async () => {
     const { workspace } = await setUp({ script: [{ content: [{ type: 'text', text: 'Forty-two.' }], usage: USAGE }] });
-    const { code, out } = await cli('ask', '--cwd', workspace, '--output-format', 'json', 'The answer?');
+    const { code, out } = await cli('ask', '--cwd', workspace, '--model', 'claude-sonnet-4-6', '--output-format', 'json', 'The answer?');
     expect(code).toBe(0);
     expect(out.endsWith('\n')).toBe(true);
     const result = oneJsonLine(out);
@@ -203,7 +203,7 @@ describe('--output-format', () => {
     const refused = await cli('ask', '--cwd', workspace, '--output-format', 'stream-json', 'hi');
     expect(refused).toMatchObject({ code: 2, err: expect.stringContaining('--output-format stream-json requires --verbose') });
 
-    const { code, out } = await cli('ask', '--cwd', workspace, '--output-format', 'stream-json', '--verbose', 'Run echo');
+    const { code, out } = await cli('ask', '--cwd', workspace, '--model', 'claude-sonnet-4-6', '--output-format', 'stream-json', '--verbose', 'Run echo');
     expect(code).toBe(0);
     const messages = out.trimEnd().split('\n').map((line) => JSON.parse(line));
     expect(messages.map((message) => (message.subtype && message.type === 'system' ? `system/${message.subtype}` : message.type))).toEqual([

@@ -61,7 +61,7 @@ describe('local slash commands', () => {
     expect(status.result).toContain('Model:         claude-sonnet-4-6');
     expect((await say(conversationId, '/model')).result).toContain('Model: claude-sonnet-4-6');
     const badModel = await say(conversationId, '/model gpt-5');
-    expect(badModel).toMatchObject({ is_error: true, result: expect.stringContaining('"gpt-5" is not a model this build knows') });
+    expect(badModel).toMatchObject({ is_error: true, result: expect.stringContaining('"gpt-5" is not a model the API serves') });
 
     // The CLI prints a local command's output (send --follow; ask, one-shot).
     const followed = await cli('send', '--follow', conversationId, '/cost');
@@ -201,14 +201,14 @@ describe('across continue-as-new', () => {
     await harness.startWorker();
     // Continue as new after every input.
     const { conversationId } = await runToResult(harness, 'Before', { continueAsNewAfterEvents: 1 });
-    await say(conversationId, '/model claude-opus-4-8');
+    await say(conversationId, '/model sonnet');
     await say(conversationId, '/clear');
     await say(conversationId, 'After');
     const status = await harness.api.status(conversationId);
     expect(status.continuedAsNewCount).toBeGreaterThanOrEqual(3);
-    expect(status.model).toBe('claude-opus-4-8');
+    expect(status.model).toBe('claude-sonnet-5');
     const after = harness.model.requests[1];
-    expect(after.body.model).toBe('claude-opus-4-8');
+    expect(after.body.model).toBe('claude-sonnet-5');
     expect(after.body.messages).toHaveLength(1);
     expect(requestText(after)).not.toContain('Before');
 
@@ -216,7 +216,7 @@ describe('across continue-as-new', () => {
     const resumed = await cli('start', '--resume', conversationId, '--cwd', harness.workspace, '--follow', 'Go on');
     expect(resumed.code).toBe(0);
     const first = harness.model.requests[2];
-    expect(first.body.model).toBe('claude-sonnet-4-6'); // the new conversation's own model
+    expect(first.body.model).toBe('claude-opus-4-8'); // the new conversation's own model (the CLI's default)
     expect(first.body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(requestText(first)).toContain('After');
     expect(requestText(first)).toContain('Go on');

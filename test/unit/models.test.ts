@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashedInstallationId, metadataUserId } from '../../activities/installation-id';
+import { checkModels } from '../../client/model-check';
 import { UNKNOWN_MODEL_ERROR, createModelResolver } from '../../activities/model-resolver';
 import { buildModelRequest, thinkingBlocksFor, withMessageBreakpoint } from '../../activities/request-params';
 import { DEFAULT_MODEL, KNOWN_MODELS, MODEL_ALIASES, modelInfoFromTable, modelLimits, resolveModelName } from '../../common/models';
@@ -72,8 +73,11 @@ describe('resolution through the Models API', () => {
     expect(haiku).toMatchObject({ id: 'claude-haiku-4-5-20251001', source: 'api', contextWindow: 200_000, maxOutputTokens: 64_000 });
     expect(haiku.capabilities).toMatchObject({ adaptiveThinking: false, enabledThinking: true, effort: [] });
     await resolver.resolve('claude-haiku-4-5');
+    // An agent file or a custom command may name an alias: the request names its id.
+    expect(await resolver.resolve('haiku')).toMatchObject({ id: 'claude-haiku-4-5-20251001' });
+    expect(buildModelRequest({ model: 'haiku', maxTokens: 1_000 }, { system: [], messages: [], tools: [] }, haiku).params.model).toBe('claude-haiku-4-5');
     expect(await resolver.resolve('claude-opus-4-8')).toMatchObject({ contextWindow: 1_000_000, maxOutputTokens: 128_000, capabilities: { adaptiveThinking: true } });
-    expect(server.modelRequests.length - before).toBe(2);
+    expect(server.modelRequests.length - before).toBe(3);
   });
 
   it('an id the API does not serve is a non-retryable failure naming it', async () => {
@@ -90,6 +94,47 @@ describe('resolution through the Models API', () => {
     const tooMany = await anthropic.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 64_001, messages: [{ role: 'user', content: 'hi' }] }).finalMessage().catch((error: unknown) => error);
     expect(tooMany).toMatchObject({ status: 400, message: expect.stringContaining('max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-6') });
     server.rejections.length = 0;
+  });
+
+  it('the server refuses what a model\'s capabilities do not offer, and accepts what the engine builds for each model', async () => {
+    const ask = (body: Record<string, unknown>) =>
+      anthropic.messages.stream({ max_tokens: 2_000, messages: [{ role: 'user', content: 'hi' }], ...body } as Anthropic.MessageCreateParamsNonStreaming).finalMessage().catch((error: unknown) => error);
+    expect(await ask({ model: 'claude-haiku-4-5', thinking: { type: 'adaptive' } })).toMatchObject({ status: 400, message: expect.stringContaining("thinking.type: 'adaptive' is not supported") });
+    expect(await ask({ model: 'claude-opus-4-8', thinking: { type: 'enabled', budget_tokens: 1_024 } })).toMatchObject({ status: 400 });
+    expect(await ask({ model: 'claude-fable-5', thinking: { type: 'disabled' } })).toMatchObject({ status: 400 });
+    expect(await ask({ model: 'claude-haiku-4-5', output_config: { effort: 'high' } })).toMatchObject({ status: 400, message: expect.stringContaining('does not support the effort parameter') });
+    expect(await ask({ model: 'claude-sonnet-4-6', context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } })).toMatchObject({ status: 400 });
+    server.rejections.length = 0;
+    for (const served of MODEL_CATALOG) {
+      for (const options of [{}, { thinking: false }, { effort: 'max' as const }]) {
+        server.enqueue({ content: [{ type: 'text', text: 'ok' }] });
+        const { params } = buildModelRequest({ model: served.id, maxTokens: 8_192 }, { system: [], messages: [{ role: 'user', content: 'hi' }], tools: [] }, modelInfoFromTable(served.id)!, options);
+        expect(await anthropic.messages.stream(params as Anthropic.MessageCreateParamsNonStreaming).finalMessage(), `${served.id} ${JSON.stringify(options)}`).toMatchObject({ type: 'message' });
+      }
+    }
+    expect(server.rejections).toEqual([]);
+  });
+
+  it('[1m] on a 200k model: the beta header opens the 1M window the workflow sizes its context by', async () => {
+    const big = { system: [], messages: [{ role: 'user' as const, content: 'y'.repeat(1_200_000) }], tools: [] };
+    const long = buildModelRequest({ model: 'claude-sonnet-4-6[1m]', maxTokens: 8_192 }, big, modelInfoFromTable('claude-sonnet-4-6[1m]')!);
+    server.enqueue({ content: [{ type: 'text', text: 'read it all' }] });
+    const answer = await anthropic.messages.stream(long.params as Anthropic.MessageCreateParamsNonStreaming, { headers: { 'anthropic-beta': long.betas.join(',') } }).finalMessage();
+    expect(answer.content).toMatchObject([{ text: 'read it all' }]);
+    const plain = buildModelRequest({ model: 'claude-sonnet-4-6', maxTokens: 8_192 }, big, modelInfoFromTable('claude-sonnet-4-6')!);
+    await expect(anthropic.messages.stream(plain.params as Anthropic.MessageCreateParamsNonStreaming).finalMessage()).rejects.toMatchObject({ status: 400, message: expect.stringContaining('exceed context limit') });
+    server.rejections.length = 0;
+  });
+
+  it('the CLI check: aliases resolve, the fallback defaults to claude-sonnet-4-6, an unknown id is refused when the API answers', async () => {
+    const env = { ANTHROPIC_BASE_URL: server.url };
+    expect(await checkModels({ model: 'opus' }, env)).toEqual({ model: 'claude-opus-4-8', fallbackModel: 'claude-sonnet-4-6' });
+    expect(await checkModels({ model: 'claude-sonnet-4-6' }, env)).toEqual({ model: 'claude-sonnet-4-6' });
+    expect(await checkModels({}, env)).toEqual({ fallbackModel: 'claude-sonnet-4-6' });
+    await expect(checkModels({ model: 'claude-opus-9' }, env)).rejects.toThrow('"claude-opus-9" is not a model the API serves');
+    await expect(checkModels({ model: 'gpt-4o' }, {})).rejects.toThrow('"gpt-4o" is not a model the API serves');
+    // Without a key or base URL the worker decides.
+    expect(await checkModels({ model: 'claude-opus-9' }, {})).toMatchObject({ model: 'claude-opus-9' });
   });
 
   it('when the Models API cannot be asked, the built-in table answers (and the API is asked again later)', async () => {
@@ -148,7 +193,7 @@ describe('the request a model gets', () => {
     expect(betas).toContain('context-management-2025-06-27');
     // Enabled with a budget where adaptive is not offered; no effort where the model takes none.
     const haiku = buildModelRequest({ model: 'claude-haiku-4-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-haiku-4-5')!).params;
-    expect(haiku).toMatchObject({ model: 'claude-haiku-4-5', thinking: { type: 'enabled', budget_tokens: 8_191 } });
+    expect(haiku).toMatchObject({ model: 'claude-haiku-4-5', thinking: { type: 'enabled', budget_tokens: 4_096 } });
     expect(haiku).not.toHaveProperty('output_config');
     // Turned off: disabled where the model allows it; a model that always thinks keeps its default.
     expect(buildModelRequest({ model: 'claude-sonnet-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-sonnet-5')!, { thinking: false }).params.thinking).toEqual({ type: 'disabled' });
