@@ -16,6 +16,7 @@ import { formatEvent, sanitizeForTerminal } from '../format';
 import { NoLiveStreamError, readLive } from '../live';
 import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
 import { LiveView, type ViewOp } from '../live-view';
+import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line';
 
 export interface ChatOptions {
   api: ConversationClient;
@@ -141,7 +142,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         if (op.item.type === 'tool_end') {
           permissions.settled(op.item.toolUseId);
           newline();
-          put(`${sanitizeForTerminal(`● ${op.item.name}: ${oneLine(toolSummaries.get(op.item.toolUseId) ?? '')}  ⎿ ${op.item.isError ? 'Error: ' : ''}${op.item.summary}`)}\n`);
+          const call = toolCallLine(op.item.name, argumentFromSummary(op.item.name, toolSummaries.get(op.item.toolUseId) ?? ''));
+          put(`${sanitizeForTerminal(`${call}\n${toolResultLine(op.item.summary, op.item.isError)}`)}\n`);
         } else if (op.item.type === 'tool_start') {
           toolSummaries.set(op.item.toolUseId, op.item.summary);
         }
@@ -291,9 +293,4 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   write(`${DIM}left ${id}; it stays alive — rejoin with: durable-agent chat ${id}${RESET}\n`);
   await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 1000))]);
   return 0;
-}
-
-function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
 }

@@ -71,7 +71,7 @@ describe('chat in a terminal', () => {
     tmux('send-keys', '-t', first, 'read the notes', 'Enter');
     const answered = await eventually(async () => screen(first), (text) => text.includes('Streaming in tmux works.') && /\$\d+\.\d{4}\]/.test(text), 60_000);
     // The tool line and its result (not an error: a failed call shows `⎿ Error: …`).
-    expect(answered).toMatch(/● Read: .*notes\.txt[\s\S]*?⎿ (?!Error)\S/);
+    expect(answered).toMatch(/● Read\(notes\.txt\)\n {2}⎿ {2}(?!Error)\S/);
     expect(answered.split('Streaming in tmux works.').length).toBe(2); // once
 
     tmux('send-keys', '-t', first, 'write a lot', 'Enter');
@@ -112,7 +112,8 @@ describe('chat in a terminal', () => {
     await harness.startWorker();
     const session = startChat(harness, 'chat-perm', '--cwd', harness.workspace, '--permission-mode', 'default');
     await eventually(async () => screen(session), ready, 90_000);
-    const question = /⚠ Write wants to run: [^\n]*hello\.txt[^\n]*\n[^\n]*Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/;
+    // The call as every view shows it, why it asks, and the content it would write.
+    const question = /⚠ Write\(hello\.txt\) needs permission: [^\n]*\n {4}│ hi\n[^\n]*Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/;
 
     tmux('send-keys', '-t', session, 'write hello.txt', 'Enter');
     await eventually(async () => screen(session), (text) => question.test(text.trimEnd() + ' '), 60_000);
@@ -122,18 +123,18 @@ describe('chat in a terminal', () => {
     expect(await readFile(path.join(harness.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
 
     tmux('send-keys', '-t', session, 'now write nope.txt', 'Enter');
-    await eventually(async () => screen(session), (text) => /nope\.txt[^\n]*\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
+    await eventually(async () => screen(session), (text) => /nope\.txt[^\n]*\n[^\n]*│ no\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
     tmux('send-keys', '-t', session, 'n', 'Enter');
     const denied = await eventually(async () => screen(session), (text) => text.includes('Understood, I will not write it.'), 60_000);
     expect(denied).toContain('Write toolu_chat_w2 denied');
-    expect(denied).toMatch(/● Write: Write nope\.txt {2}⎿ Error: The user doesn't want to proceed/);
+    expect(denied).toMatch(/● Write\(nope\.txt\)\n {2}⎿ {2}Error: The user doesn't want to proceed/);
     await expect(readFile(path.join(harness.workspace, 'nope.txt'))).rejects.toThrow(/ENOENT/);
     const lastRequest = JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1));
     expect(lastRequest).toContain("doesn't want to proceed with this tool use");
 
     // Decided from another client first: chat stops asking and goes on.
     tmux('send-keys', '-t', session, 'and other.txt', 'Enter');
-    await eventually(async () => screen(session), (text) => /other\.txt[^\n]*\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
+    await eventually(async () => screen(session), (text) => /other\.txt[^\n]*\n[^\n]*│ ok\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
     await harness.api.decidePermission(conversationIdOf(screen(session)), { toolUseId: 'toolu_chat_w3', behavior: 'allow' });
     const elsewhere = await eventually(async () => screen(session), (text) => text.includes('Approved elsewhere, written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
     expect(elsewhere).toContain('Write toolu_chat_w3 is no longer waiting');
