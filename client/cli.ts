@@ -387,17 +387,31 @@ async function askCommand(args: string[], io: Io): Promise<number> {
   const prompt = await readAskPrompt(positionals, io);
   const { api, taskQueue, close } = await connect();
   const prompting = new AbortController();
+  let removeInterrupt = () => {};
   try {
     // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c).
     const from = await continuedConversation(api, values, config.cwd);
     const resume = from ? await resumeFrom(api, from) : undefined;
     const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue, resume });
     await warnIfNoWorker(api, taskQueue, io);
-    if (interactive) void promptForPermissions(api, conversationId, prompting.signal, io.err).catch((error: unknown) => io.err(`Error: ${String(error)}`));
+    // Ctrl-C stops the query, as with claude -p; a second one leaves at once (issue 19, item 4).
+    let interrupts = 0;
+    const interrupt = () => {
+      interrupts++;
+      if (interrupts > 1) process.exit(130);
+      io.err('\nInterrupting… (Ctrl-C again to quit now)');
+      api.abort(conversationId, 'Ctrl-C in ask').catch(() => undefined);
+    };
+    process.on('SIGINT', interrupt);
+    removeInterrupt = () => process.off('SIGINT', interrupt);
+    if (interactive) {
+      void promptForPermissions(api, conversationId, prompting.signal, io.err, undefined, interrupt).catch((error: unknown) => io.err(`Error: ${String(error)}`));
+    }
     const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
     prompting.abort();
-    return result.is_error ? 1 : 0;
+    return interrupts > 0 ? 130 : result.is_error ? 1 : 0;
   } finally {
+    removeInterrupt();
     prompting.abort();
     await close();
   }
