@@ -24,7 +24,8 @@ import { ASK_OPTIONS, SESSION_LIMIT_OPTIONS, outputFormatFrom, printAskOutput, r
 import { exportTranscript, fetchTranscript, transcriptToResume } from './commands/transcript';
 import { UsageError } from './usage-error';
 import { PERMISSION_OPTIONS, PERMISSION_USAGE, decide, pendingPermissionLines, permissionConfigFrom, promptForPermissions } from './commands/permissions';
-import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow, mostRecentConversation } from './commands/list';
+import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow, mostRecentConversation, newestFirst, resolveConversationId } from './commands/list';
+import { WORKSPACE_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import { claudeCodeArgv } from './claude-flags';
 import { version as packageVersion } from '../package.json';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
@@ -51,9 +52,10 @@ Usage:
   durable-agent chat [options] [id]              interactive session on a new (or that) conversation:
                                                  streamed answers, permission prompts inline (y / n / always);
                                                  Ctrl-C aborts, Ctrl-D leaves (it stays alive)
-  durable-agent list [--status s] [--workspace dir] [--model m] [--limit n]
+  durable-agent list [--status s] [--workspace dir] [--model m] [--limit n] [--json]
                                                  conversations on the server, newest first; status is
-                                                 running, awaiting_input, awaiting_permission or ended
+                                                 running, awaiting_input, awaiting_permission or ended.
+                                                 Any <id> may be shortened to its last part (e10872b5)
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
   durable-agent worker --scripted                run a worker whose model is a local scripted one (no key): try
                                                  tools, permissions and subagents with prompts like "read FILE",
@@ -70,7 +72,7 @@ with a flag is chat; -c / --continue carries on from this workspace's most recen
 --permission-mode bypassPermissions.
 
 Options for ask and start:
-  --cwd <dir>              workspace directory on the worker host (default: the current directory)
+  --cwd <dir>              workspace directory on the worker host (default: the directory you ran the command from)
   --model <name>           model (default: claude-sonnet-5-5)
   --fallback-model <name>  model to switch to when the primary is overloaded
   --max-turns <n>          stop after n turns (default 100)
@@ -162,7 +164,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         const { chatCommand } = await import('./commands/chat');
         const { api, taskQueue, close } = await connect();
         try {
-          let conversationId = positionals[0];
+          let conversationId = positionals[0] === undefined ? undefined : await resolveConversationId(api, positionals[0]);
           let resume: ResumeInput | undefined;
           const from = await continuedConversation(api, values, config.cwd);
           if (from) {
@@ -345,7 +347,7 @@ function checkContinueFlags(values: Record<string, unknown>): void {
 
 async function continuedConversation(api: ConversationClient, values: Record<string, unknown>, cwd: string): Promise<string | undefined> {
   checkContinueFlags(values);
-  if (typeof values.resume === 'string') return values.resume;
+  if (typeof values.resume === 'string') return resolveConversationId(api, values.resume);
   if (!values.continue) return undefined;
   const latest = await mostRecentConversation(api.client, cwd);
   if (!latest) throw new UsageError(`--continue: no conversation in ${cwd} yet.`);
@@ -444,10 +446,11 @@ async function startCommand(args: string[], io: Io): Promise<number> {
 
 async function sendCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { follow: { type: 'boolean' } }, [2, Infinity], 'send');
-  const [conversationId, ...words] = positionals;
+  const [shortId, ...words] = positionals;
   const prompt = promptFrom(words, 'send');
   const { api, close } = await connect();
   try {
+    const conversationId = await resolveConversationId(api, shortId);
     // Signal first: a signal needs no worker, a query does (querying first lost the message when
     // no worker ran). --follow then prints from this input's own user_input event.
     const inputUuid = await api.send(conversationId, prompt);
@@ -491,7 +494,7 @@ async function transcriptCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { jsonl: { type: 'boolean' } }, 1, 'transcript');
   const { api, close } = await connect();
   try {
-    const text = await exportTranscript(api, positionals[0], Boolean(values.jsonl));
+    const text = await exportTranscript(api, await resolveConversationId(api, positionals[0]), Boolean(values.jsonl));
     // JSON escapes control characters itself; sanitizing would change the data.
     io.out(values.jsonl ? text : sanitizeForTerminal(text));
     return 0;
@@ -504,9 +507,15 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, 1, 'status');
   const { api, close } = await connect();
   try {
-    const status = await api.status(positionals[0]);
+    const conversationId = await resolveConversationId(api, positionals[0]);
+    const status = await api.status(conversationId);
     const pending = values.json ? [] : await pendingPermissionLines(api, status);
-    io.out(values.json ? JSON.stringify(status, null, 2) : [formatStatus(status), ...pending].join('\n'));
+    // The workspace, from the conversation's search attributes (the status query does not carry it).
+    const workspace = await api.client.workflow
+      .getHandle(conversationId)
+      .describe()
+      .then((description) => description.typedSearchAttributes.get(WORKSPACE_SEARCH_ATTRIBUTE), () => undefined);
+    io.out(values.json ? JSON.stringify({ ...status, workspace }, null, 2) : [formatStatus(status, workspace), ...pending].join('\n'));
     return 0;
   } finally {
     await close();
@@ -515,10 +524,10 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
 
 async function compactCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, [1, Infinity], 'compact');
-  const [conversationId, ...words] = positionals;
+  const [shortId, ...words] = positionals;
   const { api, close } = await connect();
   try {
-    const outcome = await api.compact(conversationId, words.join(' '));
+    const outcome = await api.compact(await resolveConversationId(api, shortId), words.join(' '));
     io.out(values.json ? JSON.stringify(outcome) : formatCompactionOutcome(outcome));
     return outcome.compacted ? 0 : 1;
   } finally {
@@ -528,9 +537,10 @@ async function compactCommand(args: string[], io: Io): Promise<number> {
 
 async function decideCommand(args: string[], io: Io, command: 'approve' | 'deny'): Promise<number> {
   const { values, positionals } = parse(args, command === 'approve' ? { always: { type: 'boolean' } } : {}, command === 'approve' ? 2 : [2, Infinity], command);
-  const [conversationId, toolUseId, ...words] = positionals;
+  const [shortId, toolUseId, ...words] = positionals;
   const { api, close } = await connect();
   try {
+    const conversationId = await resolveConversationId(api, shortId);
     const { line } = await decide(api, conversationId, toolUseId, command === 'approve' ? 'allow' : 'deny', {
       always: values.always === true,
       message: words.join(' '),
@@ -546,8 +556,9 @@ async function simpleCommand(args: string[], io: Io, command: 'abort' | 'end'): 
   const { positionals } = parse(args, {}, 1, command);
   const { api, close } = await connect();
   try {
-    await (command === 'abort' ? api.abort(positionals[0]) : api.end(positionals[0]));
-    io.out(command === 'abort' ? `abort sent to ${positionals[0]}` : `end sent to ${positionals[0]}`);
+    const conversationId = await resolveConversationId(api, positionals[0]);
+    await (command === 'abort' ? api.abort(conversationId) : api.end(conversationId));
+    io.out(command === 'abort' ? `abort sent to ${conversationId}` : `end sent to ${conversationId}`);
     return 0;
   } finally {
     await close();
@@ -555,7 +566,12 @@ async function simpleCommand(args: string[], io: Io, command: 'abort' | 'end'): 
 }
 
 async function listCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parse(args, { status: { type: 'string' }, workspace: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' } }, 0, 'list');
+  const { values } = parse(
+    args,
+    { status: { type: 'string' }, workspace: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    0,
+    'list',
+  );
   const limitText = (values.limit as string | undefined) ?? '50';
   if (!/^[0-9]+$/.test(limitText) || Number(limitText) < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}".`);
   let query: string;
@@ -568,13 +584,15 @@ async function listCommand(args: string[], io: Io): Promise<number> {
   const filtered = values.status !== undefined || values.workspace !== undefined || values.model !== undefined;
   const { api, close } = await connect();
   try {
-    const rows: string[][] = [];
-    for await (const workflow of api.client.workflow.list({ query })) {
-      rows.push(listRow(workflow));
-      if (rows.length >= Number(limitText)) break;
+    // The server lists running conversations first whatever their age: read them all (up to a bound), then sort.
+    const workflows = await newestFirst(api.client, query, Number(limitText));
+    if (values.json) {
+      io.out(JSON.stringify(workflows.map((workflow) => listRow(workflow, 'json'))));
+      return 0;
     }
+    const rows = workflows.map((workflow) => listRow(workflow) as string[]);
     if (rows.length > 0) for (const line of formatTable([LIST_HEADER, ...rows])) io.out(sanitizeForTerminal(line));
-    else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent start "<prompt>"`.');
+    else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent chat` or `durable-agent ask "<prompt>"`.');
     return 0;
   } finally {
     await close();
@@ -583,7 +601,22 @@ async function listCommand(args: string[], io: Io): Promise<number> {
 
 export { formatResultLine };
 
+/**
+ * Under `npm run cli` npm starts the CLI in the package's directory; the person ran it from
+ * INIT_CWD. Relative paths and the default --cwd mean that directory (issue 19, item 10).
+ */
+export function enterInvocationDirectory(env: NodeJS.ProcessEnv = process.env): void {
+  const from = env.INIT_CWD;
+  if (!from || env.npm_lifecycle_event === undefined || path.resolve(from) === process.cwd()) return;
+  try {
+    process.chdir(from);
+  } catch {
+    /* gone: stay where npm put us */
+  }
+}
+
 if (require.main === module) {
+  enterInvocationDirectory();
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {

@@ -147,9 +147,10 @@ export function formatContextWarning(status: ConversationStatus): string | undef
   return `Context low (${remaining}% remaining) · ${action}`;
 }
 
-export function formatStatus(status: ConversationStatus): string {
+export function formatStatus(status: ConversationStatus, workspace?: string): string {
   const lines = [
     `conversation  ${status.conversationId}`,
+    ...(workspace ? [`workspace     ${workspace}`] : []),
     `phase         ${status.phase}`,
     `model         ${status.currentModel}${status.currentModel !== status.model ? ` (fallback from ${status.model})` : ''}`,
     // An ended conversation answers from its result: the transcript's size is not in it (no "messages 0").

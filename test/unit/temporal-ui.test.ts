@@ -111,10 +111,10 @@ describe('durable-agent list', () => {
     const terminated = listRow({ workflowId: 'b', status: { name: 'TERMINATED' } as never, startTime, typedSearchAttributes: attributes });
     const old = listRow({ workflowId: 'conversation-old', status: { name: 'COMPLETED' } as never, startTime, typedSearchAttributes: new TypedSearchAttributes() });
     expect(formatTable([LIST_HEADER, running, terminated, old])).toEqual([
-      'ID                STATUS          TURNS  COST     LAST ACTIVITY         FIRST PROMPT',
-      'conversation-a    awaiting_input  4      $0.0633  2026-11-30T03:00:00Z  "Fix the test"',
-      'b                 terminated      4      $0.0633  2026-11-30T03:00:00Z  "Fix the test"',
-      'conversation-old  completed       -      -        2026-11-30T03:00:00Z  -',
+      'ID                STATUS          TURNS  COST     LAST ACTIVITY         WORKSPACE  FIRST PROMPT',
+      'conversation-a    awaiting_input  4      $0.0633  2026-11-30T03:00:00Z  -          "Fix the test"',
+      'b                 terminated      4      $0.0633  2026-11-30T03:00:00Z  -          "Fix the test"',
+      'conversation-old  completed       -      -        2026-11-30T03:00:00Z  -          -',
     ]);
   });
 });
