@@ -33,6 +33,8 @@ export interface ChatOptions {
 const DIM = '\u001b[2m';
 /** Lines arriving within this long of each other are one prompt (a paste). */
 const PASTE_WINDOW_MS = 30;
+/** How long sending a prompt may take before chat says it was not sent. */
+const SEND_DEADLINE_MS = 5_000;
 const RESET = '\u001b[0m';
 
 export async function chatCommand(options: ChatOptions): Promise<number> {
@@ -57,6 +59,11 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   write(`${DIM}Enter sends · Ctrl-C aborts the running query (twice: leave) · Ctrl-D leaves, the conversation stays${RESET}\n`);
 
   const rl = readline.createInterface({ input: options.input ?? process.stdin, output, terminal: true, prompt: '> ' });
+  // Lines typed before the chat is ready (it still connects to the live channel) are kept and
+  // sent once it is: readline emits them at once, listener or not (issue 19, item 9).
+  const early: string[] = [];
+  const keepEarly = (line: string) => early.push(line);
+  rl.on('line', keepEarly);
   const leaving = new AbortController();
   const sentByMe = new Set<string>();
   let interrupts = 0;
@@ -238,10 +245,13 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   let pasted: string[] = [];
   let pasteTimer: NodeJS.Timeout | undefined;
   let sending: Promise<unknown> = Promise.resolve();
+  // A prompt the server did not take: kept, and sent again on an empty Enter (issue 19, item 9).
+  let unsent: string | undefined;
   const submit = () => {
     pasteTimer = undefined;
-    const prompt = pasted.join('\n').trim();
+    let prompt = pasted.join('\n').trim();
     pasted = [];
+    if (!prompt && unsent !== undefined) prompt = unsent;
     if (!prompt) {
       if (!busy) rl.prompt();
       return;
@@ -249,17 +259,23 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     busy = true;
     interrupts = 0;
     sending = sending.then(() =>
-      api.send(id, prompt).then(
-        (uuid) => sentByMe.add(uuid),
+      api.client.connection.withDeadline(Date.now() + SEND_DEADLINE_MS, () => api.send(id, prompt)).then(
+        (uuid) => {
+          if (unsent === prompt) unsent = undefined;
+          sentByMe.add(uuid);
+        },
         (error: unknown) => {
+          unsent = prompt;
           newline();
-          put(`Could not send: ${error instanceof Error ? error.message : String(error)}\n`);
+          const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+          put(`✗ Not sent — the Temporal server did not take it (${why}). It is kept: press Enter to send it again.\n`);
           busy = false;
           rl.prompt();
         },
       ),
     );
   };
+  rl.off('line', keepEarly);
   rl.on('line', (line) => {
     if (answering && pasted.length === 0) {
       answering(line);
@@ -285,6 +301,10 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     }
   });
   if (!busy) rl.prompt();
+  if (early.length > 0) {
+    pasted.push(...early.splice(0));
+    submit();
+  }
   if (waitingOnRejoin) permissions.check(); // requests that were waiting before this terminal joined
 
   await left;

@@ -7,11 +7,15 @@ import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type DevServer, startDevServer } from '../../infra/dev-server';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
+let server: DevServer | undefined;
 const sessions: string[] = [];
 afterEach(async () => {
+  await server?.stop().catch(() => undefined);
+  server = undefined;
   for (const session of sessions.splice(0)) {
     try {
       execFileSync('tmux', ['kill-session', '-t', session]);
@@ -165,5 +169,22 @@ describe('chat in a terminal', () => {
     expect(harness.model.requests).toHaveLength(1);
     const prompt = JSON.stringify(harness.model.requests[0].body.messages.at(-1));
     expect(prompt).toMatch(/AAA\\nBBB\\nCCC\\nDDD/);
+  });
+
+  it('sends lines typed before it is ready, and keeps a prompt the server did not take (issue 19, item 9)', async () => {
+    server = await startDevServer({ ephemeral: true, headless: true, log: () => {} });
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Heard you early.' }] }] }, { address: server.address });
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-early', '--cwd', harness.workspace);
+    // Typed at once, before the chat has shown its prompt.
+    tmux('send-keys', '-t', session, 'early bird', 'Enter');
+    await eventually(async () => screen(session), (text) => text.includes('Heard you early.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 90_000);
+    expect(JSON.stringify(harness.model.requests[0].body.messages.at(-1))).toContain('early bird');
+
+    // The server goes away: a prompt typed now is said not to be sent, and kept.
+    await server.stop();
+    tmux('send-keys', '-t', session, 'are you there', 'Enter');
+    const refused = await eventually(async () => screen(session), (text) => text.includes('✗ Not sent'), 30_000);
+    expect(refused).toMatch(/✗ Not sent[^\n]*press Enter to send it again/);
   });
 });
