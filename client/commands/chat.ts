@@ -40,7 +40,18 @@ const RESET = '\u001b[0m';
 export async function chatCommand(options: ChatOptions): Promise<number> {
   const { api } = options;
   const output = options.output ?? process.stdout;
-  const write = (text: string) => output.write(text);
+  // A running tool's progress line (issue 19, item 6) stands on its own line until anything else
+  // is written: then it is erased (cursor back to that line's start) and redrawn on the next update.
+  let progressShown = false;
+  const clearProgress = () => {
+    if (!progressShown) return;
+    output.write('\r\u001b[2K');
+    progressShown = false;
+  };
+  const write = (text: string) => {
+    clearProgress();
+    output.write(text);
+  };
   let conversationId = options.conversationId;
   let busy = false;
   let waitingOnRejoin = false;
@@ -151,8 +162,16 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           newline();
           const call = toolCallLine(op.item.name, argumentFromSummary(op.item.name, toolSummaries.get(op.item.toolUseId) ?? ''));
           put(`${sanitizeForTerminal(`${call}\n${toolResultLine(op.item.summary, op.item.isError)}`)}\n`);
+          running.delete(op.item.toolUseId);
+          drawProgress();
         } else if (op.item.type === 'tool_start') {
           toolSummaries.set(op.item.toolUseId, op.item.summary);
+          running.set(op.item.toolUseId, { name: op.item.name, startedAt: Date.now(), tail: '' });
+          drawProgress();
+        } else if (op.item.type === 'tool_progress') {
+          const tool = running.get(op.item.toolUseId);
+          if (tool) tool.tail = op.item.tail;
+          drawProgress();
         }
         return;
       case 'event': {
@@ -187,6 +206,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         }
         if (message.type === 'result') {
           permissions.settled(); // nothing of the query waits any more
+          running.clear(); // tools of an aborted query end without their own item
+          clearProgress();
           newline();
           const line = formatEvent(op.event);
           if (line) put(`${DIM}${sanitizeForTerminal(line)}${RESET}\n`);
@@ -210,6 +231,26 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     }
   };
   const toolSummaries = new Map<string, string>();
+  /** Tools started and not ended, for the progress line. */
+  const running = new Map<string, { name: string; startedAt: number; tail: string }>();
+  /** `● Bash(npm test) · running 12s · <last output line>`, dim, on its own line; redrawn as output comes. */
+  const drawProgress = () => {
+    clearProgress();
+    if (running.size === 0 || !atLineStart || answering) return;
+    const [toolUseId, tool] = [...running.entries()].at(-1)!;
+    const call = toolCallLine(tool.name, argumentFromSummary(tool.name, toolSummaries.get(toolUseId) ?? ''));
+    const last = sanitizeForTerminal(tool.tail).split('\n').filter((line) => line.trim() !== '').at(-1) ?? '';
+    const others = running.size > 1 ? ` (+${running.size - 1} more)` : '';
+    const text = `${call}${others} · running ${Math.round((Date.now() - tool.startedAt) / 1000)}s${last ? ` · ${last.trim()}` : ''}`;
+    const width = Math.max(20, ((output as NodeJS.WriteStream).columns ?? 100) - 1);
+    output.write(`${DIM}${sanitizeForTerminal(text).slice(0, width)}${RESET}`);
+    progressShown = true;
+  };
+  // The seconds count on while a tool runs without output.
+  const ticker = setInterval(() => {
+    if (running.size > 0 && progressShown) drawProgress();
+  }, 1_000);
+  ticker.unref();
 
   const fromOffset = await WorkflowStreamClient.create(api.client, id)
     .getOffset()
@@ -308,6 +349,9 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   if (waitingOnRejoin) permissions.check(); // requests that were waiting before this terminal joined
 
   await left;
+  clearInterval(ticker);
+  running.clear();
+  clearProgress();
   leaving.abort();
   newline();
   write(`${DIM}left ${id}; it stays alive — rejoin with: durable-agent chat ${id}${RESET}\n`);

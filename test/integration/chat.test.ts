@@ -187,4 +187,23 @@ describe('chat in a terminal', () => {
     const refused = await eventually(async () => screen(session), (text) => text.includes('✗ Not sent'), 30_000);
     expect(refused).toMatch(/✗ Not sent[^\n]*press Enter to send it again/);
   });
+
+  it('shows a running Bash with its latest output while it runs (issue 19, item 6)', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'for i in 1 2 3 4 5 6; do echo "step $i"; sleep 1; done', description: 'steps' } }] },
+        { content: [{ type: 'text', text: 'All steps done.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-progress', '--cwd', harness.workspace, '--dangerously-skip-permissions');
+    await eventually(async () => screen(session), ready, 90_000);
+    tmux('send-keys', '-t', session, 'run the steps', 'Enter');
+    const during = await eventually(async () => screen(session), (text) => /● Bash\(for i in [^\n]*· running \d+s · step [2-5]/.test(text), 60_000);
+    expect(during).not.toContain('All steps done.');
+    const after = await eventually(async () => screen(session), (text) => text.includes('All steps done.'), 60_000);
+    // The progress line gave way to the call and its result.
+    expect(after).toMatch(/● Bash\(for i in [^\n]*\)\n {2}⎿ {2}step 1 \(6 lines\)/);
+    expect(after).not.toMatch(/· running \d+s/);
+  });
 });
