@@ -119,6 +119,32 @@ describe('durable-agent list', () => {
   });
 });
 
+describe('the UI texts for a person who never used the CLI (issue 19, item 15)', () => {
+  it('show what was asked and what was allowed or denied', () => {
+    const details = formatCurrentDetails({
+      phase: 'awaiting_input',
+      tools: [],
+      turn: 3,
+      queryCount: 1,
+      model: 'claude-sonnet-5-5',
+      costUsd: 0.01,
+      lastPrompt: 'Fix the *failing* test\nin test.js',
+      decisions: [
+        { toolName: 'Write', behavior: 'allow', decidedBy: 'user' },
+        { toolName: 'Bash', behavior: 'deny', decidedBy: 'timeout' },
+      ],
+      lastAnswer: { text: 'Fixed.', isError: false },
+    });
+    expect(details.split('\n\n')).toEqual([
+      '**awaiting_input**',
+      'turn 3 · query 1 · claude-sonnet-5-5 · $0.0100',
+      '**Asked:** Fix the \\*failing\\* test in test.js',
+      '**Permissions:** Write allowed · Bash denied (no answer in time)',
+      '**Last answer:** Fixed.',
+    ]);
+  });
+});
+
 describe('the UI texts', () => {
   it('current details: phase and tools, turn, query, model and cost, the last answer on one line', () => {
     expect(
