@@ -27,6 +27,8 @@ import { PERMISSION_OPTIONS, PERMISSION_USAGE, decide, pendingPermissionLines, p
 import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow, mostRecentConversation, newestFirst, resolveConversationId } from './commands/list';
 import { WORKSPACE_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import { claudeCodeArgv } from './claude-flags';
+import { RESTORE_AND_CLEAR, SAVE_CURSOR } from './live-printer';
+import { LiveView } from './live-view';
 import { version as packageVersion } from '../package.json';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
@@ -476,14 +478,45 @@ async function follow(
 ): Promise<ResultMessage> {
   // With fromInput, events before this input's user_input event belong to earlier queries.
   let printing = options.fromInput !== true;
-  const result = await api.waitForResult(conversationId, inputUuid, {
-    onEvent: (event: ConversationEvent) => {
-      if (!printing && event.message.type === 'user_input' && event.message.uuid === inputUuid) printing = true;
-      if (!printing) return;
-      const line = formatEvent(event);
-      if (line) io.out(sanitizeForTerminal(line));
-    },
-  });
+  const printEvent = (event: ConversationEvent, textShown = false) => {
+    if (!printing && event.message.type === 'user_input' && event.message.uuid === inputUuid) printing = true;
+    if (!printing) return;
+    // Text that streamed already: only the message's tool calls are left to print.
+    const shown =
+      textShown && event.message.type === 'assistant'
+        ? { ...event, message: { ...event.message, message: { ...event.message.message, content: event.message.message.content.filter((block) => block.type !== 'text') } } }
+        : event;
+    const line = formatEvent(shown as ConversationEvent);
+    if (line) io.out(sanitizeForTerminal(line));
+  };
+  let result: ResultMessage;
+  if (io.tty) {
+    // On a terminal the model's text streams as it is written (issue 19, item 6), as in chat.
+    const tty = io.tty;
+    const view = new LiveView();
+    let streamed = '';
+    result = await api.waitForResult(conversationId, inputUuid, {
+      onLive: (entry) => {
+        for (const op of view.apply(entry)) {
+          if (op.op === 'event') printEvent(op.event, op.textShown);
+          else if (!printing) continue;
+          else if (op.op === 'text') {
+            if (streamed === '') tty.write(SAVE_CURSOR);
+            streamed += op.text;
+            tty.write(sanitizeForTerminal(op.text));
+          } else if (op.op === 'retract') {
+            tty.write(RESTORE_AND_CLEAR);
+            streamed = '';
+          } else if (op.op === 'text_end') {
+            if (streamed !== '') tty.write('\n');
+            streamed = '';
+          }
+        }
+      },
+    });
+  } else {
+    result = await api.waitForResult(conversationId, inputUuid, { onEvent: (event: ConversationEvent) => printEvent(event) });
+  }
   // Best effort: a one-shot conversation may have closed already and answer no queries.
   const warning = await api.status(conversationId).then(formatContextWarning, () => undefined);
   if (warning) io.out(sanitizeForTerminal(warning));
@@ -608,6 +641,9 @@ export { formatResultLine };
 export function enterInvocationDirectory(env: NodeJS.ProcessEnv = process.env): void {
   const from = env.INIT_CWD;
   if (!from || env.npm_lifecycle_event === undefined || path.resolve(from) === process.cwd()) return;
+  // Only where npm put us (the package's directory): a CLI started elsewhere, e.g. by a tool that
+  // inherited npm's variables, is where the person wants it.
+  if (process.cwd() !== path.resolve(__dirname, '..')) return;
   try {
     process.chdir(from);
   } catch {

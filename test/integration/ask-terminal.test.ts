@@ -27,6 +27,10 @@ const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8
 const screen = (session: string) => tmux('capture-pane', '-p', '-t', session, '-S', '-200');
 
 function startAsk(h: Harness, name: string, ...args: string[]): string {
+  return startCli(h, name, 'ask', ...args);
+}
+
+function startCli(h: Harness, name: string, ...args: string[]): string {
   const session = `${name}-${process.pid}`;
   sessions.push(session);
   const quoted = args.map((arg) => `'${arg.replace(/'/g, "'\\''")}'`);
@@ -36,9 +40,8 @@ function startAsk(h: Harness, name: string, ...args: string[]): string {
     `DURABLE_AGENT_TASK_QUEUE=${h.taskQueue}`,
     process.execPath,
     path.join(REPO_ROOT, 'bin', 'durable-agent.js'),
-    'ask',
     ...quoted,
-    '; echo "[ask exited $?]"; sleep 600',
+    `; echo "[${args[0]} exited $?]"; sleep 600`,
   ].join(' ');
   tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '50', command);
   return session;
@@ -89,5 +92,26 @@ describe('ask in a terminal', () => {
     expect(result?.terminal_reason).toBe('aborted_tools');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await expect(access(path.join(harness.workspace, 'finished.txt'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('start --follow streams the answer as it is written on a terminal (issue 19, item 6)', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Reading first.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        { content: [{ type: 'text', text: 'Half of the answer' }, { type: 'text', text: 'and the rest.' }], hold: { afterBlocks: 1, until: held } },
+      ],
+    });
+    await harness.startWorker();
+    const session = startCli(harness, 'follow-tty', 'start', '--follow', 'read the notes');
+    // The first block shows while the model is still held on the second.
+    const during = await eventually(async () => screen(session), (text) => text.includes('Half of the answer'), 60_000);
+    expect(during).toMatch(/● Read\(notes\.txt\)/);
+    expect(during).not.toContain('✓ done');
+    release();
+    const after = await eventually(async () => screen(session), (text) => text.includes('[start exited 0]'), 60_000);
+    expect(after.split('Half of the answer').length).toBe(2); // once
+    expect(after).toContain('and the rest.');
   });
 });
