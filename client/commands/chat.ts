@@ -7,6 +7,7 @@
  * conversation: `durable-agent chat <id>` rejoins it from any terminal.
  */
 import readline from 'node:readline';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ConversationConfigInput } from '../../common/config';
 import type { TranscriptMessage } from '../../common/messages';
@@ -35,6 +36,8 @@ const DIM = '\u001b[2m';
 const PASTE_WINDOW_MS = 30;
 /** How long sending a prompt may take before chat says it was not sent. */
 const SEND_DEADLINE_MS = 5_000;
+/** How often a lost live view tries again. */
+const RECONNECT_MS = 1_000;
 const RESET = '\u001b[0m';
 
 export async function chatCommand(options: ChatOptions): Promise<number> {
@@ -255,25 +258,46 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   const fromOffset = await WorkflowStreamClient.create(api.client, id)
     .getOffset()
     .catch(() => 0);
+  // The live view survives a server that goes away for a while: it says so once, keeps what is
+  // typed (see `unsent`), and reads on from its offset when the server answers again (item 9).
   const reading = (async () => {
     const view = new LiveView();
-    try {
-      for await (const entry of readLive(api.client, id, fromOffset, leaving.signal)) {
-        for (const op of view.apply(entry)) await show(op);
+    let offset = fromOffset;
+    let lost = false;
+    while (!leaving.signal.aborted) {
+      try {
+        for await (const entry of readLive(api.client, id, offset, leaving.signal)) {
+          offset = entry.offset + 1;
+          if (lost) {
+            lost = false;
+            newline();
+            put(`${DIM}(live view back)${RESET}\n`);
+            if (!busy && !answering) rl.prompt();
+          }
+          for (const op of view.apply(entry)) await show(op);
+        }
+        if (!leaving.signal.aborted) {
+          newline();
+          put(`${DIM}the conversation has ended${RESET}\n`);
+          rl.close();
+        }
+        return;
+      } catch (error) {
+        if (leaving.signal.aborted) return;
+        if (error instanceof NoLiveStreamError || error instanceof WorkflowNotFoundError) {
+          newline();
+          put(error instanceof NoLiveStreamError ? `${error.message} Use \`durable-agent send --follow\` for it.\n` : `The conversation is gone: ${error.message}\n`);
+          rl.close();
+          return;
+        }
+        if (!lost) {
+          lost = true;
+          newline();
+          put(`Lost the live view (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); reconnecting — what you type is kept. Ctrl-D leaves.\n`);
+          if (!busy && !answering) rl.prompt();
+        }
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
       }
-      if (!leaving.signal.aborted) {
-        newline();
-        put(`${DIM}the conversation has ended${RESET}\n`);
-        rl.close();
-      }
-    } catch (error) {
-      newline();
-      put(
-        error instanceof NoLiveStreamError
-          ? `${error.message} Use \`durable-agent send --follow\` for it.\n`
-          : `Lost the live view: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
-      rl.close();
     }
   })();
 

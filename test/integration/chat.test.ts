@@ -4,7 +4,9 @@
  * stays), and rejoin it from another terminal; answer a permission request inline (y, then n).
  */
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DevServer, startDevServer } from '../../infra/dev-server';
@@ -26,6 +28,14 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 /** The chat has shown its first prompt (typing earlier would reach the terminal before the chat reads it). */
 const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
@@ -172,8 +182,14 @@ describe('chat in a terminal', () => {
   });
 
   it('sends lines typed before it is ready, and keeps a prompt the server did not take (issue 19, item 9)', async () => {
-    server = await startDevServer({ ephemeral: true, headless: true, log: () => {} });
-    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Heard you early.' }] }] }, { address: server.address });
+    const state = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-chat-server-'));
+    const port = await freePort();
+    const serverOptions = { ephemeral: false, dbFilename: path.join(state, 'temporal.db'), port, headless: true, log: () => {} };
+    server = await startDevServer(serverOptions);
+    harness = await createHarness(
+      { script: [{ content: [{ type: 'text', text: 'Heard you early.' }] }, { content: [{ type: 'text', text: 'Back again.' }] }] },
+      { address: server.address },
+    );
     await harness.startWorker();
     const session = startChat(harness, 'chat-early', '--cwd', harness.workspace);
     // Typed at once, before the chat has shown its prompt.
@@ -186,6 +202,15 @@ describe('chat in a terminal', () => {
     tmux('send-keys', '-t', session, 'are you there', 'Enter');
     const refused = await eventually(async () => screen(session), (text) => text.includes('✗ Not sent'), 30_000);
     expect(refused).toMatch(/✗ Not sent[^\n]*press Enter to send it again/);
+    expect(refused).not.toContain('[chat exited');
+
+    // The server comes back (same state): an empty Enter sends the kept prompt, and the live view reads on.
+    server = await startDevServer(serverOptions);
+    await eventually(async () => screen(session), (text) => text.includes('Lost the live view'), 30_000).catch(() => undefined);
+    tmux('send-keys', '-t', session, 'Enter');
+    await eventually(async () => screen(session), (text) => text.includes('Back again.'), 90_000);
+    expect(JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1))).toContain('are you there');
+    expect(screen(session)).not.toContain('[chat exited');
   });
 
   it('shows a running Bash with its latest output while it runs (issue 19, item 6)', async () => {
