@@ -341,12 +341,13 @@ const CONTINUE_OPTIONS: OptionSpec = { continue: { type: 'boolean' }, resume: { 
 
 type ResumeInput = { fromConversationId: string; messages: Awaited<ReturnType<typeof fetchTranscript>> };
 
-/** The conversation --resume names, or --continue's: the workspace's most recent one. */
+/** -c and -r together, or an empty id: a usage error before anything connects. */
 function checkContinueFlags(values: Record<string, unknown>): void {
   if (values.resume !== undefined && values.continue) throw new UsageError('--continue and --resume: give one of them.');
   if (typeof values.resume === 'string' && values.resume.trim() === '') throw new UsageError('--resume needs a conversation id.');
 }
 
+/** The conversation --resume names, or --continue's: the workspace's most recent one. */
 async function continuedConversation(api: ConversationClient, values: Record<string, unknown>, cwd: string): Promise<string | undefined> {
   checkContinueFlags(values);
   if (typeof values.resume === 'string') return resolveConversationId(api, values.resume);
