@@ -51,7 +51,7 @@ Usage:
   durable-agent deny <id> <toolUseId> [message]  refuse it (the message is told to the model)
   durable-agent abort <id>                       interrupt the running query (the conversation stays open)
   durable-agent end <id>                         end the conversation after the running query
-  durable-agent chat [options] [id]              interactive session on a new (or that) conversation:
+  durable-agent chat [options] [id | "prompt"]   interactive session on a new (or that) conversation:
                                                  streamed answers, permission prompts inline (y / n / always);
                                                  Ctrl-C aborts, Ctrl-D leaves (it stays alive)
   durable-agent list [--status s] [--workspace dir] [--model m] [--limit n] [--json]
@@ -166,7 +166,17 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         const { chatCommand } = await import('./commands/chat');
         const { api, taskQueue, close } = await connect();
         try {
-          let conversationId = positionals[0] === undefined ? undefined : await resolveConversationId(api, positionals[0]);
+          let conversationId: string | undefined;
+          let initialPrompt: string | undefined;
+          if (positionals[0] !== undefined) {
+            // `chat "fix the bug"` (claude "…"): a text with spaces that names no conversation is the first prompt.
+            conversationId = await resolveConversationId(api, positionals[0]);
+            const exists = await api.client.workflow.getHandle(conversationId).describe().then(() => true, () => false);
+            if (!exists && /\s/.test(positionals[0].trim())) {
+              initialPrompt = positionals[0].trim();
+              conversationId = undefined;
+            }
+          }
           let resume: ResumeInput | undefined;
           const from = await continuedConversation(api, values, config.cwd);
           if (from) {
@@ -175,7 +185,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
             if (open) conversationId = from;
             else resume = await resumeFrom(api, from);
           }
-          return await chatCommand({ api, taskQueue, conversationId, config, resume });
+          return await chatCommand({ api, taskQueue, conversationId, config, resume, initialPrompt });
         } finally {
           await close();
         }

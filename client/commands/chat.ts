@@ -25,6 +25,8 @@ export interface ChatOptions {
   /** Rejoin this conversation; a new one is started when absent. */
   conversationId?: string;
   config: ConversationConfigInput;
+  /** The first prompt of a new conversation (`durable-agent "fix the bug"`), sent once the chat is ready. */
+  initialPrompt?: string;
   /** A new conversation continues this transcript (--continue / --resume of an ended one). */
   resume?: { fromConversationId: string; messages: TranscriptMessage[] };
   input?: NodeJS.ReadableStream;
@@ -78,6 +80,10 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   const early: string[] = [];
   const keepEarly = (line: string) => early.push(line);
   rl.on('line', keepEarly);
+  if (options.initialPrompt && !options.conversationId) {
+    write(`> ${sanitizeForTerminal(options.initialPrompt)}\n`);
+    early.push(options.initialPrompt);
+  }
   const leaving = new AbortController();
   const sentByMe = new Set<string>();
   let interrupts = 0;

@@ -231,4 +231,13 @@ describe('chat in a terminal', () => {
     expect(after).toMatch(/● Bash\(for i in [^\n]*\)\n {2}⎿ {2}step 1 \(6 lines\)/);
     expect(after).not.toMatch(/· running \d+s/);
   });
+
+  it('starts with a prompt given on the command line, as claude "…" does', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Hello from the first prompt.' }] }] });
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-initial', '--cwd', harness.workspace, "'say hello please'"); // quoted for the shell
+    await eventually(async () => screen(session), (text) => text.includes('Hello from the first prompt.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 90_000);
+    expect(screen(session)).toContain('> say hello please');
+    expect(JSON.stringify(harness.model.requests[0].body.messages.at(-1))).toContain('say hello please');
+  });
 });
