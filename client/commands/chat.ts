@@ -119,6 +119,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           );
           answering = mine;
           newline();
+          clearProgress(); // the question takes the progress line's place (drawn again once answered)
           rl.setPrompt(prompt);
           rl.prompt();
           atLineStart = false; // the cursor is after the question
