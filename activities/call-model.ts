@@ -220,6 +220,9 @@ export function createCallModel(deps: CallModelDeps) {
   };
 }
 
+/** How long after its first text delta a local model call's stream is handed over unless it has ended. */
+export const FIRST_DELTA_GRACE_MS = 50;
+
 /**
  * The local phase of a model call (CallModelLocalInput): materialises the request from this
  * worker's cache only (never a query: it would wait for the workflow task this local activity
@@ -240,8 +243,18 @@ export function createCallModelLocal(deps: CallModelDeps) {
     const binding = contextBinding(context, { attempt, overloadedBefore: 0, since: startedAt });
     const run = startModelCallRun({ anthropic: deps.anthropic, input, request, binding, startedAt, reportToolUse: deps.reportToolUse, temporalClient: deps.temporalClient });
     let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([run.outcome, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, input.handoffAfterMs))))]);
+    let graceTimer: NodeJS.Timeout | undefined;
+    // A stream that has begun is not an instant answer (issue 19, item 16): FIRST_DELTA_GRACE_MS
+    // after its first words it is handed over, so they reach readers at the live channel's pace
+    // instead of when the local phase ends. An answer whose whole stream fits the grace stays local.
+    const begun = run.firstDelta.then(() => new Promise<undefined>((resolve) => (graceTimer = setTimeout(() => resolve(undefined), FIRST_DELTA_GRACE_MS))));
+    const outcome = await Promise.race([
+      run.outcome,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, input.handoffAfterMs)))),
+      begun,
+    ]);
     clearTimeout(timer);
+    clearTimeout(graceTimer);
     let reason: 'slow' | 'failed' = 'slow';
     if (outcome) {
       if (outcome.type === 'message' || outcome.cancelled || asPromptTooLong(outcome.error)) {

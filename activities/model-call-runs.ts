@@ -169,11 +169,15 @@ export class ModelCallRun {
   private releaseSignals: () => void = () => undefined;
   /** Resolves when the run may signal the workflow (a binding without `holdSignals`). */
   private readonly signalsReleased: Promise<void>;
+  /** Resolves at the first text or thinking delta: words a reader would see have begun to arrive. */
+  readonly firstDelta: Promise<void>;
+  private markFirstDelta: () => void = () => undefined;
 
   constructor(private readonly options: StartModelCallRunOptions) {
     this.startedAt = options.startedAt;
     this.binding = options.binding;
     this.signalsReleased = new Promise<void>((resolve) => (this.releaseSignals = resolve));
+    this.firstDelta = new Promise<void>((resolve) => (this.markFirstDelta = resolve));
     if (!options.binding.holdSignals) this.releaseSignals();
     this.call = this.callFor(options.binding);
     this.link(options.binding);
@@ -269,6 +273,7 @@ export class ModelCallRun {
           outputChars += delta.type === 'text_delta' ? delta.text.length : delta.type === 'input_json_delta' ? delta.partial_json.length : 0;
           if (delta.type === 'text_delta') live?.model({ type: 'text_delta', call: this.call, index: event.index, text: delta.text });
           else if (delta.type === 'thinking_delta') live?.model({ type: 'thinking_delta', call: this.call, index: event.index, thinking: delta.thinking });
+          if (delta.type === 'text_delta' || delta.type === 'thinking_delta') this.markFirstDelta();
         } else if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
           live?.model({ type: 'tool_use_start', call: this.call, index: event.index, id: event.content_block.id, name: event.content_block.name });
         }

@@ -8,7 +8,8 @@ require('tsx/cjs/api').register();
 import('tsx/esm/api')
   .then(({ register }) => {
     register();
-    const { main } = require('../client/cli.ts');
+    const { main, enterInvocationDirectory } = require('../client/cli.ts');
+    enterInvocationDirectory();
     return main(process.argv.slice(2));
   })
   .then(

@@ -374,7 +374,9 @@ export class ConversationClient {
 }
 
 export function newConversationId(prompt?: string): string {
-  const slug = (prompt ?? 'conversation')
+  // No prompt yet (chat): `conversation-e10872b5`, not `conversation-conversation-e10872b5`.
+  if (prompt === undefined || prompt.trim() === '') return `conversation-${randomUUID().slice(0, 8)}`;
+  const slug = prompt
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '')

@@ -8,7 +8,7 @@
  */
 import type { PendingPermission } from '../workflows/permission-gate';
 import type { ConversationClient } from './api';
-import { askAllow, collectPending, decide, permissionInputSummary } from './commands/permissions';
+import { askAllow, collectPending, decide, permissionQuestionLines } from './commands/permissions';
 import { sanitizeForTerminal } from './format';
 
 /** How often an open question checks that its request is still waiting. */
@@ -69,7 +69,7 @@ export class ChatPermissionPrompter {
 
   private async askOne(workflowId: string, request: PendingPermission): Promise<void> {
     const subagent = workflowId === this.conversationId ? '' : ' (subagent)';
-    this.io.print(sanitizeForTerminal(`⚠ ${request.toolName}${subagent} wants to run: ${permissionInputSummary(request)}  (${request.reason})`));
+    this.io.print(sanitizeForTerminal(permissionQuestionLines(request, subagent).join('\n')));
     const settled = new AbortController();
     const onLeave = () => settled.abort();
     this.leaving.addEventListener('abort', onLeave, { once: true });

@@ -1,10 +1,13 @@
 /**
  * Claude Code's command line on ours (issue 19, item 13): `-p` / `--print` is `ask`, a command
- * line that starts with a flag is `chat`, `-c` / `--continue` and `-r` / `--resume <id>` pick
+ * line that starts with a flag or a prompt (`durable-agent "fix the bug"`) is `chat`, `-c` / `--continue` and `-r` / `--resume <id>` pick
  * the conversation to continue, `-v` / `--version` prints the version. Pure: argv in, argv out.
  */
 
 const PRINT = new Set(['-p', '--print']);
+
+/** Our commands: a first word that is none of them and has spaces is a prompt (`claude "fix the bug"`). */
+const COMMANDS = new Set(['ask', 'start', 'send', 'transcript', 'status', 'compact', 'approve', 'deny', 'abort', 'end', 'chat', 'list', 'worker', 'server', 'codec-server', 'help', 'version']);
 
 /** Our argv for Claude Code's spellings; anything else unchanged. */
 export function claudeCodeArgv(argv: readonly string[]): string[] {
@@ -13,7 +16,7 @@ export function claudeCodeArgv(argv: readonly string[]): string[] {
   if (first === undefined || first === '-h' || first === '--help') return [...argv];
   let command: string;
   let rest: string[];
-  if (first.startsWith('-')) {
+  if (first.startsWith('-') || (!COMMANDS.has(first) && /\s/.test(first.trim()))) {
     command = argv.some((arg) => PRINT.has(arg)) ? 'ask' : 'chat';
     rest = [...argv];
   } else {

@@ -25,8 +25,11 @@ import { exportTranscript, fetchTranscript, transcriptToResume } from './command
 import { UsageError } from './usage-error';
 import { checkModels, effortFrom, thinkingFrom } from './model-check';
 import { PERMISSION_OPTIONS, PERMISSION_USAGE, decide, pendingPermissionLines, permissionConfigFrom, promptForPermissions } from './commands/permissions';
-import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow, mostRecentConversation } from './commands/list';
+import { LIST_HEADER, ListFilterError, formatTable, listQuery, listRow, mostRecentConversation, newestFirst, resolveConversationId } from './commands/list';
+import { WORKSPACE_SEARCH_ATTRIBUTE } from '../common/search-attributes';
 import { claudeCodeArgv } from './claude-flags';
+import { RESTORE_AND_CLEAR, SAVE_CURSOR } from './live-printer';
+import { LiveView } from './live-view';
 import { version as packageVersion } from '../package.json';
 import { formatCompactionOutcome, formatContextWarning, formatEvent, formatResultLine, formatStatus, sanitizeForTerminal } from './format';
 
@@ -49,12 +52,13 @@ Usage:
   durable-agent deny <id> <toolUseId> [message]  refuse it (the message is told to the model)
   durable-agent abort <id>                       interrupt the running query (the conversation stays open)
   durable-agent end <id>                         end the conversation after the running query
-  durable-agent chat [options] [id]              interactive session on a new (or that) conversation:
+  durable-agent chat [options] [id | "prompt"]   interactive session on a new (or that) conversation:
                                                  streamed answers, permission prompts inline (y / n / always);
                                                  Ctrl-C aborts, Ctrl-D leaves (it stays alive)
-  durable-agent list [--status s] [--workspace dir] [--model m] [--limit n]
+  durable-agent list [--status s] [--workspace dir] [--model m] [--limit n] [--json]
                                                  conversations on the server, newest first; status is
-                                                 running, awaiting_input, awaiting_permission or ended
+                                                 running, awaiting_input, awaiting_permission or ended.
+                                                 Any <id> may be shortened to its last part (e10872b5)
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
   durable-agent worker --scripted                run a worker whose model is a local scripted one (no key): try
                                                  tools, permissions and subagents with prompts like "read FILE",
@@ -71,7 +75,7 @@ with a flag is chat; -c / --continue carries on from this workspace's most recen
 --permission-mode bypassPermissions.
 
 Options for ask and start:
-  --cwd <dir>              workspace directory on the worker host (default: the current directory)
+  --cwd <dir>              workspace directory on the worker host (default: the directory you ran the command from)
   --model <name>           model or alias: opus, sonnet, haiku, fable, [1m] suffix (default: claude-opus-4-8)
   --fallback-model <name>  model to switch to when the primary is overloaded (default: claude-sonnet-4-6)
   --effort <level>         low, medium, high (default) or max: how hard the model thinks, on models that take it
@@ -165,7 +169,17 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         const { chatCommand } = await import('./commands/chat');
         const { api, taskQueue, close } = await connect();
         try {
-          let conversationId = positionals[0];
+          let conversationId: string | undefined;
+          let initialPrompt: string | undefined;
+          if (positionals[0] !== undefined) {
+            // `chat "fix the bug"` (claude "…"): a text with spaces that names no conversation is the first prompt.
+            conversationId = await resolveConversationId(api, positionals[0]);
+            const exists = await api.client.workflow.getHandle(conversationId).describe().then(() => true, () => false);
+            if (!exists && /\s/.test(positionals[0].trim())) {
+              initialPrompt = positionals[0].trim();
+              conversationId = undefined;
+            }
+          }
           let resume: ResumeInput | undefined;
           const from = await continuedConversation(api, values, config.cwd);
           if (from) {
@@ -174,7 +188,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
             if (open) conversationId = from;
             else resume = await resumeFrom(api, from);
           }
-          return await chatCommand({ api, taskQueue, conversationId, config, resume });
+          return await chatCommand({ api, taskQueue, conversationId, config, resume, initialPrompt });
         } finally {
           await close();
         }
@@ -363,15 +377,16 @@ const CONTINUE_OPTIONS: OptionSpec = { continue: { type: 'boolean' }, resume: { 
 
 type ResumeInput = { fromConversationId: string; messages: Awaited<ReturnType<typeof fetchTranscript>> };
 
-/** The conversation --resume names, or --continue's: the workspace's most recent one. */
+/** -c and -r together, or an empty id: a usage error before anything connects. */
 function checkContinueFlags(values: Record<string, unknown>): void {
   if (values.resume !== undefined && values.continue) throw new UsageError('--continue and --resume: give one of them.');
   if (typeof values.resume === 'string' && values.resume.trim() === '') throw new UsageError('--resume needs a conversation id.');
 }
 
+/** The conversation --resume names, or --continue's: the workspace's most recent one. */
 async function continuedConversation(api: ConversationClient, values: Record<string, unknown>, cwd: string): Promise<string | undefined> {
   checkContinueFlags(values);
-  if (typeof values.resume === 'string') return values.resume;
+  if (typeof values.resume === 'string') return resolveConversationId(api, values.resume);
   if (!values.continue) return undefined;
   const latest = await mostRecentConversation(api.client, cwd);
   if (!latest) throw new UsageError(`--continue: no conversation in ${cwd} yet.`);
@@ -413,17 +428,31 @@ async function askCommand(args: string[], io: Io): Promise<number> {
   const prompt = await readAskPrompt(positionals, io);
   const { api, taskQueue, close } = await connect();
   const prompting = new AbortController();
+  let removeInterrupt = () => {};
   try {
     // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c).
     const from = await continuedConversation(api, values, config.cwd);
     const resume = from ? await resumeFrom(api, from) : undefined;
     const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue, resume });
     await warnIfNoWorker(api, taskQueue, io);
-    if (interactive) void promptForPermissions(api, conversationId, prompting.signal, io.err).catch((error: unknown) => io.err(`Error: ${String(error)}`));
+    // Ctrl-C stops the query, as with claude -p; a second one leaves at once (issue 19, item 4).
+    let interrupts = 0;
+    const interrupt = () => {
+      interrupts++;
+      if (interrupts > 1) process.exit(130);
+      io.err('\nInterrupting… (Ctrl-C again to quit now)');
+      api.abort(conversationId, 'Ctrl-C in ask').catch(() => undefined);
+    };
+    process.on('SIGINT', interrupt);
+    removeInterrupt = () => process.off('SIGINT', interrupt);
+    if (interactive) {
+      void promptForPermissions(api, conversationId, prompting.signal, io.err, undefined, interrupt).catch((error: unknown) => io.err(`Error: ${String(error)}`));
+    }
     const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
     prompting.abort();
-    return result.is_error ? 1 : 0;
+    return interrupts > 0 ? 130 : result.is_error ? 1 : 0;
   } finally {
+    removeInterrupt();
     prompting.abort();
     await close();
   }
@@ -456,10 +485,11 @@ async function startCommand(args: string[], io: Io): Promise<number> {
 
 async function sendCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { follow: { type: 'boolean' } }, [2, Infinity], 'send');
-  const [conversationId, ...words] = positionals;
+  const [shortId, ...words] = positionals;
   const prompt = promptFrom(words, 'send');
   const { api, close } = await connect();
   try {
+    const conversationId = await resolveConversationId(api, shortId);
     // Signal first: a signal needs no worker, a query does (querying first lost the message when
     // no worker ran). --follow then prints from this input's own user_input event.
     const inputUuid = await api.send(conversationId, prompt);
@@ -485,14 +515,45 @@ async function follow(
 ): Promise<ResultMessage> {
   // With fromInput, events before this input's user_input event belong to earlier queries.
   let printing = options.fromInput !== true;
-  const result = await api.waitForResult(conversationId, inputUuid, {
-    onEvent: (event: ConversationEvent) => {
-      if (!printing && event.message.type === 'user_input' && event.message.uuid === inputUuid) printing = true;
-      if (!printing) return;
-      const line = formatEvent(event);
-      if (line) io.out(sanitizeForTerminal(line));
-    },
-  });
+  const printEvent = (event: ConversationEvent, textShown = false) => {
+    if (!printing && event.message.type === 'user_input' && event.message.uuid === inputUuid) printing = true;
+    if (!printing) return;
+    // Text that streamed already: only the message's tool calls are left to print.
+    const shown =
+      textShown && event.message.type === 'assistant'
+        ? { ...event, message: { ...event.message, message: { ...event.message.message, content: event.message.message.content.filter((block) => block.type !== 'text') } } }
+        : event;
+    const line = formatEvent(shown as ConversationEvent);
+    if (line) io.out(sanitizeForTerminal(line));
+  };
+  let result: ResultMessage;
+  if (io.tty) {
+    // On a terminal the model's text streams as it is written (issue 19, item 6), as in chat.
+    const tty = io.tty;
+    const view = new LiveView();
+    let streamed = '';
+    result = await api.waitForResult(conversationId, inputUuid, {
+      onLive: (entry) => {
+        for (const op of view.apply(entry)) {
+          if (op.op === 'event') printEvent(op.event, op.textShown);
+          else if (!printing) continue;
+          else if (op.op === 'text') {
+            if (streamed === '') tty.write(SAVE_CURSOR);
+            streamed += op.text;
+            tty.write(sanitizeForTerminal(op.text));
+          } else if (op.op === 'retract') {
+            tty.write(RESTORE_AND_CLEAR);
+            streamed = '';
+          } else if (op.op === 'text_end') {
+            if (streamed !== '') tty.write('\n');
+            streamed = '';
+          }
+        }
+      },
+    });
+  } else {
+    result = await api.waitForResult(conversationId, inputUuid, { onEvent: (event: ConversationEvent) => printEvent(event) });
+  }
   // Best effort: a one-shot conversation may have closed already and answer no queries.
   const warning = await api.status(conversationId).then(formatContextWarning, () => undefined);
   if (warning) io.out(sanitizeForTerminal(warning));
@@ -503,7 +564,7 @@ async function transcriptCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { jsonl: { type: 'boolean' } }, 1, 'transcript');
   const { api, close } = await connect();
   try {
-    const text = await exportTranscript(api, positionals[0], Boolean(values.jsonl));
+    const text = await exportTranscript(api, await resolveConversationId(api, positionals[0]), Boolean(values.jsonl));
     // JSON escapes control characters itself; sanitizing would change the data.
     io.out(values.jsonl ? text : sanitizeForTerminal(text));
     return 0;
@@ -516,9 +577,15 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, 1, 'status');
   const { api, close } = await connect();
   try {
-    const status = await api.status(positionals[0]);
+    const conversationId = await resolveConversationId(api, positionals[0]);
+    const status = await api.status(conversationId);
     const pending = values.json ? [] : await pendingPermissionLines(api, status);
-    io.out(values.json ? JSON.stringify(status, null, 2) : [formatStatus(status), ...pending].join('\n'));
+    // The workspace, from the conversation's search attributes (the status query does not carry it).
+    const workspace = await api.client.workflow
+      .getHandle(conversationId)
+      .describe()
+      .then((description) => description.typedSearchAttributes.get(WORKSPACE_SEARCH_ATTRIBUTE), () => undefined);
+    io.out(values.json ? JSON.stringify({ ...status, workspace }, null, 2) : [formatStatus(status, workspace), ...pending].join('\n'));
     return 0;
   } finally {
     await close();
@@ -527,10 +594,10 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
 
 async function compactCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, [1, Infinity], 'compact');
-  const [conversationId, ...words] = positionals;
+  const [shortId, ...words] = positionals;
   const { api, close } = await connect();
   try {
-    const outcome = await api.compact(conversationId, words.join(' '));
+    const outcome = await api.compact(await resolveConversationId(api, shortId), words.join(' '));
     io.out(values.json ? JSON.stringify(outcome) : formatCompactionOutcome(outcome));
     return outcome.compacted ? 0 : 1;
   } finally {
@@ -540,9 +607,10 @@ async function compactCommand(args: string[], io: Io): Promise<number> {
 
 async function decideCommand(args: string[], io: Io, command: 'approve' | 'deny'): Promise<number> {
   const { values, positionals } = parse(args, command === 'approve' ? { always: { type: 'boolean' } } : {}, command === 'approve' ? 2 : [2, Infinity], command);
-  const [conversationId, toolUseId, ...words] = positionals;
+  const [shortId, toolUseId, ...words] = positionals;
   const { api, close } = await connect();
   try {
+    const conversationId = await resolveConversationId(api, shortId);
     const { line } = await decide(api, conversationId, toolUseId, command === 'approve' ? 'allow' : 'deny', {
       always: values.always === true,
       message: words.join(' '),
@@ -558,8 +626,9 @@ async function simpleCommand(args: string[], io: Io, command: 'abort' | 'end'): 
   const { positionals } = parse(args, {}, 1, command);
   const { api, close } = await connect();
   try {
-    await (command === 'abort' ? api.abort(positionals[0]) : api.end(positionals[0]));
-    io.out(command === 'abort' ? `abort sent to ${positionals[0]}` : `end sent to ${positionals[0]}`);
+    const conversationId = await resolveConversationId(api, positionals[0]);
+    await (command === 'abort' ? api.abort(conversationId) : api.end(conversationId));
+    io.out(command === 'abort' ? `abort sent to ${conversationId}` : `end sent to ${conversationId}`);
     return 0;
   } finally {
     await close();
@@ -567,7 +636,12 @@ async function simpleCommand(args: string[], io: Io, command: 'abort' | 'end'): 
 }
 
 async function listCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parse(args, { status: { type: 'string' }, workspace: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' } }, 0, 'list');
+  const { values } = parse(
+    args,
+    { status: { type: 'string' }, workspace: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    0,
+    'list',
+  );
   const limitText = (values.limit as string | undefined) ?? '50';
   if (!/^[0-9]+$/.test(limitText) || Number(limitText) < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}".`);
   let query: string;
@@ -580,13 +654,15 @@ async function listCommand(args: string[], io: Io): Promise<number> {
   const filtered = values.status !== undefined || values.workspace !== undefined || values.model !== undefined;
   const { api, close } = await connect();
   try {
-    const rows: string[][] = [];
-    for await (const workflow of api.client.workflow.list({ query })) {
-      rows.push(listRow(workflow));
-      if (rows.length >= Number(limitText)) break;
+    // The server lists running conversations first whatever their age: read them all (up to a bound), then sort.
+    const workflows = await newestFirst(api.client, query, Number(limitText));
+    if (values.json) {
+      io.out(JSON.stringify(workflows.map((workflow) => listRow(workflow, 'json'))));
+      return 0;
     }
+    const rows = workflows.map((workflow) => listRow(workflow) as string[]);
     if (rows.length > 0) for (const line of formatTable([LIST_HEADER, ...rows])) io.out(sanitizeForTerminal(line));
-    else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent start "<prompt>"`.');
+    else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent chat` or `durable-agent ask "<prompt>"`.');
     return 0;
   } finally {
     await close();
@@ -595,7 +671,25 @@ async function listCommand(args: string[], io: Io): Promise<number> {
 
 export { formatResultLine };
 
+/**
+ * Under `npm run cli` npm starts the CLI in the package's directory; the person ran it from
+ * INIT_CWD. Relative paths and the default --cwd mean that directory (issue 19, item 10).
+ */
+export function enterInvocationDirectory(env: NodeJS.ProcessEnv = process.env): void {
+  const from = env.INIT_CWD;
+  if (!from || env.npm_lifecycle_event === undefined || path.resolve(from) === process.cwd()) return;
+  // Only where npm put us (the package's directory): a CLI started elsewhere, e.g. by a tool that
+  // inherited npm's variables, is where the person wants it.
+  if (process.cwd() !== path.resolve(__dirname, '..')) return;
+  try {
+    process.chdir(from);
+  } catch {
+    /* gone: stay where npm put us */
+  }
+}
+
 if (require.main === module) {
+  enterInvocationDirectory();
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {

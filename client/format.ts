@@ -2,6 +2,7 @@
  * Human-readable rendering of conversation events and status for the terminal.
  */
 import type { ResultMessage } from '../common/result';
+import { toolArgument, toolCallLine, toolResultLine } from './tool-line';
 import type { CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../workflows/definitions';
 
 /**
@@ -24,12 +25,6 @@ export function sanitizeForTerminal(text: string): string {
 function firstLine(text: string, max = 160): string {
   const line = text.split('\n').find((candidate) => candidate.trim() !== '') ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
-function describeInput(name: string, input: unknown): string {
-  const record = (input ?? {}) as Record<string, unknown>;
-  const detail = record.command ?? record.file_path ?? record.pattern ?? '';
-  return `${name}(${firstLine(String(detail), 100)})`;
 }
 
 /** Token counts the way Claude Code prints them: 850, 9.4k, 152k, 1.2M. */
@@ -63,7 +58,7 @@ export function formatEvent(event: ConversationEvent): string | undefined {
       const lines: string[] = [];
       for (const block of message.message.content) {
         if (block.type === 'text' && block.text.trim()) lines.push(block.text.trim());
-        if (block.type === 'tool_use') lines.push(`● ${describeInput(block.name, block.input)}`);
+        if (block.type === 'tool_use') lines.push(toolCallLine(block.name, toolArgument(block.name, block.input)));
       }
       return lines.length > 0 ? lines.join('\n') : undefined;
     }
@@ -76,11 +71,7 @@ export function formatEvent(event: ConversationEvent): string | undefined {
       if (typeof message.message.content === 'string') return message.isMeta ? `  (${firstLine(message.message.content)})` : undefined;
       const lines = message.message.content
         .filter((block) => block.type === 'tool_result')
-        .map((block) => {
-          const text = typeof block.content === 'string' ? block.content : block.content.map((part) => part.text).join('');
-          const count = text.split('\n').length;
-          return `  ⎿ ${block.is_error ? 'Error: ' : ''}${firstLine(text, 120)}${count > 1 ? ` (+${count - 1} lines)` : ''}`;
-        });
+        .map((block) => toolResultLine(typeof block.content === 'string' ? block.content : block.content.map((part) => part.text).join(''), block.is_error === true));
       return lines.length > 0 ? lines.join('\n') : undefined;
     }
     case 'compact_boundary':
@@ -156,9 +147,10 @@ export function formatContextWarning(status: ConversationStatus): string | undef
   return `Context low (${remaining}% remaining) · ${action}`;
 }
 
-export function formatStatus(status: ConversationStatus): string {
+export function formatStatus(status: ConversationStatus, workspace?: string): string {
   const lines = [
     `conversation  ${status.conversationId}`,
+    ...(workspace ? [`workspace     ${workspace}`] : []),
     `phase         ${status.phase}`,
     `model         ${status.currentModel}${status.currentModel !== status.model ? ` (fallback from ${status.model})` : ''}`,
     // An ended conversation answers from its result: the transcript's size is not in it (no "messages 0").

@@ -262,8 +262,13 @@ export class ConversationSession implements QueryHost {
       model: this.currentModel,
       costUsd: this.totalCostUsd,
       lastAnswer: last && { text: last.result, isError: last.is_error },
+      lastPrompt: this.lastPrompt,
+      decisions: this.config.permissions ? this.permissions.toCarried().decisions.slice(-3) : undefined,
     });
   }
+
+  /** The last prompt a person sent, for the UI's current details (not carried across continue-as-new). */
+  private lastPrompt: string | undefined;
 
   status(): ConversationStatus {
     return {
@@ -607,6 +612,7 @@ export class ConversationSession implements QueryHost {
     const count = firstCommand >= 0 && patched(QUEUED_COMMAND_WAITS_PATCH) ? firstCommand : this.pendingInputs.length;
     return this.pendingInputs.splice(0, count).map((input): UserMessage => {
       this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
+      this.lastPrompt = input.prompt;
       this.consumedInputUuids.push(input.uuid);
       return { type: 'user', uuid: input.uuid, message: { role: 'user', content: input.prompt } };
     });
@@ -658,6 +664,7 @@ export class ConversationSession implements QueryHost {
       this.transcript.append(userMessage);
       const typed = pending.command ? `/${pending.command.name}${pending.command.args ? ` ${pending.command.args}` : ''}` : pending.prompt;
       this.pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: typed });
+      this.lastPrompt = typed;
     }
 
     const scope = new CancellationScope({ cancellable: true });

@@ -21,7 +21,14 @@ export interface CurrentDetailsInput {
   costUsd: number;
   /** The last answer's text, or an error result's message. */
   lastAnswer?: { text: string; isError: boolean };
+  /** The last prompt a person sent (issue 19, item 15: otherwise only inside userInput payloads). */
+  lastPrompt?: string;
+  /** The latest permission decisions, oldest first: what was allowed or denied. */
+  decisions?: ReadonlyArray<{ toolName: string; behavior: 'allow' | 'deny'; decidedBy: 'user' | 'timeout' }>;
 }
+
+/** Characters of the last prompt the current details show. */
+export const LAST_PROMPT_CHARS = 200;
 
 /**
  * The UI's "Current Details" card (Markdown):
@@ -29,6 +36,10 @@ export interface CurrentDetailsInput {
  *     **running_tools** — Bash: node test.js
  *
  *     turn 7 · query 2 · claude-sonnet-4-6 · $0.0123
+ *
+ *     **Asked:** The test in test.js fails…
+ *
+ *     **Permissions:** Write allowed · Bash denied
  *
  *     **Last answer:** Fixed: `sum` started …
  */
@@ -38,6 +49,13 @@ export function formatCurrentDetails(input: CurrentDetailsInput): string {
     `**${input.phase}**${tools}`,
     `turn ${input.turn} · query ${input.queryCount} · ${escapeMarkdown(input.model)} · ${formatUsd(input.costUsd)}`,
   ];
+  if (input.lastPrompt && input.lastPrompt.trim() !== '') lines.push(`**Asked:** ${escapeMarkdown(flatten(input.lastPrompt, LAST_PROMPT_CHARS))}`);
+  if (input.decisions && input.decisions.length > 0) {
+    const decided = input.decisions.map(
+      (decision) => `${escapeMarkdown(decision.toolName)} ${decision.behavior === 'allow' ? 'allowed' : decision.decidedBy === 'timeout' ? 'denied (no answer in time)' : 'denied'}`,
+    );
+    lines.push(`**Permissions:** ${decided.join(' · ')}`);
+  }
   if (input.lastAnswer && input.lastAnswer.text.trim() !== '') {
     const label = input.lastAnswer.isError ? '**Last error:**' : '**Last answer:**';
     lines.push(`${label} ${escapeMarkdown(flatten(input.lastAnswer.text, LAST_ANSWER_CHARS))}`);

@@ -91,6 +91,21 @@ export async function readAskPrompt(positionals: string[], io: AskIo, cwd: strin
 }
 
 /**
+ * With a schema, a result a script can trust (issue 19, item 12): a query that ended "success"
+ * without structured output (the model never called the tool, and the re-prompts ran out) is
+ * an error, `error_max_structured_output_retries`, with the reason in `errors`.
+ */
+export function requireStructuredOutput(result: ResultMessage, config: Pick<ConversationConfigInput, 'jsonSchema'>): ResultMessage {
+  if (!config.jsonSchema || result.is_error || result.structured_output !== undefined) return result;
+  return {
+    ...result,
+    is_error: true,
+    subtype: 'error_max_structured_output_retries',
+    errors: [...(result.errors ?? []), 'The model ended without giving the structured output the --json-schema asks for.'],
+  };
+}
+
+/**
  * Waits for the result and prints it in `format`; stream-json prints the init message, each
  * message as the feed shows it, then the result.
  */
@@ -103,18 +118,22 @@ export async function printAskOutput(options: {
   io: AskIo;
 }): Promise<ResultMessage> {
   const { api, conversationId, inputUuid, config, format, io } = options;
+  const wait = async (waitOptions?: Parameters<ConversationClient['waitForResult']>[2]) =>
+    requireStructuredOutput(await api.waitForResult(conversationId, inputUuid, waitOptions), config);
   if (format === 'text' && io.tty) {
     // On a terminal the answer streams from the live channel; piped, it is printed once final.
     const printer = new LiveTextPrinter(io.tty.write);
-    const result = await api.waitForResult(conversationId, inputUuid, { onLive: (entry) => printer.onLive(entry) });
+    const result = await wait({ onLive: (entry) => printer.onLive(entry) });
     printer.finish(result);
+    if (result.is_error && result.errors?.length) io.err(`Error: ${result.errors.join('; ')}`);
     return result;
   }
   if (format !== 'stream-json') {
-    const result = await api.waitForResult(conversationId, inputUuid);
+    const result = await wait();
     // Text reaches a terminal: escape sequences from the model are neutralised (JSON escapes them itself).
     const output = formatFinalOutput(format, result);
     io.out(format === 'text' ? sanitizeForTerminal(output) : output);
+    if (format === 'text' && result.is_error && result.errors?.length) io.err(sanitizeForTerminal(`Error: ${result.errors.join('; ')}`));
     return result;
   }
   const tools = [...(config.tools ?? TOOL_NAMES), ...(config.jsonSchema ? [STRUCTURED_OUTPUT_TOOL_NAME] : [])];
@@ -127,10 +146,15 @@ export async function printAskOutput(options: {
     permissionMode: config.permissions?.mode,
   });
   io.out(JSON.stringify(init));
-  return api.waitForResult(conversationId, inputUuid, {
+  return wait({
     onEvent: (event: ConversationEvent) => {
+      // The result line goes out after the check below.
+      if (event.message.type === 'result') return;
       for (const message of sdkMessagesFor(event, conversationId)) io.out(JSON.stringify(message));
     },
+  }).then((result) => {
+    for (const message of sdkMessagesFor({ seq: -1, message: result } as ConversationEvent, conversationId)) io.out(JSON.stringify(message));
+    return result;
   });
 }
 

@@ -7,6 +7,7 @@
  * conversation: `durable-agent chat <id>` rejoins it from any terminal.
  */
 import readline from 'node:readline';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ConversationConfigInput } from '../../common/config';
 import type { TranscriptMessage } from '../../common/messages';
@@ -16,6 +17,7 @@ import { formatEvent, sanitizeForTerminal } from '../format';
 import { NoLiveStreamError, readLive } from '../live';
 import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
 import { LiveView, type ViewOp } from '../live-view';
+import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line';
 
 export interface ChatOptions {
   api: ConversationClient;
@@ -23,6 +25,8 @@ export interface ChatOptions {
   /** Rejoin this conversation; a new one is started when absent. */
   conversationId?: string;
   config: ConversationConfigInput;
+  /** The first prompt of a new conversation (`durable-agent "fix the bug"`), sent once the chat is ready. */
+  initialPrompt?: string;
   /** A new conversation continues this transcript (--continue / --resume of an ended one). */
   resume?: { fromConversationId: string; messages: TranscriptMessage[] };
   input?: NodeJS.ReadableStream;
@@ -32,12 +36,27 @@ export interface ChatOptions {
 const DIM = '\u001b[2m';
 /** Lines arriving within this long of each other are one prompt (a paste). */
 const PASTE_WINDOW_MS = 30;
+/** How long sending a prompt may take before chat says it was not sent. */
+const SEND_DEADLINE_MS = 5_000;
+/** How often a lost live view tries again. */
+const RECONNECT_MS = 1_000;
 const RESET = '\u001b[0m';
 
 export async function chatCommand(options: ChatOptions): Promise<number> {
   const { api } = options;
   const output = options.output ?? process.stdout;
-  const write = (text: string) => output.write(text);
+  // A running tool's progress line (issue 19, item 6) stands on its own line until anything else
+  // is written: then it is erased (cursor back to that line's start) and redrawn on the next update.
+  let progressShown = false;
+  const clearProgress = () => {
+    if (!progressShown) return;
+    output.write('\r\u001b[2K');
+    progressShown = false;
+  };
+  const write = (text: string) => {
+    clearProgress();
+    output.write(text);
+  };
   let conversationId = options.conversationId;
   let busy = false;
   let waitingOnRejoin = false;
@@ -56,6 +75,15 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   write(`${DIM}Enter sends · Ctrl-C aborts the running query (twice: leave) · Ctrl-D leaves, the conversation stays${RESET}\n`);
 
   const rl = readline.createInterface({ input: options.input ?? process.stdin, output, terminal: true, prompt: '> ' });
+  // Lines typed before the chat is ready (it still connects to the live channel) are kept and
+  // sent once it is: readline emits them at once, listener or not (issue 19, item 9).
+  const early: string[] = [];
+  const keepEarly = (line: string) => early.push(line);
+  rl.on('line', keepEarly);
+  if (options.initialPrompt && !options.conversationId) {
+    write(`> ${sanitizeForTerminal(options.initialPrompt)}\n`);
+    early.push(options.initialPrompt);
+  }
   const leaving = new AbortController();
   const sentByMe = new Set<string>();
   let interrupts = 0;
@@ -91,6 +119,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           );
           answering = mine;
           newline();
+          clearProgress(); // the question takes the progress line's place (drawn again once answered)
           rl.setPrompt(prompt);
           rl.prompt();
           atLineStart = false; // the cursor is after the question
@@ -141,9 +170,18 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         if (op.item.type === 'tool_end') {
           permissions.settled(op.item.toolUseId);
           newline();
-          put(`${sanitizeForTerminal(`● ${op.item.name}: ${oneLine(toolSummaries.get(op.item.toolUseId) ?? '')}  ⎿ ${op.item.isError ? 'Error: ' : ''}${op.item.summary}`)}\n`);
+          const call = toolCallLine(op.item.name, argumentFromSummary(op.item.name, toolSummaries.get(op.item.toolUseId) ?? ''));
+          put(`${sanitizeForTerminal(`${call}\n${toolResultLine(op.item.summary, op.item.isError)}`)}\n`);
+          running.delete(op.item.toolUseId);
+          drawProgress();
         } else if (op.item.type === 'tool_start') {
           toolSummaries.set(op.item.toolUseId, op.item.summary);
+          running.set(op.item.toolUseId, { name: op.item.name, startedAt: Date.now(), tail: '' });
+          drawProgress();
+        } else if (op.item.type === 'tool_progress') {
+          const tool = running.get(op.item.toolUseId);
+          if (tool) tool.tail = op.item.tail;
+          drawProgress();
         }
         return;
       case 'event': {
@@ -178,6 +216,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         }
         if (message.type === 'result') {
           permissions.settled(); // nothing of the query waits any more
+          running.clear(); // tools of an aborted query end without their own item
+          clearProgress();
           newline();
           const line = formatEvent(op.event);
           if (line) put(`${DIM}${sanitizeForTerminal(line)}${RESET}\n`);
@@ -201,29 +241,70 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     }
   };
   const toolSummaries = new Map<string, string>();
+  /** Tools started and not ended, for the progress line. */
+  const running = new Map<string, { name: string; startedAt: number; tail: string }>();
+  /** `● Bash(npm test) · running 12s · <last output line>`, dim, on its own line; redrawn as output comes. */
+  const drawProgress = () => {
+    clearProgress();
+    if (running.size === 0 || !atLineStart || answering) return;
+    const [toolUseId, tool] = [...running.entries()].at(-1)!;
+    const call = toolCallLine(tool.name, argumentFromSummary(tool.name, toolSummaries.get(toolUseId) ?? ''));
+    const last = sanitizeForTerminal(tool.tail).split('\n').filter((line) => line.trim() !== '').at(-1) ?? '';
+    const others = running.size > 1 ? ` (+${running.size - 1} more)` : '';
+    const text = `${call}${others} · running ${Math.round((Date.now() - tool.startedAt) / 1000)}s${last ? ` · ${last.trim()}` : ''}`;
+    const width = Math.max(20, ((output as NodeJS.WriteStream).columns ?? 100) - 1);
+    output.write(`${DIM}${sanitizeForTerminal(text).slice(0, width)}${RESET}`);
+    progressShown = true;
+  };
+  // The seconds count on while a tool runs without output.
+  const ticker = setInterval(() => {
+    if (running.size > 0 && progressShown) drawProgress();
+  }, 1_000);
+  ticker.unref();
 
   const fromOffset = await WorkflowStreamClient.create(api.client, id)
     .getOffset()
     .catch(() => 0);
+  // The live view survives a server that goes away for a while: it says so once, keeps what is
+  // typed (see `unsent`), and reads on from its offset when the server answers again (item 9).
   const reading = (async () => {
     const view = new LiveView();
-    try {
-      for await (const entry of readLive(api.client, id, fromOffset, leaving.signal)) {
-        for (const op of view.apply(entry)) await show(op);
+    let offset = fromOffset;
+    let lost = false;
+    while (!leaving.signal.aborted) {
+      try {
+        for await (const entry of readLive(api.client, id, offset, leaving.signal)) {
+          offset = entry.offset + 1;
+          if (lost) {
+            lost = false;
+            newline();
+            put(`${DIM}(live view back)${RESET}\n`);
+            if (!busy && !answering) rl.prompt();
+          }
+          for (const op of view.apply(entry)) await show(op);
+        }
+        if (!leaving.signal.aborted) {
+          newline();
+          put(`${DIM}the conversation has ended${RESET}\n`);
+          rl.close();
+        }
+        return;
+      } catch (error) {
+        if (leaving.signal.aborted) return;
+        if (error instanceof NoLiveStreamError || error instanceof WorkflowNotFoundError) {
+          newline();
+          put(error instanceof NoLiveStreamError ? `${error.message} Use \`durable-agent send --follow\` for it.\n` : `The conversation is gone: ${error.message}\n`);
+          rl.close();
+          return;
+        }
+        if (!lost) {
+          lost = true;
+          newline();
+          put(`Lost the live view (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); reconnecting — what you type is kept. Ctrl-D leaves.\n`);
+          if (!busy && !answering) rl.prompt();
+        }
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
       }
-      if (!leaving.signal.aborted) {
-        newline();
-        put(`${DIM}the conversation has ended${RESET}\n`);
-        rl.close();
-      }
-    } catch (error) {
-      newline();
-      put(
-        error instanceof NoLiveStreamError
-          ? `${error.message} Use \`durable-agent send --follow\` for it.\n`
-          : `Lost the live view: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
-      rl.close();
     }
   })();
 
@@ -236,10 +317,13 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   let pasted: string[] = [];
   let pasteTimer: NodeJS.Timeout | undefined;
   let sending: Promise<unknown> = Promise.resolve();
+  // A prompt the server did not take: kept, and sent again on an empty Enter (issue 19, item 9).
+  let unsent: string | undefined;
   const submit = () => {
     pasteTimer = undefined;
-    const prompt = pasted.join('\n').trim();
+    let prompt = pasted.join('\n').trim();
     pasted = [];
+    if (!prompt && unsent !== undefined) prompt = unsent;
     if (!prompt) {
       if (!busy) rl.prompt();
       return;
@@ -247,17 +331,23 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     busy = true;
     interrupts = 0;
     sending = sending.then(() =>
-      api.send(id, prompt).then(
-        (uuid) => sentByMe.add(uuid),
+      api.client.connection.withDeadline(Date.now() + SEND_DEADLINE_MS, () => api.send(id, prompt)).then(
+        (uuid) => {
+          if (unsent === prompt) unsent = undefined;
+          sentByMe.add(uuid);
+        },
         (error: unknown) => {
+          unsent = prompt;
           newline();
-          put(`Could not send: ${error instanceof Error ? error.message : String(error)}\n`);
+          const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+          put(`✗ Not sent — the Temporal server did not take it (${why}). It is kept: press Enter to send it again.\n`);
           busy = false;
           rl.prompt();
         },
       ),
     );
   };
+  rl.off('line', keepEarly);
   rl.on('line', (line) => {
     if (answering && pasted.length === 0) {
       answering(line);
@@ -283,17 +373,19 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     }
   });
   if (!busy) rl.prompt();
+  if (early.length > 0) {
+    pasted.push(...early.splice(0));
+    submit();
+  }
   if (waitingOnRejoin) permissions.check(); // requests that were waiting before this terminal joined
 
   await left;
+  clearInterval(ticker);
+  running.clear();
+  clearProgress();
   leaving.abort();
   newline();
   write(`${DIM}left ${id}; it stays alive — rejoin with: durable-agent chat ${id}${RESET}\n`);
   await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 1000))]);
   return 0;
-}
-
-function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
 }

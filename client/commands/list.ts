@@ -3,7 +3,9 @@
  * the server, newest first, filtered and shown through the search attributes
  * (common/search-attributes.ts) — the same columns and filters the Temporal UI offers.
  */
+import os from 'node:os';
 import path from 'node:path';
+import type { ConversationClient } from '../api';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import {
   COST_SEARCH_ATTRIBUTE,
@@ -47,7 +49,7 @@ function quote(value: string): string {
 }
 
 /** The header of {@link listRow}'s columns. */
-export const LIST_HEADER = ['ID', 'STATUS', 'TURNS', 'COST', 'LAST ACTIVITY', 'FIRST PROMPT'];
+export const LIST_HEADER = ['ID', 'STATUS', 'TURNS', 'COST', 'LAST ACTIVITY', 'WORKSPACE', 'FIRST PROMPT'];
 
 /** Rows as aligned columns (the last one is not padded). */
 export function formatTable(rows: string[][]): string[] {
@@ -55,12 +57,27 @@ export function formatTable(rows: string[][]): string[] {
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  '));
 }
 
+/** `list --json`: one object per conversation. */
+export interface ListEntry {
+  id: string;
+  status: string;
+  turns?: number;
+  costUsd?: number;
+  lastActivity: string;
+  workspace?: string;
+  firstPrompt?: string;
+}
+
+type Listed = Pick<WorkflowExecutionInfo, 'workflowId' | 'status' | 'startTime' | 'typedSearchAttributes'>;
+
 /**
  * One conversation: id, status (the conversation's, or how its run closed when that is not
- * "ended"), turns, cost, last activity and first prompt. Conversations started before these
- * attributes existed show "-".
+ * "ended"), turns, cost, last activity, workspace and first prompt. Conversations started before
+ * these attributes existed show "-".
  */
-export function listRow(workflow: Pick<WorkflowExecutionInfo, 'workflowId' | 'status' | 'startTime' | 'typedSearchAttributes'>): string[] {
+export function listRow(workflow: Listed): string[];
+export function listRow(workflow: Listed, shape: 'json'): ListEntry;
+export function listRow(workflow: Listed, shape: 'table' | 'json' = 'table'): string[] | ListEntry {
   const attributes = workflow.typedSearchAttributes;
   const execution = workflow.status.name.toLowerCase();
   const status = attributes.get(STATUS_SEARCH_ATTRIBUTE);
@@ -68,16 +85,58 @@ export function listRow(workflow: Pick<WorkflowExecutionInfo, 'workflowId' | 'st
   const shown = execution === 'running' || execution === 'completed' ? (status ?? execution) : execution;
   const turns = attributes.get(TURNS_SEARCH_ATTRIBUTE);
   const cost = attributes.get(COST_SEARCH_ATTRIBUTE);
-  const lastActivity = attributes.get(LAST_ACTIVITY_SEARCH_ATTRIBUTE) ?? workflow.startTime;
+  const lastActivity = lastActiveAt(workflow).toISOString().replace(/\.\d+Z$/, 'Z');
   const prompt = attributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE);
+  const workspace = attributes.get(WORKSPACE_SEARCH_ATTRIBUTE);
+  if (shape === 'json') return { id: workflow.workflowId, status: shown, turns, costUsd: cost, lastActivity, workspace, firstPrompt: prompt };
   return [
     workflow.workflowId,
     shown,
     turns === undefined ? '-' : String(turns),
     cost === undefined ? '-' : `$${cost.toFixed(4)}`,
-    lastActivity.toISOString().replace(/\.\d+Z$/, 'Z'),
+    lastActivity,
+    workspace === undefined ? '-' : homeRelative(workspace),
     prompt === undefined ? '-' : JSON.stringify(oneLine(prompt, 60)),
   ];
+}
+
+function homeRelative(directory: string): string {
+  const home = os.homedir();
+  return directory === home || directory.startsWith(`${home}/`) ? `~${directory.slice(home.length)}` : directory;
+}
+
+/** How many conversations `list` reads at most to sort them (the server's order puts running ones first). */
+export const LIST_SCAN = 2_000;
+
+/** The `limit` most recently active conversations matching `query`, newest first. */
+export async function newestFirst(client: Client, query: string, limit: number, scan = LIST_SCAN): Promise<WorkflowExecutionInfo[]> {
+  const all: WorkflowExecutionInfo[] = [];
+  for await (const workflow of client.workflow.list({ query })) {
+    all.push(workflow);
+    if (all.length >= scan) break;
+  }
+  return all.sort((a, b) => lastActiveAt(b).getTime() - lastActiveAt(a).getTime()).slice(0, limit);
+}
+
+/**
+ * A conversation id as typed: the full id, or a unique shorter part of it — its random suffix
+ * (`e10872b5`) or its beginning. An unknown or ambiguous text is returned as typed, so the
+ * command's own "not found" error names it.
+ */
+export async function resolveConversationId(api: ConversationClient, text: string): Promise<string> {
+  const exists = await api.client.workflow
+    .getHandle(text)
+    .describe()
+    .then(() => true, () => false);
+  if (exists || text.length < 4) return text;
+  const matches = new Set<string>();
+  let seen = 0;
+  for await (const workflow of api.client.workflow.list({ query: listQuery({}) })) {
+    const id = workflow.workflowId;
+    if (!id.includes('--agent-') && (id.endsWith(`-${text}`) || id.startsWith(text))) matches.add(id);
+    if (matches.size > 1 || ++seen >= LIST_SCAN) break;
+  }
+  return matches.size === 1 ? [...matches][0] : text;
 }
 
 function oneLine(text: string, max: number): string {

@@ -14,6 +14,7 @@ import type { ConversationStatus } from '../../workflows/definitions';
 import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permission-gate';
 import type { ConversationClient } from '../api';
 import { sanitizeForTerminal } from '../format';
+import { toolArgument, toolCallLine, toolPreview } from '../tool-line';
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -139,9 +140,12 @@ export async function promptForPermissions(
   err: (text: string) => void,
   /** Asks one question (default: on the terminal). */
   question?: (prompt: string, signal: AbortSignal) => Promise<string>,
+  /** Ctrl-C on the terminal (its readline holds the keys, so no SIGINT reaches the process). */
+  onInterrupt?: () => void,
 ): Promise<void> {
   const asked = new Set<string>();
   const readline = question ? undefined : createInterface({ input: process.stdin, output: process.stderr });
+  if (onInterrupt) readline?.on('SIGINT', onInterrupt);
   const ask = question ?? ((prompt: string, abort: AbortSignal) => readline!.question(prompt, { signal: abort }));
   try {
     while (!signal.aborted) {
@@ -149,7 +153,7 @@ export async function promptForPermissions(
       for (const { workflowId, request } of waiting) {
         if (asked.has(request.toolUseId) || signal.aborted) continue;
         asked.add(request.toolUseId);
-        err(sanitizeForTerminal(`${request.toolName} wants to run: ${oneLine(JSON.stringify(request.input), 300)}\n(${request.reason})`));
+        err(sanitizeForTerminal(permissionQuestionLines(request, workflowId === conversationId ? '' : ' (subagent)').join('\n')));
         const answer = await askAllow(ask, signal);
         if (signal.aborted || answer === undefined) return;
         const { line } = await decide(api, workflowId, request.toolUseId, answer === 'deny' ? 'deny' : 'allow', { always: answer === 'always' });
@@ -179,6 +183,15 @@ export async function askAllow(
     if (['a', 'always'].includes(answer)) return 'always';
   }
   return undefined;
+}
+
+/**
+ * The lines before "Allow?" (ask and chat): the call as every view shows it — `⚠ Write(notes.txt)`
+ * — why it asks, and a preview of what it would do (a Write's content, an Edit's change).
+ */
+export function permissionQuestionLines(request: Pick<PendingPermission, 'toolName' | 'input' | 'reason'>, subagent = ''): string[] {
+  const call = toolCallLine(request.toolName, toolArgument(request.toolName, request.input)).replace(/^● /, '⚠ ');
+  return [`${call}${subagent} needs permission: ${request.reason}`, ...toolPreview(request.toolName, request.input)];
 }
 
 /** A waiting call's input in a few words: the tool's own summary (`Write notes.txt`), else its JSON. */

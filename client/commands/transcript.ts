@@ -6,6 +6,7 @@
  */
 import type { TranscriptMessage, UserMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
+import { toolArgument, toolCallLine } from '../tool-line';
 
 /** No worker can answer a query for this conversation right now. */
 export class NoWorkerForQueryError extends Error {
@@ -51,7 +52,7 @@ export function formatTranscript(messages: readonly TranscriptMessage[]): string
       case 'assistant':
         for (const block of message.message.content) {
           if (block.type === 'text' && block.text.trim()) parts.push(block.text.trim());
-          if (block.type === 'tool_use') parts.push(`● ${block.name}(${JSON.stringify(block.input)})`);
+          if (block.type === 'tool_use') parts.push(toolCallLine(block.name, toolArgument(block.name, block.input)));
         }
         break;
       case 'user':

@@ -4,14 +4,20 @@
  * stays), and rejoin it from another terminal; answer a permission request inline (y, then n).
  */
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type DevServer, startDevServer } from '../../infra/dev-server';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
+let server: DevServer | undefined;
 const sessions: string[] = [];
 afterEach(async () => {
+  await server?.stop().catch(() => undefined);
+  server = undefined;
   for (const session of sessions.splice(0)) {
     try {
       execFileSync('tmux', ['kill-session', '-t', session]);
@@ -22,6 +28,14 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 /** The chat has shown its first prompt (typing earlier would reach the terminal before the chat reads it). */
 const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
@@ -71,7 +85,7 @@ describe('chat in a terminal', () => {
     tmux('send-keys', '-t', first, 'read the notes', 'Enter');
     const answered = await eventually(async () => screen(first), (text) => text.includes('Streaming in tmux works.') && /\$\d+\.\d{4}\]/.test(text), 60_000);
     // The tool line and its result (not an error: a failed call shows `⎿ Error: …`).
-    expect(answered).toMatch(/● Read: .*notes\.txt[\s\S]*?⎿ (?!Error)\S/);
+    expect(answered).toMatch(/● Read\(notes\.txt\)\n {2}⎿ {2}(?!Error)\S/);
     expect(answered.split('Streaming in tmux works.').length).toBe(2); // once
 
     tmux('send-keys', '-t', first, 'write a lot', 'Enter');
@@ -112,7 +126,8 @@ describe('chat in a terminal', () => {
     await harness.startWorker();
     const session = startChat(harness, 'chat-perm', '--cwd', harness.workspace, '--permission-mode', 'default');
     await eventually(async () => screen(session), ready, 90_000);
-    const question = /⚠ Write wants to run: [^\n]*hello\.txt[^\n]*\n[^\n]*Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/;
+    // The call as every view shows it, why it asks, and the content it would write.
+    const question = /⚠ Write\(hello\.txt\) needs permission: [^\n]*\n {4}│ hi\n[^\n]*Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/;
 
     tmux('send-keys', '-t', session, 'write hello.txt', 'Enter');
     await eventually(async () => screen(session), (text) => question.test(text.trimEnd() + ' '), 60_000);
@@ -122,18 +137,18 @@ describe('chat in a terminal', () => {
     expect(await readFile(path.join(harness.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
 
     tmux('send-keys', '-t', session, 'now write nope.txt', 'Enter');
-    await eventually(async () => screen(session), (text) => /nope\.txt[^\n]*\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
+    await eventually(async () => screen(session), (text) => /nope\.txt[^\n]*\n[^\n]*│ no\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
     tmux('send-keys', '-t', session, 'n', 'Enter');
     const denied = await eventually(async () => screen(session), (text) => text.includes('Understood, I will not write it.'), 60_000);
     expect(denied).toContain('Write toolu_chat_w2 denied');
-    expect(denied).toMatch(/● Write: Write nope\.txt {2}⎿ Error: The user doesn't want to proceed/);
+    expect(denied).toMatch(/● Write\(nope\.txt\)\n {2}⎿ {2}Error: The user doesn't want to proceed/);
     await expect(readFile(path.join(harness.workspace, 'nope.txt'))).rejects.toThrow(/ENOENT/);
     const lastRequest = JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1));
     expect(lastRequest).toContain("doesn't want to proceed with this tool use");
 
     // Decided from another client first: chat stops asking and goes on.
     tmux('send-keys', '-t', session, 'and other.txt', 'Enter');
-    await eventually(async () => screen(session), (text) => /other\.txt[^\n]*\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
+    await eventually(async () => screen(session), (text) => /other\.txt[^\n]*\n[^\n]*│ ok\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
     await harness.api.decidePermission(conversationIdOf(screen(session)), { toolUseId: 'toolu_chat_w3', behavior: 'allow' });
     const elsewhere = await eventually(async () => screen(session), (text) => text.includes('Approved elsewhere, written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
     expect(elsewhere).toContain('Write toolu_chat_w3 is no longer waiting');
@@ -164,5 +179,65 @@ describe('chat in a terminal', () => {
     expect(harness.model.requests).toHaveLength(1);
     const prompt = JSON.stringify(harness.model.requests[0].body.messages.at(-1));
     expect(prompt).toMatch(/AAA\\nBBB\\nCCC\\nDDD/);
+  });
+
+  it('sends lines typed before it is ready, and keeps a prompt the server did not take (issue 19, item 9)', async () => {
+    const state = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-chat-server-'));
+    const port = await freePort();
+    const serverOptions = { ephemeral: false, dbFilename: path.join(state, 'temporal.db'), port, headless: true, log: () => {} };
+    server = await startDevServer(serverOptions);
+    harness = await createHarness(
+      { script: [{ content: [{ type: 'text', text: 'Heard you early.' }] }, { content: [{ type: 'text', text: 'Back again.' }] }] },
+      { address: server.address },
+    );
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-early', '--cwd', harness.workspace);
+    // Typed at once, before the chat has shown its prompt.
+    tmux('send-keys', '-t', session, 'early bird', 'Enter');
+    await eventually(async () => screen(session), (text) => text.includes('Heard you early.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 90_000);
+    expect(JSON.stringify(harness.model.requests[0].body.messages.at(-1))).toContain('early bird');
+
+    // The server goes away: a prompt typed now is said not to be sent, and kept.
+    await server.stop();
+    tmux('send-keys', '-t', session, 'are you there', 'Enter');
+    const refused = await eventually(async () => screen(session), (text) => text.includes('✗ Not sent'), 30_000);
+    expect(refused).toMatch(/✗ Not sent[^\n]*press Enter to send it again/);
+    expect(refused).not.toContain('[chat exited');
+
+    // The server comes back (same state): an empty Enter sends the kept prompt, and the live view reads on.
+    server = await startDevServer(serverOptions);
+    await eventually(async () => screen(session), (text) => text.includes('Lost the live view'), 30_000).catch(() => undefined);
+    tmux('send-keys', '-t', session, 'Enter');
+    await eventually(async () => screen(session), (text) => text.includes('Back again.'), 90_000);
+    expect(JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1))).toContain('are you there');
+    expect(screen(session)).not.toContain('[chat exited');
+  });
+
+  it('shows a running Bash with its latest output while it runs (issue 19, item 6)', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'for i in 1 2 3 4 5 6; do echo "step $i"; sleep 1; done', description: 'steps' } }] },
+        { content: [{ type: 'text', text: 'All steps done.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-progress', '--cwd', harness.workspace, '--dangerously-skip-permissions');
+    await eventually(async () => screen(session), ready, 90_000);
+    tmux('send-keys', '-t', session, 'run the steps', 'Enter');
+    const during = await eventually(async () => screen(session), (text) => /● Bash\(for i in [^\n]*· running \d+s · step [2-5]/.test(text), 60_000);
+    expect(during).not.toContain('All steps done.');
+    const after = await eventually(async () => screen(session), (text) => text.includes('All steps done.'), 60_000);
+    // The progress line gave way to the call and its result.
+    expect(after).toMatch(/● Bash\(for i in [^\n]*\)\n {2}⎿ {2}step 1 \(6 lines\)/);
+    expect(after).not.toMatch(/· running \d+s/);
+  });
+
+  it('starts with a prompt given on the command line, as claude "…" does', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Hello from the first prompt.' }] }] });
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-initial', '--cwd', harness.workspace, "'say hello please'"); // quoted for the shell
+    await eventually(async () => screen(session), (text) => text.includes('Hello from the first prompt.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 90_000);
+    expect(screen(session)).toContain('> say hello please');
+    expect(JSON.stringify(harness.model.requests[0].body.messages.at(-1))).toContain('say hello please');
   });
 });

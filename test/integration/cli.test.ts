@@ -157,7 +157,7 @@ describe('CLI against a server', () => {
     expect(lastUserText(compactionRequests[0])).toContain('focus on the weather');
 
     const status = await cli('status', 'cli-compact');
-    expect(status.out).toMatch(/context\s+[\d,]+ \/ 180,000 tokens \(0%\) · autocompact at 167,000 · 1 compaction · breaker closed/);
+    expect(status.out).toMatch(/context\s+[\d,]+ \/ 180,000 tokens \(0%\) · autocompact at 167,000 · 1 compaction\n/);
     expect(status.out).not.toContain('Context low');
 
     const sent = await cli('send', '--follow', 'cli-compact', 'And tomorrow?');

@@ -435,7 +435,7 @@ describe('ask in a terminal', () => {
 
     expect(result).toMatchObject({ result: 'One yes, one no.', permission_denials: [{ tool_name: 'Bash', tool_use_id: 'toolu_tty_2' }] });
     expect(questions).toEqual(['Allow? [y]es / [n]o / [a]lways: ', 'Allow? [y]es / [n]o / [a]lways: ', 'Allow? [y]es / [n]o / [a]lways: ']); // "maybe" is asked again
-    expect(printed).toContain('Bash wants to run: {"command":"touch tty-one"}');
+    expect(printed).toContain('⚠ Bash(touch tty-one) needs permission: ');
     expect(printed).toContain('Bash toolu_tty_1 allowed');
     expect(printed).toContain('Bash toolu_tty_2 denied');
     expect(await exists(path.join(harness.workspace, 'tty-one'))).toBe(true);

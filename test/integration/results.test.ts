@@ -113,6 +113,16 @@ describe('--json-schema', () => {
     expect(model.requests).toHaveLength(4);
   });
 
+  it('is an error a script can tell when the model never calls the tool (issue 19, item 12)', async () => {
+    const prose = { content: [{ type: 'text' as const, text: 'Lisbon, about half a million.' }] };
+    const { workspace } = await setUp({ script: Array.from({ length: 12 }, () => prose) });
+    const { code, out } = await cli('ask', '--cwd', workspace, '--json-schema', JSON.stringify(SCHEMA), '--output-format', 'json', 'Lisbon?');
+    expect(code).toBe(1);
+    const result = oneJsonLine(out);
+    expect(result).toMatchObject({ subtype: 'error_max_structured_output_retries', is_error: true, errors: [expect.stringContaining('structured output')] });
+    expect(result.structured_output).toBeUndefined();
+  });
+
   it('ends error_max_structured_output_retries after 5 invalid calls', async () => {
     const invalid = { content: [{ type: 'tool_use' as const, name: 'StructuredOutput', input: { city: 42 } }] };
     const { workspace, model } = await setUp({ script: [invalid, invalid, invalid, invalid, invalid, invalid] });

@@ -263,7 +263,7 @@ describe('transcript export and resume', () => {
     const text = await cli('transcript', conversationId);
     expect(text.code).toBe(0);
     expect(text.out).toContain('> What do the notes say?');
-    expect(text.out).toContain('● Read({"file_path":"notes.txt"})');
+    expect(text.out).toContain('● Read(notes.txt)');
     expect(text.out).toContain('  ⎿ ');
     expect(text.out).toContain('The notes say alpha.');
 

@@ -136,14 +136,14 @@ describe('the Temporal UI explains a conversation', () => {
     const queries = metadata.definition.queryDefinitions.map((definition: { name: string }) => definition.name);
     expect(queries).not.toContain('requestContext');
     expect(queries).not.toContain('transcriptSlice');
-    expect(metadata.currentDetails).toMatch(/^\*\*awaiting_input\*\*\n\nturn 4 · query 2 · claude-sonnet-4-6 · \$\d+\.\d{4}\n\n\*\*Last answer:\*\* Second answer\.$/);
+    expect(metadata.currentDetails).toMatch(/^\*\*awaiting_input\*\*\n\nturn 4 · query 2 · claude-sonnet-4-6 · \$\d+\.\d{4}\n\n\*\*Asked:\*\* And again\n\n\*\*Last answer:\*\* Second answer\.$/);
 
     // `durable-agent list` filters on the attributes (visibility is eventually consistent).
     const listed = await eventually(
       () => cli('list', '--status', 'awaiting_input', '--workspace', harness!.workspace),
       (output) => output.out.includes(conversationId),
     );
-    expect(listed.out).toMatch(new RegExp(`${conversationId}\\s+awaiting_input\\s+4\\s+\\$\\d+\\.\\d{4}\\s+\\S+Z\\s+"${prompt}"`));
+    expect(listed.out).toMatch(new RegExp(`${conversationId}\\s+awaiting_input\\s+4\\s+\\$\\d+\\.\\d{4}\\s+\\S+Z\\s+\\S+\\s+"${prompt}"`));
     expect((await cli('list', '--status', 'ended', '--workspace', harness.workspace)).out).toContain('No conversation matches.');
     expect(await cli('list', '--status', 'sleeping')).toMatchObject({ code: 2, err: expect.stringContaining('--status must be one of running, awaiting_input') });
 
@@ -191,7 +191,7 @@ describe('npm start', () => {
     demo.stderr!.on('data', (chunk) => (output += chunk));
     const code = await new Promise<number | null>((resolve) => demo.on('exit', resolve));
     expect(code, output).toBe(0);
-    const hint = /Inspect it any time: npm run cli -- status (\S+)/.exec(output);
+    const hint = /^Conversation (\S+) in /m.exec(output);
     expect(hint, output).not.toBeNull();
     const conversationId = hint![1];
 

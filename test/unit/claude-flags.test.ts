@@ -25,6 +25,10 @@ describe("Claude Code's command line", () => {
     expect(claudeCodeArgv(['send', 'id', '-c'])).toEqual(['send', 'id', '-c']);
     expect(claudeCodeArgv(['ask', '--', '-p is a flag'])).toEqual(['ask', '--', '-p is a flag']);
     expect(claudeCodeArgv(['--help'])).toEqual(['--help']);
+    // claude "fix the bug": a prompt with spaces first is chat with that prompt; a one-word typo stays an unknown command.
+    expect(claudeCodeArgv(['fix the bug'])).toEqual(['chat', 'fix the bug']);
+    expect(claudeCodeArgv(['-p', 'fix the bug'])).toEqual(['ask', 'fix the bug']);
+    expect(claudeCodeArgv(['lsit'])).toEqual(['lsit']);
   });
 
   it('refuses rules for tools nobody knows, and says when only the case is wrong', () => {

@@ -198,6 +198,20 @@ describe('handoff: a stream still going at the deadline goes on in callModel wit
     expect(modelCallRunStats()).toMatchObject({ waiting: 0, streaming: 0 });
   });
 
+  it('a stream whose words have begun is handed over shortly after its first delta, not at the deadline (issue 19, item 16)', async () => {
+    const held = gate();
+    // First words, then the stream goes on (held) well past the local phase's grace.
+    server.enqueue({ content: [{ type: 'text', text: 'First words' }, { type: 'text', text: 'and more later' }], hold: { afterBlocks: 1, until: held.until } });
+    const started = Date.now();
+    const handoff = handoffOf(await callLocal(inline({ handoffAfterMs: 5_000 })));
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(handoff).toMatchObject({ reason: 'slow', attach: { taskQueue: handoffQueue } });
+    const attached = callAttached({ ...inline(), attach: { key: handoff.attach.key } }, attachEnvironment());
+    held.open();
+    expect(await attached).toMatchObject({ type: 'message', message: { content: [{ text: 'First words' }, { text: 'and more later' }] } });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('streamed tool_use reports carry the attempt of whoever holds the run when the block completes', async () => {
     const held = gate();
     server.enqueue({

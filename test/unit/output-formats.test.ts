@@ -139,6 +139,6 @@ describe('the --follow result line', () => {
       terminal_reason: 'completed',
       structured_output: { city: 'Lisbon' },
     } as ResultMessage);
-    expect(line).toBe('✓ done · 2 turns · 1.5s · $0.0100 · transitions: tool_use\n  structured output: {"city":"Lisbon"}');
+    expect(line).toBe('✓ done · 2 turns · 1.5s · $0.0100\n  structured output: {"city":"Lisbon"}');
   });
 });

@@ -111,10 +111,36 @@ describe('durable-agent list', () => {
     const terminated = listRow({ workflowId: 'b', status: { name: 'TERMINATED' } as never, startTime, typedSearchAttributes: attributes });
     const old = listRow({ workflowId: 'conversation-old', status: { name: 'COMPLETED' } as never, startTime, typedSearchAttributes: new TypedSearchAttributes() });
     expect(formatTable([LIST_HEADER, running, terminated, old])).toEqual([
-      'ID                STATUS          TURNS  COST     LAST ACTIVITY         FIRST PROMPT',
-      'conversation-a    awaiting_input  4      $0.0633  2026-11-30T03:00:00Z  "Fix the test"',
-      'b                 terminated      4      $0.0633  2026-11-30T03:00:00Z  "Fix the test"',
-      'conversation-old  completed       -      -        2026-11-30T03:00:00Z  -',
+      'ID                STATUS          TURNS  COST     LAST ACTIVITY         WORKSPACE  FIRST PROMPT',
+      'conversation-a    awaiting_input  4      $0.0633  2026-11-30T03:00:00Z  -          "Fix the test"',
+      'b                 terminated      4      $0.0633  2026-11-30T03:00:00Z  -          "Fix the test"',
+      'conversation-old  completed       -      -        2026-11-30T03:00:00Z  -          -',
+    ]);
+  });
+});
+
+describe('the UI texts for a person who never used the CLI (issue 19, item 15)', () => {
+  it('show what was asked and what was allowed or denied', () => {
+    const details = formatCurrentDetails({
+      phase: 'awaiting_input',
+      tools: [],
+      turn: 3,
+      queryCount: 1,
+      model: 'claude-sonnet-4-6',
+      costUsd: 0.01,
+      lastPrompt: 'Fix the *failing* test\nin test.js',
+      decisions: [
+        { toolName: 'Write', behavior: 'allow', decidedBy: 'user' },
+        { toolName: 'Bash', behavior: 'deny', decidedBy: 'timeout' },
+      ],
+      lastAnswer: { text: 'Fixed.', isError: false },
+    });
+    expect(details.split('\n\n')).toEqual([
+      '**awaiting_input**',
+      'turn 3 · query 1 · claude-sonnet-4-6 · $0.0100',
+      '**Asked:** Fix the \\*failing\\* test in test.js',
+      '**Permissions:** Write allowed · Bash denied (no answer in time)',
+      '**Last answer:** Fixed.',
     ]);
   });
 });
