@@ -30,6 +30,7 @@ import {
   runContext,
   summarizeHistory,
   withBenchStack,
+  BENCH_PERMISSIONS,
 } from './support';
 
 const TEXT_CHARS = 1600;
@@ -87,7 +88,7 @@ async function runOnce(stack: BenchStack, label: string, liveStream: boolean, wi
   const { conversationId, handle } = await stack.api.start({
     prompt: 'Stream a few answers.',
     taskQueue: stack.taskQueue,
-    config: { cwd: stack.workspace, oneShot: true, maxTurns: turns + 5, liveStream },
+    config: { cwd: stack.workspace, oneShot: true, maxTurns: turns + 5, liveStream, permissions: BENCH_PERMISSIONS },
   });
   const latencies: number[] = [];
   const reading = withReader

@@ -33,7 +33,7 @@ import { ConversationClient } from '../client/api';
 import { startDevServer } from '../infra/dev-server';
 import { type RecordedRequest, startScriptedModelServer } from '../testing/scripted-model-server';
 import { WORKFLOWS_PATH } from '../worker/worker';
-import { markdownTable, median, percentile, progress, publishResults, runBench, runContext } from './support';
+import { BENCH_PERMISSIONS, markdownTable, median, percentile, progress, publishResults, runBench, runContext } from './support';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 
@@ -146,6 +146,7 @@ async function main(): Promise<void> {
                 cwd: path.join(phaseRoot, `c${index}`),
                 oneShot: true,
                 maxTurns: iterations + 5,
+                permissions: BENCH_PERMISSIONS,
                 // Recovery after the SIGKILL waits for these; the defaults are 30 s.
                 modelHeartbeatTimeoutMs: 10_000,
                 toolHeartbeatTimeoutMs: 10_000,

@@ -41,6 +41,7 @@ import {
   runContext,
   summarizeHistory,
   withBenchStack,
+  BENCH_PERMISSIONS,
 } from './support';
 
 const FILE_BYTES = 4096;
@@ -152,7 +153,7 @@ async function runLongTask(stack: BenchStack, iterations: number, markStart: () 
     prompt: `Read ${fileName(0)} to ${fileName(iterations - 1)}, one file per turn.`,
     taskQueue: stack.taskQueue,
     // Default model and window: only the turn limit is raised above the task.
-    config: { cwd: stack.workspace, oneShot: true, maxTurns: iterations + 10 },
+    config: { cwd: stack.workspace, oneShot: true, maxTurns: iterations + 10, permissions: BENCH_PERMISSIONS },
   });
   const outcome: Outcome = { conversationId, firstRunId: handle.firstExecutionRunId, wallMs: 0, warningsAtClose: 0 };
   try {

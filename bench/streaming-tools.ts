@@ -12,7 +12,7 @@
  * Results are appended to bench/results/streaming-tools.md.
  */
 import { type Responder } from '../testing/scripted-model-server';
-import { benchArgs, markdownTable, median, publishResults, runBench, runContext, withBenchStack } from './support';
+import { BENCH_PERMISSIONS, benchArgs, markdownTable, median, publishResults, runBench, runContext, withBenchStack } from './support';
 
 const STREAM_FRAMES_TARGET_MS = 1_500;
 const DELTA_DELAY_MS = 25;
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
         const { conversationId, inputUuid } = await api.start({
           prompt: 'Read a.txt, b.txt and c.txt.',
           taskQueue,
-          config: { cwd: workspace, streamingToolExecution: mode === 'streaming', oneShot: true },
+          config: { cwd: workspace, streamingToolExecution: mode === 'streaming', oneShot: true, permissions: BENCH_PERMISSIONS },
         });
         const result = await api.waitForResult(conversationId, inputUuid!, { pollMs: 20 });
         const wall = performance.now() - startedAt;

@@ -25,6 +25,12 @@ import { type Responder, type ScriptedModelServer, startScriptedModelServer } fr
 import { WORKFLOWS_PATH, createWorker } from '../worker/worker';
 import { readFilesPrompt, readFilesResponder } from './read-files';
 
+/**
+ * Benchmarks run unattended with tools unchecked by a person, as before a conversation without a
+ * `permissions` config was checked (issue 17 §8); the gate still decides every call on its facts.
+ */
+export const BENCH_PERMISSIONS = { mode: 'bypassPermissions' as const };
+
 const REPO_ROOT = path.resolve(__dirname, '..');
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -187,7 +193,7 @@ export async function runOneShotQuery(stack: BenchStack, prompt: string, config:
   const { conversationId, handle } = await stack.api.start({
     prompt,
     taskQueue: stack.taskQueue,
-    config: { cwd: stack.workspace, oneShot: true, ...config },
+    config: { cwd: stack.workspace, oneShot: true, permissions: BENCH_PERMISSIONS, ...config },
   });
   // BENCH_READER=1: a client follows the live channel meanwhile (its long-polls are history too).
   const reading = process.env.BENCH_READER === '1' ? drain(readLive(stack.client, conversationId)) : Promise.resolve();

@@ -25,6 +25,12 @@ import { DEMO_PROMPT, demoTurn } from '../worker/scripted-model';
 import { installPeopleLogger } from '../worker/runtime-logger';
 import { DEFAULT_DB_FILENAME, DEFAULT_UI_PORT, type DevServer, REPO_ROOT, isTemporalReachable, startDevServer } from '../infra/dev-server';
 
+/**
+ * The run is unattended (nobody to approve): edits inside its own temp workspace and exactly the
+ * test command run; anything else that would ask is denied (issue 17: nothing runs unchecked).
+ */
+const UNATTENDED_PERMISSIONS = { mode: 'acceptEdits' as const, allow: ['Bash(node test.js)'], canApprove: false };
+
 const DEMO_WORKSPACE = path.join(REPO_ROOT, '.durable-agent', 'demo-workspace');
 const PROMPT = DEMO_PROMPT;
 
@@ -104,7 +110,7 @@ async function main(): Promise<void> {
   let exitCode = 0;
   let conversationId = '';
   await worker.runUntil(async () => {
-    const started = await api.start({ prompt: PROMPT, taskQueue, config: { cwd: DEMO_WORKSPACE, model, maxTurns: 20 } });
+    const started = await api.start({ prompt: PROMPT, taskQueue, config: { cwd: DEMO_WORKSPACE, model, maxTurns: 20, permissions: UNATTENDED_PERMISSIONS } });
     conversationId = started.conversationId;
     console.log(
       scripted

@@ -270,7 +270,7 @@ async function main(): Promise<void> {
           id,
           prompt: scenario.prompt,
           taskQueue,
-          config: { cwd: workspace, modelInitialRetryIntervalMs: 100, ...scenario.config },
+          config: { cwd: workspace, modelInitialRetryIntervalMs: 100, permissions: { mode: 'bypassPermissions' }, ...scenario.config },
         });
         firstRunId = started.handle.firstExecutionRunId;
         await scenario.drive(api, started.conversationId, started.inputUuid!);

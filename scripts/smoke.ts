@@ -29,6 +29,12 @@ import { type ScriptedModelServer, startScriptedModelServer } from '../testing/s
 import { createWorker } from '../worker/worker';
 import { FILES, demoResponder, ensureServer } from './demo';
 
+/**
+ * The run is unattended (nobody to approve): edits inside its own temp workspace and exactly the
+ * test command run; anything else that would ask is denied (issue 17: nothing runs unchecked).
+ */
+const UNATTENDED_PERMISSIONS = { mode: 'acceptEdits' as const, allow: ['Bash(node test.js)'], canApprove: false };
+
 const PROMPT =
   'The test in test.js fails. Use the Read tool to read math.js and test.js, fix the bug in math.js ' +
   'with the Edit tool, then run `node test.js` with the Bash tool to verify that it passes.';
@@ -89,7 +95,7 @@ async function main(): Promise<number> {
   let result: ResultMessage | undefined;
   try {
     await worker.runUntil(async () => {
-      const { conversationId, inputUuid } = await api.start({ prompt: PROMPT, taskQueue, config: { cwd: workspace, model, maxTurns: 20 } });
+      const { conversationId, inputUuid } = await api.start({ prompt: PROMPT, taskQueue, config: { cwd: workspace, model, maxTurns: 20, permissions: UNATTENDED_PERMISSIONS } });
       console.log(`Smoke run: conversation ${conversationId}, model ${model}, workspace ${workspace}\n`);
       result = await api.waitForResult(conversationId, inputUuid!, {
         signal: AbortSignal.timeout(RESULT_TIMEOUT_MS),

@@ -1,6 +1,6 @@
 /**
- * The workspace worker: runs only the activities that touch a workspace — tools, Stop hooks and
- * session-context loading — on a task queue bound to the host that holds the workspace
+ * The workspace worker: runs only the activities that touch a workspace — tools, Stop hooks,
+ * permission facts and session-context loading — on a task queue bound to the host that holds the workspace
  * (`toolTaskQueue` in the conversation config; `--workspace-queue` on the CLI). Workflows and
  * model calls stay on the main task queue, wherever those workers run; this one needs no model
  * key and hosts no workflows. docs/deployment.md, "Workspace routing".
@@ -9,11 +9,17 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import type { Activities } from '../activities';
 
 /** Activities a workspace worker hosts: everything that reads or changes the workspace. */
-export const WORKSPACE_ACTIVITY_NAMES = ['runTool', 'runStopHooks', 'loadSessionContext'] as const satisfies ReadonlyArray<keyof Activities>;
+export const WORKSPACE_ACTIVITY_NAMES = ['runTool', 'runStopHooks', 'loadSessionContext', 'gatherPermissionFacts'] as const satisfies ReadonlyArray<keyof Activities>;
 
 /** The workspace activities out of a full activity set. */
 export function workspaceActivities(activities: Activities): Pick<Activities, (typeof WORKSPACE_ACTIVITY_NAMES)[number]> {
-  return { runTool: activities.runTool, runStopHooks: activities.runStopHooks, loadSessionContext: activities.loadSessionContext };
+  return {
+    runTool: activities.runTool,
+    runStopHooks: activities.runStopHooks,
+    loadSessionContext: activities.loadSessionContext,
+    // Permission facts are gathered where the tools act (real paths, the parsed command): issue 17.
+    gatherPermissionFacts: activities.gatherPermissionFacts,
+  };
 }
 
 export interface CreateWorkspaceWorkerOptions {
