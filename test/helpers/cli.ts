@@ -22,10 +22,12 @@ export async function cli(...argv: string[]): Promise<Captured> {
 /** Restores process.env after every test of the file (the CLI reads TEMPORAL_ADDRESS and friends). */
 export function isolateEnvironment(): void {
   const saved = { ...process.env };
-  beforeEach(() => {
-    process.env = { ...saved };
-  });
-  afterEach(() => {
-    process.env = { ...saved };
-  });
+  // Restored in place: a replaced `process.env` is a plain object whose changes no longer reach the
+  // process's real environment (os.homedir() would still read the old HOME in later test files).
+  const restore = () => {
+    for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+    Object.assign(process.env, saved);
+  };
+  beforeEach(restore);
+  afterEach(restore);
 }

@@ -121,6 +121,8 @@ describe('workspace routing', () => {
       [`loadSessionContext@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       [`runTool@${workspaceQueue}`]: [WORKSPACE_IDENTITY, WORKSPACE_IDENTITY], // Read (not a local activity) and Bash
       [`runStopHooks@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
+      // Permission facts (real paths, the parsed command) are gathered where the tools act: one per call.
+      [`gatherPermissionFacts@${workspaceQueue}`]: [WORKSPACE_IDENTITY, WORKSPACE_IDENTITY],
       // Quick model calls: local activities of the workflow's worker, on the main queue.
       [`callModelLocal@local`]: [MAIN_IDENTITY, MAIN_IDENTITY],
     });
@@ -137,7 +139,7 @@ describe('workspace routing', () => {
     const { result, conversationId } = await runToResult(harness, 'Run it');
     expect(result).toMatchObject({ subtype: 'success', result: 'Done.' });
     const workers = await activityWorkers(conversationId);
-    expect(Object.keys(workers).sort()).toEqual([`callModelLocal@local`, `loadSessionContext@${harness.taskQueue}`, `runTool@${harness.taskQueue}`]);
+    expect(Object.keys(workers).sort()).toEqual([`callModelLocal@local`, `gatherPermissionFacts@local`, `loadSessionContext@${harness.taskQueue}`, `runTool@${harness.taskQueue}`]);
     for (const identities of Object.values(workers)) for (const identity of identities) expect(identity).toBe(MAIN_IDENTITY);
   });
 
