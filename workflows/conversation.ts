@@ -76,6 +76,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     subagentProgress: (progress) => session.onSubagentProgress(progress),
     requestContext: (digest) => session.requestContext(digest),
     transcriptSlice: ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)),
+    liveRead: (from) => session.live.read(from),
   });
   // Manual compaction waits for the running query (if any), then answers with what it did.
   setHandler(

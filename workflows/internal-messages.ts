@@ -16,6 +16,7 @@ import {
   toolUseStreamedSignal,
   transcriptSliceQuery,
 } from './definitions';
+import { type LiveRead, liveReadQuery } from './live-stream';
 import type { TranscriptSlice } from './transcript';
 
 /** Where internal messages land (the session, and the transcript for slices). */
@@ -24,6 +25,8 @@ export interface InternalMessageHandlers {
   subagentProgress(progress: SubagentProgress): void;
   requestContext(digest: string): RequestContext | null;
   transcriptSlice(request: { from: number; maxBytes?: number }): TranscriptSlice;
+  /** The live channel's items from an offset (client/live.ts reads a busy conversation with it). */
+  liveRead?(from: number): LiveRead | null;
 }
 
 /** Registers the default handlers that route internal signals and queries by name. */
@@ -47,6 +50,11 @@ export function handleInternalMessages(handlers: InternalMessageHandlers): void 
         const request = args[0] as { from: number; maxBytes?: number } | undefined;
         if (typeof request?.from !== 'number') throw ApplicationFailure.nonRetryable('transcriptSlice takes {"from": number, "maxBytes"?: number}');
         return handlers.transcriptSlice(request);
+      }
+      case liveReadQuery.name: {
+        const request = args[0] as { from: number } | undefined;
+        if (typeof request?.from !== 'number' || !handlers.liveRead) throw ApplicationFailure.nonRetryable('liveRead takes {"from": number}');
+        return handlers.liveRead(request.from);
       }
       default:
         throw ApplicationFailure.nonRetryable(`Unknown query "${name}". Queries: status, events, history.`);

@@ -7,12 +7,40 @@
  * Behind the `streaming-workflow-stream` patch: a run recorded before it has no stream (clients
  * fall back to polling the `events` query) and replays as it ran.
  */
-import { patched } from '@temporalio/workflow';
+import { defaultPayloadConverter, defineQuery, patched } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { STREAM_TOPICS, type ToolStreamItem } from '../common/stream-items';
 import type { ConversationEvent } from './definitions';
 
 export const STREAMING_PATCH = 'streaming-workflow-stream';
+
+/** One item of the live channel as `liveRead` returns it: decoded, at its global offset. */
+export interface LiveReadItem {
+  topic: string;
+  offset: number;
+  data: unknown;
+}
+
+/** `liveRead`'s answer: the items from an offset (null: the run has no live channel). */
+export interface LiveRead {
+  items: LiveReadItem[];
+  /** Where the next read starts. */
+  nextOffset: number;
+  /** More items are ready now (this answer was cut at LIVE_READ_MAX_BYTES). */
+  moreReady: boolean;
+}
+
+/**
+ * `liveRead` query: the live channel's items from an offset, at once (no waiting). A reader that
+ * is following a busy conversation reads with it, so it writes no history: every long poll of the
+ * library (an update) is two history events and a workflow task, and a poll per streamed batch
+ * filled the UI's timeline (issue 19, item 15). Answered by the default query handler
+ * (workflows/internal-messages.ts), so the UI does not offer it.
+ */
+export const liveReadQuery = defineQuery<LiveRead | null, [{ from: number }]>('liveRead');
+
+/** A `liveRead` answer stops adding items past this many payload bytes (queries answer in one message). */
+export const LIVE_READ_MAX_BYTES = 1_000_000;
 
 /**
  * The stream's tail carried across continue-as-new: readers are at most a poll behind, so a few
@@ -39,6 +67,14 @@ export class LiveStream {
 
   publishTool(item: ToolStreamItem): void {
     this.stream?.topic<ToolStreamItem>(STREAM_TOPICS.tools).publish(item);
+  }
+
+  /** `liveRead`: the items from `fromOffset` (from the oldest kept, when it was trimmed away), at most LIVE_READ_MAX_BYTES. */
+  read(fromOffset: number): LiveRead | null {
+    if (!this.stream) return null;
+    // The library keeps its log private and offers only the long poll; its fields are plain ones.
+    const { log, baseOffset } = this.stream as unknown as { log: Array<{ topic: string; payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] }>; baseOffset: number };
+    return readLog(log, baseOffset, fromOffset, (payload) => defaultPayloadConverter.fromPayload(payload));
   }
 
   /** Releases waiting readers (they retry and land on the next run) before the run closes. */
@@ -97,6 +133,26 @@ function cut(text: string): string {
   const whole = /… \((\d+) characters\)$/.exec(text);
   const length = whole ? Number(whole[1]) : text.length;
   return text.length > STREAM_TOOL_CHARS ? `${text.slice(0, STREAM_TOOL_CHARS)}… (${length} characters)` : text;
+}
+
+/** `liveRead` on a log starting at `baseOffset` (pure: the decoding is the caller's). */
+export function readLog<P extends { data?: Uint8Array | null }>(
+  log: ReadonlyArray<{ topic: string; payload: P }>,
+  baseOffset: number,
+  fromOffset: number,
+  decode: (payload: P) => unknown,
+  maxBytes = LIVE_READ_MAX_BYTES,
+): LiveRead {
+  const items: LiveReadItem[] = [];
+  let bytes = 0;
+  for (let index = Math.max(0, fromOffset - baseOffset); index < log.length; index++) {
+    const entry = log[index];
+    const size = (entry.payload.data?.length ?? 0) + entry.topic.length;
+    if (items.length > 0 && bytes + size > maxBytes) return { items, nextOffset: baseOffset + index, moreReady: true };
+    bytes += size;
+    items.push({ topic: entry.topic, offset: baseOffset + index, data: decode(entry.payload) });
+  }
+  return { items, nextOffset: Math.max(fromOffset, baseOffset + log.length), moreReady: false };
 }
 
 /** Keeps the last items of the log within `maxItems` and `maxBytes`, advancing the base offset. */
