@@ -74,21 +74,46 @@ async function main(): Promise<void> {
     }),
   });
   const api = new ConversationClient(client);
-  const config = { cwd: workspace, model: 'claude-sonnet-4-6', maxTurns: 20 };
+  // Permissions as `chat` sets them (default mode: Edit and Bash ask); a person answers below.
+  const config = { cwd: workspace, model: 'claude-sonnet-4-6', maxTurns: 20, permissions: { mode: 'default' as const, canApprove: true } };
+  /** Answers every permission request of a conversation, as a person at `chat` would, until stopped. */
+  const answer = (conversationId: string, decide: (toolName: string) => 'allow' | 'deny') => {
+    let stopped = false;
+    const done = (async () => {
+      const decided = new Set<string>();
+      while (!stopped) {
+        for (const request of (await api.status(conversationId)).pendingPermissions ?? []) {
+          if (decided.has(request.toolUseId)) continue;
+          decided.add(request.toolUseId);
+          const behavior = decide(request.toolName);
+          await api.decidePermission(conversationId, { toolUseId: request.toolUseId, behavior, ...(behavior === 'deny' ? { message: 'Not now.' } : {}) });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    return async () => {
+      stopped = true;
+      await done;
+    };
+  };
   let page: HeadlessPage | undefined;
   try {
     await worker.runUntil(async () => {
       // A conversation that fixed the bug and answered a follow-up: it waits for input.
       const fix = await api.start({ id: 'conversation-fix-the-sum-bug', prompt: FIRST_PROMPT, config, taskQueue: TASK_QUEUE });
+      const stopAnswering = answer(fix.conversationId, () => 'allow');
       await api.waitForResult(fix.conversationId, fix.inputUuid!);
       const followUp = await api.send(fix.conversationId, SECOND_PROMPT);
       await api.waitForResult(fix.conversationId, followUp);
-      // One that has ended, and one running a long Bash command.
+      await stopAnswering();
+      // One that has ended (its Bash denied), and one running a long Bash command.
       const ended = await api.start({ id: 'conversation-ended-example', prompt: FIRST_PROMPT, config, taskQueue: TASK_QUEUE });
+      const stopDenying = answer(ended.conversationId, (toolName) => (toolName === 'Bash' ? 'deny' : 'allow'));
       await api.waitForResult(ended.conversationId, ended.inputUuid!);
+      await stopDenying();
       await api.end(ended.conversationId);
       await api.summary(ended.conversationId);
-      const running = await api.start({ id: 'conversation-slow-suite', prompt: LONG_PROMPT, config, taskQueue: TASK_QUEUE });
+      const running = await api.start({ id: 'conversation-slow-suite', prompt: LONG_PROMPT, config: { ...config, permissions: { mode: 'bypassPermissions' as const } }, taskQueue: TASK_QUEUE });
 
       page = await HeadlessPage.launch({ width: 1400, height: 1000 });
       await mkdir(OUT_DIR, { recursive: true });
@@ -117,7 +142,8 @@ async function main(): Promise<void> {
 
       // 2. The conversation: summary, details, current details, the timeline of model calls and tools.
       await page.navigate(conversationUiUrl(server.uiUrl!, server.namespace, fix.conversationId));
-      await page.waitForText(['Bash: node test.js', 'turn 6 (query 2)', 'Waiting for input; ends the conversation after 1d idle']);
+      await page.waitForText(['Bash: node test.js', 'Waiting for input; ends the conversation after 1d idle']);
+      if (process.env.UI_DUMP) await writeFile(process.env.UI_DUMP, await page.evaluate<string>('document.body.innerText'));
       await shoot('ui-timeline.png', { fullPage: true, maxHeight: 1500 });
 
       // 3. Its summary, static details and current details (with cost and the last answer).
