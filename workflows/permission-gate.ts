@@ -25,6 +25,8 @@ import type { CallFacts, ToolAccess } from '../common/permission-facts';
 import { toolFacts } from '../common/tool-facts';
 import { toolAccessFor } from '../common/tool-access';
 import { bashAlwaysRule } from '../common/bash-permissions';
+import { toolCallSummary } from '../common/tool-ui';
+import { UI_TIMELINE_PATCH, permissionWaitSummary } from './ui-details';
 
 /** patched() id of permission checks (older runs ran every tool unchecked). */
 export const PERMISSIONS_PATCH = 'permissions-check';
@@ -297,7 +299,7 @@ export class PermissionGate {
       const timeoutMs = this.config.permissions!.approvalTimeoutMs;
       try {
         const decided = await condition(() => this.decisions.has(block.id), timeoutMs, {
-          summary: `Waiting for permission: ${block.name} (${block.id})`,
+          summary: patched(UI_TIMELINE_PATCH) ? permissionWaitSummary(toolCallSummary(block.name, block.input), timeoutMs) : `Waiting for permission: ${block.name} (${block.id})`,
         });
         if (!decided) {
           this.record({ toolUseId: block.id, toolName: block.name, behavior: 'deny', decidedBy: 'timeout', decidedAt: Date.now(), message: timeoutMessage(block.name, timeoutMs) });

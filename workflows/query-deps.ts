@@ -42,7 +42,7 @@ import { StreamingToolExecutor } from './tool-orchestration';
 import { runSubagent, subagentWorkflowId } from './subagents';
 import { toolResultBudget } from '../common/tool-result-budget';
 import type { Transcript } from './transcript';
-import { modelCallSummary } from './ui-details';
+import { UI_TIMELINE_PATCH, modelCallSummary, modelCallSummaryWithReads } from './ui-details';
 import { uiPatched } from './visibility';
 import { type AttachFailure, LOCAL_MODEL_CALLS_PATCH, chainAfter, continueAfterAttachFailure, routeModelCall } from './local-model-calls';
 import { type PrefetchedCalls, TOOL_PREFETCH_PATCH, prefetchedCalls, takePrefetched, toolPrefetchPlan } from './tool-prefetch';
@@ -77,6 +77,8 @@ export interface ActiveQuery {
   streamAttempt?: number;
   /** Reads the last model call's local phase ran for its answer (workflows/tool-prefetch.ts). */
   prefetched?: PrefetchedCalls;
+  /** Summaries of the prefetched reads whose results the next model call sends (its label names them). */
+  prefetchedRun?: string[];
 }
 
 /** What the effects read and report on the session (implemented by `ConversationSession`). */
@@ -344,7 +346,13 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     query.streamAttempt = undefined;
     query.executor = executor;
     query.prefetched = undefined;
-    const summary = uiPatched() ? modelCallSummary(request.model, host.conversationTurn, host.queryCount) : `${request.model}: turn ${host.turnCount}`;
+    const reads = query.prefetchedRun ?? [];
+    query.prefetchedRun = undefined;
+    const summary = !uiPatched()
+      ? `${request.model}: turn ${host.turnCount}`
+      : reads.length > 0 && patched(UI_TIMELINE_PATCH)
+        ? modelCallSummaryWithReads(request.model, host.conversationTurn, host.queryCount, reads)
+        : modelCallSummary(request.model, host.conversationTurn, host.queryCount);
     try {
       // In the query's scope (an abort cancels it); no scope of its own: nothing cancels one model call alone.
       const result = await query.scope.run(() => startModelCall(activityInput, summary));
@@ -397,6 +405,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       if (prefetched && patched(TOOL_PREFETCH_PATCH)) {
         // As below (a failed call's persisted file is not offered back, as the ToolError path does not).
         if (!prefetched.isError && prefetched.persistedPath) host.allowReadOfPersistedResult?.(prefetched.persistedPath);
+        query.prefetchedRun = [...(query.prefetchedRun ?? []), summary];
         return (outcome = { content: prefetched.content, isError: prefetched.isError });
       }
       const runner = local ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });

@@ -7,6 +7,16 @@
 /** patched() id of the UI changes to the commands a conversation emits (summaries, fewer search-attribute upserts). */
 export const TEMPORAL_UI_PATCH = 'temporal-ui-summaries-and-sparse-search-attributes';
 
+/**
+ * patched() id of the timeline's later summaries (issue 19, item 15): a permission wait that names
+ * the call and what ends it, and a model call that names the reads the previous call's local
+ * phase ran (they have no event of their own).
+ */
+export const UI_TIMELINE_PATCH = 'temporal-ui-permission-waits-and-prefetched-reads';
+
+/** Characters of a tool call's summary inside another summary (the UI cuts labels at 120). */
+export const NESTED_SUMMARY_CHARS = 50;
+
 /** Characters of the last answer the current details show. */
 export const LAST_ANSWER_CHARS = 400;
 
@@ -74,6 +84,28 @@ export function idleTimerSummary(idleTimeoutMs: number): string {
  */
 export function modelCallSummary(model: string, turn: number, queryCount: number): string {
   return `${model}: turn ${turn} (query ${queryCount})`;
+}
+
+/**
+ * A model call's label that also names the reads the previous call ran in its local phase
+ * (workflows/tool-prefetch.ts): their results go to the model with this call, and nothing else
+ * in the history shows them. `claude-sonnet-4-6: turn 7 (query 2) · with Read a.ts, Read b.ts`.
+ */
+export function modelCallSummaryWithReads(model: string, turn: number, queryCount: number, prefetchedReads: readonly string[]): string {
+  const base = modelCallSummary(model, turn, queryCount);
+  if (prefetchedReads.length === 0) return base;
+  const shown = prefetchedReads.slice(0, 3).map((read) => flatten(read, NESTED_SUMMARY_CHARS));
+  const more = prefetchedReads.length > shown.length ? ` and ${prefetchedReads.length - shown.length} more` : '';
+  return `${base} · with ${shown.join(', ')}${more}`;
+}
+
+/**
+ * The permission wait's timer: which call asks and what ends the wait. The UI shows the timer
+ * "Canceled" when a decision came (the `decidePermission` update next to it says which), "Fired"
+ * when none came in time.
+ */
+export function permissionWaitSummary(toolSummary: string, timeoutMs: number): string {
+  return `Permission asked: ${flatten(toolSummary, NESTED_SUMMARY_CHARS)} — until decidePermission; denied if none in ${formatDuration(timeoutMs)}`;
 }
 
 /** "1d", "2h 30m", "45s", "250ms". */
