@@ -43,9 +43,7 @@ export const LAST_PROMPT_CHARS = 200;
 /**
  * The UI's "Current Details" card (Markdown):
  *
- *     **running_tools** — Bash: node test.js
- *
- *     turn 7 · query 2 · claude-sonnet-4-6 · $0.0123
+ *     **running_tools** — Bash: node test.js · turn 7 · query 2 · claude-sonnet-4-6 · $0.0123
  *
  *     **Asked:** The test in test.js fails…
  *
@@ -55,10 +53,8 @@ export const LAST_PROMPT_CHARS = 200;
  */
 export function formatCurrentDetails(input: CurrentDetailsInput): string {
   const tools = input.tools.length > 0 ? ` — ${input.tools.map(escapeMarkdown).join(', ')}` : '';
-  const lines = [
-    `**${input.phase}**${tools}`,
-    `turn ${input.turn} · query ${input.queryCount} · ${escapeMarkdown(input.model)} · ${formatUsd(input.costUsd)}`,
-  ];
+  // One line for the state: the UI shows the card in a frame of fixed height, and the last answer must fit.
+  const lines = [`**${input.phase}**${tools} · turn ${input.turn} · query ${input.queryCount} · ${escapeMarkdown(input.model)} · ${formatUsd(input.costUsd)}`];
   if (input.lastPrompt && input.lastPrompt.trim() !== '') lines.push(`**Asked:** ${escapeMarkdown(flatten(input.lastPrompt, LAST_PROMPT_CHARS))}`);
   if (input.decisions && input.decisions.length > 0) {
     const decided = input.decisions.map(

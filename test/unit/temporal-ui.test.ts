@@ -136,8 +136,7 @@ describe('the UI texts for a person who never used the CLI (issue 19, item 15)',
       lastAnswer: { text: 'Fixed.', isError: false },
     });
     expect(details.split('\n\n')).toEqual([
-      '**awaiting_input**',
-      'turn 3 · query 1 · claude-sonnet-4-6 · $0.0100',
+      '**awaiting_input** · turn 3 · query 1 · claude-sonnet-4-6 · $0.0100',
       '**Asked:** Fix the \\*failing\\* test in test.js',
       '**Permissions:** Write allowed · Bash denied (no answer in time)',
       '**Last answer:** Fixed.',
@@ -146,7 +145,7 @@ describe('the UI texts for a person who never used the CLI (issue 19, item 15)',
 });
 
 describe('the UI texts', () => {
-  it('current details: phase and tools, turn, query, model and cost, the last answer on one line', () => {
+  it('current details: phase and tools, turn, query, model and cost on one line, the last answer on one line', () => {
     expect(
       formatCurrentDetails({
         phase: 'running_tools',
@@ -158,10 +157,10 @@ describe('the UI texts', () => {
         lastAnswer: { text: 'Fixed:\n\n`sum([])` *skipped* <b>', isError: false },
       }),
     ).toBe(
-      '**running_tools** — Bash: node test.js, Read math.js\n\nturn 7 · query 2 · claude-sonnet-4-6 · $0.0123\n\n**Last answer:** Fixed: `sum([])` \\*skipped\\* \\<b\\>',
+      '**running_tools** — Bash: node test.js, Read math.js · turn 7 · query 2 · claude-sonnet-4-6 · $0.0123\n\n**Last answer:** Fixed: `sum([])` \\*skipped\\* \\<b\\>',
     );
     expect(formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 0, queryCount: 0, model: 'm', costUsd: 0 })).toBe(
-      '**awaiting_input**\n\nturn 0 · query 0 · m · $0.0000',
+      '**awaiting_input** · turn 0 · query 0 · m · $0.0000',
     );
     const long = formatCurrentDetails({ phase: 'ended', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, lastAnswer: { text: 'x'.repeat(1000), isError: true } });
     expect(long).toContain('**Last error:** ');
