@@ -47,24 +47,25 @@ export const LAST_PROMPT_CHARS = 200;
  *
  *     **Asked:** The test in test.js fails…
  *
- *     **Permissions:** Write allowed · Bash denied
- *
  *     **Last answer:** Fixed: `sum` started …
+ *
+ *     **Permissions:** Write allowed · Bash denied
  */
 export function formatCurrentDetails(input: CurrentDetailsInput): string {
   const tools = input.tools.length > 0 ? ` — ${input.tools.map(escapeMarkdown).join(', ')}` : '';
   // One line for the state: the UI shows the card in a frame of fixed height, and the last answer must fit.
   const lines = [`**${input.phase}**${tools} · turn ${input.turn} · query ${input.queryCount} · ${escapeMarkdown(input.model)} · ${formatUsd(input.costUsd)}`];
   if (input.lastPrompt && input.lastPrompt.trim() !== '') lines.push(`**Asked:** ${escapeMarkdown(flatten(input.lastPrompt, LAST_PROMPT_CHARS))}`);
+  // The answer before the decisions: the UI's card shows about four lines without scrolling.
+  if (input.lastAnswer && input.lastAnswer.text.trim() !== '') {
+    const label = input.lastAnswer.isError ? '**Last error:**' : '**Last answer:**';
+    lines.push(`${label} ${escapeMarkdown(flatten(input.lastAnswer.text, LAST_ANSWER_CHARS))}`);
+  }
   if (input.decisions && input.decisions.length > 0) {
     const decided = input.decisions.map(
       (decision) => `${escapeMarkdown(decision.toolName)} ${decision.behavior === 'allow' ? 'allowed' : decision.decidedBy === 'timeout' ? 'denied (no answer in time)' : 'denied'}`,
     );
     lines.push(`**Permissions:** ${decided.join(' · ')}`);
-  }
-  if (input.lastAnswer && input.lastAnswer.text.trim() !== '') {
-    const label = input.lastAnswer.isError ? '**Last error:**' : '**Last answer:**';
-    lines.push(`${label} ${escapeMarkdown(flatten(input.lastAnswer.text, LAST_ANSWER_CHARS))}`);
   }
   return lines.join('\n\n');
 }

@@ -138,8 +138,8 @@ describe('the UI texts for a person who never used the CLI (issue 19, item 15)',
     expect(details.split('\n\n')).toEqual([
       '**awaiting_input** · turn 3 · query 1 · claude-sonnet-4-6 · $0.0100',
       '**Asked:** Fix the \\*failing\\* test in test.js',
-      '**Permissions:** Write allowed · Bash denied (no answer in time)',
       '**Last answer:** Fixed.',
+      '**Permissions:** Write allowed · Bash denied (no answer in time)',
     ]);
   });
 });
