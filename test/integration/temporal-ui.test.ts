@@ -136,7 +136,7 @@ describe('the Temporal UI explains a conversation', () => {
     const queries = metadata.definition.queryDefinitions.map((definition: { name: string }) => definition.name);
     expect(queries).not.toContain('requestContext');
     expect(queries).not.toContain('transcriptSlice');
-    expect(metadata.currentDetails).toMatch(/^\*\*awaiting_input\*\*\n\nturn 4 · query 2 · claude-sonnet-4-6 · \$\d+\.\d{4}\n\n\*\*Asked:\*\* And again\n\n\*\*Last answer:\*\* Second answer\.$/);
+    expect(metadata.currentDetails).toMatch(/^\*\*awaiting_input\*\* · turn 4 · query 2 · claude-sonnet-4-6 · \$\d+\.\d{4}\n\n\*\*Asked:\*\* And again\n\n\*\*Last answer:\*\* Second answer\.$/);
 
     // `durable-agent list` filters on the attributes (visibility is eventually consistent).
     const listed = await eventually(
@@ -151,6 +151,58 @@ describe('the Temporal UI explains a conversation', () => {
     await harness.api.summary(conversationId);
     const ended = await eventually(() => cli('list', '--status', 'ended', '--workspace', harness!.workspace), (output) => output.out.includes(conversationId));
     expect(ended.code).toBe(0);
+  });
+
+  it('the timeline: a reader writes few poll updates, a permission wait names its call, reads by query are not offered', async () => {
+    // A streamed answer in many small deltas, then a Bash that asks, then the answer.
+    const longText = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
+    harness = await createHarness({
+      script: [
+        { deltaDelayMs: 20, content: [{ type: 'text', text: longText }, { type: 'tool_use', name: 'Bash', input: { command: 'touch timeline-check.txt' } }] },
+        { deltaDelayMs: 20, content: [{ type: 'text', text: longText }] },
+      ],
+    });
+    await harness.startWorker();
+    const { conversationId, inputUuid } = await harness.api.start({
+      prompt: 'Check the timeline',
+      config: harness.config({ permissions: { mode: 'default' } }),
+      taskQueue: harness.taskQueue,
+    });
+    // A person approves the Bash (as chat does), while the result is read from the live channel.
+    let approved = false;
+    let answered = false;
+    const approver = (async () => {
+      while (!approved && !answered) {
+        const [request] = (await harness!.api.status(conversationId)).pendingPermissions ?? [];
+        if (request) {
+          await harness!.api.decidePermission(conversationId, { toolUseId: request.toolUseId, behavior: 'allow' });
+          approved = true;
+        } else await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    const deltas: unknown[] = [];
+    const result = await harness.api.waitForResult(conversationId, inputUuid!, { onLive: (entry) => entry.kind === 'model' && deltas.push(entry) });
+    answered = true;
+    await approver;
+    expect(approved).toBe(true);
+    expect(result.result).toBe(longText);
+    expect(deltas.length).toBeGreaterThan(4); // the reader saw the answer stream, batch by batch
+
+    const history = await temporalJson(harness.address, 'workflow', 'show', '--workflow-id', conversationId);
+    const events = history.events as any[];
+    // The reader long-polls (an update: two events and a workflow task) only while the
+    // conversation is quiet; while it streams, it reads by query, which writes no history.
+    const polls = events.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === '__temporal_workflow_stream_poll');
+    const publishes = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === '__temporal_workflow_stream_publish');
+    expect(publishes.length).toBeGreaterThan(4);
+    expect(polls.length).toBeLessThanOrEqual(4);
+    // The permission wait names the call and what ends it (the UI shows its timer "Canceled" then).
+    const timers = eventsWith(history, 'timerStartedEventAttributes').map((event) => decodePayload(event.userMetadata?.summary));
+    expect(timers).toContain('Permission asked: Bash: touch timeline-check.txt — until decidePermission; denied if none in 1d');
+    // The query readers use is not offered in the UI.
+    const metadata: any = await harness.client.workflow.getHandle(conversationId).query('__temporal_workflow_metadata');
+    expect(metadata.definition.queryDefinitions.map((definition: { name: string }) => definition.name)).not.toContain('liveRead');
+    expect(metadata.currentDetails).toContain('**Permissions:** Bash allowed');
   });
 
   it('a running tool heartbeats its name and output tail', async () => {
