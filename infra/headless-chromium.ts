@@ -150,12 +150,31 @@ export class HeadlessPage {
     if (!clicked) throw new Error(`Nothing to click with the text ${JSON.stringify(text)}`);
   }
 
-  /** A PNG of the viewport (or of the whole page's height, up to `maxHeight`). */
-  async screenshot(options: { fullPage?: boolean; maxHeight?: number } = {}): Promise<Buffer> {
+  /** Changes the page's size (CSS pixels): the UI lays the timeline out in the viewport's height. */
+  async resize(width: number, height: number): Promise<void> {
+    await this.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
+  }
+
+  /** The page y (CSS pixels) of the first element whose own text is `text`: where a screenshot can start. */
+  async topOf(text: string): Promise<number> {
+    const top = await this.evaluate<number | null>(`(() => {
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.textContent.trim() === ${JSON.stringify(text)}) return node.parentElement.getBoundingClientRect().top + window.scrollY;
+      }
+      return null;
+    })()`);
+    if (top === null) throw new Error(`No element shows the text ${JSON.stringify(text)}`);
+    return top;
+  }
+
+  /** A PNG of the viewport (or of the whole page's height from `top`, up to `maxHeight`). */
+  async screenshot(options: { fullPage?: boolean; maxHeight?: number; top?: number } = {}): Promise<Buffer> {
     let clip: Record<string, number> | undefined;
     if (options.fullPage) {
       const { contentSize } = await this.send('Page.getLayoutMetrics');
-      clip = { x: 0, y: 0, width: contentSize.width, height: Math.min(contentSize.height, options.maxHeight ?? 4000), scale: 1 };
+      const top = Math.max(0, Math.min(options.top ?? 0, contentSize.height - 1));
+      clip = { x: 0, y: top, width: contentSize.width, height: Math.min(contentSize.height - top, options.maxHeight ?? 4000), scale: 1 };
     }
     const { data } = await this.send<{ data: string }>('Page.captureScreenshot', { format: 'png', captureBeyondViewport: Boolean(clip), ...(clip ? { clip } : {}) });
     return Buffer.from(data, 'base64');

@@ -54,6 +54,18 @@ const responder: Responder = (request) => {
   return demoResponder(request);
 };
 
+/** How many history events the conversation's prompts cost, and how many were the live channel's (docs/ui.md). */
+async function printEventCounts(client: Client, conversationId: string, prompts: number): Promise<void> {
+  const { events } = await client.workflow.getHandle(conversationId).fetchHistory();
+  const all = events ?? [];
+  const named = (name: string) =>
+    all.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === name || event.workflowExecutionSignaledEventAttributes?.signalName === name).length;
+  console.log(
+    `${conversationId}: ${all.length} events for ${prompts} prompts (${(all.length / prompts).toFixed(0)} a prompt); ` +
+      `live channel: ${named('__temporal_workflow_stream_poll')} poll updates, ${named('__temporal_workflow_stream_publish')} publish signals`,
+  );
+}
+
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await startDevServer({ ephemeral: true, headless: false, log: (line) => console.log(line) });
@@ -106,6 +118,7 @@ async function main(): Promise<void> {
       const followUp = await api.send(fix.conversationId, SECOND_PROMPT);
       await api.waitForResult(fix.conversationId, followUp);
       await stopAnswering();
+      await printEventCounts(client, fix.conversationId, 2);
       // One that has ended (its Bash denied), and one running a long Bash command.
       const ended = await api.start({ id: 'conversation-ended-example', prompt: FIRST_PROMPT, config, taskQueue: TASK_QUEUE });
       const stopDenying = answer(ended.conversationId, (toolName) => (toolName === 'Bash' ? 'deny' : 'allow'));
@@ -143,8 +156,17 @@ async function main(): Promise<void> {
       // 2. The conversation: summary, details, current details, the timeline of model calls and tools.
       await page.navigate(conversationUiUrl(server.uiUrl!, server.namespace, fix.conversationId));
       await page.waitForText(['Bash: node test.js', 'Waiting for input; ends the conversation after 1d idle']);
+      // UI_DUMP=file: the page's text, to see what the timeline shows without the picture.
       if (process.env.UI_DUMP) await writeFile(process.env.UI_DUMP, await page.evaluate<string>('document.body.innerText'));
-      await shoot('ui-timeline.png', { fullPage: true, maxHeight: 1500 });
+      // The timeline (the header and the workflow's input box are in the other pictures), in a
+      // page tall enough for the whole conversation: the UI fits the timeline to the viewport.
+      await page.resize(1400, 2300);
+      await shoot('ui-timeline.png', { fullPage: true, top: (await page.topOf('Event History')) - 10, maxHeight: 700 });
+      // The history's compact view: one row per model call, tool, timer, signal and update, with its summary.
+      await page.clickText('Compact');
+      await page.waitForText(['userInput', 'decidePermission']);
+      await shoot('ui-history-compact.png', { fullPage: true, top: (await page.topOf('Event History')) - 10, maxHeight: 1900 });
+      await page.resize(1400, 1000);
 
       // 3. Its summary, static details and current details (with cost and the last answer).
       await page.clickText('User Metadata');
