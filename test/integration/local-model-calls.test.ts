@@ -264,6 +264,10 @@ describe('reads prefetched by the local phase of a model call', () => {
     expect(scheduledToolCalls(events)).toBe(0);
     expect(patchMarkers(events, TOOL_PREFETCH_PATCH)).toBe(1);
     expect(JSON.stringify(harness.model.requests[1].body.messages)).toContain('prefetched hello');
+    // The reads have no event of their own: the next model call's label names them (issue 19, item 15).
+    const labels = localActivityMarkers(events, 'callModelLocal').map((event) => defaultPayloadConverter.fromPayload(event.userMetadata!.summary!));
+    expect(labels[0]).toMatch(/: turn 1 \(query 1\)$/);
+    expect(labels[1]).toMatch(/: turn 2 \(query 1\) · with Read notes\.txt, Read big\.txt, Glob \S*\*\.txt$/);
     // Replay takes the prefetched results from the model call's marker.
     const history = await harness.client.workflow.getHandle(prefetched.conversationId).fetchHistory();
     await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(new TranscriptCache()) }, history, prefetched.conversationId);
