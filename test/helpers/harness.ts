@@ -179,6 +179,12 @@ export async function createHarness(
           reject(new Error(`worker process exited with ${code}:\n${output}`));
         });
       });
+      // "polling" is logged before the first poll reaches the server: wait until the server sees a
+      // poller, or a client that checks for one (the CLI's "no worker is polling" note) races it.
+      await eventually(
+        () => client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue } }),
+        (response) => (response.pollers ?? []).length > 0,
+      );
       return child;
     },
     async close() {

@@ -3,29 +3,15 @@
  * conversation completes as if nothing happened; the stock `temporal` CLI drives a conversation.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { Responder } from '../../testing/scripted-model-server';
 import { ensureTemporalCli } from '../../infra/temporal-cli';
+import { liveSleepers } from '../helpers/processes';
 import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 
-/** Host pids of live processes whose command line is exactly `sleep <seconds>` (Bash's `$$` is a sandbox PID). */
-function liveSleepers(seconds: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${seconds}\0` && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 const execFileAsync = promisify(execFile);
 

@@ -3,29 +3,15 @@
  * `<cwd>/.claude/settings.json` plus the conversation config's `stopHooks`; real shell commands that
  * read the hook input on stdin and answer by exit code or JSON on stdout.
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationEvent } from '../../workflows/definitions';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/query-loop';
+import { liveSleepers } from '../helpers/processes';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
 
-/** Host pids of live processes whose command line is exactly `sleep <seconds>`. */
-function liveSleepers(seconds: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${seconds}\0` && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 let harness: Harness;
 afterEach(async () => {

@@ -9,13 +9,14 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, readFileSync, readdirSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TranscriptMessage } from '../../common/messages';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { historyQuery } from '../../workflows/definitions';
+import { liveSleepers } from '../helpers/processes';
 import { type Harness, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
 
 let harness: Harness;
@@ -33,23 +34,6 @@ afterEach(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------
 
-/**
- * Host pids of live processes whose command line is exactly `sleep <seconds>` (a unique duration
- * names the test's command). Not `$$`: Bash runs in a sandbox with its own PID namespace.
- */
-function liveSleepers(seconds: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${seconds}\0` && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 /** Creates a FIFO in the workspace; `cat name` blocks on it until the test releases it. */
 function makeGate(name: string): string {
