@@ -111,8 +111,15 @@ describe('symbolic links do not lead out of the workspace', () => {
 });
 
 describe('protected files ask in every mode', () => {
-  for (const mode of ['acceptEdits', 'bypassPermissions'] as const) {
-    it(`${mode}: .claude/settings.json, .git/config and a nested .git/hooks file are not written`, async () => {
+  // default and dontAsk with an allow rule for every write: the rule does not cover protected files either.
+  const setups = [
+    { mode: 'acceptEdits' as const, allow: [] as string[] },
+    { mode: 'bypassPermissions' as const, allow: [] as string[] },
+    { mode: 'default' as const, allow: ['Write'] },
+    { mode: 'dontAsk' as const, allow: ['Write'] },
+  ];
+  for (const { mode, allow } of setups) {
+    it(`${mode}${allow.length ? ` with allow ${allow.join(', ')}` : ''}: .claude/settings.json, .git/config and a nested .git/hooks file are not written`, async () => {
       harness = await createHarness({
         script: [
           {
@@ -127,7 +134,7 @@ describe('protected files ask in every mode', () => {
         ],
       });
       await harness.startWorker();
-      const { result, results } = await runHeadless(harness, 'go', { mode });
+      const { result, results } = await runHeadless(harness, 'go', { mode, allow });
       expect(result.permission_denials.map((denial) => denial.tool_use_id).sort()).toEqual(['toolu_c', 'toolu_h', 'toolu_s']);
       expect(results.get('toolu_ok')).not.toMatchObject({ is_error: true });
       expect(await readFile(path.join(harness.workspace, 'src', 'ok.txt'), 'utf8')).toBe('fine\n');
