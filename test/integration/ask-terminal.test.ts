@@ -3,36 +3,25 @@
  * question shows the call as every view does with a preview of the content (issue 19, item 7),
  * and Ctrl-C stops the query as with `claude -p` (item 4).
  */
-import { execFileSync } from 'node:child_process';
 import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
-const sessions: string[] = [];
 afterEach(async () => {
-  for (const session of sessions.splice(0)) {
-    try {
-      execFileSync('tmux', ['kill-session', '-t', session]);
-    } catch {
-      /* already gone */
-    }
-  }
+  killTerminals();
   await harness?.close();
   harness = undefined;
 });
 
-const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
-const screen = (session: string) => tmux('capture-pane', '-p', '-t', session, '-S', '-200');
 
 function startAsk(h: Harness, name: string, ...args: string[]): string {
   return startCli(h, name, 'ask', ...args);
 }
 
 function startCli(h: Harness, name: string, ...args: string[]): string {
-  const session = `${name}-${process.pid}`;
-  sessions.push(session);
   const quoted = args.map((arg) => `'${arg.replace(/'/g, "'\\''")}'`);
   const command = [
     `cd ${h.workspace} &&`,
@@ -43,8 +32,7 @@ function startCli(h: Harness, name: string, ...args: string[]): string {
     ...quoted,
     `; echo "[${args[0]} exited $?]"; sleep 600`,
   ].join(' ');
-  tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '50', command);
-  return session;
+  return startTerminal(name, command);
 }
 
 describe('ask in a terminal', () => {

@@ -3,28 +3,21 @@
  * tool call's line, interrupt a running answer with Ctrl-C, leave with Ctrl-D (the conversation
  * stays), and rejoin it from another terminal; answer a permission request inline (y, then n).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DevServer, startDevServer } from '../../infra/dev-server';
+import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
 let server: DevServer | undefined;
-const sessions: string[] = [];
 afterEach(async () => {
   await server?.stop().catch(() => undefined);
   server = undefined;
-  for (const session of sessions.splice(0)) {
-    try {
-      execFileSync('tmux', ['kill-session', '-t', session]);
-    } catch {
-      /* already gone */
-    }
-  }
+  killTerminals();
   await harness?.close();
   harness = undefined;
 });
@@ -39,15 +32,11 @@ async function freePort(): Promise<number> {
 
 /** The chat has shown its first prompt (typing earlier would reach the terminal before the chat reads it). */
 const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
-const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
-const screen = (session: string) => tmux('capture-pane', '-p', '-t', session, '-S', '-200');
 
 const conversationIdOf = (text: string) => /conversation (\S+) \(rejoin/.exec(text)![1];
 
 /** Starts `durable-agent chat <args>` in a new detached tmux session. */
 function startChat(h: Harness, name: string, ...args: string[]): string {
-  const session = `${name}-${process.pid}`;
-  sessions.push(session);
   const command = [
     `TEMPORAL_ADDRESS=${h.address}`,
     `DURABLE_AGENT_TASK_QUEUE=${h.taskQueue}`,
@@ -58,8 +47,7 @@ function startChat(h: Harness, name: string, ...args: string[]): string {
     ...args,
     '; echo "[chat exited $?]"; sleep 600',
   ].join(' ');
-  tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '50', command);
-  return session;
+  return startTerminal(name, command);
 }
 
 describe('chat in a terminal', () => {

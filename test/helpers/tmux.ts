@@ -1,0 +1,28 @@
+/** Driving the CLI in a real terminal (tmux), as a person would. Call `killTerminals()` after each test. */
+import { execFileSync } from 'node:child_process';
+
+export const tmux = (...args: string[]): string => execFileSync('tmux', args, { encoding: 'utf8' });
+
+/** The terminal's last 200 lines. */
+export const screen = (session: string): string => tmux('capture-pane', '-p', '-t', session, '-S', '-200');
+
+const sessions: string[] = [];
+
+/** Starts `command` in a new 120×50 tmux session named `name` (unique per process). */
+export function startTerminal(name: string, command: string): string {
+  const session = `${name}-${process.pid}`;
+  sessions.push(session);
+  tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '50', command);
+  return session;
+}
+
+/** Kills every session `startTerminal` started. */
+export function killTerminals(): void {
+  for (const session of sessions.splice(0)) {
+    try {
+      execFileSync('tmux', ['kill-session', '-t', session]);
+    } catch {
+      /* already gone */
+    }
+  }
+}
