@@ -7,6 +7,7 @@
  * activity reads the files, the workflow expands them.
  */
 import { parseFrontMatterFields } from './front-matter';
+import { shorten } from './cut-text';
 
 export interface CustomCommand {
   /** What follows the slash: `review`, or `frontend:test` for a file in a subdirectory. */
@@ -66,7 +67,7 @@ export function parseCommandFile(text: string, name: string, scope: CustomComman
   const firstLine = body.split('\n').find((line) => line.trim() !== '')?.trim().replace(/^#+\s*/, '');
   return {
     name,
-    description: text_('description') ?? (firstLine ? truncate(firstLine, 100) : 'Custom command'),
+    description: text_('description') ?? (firstLine ? shorten(firstLine, 100) : 'Custom command'),
     argumentHint: text_('argument-hint'),
     model: model && model !== 'inherit' ? model : undefined,
     allowedTools: allowedTools && allowedTools.length > 0 ? allowedTools : undefined,
@@ -74,8 +75,4 @@ export function parseCommandFile(text: string, name: string, scope: CustomComman
     scope,
     source,
   };
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

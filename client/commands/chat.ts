@@ -18,6 +18,7 @@ import { NoLiveStreamError, readLive } from '../live';
 import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
 import { LiveView, type ViewOp } from '../live-view';
 import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line';
+import { formatUsd } from '../../common/money';
 
 export interface ChatOptions {
   api: ConversationClient;
@@ -65,7 +66,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     if (status.ended) throw new Error(`Conversation "${conversationId}" has ended; start a new one with \`durable-agent chat\`.`);
     busy = status.phase !== 'awaiting_input' && status.phase !== 'idle';
     waitingOnRejoin = busy;
-    write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · $${status.totalCostUsd.toFixed(4)}${RESET}\n`);
+    write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · ${formatUsd(status.totalCostUsd)}${RESET}\n`);
   } else {
     conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume })).conversationId;
     write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
@@ -143,7 +144,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     const status = await api.status(id).catch(() => undefined);
     if (!status) return;
     const tokens = status.usage.input_tokens + status.usage.cache_read_input_tokens + status.usage.cache_creation_input_tokens;
-    put(`${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · $${status.totalCostUsd.toFixed(4)}]${RESET}\n`);
+    put(`${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · ${formatUsd(status.totalCostUsd)}]${RESET}\n`);
   };
   const show = async (op: ViewOp) => {
     switch (op.op) {

@@ -17,6 +17,8 @@ import {
   TURNS_SEARCH_ATTRIBUTE,
   WORKSPACE_SEARCH_ATTRIBUTE,
 } from '../../common/search-attributes';
+import { formatUsd } from '../../common/money';
+import { oneLine } from '../../common/cut-text';
 
 export interface ListFilters {
   status?: string;
@@ -93,7 +95,7 @@ export function listRow(workflow: Listed, shape: 'table' | 'json' = 'table'): st
     workflow.workflowId,
     shown,
     turns === undefined ? '-' : String(turns),
-    cost === undefined ? '-' : `$${cost.toFixed(4)}`,
+    cost === undefined ? '-' : formatUsd(cost),
     lastActivity,
     workspace === undefined ? '-' : homeRelative(workspace),
     prompt === undefined ? '-' : JSON.stringify(oneLine(prompt, 60)),
@@ -137,11 +139,6 @@ export async function resolveConversationId(api: ConversationClient, text: strin
     if (matches.size > 1 || ++seen >= LIST_SCAN) break;
   }
   return matches.size === 1 ? [...matches][0] : text;
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** When a conversation was last active: its last-activity attribute, else its start. */
