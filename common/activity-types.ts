@@ -354,3 +354,33 @@ export interface CallMcpToolResult {
   listChangedCount: number;
   durationMs: number;
 }
+
+/** loadHookSettings: every command hook in the settings files `--setting-sources` allows. */
+export interface LoadHookSettingsInput {
+  cwd: string;
+  settingSources?: SettingSource[];
+}
+
+export interface LoadHookSettingsResult {
+  hooks: import('./hooks').HookSettings;
+  warnings: string[];
+}
+
+/** runHooks: the commands the workflow selected for one event (selectHookCommands), run once; the outcome is recorded. */
+export interface RunHooksInput {
+  conversationId: string;
+  cwd: string;
+  transcriptPath?: string;
+  permissionMode?: string;
+  event: import('./hooks').HookEvent;
+  commands: Array<import('./hooks').HookCommand>;
+  /** The hooks' sandbox (as Bash's and the Stop hooks'). */
+  additionalDirectories?: string[];
+  settingSources?: SettingSource[];
+  sandbox?: Record<string, unknown>;
+}
+
+export interface RunHooksResult {
+  /** In the order of `commands`; decideHookOutcome(event, outcomes) gives what the loop does. */
+  outcomes: Array<import('./hooks').HookRunOutcome>;
+}
