@@ -1,5 +1,7 @@
 /** MCP configuration and tool decisions (issue 22 §1, §3): pure functions in common/. */
 import { describe, expect, it } from 'vitest';
+import type { McpServerStatus } from '../../common/activity-types';
+import { mcpInstructionsSection, mcpListingIsStale, mcpStatusLines, mcpToolDefinitions } from '../../common/mcp-context';
 import {
   expandServerConfig,
   expandVariables,
@@ -217,5 +219,48 @@ describe('mapMcpCallResult', () => {
     expect(mapped.content).toHaveLength(2);
     expect((mapped.content[0] as { text: string }).text).toHaveLength(MAX_MCP_RESULT_CHARS);
     expect((mapped.content[1] as { text: string }).text).toContain(`${MAX_MCP_RESULT_CHARS + 10} characters`);
+  });
+});
+
+describe('what the model and the user see of a listing', () => {
+  const listing: McpServerStatus[] = [
+    {
+      name: 'github',
+      scope: 'user',
+      transport: 'http',
+      state: 'connected',
+      instructions: 'Prefer search before create.',
+      tools: [
+        { name: 'mcp__github__search', server: 'github', originalName: 'search', description: 'Search', inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { q: { type: 'string' } } }, concurrencySafe: true },
+        { name: 'mcp__github__odd', server: 'github', originalName: 'odd', description: '', inputSchema: {}, concurrencySafe: false },
+      ],
+      listChangedCount: 1,
+    },
+    { name: 'files', scope: 'project', transport: 'stdio', state: 'failed', error: 'could not connect: spawn x ENOENT', tools: [], listChangedCount: 0 },
+    { name: 'new', scope: 'project', transport: 'stdio', state: 'needs-approval', error: 'not approved', tools: [], listChangedCount: 0 },
+  ];
+
+  it('tool definitions for connected servers, with object schemas and no $schema', () => {
+    expect(mcpToolDefinitions(listing)).toEqual([
+      { name: 'mcp__github__search', description: 'Search', input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+      { name: 'mcp__github__odd', description: '', input_schema: { type: 'object', properties: {} } },
+    ]);
+  });
+
+  it('the instructions section names each server that gave instructions', () => {
+    expect(mcpInstructionsSection(listing)).toBe(
+      '# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n## github\nPrefer search before create.',
+    );
+    expect(mcpInstructionsSection(listing.slice(1))).toBeUndefined();
+  });
+
+  it('status lines and staleness', () => {
+    expect(mcpStatusLines(listing)).toEqual([
+      'github (user, http): ✔ connected · 2 tools',
+      'files (project, stdio): ✘ failed · could not connect: spawn x ENOENT',
+      'new (project, stdio): △ needs approval · not approved',
+    ]);
+    expect(mcpListingIsStale(listing, 'github', 1)).toBe(false);
+    expect(mcpListingIsStale(listing, 'github', 2)).toBe(true);
   });
 });
