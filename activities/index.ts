@@ -18,6 +18,9 @@ import { executeTool } from './tools';
 import { installationIdLoader } from './installation-id';
 import { createModelResolver } from './model-resolver';
 import { type TranscriptCache, type TranscriptSource, processTranscriptCache } from './transcript-cache';
+// ---- issue 22 (extensions) ----
+import { createHookActivities } from './hooks/run-hooks';
+import { McpConnectionManager, createMcpActivities } from './mcp/activities';
 
 export interface ActivityDeps {
   /** Undefined when no API key or base URL is configured: model calls then fail with a clear error. */
@@ -33,6 +36,9 @@ export interface ActivityDeps {
   transcriptCache?: TranscriptCache;
   /** Overrides where cache misses are filled from (default: the workflow's queries through temporalClient). */
   transcriptSource?: TranscriptSource;
+  // ---- issue 22 (extensions): MCP and hooks ----
+  /** The worker's MCP connections (default: one manager per createActivities call); close it on shutdown. */
+  mcpConnections?: McpConnectionManager;
 }
 
 /** Cache misses are filled from the conversation's own queries (they write no history). */
@@ -70,6 +76,9 @@ export function createActivities(deps: ActivityDeps) {
     gatherPermissionFacts,
     loadSessionContext,
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
+    // ---- issue 22 (extensions): loadMcpConfig, listMcpServers, callMcpTool, loadHookSettings, runHooks ----
+    ...createMcpActivities({ connections: deps.mcpConnections ?? new McpConnectionManager() }),
+    ...createHookActivities({ stateDir: deps.stateDir }),
   };
 }
 
