@@ -7,7 +7,7 @@ import path from 'node:path';
 import { READ_MAX_LINE_LENGTH } from '../../common/tools/read';
 import { GREP_DEFAULT_HEAD_LIMIT, type GrepInput } from '../../common/tools/grep';
 import { needsPcre2, PCRE2_TIME_LIMIT_MS, regexErrorSummary, RipgrepMissingError, RipgrepTimeoutError, runRipgrep } from './ripgrep';
-import { excludedDirectoryGlobs, searchRoot, sortByModificationTime, visibilityFilter, type VisibilityFilter } from './search-scope';
+import { excludedDirectoryGlobs, ModificationTimes, searchRoot, sortByModificationTime, visibilityFilter, type VisibilityFilter } from './search-scope';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 /** Content mode stops reading ripgrep past this many characters; the caller's result budget is far smaller. */
@@ -98,6 +98,7 @@ async function search(input: GrepInput, scope: { root: string; isDirectory: bool
   // for files_with_matches (NUL-terminated). The visibility check is async, so records are
   // collected first and filtered after; content mode stops ripgrep once enough lines are in.
   const records: { file: string; rest: string }[] = [];
+  const times = new ModificationTimes();
   let contentChars = 0;
   let capped = false;
   const run = await runRipgrep(args, {
@@ -107,11 +108,19 @@ async function search(input: GrepInput, scope: { root: string; isDirectory: bool
     separator: mode === 'files_with_matches' ? '\0' : '\n',
     onRecord: (record) => {
       if (mode === 'files_with_matches') {
-        records.push({ file: path.join(cwd, record), rest: '' });
+        const file = path.join(cwd, record);
+        if (scope.isDirectory) filter.observe(file);
+        times.observe(file);
+        records.push({ file, rest: '' });
         return true;
       }
       const nul = record.indexOf('\0');
-      records.push(nul === -1 ? { file: '', rest: record } : { file: path.join(cwd, record.slice(0, nul)), rest: record.slice(nul + 1) });
+      if (nul === -1) records.push({ file: '', rest: record });
+      else {
+        const file = path.join(cwd, record.slice(0, nul));
+        if (scope.isDirectory && file !== records.at(-1)?.file) filter.observe(file);
+        records.push({ file, rest: record.slice(nul + 1) });
+      }
       if (mode !== 'content') return true;
       contentChars += record.length;
       // Denied files' lines are dropped later, so read a margin past the page; the char cap bounds memory.
@@ -137,7 +146,10 @@ async function search(input: GrepInput, scope: { root: string; isDirectory: bool
   }
   signal.throwIfAborted();
 
-  const shownFiles = await filter.visibleSet(records.filter((record) => record.file !== '').map((record) => record.file));
+  const shownFiles = await filter.visibleSet(
+    records.filter((record) => record.file !== '').map((record) => record.file),
+    scope.root,
+  );
   const visible = records.filter((record) => record.file === '' || shownFiles.has(record.file));
   const done = (content: string): ToolExecutionResult => ({ isError: false, content: content + filter.note('searched') });
   const page = <T>(items: readonly T[]): T[] => items.slice(offset, offset + headLimit);
@@ -173,7 +185,7 @@ async function search(input: GrepInput, scope: { root: string; isDirectory: bool
   }
 
   if (visible.length === 0) return done('No files found');
-  const sorted = await sortByModificationTime(visible.map((record) => record.file));
+  const sorted = await sortByModificationTime(visible.map((record) => record.file), times);
   const shown = page(sorted);
   const header =
     shown.length < sorted.length

@@ -2,7 +2,7 @@
  * What Grep and Glob share around ripgrep: the directories they skip, the Read-deny/real-path
  * filter every returned file passes (issue 17 §4), and the note about files left out.
  */
-import { lstat, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveRealPath, type RealPath } from '../permission-facts/paths';
 import { AccessGuard, AccessRefusal } from './access';
@@ -48,7 +48,10 @@ export async function visibilityFilter(guard: AccessGuard | undefined, walkRoot:
  * `--follow`), and a file it reached through a link leading out fails the real-path check.
  */
 export class VisibilityFilter {
+  /** Full checks (a root or literal path, which may be a link). */
   private readonly seen = new Map<string, Promise<boolean>>();
+  /** Checks of files from ripgrep's walk (never links). */
+  private readonly walked = new Map<string, Promise<boolean>>();
   private readonly realDirectories = new Map<string, Promise<RealPath>>();
   /** Distinct files left out. */
   hidden = 0;
@@ -72,31 +75,55 @@ export class VisibilityFilter {
     return answer;
   }
 
-  /**
-   * The real path as the directory's real path plus the name, unless the file itself is a link
-   * (then resolved in full, like Read does): one lstat per file and one realpath per directory,
-   * instead of a realpath per file — a large search returns thousands of files from few directories.
-   */
+  /** The full check of one file that may itself be a link (a root, a literal Glob path): as Read resolves it. */
   private async check(guard: AccessGuard, absolutePath: string): Promise<boolean> {
-    const entry = await lstat(absolutePath).catch(() => undefined);
-    if (entry === undefined || entry.isSymbolicLink()) return (await guard.fileVisible(absolutePath, this.areas)) !== undefined;
-    const directory = path.dirname(absolutePath);
-    let realDirectory = this.realDirectories.get(directory);
-    if (realDirectory === undefined) {
-      realDirectory = resolveRealPath(directory);
-      this.realDirectories.set(directory, realDirectory);
-    }
-    const { real, loop } = await realDirectory;
-    if (loop) return false;
-    return guard.visibleAt(absolutePath, path.join(real, path.basename(absolutePath)), this.areas);
+    return (await guard.fileVisible(absolutePath, this.areas)) !== undefined;
   }
 
-  /** The files of `paths` that may be shown, checked concurrently (the checks are file-system calls). */
-  async visibleSet(paths: Iterable<string>): Promise<Set<string>> {
+  /**
+   * The files of `paths`, found by ripgrep's walk under `walkRoot`, that may be shown. ripgrep
+   * does not follow links while it walks (no `--follow`): a file it found below the root was not a
+   * link, so its real path is its directory's real path plus its name — one realpath per
+   * directory instead of one per file (a large search returns thousands of files from far fewer
+   * directories), and the Read deny rules on both paths. The root itself (Grep on one file, which
+   * may be a link) gets the full check.
+   */
+  async visibleSet(paths: Iterable<string>, walkRoot: string): Promise<Set<string>> {
     const unique = [...new Set(paths)];
     if (this.guard === undefined) return new Set(unique);
-    const answers = await Promise.all(unique.map((file) => this.visible(file)));
+    const answers = await Promise.all(unique.map((file) => (file === walkRoot ? this.visible(file) : this.walkedVisible(file))));
     return new Set(unique.filter((_, index) => answers[index]));
+  }
+
+  /**
+   * Starts checking a file ripgrep's walk just returned, while ripgrep goes on searching (the
+   * directory's realpath runs on libuv's pool meanwhile); visibleSet then finds it decided.
+   */
+  observe(file: string): void {
+    if (this.guard !== undefined) void this.walkedVisible(file);
+  }
+
+  private walkedVisible(file: string): Promise<boolean> {
+    const guard = this.guard!;
+    let answer = this.walked.get(file);
+    if (answer === undefined) {
+      answer = this.realDirectory(path.dirname(file)).then(({ real, loop }) => {
+        const shown = !loop && guard.visibleAt(file, path.join(real, path.basename(file)), this.areas);
+        if (!shown) this.hidden += 1;
+        return shown;
+      });
+      this.walked.set(file, answer);
+    }
+    return answer;
+  }
+
+  private realDirectory(directory: string): Promise<RealPath> {
+    let real = this.realDirectories.get(directory);
+    if (real === undefined) {
+      real = resolveRealPath(directory);
+      this.realDirectories.set(directory, real);
+    }
+    return real;
   }
 
   /** Says that some files were left out, without naming them (their names may be what a rule hides). */
@@ -107,9 +134,23 @@ export class VisibilityFilter {
   }
 }
 
+/** Modification times, started as ripgrep returns each file (the stats overlap its search). */
+export class ModificationTimes {
+  private readonly times = new Map<string, Promise<number>>();
+
+  observe(file: string): void {
+    if (!this.times.has(file)) this.times.set(file, stat(file).then((entry) => entry.mtimeMs, () => 0));
+  }
+
+  of(file: string): Promise<number> {
+    this.observe(file);
+    return this.times.get(file)!;
+  }
+}
+
 /** Newest first, then by path, as Claude Code orders Glob and files_with_matches: recent files matter most. */
-export async function sortByModificationTime(paths: readonly string[]): Promise<string[]> {
-  const withTimes = await Promise.all(paths.map(async (file) => ({ file, mtimeMs: (await stat(file).catch(() => undefined))?.mtimeMs ?? 0 })));
+export async function sortByModificationTime(paths: readonly string[], times = new ModificationTimes()): Promise<string[]> {
+  const withTimes = await Promise.all(paths.map(async (file) => ({ file, mtimeMs: await times.of(file) })));
   withTimes.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return withTimes.map((entry) => entry.file);
 }
