@@ -4,7 +4,7 @@
  * files in a temp dir, the real rg binary.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -151,6 +151,24 @@ describe('Grep behaviour', () => {
     const result = await grep({ pattern: 'a{2,1}' });
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(/^Invalid regular expression: a\{2,1\} — .*Rust regex syntax/);
+  });
+});
+
+describe('links', () => {
+  it('ripgrep does not follow links while it walks (what the per-directory access check relies on); a root that is a link is searched', async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), 'durable-agent-search-outside-'));
+    try {
+      await writeFile(path.join(outside, 'secret.txt'), 'LINKED\n');
+      await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'file-link.txt'));
+      await symlink(outside, path.join(workspace, 'dir-link'));
+      const plain = await put('plain.txt', 'LINKED\n');
+      expect((await grep({ pattern: 'LINKED' })).content).toBe(`Found 1 file\n${plain}`);
+      expect((await glob({ pattern: '**/*.txt' })).content).toBe(plain);
+      expect((await grep({ pattern: 'LINKED', path: 'dir-link' })).content).toBe(`Found 1 file\n${path.join(workspace, 'dir-link', 'secret.txt')}`);
+      expect((await grep({ pattern: 'LINKED', path: 'file-link.txt' })).content).toBe(`Found 1 file\n${path.join(workspace, 'file-link.txt')}`);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
 
