@@ -42,14 +42,15 @@ function isExecutable(candidate: string): boolean {
 }
 
 /** Where the rg binary is: RIPGREP_PATH, the npm per-platform package, else PATH. */
-export function ripgrepPath(env: NodeJS.ProcessEnv = process.env): string {
-  if (cachedPath !== undefined && env === process.env) return cachedPath;
-  const found = findRipgrep(env);
-  if (env === process.env) cachedPath = found;
+export function ripgrepPath(env: NodeJS.ProcessEnv = process.env, options: { packaged?: boolean } = {}): string {
+  const usual = env === process.env && options.packaged !== false;
+  if (cachedPath !== undefined && usual) return cachedPath;
+  const found = findRipgrep(env, options.packaged !== false);
+  if (usual) cachedPath = found;
   return found;
 }
 
-function findRipgrep(env: NodeJS.ProcessEnv): string {
+function findRipgrep(env: NodeJS.ProcessEnv, packaged: boolean): string {
   const override = env.RIPGREP_PATH;
   if (override !== undefined && override !== '') {
     if (isExecutable(override)) return override;
@@ -57,8 +58,8 @@ function findRipgrep(env: NodeJS.ProcessEnv): string {
   }
   const binary = process.platform === 'win32' ? 'rg.exe' : 'rg';
   try {
-    const packaged = require.resolve(`@vscode/ripgrep-${process.platform}-${process.arch}/bin/${binary}`);
-    if (isExecutable(packaged)) return packaged;
+    const resolved = packaged ? require.resolve(`@vscode/ripgrep-${process.platform}-${process.arch}/bin/${binary}`) : undefined;
+    if (resolved !== undefined && isExecutable(resolved)) return resolved;
   } catch {
     // no per-platform package for this platform: try PATH
   }
@@ -165,4 +166,13 @@ export function regexErrorSummary(stderr: string): string {
   const lines = stderr.split('\n').map((line) => line.trim()).filter((line) => line !== '');
   const error = [...lines].reverse().find((line) => line.startsWith('error:'));
   return (error ?? lines.at(-1) ?? 'invalid pattern').replace(/^error:\s*/, '');
+}
+
+/** The worker's start-up line about Grep and Glob's engine: where rg is, or what to install. */
+export function ripgrepStatusLine(): string {
+  try {
+    return `durable-agent worker: Grep and Glob use ripgrep at ${ripgrepPath()}`;
+  } catch (error) {
+    return `durable-agent worker: Grep and Glob UNAVAILABLE: ${(error as Error).message}`;
+  }
 }

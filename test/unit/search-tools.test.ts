@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool, type ToolExecutionContext } from '../../activities/tools';
 import { splitGlobParameter } from '../../activities/tools/grep';
-import { ripgrepPath, RipgrepMissingError } from '../../activities/tools/ripgrep';
+import { ripgrepPath, RipgrepMissingError, ripgrepStatusLine } from '../../activities/tools/ripgrep';
 import { grepInputSchema } from '../../common/tools/grep';
 
 let workspace: string;
@@ -49,6 +49,10 @@ describe('the ripgrep binary', () => {
     expect(version).toMatch(/^ripgrep \d+/);
     expect(version).toMatch(/\+pcre2/);
     expect(() => ripgrepPath({ RIPGREP_PATH: '/nonexistent/rg' })).toThrow(RipgrepMissingError);
+    // Neither the npm package nor PATH: the message says what to install (the tools return it as their error).
+    expect(() => ripgrepPath({ RIPGREP_PATH: '', PATH: '/nonexistent' }, { packaged: false })).toThrow(/ripgrep \(rg\) was not found.*apt-get install ripgrep/);
+    expect(ripgrepPath({ PATH: `/nonexistent${path.delimiter}${path.dirname(found)}` }, { packaged: false })).toBe(path.join(path.dirname(found), 'rg'));
+    expect(ripgrepStatusLine()).toBe(`durable-agent worker: Grep and Glob use ripgrep at ${found}`);
   });
 });
 
