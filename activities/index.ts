@@ -14,6 +14,7 @@ import { gatherPermissionFacts } from './permission-facts/gather';
 import { createToolRunner } from './run-tool';
 import { loadSessionContext } from './session-context';
 import { createRunStopHooks } from './stop-hooks';
+import { checkStructuredOutput } from './structured-output';
 import { executeTool } from './tools';
 import { installationIdLoader } from './installation-id';
 import { createModelResolver } from './model-resolver';
@@ -76,6 +77,7 @@ export function createActivities(deps: ActivityDeps) {
     gatherPermissionFacts,
     loadSessionContext,
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
+    checkStructuredOutput,
     // ---- issue 22 (extensions): loadMcpConfig, listMcpServers, callMcpTool, loadHookSettings, runHooks ----
     ...createMcpActivities({ connections: deps.mcpConnections ?? new McpConnectionManager() }),
     ...createHookActivities({ stateDir: deps.stateDir }),

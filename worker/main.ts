@@ -12,6 +12,7 @@ import { SCRIPTED_HELP, scriptedResponder } from './scripted-model';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { EncryptionKeyError } from '../infra/encryption-codec';
 import { sandboxStatusLine } from '../activities/sandbox';
+import { ripgrepStatusLine } from '../activities/tools/ripgrep';
 import { createWorker } from './worker';
 import { WorkerTuningError, workerTuningFromEnvironment } from './tuning';
 import { createWorkspaceWorker } from './workspace-worker';
@@ -89,6 +90,8 @@ async function runUntilStopped(worker: Worker, banner: string, ...connections: A
   console.log(banner);
   // Whether Bash commands and Stop hooks on this host will run in the OS sandbox (issue 17 §10).
   console.log(await sandboxStatusLine());
+  // Whether Grep and Glob have their engine on this host (issue 23): said now, not at the first search.
+  console.log(ripgrepStatusLine());
   try {
     await worker.run();
   } finally {

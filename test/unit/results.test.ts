@@ -72,7 +72,7 @@ describe('output schemas', () => {
     expect(problem('{"type":"object","properties":{"a":{"type":"strin"}}}')).toMatch(/not valid JSON Schema \(draft 2020-12\): properties\.a\.type: .*got "strin"/);
     expect(problem('{"type":"object","properties":{"a":{"type":"string","pattern":"["}}}')).toMatch(/properties\.a\.pattern: not a valid regular expression/);
     // Valid in shape, but not something answers can be checked against.
-    expect(problem('{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}')).toMatch(/cannot check answers against it: Reference not found/);
+    expect(problem('{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}')).toMatch(/answers cannot be checked against it: Reference not found: #\/\$defs\/missing/);
   });
 
   it('validates answers and names each problem by path', () => {
