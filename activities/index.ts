@@ -18,6 +18,8 @@ import { executeTool } from './tools';
 import { installationIdLoader } from './installation-id';
 import { createModelResolver } from './model-resolver';
 import { type TranscriptCache, type TranscriptSource, processTranscriptCache } from './transcript-cache';
+// Issue 21 (background work): its own block, append only.
+import { createBackgroundActivities } from './background';
 
 export interface ActivityDeps {
   /** Undefined when no API key or base URL is configured: model calls then fail with a clear error. */
@@ -70,6 +72,8 @@ export function createActivities(deps: ActivityDeps) {
     gatherPermissionFacts,
     loadSessionContext,
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
+    // Issue 21 (background work): background commands, TaskOutput/TaskStop, cron Schedules. Not called by workflows yet.
+    ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),
   };
 }
 

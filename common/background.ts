@@ -5,12 +5,70 @@
  * activities/background/.
  */
 
+import type { SettingSource } from './permissions';
+
 /** How a background command ended; `running` only while it runs. */
 export const BACKGROUND_STATUSES = ['running', 'completed', 'failed', 'killed', 'interrupted'] as const;
 export type BackgroundStatus = (typeof BACKGROUND_STATUSES)[number];
 
 /** Task ids name files on the worker: letters, digits, `_` and `-` only. */
 export const TASK_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+// Activity inputs and results (activities/background/background-command.ts): plain JSON.
+
+export interface StartBackgroundCommandInput {
+  conversationId: string;
+  taskId: string;
+  command: string;
+  description?: string;
+  cwd: string;
+  additionalDirectories?: string[];
+  settingSources?: SettingSource[];
+  /** Claude Code's `sandbox` object from the conversation's config. */
+  sandboxConfig?: unknown;
+  dangerouslyDisableSandbox?: boolean;
+  readDenyRules?: string[];
+}
+
+export interface StartBackgroundCommandResult {
+  taskId: string;
+  outputPath: string;
+  /** True when this task id had already been started (a retried activity): nothing new was started. */
+  alreadyStarted: boolean;
+  /** Set when the command was not started (the sandbox is required and unavailable, bad task id). */
+  refusal?: string;
+  /** Sandbox notices for the tool result (as Bash's). */
+  notices: string[];
+}
+
+export interface BackgroundTaskRef {
+  conversationId: string;
+  taskId: string;
+  cwd: string;
+}
+
+export interface ReadTaskOutputInput extends BackgroundTaskRef {
+  /** Wait for the task to end (Claude Code's default: true). */
+  block?: boolean;
+  /** How long to wait, ms (Claude Code's default 30 000, at most 600 000). */
+  timeout?: number;
+}
+
+export interface ReadTaskOutputResult {
+  retrievalStatus: 'success' | 'timeout' | 'not_ready';
+  status: BackgroundOutcome['status'] | 'running';
+  exitCode?: number;
+  output: string;
+  outputPath: string;
+  /** The tool result text, in Claude Code's TaskOutput shape. */
+  content: string;
+}
+
+export interface StopResult {
+  /** `stopped`: it was running and is now dead; `already-ended`: nothing to stop. */
+  result: 'stopped' | 'already-ended' | 'not-found';
+  message: string;
+}
 
 /** What `superviseBackgroundCommand` returns and the notification is made of. */
 export interface BackgroundOutcome {

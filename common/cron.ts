@@ -213,3 +213,71 @@ export function planCronJob(input: {
     },
   };
 }
+
+/** Where a fired job's prompt goes: the conversation's signal, and how to start it again (durable jobs). */
+export interface CronDeliveryTarget {
+  /** The conversation workflow's signal that takes a CronFire. */
+  signalName: string;
+  /**
+   * Durable jobs: how to start the conversation again when it has ended or continued as new
+   * (signal-with-start). Session-only jobs have none: a job whose conversation is gone deletes itself.
+   */
+  start?: { workflowType: string; taskQueue: string; args: unknown[] };
+}
+
+/** The fire workflow's input (a Schedule can only start a workflow; this one delivers and ends). */
+export interface CronFireInput {
+  scheduleId: string;
+  conversationId: string;
+  jobId: string;
+  prompt: string;
+  recurring: boolean;
+  durable: boolean;
+  jitterMs: number;
+  target: CronDeliveryTarget;
+}
+
+/** What delivering a fire did. */
+export interface CronDeliveryResult {
+  delivered: boolean;
+  /** The conversation was started again (durable job, conversation had ended). */
+  startedConversation?: boolean;
+  /** The job's Schedule was deleted (one-shot after firing; session-only job whose conversation is gone). */
+  deletedSchedule?: boolean;
+}
+
+/** The activity the fire workflow runs (activities/background/cron-schedules.ts). */
+export interface CronFireActivities {
+  deliverCronPrompt(input: CronFireInput & { scheduledAt?: string }): Promise<CronDeliveryResult>;
+}
+
+/** The fire workflow's type name, as the Schedule's action names it. */
+export const CRON_FIRE_WORKFLOW_TYPE = 'cronFireWorkflow';
+
+/** A job as CronList shows it (read back from its Schedule). */
+export interface CronJobSummary {
+  id: string;
+  scheduleId: string;
+  cron: string;
+  prompt: string;
+  recurring: boolean;
+  durable: boolean;
+  timeZone: string;
+  /** ISO 8601; the next few times the Schedule will act (before jitter). */
+  nextFireTimes: string[];
+  expiresAt?: string;
+}
+
+/** CronList's result text. */
+export function cronListText(jobs: readonly CronJobSummary[]): string {
+  if (jobs.length === 0) return 'No scheduled jobs.';
+  return jobs
+    .map(
+      (job) =>
+        `${job.id}: "${job.cron}" (${job.timeZone}) ${job.recurring ? 'recurring' : 'one-shot'}${job.durable ? ', durable' : ', session-only'}` +
+        (job.nextFireTimes[0] ? `, next ${job.nextFireTimes[0]}` : ', no further fires') +
+        (job.expiresAt ? `, expires ${job.expiresAt}` : '') +
+        `\n  prompt: ${job.prompt}`,
+    )
+    .join('\n');
+}

@@ -17,10 +17,19 @@ import { mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type BackgroundOutcome, TASK_ID_PATTERN } from '../../common/background';
-import type { SettingSource } from '../../common/permissions';
+import {
+  type BackgroundOutcome,
+  type BackgroundTaskRef,
+  type ReadTaskOutputInput,
+  type ReadTaskOutputResult,
+  type StartBackgroundCommandInput,
+  type StartBackgroundCommandResult,
+  type StopResult,
+  TASK_ID_PATTERN,
+} from '../../common/background';
 import { decideSandbox } from '../sandbox';
 import { SHELL_RUN_MARKER, findProcessesWithEnvironment, toolProcessEnvironment } from '../shell';
+import { TASK_OUTPUT_DEFAULT_TIMEOUT_MS, TASK_OUTPUT_MAX_TIMEOUT_MS } from '../../common/tools/task-output';
 import { workspaceStateDir } from '../tool-journal';
 
 /** Output kept in a notification's tail (the whole output stays in the file). */
@@ -76,37 +85,6 @@ export interface BackgroundRecord {
   sandbox: string;
   /** Set when the command could not be started, or an earlier attempt died before recording its pid. */
   startError?: string;
-}
-
-export interface StartBackgroundCommandInput {
-  conversationId: string;
-  taskId: string;
-  command: string;
-  description?: string;
-  cwd: string;
-  additionalDirectories?: string[];
-  settingSources?: SettingSource[];
-  /** Claude Code's `sandbox` object from the conversation's config. */
-  sandboxConfig?: unknown;
-  dangerouslyDisableSandbox?: boolean;
-  readDenyRules?: string[];
-}
-
-export interface StartBackgroundCommandResult {
-  taskId: string;
-  outputPath: string;
-  /** True when this task id had already been started (a retried activity): nothing new was started. */
-  alreadyStarted: boolean;
-  /** Set when the command was not started (the sandbox is required and unavailable, bad task id). */
-  refusal?: string;
-  /** Sandbox notices for the tool result (as Bash's). */
-  notices: string[];
-}
-
-export interface BackgroundTaskRef {
-  conversationId: string;
-  taskId: string;
-  cwd: string;
 }
 
 /** Liveness probes, injectable so tests can play a reused pid without waiting for the kernel to reuse one. */
@@ -403,27 +381,6 @@ export async function superviseBackgroundCommand(deps: BackgroundDeps, ref: Back
   }
 }
 
-export interface ReadTaskOutputInput extends BackgroundTaskRef {
-  /** Wait for the task to end (Claude Code's default: true). */
-  block?: boolean;
-  /** How long to wait, ms (Claude Code's default 30 000, at most 600 000). */
-  timeout?: number;
-}
-
-/** Claude Code's TaskOutput defaults. */
-export const TASK_OUTPUT_DEFAULT_TIMEOUT_MS = 30_000;
-export const TASK_OUTPUT_MAX_TIMEOUT_MS = 600_000;
-
-export interface ReadTaskOutputResult {
-  retrievalStatus: 'success' | 'timeout' | 'not_ready';
-  status: BackgroundOutcome['status'] | 'running';
-  exitCode?: number;
-  output: string;
-  outputPath: string;
-  /** The tool result text, in Claude Code's TaskOutput shape. */
-  content: string;
-}
-
 /** TaskOutput: the output so far, or (block) once the task ends or the timeout passes. */
 export async function readTaskOutput(
   deps: BackgroundDeps,
@@ -465,12 +422,6 @@ export async function readTaskOutput(
     `<output>\n${result.output}\n</output>`,
   ];
   return { ...result, content: lines.join('\n') };
-}
-
-export interface StopResult {
-  /** `stopped`: it was running and is now dead; `already-ended`: nothing to stop. */
-  result: 'stopped' | 'already-ended' | 'not-found';
-  message: string;
 }
 
 /** True while any process is in group `groupId`. */

@@ -11,13 +11,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type BackgroundRecord,
-  type BackgroundTaskRef,
   backgroundPaths,
   readTaskOutput,
   startBackgroundCommand,
   stopBackgroundCommand,
   superviseBackgroundCommand,
 } from '../../activities/background/background-command';
+import type { BackgroundTaskRef } from '../../common/background';
 
 const sandboxed =
   process.env.DURABLE_AGENT_SANDBOX !== 'off' && ['/usr/bin/bwrap', '/bin/bwrap', '/usr/local/bin/bwrap'].some((candidate) => existsSync(candidate));
