@@ -195,4 +195,19 @@ describe('background commands', () => {
     expect(outcome).toMatchObject({ status: 'interrupted' });
     expect(outcome.detail).toMatch(/was started on this worker host/);
   });
+  it.runIf(sandboxed)('runs in the same sandbox as Bash: nothing outside the workspace is writable, its control files are hidden, its output readable', async () => {
+    const task = ref();
+    const outside = path.join(base, 'outside.txt');
+    const paths = backgroundPaths(stateDir, task);
+    await startBackgroundCommand(
+      { stateDir },
+      { ...task, command: `echo x > ${outside}; test -e ${paths.record} && echo record-visible || echo record-hidden; test -r ${paths.output} && echo output-readable; echo inside > inside.txt` },
+    );
+    const outcome = await superviseBackgroundCommand({ stateDir }, task, { pollMs: 50 });
+    expect(existsSync(outside)).toBe(false);
+    expect(outcome.tail).toMatch(/Read-only file system/);
+    expect(outcome.tail).toMatch(/^record-hidden$/m);
+    expect(outcome.tail).toMatch(/^output-readable$/m);
+    expect(await readFile(path.join(workspace, 'inside.txt'), 'utf8')).toBe('inside\n');
+  });
 });
