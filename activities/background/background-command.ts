@@ -85,6 +85,8 @@ export interface BackgroundRecord {
   sandbox: string;
   /** Set when the command could not be started, or an earlier attempt died before recording its pid. */
   startError?: string;
+  /** `startError` came from an attempt that died before recording its pid: the command may or may not have run. */
+  unconfirmed?: boolean;
 }
 
 /** Liveness probes, injectable so tests can play a reused pid without waiting for the kernel to reuse one. */
@@ -261,7 +263,7 @@ async function adoptClaim(paths: ReturnType<typeof backgroundPaths>, probe: Proc
       return;
     }
   }
-  await writeJsonAtomic(paths.record, { ...claim, startError: 'the worker stopped while starting it; it was not started again' });
+  await writeJsonAtomic(paths.record, { ...claim, startError: 'the worker stopped while starting it; it was not started again', unconfirmed: true });
 }
 
 /** Whether the recorded process is still the command's (same boot, same pid, same start time, not a zombie). */
@@ -343,7 +345,7 @@ export async function backgroundState(
   const { tail, bytes } = await readOutputTail(record.outputPath, tailChars);
   const base = { taskId: ref.taskId, outputPath: record.outputPath, tail, outputBytes: bytes };
   let outcome: BackgroundOutcome;
-  if (record.startError) outcome = { ...base, status: record.pid === undefined && !record.startError.startsWith('could not') ? 'interrupted' : 'failed', detail: record.startError };
+  if (record.startError) outcome = { ...base, status: record.unconfirmed ? 'interrupted' : 'failed', detail: record.startError };
   else if (stopped) outcome = { ...base, status: 'killed', ...(exitCode !== undefined ? { exitCode } : {}) };
   else if (exitCode === undefined) outcome = { ...base, status: 'interrupted', detail: 'its process is gone and it left no exit status (killed outside the agent, or its host restarted)' };
   else outcome = { ...base, status: exitCode === 0 ? 'completed' : 'failed', exitCode };
@@ -424,15 +426,6 @@ export async function readTaskOutput(
   return { ...result, content: lines.join('\n') };
 }
 
-/** True while any process is in group `groupId`. */
-function processGroupExists(groupId: number): boolean {
-  try {
-    process.kill(-groupId, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * TaskStop: SIGTERM to the command's process group, SIGKILL after a grace, and the same to
@@ -465,8 +458,10 @@ export async function stopBackgroundCommand(deps: BackgroundDeps, ref: Backgroun
   };
   await signalAll('SIGTERM');
   const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && (processGroupExists(groupId) || (await findProcessesWithEnvironment(record.marker)).length > 0)) {
-    if (!(await isRunning(record, probe)) && (await findProcessesWithEnvironment(record.marker)).length === 0) break;
+  while (Date.now() < deadline) {
+    const marked = await findProcessesWithEnvironment(record.marker);
+    // Zombies (a sandbox's init waits for the host's init to reap it) do not count; the SIGKILL below still goes to the whole group.
+    if (!(await isRunning(record, probe)) && marked.length === 0) break;
     await sleep(25);
   }
   await signalAll('SIGKILL');
