@@ -22,6 +22,8 @@ import { type TranscriptCache, type TranscriptSource, processTranscriptCache } f
 // ---- issue 22 (extensions) ----
 import { createHookActivities } from './hooks/run-hooks';
 import { McpConnectionManager, createMcpActivities } from './mcp/activities';
+// Issue 21 (background work): its own block, append only.
+import { createBackgroundActivities } from './background';
 
 export interface ActivityDeps {
   /** Undefined when no API key or base URL is configured: model calls then fail with a clear error. */
@@ -81,6 +83,8 @@ export function createActivities(deps: ActivityDeps) {
     // ---- issue 22 (extensions): loadMcpConfig, listMcpServers, callMcpTool, loadHookSettings, runHooks ----
     ...createMcpActivities({ connections: deps.mcpConnections ?? new McpConnectionManager() }),
     ...createHookActivities({ stateDir: deps.stateDir }),
+    // Issue 21 (background work): background commands, TaskOutput/TaskStop, cron Schedules. Not called by workflows yet.
+    ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),
   };
 }
 
