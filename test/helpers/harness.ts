@@ -82,6 +82,8 @@ export interface WorkerOverrides {
   workflowBundle?: NonNullable<Parameters<typeof createWorker>[0]['workflowBundle']>;
   /** The cache the workflows' sinks feed (default: the process's). */
   transcriptCache?: TranscriptCache;
+  /** Worker Versioning: the worker's deployment version (worker/versioning.ts); default unversioned. */
+  deployment?: Parameters<typeof createWorker>[0]['deployment'];
 }
 
 export async function createHarness(
@@ -134,6 +136,7 @@ export async function createHarness(
         activities: createActivities({ anthropic, stateDir, temporalClient: client, ...options.activityDeps }),
         workflowBundle: options.workflowBundle ?? workflowBundle(),
         transcriptCache: options.transcriptCache,
+        deployment: options.deployment,
         overrides: { shutdownGraceTime: '1 second' },
       });
       const running = worker.run();
