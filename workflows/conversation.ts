@@ -5,7 +5,7 @@
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
  */
-import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
 import {
   type ConversationInput,
@@ -21,7 +21,8 @@ import {
   userInputSignal,
 } from './definitions';
 import { handleInternalMessages } from './internal-messages';
-import { RELOAD_CONTEXT_PATCH, processUserInput } from './process-user-input';
+import { processUserInput } from './process-user-input';
+import { PATCHES, patched } from './patches';
 import { activities, activityOptions } from './query-deps';
 import { ConversationSession } from './session';
 import { idleTimerSummary } from './ui-details';
@@ -31,17 +32,14 @@ import { uiPatched } from './visibility';
 const TRANSCRIPT_SLICE_BYTES = 1_000_000;
 
 /**
- * Patch: a config without `model` gets today's default (common/models.ts). Conversations started
- * before it got the old default, a 200k-window id the API never served, whose limits their
- * recorded compactions were decided on; they keep it on replay.
- */
-export const MODELS_API_DEFAULT_MODEL_PATCH = 'models-api-default-model';
-/** The default before MODELS_API_DEFAULT_MODEL_PATCH (spelled out of parts: no code may name it as a model to use). */
+ * The default before PATCHES.modelsApiDefaultModel: a 200k-window id the API never served, whose
+ * limits the recorded compactions of conversations started before were decided on; they keep it
+ * on replay. Spelled out of parts (spelled out of parts: no code may name it as a model to use). */
 const PRE_MODELS_API_DEFAULT_MODEL = ['claude-sonnet', '5', '5'].join('-');
 
 function withRecordedDefaultModel(config: ConversationInput['config']): ConversationInput['config'] {
   if (config === null || typeof config !== 'object' || (config as { model?: unknown }).model !== undefined) return config;
-  return patched(MODELS_API_DEFAULT_MODEL_PATCH) ? config : { ...config, model: PRE_MODELS_API_DEFAULT_MODEL };
+  return patched(PATCHES.modelsApiDefaultModel) ? config : { ...config, model: PRE_MODELS_API_DEFAULT_MODEL };
 }
 
 /** A conversation: a long-lived workflow that runs one query per user input. */
@@ -152,7 +150,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       session.busy = true;
       try {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
-        if (session.sessionContextStale && patched(RELOAD_CONTEXT_PATCH)) await loadSessionContext();
+        if (session.sessionContextStale && patched(PATCHES.slashCommandsReloadContext)) await loadSessionContext();
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
         const query = await processUserInput(session, session.pendingInputs.shift()!);
         if (query) suspended = await session.submitMessage(query);

@@ -5,7 +5,8 @@
  * to the model), its output to the events feed and a result message, so `send --follow`, `ask`
  * and `start --follow` print it — and a custom command becomes the prompt of a query.
  */
-import { patched, uuid4 } from '@temporalio/workflow';
+import { uuid4 } from '@temporalio/workflow';
+import { PATCHES, patched } from './patches';
 import { resolveModelName } from '../common/models';
 import type { UserMessage } from '../common/messages';
 import type { ResultMessage } from '../common/result';
@@ -13,10 +14,6 @@ import type { PendingInput } from './definitions';
 import type { ConversationSession } from './session';
 import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, unknownCommandText } from './slash-commands';
 
-/** Marks where slash commands started to be processed (histories before it sent them as text). */
-export const SLASH_COMMANDS_PATCH = 'slash-commands-process-input';
-/** Patch: the session context is read again before the next input after a compaction or `/clear`. */
-export const RELOAD_CONTEXT_PATCH = 'slash-commands-reload-context';
 
 /**
  * Returns the input for the query to run, or undefined when the input was answered locally
@@ -26,7 +23,7 @@ export async function processUserInput(session: ConversationSession, input: Pend
   if (input.command) return input; // already expanded (carried across continue-as-new)
   // A subagent's prompt comes from the model, not a person: never a command.
   const parsed = session.subagent ? undefined : parseSlashCommand(input.prompt);
-  if (!parsed || !patched(SLASH_COMMANDS_PATCH)) return input;
+  if (!parsed || !patched(PATCHES.slashCommandsProcessInput)) return input;
   const commands = session.sessionContext?.commands ?? [];
   const decision = resolveSlashCommand(parsed, commands);
   switch (decision.type) {

@@ -15,7 +15,6 @@ import {
   TimeoutFailure,
   CancelledFailure,
   sleep,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   uuid4,
@@ -42,10 +41,11 @@ import { StreamingToolExecutor } from './tool-orchestration';
 import { runSubagent, subagentWorkflowId } from './subagents';
 import { toolResultBudget } from '../common/tool-result-budget';
 import type { Transcript } from './transcript';
-import { UI_TIMELINE_PATCH, modelCallSummary, modelCallSummaryWithReads } from './ui-details';
+import { modelCallSummary, modelCallSummaryWithReads } from './ui-details';
 import { uiPatched } from './visibility';
-import { type AttachFailure, LOCAL_MODEL_CALLS_PATCH, chainAfter, continueAfterAttachFailure, routeModelCall } from './local-model-calls';
-import { type PrefetchedCalls, TOOL_PREFETCH_PATCH, prefetchedCalls, takePrefetched, toolPrefetchPlan } from './tool-prefetch';
+import { type AttachFailure, chainAfter, continueAfterAttachFailure, routeModelCall } from './local-model-calls';
+import { PATCHES, patched } from './patches';
+import { type PrefetchedCalls, prefetchedCalls, takePrefetched, toolPrefetchPlan } from './tool-prefetch';
 import type { PermissionContext } from '../common/permissions';
 import type { CallFacts } from '../common/permission-facts';
 
@@ -63,8 +63,6 @@ export const MAX_PAYLOAD_BYTES = 1_800_000;
  * (a local activity is at-least-once), and they never run long (a minute at most, unlike Bash).
  */
 export const LOCAL_TOOLS: ReadonlySet<string> = new Set(['Read', 'Glob', 'Grep']);
-/** patched() id of the switch to local activities for LOCAL_TOOLS (older histories used regular ones). */
-export const LOCAL_READ_ONLY_TOOLS_PATCH = 'local-read-only-tools';
 /** Failures of the model activity that mean "overloaded": the fallback model may take over. */
 const OVERLOADED_FAILURE_TYPES = new Set(['overloaded_error', 'FallbackTriggered']);
 
@@ -230,7 +228,7 @@ function attachFailure(error: unknown, aborted: boolean): AttachFailure {
 function runsLocally(config: ConversationConfig, name: string): boolean {
   if (!config.localReadOnlyTools || !LOCAL_TOOLS.has(name)) return false;
   if (config.toolTaskQueue !== undefined && config.toolTaskQueue !== workflowInfo().taskQueue) return false;
-  return patched(LOCAL_READ_ONLY_TOOLS_PATCH);
+  return patched(PATCHES.localReadOnlyTools);
 }
 
 /**
@@ -282,7 +280,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
    * fails — or regular from the start.
    */
   const startModelCall = async (input: CallModelInput, summary: string): Promise<CallModelResult | Exclude<CallModelLocalResult, { type: 'handoff' }>> => {
-    const route = routeModelCall(config.localModelCalls !== false && patched(LOCAL_MODEL_CALLS_PATCH), localChainMs);
+    const route = routeModelCall(config.localModelCalls !== false && patched(PATCHES.localModelCalls), localChainMs);
     if (route.kind === 'regular') return regularModelCall(input, summary);
     let local: CallModelLocalResult;
     try {
@@ -350,7 +348,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     query.prefetchedRun = undefined;
     const summary = !uiPatched()
       ? `${request.model}: turn ${host.turnCount}`
-      : reads.length > 0 && patched(UI_TIMELINE_PATCH)
+      : reads.length > 0 && patched(PATCHES.temporalUiTimeline)
         ? modelCallSummaryWithReads(request.model, host.conversationTurn, host.queryCount, reads)
         : modelCallSummary(request.model, host.conversationTurn, host.queryCount);
     try {
@@ -402,7 +400,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
       const local = runsLocally(config, block.name);
       // The model call's local phase ran this read already (workflows/tool-prefetch.ts): its result, recorded in that call's marker.
       const prefetched = local ? takePrefetched(query.prefetched, block, siblings) : undefined;
-      if (prefetched && patched(TOOL_PREFETCH_PATCH)) {
+      if (prefetched && patched(PATCHES.toolPrefetch)) {
         // As below (a failed call's persisted file is not offered back, as the ToolError path does not).
         if (!prefetched.isError && prefetched.persistedPath) host.allowReadOfPersistedResult?.(prefetched.persistedPath);
         query.prefetchedRun = [...(query.prefetchedRun ?? []), summary];

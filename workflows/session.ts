@@ -9,7 +9,6 @@ import {
   CancellationScope,
   getExternalWorkflowHandle,
   log,
-  patched,
   proxySinks,
   uuid4,
   workflowInfo,
@@ -42,7 +41,8 @@ import type {
   UserInput,
 } from './definitions';
 import { subagentProgressSignal, toolUseStreamedSchema } from './definitions';
-import { DEFAULT_PERMISSIONS_PATCH, type GateVerdict, type PendingPermission, PermissionGate } from './permission-gate';
+import { PATCHES, patched } from './patches';
+import { type GateVerdict, type PendingPermission, PermissionGate } from './permission-gate';
 import { gatherCallFacts } from './permission-facts';
 import { permissionsConfigSchema } from '../common/config';
 import type { PermissionContext } from '../common/permissions';
@@ -70,10 +70,6 @@ const EVENTS_CARRIED_OVER = 50;
 const FEED_TOOL_RESULT_CHARS = 2_000;
 /** Request contexts kept for workers that miss them (the current query's, and a few before). */
 const REQUEST_CONTEXTS_KEPT = 4;
-/** Patch: a server suggestion to continue as new is weighed against what it costs (continue-as-new.ts). */
-export const WEIGH_CONTINUE_AS_NEW_SUGGESTION_PATCH = 'weigh-continue-as-new-suggestion';
-/** Patch: a slash command queued behind a running query waits for its own turn. */
-export const QUEUED_COMMAND_WAITS_PATCH = 'slash-commands-queued-command-waits';
 
 const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
 
@@ -374,7 +370,7 @@ export class ConversationSession implements QueryHost {
       compactedThisRun: this.compactedThisRun,
     });
     if (decision !== 'suggested') return decision;
-    if (!patched(WEIGH_CONTINUE_AS_NEW_SUGGESTION_PATCH)) return true;
+    if (!patched(PATCHES.weighContinueAsNewSuggestion)) return true;
     return followsSuggestion({ historyLength: info.historyLength, historySizeBytes: info.historySize });
   }
 
@@ -609,7 +605,7 @@ export class ConversationSession implements QueryHost {
     // A slash command waits for its own turn (seed §2.10: it is processed, not sent as text);
     // inputs after it keep their order behind it.
     const firstCommand = this.pendingInputs.findIndex((input) => isSlashCommand(input.prompt));
-    const count = firstCommand >= 0 && patched(QUEUED_COMMAND_WAITS_PATCH) ? firstCommand : this.pendingInputs.length;
+    const count = firstCommand >= 0 && patched(PATCHES.slashCommandsQueuedCommandWaits) ? firstCommand : this.pendingInputs.length;
     return this.pendingInputs.splice(0, count).map((input): UserMessage => {
       this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
       this.lastPrompt = input.prompt;
@@ -854,6 +850,6 @@ function describeTerminal(terminal: Terminal): string {
  * keep their unchecked tools.
  */
 function withDefaultPermissions(config: ConversationConfig): ConversationConfig {
-  if (config.permissions || !patched(DEFAULT_PERMISSIONS_PATCH)) return config;
+  if (config.permissions || !patched(PATCHES.permissionsByDefault)) return config;
   return { ...config, permissions: permissionsConfigSchema.parse({}) };
 }
