@@ -18,6 +18,9 @@ import { executeTool } from './tools';
 import { installationIdLoader } from './installation-id';
 import { createModelResolver } from './model-resolver';
 import { type TranscriptCache, type TranscriptSource, processTranscriptCache } from './transcript-cache';
+import type { Activities } from '../common/activity-interface';
+
+export type { Activities } from '../common/activity-interface';
 
 export interface ActivityDeps {
   /** Undefined when no API key or base URL is configured: model calls then fail with a clear error. */
@@ -43,7 +46,8 @@ export function workflowTranscriptSource(client: Client): TranscriptSource {
   };
 }
 
-export function createActivities(deps: ActivityDeps) {
+/** The activities, as the shared interface the workflow calls them by (common/activity-interface.ts). */
+export function createActivities(deps: ActivityDeps): Activities {
   const reportToolUse: ToolUseReporter | undefined = deps.temporalClient
     ? async (target, report) => {
         await deps
@@ -72,8 +76,6 @@ export function createActivities(deps: ActivityDeps) {
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;
 
 /** The Anthropic client from the environment; Temporal owns retries, so the SDK's are off. */
 export function anthropicFromEnvironment(env: NodeJS.ProcessEnv = process.env): Anthropic | undefined {

@@ -21,7 +21,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { msOptionalToNumber } from '@temporalio/common/lib/time';
-import type { Activities } from '../activities';
+import type { Activities } from '../common/activity-interface';
 import type { CallModelInput, CallModelLocalResult, CallModelResult, RequestContext, SessionContext } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
 import type { AssistantApiMessage, ToolUseBlock, Usage, UserMessage } from '../common/messages';
