@@ -8,6 +8,13 @@
  * replay cost to matter, and our own thresholds (configurable events; after a compaction) stay.
  */
 
+/**
+ * Budget for one payload: below Temporal's default 2 MB limit, with room for the payload's
+ * metadata and the rest of the command. Model calls go by reference, so only continue-as-new
+ * carries the transcript in one payload; a larger one stays in its run (its history still grows
+ * linearly).
+ */
+export const MAX_PAYLOAD_BYTES = 1_800_000;
 /** A suggestion is followed from this many events (under the server's 10,240-event warning). */
 export const SUGGESTION_FOLLOWED_AFTER_EVENTS = 10_000;
 /** … or from this many bytes of history (the server's default size suggestion). */

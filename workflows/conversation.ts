@@ -23,7 +23,7 @@ import {
 import { handleInternalMessages } from './internal-messages';
 import { processUserInput } from './process-user-input';
 import { PATCHES, patched } from './patches';
-import { activities, activityOptions } from './query-deps';
+import { activities, activityOptions } from './deps/activity-options';
 import { ConversationSession } from './session';
 import { idleTimerSummary } from './ui-details';
 import { uiPatched } from './visibility';

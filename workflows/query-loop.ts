@@ -29,7 +29,10 @@ import {
 import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, type CompactRequestParams, type CompactResponse, compactWindow } from './compact';
 import { isMicrocompactDue, microcompactMessages } from './micro-compact';
 import { planSnip } from './snip-compact';
-import { yieldMissingToolResultBlocks } from './messages';
+import { INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, systemMessage, yieldMissingToolResultBlocks } from './messages';
+import { type StopHookDecision, handleStopHooks } from './stop-hooks';
+
+export type { StopHookDecision } from './stop-hooks';
 import { type BudgetTracker, checkTokenBudget, createBudgetTracker } from './token-budget';
 import type { Transcript, TranscriptRef } from './transcript';
 
@@ -37,12 +40,6 @@ export { prependUserContext } from '../common/messages';
 
 /** seed §2.8: at most three continuation nudges after a max_output_tokens stop. */
 export const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3;
-/** Claude Code ends the turn after this many consecutive blocking Stop-hook results. */
-export const MAX_CONSECUTIVE_STOP_HOOK_BLOCKS = 8;
-
-/** Claude Code's markers in the transcript, so the model knows on the next turn that it was stopped. */
-export const INTERRUPT_MESSAGE = '[Request interrupted by user]';
-export const INTERRUPT_MESSAGE_FOR_TOOL_USE = '[Request interrupted by user for tool use]';
 
 export const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE =
   'Output token limit hit. Resume directly where you left off — no apology, no recap of what you were doing. ' +
@@ -107,43 +104,39 @@ export interface ToolExecutor {
   discard(): Promise<void>;
 }
 
-export interface StopHookDecision {
-  /** Texts fed back to the model (exit 2 or decision:block). */
-  blockingErrors: string[];
-  preventContinuation: boolean;
-  stopReason?: string;
-  /** Messages for people (non-blocking hook failures). */
-  notices: string[];
-}
-
+/** The loop's effects (seed `query/deps.ts`): wired to activities by `createQueryDeps`, to plain functions in tests. */
 export interface QueryDeps {
   uuid(): string;
+  /** Workflow time (microcompact's gap, message timestamps). */
+  now(): number;
+  isAborted(): boolean;
   newToolExecutor(): ToolExecutor;
   callModel(request: ModelRequest, executor: ToolExecutor): Promise<ModelResponse>;
   runStopHooks(args: { lastAssistant: AssistantMessage; stopHookActive: boolean }): Promise<StopHookDecision>;
-  /** Inputs that arrived while the query ran (seed §2.2 step ⑦, queued commands). */
-  takeQueuedInputs(): UserMessage[];
-  isAborted(): boolean;
-  /** Workflow time (microcompact's gap, message timestamps). */
-  now(): number;
   /** The compaction model call (seed §2.7 compactConversation): an activity. */
   compactConversation(request: CompactRequestParams): Promise<CompactResponse>;
+}
+
+/** What the loop asks of the session layer and tells it (implemented by `ConversationSession`). */
+export interface LoopSession {
+  /** Inputs that arrived while the query ran (seed §2.2 step ⑦, queued commands). */
+  takeQueuedInputs(): UserMessage[];
+  /** True when the workflow wants to continue-as-new; checked at iteration boundaries. */
+  shouldSuspend?(): boolean;
+  /**
+   * The session's limits (seed §2.10: QueryEngine checks them after each message): the budget
+   * after a model reply; the budget and structured-output attempts after tool results.
+   */
+  checkLimits?(after: 'assistant' | 'tool_results'): Terminal | undefined;
   /** A compaction started (phase `compacting`). */
   onCompacting?(trigger: CompactOutcome['trigger']): void;
   /** A compaction ended; the failure streak after it (the session keeps it across queries). */
   onCompaction?(outcome: CompactOutcome, consecutiveFailures: number): void;
   /** The context size the loop measured before a request. */
   onContextTokens?(tokens: number): void;
-  /** True when the workflow wants to continue-as-new; checked at iteration boundaries. */
-  shouldSuspend?(): boolean;
   /** Called when the loop switches models (status shows it). */
   onModelChange?(model: string): void;
   onTransition?(transition: TransitionType): void;
-  /**
-   * The session's limits (seed §2.10: QueryEngine checks them after each message): the budget
-   * after a model reply; the budget and structured-output attempts after tool results.
-   */
-  checkLimits?(after: 'assistant' | 'tool_results'): Terminal | undefined;
 }
 
 export interface QueryParams {
@@ -199,7 +192,7 @@ export interface Suspended {
 }
 
 /** seed §2.2: the core loop. Returns why it ended. */
-export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGenerator<Message, Terminal | Suspended> {
+export async function* queryLoop(params: QueryParams, deps: QueryDeps, session: LoopSession): AsyncGenerator<Message, Terminal | Suspended> {
   const { transcript, systemPrompt, userContext, fallbackModel, maxTurns, resume } = params;
   let currentModel = resume?.currentModel ?? params.model;
   const thresholds = thresholdsForModel(params.model, { contextWindowTokens: params.contextWindowTokens, modelMaxOutputTokens: params.modelMaxOutputTokens });
@@ -223,20 +216,15 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
         transition: undefined,
         stopHookBlockCount: 0,
       };
-  const system = (message: string, level: SystemMessage['level']): SystemMessage => ({
-    type: 'system',
-    uuid: deps.uuid(),
-    level,
-    content: message,
-  });
+  const system = (message: string, level: SystemMessage['level']): SystemMessage => systemMessage(deps.uuid(), message, level);
   let iterationsThisRun = 0;
   const continueWith = (next: State): void => {
     state = next;
-    if (next.transition) deps.onTransition?.(next.transition.type);
+    if (next.transition) session.onTransition?.(next.transition.type);
   };
   /** seed §2.7: one compaction; its messages are yielded (the session appends them). */
   async function* compact(trigger: CompactOutcome['trigger'], preTokens: number): AsyncGenerator<Message, CompactOutcome> {
-    deps.onCompacting?.(trigger);
+    session.onCompacting?.(trigger);
     const outcome = yield* compactWindow(
       transcript,
       { uuid: deps.uuid, now: deps.now, compactConversation: deps.compactConversation },
@@ -249,7 +237,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       ? { compacted: true, turnCounter: 0, consecutiveFailures: 0 }
       : { ...tracking, consecutiveFailures: tracking.consecutiveFailures + (failed ? 1 : 0) };
     state = { ...state, autoCompactTracking: next };
-    deps.onCompaction?.(outcome, next.consecutiveFailures);
+    session.onCompaction?.(outcome, next.consecutiveFailures);
     // A success shows as its compact_boundary in the feed; failures are said in words.
     if (failed) {
       const open = isBreakerOpen(next.consecutiveFailures);
@@ -267,12 +255,12 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
 
     // A quiet point (nothing in flight): the workflow may ask to continue-as-new here, mid-query,
     // when its history has grown long. Never on a run's first iteration, so every run progresses.
-    if (iterationsThisRun++ > 0 && deps.shouldSuspend?.()) {
+    if (iterationsThisRun++ > 0 && session.shouldSuspend?.()) {
       return { reason: 'suspended', checkpoint: { state, currentModel, budgetTracker, queryOutputTokens } };
     }
     // Recovery paths (max_tokens, stop hooks, fallback, pause_turn) call the model again without
     // a reply or tool round in between: the budget is checked before each further request too.
-    const limitBeforeRequest = state.transition ? deps.checkLimits?.('assistant') : undefined;
+    const limitBeforeRequest = state.transition ? session.checkLimits?.('assistant') : undefined;
     if (limitBeforeRequest) {
       if (limitBeforeRequest.error) yield system(limitBeforeRequest.error, 'warning');
       return limitBeforeRequest;
@@ -310,7 +298,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       if (outcome.compacted) tokenCount = tokenCountWithEstimation(transcript.messages);
       nothingToCompact = outcome.nothingToCompact === true;
     }
-    deps.onContextTokens?.(tokenCount);
+    session.onContextTokens?.(tokenCount);
 
     // Blocking limit: with autocompact off (or given up on, or with nothing to compact) a request
     // this large would be refused; say so instead of sending it.
@@ -341,7 +329,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       // signatures (bound to the model that made them) are stripped before another model sees them.
       const originalModel = currentModel;
       currentModel = fallbackModel;
-      deps.onModelChange?.(currentModel);
+      session.onModelChange?.(currentModel);
       await executor.discard();
       transcript.stripSignatureBlocks();
       yield system(`Switched to ${fallbackModel} due to high demand for ${originalModel}`, 'warning');
@@ -428,7 +416,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
 
     yield assistant;
     const toolUseBlocks = toolUseBlocksOf(assistant);
-    const limitAfterReply = deps.checkLimits?.('assistant');
+    const limitAfterReply = session.checkLimits?.('assistant');
     if (limitAfterReply) {
       // The reply's tool calls do not run; each gets an error result so the history stays valid.
       await executor.discard();
@@ -450,32 +438,9 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
         return { reason: 'completed' };
       }
       // seed §2.9: stop hooks get a say before the loop ends
-      const hooks = await deps.runStopHooks({ lastAssistant: assistant, stopHookActive: state.stopHookActive ?? false });
-      // Hooks are commands like tools: an abort while they run ends the query as aborted_tools.
-      if (deps.isAborted()) {
-        yield interruption(deps, INTERRUPT_MESSAGE_FOR_TOOL_USE);
-        return { reason: 'aborted_tools' };
-      }
-      for (const notice of hooks.notices) yield system(notice, 'warning');
-      if (hooks.preventContinuation) {
-        yield system(hooks.stopReason ? `Stopped by hook: ${hooks.stopReason}` : 'Stopped by hook', 'info');
-        return { reason: 'stop_hook_prevented', error: hooks.stopReason };
-      }
-      if (hooks.blockingErrors.length > 0) {
-        if (state.stopHookBlockCount + 1 >= MAX_CONSECUTIVE_STOP_HOOK_BLOCKS) {
-          yield system(
-            `Stop hooks blocked ${MAX_CONSECUTIVE_STOP_HOOK_BLOCKS} times in a row; ending the turn. Last: ${hooks.blockingErrors.join('\n')}`,
-            'warning',
-          );
-          return { reason: 'completed' };
-        }
-        const feedback: UserMessage[] = hooks.blockingErrors.map((text) => ({
-          type: 'user',
-          uuid: deps.uuid(),
-          isMeta: true,
-          message: { role: 'user', content: `Stop hook feedback:\n${text}` },
-        }));
-        yield* feedback;
+      const hooks = yield* handleStopHooks(deps, { assistant, stopHookActive: state.stopHookActive ?? false, blockCount: state.stopHookBlockCount });
+      if (hooks.type === 'end') return hooks.terminal;
+      if (hooks.type === 'blocked') {
         continueWith({
           ...state,
           stopHookActive: true,
@@ -522,7 +487,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
       yield interruption(deps, INTERRUPT_MESSAGE_FOR_TOOL_USE);
       return { reason: 'aborted_tools' };
     }
-    const limitAfterTools = deps.checkLimits?.('tool_results');
+    const limitAfterTools = session.checkLimits?.('tool_results');
     if (limitAfterTools) {
       if (limitAfterTools.error) yield system(limitAfterTools.error, 'warning');
       return limitAfterTools;
@@ -533,7 +498,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps): AsyncGen
     }
 
     // ⑦ queued commands: input that arrived during the query is seen on the next turn
-    const queued = deps.takeQueuedInputs();
+    const queued = session.takeQueuedInputs();
     yield* queued;
 
     // ⑧ next state (the session appended the assistant message, results and queued inputs as they were yielded)
@@ -558,7 +523,7 @@ function withoutLegacyMessages(state: State & { messages?: unknown }): State {
 }
 
 function interruption(deps: Pick<QueryDeps, 'uuid'>, text: string): UserMessage {
-  return { type: 'user', uuid: deps.uuid(), isMeta: true, message: { role: 'user', content: [{ type: 'text', text }] } };
+  return interruptionMessage(deps.uuid(), text);
 }
 
 /**

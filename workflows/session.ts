@@ -22,7 +22,7 @@ import { type ModelUsage, type ResultMessage, type Terminal, type TransitionType
 import { TOOL_NAMES, isToolUseStartableEarly } from '../common/tool-specs';
 import { contextLevel, fitMaxTokens, isBreakerOpen, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
 import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, compactWindow } from './compact';
-import { continueAsNewDecision, followsSuggestion } from './continue-as-new';
+import { MAX_PAYLOAD_BYTES, continueAsNewDecision, followsSuggestion } from './continue-as-new';
 import type {
   CarriedState,
   CompactionOutcome,
@@ -47,8 +47,10 @@ import { gatherCallFacts } from './permission-facts';
 import { permissionsConfigSchema } from '../common/config';
 import type { PermissionContext } from '../common/permissions';
 import type { CallFacts } from '../common/permission-facts';
-import { type ActiveQuery, MAX_PAYLOAD_BYTES, type QueryHost, compactConversation, createQueryDeps, failureMessage } from './query-deps';
-import { type Suspended, queryLoop } from './query-loop';
+import { type ActiveQuery, type QueryHost, createQueryDeps } from './query-deps';
+import { compactConversation } from './deps/compact-call';
+import { failureMessage } from './deps/failures';
+import { type LoopSession, type Suspended, queryLoop } from './query-loop';
 import { QueryAccounting, outputValidator } from './query-accounting';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from './system-prompt';
 import { isSlashCommand } from './slash-commands';
@@ -73,7 +75,7 @@ const REQUEST_CONTEXTS_KEPT = 4;
 
 const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
 
-export class ConversationSession implements QueryHost {
+export class ConversationSession implements QueryHost, LoopSession {
   readonly transcript: Transcript;
   readonly toolsInFlight = new Map<string, ToolInFlight>();
   usage: Usage;
@@ -699,6 +701,7 @@ export class ConversationSession implements QueryHost {
         resume: resumed?.checkpoint,
       },
       createQueryDeps(this, query),
+      this,
     );
     try {
       while (true) {
