@@ -6,6 +6,7 @@
  * continue-as-new (style §4).
  */
 import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { SessionContext } from '../common/activity-types';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
 import {
   type ConversationInput,
@@ -61,9 +62,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(abortSignal, () => session.abort(), { description: 'Interrupt the running query (the conversation stays open)' });
   setHandler(
     endSignal,
-    () => {
-      session.endRequested = true;
-    },
+    () => session.requestEnd(),
     { description: 'End the conversation after the running query' },
   );
   setHandler(statusQuery, () => session.status(), { description: 'Phase, turns, tools in flight, usage, context, last result' });
@@ -97,15 +96,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(decidePermissionUpdate, (request) => session.permissions.decide(request), { validator: (request) => session.permissions.validate(request) });
 
   const loadSessionContext = async () => {
+    let context: SessionContext | undefined;
     try {
-      session.sessionContext = await activities(activityOptions(config).sessionContext).loadSessionContext({ cwd: config.cwd, settingSources: config.settingSources });
+      context = await activities(activityOptions(config).sessionContext).loadSessionContext({ cwd: config.cwd, settingSources: config.settingSources });
     } catch (error) {
       // The conversation still works (no CLAUDE.md, git status or hooks); people are told why.
       session.sessionContextFailed(error);
     }
-    session.sessionContextStale = false;
-    // A malformed agent or command file is skipped; people hear about it in the feed.
-    for (const warning of session.sessionContext?.warnings ?? []) session.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: warning });
+    session.sessionContextLoaded(context);
   };
   // seed §2.5: getSystemContext/getUserContext are memoized per session.
   if (session.needsSessionContext) await loadSessionContext();
@@ -126,17 +124,15 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   };
 
   // ---- main body: wait for input, run queries, carry state forward ----
-  if (input.initialPrompt) session.pendingInputs.unshift({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
+  if (input.initialPrompt) session.enqueueFirst({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
   let endedBy: ConversationSummary['endedBy'] = 'end_signal';
   while (true) {
     let suspended: QueryInProgress | undefined;
     if (session.resuming) {
-      const resumed = session.resuming;
-      suspended = await session.submitMessage(resumed.pending, resumed);
-      session.resuming = undefined;
+      suspended = await session.resumeSuspendedQuery();
     } else {
-      session.setPhase(session.pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
-      const inputOrEnd = () => (session.pendingInputs.length > 0 && !session.busy) || session.endRequested;
+      session.setPhase(session.hasQueuedInput ? 'calling_model' : 'awaiting_input');
+      const inputOrEnd = () => (session.hasQueuedInput && !session.busy) || session.endRequested;
       // The idle timer says what it is in the UI (not an unlabeled "1d").
       const gotInput = uiPatched()
         ? await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) })
@@ -146,27 +142,24 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         break;
       }
       if (session.busy) continue; // a manual compaction runs: the input waits for it
-      if (session.pendingInputs.length === 0) break; // end requested with nothing queued
-      session.busy = true;
-      try {
+      if (!session.hasQueuedInput) break; // end requested with nothing queued
+      suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
         if (session.sessionContextStale && patched(PATCHES.slashCommandsReloadContext)) await loadSessionContext();
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
-        const query = await processUserInput(session, session.pendingInputs.shift()!);
-        if (query) suspended = await session.submitMessage(query);
-      } finally {
-        session.busy = false;
-      }
+        const query = await processUserInput(session, session.nextInput()!);
+        return query ? session.submitMessage(query) : undefined;
+      });
     }
     if (suspended && !(await continueAsNewWith(suspended))) {
-      session.resuming = suspended; // it did not fit: carry on with the same query in this run
+      session.resumeInThisRun(suspended); // it did not fit: carry on with the same query in this run
       continue;
     }
     if (config.oneShot) {
       endedBy = 'one_shot';
       break;
     }
-    if (session.endRequested && session.pendingInputs.length === 0) break;
+    if (session.endRequested && !session.hasQueuedInput) break;
     if (session.shouldContinueAsNew()) await continueAsNewWith();
   }
   session.setPhase('ended');

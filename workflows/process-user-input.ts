@@ -9,7 +9,6 @@ import { uuid4 } from '@temporalio/workflow';
 import { PATCHES, patched } from './patches';
 import { resolveModelName } from '../common/models';
 import type { UserMessage } from '../common/messages';
-import type { ResultMessage } from '../common/result';
 import type { PendingInput } from './definitions';
 import type { ConversationSession } from './session';
 import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, unknownCommandText } from './slash-commands';
@@ -81,11 +80,8 @@ export async function processUserInput(session: ConversationSession, input: Pend
       break;
     }
     case 'clear': {
-      const removed = session.transcript.length;
-      session.transcript.clear();
-      session.onContextTokens(0);
       // CLAUDE.md, git status and custom commands are read again before the next input.
-      session.sessionContextStale = !session.subagent;
+      const removed = session.clearConversation();
       output = `Conversation cleared (${removed} message${removed === 1 ? '' : 's'} removed). The next prompt starts with a fresh context.`;
       break;
     }
@@ -105,7 +101,6 @@ export async function processUserInput(session: ConversationSession, input: Pend
 
 /** A local command's answer: its record in the transcript, the feed, and a result message. */
 function answerLocally(session: ConversationSession, input: PendingInput, name: string, args: string, output: string, isError: boolean): void {
-  session.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
   const record: UserMessage = {
     type: 'user',
     uuid: uuid4(),
@@ -113,30 +108,5 @@ function answerLocally(session: ConversationSession, input: PendingInput, name: 
     command: { name, args, kind: 'local' },
     message: { role: 'user', content: localCommandRecord(name, args, output) },
   };
-  session.transcript.append(record);
-  session.pushEvent(record);
-  const result: ResultMessage = {
-    type: 'result',
-    subtype: isError ? 'error_during_execution' : 'success',
-    is_error: isError,
-    result: output,
-    num_turns: 0,
-    duration_ms: 0,
-    duration_api_ms: 0,
-    stop_reason: null,
-    total_cost_usd: 0,
-    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-    permission_denials: [],
-    modelUsage: {},
-    errors: isError ? [output] : [],
-    session_id: session.conversationId,
-    uuid: uuid4(),
-    input_uuid: input.uuid,
-    input_uuids: [input.uuid],
-    terminal_reason: 'completed',
-    transitions: [],
-    model: session.config.model,
-  };
-  session.lastResult = result;
-  session.pushEvent(result);
+  session.answerLocally(input, record, output, isError);
 }

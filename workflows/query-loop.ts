@@ -26,7 +26,7 @@ import {
   thresholdsForModel,
   tokenCountWithEstimation,
 } from './auto-compact';
-import { COMPACT_MAX_OUTPUT_TOKENS, type CompactOutcome, type CompactRequestParams, type CompactResponse, compactWindow } from './compact';
+import { type CompactOutcome, type CompactRequestParams, type CompactResponse, compactTranscript } from './compact';
 import { isMicrocompactDue, microcompactMessages } from './micro-compact';
 import { planSnip } from './snip-compact';
 import { INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, systemMessage, yieldMissingToolResultBlocks } from './messages';
@@ -225,10 +225,10 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps, session: 
   /** seed §2.7: one compaction; its messages are yielded (the session appends them). */
   async function* compact(trigger: CompactOutcome['trigger'], preTokens: number): AsyncGenerator<Message, CompactOutcome> {
     session.onCompacting?.(trigger);
-    const outcome = yield* compactWindow(
+    const outcome = yield* compactTranscript(
       transcript,
       { uuid: deps.uuid, now: deps.now, compactConversation: deps.compactConversation },
-      { trigger, preTokens, maxTokens: fitMaxTokens(COMPACT_MAX_OUTPUT_TOKENS, thresholds.contextWindow, preTokens) },
+      { trigger, preTokens, contextWindow: thresholds.contextWindow },
     );
     const tracking: AutoCompactTrackingState = state.autoCompactTracking ?? { compacted: false, turnCounter: 0, consecutiveFailures: 0 };
     // Only a model that failed counts toward the breaker; "nothing to compact" and an abort do not.
