@@ -19,6 +19,7 @@ import {
   prependUserContext,
   queryLoop,
 } from '../../workflows/query-loop';
+import { isLoopEvent } from '../../workflows/query-state';
 import type { CompactResponse } from '../../workflows/compact';
 import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/stop-hooks';
 import { Transcript } from '../../workflows/transcript';
@@ -105,7 +106,6 @@ async function run(
   const session: LoopSession = {
     takeQueuedInputs: () => options.queued?.() ?? [],
     shouldSuspend: options.shouldSuspend,
-    onTransition: (transition) => transitions.push(transition),
     checkLimits: options.checkLimits,
   };
   const generator = queryLoop(
@@ -127,7 +127,11 @@ async function run(
   while (true) {
     const next = await generator.next();
     if (next.done) return { terminal: next.value, yielded, requests, transitions };
-    // The session's part (seed §2.10 Phase D): what the loop yields joins the transcript.
+    // The session's part (seed §2.10 Phase D): what the loop yields joins the transcript; its events tell the session.
+    if (isLoopEvent(next.value)) {
+      if (next.value.type === 'transition') transitions.push(next.value.transition);
+      continue;
+    }
     if (next.value.type === 'user' || next.value.type === 'assistant') transcript.append(next.value);
     yielded.push(next.value);
   }

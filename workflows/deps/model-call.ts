@@ -26,7 +26,7 @@ import { LOCAL_TOOLS } from './tool-run';
 function permissionFactsWhereToolsRun(host: QueryHost): { cwd: string; homeDir?: string } | undefined {
   const { config } = host;
   if (config.toolTaskQueue !== undefined && config.toolTaskQueue !== workflowInfo().taskQueue) return undefined;
-  const context = host.toolPermissionContext?.();
+  const context = host.toolPermissions.context();
   if (!context) return undefined;
   return { cwd: config.cwd, ...(context.homeDir && { homeDir: context.homeDir }) };
 }
@@ -76,7 +76,7 @@ export function createModelCall(
           config,
           taskQueue: workflowInfo().taskQueue,
           localTools: LOCAL_TOOLS,
-          permission: host.toolPermissionContext && (() => host.toolPermissionContext!()),
+          permission: () => host.toolPermissions.context(),
           stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
         }),
       });
@@ -141,7 +141,7 @@ export function createModelCall(
       if (result.finishedAt !== undefined) host.observeWorkerClock?.(result.finishedAt);
       if (result.type === 'message') {
         query.prefetched = prefetchedCalls(result);
-        for (const [id, call] of query.prefetched ?? []) if (call.facts) host.rememberPermissionFacts?.({ id, input: call.block.input }, call.facts);
+        for (const [id, call] of query.prefetched ?? []) if (call.facts) host.toolPermissions.rememberFacts({ id, input: call.block.input }, call.facts);
         host.recordModelResponse(result.message, request.model, result.durationMs);
         return { type: 'message', message: result.message, durationMs: result.durationMs };
       }

@@ -60,14 +60,20 @@ export interface QueryHost {
   recordUsage(usage: Usage, model: string, durationMs: number): void;
   /** The digest of the request context in effect (registered by the last model call, or now). */
   currentRequestContext(): string;
-  /** seed §2.10 canUseTool: before every tool run (may wait for a person). */
-  checkPermission(block: ToolUseBlock): Promise<GateVerdict>;
-  /** Facts a model call gathered for a tool_use of its answer, where the tool acts (the gate need not gather them again). */
-  rememberPermissionFacts?(block: { id: string; input: unknown }, facts: CallFacts): void;
-  /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
-  allowReadOfPersistedResult?(file: string): void;
+  /** seed §2.10 canUseTool, and what the tools tell it. */
+  readonly toolPermissions: ToolPermissions;
   /** A local activity's clock reading (CallModelResult.finishedAt): the query's duration counts up to at least it. */
   observeWorkerClock?(at: number): void;
-  /** The permission gate's rule context, or undefined when tools run unchecked (a local model call prefetches what it allows). */
-  toolPermissionContext?(): PermissionContext | undefined;
+}
+
+/** seed §2.10 canUseTool as the effects use it (implemented by session/tool-permissions.ts). */
+export interface ToolPermissions {
+  /** Before every tool run (may wait for a person). */
+  check(block: ToolUseBlock): Promise<GateVerdict>;
+  /** Facts a model call gathered for a tool_use of its answer, where the tool acts (the gate need not gather them again). */
+  rememberFacts(block: { id: string; input: unknown }, facts: CallFacts): void;
+  /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
+  allowReadOf(file: string): void;
+  /** The gate's rule context, or undefined when tools run unchecked (a local model call prefetches what it allows). */
+  context(): PermissionContext | undefined;
 }

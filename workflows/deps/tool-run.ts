@@ -42,12 +42,12 @@ function runsLocally(config: ConversationConfig, name: string): boolean {
 }
 
 /** What Bash's sandbox (and a Stop hook's) needs from the conversation: the working directories besides cwd, and which settings files apply. */
-export function sandboxInputs(host: Pick<QueryHost, 'config' | 'toolPermissionContext'>): {
+export function sandboxInputs(host: Pick<QueryHost, 'config' | 'toolPermissions'>): {
   additionalDirectories?: string[];
   settingSources?: ConversationConfig['settingSources'];
 } {
   const { config } = host;
-  const others = (host.toolPermissionContext?.()?.workingDirectories ?? []).filter((directory) => directory !== config.cwd);
+  const others = (host.toolPermissions.context()?.workingDirectories ?? []).filter((directory) => directory !== config.cwd);
   return { ...(others.length > 0 && { additionalDirectories: others }), ...(config.settingSources && { settingSources: config.settingSources }) };
 }
 
@@ -76,7 +76,7 @@ export function createRunTool(
         outcome = { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
         return outcome;
       }
-      const verdict = await host.checkPermission(block);
+      const verdict = await host.toolPermissions.check(block);
       // Every return sets `outcome`: the live tool line shows it ("cancelled" only when none came; the stream is in memory).
       if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
       if (block.name === 'Agent') {
@@ -88,7 +88,7 @@ export function createRunTool(
       const prefetched = local ? takePrefetched(query.prefetched, block, siblings) : undefined;
       if (prefetched && patched(PATCHES.toolPrefetch)) {
         // As below (a failed call's persisted file is not offered back, as the ToolError path does not).
-        if (!prefetched.isError && prefetched.persistedPath) host.allowReadOfPersistedResult?.(prefetched.persistedPath);
+        if (!prefetched.isError && prefetched.persistedPath) host.toolPermissions.allowReadOf(prefetched.persistedPath);
         query.prefetchedRun = [...(query.prefetchedRun ?? []), summary];
         return (outcome = { content: prefetched.content, isError: prefetched.isError });
       }
@@ -108,7 +108,7 @@ export function createRunTool(
         ...sandboxInputs(host),
       });
       if (!local) chain.afterRegular();
-      if (result.persistedPath) host.allowReadOfPersistedResult?.(result.persistedPath);
+      if (result.persistedPath) host.toolPermissions.allowReadOf(result.persistedPath);
       outcome = { content: result.content, isError: result.isError };
       return outcome;
     } catch (error) {

@@ -11,104 +11,38 @@
 import { CancellationScope, log, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
-import { permissionsConfigSchema } from '../../common/config';
-import type { AssistantApiMessage, Message, ToolUseBlock, TranscriptMessage, Usage, UserMessage } from '../../common/messages';
-import type { CallFacts } from '../../common/permission-facts';
-import type { PermissionContext } from '../../common/permissions';
-import type { ModelUsage, ResultMessage, Terminal, TransitionType } from '../../common/result';
-import { TOOL_NAMES, isToolUseStartableEarly } from '../../common/tool-specs';
-import { contextLevel, isBreakerOpen, thresholdsForModel } from '../auto-compact';
+import type { AssistantApiMessage, TranscriptMessage, Usage, UserMessage } from '../../common/messages';
+import type { ModelUsage, ResultMessage, Terminal } from '../../common/result';
 import type { CompactOutcome } from '../compact';
-import { MAX_PAYLOAD_BYTES, continueAsNewDecision, followsSuggestion } from '../continue-as-new';
-import type {
-  CarriedState,
-  CompactionOutcome,
-  CompactionState,
-  ContextStatus,
-  ConversationEvent,
-  ConversationStatus,
-  PendingInput,
-  Phase,
-  QueryInProgress,
-  SubagentOrigin,
-  SubagentProgress,
-  ToolInFlight,
-  ToolUseStreamed,
-  TranscriptCacheSinks,
-  UserInput,
-} from '../definitions';
-import { toolUseStreamedSchema } from '../definitions';
+import { continueAsNewDecision, fitContinueAsNewInput, followsSuggestion } from '../continue-as-new';
+import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
+import type { PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
 import { LiveStream } from '../live-stream';
 import { PATCHES, patched } from '../patches';
 import { gatherCallFacts } from '../permission-facts';
-import { type GateVerdict, type PendingPermission, PermissionGate } from '../permission-gate';
-import type { ActiveQuery } from '../query-deps';
+import { PermissionGate } from '../permission-gate';
 import type { QueryAccounting } from '../query-accounting';
-import { isSlashCommand } from '../slash-commands';
-import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '../system-prompt';
+import type { ActiveQuery } from '../query-deps';
+import { type LoopEvent, type LoopOutput, isLoopEvent } from '../query-state';
 import { Transcript } from '../transcript';
 import { ConversationVisibility } from '../visibility';
-import { proxySinks } from '@temporalio/workflow';
+import { contextStatus } from './context-status';
 import { EventsFeed } from './events-feed';
 import { compactNow } from './manual-compaction';
-import { RequestContexts } from './request-contexts';
+import { InputQueue } from './input-queue';
+import { RequestContexts, feedWorkerCache, promptLayers, requestContextOf } from './request-contexts';
 import { localCommandResultMessage } from './result-message';
+import { type SessionState, sessionStateFrom, withDefaultPermissions } from './state';
+import { acceptStreamedToolUse } from './streamed-tool-uses';
 import { SubagentReporting } from './subagent-reporting';
-import { QueryRun, type SubmitHost, submitMessage } from './submit-message';
+import { QueryRun, type SubmitHost, inputMessage, submitMessage } from './submit-message';
+import { SessionPermissions } from './tool-permissions';
 import { UsageLedger } from './usage-ledger';
-
-const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
-
-/**
- * The session's own durable state: everything continue-as-new carries that no other owner
- * (transcript, feed, ledger, gate, live channel) holds.
- */
-export interface SessionState {
-  queryCount: number;
-  pendingInputs: PendingInput[];
-  lastResult?: ResultMessage;
-  lastQueryTransitions: TransitionType[];
-  /** Turns of the queries before the running one (the UI numbers turns over the whole conversation). */
-  completedTurns: number;
-  /** Runs before this one. */
-  continuedAsNewCount: number;
-  sessionContext?: SessionContext;
-  /** Loading the session context was tried (it is not retried on every run when it failed). */
-  sessionContextAttempted?: boolean;
-  /** Read the session context again before the next input (after a compaction or `/clear`; Claude Code re-reads CLAUDE.md then). */
-  sessionContextStale?: boolean;
-  endRequested?: boolean;
-  /** Compactions and the autocompact failure streak (seed §2.7 circuit breaker, per conversation). */
-  compaction: CompactionState;
-  /** The model `/model` chose (when it is not the configured one). */
-  selectedModel?: string;
-  /** A query suspended by the previous run (or this one, when it could not continue as new), resumed before anything else. */
-  queryInProgress?: QueryInProgress;
-}
-
-/** The session's state as a carried state holds it (the one place it is read in). */
-function sessionStateFrom(carried: CarriedState | undefined, subagent: SubagentOrigin | undefined): SessionState {
-  return {
-    queryCount: carried?.queryCount ?? 0,
-    pendingInputs: carried?.pendingInputs ?? [],
-    lastResult: carried?.lastResult,
-    lastQueryTransitions: carried?.lastQueryTransitions ?? [],
-    completedTurns: carried?.completedTurns ?? 0,
-    continuedAsNewCount: carried?.continuedAsNewCount ?? 0,
-    // A subagent inherits its parent's session context instead of loading its own.
-    sessionContext: carried?.sessionContext ?? subagent?.sessionContext,
-    sessionContextAttempted: carried?.sessionContextAttempted,
-    ...(carried?.sessionContextStale && { sessionContextStale: true }),
-    endRequested: carried?.endRequested ?? false,
-    compaction: carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 },
-    ...(carried?.selectedModel && { selectedModel: carried.selectedModel }),
-    queryInProgress: carried?.queryInProgress,
-  };
-}
 
 export class ConversationSession implements SubmitHost {
   private state: SessionState;
+  private readonly inputs: InputQueue;
   /** The conversation's settings; `/model` replaces the model. */
   config: ConversationConfig;
   readonly transcript: Transcript;
@@ -118,6 +52,8 @@ export class ConversationSession implements SubmitHost {
   readonly ledger: UsageLedger;
   /** canUseTool: rules, modes and durable approvals (permission-gate.ts). */
   readonly permissions: PermissionGate;
+  /** The gate as the tools use it, with what a waiting request does to the session. */
+  readonly toolPermissions: SessionPermissions;
   private readonly requestContexts = new RequestContexts();
   private readonly reporting: SubagentReporting;
   /** Current details and search attributes (the Temporal UI, `durable-agent list`). */
@@ -151,14 +87,13 @@ export class ConversationSession implements SubmitHost {
     resumedMessages?: readonly TranscriptMessage[],
   ) {
     this.state = sessionStateFrom(carried, subagent);
+    this.inputs = new InputQueue(this.state.pendingInputs);
     this.config = withDefaultPermissions(this.state.selectedModel ? { ...initialConfig, model: this.state.selectedModel } : initialConfig);
     this.transcript = new Transcript(carried?.messages ?? resumedMessages ?? []);
     // A conversation resumed mid-tool: every tool_use needs its result before the next request.
     if (!carried && resumedMessages) this.transcript.closeDanglingToolUses('The tool call did not complete before the conversation was resumed.', uuid4);
     this.live = LiveStream.open(carried?.streamState, initialConfig.liveStream);
-    // The worker's cache learns every change (model calls by reference); a new run starts it over.
-    this.transcript.onChange((from, messages) => transcriptCache.feed(from, messages));
-    if (this.transcript.length > 0) transcriptCache.feed(0, [...this.transcript.messages]);
+    feedWorkerCache(this.transcript);
     // The feed survives continue-as-new (its tail), so a client polling across the switch misses nothing.
     this.feed = new EventsFeed(carried, (event) => this.live.publishEvent(event));
     this.ledger = new UsageLedger(this.config, carried);
@@ -167,89 +102,49 @@ export class ConversationSession implements SubmitHost {
       gatherCallFacts(this.config, block, homeDir),
     );
     this.reporting = new SubagentReporting(subagent);
+    this.toolPermissions = new SessionPermissions(this.permissions, {
+      conversationId,
+      checked: this.config.permissions !== undefined,
+      setPhase: (phase) => this.setPhase(phase),
+      pushEvent: (message) => this.pushEvent(message),
+      reportToParent: (line) => this.reporting.report(line),
+    });
   }
 
   // ---- what others read ----
 
-  get sessionContext(): SessionContext | undefined {
-    return this.state.sessionContext;
-  }
-  get sessionContextStale(): boolean {
-    return this.state.sessionContextStale === true;
-  }
-  get queryCount(): number {
-    return this.state.queryCount;
-  }
-  get lastResult(): ResultMessage | undefined {
-    return this.state.lastResult;
-  }
-  get endRequested(): boolean {
-    return this.state.endRequested === true;
-  }
-  get compaction(): CompactionState {
-    return this.state.compaction;
-  }
-  get usage(): Usage {
-    return this.ledger.usage;
-  }
-  get totalCostUsd(): number {
-    return this.ledger.totalCostUsd;
-  }
+  get sessionContext(): SessionContext | undefined { return this.state.sessionContext; }
+  get sessionContextStale(): boolean { return this.state.sessionContextStale === true; }
+  get queryCount(): number { return this.state.queryCount; }
+  get lastResult(): ResultMessage | undefined { return this.state.lastResult; }
+  get endRequested(): boolean { return this.state.endRequested === true; }
+  get compaction(): CompactionState { return this.state.compaction; }
+  get usage(): Usage { return this.ledger.usage; }
+  get totalCostUsd(): number { return this.ledger.totalCostUsd; }
   /** The running query's structured output and limits. */
-  get accounting(): QueryAccounting {
-    return this.ledger.accounting;
-  }
-  get busy(): boolean {
-    return this.busyWith;
-  }
-  get hasQueuedInput(): boolean {
-    return this.state.pendingInputs.length > 0;
-  }
+  get accounting(): QueryAccounting { return this.ledger.accounting; }
+  get busy(): boolean { return this.busyWith; }
+  get hasQueuedInput(): boolean { return this.inputs.length > 0; }
   /** A query suspended for continue-as-new, to resume before anything else. */
-  get resuming(): QueryInProgress | undefined {
-    return this.state.queryInProgress;
-  }
+  get resuming(): QueryInProgress | undefined { return this.state.queryInProgress; }
   /** Turns of the running (or last) query. */
-  get turnCount(): number {
-    return this.run?.turnCount ?? 0;
-  }
+  get turnCount(): number { return this.run?.turnCount ?? 0; }
   /** Number of the current (or last) turn over the whole conversation. */
-  get conversationTurn(): number {
-    return this.state.completedTurns + (this.query && this.run ? this.run.turnCount : 0);
-  }
+  get conversationTurn(): number { return this.state.completedTurns + (this.query && this.run ? this.run.turnCount : 0); }
   /** Whether loading the session context should be tried in this run. */
-  get needsSessionContext(): boolean {
-    return !this.state.sessionContext && !this.state.sessionContextAttempted && !this.subagent;
-  }
+  get needsSessionContext(): boolean { return !this.state.sessionContext && !this.state.sessionContextAttempted && !this.subagent; }
 
   // ---- messages in ----
 
   /** `userInput` signal: queued for the next query, or injected into the running one between turns. */
-  enqueueInput(raw: UserInput | string): void {
-    const prompt = typeof raw === 'string' ? raw : typeof raw === 'object' && raw !== null ? raw.prompt : undefined;
-    if (typeof prompt !== 'string' || prompt.trim() === '') {
-      // Signals cannot reply: log and drop (style §6). The API rejects empty text anyway.
-      log.warn('Dropped userInput signal without a prompt', { received: raw });
-      return;
-    }
-    const uuid = (typeof raw === 'object' && raw !== null && typeof raw.uuid === 'string' && raw.uuid) || uuid4();
-    this.state.pendingInputs.push({ prompt, uuid });
-  }
-
+  enqueueInput(raw: UserInput | string): void { this.inputs.push(raw); }
   /** The workflow's initial prompt goes before anything queued. */
-  enqueueFirst(input: PendingInput): void {
-    this.state.pendingInputs.unshift(input);
-  }
-
+  enqueueFirst(input: PendingInput): void { this.inputs.pushFirst(input); }
   /** The next queued input (the caller runs it). */
-  nextInput(): PendingInput | undefined {
-    return this.state.pendingInputs.shift();
-  }
+  nextInput(): PendingInput | undefined { return this.inputs.next(); }
 
   /** `end` signal: the conversation ends after the running query. */
-  requestEnd(): void {
-    this.state.endRequested = true;
-  }
+  requestEnd(): void { this.state.endRequested = true; }
 
   /** `abort` signal: cancels the running query's scope. */
   abort(): void {
@@ -273,30 +168,7 @@ export class ConversationSession implements SubmitHost {
   }
 
   /** `toolUseStreamed` signal: a concurrency-safe tool the model activity saw complete while streaming. */
-  onToolUseStreamed(raw: ToolUseStreamed): void {
-    const parsed = toolUseStreamedSchema.safeParse(raw);
-    if (!parsed.success) {
-      log.warn('Dropped malformed toolUseStreamed signal', { received: raw });
-      return;
-    }
-    const streamed = parsed.data;
-    const query = this.query;
-    // Only blocks of the model call now in flight count; late reports of an old attempt are dropped.
-    if (!query?.executor || streamed.requestId !== query.requestId || query.aborted) return;
-    // A report from a newer attempt of the same model call means the older attempt's stream was
-    // abandoned: its early work is dropped. Reports from an older attempt come too late to count.
-    const attemptSeen = query.streamAttempt ?? 0;
-    if (streamed.attempt < attemptSeen) return;
-    if (streamed.attempt > attemptSeen) {
-      if (attemptSeen > 0) void query.executor.discard();
-      query.streamAttempt = streamed.attempt;
-    }
-    const block = streamed.block as ToolUseBlock;
-    if (streamed.facts) this.permissions.rememberFacts(block, streamed.facts as CallFacts);
-    // A call that needs a person or is denied starts once the answer is final (not from a stream that may be discarded).
-    if (isToolUseStartableEarly(block) && !this.permissions.allowsWithoutAsking(block)) return;
-    query.executor.addTool(block);
-  }
+  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.query, this.permissions, raw); }
 
   // ---- the session context ----
 
@@ -321,9 +193,7 @@ export class ConversationSession implements SubmitHost {
 
   // ---- the feed, phase and status ----
 
-  pushEvent(message: ConversationEvent['message']): void {
-    this.feed.push(message);
-  }
+  pushEvent(message: ConversationEvent['message']): void { this.feed.push(message); }
 
   eventsSince(afterSeq: number): { events: ConversationEvent[]; nextSeq: number } {
     return this.feed.since(afterSeq);
@@ -363,7 +233,7 @@ export class ConversationSession implements SubmitHost {
       transitions: this.query && this.run ? this.run.transitions : [],
       lastQueryTransitions: this.state.lastQueryTransitions,
       toolsInFlight: [...this.toolsInFlight.values()],
-      queuedInputs: this.state.pendingInputs.length,
+      queuedInputs: this.inputs.length,
       usage: this.usage,
       totalCostUsd: this.totalCostUsd,
       contextTokens: this.contextTokens,
@@ -379,26 +249,7 @@ export class ConversationSession implements SubmitHost {
   }
 
   /** seed §2.6: the context against the thresholds, and compaction state. */
-  contextStatus(): ContextStatus {
-    const thresholds = thresholdsForModel(this.config.model, this.config);
-    const tokens = this.contextTokens;
-    const { compaction } = this.state;
-    return {
-      tokens,
-      contextWindow: thresholds.contextWindow,
-      effectiveWindow: thresholds.effectiveContextWindow,
-      percentUsed: Math.round((tokens / thresholds.effectiveContextWindow) * 100),
-      autoCompactThreshold: thresholds.autoCompactThreshold,
-      warningThreshold: thresholds.warningThreshold,
-      errorThreshold: thresholds.errorThreshold,
-      blockingLimit: thresholds.blockingLimit,
-      level: contextLevel(tokens, thresholds, this.config.autoCompact && !isBreakerOpen(compaction.consecutiveFailures)),
-      autoCompactEnabled: this.config.autoCompact,
-      compactions: compaction.compactions,
-      lastCompaction: compaction.lastCompaction,
-      breaker: { consecutiveFailures: compaction.consecutiveFailures, open: isBreakerOpen(compaction.consecutiveFailures) },
-    };
-  }
+  contextStatus(): ContextStatus { return contextStatus(this.config, this.contextTokens, this.state.compaction); }
 
   // ---- continue-as-new ----
 
@@ -417,18 +268,12 @@ export class ConversationSession implements SubmitHost {
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
-    // The feed's tail (and the live channel's) is a convenience; the transcript is not.
-    if (jsonBytes({ config: input.config, carried: next }) > MAX_PAYLOAD_BYTES) {
-      next.recentEvents = [];
-      if (next.streamState) next.streamState = { ...next.streamState, base_offset: next.streamState.base_offset + next.streamState.log.length, log: [] };
-    }
-    const bytes = jsonBytes({ config: input.config, carried: next });
-    if (bytes > MAX_PAYLOAD_BYTES) {
-      log.warn('Conversation state too large to continue as new; staying in this run', { bytes });
+    const fitted = fitContinueAsNewInput(input.config, next);
+    if (!fitted) {
+      log.warn('Conversation state too large to continue as new; staying in this run');
       this.continueAsNewFits = false;
-      return undefined;
     }
-    return next;
+    return fitted;
   }
 
   /**
@@ -451,64 +296,20 @@ export class ConversationSession implements SubmitHost {
     return followsSuggestion({ historyLength: info.historyLength, historySizeBytes: info.historySize });
   }
 
-  // ---- permissions (QueryHost) ----
+  // ---- permissions ----
 
-  /** QueryHost.rememberPermissionFacts: facts a model call gathered where the tool acts. */
-  rememberPermissionFacts(block: { id: string; input: unknown }, facts: CallFacts): void {
-    this.permissions.rememberFacts(block, facts);
-  }
-
-  /** QueryHost.checkPermission: the gate, with the phase and the feed kept up to date while a request waits. */
-  checkPermission(block: ToolUseBlock): Promise<GateVerdict> {
-    return this.permissions.check(block, {
-      onWaitingChanged: (waiting) => this.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
-      onRequest: (request) => this.onPermissionRequest(request),
-    });
-  }
-
-  /** Tells people (and a subagent's parent) how to answer a waiting request. */
-  private onPermissionRequest(request: PendingPermission): void {
-    const line = `Waiting for permission: ${request.toolName} ${(JSON.stringify(request.input) ?? '').slice(0, 200)} (${request.reason}). ` +
-      `Approve: durable-agent approve ${this.conversationId} ${request.toolUseId} [--always]; deny: durable-agent deny ${this.conversationId} ${request.toolUseId} [message]`;
-    this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: line });
-    this.reporting.report(line);
-  }
-
-  /** QueryHost.toolPermissionContext: what the gate decides with (undefined: tools run unchecked, as `allowsWithoutAsking`). */
-  toolPermissionContext(): PermissionContext | undefined {
-    return this.config.permissions ? this.permissions.context() : undefined;
-  }
-
-  /** QueryHost.allowReadOfPersistedResult: the model may read back a large result the tool saved. */
-  allowReadOfPersistedResult(file: string): void {
-    this.permissions.allowReadOf(file);
-  }
-
-  sessionAllowRules(): string[] {
-    return [...this.permissions.sessionAllow];
-  }
+  /** Allow rules added during the session (`approve --always`): a subagent inherits them. */
+  sessionAllowRules(): string[] { return [...this.permissions.sessionAllow]; }
 
   // ---- request contexts and usage (QueryHost) ----
 
   /** The prompt layers of this session (seed §2.5): system prompt and user context. */
   promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
-    return {
-      systemPrompt: buildEffectiveSystemPrompt({
-        defaultPrompt: getSystemPrompt(this.sessionContext, this.config.model, {
-          agentPrompt: this.config.agentSystemPrompt,
-          tools: this.config.tools ?? TOOL_NAMES,
-        }),
-        customSystemPrompt: this.config.customSystemPrompt,
-        appendSystemPrompt: this.config.appendSystemPrompt,
-      }),
-      userContext: buildUserContext(this.sessionContext),
-    };
+    return promptLayers(this.config, this.sessionContext);
   }
 
   /** `requestContext` query: the request context a worker missed in its cache. */
-  requestContext(digest: string): RequestContext | null {
-    return this.requestContexts.get(digest);
-  }
+  requestContext(digest: string): RequestContext | null { return this.requestContexts.get(digest); }
 
   currentRequestContext(): string {
     if (this.requestContexts.current) return this.requestContexts.current;
@@ -517,15 +318,11 @@ export class ConversationSession implements SubmitHost {
   }
 
   registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string {
-    const context: RequestContext = { system, userContext, toolNames: this.config.tools ?? [...TOOL_NAMES] };
-    if (this.config.jsonSchema) context.structuredOutputSchema = this.config.jsonSchema;
-    return this.requestContexts.register(context);
+    return this.requestContexts.register(requestContextOf(this.config, system, userContext));
   }
 
   /** QueryHost.observeWorkerClock: the latest clock reading a local activity reported (ms since epoch). */
-  observeWorkerClock(at: number): void {
-    this.run?.observeWorkerClock(at);
-  }
+  observeWorkerClock(at: number): void { this.run?.observeWorkerClock(at); }
 
   recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void {
     this.recordUsage(message.usage, message.model || model, durationMs);
@@ -533,28 +330,19 @@ export class ConversationSession implements SubmitHost {
     this.refreshDetails();
   }
 
-  recordUsage(usage: Usage, model: string, durationMs: number): void {
-    this.ledger.recordModelCall(usage, model, durationMs);
-  }
+  recordUsage(usage: Usage, model: string, durationMs: number): void { this.ledger.recordModelCall(usage, model, durationMs); }
 
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void {
     this.ledger.recordChild(usage, costUsd, modelUsage, this.currentModel);
   }
 
-  // ---- LoopSession: what the loop asks and tells ----
+  // ---- LoopSession: what the loop asks; what it tells comes with its messages (consume) ----
 
   /** seed §2.10: the budget and structured-output limits, checked by the loop between messages. */
-  checkLimits(after: 'assistant' | 'tool_results'): Terminal | undefined {
-    return this.ledger.checkLimits(after);
-  }
+  checkLimits(after: 'assistant' | 'tool_results'): Terminal | undefined { return this.ledger.checkLimits(after); }
 
   takeQueuedInputs(): UserMessage[] {
-    // A slash command waits for its own turn (seed §2.10: it is processed, not sent as text);
-    // inputs after it keep their order behind it.
-    const pending = this.state.pendingInputs;
-    const firstCommand = pending.findIndex((input) => isSlashCommand(input.prompt));
-    const count = firstCommand >= 0 && patched(PATCHES.slashCommandsQueuedCommandWaits) ? firstCommand : pending.length;
-    return pending.splice(0, count).map((input): UserMessage => {
+    return this.inputs.takeForRunningQuery().map((input): UserMessage => {
       this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
       this.lastPrompt = input.prompt;
       this.run?.consumed(input.uuid);
@@ -562,23 +350,8 @@ export class ConversationSession implements SubmitHost {
     });
   }
 
-  onTransition(transition: TransitionType): void {
-    this.run?.onTransition(transition);
-  }
-
-  onModelChange(model: string): void {
-    this.currentModel = model;
-  }
-
-  onContextTokens(tokens: number): void {
-    this.contextTokens = tokens;
-  }
-
-  onCompacting(): void {
-    this.setPhase('compacting');
-  }
-
-  onCompaction(outcome: CompactOutcome, consecutiveFailures: number): void {
+  /** A compaction ended (the loop's, or a manual one): recorded, and the failure streak kept across queries. */
+  private onCompaction(outcome: CompactOutcome, consecutiveFailures: number): void {
     const recorded: CompactionOutcome = { ...outcome, at: Date.now() };
     delete (recorded as { nothingToCompact?: boolean }).nothingToCompact;
     this.state.compaction = {
@@ -620,9 +393,7 @@ export class ConversationSession implements SubmitHost {
   }
 
   /** A suspended query that could not continue as new: this run goes on with it. */
-  resumeInThisRun(suspended: QueryInProgress): void {
-    this.state.queryInProgress = suspended;
-  }
+  resumeInThisRun(suspended: QueryInProgress): void { this.state.queryInProgress = suspended; }
 
   /** Runs `work` as the one query or compaction in progress (`busy` meanwhile). */
   async exclusively<T>(work: () => Promise<T>): Promise<T> {
@@ -638,19 +409,11 @@ export class ConversationSession implements SubmitHost {
   startQuery(run: QueryRun, resumed: QueryInProgress | undefined, scope: CancellationScope): ActiveQuery {
     this.run = run;
     this.ledger.startQuery(resumed);
-    this.currentModel = resumed?.checkpoint.currentModel ?? run.pending.model ?? this.config.model;
     if (!resumed) {
-      const { pending } = run;
+      const { message, typed } = inputMessage(run.pending);
       this.state.queryCount++;
-      const userMessage: UserMessage = {
-        type: 'user',
-        uuid: pending.uuid,
-        message: { role: 'user', content: pending.prompt },
-        ...(pending.command && { command: { ...pending.command, kind: 'prompt' as const } }),
-      };
-      this.transcript.append(userMessage);
-      const typed = pending.command ? `/${pending.command.name}${pending.command.args ? ` ${pending.command.args}` : ''}` : pending.prompt;
-      this.pushEvent({ type: 'user_input', uuid: pending.uuid, prompt: typed });
+      this.transcript.append(message);
+      this.pushEvent({ type: 'user_input', uuid: run.pending.uuid, prompt: typed });
       this.lastPrompt = typed;
     }
     const query: ActiveQuery = { scope, aborted: false };
@@ -663,13 +426,31 @@ export class ConversationSession implements SubmitHost {
     return query;
   }
 
-  /** seed §2.10 Phase D: append to history, update status, feed the progress events. */
-  consume(message: Message): void {
+  /** seed §2.10 Phase D: append to history, update status, feed the progress events; the loop's own events update what it reports. */
+  consume(output: LoopOutput): void {
+    if (isLoopEvent(output)) return this.onLoopEvent(output);
+    const message = output;
     if (message.type === 'user' || message.type === 'assistant' || message.type === 'compact_boundary') this.transcript.append(message);
     if (message.type === 'tombstone') this.transcript.remove(message.target);
     if (this.query && this.run) this.run.observe(message);
     this.pushEvent(message);
     this.reporting.reportMessage(message);
+  }
+
+  /** The loop owns the query's model, turns, transitions and compaction streak; the session records what it reports. */
+  private onLoopEvent(event: LoopEvent): void {
+    switch (event.type) {
+      case 'model':
+        return void (this.currentModel = event.model);
+      case 'transition':
+        return this.run?.onTransition(event.transition, event.turnCount);
+      case 'compacting':
+        return this.setPhase('compacting');
+      case 'compaction':
+        return this.onCompaction(event.outcome, event.consecutiveFailures);
+      case 'context_tokens':
+        return void (this.contextTokens = event.tokens);
+    }
   }
 
   /** SubmitHost.endQuery */
@@ -691,9 +472,7 @@ export class ConversationSession implements SubmitHost {
   // ---- between queries ----
 
   /** Manual compaction (`compact` update, `/compact`): see manual-compaction.ts. */
-  compactNow(instructions?: string): Promise<CompactionOutcome> {
-    return compactNow(this, instructions);
-  }
+  compactNow(instructions?: string): Promise<CompactionOutcome> { return compactNow(this, instructions); }
 
   /** ManualCompactionHost.startCompaction */
   startCompaction(query: ActiveQuery): void {
@@ -705,7 +484,7 @@ export class ConversationSession implements SubmitHost {
   endCompaction(): void {
     this.query = undefined;
     this.busyWith = false;
-    this.setPhase(this.state.pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
+    this.setPhase(this.inputs.length > 0 ? 'calling_model' : 'awaiting_input');
   }
 
   /** ManualCompactionHost.onManualCompaction: a success closes the breaker; a failure does not count toward it. */
@@ -726,7 +505,7 @@ export class ConversationSession implements SubmitHost {
   clearConversation(): number {
     const removed = this.transcript.length;
     this.transcript.clear();
-    this.onContextTokens(0);
+    this.contextTokens = 0;
     if (!this.subagent) this.state.sessionContextStale = true;
     else delete this.state.sessionContextStale;
     return removed;
@@ -743,23 +522,5 @@ export class ConversationSession implements SubmitHost {
   }
 
   /** Waits until a subagent's parent has every progress report (see subagent-reporting.ts). */
-  settleParentReports(): Promise<void> {
-    return this.reporting.settle();
-  }
-}
-
-/** UTF-8 size of a value as JSON — what Temporal's payload limit counts. */
-function jsonBytes(value: unknown): number {
-  return new TextEncoder().encode(JSON.stringify(value)).length;
-}
-
-/**
- * Safe defaults (issue 17 §8): a conversation started without a `permissions` config (the stock
- * `temporal` CLI, a client) checks every tool in default mode — someone may answer through the
- * `decidePermission` update — instead of running everything unchecked. Runs recorded before this
- * keep their unchecked tools.
- */
-function withDefaultPermissions(config: ConversationConfig): ConversationConfig {
-  if (config.permissions || !patched(PATCHES.permissionsByDefault)) return config;
-  return { ...config, permissions: permissionsConfigSchema.parse({}) };
+  settleParentReports(): Promise<void> { return this.reporting.settle(); }
 }

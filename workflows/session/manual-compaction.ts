@@ -4,12 +4,12 @@
  * instructions, through the same compaction call as autocompact's (deps/compact-call.ts).
  */
 import { CancellationScope, uuid4 } from '@temporalio/workflow';
-import type { Message } from '../../common/messages';
 import { thresholdsForModel, tokenCountWithEstimation } from '../auto-compact';
 import { type CompactOutcome, compactTranscript } from '../compact';
 import type { CompactionOutcome } from '../definitions';
 import { compactConversation } from '../deps/compact-call';
 import type { ActiveQuery, QueryHost } from '../query-deps';
+import type { LoopOutput } from '../query-state';
 import type { Transcript } from '../transcript';
 
 /** What manual compaction needs of the session. */
@@ -19,7 +19,7 @@ export interface ManualCompactionHost extends Pick<QueryHost, 'conversationId' |
   startCompaction(query: ActiveQuery): void;
   endCompaction(): void;
   /** A message of the compaction: appended and shown. */
-  consume(message: Message): void;
+  consume(message: LoopOutput): void;
   /** A success closes the breaker; a failure does not count toward it. */
   onManualCompaction(outcome: CompactOutcome): CompactionOutcome;
 }

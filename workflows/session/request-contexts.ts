@@ -4,14 +4,24 @@
  * for the `requestContext` query of a worker that missed it (the current query's, and a few before).
  */
 import { proxySinks } from '@temporalio/workflow';
-import type { RequestContext } from '../../common/activity-types';
+import type { RequestContext, SessionContext } from '../../common/activity-types';
+import type { ConversationConfig } from '../../common/config';
+import { TOOL_NAMES } from '../../common/tool-specs';
+import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '../system-prompt';
 import { valueDigest } from '../../common/digest';
 import type { TranscriptCacheSinks } from '../definitions';
+import type { Transcript } from '../transcript';
 
 /** Request contexts kept for workers that miss them (the current query's, and a few before). */
 const REQUEST_CONTEXTS_KEPT = 4;
 
 const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
+
+/** The worker's cache learns every change of the transcript (model calls by reference); a new run starts it over. */
+export function feedWorkerCache(transcript: Transcript): void {
+  transcript.onChange((from, messages) => transcriptCache.feed(from, messages));
+  if (transcript.length > 0) transcriptCache.feed(0, [...transcript.messages]);
+}
 
 export class RequestContexts {
   private readonly contexts = new Map<string, RequestContext>();
@@ -37,4 +47,23 @@ export class RequestContexts {
   get(digest: string): RequestContext | null {
     return this.contexts.get(digest) ?? null;
   }
+}
+
+/** The prompt layers of a session (seed §2.5): system prompt and user context. */
+export function promptLayers(config: ConversationConfig, sessionContext: SessionContext | undefined): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
+  return {
+    systemPrompt: buildEffectiveSystemPrompt({
+      defaultPrompt: getSystemPrompt(sessionContext, config.model, { agentPrompt: config.agentSystemPrompt, tools: config.tools ?? TOOL_NAMES }),
+      customSystemPrompt: config.customSystemPrompt,
+      appendSystemPrompt: config.appendSystemPrompt,
+    }),
+    userContext: buildUserContext(sessionContext),
+  };
+}
+
+/** The request context of these prompt layers: with the tools offered (and the structured output's schema). */
+export function requestContextOf(config: ConversationConfig, system: RequestContext['system'], userContext: string | undefined): RequestContext {
+  const context: RequestContext = { system, userContext, toolNames: config.tools ?? [...TOOL_NAMES] };
+  if (config.jsonSchema) context.structuredOutputSchema = config.jsonSchema;
+  return context;
 }

@@ -6,13 +6,13 @@
  */
 import { type CancellationScope, log, uuid4 } from '@temporalio/workflow';
 import type { RequestContext } from '../../common/activity-types';
-import { type Message, textOf } from '../../common/messages';
+import { type Message, type UserMessage, textOf } from '../../common/messages';
 import type { ResultMessage, Terminal, TransitionType } from '../../common/result';
 import type { CompactionState, PendingInput, QueryInProgress, SubagentOrigin } from '../definitions';
 import { failureMessage } from '../deps/failures';
 import type { PermissionGate } from '../permission-gate';
 import { type ActiveQuery, type QueryHost, createQueryDeps } from '../query-deps';
-import { type LoopCheckpoint, type LoopSession, type Suspended, queryLoop } from '../query-loop';
+import { type LoopCheckpoint, type LoopOutput, type LoopSession, type Suspended, queryLoop } from '../query-loop';
 import { parseTokenBudget } from '../token-budget';
 import { INTERRUPTED_BY_USER } from '../tool-orchestration';
 import type { Transcript } from '../transcript';
@@ -45,9 +45,10 @@ export class QueryRun {
     this.tokenBudget = resumed ? resumed.tokenBudget : (configuredTokenBudget ?? parseTokenBudget(pending.prompt));
   }
 
-  onTransition(transition: TransitionType): void {
+  /** The loop continued (it owns the turn count; this is what it reported). */
+  onTransition(transition: TransitionType, turnCount: number): void {
     this.transitions.push(transition);
-    if (transition === 'tool_use') this.turnCount++;
+    this.turnCount = turnCount;
   }
 
   observeWorkerClock(at: number): void {
@@ -88,6 +89,18 @@ export class QueryRun {
   }
 }
 
+/** The query's input as the transcript keeps it, and as the person typed it (a custom command by its name). */
+export function inputMessage(pending: PendingInput): { message: UserMessage; typed: string } {
+  const message: UserMessage = {
+    type: 'user',
+    uuid: pending.uuid,
+    message: { role: 'user', content: pending.prompt },
+    ...(pending.command && { command: { ...pending.command, kind: 'prompt' as const } }),
+  };
+  const typed = pending.command ? `/${pending.command.name}${pending.command.args ? ` ${pending.command.args}` : ''}` : pending.prompt;
+  return { message, typed };
+}
+
 /** What submitting a message needs of the session. */
 export interface SubmitHost extends QueryHost, LoopSession {
   readonly subagent?: SubagentOrigin;
@@ -98,8 +111,8 @@ export interface SubmitHost extends QueryHost, LoopSession {
   promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined };
   /** The query starts: the session's running query, its cancellation scope. */
   startQuery(run: QueryRun, resumed: QueryInProgress | undefined, scope: CancellationScope): ActiveQuery;
-  /** seed §2.10 Phase D: a message the loop yielded. */
-  consume(message: Message): void;
+  /** seed §2.10 Phase D: a message or event the loop yielded. */
+  consume(output: LoopOutput): void;
   /** The loop returned (or threw): nothing runs any more. */
   endQuery(): void;
   /** The result message: the session records and shows it. */

@@ -1,0 +1,68 @@
+/**
+ * The session's durable state (style §19): one serializable object, read from the carried state
+ * in one place (`sessionStateFrom`) and returned whole by `toCarried()`; and the conversation's
+ * config as a run starts it (safe permission defaults).
+ */
+import type { SessionContext } from '../../common/activity-types';
+import { type ConversationConfig, permissionsConfigSchema } from '../../common/config';
+import type { ResultMessage, TransitionType } from '../../common/result';
+import type { CarriedState, CompactionState, PendingInput, QueryInProgress, SubagentOrigin } from '../definitions';
+import { PATCHES, patched } from '../patches';
+
+/**
+ * The session's own durable state: everything continue-as-new carries that no other owner
+ * (transcript, feed, ledger, gate, live channel) holds.
+ */
+export interface SessionState {
+  queryCount: number;
+  pendingInputs: PendingInput[];
+  lastResult?: ResultMessage;
+  lastQueryTransitions: TransitionType[];
+  /** Turns of the queries before the running one (the UI numbers turns over the whole conversation). */
+  completedTurns: number;
+  /** Runs before this one. */
+  continuedAsNewCount: number;
+  sessionContext?: SessionContext;
+  /** Loading the session context was tried (it is not retried on every run when it failed). */
+  sessionContextAttempted?: boolean;
+  /** Read the session context again before the next input (after a compaction or `/clear`; Claude Code re-reads CLAUDE.md then). */
+  sessionContextStale?: boolean;
+  endRequested?: boolean;
+  /** Compactions and the autocompact failure streak (seed §2.7 circuit breaker, per conversation). */
+  compaction: CompactionState;
+  /** The model `/model` chose (when it is not the configured one). */
+  selectedModel?: string;
+  /** A query suspended by the previous run (or this one, when it could not continue as new), resumed before anything else. */
+  queryInProgress?: QueryInProgress;
+}
+
+/** The session's state as a carried state holds it (the one place it is read in). */
+export function sessionStateFrom(carried: CarriedState | undefined, subagent: SubagentOrigin | undefined): SessionState {
+  return {
+    queryCount: carried?.queryCount ?? 0,
+    pendingInputs: carried?.pendingInputs ?? [],
+    lastResult: carried?.lastResult,
+    lastQueryTransitions: carried?.lastQueryTransitions ?? [],
+    completedTurns: carried?.completedTurns ?? 0,
+    continuedAsNewCount: carried?.continuedAsNewCount ?? 0,
+    // A subagent inherits its parent's session context instead of loading its own.
+    sessionContext: carried?.sessionContext ?? subagent?.sessionContext,
+    sessionContextAttempted: carried?.sessionContextAttempted,
+    ...(carried?.sessionContextStale && { sessionContextStale: true }),
+    endRequested: carried?.endRequested ?? false,
+    compaction: carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 },
+    ...(carried?.selectedModel && { selectedModel: carried.selectedModel }),
+    queryInProgress: carried?.queryInProgress,
+  };
+}
+
+/**
+ * Safe defaults (issue 17 §8): a conversation started without a `permissions` config (the stock
+ * `temporal` CLI, a client) checks every tool in default mode — someone may answer through the
+ * `decidePermission` update — instead of running everything unchecked. Runs recorded before this
+ * keep their unchecked tools.
+ */
+export function withDefaultPermissions(config: ConversationConfig): ConversationConfig {
+  if (config.permissions || !patched(PATCHES.permissionsByDefault)) return config;
+  return { ...config, permissions: permissionsConfigSchema.parse({}) };
+}
