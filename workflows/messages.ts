@@ -1,7 +1,7 @@
 /**
  * Message helpers for the loop (seed §2.8, §2.11). Pure.
  */
-import type { AssistantMessage, SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage } from '../common/messages';
+import type { AssistantMessage, SystemMessage, ToolResultBlock, ToolUseBlock, TranscriptMessage, UserMessage } from '../common/messages';
 import { toolUseBlocksOf } from '../common/messages';
 
 /** Claude Code's markers in the transcript, so the model knows on the next turn that it was stopped. */
@@ -50,4 +50,28 @@ export function* yieldMissingToolResultBlocks(
       yield createToolResultMessage(uuid(), toolUse, errorMessage, true, assistant.uuid);
     }
   }
+}
+
+/**
+ * A truncated reply may end inside a tool_use block the model never finished; those calls get
+ * error results so the history stays valid for the API.
+ */
+export function closeDanglingToolUses(assistant: AssistantMessage, uuid: () => string): TranscriptMessage[] {
+  const toolUses = toolUseBlocksOf(assistant);
+  if (toolUses.length === 0) return [assistant];
+  const results: UserMessage = {
+    type: 'user',
+    uuid: uuid(),
+    sourceAssistantUuid: assistant.uuid,
+    message: {
+      role: 'user',
+      content: toolUses.map((block) => ({
+        type: 'tool_result' as const,
+        tool_use_id: block.id,
+        content: 'Output token limit reached before this tool call could run.',
+        is_error: true,
+      })),
+    },
+  };
+  return [assistant, results];
 }

@@ -14,7 +14,6 @@ import {
   type Message,
   type SystemMessage,
   type ToolUseBlock,
-  type TranscriptMessage,
   type UserMessage,
   toolUseBlocksOf,
 } from '../common/messages';
@@ -31,8 +30,16 @@ import {
 import { type CompactOutcome, type CompactRequestParams, type CompactResponse, compactTranscript } from './compact';
 import { isMicrocompactDue, microcompactMessages } from './micro-compact';
 import { planSnip } from './snip-compact';
-import { INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, metaUserMessage, systemMessage, yieldMissingToolResultBlocks } from './messages';
-import type { CompactionParams, LoopEvent, LoopOutput, QueryParams, State, Suspended } from './query-state';
+import {
+  INTERRUPT_MESSAGE,
+  INTERRUPT_MESSAGE_FOR_TOOL_USE,
+  closeDanglingToolUses,
+  interruptionMessage,
+  metaUserMessage,
+  systemMessage,
+  yieldMissingToolResultBlocks,
+} from './messages';
+import { type CompactionParams, type LoopEvent, type LoopOutput, type QueryParams, type State, type Suspended, withoutLegacyMessages } from './query-state';
 import { type StopHookDecision, handleStopHooks } from './stop-hooks';
 import { type BudgetTracker, checkTokenBudget, createBudgetTracker } from './token-budget';
 import type { Transcript, TranscriptRef } from './transcript';
@@ -416,7 +423,7 @@ async function* recoverFromMaxOutputTokens(loop: LoopRun, assistant: AssistantMe
   if (state.maxOutputTokensRecoveryCount < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT) {
     // The truncated reply stays in history; error results for its unfinished tool calls are
     // yielded too, so the session's transcript (which later queries send) stays valid.
-    yield* closeDanglingToolUses(assistant, deps);
+    yield* closeDanglingToolUses(assistant, deps.uuid);
     yield metaUserMessage(deps.uuid(), MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE);
     return {
       type: 'continue',
@@ -492,34 +499,4 @@ async function* runTools(
     return { reason: 'max_turns' };
   }
   return undefined;
-}
-
-/** Checkpoints written before the transcript had one owner carried the loop's copy of it. */
-function withoutLegacyMessages(state: State & { messages?: unknown }): State {
-  const { messages: _ignored, ...rest } = state;
-  return rest;
-}
-
-/**
- * A truncated reply may end inside a tool_use block the model never finished; those calls get
- * error results so the history stays valid for the API.
- */
-function closeDanglingToolUses(assistant: AssistantMessage, deps: Pick<QueryDeps, 'uuid'>): TranscriptMessage[] {
-  const toolUses = toolUseBlocksOf(assistant);
-  if (toolUses.length === 0) return [assistant];
-  const results: UserMessage = {
-    type: 'user',
-    uuid: deps.uuid(),
-    sourceAssistantUuid: assistant.uuid,
-    message: {
-      role: 'user',
-      content: toolUses.map((block) => ({
-        type: 'tool_result' as const,
-        tool_use_id: block.id,
-        content: 'Output token limit reached before this tool call could run.',
-        is_error: true,
-      })),
-    },
-  };
-  return [assistant, results];
 }
