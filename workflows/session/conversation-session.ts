@@ -8,18 +8,17 @@
  * manual-compaction.ts. The workflow function (`conversation.ts`) only wires handlers to it and
  * calls its methods; nothing outside assigns its fields.
  */
-import { CancellationScope, log, uuid4, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, log, uuid4 } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import type { AssistantApiMessage, TranscriptMessage, Usage, UserMessage } from '../../common/messages';
 import type { ModelUsage, ResultMessage, Terminal } from '../../common/result';
 import type { CompactOutcome } from '../compact';
-import { continueAsNewDecision, fitContinueAsNewInput, followsSuggestion } from '../continue-as-new';
+import { fitContinueAsNewInput } from '../continue-as-new';
 import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
 import type { PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
 import { LiveStream } from '../live-stream';
-import { PATCHES, patched } from '../patches';
 import { gatherCallFacts } from '../permission-facts';
 import { PermissionGate } from '../permission-gate';
 import type { QueryAccounting } from '../query-accounting';
@@ -33,7 +32,7 @@ import { compactNow } from './manual-compaction';
 import { InputQueue } from './input-queue';
 import { RequestContexts, feedWorkerCache, promptLayers, requestContextOf } from './request-contexts';
 import { localCommandResultMessage } from './result-message';
-import { type SessionState, sessionStateFrom, withDefaultPermissions } from './state';
+import { type SessionState, continueAsNewNow, recordCompaction, sessionStateFrom, withDefaultPermissions } from './state';
 import { acceptStreamedToolUse } from './streamed-tool-uses';
 import { SubagentReporting } from './subagent-reporting';
 import { QueryRun, type SubmitHost, inputMessage, submitMessage } from './submit-message';
@@ -183,21 +182,15 @@ export class ConversationSession implements SubmitHost {
   /** A session-context load that failed: the conversation goes on without it, and people are told. */
   sessionContextFailed(error: unknown): void {
     log.warn('Could not load session context; continuing without it', { error: String(error) });
-    this.pushEvent({
-      type: 'system',
-      uuid: uuid4(),
-      level: 'warning',
-      content: `Session context not loaded (no CLAUDE.md, git status or Stop hooks this session): ${failureMessage(error)}`,
-    });
+    const content = `Session context not loaded (no CLAUDE.md, git status or Stop hooks this session): ${failureMessage(error)}`;
+    this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content });
   }
 
   // ---- the feed, phase and status ----
 
   pushEvent(message: ConversationEvent['message']): void { this.feed.push(message); }
 
-  eventsSince(afterSeq: number): { events: ConversationEvent[]; nextSeq: number } {
-    return this.feed.since(afterSeq);
-  }
+  eventsSince(afterSeq: number): { events: ConversationEvent[]; nextSeq: number } { return this.feed.since(afterSeq); }
 
   setPhase(next: Phase): void {
     if (this.phase === next) return;
@@ -276,24 +269,9 @@ export class ConversationSession implements SubmitHost {
     return fitted;
   }
 
-  /**
-   * History passed the configured size, or a compaction made it a natural point, or Temporal
-   * suggests it and history is large enough for that to be worth the transcript it costs
-   * (continue-as-new.ts; runs from before the patch follow every suggestion).
-   */
+  /** Whether this run should continue as new now (state.ts continueAsNewNow). */
   shouldContinueAsNew(): boolean {
-    const info = workflowInfo();
-    const decision = continueAsNewDecision({
-      fits: this.continueAsNewFits,
-      historyLength: info.historyLength,
-      historySizeBytes: info.historySize,
-      suggested: info.continueAsNewSuggested,
-      maxEvents: this.config.continueAsNewAfterEvents,
-      compactedThisRun: this.compactedThisRun,
-    });
-    if (decision !== 'suggested') return decision;
-    if (!patched(PATCHES.weighContinueAsNewSuggestion)) return true;
-    return followsSuggestion({ historyLength: info.historyLength, historySizeBytes: info.historySize });
+    return continueAsNewNow({ fits: this.continueAsNewFits, maxEvents: this.config.continueAsNewAfterEvents, compactedThisRun: this.compactedThisRun });
   }
 
   // ---- permissions ----
@@ -352,13 +330,7 @@ export class ConversationSession implements SubmitHost {
 
   /** A compaction ended (the loop's, or a manual one): recorded, and the failure streak kept across queries. */
   private onCompaction(outcome: CompactOutcome, consecutiveFailures: number): void {
-    const recorded: CompactionOutcome = { ...outcome, at: Date.now() };
-    delete (recorded as { nothingToCompact?: boolean }).nothingToCompact;
-    this.state.compaction = {
-      compactions: this.state.compaction.compactions + (outcome.compacted ? 1 : 0),
-      consecutiveFailures,
-      lastCompaction: recorded,
-    };
+    this.state.compaction = recordCompaction(this.state.compaction, outcome, consecutiveFailures, Date.now());
     if (outcome.compacted) {
       this.compactedThisRun = true;
       if (this.subagent) delete this.state.sessionContextStale;

@@ -1,12 +1,16 @@
 /**
  * The session's durable state (style §19): one serializable object, read from the carried state
- * in one place (`sessionStateFrom`) and returned whole by `toCarried()`; and the conversation's
- * config as a run starts it (safe permission defaults).
+ * in one place (`sessionStateFrom`) and returned whole by `toCarried()`; the conversation's
+ * config as a run starts it (safe permission defaults); and the pure updates of that state
+ * (the compaction record, whether to continue as new now).
  */
 import type { SessionContext } from '../../common/activity-types';
 import { type ConversationConfig, permissionsConfigSchema } from '../../common/config';
 import type { ResultMessage, TransitionType } from '../../common/result';
-import type { CarriedState, CompactionState, PendingInput, QueryInProgress, SubagentOrigin } from '../definitions';
+import { workflowInfo } from '@temporalio/workflow';
+import type { CompactOutcome } from '../compact';
+import { continueAsNewDecision, followsSuggestion } from '../continue-as-new';
+import type { CarriedState, CompactionOutcome, CompactionState, PendingInput, QueryInProgress, SubagentOrigin } from '../definitions';
 import { PATCHES, patched } from '../patches';
 
 /**
@@ -65,4 +69,32 @@ export function sessionStateFrom(carried: CarriedState | undefined, subagent: Su
 export function withDefaultPermissions(config: ConversationConfig): ConversationConfig {
   if (config.permissions || !patched(PATCHES.permissionsByDefault)) return config;
   return { ...config, permissions: permissionsConfigSchema.parse({}) };
+}
+
+/** The compaction record after a compaction (the feed and `status` show the last one). */
+export function recordCompaction(before: CompactionState, outcome: CompactOutcome, consecutiveFailures: number, at: number): CompactionState {
+  const recorded: CompactionOutcome = { ...outcome, at };
+  delete (recorded as { nothingToCompact?: boolean }).nothingToCompact;
+  return { compactions: before.compactions + (outcome.compacted ? 1 : 0), consecutiveFailures, lastCompaction: recorded };
+}
+
+/**
+ * History passed the configured size, or a compaction made it a natural point, or Temporal
+ * suggests it and history is large enough for that to be worth the transcript it costs
+ * (continue-as-new.ts; runs from before the patch follow every suggestion).
+ */
+export function continueAsNewNow(run: { fits: boolean; maxEvents: number; compactedThisRun: boolean }): boolean {
+  const info = workflowInfo();
+  const decision = continueAsNewDecision({
+    fits: run.fits,
+    historyLength: info.historyLength,
+    historySizeBytes: info.historySize,
+    suggested: info.continueAsNewSuggested,
+    maxEvents: run.maxEvents,
+    compactedThisRun: run.compactedThisRun,
+  });
+  if (decision !== 'suggested') return decision;
+  // Only here: patched() writes a marker, so it is asked only when the answer matters.
+  if (!patched(PATCHES.weighContinueAsNewSuggestion)) return true;
+  return followsSuggestion({ historyLength: info.historyLength, historySizeBytes: info.historySize });
 }
