@@ -27,7 +27,8 @@ module.exports = tseslint.config(
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
           patterns: [
-            { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Workflows reach activities only through proxyActivities and `import type`.' },
+            // Types included: the activities' interface lives on the shared side (common/activity-interface.ts).
+            { group: ['**/activities', '**/activities/**'], message: 'Workflows reach activities only through proxyActivities<Activities> (common/activity-interface.ts).' },
             { group: ['@anthropic-ai/sdk', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'], message: 'Not in workflow code.' },
           ],
         },

@@ -24,6 +24,9 @@ import { createHookActivities } from './hooks/run-hooks';
 import { McpConnectionManager, createMcpActivities } from './mcp/activities';
 // Issue 21 (background work): its own block, append only.
 import { createBackgroundActivities } from './background';
+import type { Activities } from '../common/activity-interface';
+
+export type { Activities } from '../common/activity-interface';
 
 export interface ActivityDeps {
   /** Undefined when no API key or base URL is configured: model calls then fail with a clear error. */
@@ -52,7 +55,8 @@ export function workflowTranscriptSource(client: Client): TranscriptSource {
   };
 }
 
-export function createActivities(deps: ActivityDeps) {
+/** The activities, as the shared interface the workflow calls them by (common/activity-interface.ts). */
+export function createActivities(deps: ActivityDeps): Activities {
   const reportToolUse: ToolUseReporter | undefined = deps.temporalClient
     ? async (target, report) => {
         await deps
@@ -87,8 +91,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;
 
 /** The Anthropic client from the environment; Temporal owns retries, so the SDK's are off. */
 export function anthropicFromEnvironment(env: NodeJS.ProcessEnv = process.env): Anthropic | undefined {

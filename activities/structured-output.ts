@@ -3,7 +3,7 @@
  * validator (@cfworker/json-schema: draft 2020-12, interprets the schema, generates no code).
  * An activity (local: no I/O, microseconds), so the verdict is recorded in the history and a
  * replay — or a worker with another library version — cannot decide the same call differently
- * (issue 23 §3). The workflow only records the verdict (workflows/query-deps.ts).
+ * (issue 23 §3). The workflow only records the verdict (workflows/deps/tool-run.ts).
  */
 import { Validator } from '@cfworker/json-schema';
 import type { OutputSchema, StructuredOutputCheck } from '../common/structured-output';

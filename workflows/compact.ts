@@ -6,7 +6,7 @@
  * itself too long (drop the oldest rounds). The model call is the `compactConversation` activity.
  */
 import type { CompactBoundaryMessage, TextBlock, TranscriptMessage, UserMessage } from '../common/messages';
-import { roughTokenCount } from './auto-compact';
+import { fitMaxTokens, roughTokenCount } from './auto-compact';
 import { roundCutPoints } from './snip-compact';
 
 /** Output cap of a compaction request (Claude Code sends 32000). */
@@ -243,4 +243,21 @@ export async function* compactWindow(
     return { ...base, compacted: true, postTokens: boundary.postTokens, messagesSummarized: boundary.messagesSummarized };
   }
   return { ...base, compacted: false, error: 'The compaction request stayed too long after leaving out the oldest rounds.' };
+}
+
+/**
+ * One compaction as the loop runs it (autocompact, reactive) and as a person asks for it (manual):
+ * the summary's output cap fitted to what the window leaves.
+ */
+export function compactTranscript(
+  transcript: Parameters<typeof compactWindow>[0],
+  deps: CompactDeps,
+  options: { trigger: CompactBoundaryMessage['trigger']; preTokens: number; contextWindow: number; customInstructions?: string },
+): AsyncGenerator<CompactBoundaryMessage | UserMessage, CompactOutcome> {
+  return compactWindow(transcript, deps, {
+    trigger: options.trigger,
+    preTokens: options.preTokens,
+    customInstructions: options.customInstructions,
+    maxTokens: fitMaxTokens(COMPACT_MAX_OUTPUT_TOKENS, options.contextWindow, options.preTokens),
+  });
 }

@@ -7,7 +7,15 @@
  * long-polls add events but few bytes. So a suggestion is followed once history is large enough for
  * replay cost to matter, and our own thresholds (configurable events; after a compaction) stay.
  */
+import type { CarriedState } from './definitions';
 
+/**
+ * Budget for one payload: below Temporal's default 2 MB limit, with room for the payload's
+ * metadata and the rest of the command. Model calls go by reference, so only continue-as-new
+ * carries the transcript in one payload; a larger one stays in its run (its history still grows
+ * linearly).
+ */
+export const MAX_PAYLOAD_BYTES = 1_800_000;
 /** A suggestion is followed from this many events (under the server's 10,240-event warning). */
 export const SUGGESTION_FOLLOWED_AFTER_EVENTS = 10_000;
 /** … or from this many bytes of history (the server's default size suggestion). */
@@ -41,4 +49,21 @@ export function continueAsNewDecision(input: ContinueAsNewInput): boolean | 'sug
 /** Whether a server suggestion is worth the transcript it costs to follow now. */
 export function followsSuggestion(input: Pick<ContinueAsNewInput, 'historyLength' | 'historySizeBytes'>): boolean {
   return input.historyLength >= SUGGESTION_FOLLOWED_AFTER_EVENTS || input.historySizeBytes >= SUGGESTION_FOLLOWED_AFTER_BYTES;
+}
+
+/**
+ * The continue-as-new input within MAX_PAYLOAD_BYTES: the feed's tail and the live channel's
+ * log are a convenience and go first; the transcript is not, so a state that still does not fit
+ * gives undefined (the run goes on, its history just grows).
+ */
+export function fitContinueAsNewInput(config: unknown, carried: CarriedState): CarriedState | undefined {
+  if (jsonBytes({ config, carried }) <= MAX_PAYLOAD_BYTES) return carried;
+  const trimmed: CarriedState = { ...carried, recentEvents: [] };
+  if (trimmed.streamState) trimmed.streamState = { ...trimmed.streamState, base_offset: trimmed.streamState.base_offset + trimmed.streamState.log.length, log: [] };
+  return jsonBytes({ config, carried: trimmed }) > MAX_PAYLOAD_BYTES ? undefined : trimmed;
+}
+
+/** UTF-8 size of a value as JSON — what Temporal's payload limit counts. */
+function jsonBytes(value: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(value)).length;
 }

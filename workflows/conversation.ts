@@ -5,7 +5,8 @@
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
  */
-import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { SessionContext } from '../common/activity-types';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
 import {
   type ConversationInput,
@@ -21,8 +22,9 @@ import {
   userInputSignal,
 } from './definitions';
 import { handleInternalMessages } from './internal-messages';
-import { RELOAD_CONTEXT_PATCH, processUserInput } from './process-user-input';
-import { activities, activityOptions } from './query-deps';
+import { processUserInput } from './process-user-input';
+import { PATCHES, patched } from './patches';
+import { activities, activityOptions } from './deps/activity-options';
 import { ConversationSession } from './session';
 import { idleTimerSummary } from './ui-details';
 import { uiPatched } from './visibility';
@@ -31,24 +33,14 @@ import { uiPatched } from './visibility';
 const TRANSCRIPT_SLICE_BYTES = 1_000_000;
 
 /**
- * Patch: a config without `model` gets today's default (common/models.ts). Conversations started
- * before it got the old default, a 200k-window id the API never served, whose limits their
- * recorded compactions were decided on; they keep it on replay.
- */
-export const MODELS_API_DEFAULT_MODEL_PATCH = 'models-api-default-model';
-/**
- * patched() id of upgrading on continue-as-new (issue 24, Worker Versioning): a versioned worker
- * pins each run to its version; the next run starts on the deployment's current version
- * (`initialVersioningBehavior: 'AUTO_UPGRADE'`), and a run continues as new after a query once the
- * server says a newer version is current. Older runs continued as new with no versioning option.
- */
-export const UPGRADE_ON_CONTINUE_AS_NEW_PATCH = 'upgrade-on-continue-as-new';
-/** The default before MODELS_API_DEFAULT_MODEL_PATCH (spelled out of parts: no code may name it as a model to use). */
+ * The default before PATCHES.modelsApiDefaultModel: a 200k-window id the API never served, whose
+ * limits the recorded compactions of conversations started before were decided on; they keep it
+ * on replay. Spelled out of parts (spelled out of parts: no code may name it as a model to use). */
 const PRE_MODELS_API_DEFAULT_MODEL = ['claude-sonnet', '5', '5'].join('-');
 
 function withRecordedDefaultModel(config: ConversationInput['config']): ConversationInput['config'] {
   if (config === null || typeof config !== 'object' || (config as { model?: unknown }).model !== undefined) return config;
-  return patched(MODELS_API_DEFAULT_MODEL_PATCH) ? config : { ...config, model: PRE_MODELS_API_DEFAULT_MODEL };
+  return patched(PATCHES.modelsApiDefaultModel) ? config : { ...config, model: PRE_MODELS_API_DEFAULT_MODEL };
 }
 
 /** A conversation: a long-lived workflow that runs one query per user input. */
@@ -70,9 +62,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(abortSignal, () => session.abort(), { description: 'Interrupt the running query (the conversation stays open)' });
   setHandler(
     endSignal,
-    () => {
-      session.endRequested = true;
-    },
+    () => session.requestEnd(),
     { description: 'End the conversation after the running query' },
   );
   setHandler(statusQuery, () => session.status(), { description: 'Phase, turns, tools in flight, usage, context, last result' });
@@ -106,15 +96,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(decidePermissionUpdate, (request) => session.permissions.decide(request), { validator: (request) => session.permissions.validate(request) });
 
   const loadSessionContext = async () => {
+    let context: SessionContext | undefined;
     try {
-      session.sessionContext = await activities(activityOptions(config).sessionContext).loadSessionContext({ cwd: config.cwd, settingSources: config.settingSources });
+      context = await activities(activityOptions(config).sessionContext).loadSessionContext({ cwd: config.cwd, settingSources: config.settingSources });
     } catch (error) {
       // The conversation still works (no CLAUDE.md, git status or hooks); people are told why.
       session.sessionContextFailed(error);
     }
-    session.sessionContextStale = false;
-    // A malformed agent or command file is skipped; people hear about it in the feed.
-    for (const warning of session.sessionContext?.warnings ?? []) session.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: warning });
+    session.sessionContextLoaded(context);
   };
   // seed §2.5: getSystemContext/getUserContext are memoized per session.
   if (session.needsSessionContext) await loadSessionContext();
@@ -132,27 +121,25 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       return false;
     }
     // Unversioned workers and servers before Upgrade-on-Continue-as-New ignore the option.
-    if (patched(UPGRADE_ON_CONTINUE_AS_NEW_PATCH)) {
+    if (patched(PATCHES.upgradeOnContinueAsNew)) {
       return makeContinueAsNewFunc<typeof conversationWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ config: input.config, carried });
     }
     return continueAsNew<typeof conversationWorkflow>({ config: input.config, carried });
   };
   /** A newer Worker Deployment version is current: move to it between queries (the run itself stays pinned). */
   const newerVersionIsCurrent = () =>
-    session.continueAsNewFits && workflowInfo().targetWorkerDeploymentVersionChanged && patched(UPGRADE_ON_CONTINUE_AS_NEW_PATCH);
+    session.continueAsNewFitsPayload && workflowInfo().targetWorkerDeploymentVersionChanged && patched(PATCHES.upgradeOnContinueAsNew);
 
   // ---- main body: wait for input, run queries, carry state forward ----
-  if (input.initialPrompt) session.pendingInputs.unshift({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
+  if (input.initialPrompt) session.enqueueFirst({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
   let endedBy: ConversationSummary['endedBy'] = 'end_signal';
   while (true) {
     let suspended: QueryInProgress | undefined;
     if (session.resuming) {
-      const resumed = session.resuming;
-      suspended = await session.submitMessage(resumed.pending, resumed);
-      session.resuming = undefined;
+      suspended = await session.resumeSuspendedQuery();
     } else {
-      session.setPhase(session.pendingInputs.length > 0 ? 'calling_model' : 'awaiting_input');
-      const inputOrEnd = () => (session.pendingInputs.length > 0 && !session.busy) || session.endRequested;
+      session.setPhase(session.hasQueuedInput ? 'calling_model' : 'awaiting_input');
+      const inputOrEnd = () => (session.hasQueuedInput && !session.busy) || session.endRequested;
       // The idle timer says what it is in the UI (not an unlabeled "1d").
       const gotInput = uiPatched()
         ? await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) })
@@ -162,27 +149,24 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         break;
       }
       if (session.busy) continue; // a manual compaction runs: the input waits for it
-      if (session.pendingInputs.length === 0) break; // end requested with nothing queued
-      session.busy = true;
-      try {
+      if (!session.hasQueuedInput) break; // end requested with nothing queued
+      suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
-        if (session.sessionContextStale && patched(RELOAD_CONTEXT_PATCH)) await loadSessionContext();
+        if (session.sessionContextStale && patched(PATCHES.slashCommandsReloadContext)) await loadSessionContext();
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
-        const query = await processUserInput(session, session.pendingInputs.shift()!);
-        if (query) suspended = await session.submitMessage(query);
-      } finally {
-        session.busy = false;
-      }
+        const query = await processUserInput(session, session.nextInput()!);
+        return query ? session.submitMessage(query) : undefined;
+      });
     }
     if (suspended && !(await continueAsNewWith(suspended))) {
-      session.resuming = suspended; // it did not fit: carry on with the same query in this run
+      session.resumeInThisRun(suspended); // it did not fit: carry on with the same query in this run
       continue;
     }
     if (config.oneShot) {
       endedBy = 'one_shot';
       break;
     }
-    if (session.endRequested && session.pendingInputs.length === 0) break;
+    if (session.endRequested && !session.hasQueuedInput) break;
     if (session.shouldContinueAsNew() || newerVersionIsCurrent()) await continueAsNewWith();
   }
   session.setPhase('ended');

@@ -13,7 +13,7 @@ import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
 import type { CarriedPermissions, PendingPermission, PermissionDecisionRequest, RecordedPermissionDecision } from './permission-gate';
-import type { LoopCheckpoint } from './query-loop';
+import type { LoopCheckpoint } from './query-state';
 import type { TranscriptSlice } from './transcript';
 
 /** A user prompt. A bare string is accepted too, for hand-typed `temporal workflow signal`s. */

@@ -7,12 +7,12 @@
  * Behind the `streaming-workflow-stream` patch: a run recorded before it has no stream (clients
  * fall back to polling the `events` query) and replays as it ran.
  */
-import { defaultPayloadConverter, defineQuery, patched } from '@temporalio/workflow';
+import { defaultPayloadConverter, defineQuery } from '@temporalio/workflow';
+import { PATCHES, patched } from './patches';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { STREAM_TOPICS, type ToolStreamItem } from '../common/stream-items';
 import type { ConversationEvent } from './definitions';
 
-export const STREAMING_PATCH = 'streaming-workflow-stream';
 
 /** One item of the live channel as `liveRead` returns it: decoded, at its global offset. */
 export interface LiveReadItem {
@@ -54,7 +54,7 @@ export class LiveStream {
 
   /** Opens the stream (a new run, or one carried over); a run recorded before the patch gets none. */
   static open(prior: WorkflowStreamState | undefined, enabled = true): LiveStream {
-    return new LiveStream(enabled && patched(STREAMING_PATCH) ? new WorkflowStream(prior) : undefined);
+    return new LiveStream(enabled && patched(PATCHES.streamingWorkflowStream) ? new WorkflowStream(prior) : undefined);
   }
 
   get enabled(): boolean {

@@ -12,9 +12,6 @@
  * activity, which ends the chain.
  */
 
-/** patched() id of the switch to local-first model calls (older histories schedule `callModel` only). */
-export const LOCAL_MODEL_CALLS_PATCH = 'local-model-calls';
-
 /**
  * How long one chain of local work may hold a workflow task open (ms, as measured by the local
  * activities themselves): the longest a signal, an update or a query waits behind it.

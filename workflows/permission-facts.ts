@@ -6,7 +6,7 @@
  * own queue (no server round trip); a regular one on the workspace's queue otherwise.
  */
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { Activities } from '../common/activity-interface';
 import type { ConversationConfig } from '../common/config';
 import type { ToolUseBlock } from '../common/messages';
 import type { CallFacts } from '../common/permission-facts';

@@ -7,7 +7,7 @@
  * A wait longer than `approvalTimeoutMs` ends in a denial; an abort cancels the wait with the
  * tool's scope. Every denial is kept for the result's `permission_denials`.
  */
-import { ApplicationFailure, condition, patched } from '@temporalio/workflow';
+import { ApplicationFailure, condition } from '@temporalio/workflow';
 import type { PermissionSettings } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
 import {
@@ -26,14 +26,9 @@ import { toolFacts } from '../common/tool-facts';
 import { toolAccessFor } from '../common/tool-access';
 import { bashAlwaysRule } from '../common/bash-permissions';
 import { toolCallSummary } from '../common/tool-ui';
-import { UI_TIMELINE_PATCH, permissionWaitSummary } from './ui-details';
+import { permissionWaitSummary } from './ui-details';
+import { PATCHES, patched } from './patches';
 
-/** patched() id of permission checks (older runs ran every tool unchecked). */
-export const PERMISSIONS_PATCH = 'permissions-check';
-/** patched() id of deciding on gathered facts (older runs decided lexically, on the input alone). */
-export const PERMISSION_FACTS_PATCH = 'permission-facts';
-/** patched() id of checking permissions in conversations started without a `permissions` config (they ran every tool unchecked). */
-export const DEFAULT_PERMISSIONS_PATCH = 'permissions-by-default';
 
 /** Tools whose decision depends on facts only the workspace's host has. */
 const TOOLS_WITH_FACTS = new Set(['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep']);
@@ -44,7 +39,7 @@ export function needsFacts(toolName: string): boolean {
 
 /** Whether this run decides on gathered facts (false while replaying a run recorded before them). */
 export function decidesOnFacts(): boolean {
-  return patched(PERMISSION_FACTS_PATCH);
+  return patched(PATCHES.permissionFacts);
 }
 
 /** Decisions kept (and carried across continue-as-new) for duplicate decisions. */
@@ -240,7 +235,7 @@ export class PermissionGate {
    */
   async check(block: ToolUseBlock, host: PermissionGateHost): Promise<GateVerdict> {
     // Runs recorded before permissions (and, before permissions-by-default, conversations without them) run tools unchecked.
-    if (!this.config.permissions || !patched(PERMISSIONS_PATCH)) return { behavior: 'allow' };
+    if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return { behavior: 'allow' };
     const facts = toolFacts(block);
     const context = this.context();
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
@@ -277,7 +272,7 @@ export class PermissionGate {
    * neither a request nor a denial may come from a call the final answer does not contain.
    */
   allowsWithoutAsking(block: ToolUseBlock): boolean {
-    if (!this.config.permissions || !patched(PERMISSIONS_PATCH)) return true;
+    if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return true;
     const facts = toolFacts(block);
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
       // Without the facts of where it acts, a call waits for the final answer (and the gate's full check).
@@ -299,7 +294,7 @@ export class PermissionGate {
       const timeoutMs = this.config.permissions!.approvalTimeoutMs;
       try {
         const decided = await condition(() => this.decisions.has(block.id), timeoutMs, {
-          summary: patched(UI_TIMELINE_PATCH) ? permissionWaitSummary(toolCallSummary(block.name, block.input), timeoutMs) : `Waiting for permission: ${block.name} (${block.id})`,
+          summary: patched(PATCHES.temporalUiTimeline) ? permissionWaitSummary(toolCallSummary(block.name, block.input), timeoutMs) : `Waiting for permission: ${block.name} (${block.id})`,
         });
         if (!decided) {
           this.record({ toolUseId: block.id, toolName: block.name, behavior: 'deny', decidedBy: 'timeout', decidedAt: Date.now(), message: timeoutMessage(block.name, timeoutMs) });

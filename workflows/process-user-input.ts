@@ -5,18 +5,14 @@
  * to the model), its output to the events feed and a result message, so `send --follow`, `ask`
  * and `start --follow` print it — and a custom command becomes the prompt of a query.
  */
-import { patched, uuid4 } from '@temporalio/workflow';
+import { uuid4 } from '@temporalio/workflow';
+import { PATCHES, patched } from './patches';
 import { resolveModelName } from '../common/models';
 import type { UserMessage } from '../common/messages';
-import type { ResultMessage } from '../common/result';
 import type { PendingInput } from './definitions';
 import type { ConversationSession } from './session';
 import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, unknownCommandText } from './slash-commands';
 
-/** Marks where slash commands started to be processed (histories before it sent them as text). */
-export const SLASH_COMMANDS_PATCH = 'slash-commands-process-input';
-/** Patch: the session context is read again before the next input after a compaction or `/clear`. */
-export const RELOAD_CONTEXT_PATCH = 'slash-commands-reload-context';
 
 /**
  * Returns the input for the query to run, or undefined when the input was answered locally
@@ -26,7 +22,7 @@ export async function processUserInput(session: ConversationSession, input: Pend
   if (input.command) return input; // already expanded (carried across continue-as-new)
   // A subagent's prompt comes from the model, not a person: never a command.
   const parsed = session.subagent ? undefined : parseSlashCommand(input.prompt);
-  if (!parsed || !patched(SLASH_COMMANDS_PATCH)) return input;
+  if (!parsed || !patched(PATCHES.slashCommandsProcessInput)) return input;
   const commands = session.sessionContext?.commands ?? [];
   const decision = resolveSlashCommand(parsed, commands);
   switch (decision.type) {
@@ -84,11 +80,8 @@ export async function processUserInput(session: ConversationSession, input: Pend
       break;
     }
     case 'clear': {
-      const removed = session.transcript.length;
-      session.transcript.clear();
-      session.onContextTokens(0);
       // CLAUDE.md, git status and custom commands are read again before the next input.
-      session.sessionContextStale = !session.subagent;
+      const removed = session.clearConversation();
       output = `Conversation cleared (${removed} message${removed === 1 ? '' : 's'} removed). The next prompt starts with a fresh context.`;
       break;
     }
@@ -108,7 +101,6 @@ export async function processUserInput(session: ConversationSession, input: Pend
 
 /** A local command's answer: its record in the transcript, the feed, and a result message. */
 function answerLocally(session: ConversationSession, input: PendingInput, name: string, args: string, output: string, isError: boolean): void {
-  session.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
   const record: UserMessage = {
     type: 'user',
     uuid: uuid4(),
@@ -116,30 +108,5 @@ function answerLocally(session: ConversationSession, input: PendingInput, name: 
     command: { name, args, kind: 'local' },
     message: { role: 'user', content: localCommandRecord(name, args, output) },
   };
-  session.transcript.append(record);
-  session.pushEvent(record);
-  const result: ResultMessage = {
-    type: 'result',
-    subtype: isError ? 'error_during_execution' : 'success',
-    is_error: isError,
-    result: output,
-    num_turns: 0,
-    duration_ms: 0,
-    duration_api_ms: 0,
-    stop_reason: null,
-    total_cost_usd: 0,
-    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-    permission_denials: [],
-    modelUsage: {},
-    errors: isError ? [output] : [],
-    session_id: session.conversationId,
-    uuid: uuid4(),
-    input_uuid: input.uuid,
-    input_uuids: [input.uuid],
-    terminal_reason: 'completed',
-    transitions: [],
-    model: session.config.model,
-  };
-  session.lastResult = result;
-  session.pushEvent(result);
+  session.answerLocally(input, record, output, isError);
 }

@@ -2,7 +2,7 @@
  * Tool prefetch, the workflow's side (common/tool-prefetch.ts has the rules): the plan a local
  * model call gets — which reads it may run before it returns — and the results it brought back,
  * kept on the query until the tool executor asks for them. Pure decisions; `query-deps.ts` wires
- * them in (`patched(TOOL_PREFETCH_PATCH)` where a prefetched result replaces a local activity).
+ * them in (`patched(PATCHES.toolPrefetch)` where a prefetched result replaces a local activity).
  *
  * A prefetched result is used only for the call it was run for: same id, same tool and input,
  * same number of calls sharing the result budget; once. Anything else — a call started early
@@ -15,9 +15,6 @@ import type { PermissionContext } from '../common/permissions';
 import type { StreamTarget } from '../common/stream-items';
 import { DEFAULT_MAX_RESULT_SIZE_CHARS, type PrefetchedToolResult, type ToolPrefetchPlan } from '../common/tool-prefetch';
 import { getToolSpec } from '../common/tool-specs';
-
-/** patched() id of using prefetched results instead of scheduling a local runTool (older histories have none). */
-export const TOOL_PREFETCH_PATCH = 'tool-prefetch';
 
 /** A prefetched call, as the workflow keeps it for the tool executor. */
 export interface PrefetchedCall {

@@ -4,16 +4,6 @@
  * Imports nothing from Temporal, so it is unit-tested directly (test/unit/ui-details.test.ts).
  */
 
-/** patched() id of the UI changes to the commands a conversation emits (summaries, fewer search-attribute upserts). */
-export const TEMPORAL_UI_PATCH = 'temporal-ui-summaries-and-sparse-search-attributes';
-
-/**
- * patched() id of the timeline's later summaries (issue 19, item 15): a permission wait that names
- * the call and what ends it, and a model call that names the reads the previous call's local
- * phase ran (they have no event of their own).
- */
-export const UI_TIMELINE_PATCH = 'temporal-ui-permission-waits-and-prefetched-reads';
-
 /** Characters of a tool call's summary inside another summary (the UI cuts labels at 120). */
 export const NESTED_SUMMARY_CHARS = 50;
 

@@ -5,9 +5,9 @@
  * upserted only when the coarse status a person filters on changes — at query start, at query
  * end and when the conversation ends — never per loop iteration (issue 7: before, 2 of ~9.4
  * events per iteration were upserts). Histories recorded before keep their per-phase upserts
- * (`patched(TEMPORAL_UI_PATCH)`).
+ * (`patched(PATCHES.temporalUiSummaries)`).
  */
-import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   MODEL_SEARCH_ATTRIBUTE,
   SEARCH_ATTRIBUTES,
@@ -16,11 +16,12 @@ import {
   progressSearchAttributes,
   searchStatusOf,
 } from '../common/search-attributes';
-import { type CurrentDetailsInput, TEMPORAL_UI_PATCH, formatCurrentDetails } from './ui-details';
+import { type CurrentDetailsInput, formatCurrentDetails } from './ui-details';
+import { PATCHES, patched } from './patches';
 
 /** Whether this run takes the UI changes: false while replaying a history recorded before them. */
 export function uiPatched(): boolean {
-  return patched(TEMPORAL_UI_PATCH);
+  return patched(PATCHES.temporalUiSummaries);
 }
 
 export class ConversationVisibility {

@@ -15,9 +15,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallModelInput } from '../../common/activity-types';
 import { statusQuery } from '../../workflows/definitions';
-import { LOCAL_MODEL_CALLS_PATCH } from '../../workflows/local-model-calls';
+import { PATCHES } from '../../workflows/patches';
 import { modelCallRunStats } from '../../activities/model-call-runs';
-import { TOOL_PREFETCH_PATCH } from '../../workflows/tool-prefetch';
 import { Worker } from '@temporalio/worker';
 import { TranscriptCache } from '../../activities/transcript-cache';
 import { transcriptCacheSinks } from '../../worker/worker';
@@ -89,7 +88,7 @@ describe('local-first model calls', () => {
     const markers = localActivityMarkers(events, 'callModelLocal');
     expect(markers).toHaveLength(2);
     expect(localActivityMarkers(events, 'runTool')).toHaveLength(1);
-    expect(patchMarkers(events, LOCAL_MODEL_CALLS_PATCH)).toBe(1);
+    expect(patchMarkers(events, PATCHES.localModelCalls.id)).toBe(1);
     // The marker holds the answer, never the transcript or the system prompt.
     const markerText = markers.map((marker) => JSON.stringify(defaultPayloadConverter.fromPayload(marker.markerRecordedEventAttributes!.details!.result!.payloads![0]))).join('\n');
     expect(markerText).toContain('The notes say hello.');
@@ -262,7 +261,7 @@ describe('reads prefetched by the local phase of a model call', () => {
     expect(localActivityMarkers(events, 'callModelLocal')).toHaveLength(2);
     expect(localActivityMarkers(events, 'runTool')).toEqual([]);
     expect(scheduledToolCalls(events)).toBe(0);
-    expect(patchMarkers(events, TOOL_PREFETCH_PATCH)).toBe(1);
+    expect(patchMarkers(events, PATCHES.toolPrefetch.id)).toBe(1);
     expect(JSON.stringify(harness.model.requests[1].body.messages)).toContain('prefetched hello');
     // The reads have no event of their own: the next model call's label names them (issue 19, item 15).
     const labels = localActivityMarkers(events, 'callModelLocal').map((event) => defaultPayloadConverter.fromPayload(event.userMetadata!.summary!));
@@ -277,7 +276,7 @@ describe('reads prefetched by the local phase of a model call', () => {
     expect(regular.result).toMatchObject({ subtype: 'success', result: 'Read them.' });
     const regularEvents = await historyOf(harness, regular.conversationId);
     expect(scheduledToolCalls(regularEvents)).toBe(3);
-    expect(patchMarkers(regularEvents, TOOL_PREFETCH_PATCH)).toBe(0);
+    expect(patchMarkers(regularEvents, PATCHES.toolPrefetch.id)).toBe(0);
 
     expect(harness.model.requests).toHaveLength(4);
     for (const request of harness.model.requests) expectValidApiOrder(request);

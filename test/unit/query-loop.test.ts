@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { type ApiMessage, type AssistantApiMessage, type Message, type ToolUseBlock, type TranscriptMessage, type UserMessage, buildApiMessages } from '../../common/messages';
 import type { Terminal, TransitionType } from '../../common/result';
 import {
-  MAX_CONSECUTIVE_STOP_HOOK_BLOCKS,
   MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE,
   type ModelRequest,
   type ModelResponse,
+  type LoopSession,
   type QueryDeps,
   type LoopCheckpoint,
   type StopHookDecision,
@@ -19,7 +19,9 @@ import {
   prependUserContext,
   queryLoop,
 } from '../../workflows/query-loop';
+import { isLoopEvent } from '../../workflows/query-state';
 import type { CompactResponse } from '../../workflows/compact';
+import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/stop-hooks';
 import { Transcript } from '../../workflows/transcript';
 
 /** A model request with its transcript reference materialised, as the worker would send it. */
@@ -61,7 +63,7 @@ async function run(
     onHooks?: (stopHookActive: boolean) => void;
     resume?: { checkpoint: LoopCheckpoint; messages: TranscriptMessage[] };
     compact?: () => CompactResponse;
-    checkLimits?: QueryDeps['checkLimits'];
+    checkLimits?: LoopSession['checkLimits'];
   } = {},
 ): Promise<Run> {
   let counter = 0;
@@ -97,12 +99,13 @@ async function run(
       options.onHooks?.(stopHookActive);
       return options.hooks?.() ?? { blockingErrors: [], preventContinuation: false, notices: [] };
     },
-    takeQueuedInputs: () => options.queued?.() ?? [],
     isAborted: () => false,
     now: () => 0,
     compactConversation: async () => options.compact?.() ?? { type: 'error', errorMessage: 'no compaction scripted' },
+  };
+  const session: LoopSession = {
+    takeQueuedInputs: () => options.queued?.() ?? [],
     shouldSuspend: options.shouldSuspend,
-    onTransition: (transition) => transitions.push(transition),
     checkLimits: options.checkLimits,
   };
   const generator = queryLoop(
@@ -118,12 +121,17 @@ async function run(
       contextWindowTokens: options.contextWindowTokens,
     },
     deps,
+    session,
   );
   const yielded: Message[] = [];
   while (true) {
     const next = await generator.next();
     if (next.done) return { terminal: next.value, yielded, requests, transitions };
-    // The session's part (seed §2.10 Phase D): what the loop yields joins the transcript.
+    // The session's part (seed §2.10 Phase D): what the loop yields joins the transcript; its events tell the session.
+    if (isLoopEvent(next.value)) {
+      if (next.value.type === 'transition') transitions.push(next.value.transition);
+      continue;
+    }
     if (next.value.type === 'user' || next.value.type === 'assistant') transcript.append(next.value);
     yielded.push(next.value);
   }

@@ -17,7 +17,7 @@ import type { AssistantApiMessage, AssistantContentBlock, ToolUseBlock } from '.
 import type { PermissionContext } from '../../common/permissions';
 import { type PrefetchedToolResult, type ToolPrefetchPlan, toolsToPrefetch } from '../../common/tool-prefetch';
 import { toolResultBudget } from '../../common/tool-result-budget';
-import { LOCAL_TOOLS } from '../../workflows/query-deps';
+import { LOCAL_TOOLS } from '../../workflows/deps/tool-run';
 import { prefetchedCalls, takePrefetched, toolPrefetchPlan } from '../../workflows/tool-prefetch';
 
 const CWD = '/work/project';

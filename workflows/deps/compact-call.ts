@@ -1,0 +1,42 @@
+/**
+ * The compaction model call (`QueryDeps.compactConversation`, seed §2.7), shared by the loop's
+ * autocompact and the session's manual compaction.
+ */
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import type { CompactRequestParams, CompactResponse } from '../compact';
+import { activities, activityOptions, thinkingOptions } from './activity-options';
+import { failureMessage } from './failures';
+import type { ActiveQuery, QueryHost } from './query-host';
+
+/**
+ * seed §2.7: the compaction model call, as data for the loop (and for manual compaction): the
+ * summary text, too long (the caller drops the oldest rounds), an error, or aborted.
+ */
+export async function compactConversation(
+  host: Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext'>,
+  query: Pick<ActiveQuery, 'scope' | 'aborted'>,
+  request: CompactRequestParams,
+): Promise<CompactResponse> {
+  host.setPhase('compacting');
+  const scope = new CancellationScope({ cancellable: true, parent: query.scope });
+  try {
+    const result = await scope.run(() =>
+      activities({ ...activityOptions(host.config).model, summary: `Compact conversation (${request.trigger})` }).compactConversation({
+        conversationId: host.conversationId,
+        model: host.currentModel,
+        maxTokens: request.maxTokens,
+        ...thinkingOptions(host.config, host.sessionContext),
+        transcript: request.transcript,
+        skip: request.skip,
+        context: { digest: host.currentRequestContext() },
+        customInstructions: request.customInstructions,
+      }),
+    );
+    if (result.type === 'prompt_too_long') return { type: 'prompt_too_long', errorMessage: result.errorMessage };
+    host.recordUsage(result.usage, result.model, result.durationMs);
+    return { type: 'summary', text: result.text };
+  } catch (error) {
+    if (query.aborted || isCancellation(error)) return { type: 'aborted' };
+    return { type: 'error', errorMessage: failureMessage(error) };
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * What the loop's effects read and report on the session (`QueryHost`, implemented by
+ * `ConversationSession`) and the query they run in (`ActiveQuery`).
+ */
+import type { CancellationScope } from '@temporalio/workflow';
+import type { RequestContext, SessionContext } from '../../common/activity-types';
+import type { ConversationConfig } from '../../common/config';
+import type { AssistantApiMessage, ToolUseBlock, Usage } from '../../common/messages';
+import type { CallFacts } from '../../common/permission-facts';
+import type { PermissionContext } from '../../common/permissions';
+import type { ModelUsage } from '../../common/result';
+import type { Phase, ToolInFlight } from '../definitions';
+import type { LiveStream } from '../live-stream';
+import type { GateVerdict } from '../permission-gate';
+import type { QueryAccounting } from '../query-accounting';
+import type { PrefetchedCalls } from '../tool-prefetch';
+import type { StreamingToolExecutor } from '../tool-orchestration';
+import type { Transcript } from '../transcript';
+
+/** The query being run: its cancellation scope and the model call in flight. */
+export interface ActiveQuery {
+  scope: CancellationScope;
+  aborted: boolean;
+  executor?: StreamingToolExecutor;
+  requestId?: string;
+  streamAttempt?: number;
+  /** Reads the last model call's local phase ran for its answer (workflows/tool-prefetch.ts). */
+  prefetched?: PrefetchedCalls;
+  /** Summaries of the prefetched reads whose results the next model call sends (its label names them). */
+  prefetchedRun?: string[];
+}
+
+/**
+ * What the effects read and report on the session (implemented by `ConversationSession`); what
+ * the loop itself asks of the session is `LoopSession` (query-loop.ts).
+ */
+export interface QueryHost {
+  readonly conversationId: string;
+  readonly config: ConversationConfig;
+  readonly transcript: Transcript;
+  readonly toolsInFlight: Map<string, ToolInFlight>;
+  /** The live channel: tool starts and results go there, and activities publish to it. */
+  readonly live?: LiveStream;
+  readonly sessionContext: SessionContext | undefined;
+  /** A subagent's usage and cost count in this conversation's totals. */
+  recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
+  readonly turnCount: number;
+  /** The query's structured output and limits (`jsonSchema`, `maxBudgetUsd`). */
+  readonly accounting: QueryAccounting;
+  /** Turn number over the whole conversation, and queries so far (the UI's labels). */
+  readonly conversationTurn: number;
+  readonly queryCount: number;
+  readonly currentModel: string;
+  setPhase(phase: Phase): void;
+  /** Names the request context (these prompt layers and the tools) by digest and makes it available to workers. */
+  registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string;
+  /** Usage, cost and context size of a completed model call. */
+  recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void;
+  /** Usage and cost of a call that produced no transcript message (a compaction). */
+  recordUsage(usage: Usage, model: string, durationMs: number): void;
+  /** The digest of the request context in effect (registered by the last model call, or now). */
+  currentRequestContext(): string;
+  /** seed §2.10 canUseTool, and what the tools tell it. */
+  readonly toolPermissions: ToolPermissions;
+  /** A local activity's clock reading (CallModelResult.finishedAt): the query's duration counts up to at least it. */
+  observeWorkerClock?(at: number): void;
+}
+
+/** seed §2.10 canUseTool as the effects use it (implemented by session/tool-permissions.ts). */
+export interface ToolPermissions {
+  /** Before every tool run (may wait for a person). */
+  check(block: ToolUseBlock): Promise<GateVerdict>;
+  /** Facts a model call gathered for a tool_use of its answer, where the tool acts (the gate need not gather them again). */
+  rememberFacts(block: { id: string; input: unknown }, facts: CallFacts): void;
+  /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
+  allowReadOf(file: string): void;
+  /** The gate's rule context, or undefined when tools run unchecked (a local model call prefetches what it allows). */
+  context(): PermissionContext | undefined;
+}

@@ -1,0 +1,153 @@
+/**
+ * The loop's tool runs: one tool_use through the checks (structured output in the workflow, tools
+ * the conversation does not offer, the permission gate), then a subagent, a prefetched read, or a
+ * runTool activity — local for short reads on the workflow's queue — with its outcome as a
+ * tool_result (style §9: tool failures are data), and the executor that runs a reply's calls.
+ */
+import { isCancellation, workflowInfo } from '@temporalio/workflow';
+import type { ConversationConfig } from '../../common/config';
+import type { ToolUseBlock } from '../../common/messages';
+import { resultSummary } from '../../common/stream-items';
+import { STRUCTURED_OUTPUT_TOOL_NAME } from '../../common/structured-output';
+import { toolResultBudget } from '../../common/tool-result-budget';
+import { getToolSpec } from '../../common/tool-specs';
+import { toolCallSummary } from '../../common/tool-ui';
+import type { ToolInFlight } from '../definitions';
+import { PATCHES, patched } from '../patches';
+import { runSubagent, subagentWorkflowId } from '../subagents';
+import { StreamingToolExecutor } from '../tool-orchestration';
+import { takePrefetched } from '../tool-prefetch';
+import { type ActivityOptionsSet, LOCAL_TOOL_OPTIONS, activities, localActivities } from './activity-options';
+import { failureMessage, toolErrorResult } from './failures';
+import type { LocalChain } from './local-chain';
+import type { ActiveQuery, QueryHost } from './query-host';
+
+/**
+ * Short read-only tools run as local activities: in the workflow task that asked for them, on
+ * the worker that runs the workflow, with no server round trip (one dispatch per loop iteration
+ * instead of two). They keep the durability guarantees: read-only calls may simply run again
+ * (a local activity is at-least-once), and they never run long (a minute at most, unlike Bash).
+ */
+export const LOCAL_TOOLS: ReadonlySet<string> = new Set(['Read', 'Glob', 'Grep']);
+
+/**
+ * Whether this call runs as a local activity: a LOCAL_TOOLS call, when tools run on the
+ * workflow's own task queue (a `toolTaskQueue` names the workspace's host, which a local activity
+ * cannot reach).
+ */
+function runsLocally(config: ConversationConfig, name: string): boolean {
+  if (!config.localReadOnlyTools || !LOCAL_TOOLS.has(name)) return false;
+  if (config.toolTaskQueue !== undefined && config.toolTaskQueue !== workflowInfo().taskQueue) return false;
+  return patched(PATCHES.localReadOnlyTools);
+}
+
+/** What Bash's sandbox (and a Stop hook's) needs from the conversation: the working directories besides cwd, and which settings files apply. */
+export function sandboxInputs(host: Pick<QueryHost, 'config' | 'toolPermissions'>): {
+  additionalDirectories?: string[];
+  settingSources?: ConversationConfig['settingSources'];
+} {
+  const { config } = host;
+  const others = (host.toolPermissions.context()?.workingDirectories ?? []).filter((directory) => directory !== config.cwd);
+  return { ...(others.length > 0 && { additionalDirectories: others }), ...(config.settingSources && { settingSources: config.settingSources }) };
+}
+
+/** One tool_use of the query, to its result. */
+export function createRunTool(
+  host: QueryHost,
+  query: ActiveQuery,
+  options: ActivityOptionsSet,
+  chain: LocalChain,
+): (block: ToolUseBlock, siblings: number) => Promise<{ content: string; isError: boolean }> {
+  const { config, conversationId } = host;
+  return async (block, siblings) => {
+    const spec = getToolSpec(block.name);
+    const summary = toolCallSummary(block.name, block.input);
+    const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
+    host.toolsInFlight.set(block.id, entry);
+    host.setPhase('running_tools');
+    host.live?.publishTool({ type: 'tool_start', toolUseId: block.id, name: block.name, summary });
+    let outcome: { content: string; isError: boolean } | undefined;
+    try {
+      // Structured output is checked in the workflow: no activity, nothing to retry.
+      if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) {
+        // Issue 23: checked once by a standard validator in a local activity, its verdict recorded, so
+        // replay cannot decide differently; older histories checked it here with zod.
+        if (!patched(PATCHES.structuredOutputActivity)) return (outcome = host.accounting.provideStructuredOutput(block.input));
+        const check = await localActivities({ ...LOCAL_TOOL_OPTIONS, summary }).checkStructuredOutput({ schema: config.jsonSchema, input: block.input });
+        return (outcome = host.accounting.recordStructuredOutput(check));
+      }
+      // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
+      const offered = config.tools;
+      if (offered && !offered.includes(block.name)) {
+        outcome = { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
+        return outcome;
+      }
+      const verdict = await host.toolPermissions.check(block);
+      // Every return sets `outcome`: the live tool line shows it ("cancelled" only when none came; the stream is in memory).
+      if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
+      if (block.name === 'Agent') {
+        entry.childWorkflowId = subagentWorkflowId(conversationId, block.id);
+        return (outcome = await runSubagent(host, block));
+      }
+      const local = runsLocally(config, block.name);
+      // The model call's local phase ran this read already (workflows/tool-prefetch.ts): its result, recorded in that call's marker.
+      const prefetched = local ? takePrefetched(query.prefetched, block, siblings) : undefined;
+      if (prefetched && patched(PATCHES.toolPrefetch)) {
+        // As below (a failed call's persisted file is not offered back, as the ToolError path does not).
+        if (!prefetched.isError && prefetched.persistedPath) host.toolPermissions.allowReadOf(prefetched.persistedPath);
+        query.prefetchedRun = [...(query.prefetchedRun ?? []), summary];
+        return (outcome = { content: prefetched.content, isError: prefetched.isError });
+      }
+      const runner = local ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });
+      const result = await runner.runTool({
+        conversationId,
+        toolUseId: block.id,
+        name: block.name,
+        input: block.input,
+        cwd: config.cwd,
+        // seed §2.7 layer 1: the tool's cap, or its share of the message's aggregate budget.
+        maxResultSizeChars: toolResultBudget(spec?.maxResultSizeChars ?? 30_000, siblings),
+        stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
+        // What the tool enforces where it acts (real paths, Read deny rules): issue 17 §4.
+        ...(verdict.access && { access: verdict.access }),
+        // Bash's sandbox: the other working directories are writable in it; the settings files it reads (issue 17 §10).
+        ...sandboxInputs(host),
+      });
+      if (!local) chain.afterRegular();
+      if (result.persistedPath) host.toolPermissions.allowReadOf(result.persistedPath);
+      outcome = { content: result.content, isError: result.isError };
+      return outcome;
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // A tool that ended in error (failed on purpose, to show in red in the UI): its result.
+      const toolError = toolErrorResult(error);
+      if (toolError) return (outcome = { content: toolError.content, isError: true });
+      // Infrastructure failure after retries: the model still gets a result it can act on.
+      outcome = { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
+      return outcome;
+    } finally {
+      host.live?.publishTool({
+        type: 'tool_end',
+        toolUseId: block.id,
+        name: block.name,
+        isError: outcome?.isError ?? true,
+        summary: outcome ? resultSummary(outcome.content) : 'cancelled',
+      });
+      // A discarded early run may share its id with the final one: remove only our own entry.
+      if (host.toolsInFlight.get(block.id) === entry) host.toolsInFlight.delete(block.id);
+      // Tools started early finish while the model may still stream.
+      if (host.toolsInFlight.size === 0 && query.requestId !== undefined) host.setPhase('calling_model');
+    }
+  };
+}
+
+/** The executor that runs one reply's tool calls (seed §2.4 StreamingToolExecutor), in the query's scope. */
+export function createToolExecutor(config: ConversationConfig, query: ActiveQuery, runTool: ReturnType<typeof createRunTool>, uuid: () => string): StreamingToolExecutor {
+  return new StreamingToolExecutor({
+    uuid,
+    runTool,
+    isAborted: () => query.aborted,
+    maxConcurrency: config.maxToolUseConcurrency,
+    parentScope: query.scope,
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * The one registry of replay switches (style §18; sdk-typescript `packages/workflow/src/flags.ts`).
+ * Every `patched()` / `deprecatePatch()` of the workflow goes through this file: each id is
+ * listed once, with what it guards and the commit that brought it in. A history recorded before a
+ * patch takes the old branch on replay; a run started after it takes the new one (it records a
+ * marker). test/unit/patches.test.ts checks that every id here is used and that nothing calls
+ * Temporal's `patched()` with a literal.
+ *
+ * Retiring a patch (docs/architecture.md, "Replay switches"): once no running conversation can
+ * still need the old branch (and no history under test/histories records the run before it),
+ * replace `patched(P)` by `deprecatePatch(P)` and delete the old branch; one release later, when
+ * no history has the marker without the deprecation, remove the call and the entry.
+ */
+import { deprecatePatch as temporalDeprecatePatch, patched as temporalPatched } from '@temporalio/workflow';
+
+/** One replay switch: the id its marker records, what the patched branch changed, and since when. */
+export interface Patch {
+  readonly id: string;
+  readonly note: string;
+  /** Date and commit that introduced it (`git log -S '<id>'`). */
+  readonly since: string;
+}
+
+export const PATCHES = {
+  localReadOnlyTools: {
+    id: 'local-read-only-tools',
+    note: 'Read, Glob and Grep run as local activities on the workflow’s queue (older histories scheduled regular runTool activities).',
+    since: '2026-11-29 be0491f',
+  },
+  localModelCalls: {
+    id: 'local-model-calls',
+    note: 'A model call starts as a callModelLocal local activity and is handed over when slow (older histories schedule callModel only).',
+    since: '2026-11-30 a91f913',
+  },
+  streamingWorkflowStream: {
+    id: 'streaming-workflow-stream',
+    note: 'The live channel (WorkflowStream): events, tool starts and results published by the workflow (older runs had none).',
+    since: '2026-11-30 3db1665',
+  },
+  weighContinueAsNewSuggestion: {
+    id: 'weigh-continue-as-new-suggestion',
+    note: 'The server’s continue-as-new suggestion is followed only past 10,000 events or 4 MB (older runs followed it at once).',
+    since: '2026-11-30 e39e665',
+  },
+  permissionsCheck: {
+    id: 'permissions-check',
+    note: 'Every tool run is checked by the PermissionGate, which may wait for decidePermission (older runs ran every tool unchecked).',
+    since: '2026-11-30 1ca2a48',
+  },
+  temporalUiSummaries: {
+    id: 'temporal-ui-summaries-and-sparse-search-attributes',
+    note: 'Summaries on commands, and search attributes upserted only when the coarse status changes (older runs upserted per phase).',
+    since: '2026-11-30 09122f5',
+  },
+  toolPrefetch: {
+    id: 'tool-prefetch',
+    note: 'A read the model call’s local phase ran already takes the place of a local runTool (older histories schedule it).',
+    since: '2026-11-30 b7f9229',
+  },
+  slashCommandsProcessInput: {
+    id: 'slash-commands-process-input',
+    note: 'A "/command" input is processed as a slash command (older histories sent it to the model as text).',
+    since: '2026-11-30 f48ecc2',
+  },
+  slashCommandsReloadContext: {
+    id: 'slash-commands-reload-context',
+    note: 'The session context is loaded again before the next input after a compaction or /clear (older runs kept the first).',
+    since: '2026-11-30 f48ecc2',
+  },
+  slashCommandsQueuedCommandWaits: {
+    id: 'slash-commands-queued-command-waits',
+    note: 'A slash command queued behind a running query waits for its own turn (older runs folded it into the next query).',
+    since: '2026-11-30 f48ecc2',
+  },
+  permissionFacts: {
+    id: 'permission-facts',
+    note: 'Permission decisions on facts gathered where the tool acts, by gatherPermissionFacts (older runs decided on the input alone).',
+    since: '2026-12-01 2cade9b',
+  },
+  permissionsByDefault: {
+    id: 'permissions-by-default',
+    note: 'A conversation started without a permissions config is checked with the default one (older runs ran every tool unchecked).',
+    since: '2026-12-01 2cade9b',
+  },
+  modelsApiDefaultModel: {
+    id: 'models-api-default-model',
+    note: 'A config without model gets today’s default (older histories keep the old default their compactions were decided on).',
+    since: '2026-12-01 7f8abea',
+  },
+  temporalUiTimeline: {
+    id: 'temporal-ui-permission-waits-and-prefetched-reads',
+    note: 'Timeline summaries: a permission wait names the call and what ends it; a model call names the prefetched reads it sends.',
+    since: '2026-12-01 877abe8',
+  },
+  upgradeOnContinueAsNew: {
+    id: 'upgrade-on-continue-as-new',
+    note: 'Worker Versioning: the next run starts on the deployment’s current version (AUTO_UPGRADE), and a run continues as new between queries once a newer version is current (older runs continued as new with no versioning option).',
+    since: '2026-12-02 cb97f1d',
+  },
+  structuredOutputActivity: {
+    id: 'structured-output-activity',
+    note: 'A StructuredOutput call is checked by a JSON Schema validator in the checkStructuredOutput local activity, its verdict recorded (older histories checked it with zod in the workflow).',
+    since: '2026-12-02 474bb8a',
+  },
+} as const satisfies Record<string, Patch>;
+
+export type PatchName = keyof typeof PATCHES;
+
+/** Whether this run takes the patched branch (Temporal's `patched()` for a registered switch). */
+export function patched(patch: Patch): boolean {
+  return temporalPatched(patch.id);
+}
+
+/** A retired switch: the new branch always runs, and histories with the marker still replay. */
+export function deprecatePatch(patch: Patch): void {
+  temporalDeprecatePatch(patch.id);
+}

@@ -1,0 +1,49 @@
+/**
+ * Inputs waiting for a query (the `userInput` signal, the workflow's initial prompt): in order,
+ * validated on arrival (signals cannot reply: bad input is logged and dropped, style §6). The
+ * array is the session state's `pendingInputs` (carried across continue-as-new); this is its one writer.
+ */
+import { log, uuid4 } from '@temporalio/workflow';
+import type { PendingInput, UserInput } from '../definitions';
+import { PATCHES, patched } from '../patches';
+import { isSlashCommand } from '../slash-commands';
+
+export class InputQueue {
+  constructor(private readonly pending: PendingInput[]) {}
+
+  get length(): number {
+    return this.pending.length;
+  }
+
+  /** A `userInput` signal's payload; one without a prompt is dropped. */
+  push(raw: UserInput | string): void {
+    const prompt = typeof raw === 'string' ? raw : typeof raw === 'object' && raw !== null ? raw.prompt : undefined;
+    if (typeof prompt !== 'string' || prompt.trim() === '') {
+      // The API rejects empty text anyway.
+      log.warn('Dropped userInput signal without a prompt', { received: raw });
+      return;
+    }
+    const uuid = (typeof raw === 'object' && raw !== null && typeof raw.uuid === 'string' && raw.uuid) || uuid4();
+    this.pending.push({ prompt, uuid });
+  }
+
+  /** Before anything queued (the workflow's initial prompt). */
+  pushFirst(input: PendingInput): void {
+    this.pending.unshift(input);
+  }
+
+  /** The next input, for its own query. */
+  next(): PendingInput | undefined {
+    return this.pending.shift();
+  }
+
+  /**
+   * The inputs a running query takes between turns (seed §2.2 ⑦). A slash command waits for its
+   * own turn (seed §2.10: it is processed, not sent as text); inputs after it keep their order behind it.
+   */
+  takeForRunningQuery(): PendingInput[] {
+    const firstCommand = this.pending.findIndex((input) => isSlashCommand(input.prompt));
+    const count = firstCommand >= 0 && patched(PATCHES.slashCommandsQueuedCommandWaits) ? firstCommand : this.pending.length;
+    return this.pending.splice(0, count);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The request contexts of model calls by reference (docs/architecture.md, "Model calls by
+ * reference"): each is named by its digest, fed to the worker's cache through the sink, and kept
+ * for the `requestContext` query of a worker that missed it (the current query's, and a few before).
+ */
+import { proxySinks } from '@temporalio/workflow';
+import type { RequestContext, SessionContext } from '../../common/activity-types';
+import type { ConversationConfig } from '../../common/config';
+import { TOOL_NAMES } from '../../common/tool-specs';
+import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '../system-prompt';
+import { valueDigest } from '../../common/digest';
+import type { TranscriptCacheSinks } from '../definitions';
+import type { Transcript } from '../transcript';
+
+/** Request contexts kept for workers that miss them (the current query's, and a few before). */
+const REQUEST_CONTEXTS_KEPT = 4;
+
+const { transcriptCache } = proxySinks<TranscriptCacheSinks>();
+
+/** The worker's cache learns every change of the transcript (model calls by reference); a new run starts it over. */
+export function feedWorkerCache(transcript: Transcript): void {
+  transcript.onChange((from, messages) => transcriptCache.feed(from, messages));
+  if (transcript.length > 0) transcriptCache.feed(0, [...transcript.messages]);
+}
+
+export class RequestContexts {
+  private readonly contexts = new Map<string, RequestContext>();
+  private last: string | undefined;
+
+  /** Names a context by digest and makes it available to workers; it becomes the one in effect. */
+  register(context: RequestContext): string {
+    const digest = valueDigest(context);
+    this.last = digest;
+    if (!this.contexts.has(digest)) {
+      this.contexts.set(digest, context);
+      while (this.contexts.size > REQUEST_CONTEXTS_KEPT) this.contexts.delete(this.contexts.keys().next().value as string);
+      transcriptCache.putContext(digest, context);
+    }
+    return digest;
+  }
+
+  /** The digest in effect (registered by the last model call), if any. */
+  get current(): string | undefined {
+    return this.last;
+  }
+
+  get(digest: string): RequestContext | null {
+    return this.contexts.get(digest) ?? null;
+  }
+}
+
+/** The prompt layers of a session (seed §2.5): system prompt and user context. */
+export function promptLayers(config: ConversationConfig, sessionContext: SessionContext | undefined): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
+  return {
+    systemPrompt: buildEffectiveSystemPrompt({
+      defaultPrompt: getSystemPrompt(sessionContext, config.model, { agentPrompt: config.agentSystemPrompt, tools: config.tools ?? TOOL_NAMES }),
+      customSystemPrompt: config.customSystemPrompt,
+      appendSystemPrompt: config.appendSystemPrompt,
+    }),
+    userContext: buildUserContext(sessionContext),
+  };
+}
+
+/** The request context of these prompt layers: with the tools offered (and the structured output's schema). */
+export function requestContextOf(config: ConversationConfig, system: RequestContext['system'], userContext: string | undefined): RequestContext {
+  const context: RequestContext = { system, userContext, toolNames: config.tools ?? [...TOOL_NAMES] };
+  if (config.jsonSchema) context.structuredOutputSchema = config.jsonSchema;
+  return context;
+}

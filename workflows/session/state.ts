@@ -1,0 +1,100 @@
+/**
+ * The session's durable state (style §19): one serializable object, read from the carried state
+ * in one place (`sessionStateFrom`) and returned whole by `toCarried()`; the conversation's
+ * config as a run starts it (safe permission defaults); and the pure updates of that state
+ * (the compaction record, whether to continue as new now).
+ */
+import type { SessionContext } from '../../common/activity-types';
+import { type ConversationConfig, permissionsConfigSchema } from '../../common/config';
+import type { ResultMessage, TransitionType } from '../../common/result';
+import { workflowInfo } from '@temporalio/workflow';
+import type { CompactOutcome } from '../compact';
+import { continueAsNewDecision, followsSuggestion } from '../continue-as-new';
+import type { CarriedState, CompactionOutcome, CompactionState, PendingInput, QueryInProgress, SubagentOrigin } from '../definitions';
+import { PATCHES, patched } from '../patches';
+
+/**
+ * The session's own durable state: everything continue-as-new carries that no other owner
+ * (transcript, feed, ledger, gate, live channel) holds.
+ */
+export interface SessionState {
+  queryCount: number;
+  pendingInputs: PendingInput[];
+  lastResult?: ResultMessage;
+  lastQueryTransitions: TransitionType[];
+  /** Turns of the queries before the running one (the UI numbers turns over the whole conversation). */
+  completedTurns: number;
+  /** Runs before this one. */
+  continuedAsNewCount: number;
+  sessionContext?: SessionContext;
+  /** Loading the session context was tried (it is not retried on every run when it failed). */
+  sessionContextAttempted?: boolean;
+  /** Read the session context again before the next input (after a compaction or `/clear`; Claude Code re-reads CLAUDE.md then). */
+  sessionContextStale?: boolean;
+  endRequested?: boolean;
+  /** Compactions and the autocompact failure streak (seed §2.7 circuit breaker, per conversation). */
+  compaction: CompactionState;
+  /** The model `/model` chose (when it is not the configured one). */
+  selectedModel?: string;
+  /** A query suspended by the previous run (or this one, when it could not continue as new), resumed before anything else. */
+  queryInProgress?: QueryInProgress;
+}
+
+/** The session's state as a carried state holds it (the one place it is read in). */
+export function sessionStateFrom(carried: CarriedState | undefined, subagent: SubagentOrigin | undefined): SessionState {
+  return {
+    queryCount: carried?.queryCount ?? 0,
+    pendingInputs: carried?.pendingInputs ?? [],
+    lastResult: carried?.lastResult,
+    lastQueryTransitions: carried?.lastQueryTransitions ?? [],
+    completedTurns: carried?.completedTurns ?? 0,
+    continuedAsNewCount: carried?.continuedAsNewCount ?? 0,
+    // A subagent inherits its parent's session context instead of loading its own.
+    sessionContext: carried?.sessionContext ?? subagent?.sessionContext,
+    sessionContextAttempted: carried?.sessionContextAttempted,
+    ...(carried?.sessionContextStale && { sessionContextStale: true }),
+    endRequested: carried?.endRequested ?? false,
+    compaction: carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 },
+    ...(carried?.selectedModel && { selectedModel: carried.selectedModel }),
+    queryInProgress: carried?.queryInProgress,
+  };
+}
+
+/**
+ * Safe defaults (issue 17 §8): a conversation started without a `permissions` config (the stock
+ * `temporal` CLI, a client) checks every tool in default mode — someone may answer through the
+ * `decidePermission` update — instead of running everything unchecked. Runs recorded before this
+ * keep their unchecked tools.
+ */
+export function withDefaultPermissions(config: ConversationConfig): ConversationConfig {
+  if (config.permissions || !patched(PATCHES.permissionsByDefault)) return config;
+  return { ...config, permissions: permissionsConfigSchema.parse({}) };
+}
+
+/** The compaction record after a compaction (the feed and `status` show the last one). */
+export function recordCompaction(before: CompactionState, outcome: CompactOutcome, consecutiveFailures: number, at: number): CompactionState {
+  const recorded: CompactionOutcome = { ...outcome, at };
+  delete (recorded as { nothingToCompact?: boolean }).nothingToCompact;
+  return { compactions: before.compactions + (outcome.compacted ? 1 : 0), consecutiveFailures, lastCompaction: recorded };
+}
+
+/**
+ * History passed the configured size, or a compaction made it a natural point, or Temporal
+ * suggests it and history is large enough for that to be worth the transcript it costs
+ * (continue-as-new.ts; runs from before the patch follow every suggestion).
+ */
+export function continueAsNewNow(run: { fits: boolean; maxEvents: number; compactedThisRun: boolean }): boolean {
+  const info = workflowInfo();
+  const decision = continueAsNewDecision({
+    fits: run.fits,
+    historyLength: info.historyLength,
+    historySizeBytes: info.historySize,
+    suggested: info.continueAsNewSuggested,
+    maxEvents: run.maxEvents,
+    compactedThisRun: run.compactedThisRun,
+  });
+  if (decision !== 'suggested') return decision;
+  // Only here: patched() writes a marker, so it is asked only when the answer matters.
+  if (!patched(PATCHES.weighContinueAsNewSuggestion)) return true;
+  return followsSuggestion({ historyLength: info.historyLength, historySizeBytes: info.historySize });
+}
