@@ -66,6 +66,7 @@ Usage:
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
                                                  the queue of this host's workspaces (no model key needed)
   durable-agent server                           run a local Temporal dev server (UI on http://localhost:8233)
+  durable-agent server --postgres                run the Temporal server on PostgreSQL instead (docs/deployment.md)
   durable-agent codec-server [--port 8888] [--host 127.0.0.1] [--origin <url>]... [--token <t>]
                                                  decrypt encrypted history for the Temporal UI / CLI
 
@@ -202,12 +203,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         await runWorker(process.env, { workspaceQueue, scripted: values.scripted === true });
         return 0;
       }
-      case 'server': {
-        parse(rest, {}, 0, 'server');
-        const { runServerForPeople } = await import('../infra/dev-server');
-        await runServerForPeople();
-        return 0;
-      }
+      case 'server':
+        return await (await import('./commands/server')).serverCommand(rest);
       case 'codec-server': {
         const { codecServerCommand } = await import('./commands/codec-server');
         return await codecServerCommand(rest, io);
