@@ -15,6 +15,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
@@ -311,6 +312,23 @@ function spawnWatchdog(getServerPid: () => number | undefined, stateDir: string,
   }
 }
 
+/** `count` distinct ports in 20000–32767 that are free on 127.0.0.1 now (tried at random). */
+async function freeLowPorts(count: number): Promise<number[]> {
+  const found: number[] = [];
+  for (let tries = 0; found.length < count && tries < 1000; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    if (found.includes(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, HOST, () => probe.close(() => resolve(true)));
+    });
+    if (free) found.push(port);
+  }
+  if (found.length < count) throw new Error('Found no free ports below 32768 for the Temporal server\'s membership.');
+  return found;
+}
+
 async function isReady(address: string, namespace?: string): Promise<boolean> {
   let connection: Connection | undefined;
   try {
@@ -336,13 +354,16 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
   const binaries = await ensureTemporalServer(log);
 
   const free = await getFreePorts(10);
+  // The server stores membership ports in a smallint column (cluster_membership.rpc_port): below 32768, where the
+  // OS's ephemeral ports (what getFreePorts hands out) are not.
+  const [frontendMembership, historyMembership, matchingMembership, workerMembership] = await freeLowPorts(4);
   const pgPort = options.pgPort ?? free[9];
   const frontend = options.port ?? free[0];
   // With the default frontend port, the other services take the server's own defaults (as docker-compose does).
   const ports: ServerPorts =
     frontend === 7233
       ? { frontend, frontendMembership: 6933, frontendHttp: 7243, history: 7234, historyMembership: 6934, matching: 7235, matchingMembership: 6935, worker: 7239, workerMembership: 6939 }
-      : { frontend, frontendMembership: free[1], frontendHttp: free[2], history: free[3], historyMembership: free[4], matching: free[5], matchingMembership: free[6], worker: free[7], workerMembership: free[8] };
+      : { frontend, frontendMembership, frontendHttp: free[2], history: free[3], historyMembership, matching: free[5], matchingMembership, worker: free[7], workerMembership };
   const address = `${HOST}:${frontend}`;
 
   const postgres = startPostgres(stateDir, pgPort, options.noFsync ?? false, log);
