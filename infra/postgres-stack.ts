@@ -22,7 +22,8 @@ import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { REPO_ROOT, getFreePorts, isTemporalReachable } from './dev-server';
 import { setUpNamespace } from './namespace-setup';
 import { forwardLines } from './temporal-cli';
-import { TEMPORAL_SERVER_VERSION, ensureTemporalServer } from './temporal-server';
+import { TEMPORAL_SERVER_VERSION, ensureTemporalServer, ensureTemporalUiServer } from './temporal-server';
+import { UI_CODEC_ENDPOINT_VARIABLE } from './dev-server';
 
 /** The dynamic config shared with docker-compose.yml. */
 export const DYNAMIC_CONFIG_FILE = path.join(REPO_ROOT, 'infra', 'temporal', 'dynamicconfig.yaml');
@@ -44,6 +45,8 @@ export interface PostgresStackOptions {
   log?: (line: string) => void;
   /** Forward the Temporal server's log lines to `log`. Default false. */
   forwardServerOutput?: boolean;
+  /** Also run the Web UI (ui-server, built on first use) on this port of 127.0.0.1. Default: no UI. */
+  uiPort?: number;
   /** Server log level. Default 'warn'. */
   logLevel?: string;
   /**
@@ -59,6 +62,8 @@ export interface PostgresStack {
   namespace: string;
   stateDir: string;
   pgPort: number;
+  /** The Web UI's URL, when `uiPort` was given. */
+  uiUrl?: string;
   /** The running Temporal server process. */
   readonly server: ChildProcess;
   /** kill -9 the Temporal server and wait until it is gone (PostgreSQL keeps running). */
@@ -297,6 +302,7 @@ function spawnWatchdog(getServerPid: () => number | undefined, stateDir: string,
     'p=$1; pidfile=$2; pgpid=$3',
     'while kill -0 "$p" 2>/dev/null; do sleep 1; done',
     's=$(cat "$pidfile" 2>/dev/null); [ -n "$s" ] && kill -KILL "$s" 2>/dev/null',
+    'u=$(cat "$pidfile.ui" 2>/dev/null); [ -n "$u" ] && kill -KILL "$u" 2>/dev/null',
     // SIGINT: PostgreSQL's fast shutdown.
     'm=$(head -n1 "$pgpid" 2>/dev/null); [ -n "$m" ] && kill -INT "$m" 2>/dev/null',
     'exit 0',
@@ -310,6 +316,51 @@ function spawnWatchdog(getServerPid: () => number | undefined, stateDir: string,
   } catch {
     return undefined;
   }
+}
+
+/** The Web UI server (ui-server) for `address`, with docker-compose's UI version, on 127.0.0.1:`port`. */
+async function startUi(stateDir: string, port: number, address: string, namespace: string, log: (line: string) => void): Promise<ChildProcess> {
+  const binary = await ensureTemporalUiServer(log);
+  const configDir = path.join(stateDir, 'ui', 'config');
+  fs.mkdirSync(configDir, { recursive: true });
+  const codec = process.env[UI_CODEC_ENDPOINT_VARIABLE];
+  fs.writeFileSync(
+    path.join(configDir, 'development.yaml'),
+    [
+      '# Written by infra/postgres-stack.ts on every start.',
+      `temporalGrpcAddress: "${address}"`,
+      `host: "${HOST}"`,
+      `port: ${port}`,
+      'enableUi: true',
+      `defaultNamespace: "${namespace}"`,
+      'cors:',
+      '  allowOrigins:',
+      `    - "http://localhost:${port}"`,
+      ...(codec ? ['codec:', `  endpoint: "${codec}"`] : []),
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(binary, ['--root', path.join(stateDir, 'ui'), '--config', 'config', '--env', 'development', 'start'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: process.platform !== 'win32',
+  });
+  // The watchdog (spawnWatchdog) kills it too if we die without stopping it.
+  fs.writeFileSync(path.join(stateDir, 'temporal-server.pid.ui'), String(child.pid ?? ''));
+  let output = '';
+  child.stderr?.on('data', (chunk) => (output = `${output}${chunk}`.slice(-4000)));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`The Web UI server exited during start-up:\n${output}`);
+    const ok = await fetch(`http://${HOST}:${port}/`).then((response) => response.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`The Web UI server did not answer on ${HOST}:${port} within 60 s:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  log(`Web UI (ui-server) on http://localhost:${port}`);
+  return child;
 }
 
 /** `count` distinct ports in 20000–32767 that are free on 127.0.0.1 now (tried at random). */
@@ -369,6 +420,7 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
   const postgres = startPostgres(stateDir, pgPort, options.noFsync ?? false, log);
   let server: ChildProcess | undefined;
   let watchdog: ChildProcess | undefined;
+  let ui: ChildProcess | undefined;
   try {
     setUpSchemas(binaries.sqlTool, pgPort, log);
 
@@ -416,6 +468,11 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
       await connection.close();
     }
     while (!(await isReady(address, namespace))) await new Promise((resolve) => setTimeout(resolve, 250));
+    let uiUrl: string | undefined;
+    if (options.uiPort !== undefined) {
+      ui = await startUi(stateDir, options.uiPort, address, namespace, log);
+      uiUrl = `http://localhost:${options.uiPort}`;
+    }
     log(`Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL ready at ${address} (namespace ${namespace}) in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
 
     const stopServer = async (signal: NodeJS.Signals) => {
@@ -430,6 +487,7 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
     let stopped: Promise<void> | undefined;
     return {
       address,
+      uiUrl,
       namespace,
       stateDir,
       pgPort,
@@ -444,6 +502,7 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
       stop() {
         stopped ??= (async () => {
           stopping = true;
+          ui?.kill('SIGTERM');
           await stopServer('SIGTERM');
           postgres.stop();
           serverLog.end();
@@ -459,6 +518,7 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
       },
     };
   } catch (error) {
+    ui?.kill('SIGKILL');
     server?.kill('SIGKILL');
     postgres.stop();
     if (watchdog?.pid) {
@@ -482,9 +542,10 @@ export async function runPostgresStackForPeople(log: (line: string) => void = (l
     log(`A Temporal server is already answering at ${HOST}:${port}; nothing to start. (Stop it first to restart it.)`);
     return;
   }
-  const stack = await startPostgresStack({ stateDir: DEFAULT_STACK_DIR, port, pgPort: 55432, log, logLevel: 'warn', forwardServerOutput: true });
+  const stack = await startPostgresStack({ stateDir: DEFAULT_STACK_DIR, port, pgPort: 55432, uiPort: 8080, log, logLevel: 'warn', forwardServerOutput: true });
   log('');
   log(`Temporal server:   ${stack.address}   (namespace ${stack.namespace}; ${TEMPORAL_SERVER_VERSION} on PostgreSQL, SQL visibility)`);
+  log(`Web UI:            ${stack.uiUrl}   (ui-server, docker-compose's UI version)`);
   log(`PostgreSQL:        ${HOST}:${stack.pgPort}   (user ${DB_USER}, password ${DB_PASSWORD}; databases temporal, temporal_visibility)`);
   log(`State:             ${stack.stateDir}   (delete it to start over)`);
   log(`Dynamic config:    ${DYNAMIC_CONFIG_FILE}`);

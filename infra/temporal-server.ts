@@ -107,3 +107,38 @@ if (require.main === module) {
     },
   );
 }
+
+/** docker-compose.yml's `TEMPORAL_UI_VERSION` default: the Web UI server (github.com/temporalio/ui-server). */
+export const TEMPORAL_UI_VERSION = '2.49.1';
+
+/**
+ * The Temporal Web UI server at docker-compose's version, built once like the server (its assets are embedded in the
+ * Go module) and cached in `<cache>/temporal-ui-<v>/temporal-ui-server`; `TEMPORAL_UI_SERVER_PATH` uses yours.
+ */
+export async function ensureTemporalUiServer(log: (line: string) => void = (line) => process.stderr.write(`[temporal-ui] ${line}\n`)): Promise<string> {
+  if (process.env.TEMPORAL_UI_SERVER_PATH) return process.env.TEMPORAL_UI_SERVER_PATH;
+  const dir = path.join(temporalCacheRoot(), `temporal-ui-${TEMPORAL_UI_VERSION}`);
+  const binary = path.join(dir, 'temporal-ui-server');
+  if (fs.existsSync(binary) && binaryVersion(binary)) return binary;
+  const go = goVersion();
+  if (!go) throw new Error(`The Web UI server ${TEMPORAL_UI_VERSION} is built with Go, which is not installed (or set TEMPORAL_UI_SERVER_PATH).`);
+  fs.mkdirSync(dir, { recursive: true });
+  const lock = await acquireLock(path.join(dir, '.build.lock'), log);
+  try {
+    if (fs.existsSync(binary) && binaryVersion(binary)) return binary;
+    log(`Building the Temporal Web UI server ${TEMPORAL_UI_VERSION} from the Go module proxy (${go.raw}); the first build takes a few minutes…`);
+    const staging = fs.mkdtempSync(path.join(dir, '.gobin-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, GOBIN: staging };
+    if (env.CGO_ENABLED === undefined) env.CGO_ENABLED = '0';
+    try {
+      await runStreaming('go', ['install', '-ldflags=-s -w', `github.com/temporalio/ui-server/v2/cmd/server@v${TEMPORAL_UI_VERSION}`], env, log, () => lock.touch());
+      fs.renameSync(path.join(staging, 'server'), binary);
+    } finally {
+      fs.rmSync(staging, { recursive: true, force: true });
+    }
+    if (!binaryVersion(binary)) throw new Error(`The freshly built ${binary} does not run --version.`);
+    return binary;
+  } finally {
+    lock.release();
+  }
+}

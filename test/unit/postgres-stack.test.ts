@@ -21,7 +21,7 @@ import {
 import { listQuery } from '../../client/commands/list';
 import { SQL_VISIBILITY_LIMITS, sqlVisibilityLimitProblem } from '../../infra/namespace-setup';
 import { DYNAMIC_CONFIG_FILE, serverConfigYaml } from '../../infra/postgres-stack';
-import { TEMPORAL_SERVER_VERSION } from '../../infra/temporal-server';
+import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../infra/temporal-server';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -96,11 +96,12 @@ describe('search attribute values on SQL visibility', () => {
 describe('one config for docker-compose and the PostgreSQL stack', () => {
   const compose = readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
 
-  it('docker-compose mounts the shared dynamic config file and runs the same server version', () => {
+  it('docker-compose mounts the shared dynamic config file and runs the same server and UI versions', () => {
     expect(DYNAMIC_CONFIG_FILE).toBe(path.join(REPO_ROOT, 'infra', 'temporal', 'dynamicconfig.yaml'));
     expect(compose).toContain('./infra/temporal/dynamicconfig.yaml:/etc/temporal/config/dynamicconfig/durable-agent.yaml:ro');
     expect(compose).toContain('DYNAMIC_CONFIG_FILE_PATH: /etc/temporal/config/dynamicconfig/durable-agent.yaml');
     expect(compose).toContain(`temporalio/server:\${TEMPORAL_VERSION:-${TEMPORAL_SERVER_VERSION}}`);
+    expect(compose).toContain(`temporalio/ui:\${TEMPORAL_UI_VERSION:-${TEMPORAL_UI_VERSION}}`);
     // No second copy of a dynamic config key in the compose file.
     expect(compose).not.toContain('history.transferProcessorMaxPollRPS');
   });
