@@ -155,6 +155,33 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
     expect(sameModel.out).toContain(conversationId);
   });
 
+  it('a subagent whose prompt has a colon: the child conversation lists on SQL visibility too (its start attributes are made safe in the workflow)', async () => {
+    const isChild = (request: { body: { tools: Array<{ name: string }> } }) => !request.body.tools.some((tool) => tool.name === 'Agent');
+    harness = await createHarness(
+      {
+        respond: (request) => {
+          if (isChild(request)) return { content: [{ type: 'text', text: 'Counted: 0 files.' }] };
+          if (JSON.stringify(request.body.messages.at(-1)?.content ?? '').includes('tool_result')) return { content: [{ type: 'text', text: 'The agent counted.' }] };
+          return {
+            content: [{ type: 'tool_use', id: 'toolu_pg_agent', name: 'Agent', input: { description: 'count', prompt: "Count files: report as 'n:files' [[x:y]]", subagent_type: 'general-purpose' } }],
+          };
+        },
+      },
+      { address: stack!.address },
+    );
+    await harness.startWorker();
+    const { result, conversationId } = await runToResult(harness, 'How many files? Use an agent: [[scenario:subagent]]');
+    expect(result).toMatchObject({ subtype: 'success', result: 'The agent counted.' });
+    const listed = await eventually(
+      () => listedIds(`${WORKSPACE_SEARCH_ATTRIBUTE.name} = '${harness!.workspace}' AND ${FIRST_PROMPT_SEARCH_ATTRIBUTE.name} = 'files'`),
+      (ids) => ids.length >= 1,
+      30_000,
+    );
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).not.toBe(conversationId);
+    expect(listed[0]).toContain(conversationId);
+  });
+
   it('a worker SIGKILLed mid-tool: the command dies with it, is not rerun, and the conversation completes', async () => {
     harness = await createHarness(
       {
