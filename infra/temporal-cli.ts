@@ -320,7 +320,7 @@ export async function acquireLock(lockPath: string, log: (line: string) => void)
       continue;
     }
     if (!announced) {
-      log(`Another process (${holder.who}) is building the Temporal CLI; waiting for it to finish…`);
+      log(`Another process (${holder.who}) holds ${lockPath} (a build in progress); waiting for it to finish…`);
       announced = true;
     }
     await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
