@@ -5,7 +5,7 @@ const { builtinModules } = require('node:module');
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.durable-agent/**', 'eslint.config.js', 'bin/**', 'infra/encrypted-failure-converter.js', 'worker/*.cjs'] },
+  { ignores: ['node_modules/**', 'dist/**', '.durable-agent/**', 'eslint.config.js', 'bin/**', 'infra/encrypted-failure-converter.js', 'worker/*.cjs', 'test/helpers/*.cjs'] },
   ...tseslint.configs.recommended,
   {
     languageOptions: {

@@ -7,7 +7,8 @@
 import { readFile, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type CustomCommand, commandNameOf, parseCommandFile } from '../common/custom-commands';
+import { type CustomCommand, commandNameOf } from '../common/custom-commands';
+import { listField, readFrontMatter, textField } from './front-matter';
 
 /** Directory depth searched under a commands directory (namespaces are rarely deeper). */
 const MAX_DEPTH = 4;
@@ -46,4 +47,31 @@ async function markdownFiles(root: string, relative: string, depth: number): Pro
     else if (entry.isFile() && entry.name.endsWith('.md')) files.push(child);
   }
   return files;
+}
+
+/** Parses one command file. Front matter (YAML) is optional; a malformed one is an error with the file's name. */
+export function parseCommandFile(text: string, name: string, scope: CustomCommand['scope'], source: string): CustomCommand {
+  const file = readFrontMatter(text, source);
+  const fields = file?.fields ?? {};
+  const body = (file ? file.body : text).trim();
+  const text_ = (key: string) => {
+    const value = textField(fields, key)?.trim();
+    return value === '' ? undefined : value;
+  };
+  const model = text_('model');
+  const firstLine = body.split('\n').find((line) => line.trim() !== '')?.trim().replace(/^#+\s*/, '');
+  return {
+    name,
+    description: text_('description') ?? (firstLine ? truncate(firstLine, 100) : 'Custom command'),
+    argumentHint: text_('argument-hint'),
+    model: model && model !== 'inherit' ? model : undefined,
+    allowedTools: listField(fields, 'allowed-tools'),
+    body,
+    scope,
+    source,
+  };
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

@@ -14,10 +14,16 @@ import { gatherPermissionFacts } from './permission-facts/gather';
 import { createToolRunner } from './run-tool';
 import { loadSessionContext } from './session-context';
 import { createRunStopHooks } from './stop-hooks';
+import { checkStructuredOutput } from './structured-output';
 import { executeTool } from './tools';
 import { installationIdLoader } from './installation-id';
 import { createModelResolver } from './model-resolver';
 import { type TranscriptCache, type TranscriptSource, processTranscriptCache } from './transcript-cache';
+// ---- issue 22 (extensions) ----
+import { createHookActivities } from './hooks/run-hooks';
+import { McpConnectionManager, createMcpActivities } from './mcp/activities';
+// Issue 21 (background work): its own block, append only.
+import { createBackgroundActivities } from './background';
 
 export interface ActivityDeps {
   /** Undefined when no API key or base URL is configured: model calls then fail with a clear error. */
@@ -33,6 +39,9 @@ export interface ActivityDeps {
   transcriptCache?: TranscriptCache;
   /** Overrides where cache misses are filled from (default: the workflow's queries through temporalClient). */
   transcriptSource?: TranscriptSource;
+  // ---- issue 22 (extensions): MCP and hooks ----
+  /** The worker's MCP connections (default: one manager per createActivities call); close it on shutdown. */
+  mcpConnections?: McpConnectionManager;
 }
 
 /** Cache misses are filled from the conversation's own queries (they write no history). */
@@ -70,6 +79,12 @@ export function createActivities(deps: ActivityDeps) {
     gatherPermissionFacts,
     loadSessionContext,
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
+    checkStructuredOutput,
+    // ---- issue 22 (extensions): loadMcpConfig, listMcpServers, callMcpTool, loadHookSettings, runHooks ----
+    ...createMcpActivities({ connections: deps.mcpConnections ?? new McpConnectionManager() }),
+    ...createHookActivities({ stateDir: deps.stateDir }),
+    // Issue 21 (background work): background commands, TaskOutput/TaskStop, cron Schedules. Not called by workflows yet.
+    ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),
   };
 }
 

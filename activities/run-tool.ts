@@ -13,8 +13,11 @@ import type { RunToolInput, RunToolResult } from '../common/activity-types';
 import { getToolSpec } from '../common/tool-specs';
 import { TOOL_ERROR_FAILURE_TYPE, type ToolErrorDetails, type ToolHeartbeatDetails, toolCallSummary, toolErrorMessage } from '../common/tool-ui';
 import { findProcessesWithEnvironment } from './shell';
-import { type JournalEntry, ToolJournal, workspaceStateDir } from './tool-journal';
+import { type JournalEntry, ToolJournal, interruptedWriteOutcome, resumption, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
+import { fileVersion } from './tools/files';
+import type { ToolEffect } from './tools/types';
+import { writeFileChecked } from './tools/write';
 import type { Client } from '@temporalio/client';
 import { livePublisher } from './live-publisher';
 
@@ -73,28 +76,30 @@ export function createToolRunner(deps: RunToolDeps) {
       if (previous?.status === 'finished' && previous.result) {
         return { toolUseId: input.toolUseId, ...previous.result, fromJournal: true, durationMs: 0 };
       }
-      if (previous) {
-        // Started (the worker died) or cancelled without a user abort (shutdown, heartbeat timeout):
-        // either way it may have partly run, so it is not run again blindly.
-        const leftover = await stopLeftoverProcesses(previous);
-        const content =
-          `The previous attempt to run this ${input.name} call was interrupted (the worker stopped) after it had started, ` +
-          `so it may have partly run. It was not run again.${leftover} Check the current state of the workspace before deciding whether to retry it.`;
-        await journal.put(input.cwd, { ...previous, status: 'finished', finishedAt: new Date().toISOString(), result: { content, isError: true } });
-        return { toolUseId: input.toolUseId, content, isError: true, fromJournal: true, durationMs: 0 };
-      }
+      // Interrupted (the worker died) or cancelled without a user abort (shutdown, heartbeat timeout).
+      const resumed = previous && (await resumeInterrupted(previous, input, context.cancellationSignal));
+      if (resumed) return resumed;
       entry = {
         toolUseId: input.toolUseId,
         conversationId: input.conversationId,
         name: input.name,
         input: input.input,
-        status: 'started',
+        status: 'recorded',
+        phases: 2,
         attempt: context.info.attempt,
         startedAt: new Date().toISOString(),
         host: os.hostname(),
       };
       await journal.put(input.cwd, entry);
     }
+    const recorded = entry;
+    /** The tool is about to change something: the journal says what first (issue 24). */
+    const beginEffect = recorded
+      ? async (effect: ToolEffect) => {
+          entry = { ...recorded, status: 'started', effect };
+          await journal.put(input.cwd, entry);
+        }
+      : undefined;
 
     // Heartbeats name the tool and carry its output's tail (the UI's pending activity), and deliver
     // cancellation. Local activities (short read-only tools) cannot heartbeat; cancellation reaches them anyway.
@@ -121,6 +126,7 @@ export function createToolRunner(deps: RunToolDeps) {
         settingSources: input.settingSources,
         sandboxConfig: input.sandbox,
         stateDir: deps.stateDir,
+        beginEffect,
       });
     } catch (error) {
       if (context.cancellationSignal.aborted) {
@@ -140,6 +146,45 @@ export function createToolRunner(deps: RunToolDeps) {
       await journal.put(input.cwd, { ...entry, status: 'finished', finishedAt: new Date().toISOString(), result: budgeted });
     }
     return { toolUseId: input.toolUseId, ...budgeted, durationMs: Date.now() - startedAt };
+  }
+
+  /**
+   * A retry's answer for a call whose previous attempt did not finish, or undefined to run it
+   * (it never began, or a file write that never began). Every answer is journaled as finished.
+   */
+  async function resumeInterrupted(previous: JournalEntry, input: RunToolInput, signal: AbortSignal): Promise<RunToolResult | undefined> {
+    const plan = resumption(previous);
+    if (plan.kind === 'run') return undefined;
+    const finish = async (result: { content: string; isError: boolean; persistedPath?: string }): Promise<RunToolResult> => {
+      await journal.put(input.cwd, { ...previous, status: 'finished', finishedAt: new Date().toISOString(), result });
+      return { toolUseId: input.toolUseId, ...result, fromJournal: true, durationMs: 0 };
+    };
+    if (plan.kind === 'at-most-once') {
+      // A command that started may have partly run, so it is not run again blindly.
+      const leftover = await stopLeftoverProcesses(previous);
+      return finish({
+        content:
+          `The previous attempt to run this ${input.name} call was interrupted (the worker stopped) after it had started, ` +
+          `so it may have partly run. It was not run again.${leftover} Check the current state of the workspace before deciding whether to retry it.`,
+        isError: true,
+      });
+    }
+    const { effect } = plan;
+    const outcome = interruptedWriteOutcome(effect, await fileVersion(effect.path));
+    if (outcome === 'not-begun') return undefined;
+    if (outcome === 'done') return finish(await applyResultBudget(deps.stateDir, input, effect.result));
+    if (outcome === 'torn') {
+      // The journal kept the text: finish the write the way the tool writes (checked, not through a link).
+      const refused = await writeFileChecked(effect.path, effect.afterText!, { cwd: input.cwd, signal, access: input.access });
+      return finish(refused ?? (await applyResultBudget(deps.stateDir, input, effect.result)));
+    }
+    return finish({
+      content:
+        `The previous attempt at this ${input.name} call was interrupted (the worker stopped) while it was writing ${effect.path}, ` +
+        `and the file now holds neither what it held before the call nor what the call meant to write: something else has changed it since. ` +
+        `It was not run again. Read the file and decide whether the change is still needed.`,
+      isError: true,
+    });
   }
 
   return { runTool, runToolToResult };

@@ -2,20 +2,35 @@
  * Per-workspace journal of mutating tool calls, keyed by conversation and tool_use id
  * (architecture: "Rules that keep it durable"). Keyed by tool_use id alone, a model server that
  * reuses ids made a new conversation's Write return an older conversation's result without
- * writing (issue 12, defect 8). A retried activity whose first attempt finished returns the recorded result;
- * one whose first attempt started but never finished (the worker died mid-command) gets an
- * explicit error result instead of running the command again blindly.
+ * writing (issue 12, defect 8). A retried activity whose first attempt finished returns the recorded result.
+ *
+ * An entry goes `recorded` (the call is about to run; nothing changed yet) → `started` (its effect
+ * began, written just before it did) → `finished` or `cancelled` (issue 24). A retry of a call that
+ * was only recorded runs it: at most once must not mean "dropped when it never started". A command
+ * that started ran at most once: nothing can tell how far it got, so it is not run again. A file
+ * write that started is exactly once: the journal holds the file's version before and the one
+ * intended, so the retry finds the write done, not done (and does it), torn (and finishes it), or
+ * overtaken by another change (a conflict the model is told of).
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { type FileVersion, sameVersion, textVersion } from './tools/files';
+import type { ToolEffect } from './tools/types';
 
 export interface JournalEntry {
   toolUseId: string;
   conversationId: string;
   name: string;
   input: unknown;
-  status: 'started' | 'finished' | 'cancelled';
+  status: 'recorded' | 'started' | 'finished' | 'cancelled';
+  /**
+   * 2: written in phases (issue 24): `recorded` before the call runs, `started` with its effect.
+   * Absent: an older entry, whose `started` was written before the tool began, so it may not have.
+   */
+  phases?: 2;
+  /** What the call began to change (absent: it never began, or an older entry). */
+  effect?: ToolEffect;
   attempt: number;
   /** Host the attempt ran on (its leftovers can only be stopped there). */
   host?: string;
@@ -81,4 +96,36 @@ function safeName(id: string): string {
 function conversationDirectory(conversationId: string): string {
   const hash = createHash('sha256').update(conversationId).digest('hex').slice(0, 12);
   return `${safeName(conversationId).slice(0, 80)}-${hash}`;
+}
+
+/** What a retry does with a call whose previous attempt did not finish (pure; issue 24). */
+export type Resumption =
+  /** It never began to change anything: run it. */
+  | { kind: 'run' }
+  /** It may have partly run (a command, or an entry from before phases): not run again, the model is told. */
+  | { kind: 'at-most-once' }
+  /** A file write: see {@link interruptedWriteOutcome}. */
+  | { kind: 'file'; effect: Extract<ToolEffect, { kind: 'file' }> };
+
+export function resumption(previous: JournalEntry): Resumption {
+  if (previous.phases !== 2) return { kind: 'at-most-once' };
+  if (previous.effect === undefined) return { kind: 'run' };
+  return previous.effect.kind === 'file' ? { kind: 'file', effect: previous.effect } : { kind: 'at-most-once' };
+}
+
+/**
+ * Where an interrupted file write stands, from the file's version now: `done` (it holds the
+ * intended content), `not-begun` (it holds what it held before: run the call again, which computes
+ * the same write), `torn` (it holds a prefix of the intended content — the write was cut after it
+ * truncated the file — and the journal kept the text to finish it), or `conflict` (anything else:
+ * something else changed the file since).
+ */
+export function interruptedWriteOutcome(effect: Extract<ToolEffect, { kind: 'file' }>, now: FileVersion): 'done' | 'not-begun' | 'torn' | 'conflict' {
+  if (sameVersion(now, effect.after)) return 'done';
+  if (sameVersion(now, effect.before)) return 'not-begun';
+  if (effect.afterText !== undefined && now.exists && !('other' in now) && effect.after.exists && !('other' in effect.after) && now.bytes < effect.after.bytes) {
+    const prefix = Buffer.from(effect.afterText, 'utf8').subarray(0, now.bytes);
+    if (sameVersion(now, textVersion(prefix))) return 'torn';
+  }
+  return 'conflict';
 }

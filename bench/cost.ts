@@ -30,6 +30,7 @@ import { type CacheUsage, PromptCache, inputEquivalentTokens, withoutCacheContro
 import { type RecordedRequest, estimateInputTokens } from '../testing/scripted-model-server';
 import { readFilesPrompt, readFilesResponder } from './read-files';
 import { benchArgs, markdownTable, progress, publishResults, runBench, runContext, runOneShotQuery, withBenchStack } from './support';
+import { formatUsd } from '../common/money';
 
 const FILE_BYTES = 4096;
 const LINE_BYTES = 64;
@@ -99,7 +100,7 @@ async function main(): Promise<void> {
           thousands(billed.cache_creation_input_tokens),
           thousands(billed.cache_read_input_tokens),
           `**${thousands(equivalent)}**`,
-          `$${costOfUsage(DEFAULT_MODEL, usage).toFixed(2)}`,
+          formatUsd(costOfUsage(DEFAULT_MODEL, usage), 2),
           CLAUDE_CODE[steps] ? `${(equivalent / CLAUDE_CODE[steps]).toFixed(2)}×` : '–',
         ]);
       }
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
       checks.push(
         `- ${steps} steps: ${result.subtype}, ${result.num_turns} turns; the result reports input ${reported.input_tokens}, cache writes ${reported.cache_creation_input_tokens}, ` +
           `reads ${reported.cache_read_input_tokens} (re-billed "as sent": ${asSent.input_tokens}, ${asSent.cache_creation_input_tokens}, ${asSent.cache_read_input_tokens}), ` +
-          `total_cost_usd $${result.total_cost_usd.toFixed(2)}; the model server refused ${stack.model!.rejections.length} requests.`,
+          `total_cost_usd ${formatUsd(result.total_cost_usd, 2)}; the model server refused ${stack.model!.rejections.length} requests.`,
       );
     });
   }

@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import type { ResultMessage } from '../common/result';
 import { type RecordedRequest, type ScriptedTurn, estimateInputTokens } from '../testing/scripted-model-server';
 import type { ConversationEvent, ConversationStatus } from '../workflows/definitions';
+import { shorten } from '../common/cut-text';
 import {
   PER_ITERATION_HEADERS,
   PER_ITERATION_LEGEND,
@@ -209,7 +210,7 @@ function describeEvent(event: ConversationEvent): string {
   const message = event.message as { type: string; subtype?: string; content?: unknown; level?: string; result?: string; trigger?: string; preTokens?: number; postTokens?: number; message?: { content?: unknown } };
   const brief = (value: unknown) => {
     const text = typeof value === 'string' ? value : JSON.stringify(value);
-    return text.length > 160 ? `${text.slice(0, 159)}…` : text;
+    return shorten(text, 160);
   };
   switch (message.type) {
     case 'compact_boundary':

@@ -34,6 +34,7 @@ import type { conversationWorkflow } from '../workflows';
 import type { PermissionDecisionRequest, RecordedPermissionDecision } from '../workflows/permission-gate';
 import { NoLiveStreamError, readLive } from './live';
 import { type LiveEntry, answers as answersInput } from './live-view';
+import { oneLine } from '../common/cut-text';
 
 /** Thrown for a conversation id the server does not know. */
 export class ConversationNotFoundError extends Error {
@@ -397,9 +398,4 @@ export function staticDetails(config: ConversationConfig, prompt?: string): stri
   ];
   if (prompt) lines.push(`- **first prompt:** ${oneLine(prompt, 500)}`);
   return lines.join('\n');
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -4,6 +4,8 @@
 import type { ResultMessage } from '../common/result';
 import { toolArgument, toolCallLine, toolResultLine } from './tool-line';
 import type { CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../workflows/definitions';
+import { formatUsd } from '../common/money';
+import { shorten } from '../common/cut-text';
 
 /**
  * Text from the model, files or tools made safe for a terminal: escape sequences (colours, cursor
@@ -24,7 +26,7 @@ export function sanitizeForTerminal(text: string): string {
 
 function firstLine(text: string, max = 160): string {
   const line = text.split('\n').find((candidate) => candidate.trim() !== '') ?? '';
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  return shorten(line, max);
 }
 
 /** Token counts the way Claude Code prints them: 850, 9.4k, 152k, 1.2M. */
@@ -99,7 +101,7 @@ const ENDINGS: Partial<Record<ResultMessage['terminal_reason'], string>> = {
 };
 
 export function formatResultLine(result: ResultMessage): string {
-  const cost = `$${result.total_cost_usd.toFixed(4)}`;
+  const cost = formatUsd(result.total_cost_usd);
   // A local command that failed ended "completed" without running: its subtype says more.
   const why = result.terminal_reason === 'completed' ? result.subtype : (ENDINGS[result.terminal_reason] ?? result.terminal_reason);
   const head = result.is_error ? `✗ ${why}` : '✓ done';
@@ -155,7 +157,7 @@ export function formatStatus(status: ConversationStatus, workspace?: string): st
     `model         ${status.currentModel}${status.currentModel !== status.model ? ` (fallback from ${status.model})` : ''}`,
     // An ended conversation answers from its result: the transcript's size is not in it (no "messages 0").
     `queries       ${status.queryCount}   turn ${status.turnCount}${status.closed ? '' : `   messages ${status.messageCount}`}`,
-    `usage         in ${status.usage.input_tokens}  out ${status.usage.output_tokens}  cost $${status.totalCostUsd.toFixed(4)}${status.closed ? '' : `  context ${status.contextTokens} tokens`}`,
+    `usage         in ${status.usage.input_tokens}  out ${status.usage.output_tokens}  cost ${formatUsd(status.totalCostUsd)}${status.closed ? '' : `  context ${status.contextTokens} tokens`}`,
   ];
   const context = status.context as ContextStatus | undefined; // a worker from before compaction reports none
   if (context && !status.closed) lines.push(`context       ${formatContextLine(context)}`);

@@ -3,6 +3,7 @@
  * it comes, and — the seed's tombstone (§2.8) — the partial text of a model attempt that was
  * retried or fell back taken back before the next attempt's text, so no answer shows twice.
  */
+import { parseCutText } from '../common/cut-text';
 import type { ResultMessage } from '../common/result';
 import { type ModelAttempt, type ModelStreamItem, type ToolStreamItem, compareAttempts, sameAttempt } from '../common/stream-items';
 import type { ConversationEvent } from '../workflows/definitions';
@@ -106,9 +107,9 @@ export function streamedMatches(streamed: string, blocks: ReadonlyArray<{ text: 
       if (!rest.startsWith('\n\n')) return false;
       rest = rest.slice(2);
     }
-    const cut = /^([\s\S]*)… \((\d+) characters\)$/.exec(text);
-    const length = cut && rest.startsWith(cut[1]) ? Number(cut[2]) : text.length;
-    if (rest.length < length || !rest.startsWith(cut && length > cut[1].length ? cut[1] : text)) return false;
+    const cut = parseCutText(text);
+    const length = cut && rest.startsWith(cut.head) ? cut.length : text.length;
+    if (rest.length < length || !rest.startsWith(cut && length > cut.head.length ? cut.head : text)) return false;
     rest = rest.slice(length);
   }
   return rest === '';

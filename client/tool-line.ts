@@ -4,13 +4,9 @@
  * permission questions of `ask` and `chat` (which also preview what a Write or Edit would change).
  */
 import { getToolSpec } from '../common/tool-specs';
+import { oneLine, shorten } from '../common/cut-text';
 
 const ARGUMENT_LENGTH = 100;
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 /**
  * The argument from a tool's own summary (`Write notes.txt`, `Bash: ls`, `Agent (Explore): find
@@ -46,7 +42,7 @@ export function toolCallLine(name: string, argument: string): string {
 export function toolResultLine(text: string, isError: boolean, max = 120): string {
   const lines = text.replace(/\s+$/, '').split('\n');
   const first = lines.find((line) => line.trim() !== '') ?? '';
-  const shown = first.length > max ? `${first.slice(0, max - 1)}…` : first;
+  const shown = shorten(first, max);
   return `  ⎿  ${isError ? 'Error: ' : ''}${shown}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
 }
 
@@ -55,7 +51,7 @@ export function toolPreview(name: string, input: unknown, maxLines = 6): string[
   const record = (input ?? {}) as Record<string, unknown>;
   const clip = (text: string, prefix: string) => {
     const lines = text.replace(/\n$/, '').split('\n');
-    const shown = lines.slice(0, maxLines).map((line) => `    ${prefix}${line.length > 150 ? `${line.slice(0, 149)}…` : line}`);
+    const shown = lines.slice(0, maxLines).map((line) => `    ${prefix}${shorten(line, 150)}`);
     if (lines.length > maxLines) shown.push(`    … ${lines.length - maxLines} more lines`);
     return shown;
   };

@@ -270,3 +270,117 @@ export interface StopHookOutcome {
 export interface RunStopHooksResult {
   outcomes: StopHookOutcome[];
 }
+
+// ---- issue 22: MCP servers and hooks (activity side; appended as one block for the merge) ----
+
+/** loadMcpConfig: reads Claude Code's MCP configuration files on the workspace's host. */
+export interface LoadMcpConfigInput {
+  cwd: string;
+  /** `--setting-sources`: `project` gates `.mcp.json`, `user` and `local` gate `~/.claude.json`'s servers; default all. */
+  settingSources?: SettingSource[];
+  /** `--mcp-config`: file paths or inline JSON strings, in order. */
+  mcpConfig?: string[];
+  /** `--strict-mcp-config`: only the `--mcp-config` servers. */
+  strictMcpConfig?: boolean;
+}
+
+export interface LoadMcpConfigResult {
+  /** Unexpanded (`${VAR}` stays): secrets from the worker's environment never reach history. */
+  servers: Array<import('./mcp-config').McpServerEntry>;
+  /** One line per bad file or server (file, server, field), for the feed. */
+  warnings: string[];
+}
+
+/** listMcpServers: connect to the approved servers (or reuse their connections) and list their tools. */
+export interface ListMcpServersInput {
+  /** What connections are shared by: a conversation id, or a workspace+config key. */
+  scope: string;
+  cwd: string;
+  servers: Array<import('./mcp-config').McpServerEntry>;
+}
+
+export interface McpToolListing {
+  /** The API name (`mcp__server__tool`, within 64 characters). */
+  name: string;
+  server: string;
+  /** The server's own name for the tool. */
+  originalName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: import('./mcp-tools').McpToolAnnotations;
+  /** Only a tool annotated readOnlyHint runs beside others. */
+  concurrencySafe: boolean;
+}
+
+export interface McpServerStatus {
+  name: string;
+  scope: import('./mcp-config').McpScope;
+  transport: import('./mcp-config').McpTransportKind;
+  /** `needs-approval`: a project server nobody approved; `disabled`: in disabledMcpjsonServers. */
+  state: 'connected' | 'failed' | 'needs-approval' | 'disabled';
+  error?: string;
+  serverInfo?: { name: string; version: string };
+  /** The server's `instructions` (for the "# MCP Server Instructions" system section), bounded. */
+  instructions?: string;
+  tools: McpToolListing[];
+  /** How many `tools/list_changed` notifications this connection has seen: a change means list again. */
+  listChangedCount: number;
+}
+
+export interface ListMcpServersResult {
+  servers: McpServerStatus[];
+}
+
+/** callMcpTool: one `tools/call` on the server's connection, at most once unless the tool is read-only/idempotent. */
+export interface CallMcpToolInput {
+  scope: string;
+  cwd: string;
+  server: import('./mcp-config').McpServerEntry;
+  /** The API name, for messages. */
+  toolName: string;
+  /** The server's name for the tool. */
+  originalName: string;
+  arguments: Record<string, unknown>;
+  /** From the listing: decides whether a retried attempt calls again. */
+  annotations?: import('./mcp-tools').McpToolAnnotations;
+  timeoutMs?: number;
+}
+
+export interface CallMcpToolResult {
+  content: Array<import('./mcp-tools').ToolResultContentBlock>;
+  isError: boolean;
+  /** The attempt found an earlier one had started and did not call again. */
+  mayHaveRun?: boolean;
+  listChangedCount: number;
+  durationMs: number;
+}
+
+/** loadHookSettings: every command hook in the settings files `--setting-sources` allows. */
+export interface LoadHookSettingsInput {
+  cwd: string;
+  settingSources?: SettingSource[];
+}
+
+export interface LoadHookSettingsResult {
+  hooks: import('./hooks').HookSettings;
+  warnings: string[];
+}
+
+/** runHooks: the commands the workflow selected for one event (selectHookCommands), run once; the outcome is recorded. */
+export interface RunHooksInput {
+  conversationId: string;
+  cwd: string;
+  transcriptPath?: string;
+  permissionMode?: string;
+  event: import('./hooks').HookEvent;
+  commands: Array<import('./hooks').HookCommand>;
+  /** The hooks' sandbox (as Bash's and the Stop hooks'). */
+  additionalDirectories?: string[];
+  settingSources?: SettingSource[];
+  sandbox?: Record<string, unknown>;
+}
+
+export interface RunHooksResult {
+  /** In the order of `commands`; decideHookOutcome(event, outcomes) gives what the loop does. */
+  outcomes: Array<import('./hooks').HookRunOutcome>;
+}

@@ -1,11 +1,9 @@
 /**
  * Subagent types (Claude Code's `.claude/agents`): the built-in general-purpose and Explore
  * agents, and custom ones from Markdown files with front matter (`name`, `description`, `tools`,
- * `model`; the body is the system prompt). Pure: the parser runs on the worker (the files live
- * there), the definitions travel in the session context to the workflow.
+ * `model`; the body is the system prompt). Pure: the parser (activities/agent-files.ts) runs on
+ * the worker (the files live there), the definitions travel in the session context to the workflow.
  */
-import { parseFrontMatterFields } from './front-matter';
-
 export interface AgentDefinition {
   name: string;
   description: string;
@@ -57,31 +55,3 @@ export function agentTools(agent: AgentDefinition, offered: readonly string[]): 
   const allowed = agent.tools ? new Set(agent.tools) : undefined;
   return offered.filter((name) => !SUBAGENT_EXCLUDED_TOOLS.has(name) && (!allowed || allowed.has(name)));
 }
-
-/**
- * Parses a `.claude/agents/*.md` file: `---` front matter with `name`, `description`, `tools`
- * (comma-separated or a YAML list) and `model`, then the system prompt. Throws with a clear
- * message when the front matter is missing or lacks name/description.
- */
-export function parseAgentFile(text: string, source: string): AgentDefinition {
-  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
-  if (!match) throw new Error(`${source}: an agent file starts with front matter between --- lines (name, description, tools, model)`);
-  const fields = parseFrontMatterFields(match[1]);
-  const name = fields.get('name');
-  const description = fields.get('description');
-  if (typeof name !== 'string' || name === '') throw new Error(`${source}: the front matter needs a name`);
-  if (typeof description !== 'string' || description === '') throw new Error(`${source}: the front matter needs a description`);
-  const rawTools = fields.get('tools');
-  const tools = Array.isArray(rawTools) ? rawTools : typeof rawTools === 'string' ? rawTools.split(',').map((tool) => tool.trim()).filter(Boolean) : undefined;
-  const model = fields.get('model');
-  const body = match[2].trim();
-  return {
-    name,
-    description,
-    tools: tools && tools.length > 0 ? tools : undefined,
-    model: typeof model === 'string' && model !== '' && model !== 'inherit' ? model : undefined,
-    systemPrompt: body || undefined,
-    source,
-  };
-}
-

@@ -4,10 +4,8 @@
  * `/review`), a subdirectory namespaces it (`frontend/test.md` → `/frontend:test`), and optional
  * `---` front matter sets `description`, `argument-hint`, `model` and `allowed-tools`. The body is
  * the prompt; `$ARGUMENTS` and `$1`…`$9` take what follows the command. Pure: the session-context
- * activity reads the files, the workflow expands them.
+ * activity reads and parses the files (activities/custom-commands.ts), the workflow expands them.
  */
-import { parseFrontMatterFields } from './front-matter';
-
 export interface CustomCommand {
   /** What follows the slash: `review`, or `frontend:test` for a file in a subdirectory. */
   name: string;
@@ -39,43 +37,4 @@ export function commandNameOf(relativePath: string): string | undefined {
   if (!file || !file.endsWith('.md')) return undefined;
   const name = [...parts, file.slice(0, -'.md'.length)].join(':');
   return COMMAND_NAME_PATTERN.test(name) ? name : undefined;
-}
-
-/** Parses one command file. Front matter is optional; a malformed one is an error with the file's name. */
-export function parseCommandFile(text: string, name: string, scope: CustomCommand['scope'], source: string): CustomCommand {
-  let fields = new Map<string, string | string[]>();
-  let body = text;
-  if (/^---\r?\n/.test(text)) {
-    const match = /^---\r?\n([\s\S]*?)\r?\n?---[ \t]*(?:\r?\n([\s\S]*))?$/.exec(text);
-    if (!match) throw new Error(`${source}: the front matter opened with --- is never closed`);
-    fields = parseFrontMatterFields(match[1]);
-    body = match[2] ?? '';
-  }
-  body = body.trim();
-  const text_ = (key: string) => {
-    const value = fields.get(key);
-    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
-  };
-  const rawTools = fields.get('allowed-tools');
-  const allowedTools = Array.isArray(rawTools)
-    ? rawTools
-    : typeof rawTools === 'string'
-      ? rawTools.split(',').map((tool) => tool.trim()).filter(Boolean)
-      : undefined;
-  const model = text_('model');
-  const firstLine = body.split('\n').find((line) => line.trim() !== '')?.trim().replace(/^#+\s*/, '');
-  return {
-    name,
-    description: text_('description') ?? (firstLine ? truncate(firstLine, 100) : 'Custom command'),
-    argumentHint: text_('argument-hint'),
-    model: model && model !== 'inherit' ? model : undefined,
-    allowedTools: allowedTools && allowedTools.length > 0 ? allowedTools : undefined,
-    body,
-    scope,
-    source,
-  };
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

@@ -9,6 +9,7 @@
  * a new attempt, and a reader drops the partial output of an attempt that was superseded (the
  * seed's tombstone, §2.8).
  */
+import { shorten } from './cut-text';
 
 /** Topics of the conversation stream. */
 export const STREAM_TOPICS = {
@@ -64,6 +65,6 @@ export function resultSummary(content: string, max = 120): string {
   const firstLine = content.split('\n').find((line) => line.trim() !== '') ?? '';
   const flat = firstLine.trim();
   const lines = content.split('\n').length;
-  const head = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  const head = shorten(flat, max);
   return lines > 1 ? `${head} (${lines} lines)` : head;
 }

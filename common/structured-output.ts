@@ -7,7 +7,8 @@
  * `error_max_structured_output_retries`. The model is not forced with `tool_choice` (that would
  * forbid thinking and any other tool first): a Stop-hook-like check sends it back when it ends
  * its turn without a valid call. Pure: used by the CLI (checking the schema before anything
- * starts), the workflow (validating calls) and the model activity (the tool definition).
+ * starts), the workflow (recording verdicts; validating calls itself only in old histories) and
+ * the model activity (the tool definition). The checkStructuredOutput activity validates calls.
  */
 import { z } from 'zod';
 import { jsonSchemaProblem } from './json-schema-check';
@@ -49,15 +50,46 @@ export function checkOutputSchema(schema: unknown): OutputSchema {
       `the schema's top level must have "type": "object" (the answer is the input of a tool call), got ${record.type === undefined ? 'no "type"' : `"type": ${JSON.stringify(record.type)}`}`,
     );
   }
-  // What the API checks (draft 2020-12's shape), then what validating answers needs.
+  // What the API checks (draft 2020-12's shape), and nothing more: answers are checked by a
+  // standard 2020-12 validator (activities/structured-output.ts), so if/then/else,
+  // dependentRequired and unevaluatedProperties work as the API would let them.
   const problem = jsonSchemaProblem(record);
   if (problem) throw new OutputSchemaError(`the schema is not valid JSON Schema (draft 2020-12): ${problem}`);
-  try {
-    z.fromJSONSchema(record as Parameters<typeof z.fromJSONSchema>[0]);
-  } catch (error) {
-    throw new OutputSchemaError(`the schema is valid in shape, but this engine cannot check answers against it: ${(error as Error).message}`);
-  }
+  // One thing no answer could pass, refused before anything starts rather than after five tries.
+  const dangling = danglingReference(record, record);
+  if (dangling) throw new OutputSchemaError(`the schema is valid in shape, but answers cannot be checked against it: Reference not found: ${dangling}`);
   return record;
+}
+
+/** The first `$ref` inside this document (`#…`) that points nowhere, if any. */
+function danglingReference(node: unknown, root: OutputSchema): string | undefined {
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const found = danglingReference(item, root);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (typeof node !== 'object' || node === null) return undefined;
+  const ref = (node as Record<string, unknown>).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#') && !resolvesInside(ref, root)) return ref;
+  for (const child of Object.values(node)) {
+    const found = danglingReference(child, root);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function resolvesInside(ref: string, root: OutputSchema): boolean {
+  if (ref === '#') return true;
+  if (!ref.startsWith('#/')) return true; // an anchor (`#name`): left to the validator
+  let target: unknown = root;
+  for (const raw of ref.slice(2).split('/')) {
+    const key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
+    if (typeof target !== 'object' || target === null || !(key in target)) return false;
+    target = (target as Record<string, unknown>)[key];
+  }
+  return true;
 }
 
 /** Parses the text of `--json-schema` (a JSON string, as Claude Code takes it) and checks it. */
@@ -74,7 +106,11 @@ export function parseOutputSchema(text: string): OutputSchema {
 /** The outcome of validating one StructuredOutput call. */
 export type StructuredOutputCheck = { valid: true; value: unknown } | { valid: false; error: string };
 
-/** A validator for `schema` (compiled once; call it for each StructuredOutput call). */
+/**
+ * A zod validator for `schema` (compiled once; call it for each StructuredOutput call). Only for
+ * replaying histories recorded before the check moved to the checkStructuredOutput activity
+ * (issue 23): zod's fromJSONSchema is semi-experimental and refuses valid 2020-12 schemas.
+ */
 export function compileOutputSchema(schema: OutputSchema): (input: unknown) => StructuredOutputCheck {
   let validator: z.ZodType | undefined;
   let compileError: string | undefined;

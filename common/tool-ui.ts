@@ -4,6 +4,7 @@
  * Pure: imported by the workflow bundle.
  */
 import { getToolSpec } from './tool-specs';
+import { shorten } from './cut-text';
 
 /**
  * Failure type of a tool call that ended in error. The runTool activity fails with it
@@ -35,7 +36,7 @@ export function toolCallSummary(name: string, input: unknown): string {
 /** The failure message: "Bash: node test.js failed: Error: expected 6, got 5" (one line, short). */
 export function toolErrorMessage(summary: string, content: string): string {
   const firstLine = content.split('\n').find((line) => line.trim() !== '')?.trim() ?? 'no output';
-  const line = firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine;
+  const line = shorten(firstLine, 200);
   return `${summary} failed: ${line}`;
 }
 

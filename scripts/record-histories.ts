@@ -233,6 +233,38 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Issue 23: StructuredOutput checked in the checkStructuredOutput local activity (its verdict
+    // recorded), with a schema zod's fromJSONSchema refused (if/then/else): one invalid call, one valid.
+    // Its pair, structured-output-in-workflow.json, was recorded by this script on the code before
+    // (commit a2214c0, zod in the workflow), so the unpatched branch keeps replaying too.
+    name: 'structured-output',
+    prompt: 'Where should the parcel go?',
+    config: {
+      jsonSchema: {
+        type: 'object',
+        properties: { country: { enum: ['US', 'CA'] }, postal_code: { type: 'string' } },
+        required: ['country', 'postal_code'],
+        if: { properties: { country: { const: 'US' } } },
+        then: { properties: { postal_code: { pattern: '^[0-9]{5}$' } } },
+        else: { properties: { postal_code: { pattern: '^[A-Z][0-9][A-Z] [0-9][A-Z][0-9]$' } } },
+      },
+    },
+    model: {
+      script: [
+        { content: [{ type: 'tool_use', name: 'StructuredOutput', input: { country: 'US', postal_code: 'K1M 1M4' } }] },
+        { content: [{ type: 'tool_use', name: 'StructuredOutput', input: { country: 'CA', postal_code: 'K1M 1M4' } }] },
+        { content: [{ type: 'text', text: 'Ottawa.' }] },
+      ],
+    },
+    async drive(api, id, firstInput) {
+      const result = await api.waitForResult(id, firstInput);
+      if (JSON.stringify(result.structured_output) !== JSON.stringify({ country: 'CA', postal_code: 'K1M 1M4' })) {
+        throw new Error(`structured-output: unexpected result ${JSON.stringify(result)}`);
+      }
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {

@@ -12,8 +12,10 @@ import { SCRIPTED_HELP, scriptedResponder } from './scripted-model';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { EncryptionKeyError } from '../infra/encryption-codec';
 import { sandboxStatusLine } from '../activities/sandbox';
+import { ripgrepStatusLine } from '../activities/tools/ripgrep';
 import { createWorker } from './worker';
 import { WorkerTuningError, workerTuningFromEnvironment } from './tuning';
+import { WorkerVersioningError, workerDeploymentFromEnvironment } from './versioning';
 import { createWorkspaceWorker } from './workspace-worker';
 
 export interface RunWorkerOptions {
@@ -32,6 +34,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
   const settings = temporalSettings(env);
   // Checked before connecting: a bad value is a clear error, not a half-started worker.
   const tuning = workerTuningFromEnvironment(env);
+  const deployment = workerDeploymentFromEnvironment(env);
   const client = await connectClient(settings);
   let connection: NativeConnection;
   try {
@@ -72,11 +75,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
     dataConverter: settings.dataConverter,
     activities: createActivities({ anthropic, stateDir: defaultStateDir(env), temporalClient: client }),
     overrides: tuning,
+    deployment,
   });
   await runUntilStopped(
     worker,
     `durable-agent worker: polling task queue "${settings.taskQueue}" on ${settings.address} (namespace ${settings.namespace})` +
       `, model calls handed over on "${worker.handoffTaskQueue}"` +
+      (deployment ? `, Worker Deployment version ${deployment.version.deploymentName}.${deployment.version.buildId} (conversations pinned)` : '') +
       (scripted ? ', scripted model' : env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : '') +
       (settings.dataConverter ? `, payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : ''),
     connection,
@@ -89,6 +94,8 @@ async function runUntilStopped(worker: Worker, banner: string, ...connections: A
   console.log(banner);
   // Whether Bash commands and Stop hooks on this host will run in the OS sandbox (issue 17 §10).
   console.log(await sandboxStatusLine());
+  // Whether Grep and Glob have their engine on this host (issue 23): said now, not at the first search.
+  console.log(ripgrepStatusLine());
   try {
     await worker.run();
   } finally {
@@ -100,7 +107,12 @@ async function runUntilStopped(worker: Worker, banner: string, ...connections: A
 if (require.main === module) {
   runWorker(process.env, { scripted: process.argv.includes('--scripted') }).catch((error: unknown) => {
     console.error(
-      error instanceof TemporalUnreachableError || error instanceof WorkerTuningError || error instanceof EncryptionKeyError ? error.message : error,
+      error instanceof TemporalUnreachableError ||
+        error instanceof WorkerTuningError ||
+        error instanceof WorkerVersioningError ||
+        error instanceof EncryptionKeyError
+        ? error.message
+        : error,
     );
     process.exit(1);
   });

@@ -34,6 +34,13 @@ export interface CreateWorkerOptions {
    * (workflow-stack-traces.ts), so it is an opt-in.
    */
   workflowStackTraces?: boolean;
+  /**
+   * Worker Versioning (worker/versioning.ts): this worker's deployment version, its conversations
+   * pinned to it. Default: unversioned. The handoff worker stays unversioned: its task queue is this
+   * process's own, and a version's task queues must all be polled by the next version before it can
+   * become current.
+   */
+  deployment?: WorkerOptions['workerDeploymentOptions'];
 }
 
 /**
@@ -147,6 +154,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<AgentW
     // long while a Bash command keeps changing the workspace. One second keeps abort prompt.
     maxHeartbeatThrottleInterval: '1 second',
     sinks: transcriptCacheSinks(options.transcriptCache ?? processTranscriptCache),
+    ...(options.deployment ? { workerDeploymentOptions: options.deployment } : {}),
     // Pollers, sticky queue and eager reservations stay at the SDK defaults (bench/results/dispatch-latency.md):
     // on the project's dev server, maxConcurrentActivityTaskPolls 2 or 20, autoscaling pollers and
     // nonStickyToStickyPollRatio 1 measured within noise of them (interleaved: 16.6 ms per hop defaults, 15.1

@@ -5,7 +5,7 @@
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
  */
-import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
 import {
   type ConversationInput,
@@ -36,6 +36,13 @@ const TRANSCRIPT_SLICE_BYTES = 1_000_000;
  * recorded compactions were decided on; they keep it on replay.
  */
 export const MODELS_API_DEFAULT_MODEL_PATCH = 'models-api-default-model';
+/**
+ * patched() id of upgrading on continue-as-new (issue 24, Worker Versioning): a versioned worker
+ * pins each run to its version; the next run starts on the deployment's current version
+ * (`initialVersioningBehavior: 'AUTO_UPGRADE'`), and a run continues as new after a query once the
+ * server says a newer version is current. Older runs continued as new with no versioning option.
+ */
+export const UPGRADE_ON_CONTINUE_AS_NEW_PATCH = 'upgrade-on-continue-as-new';
 /** The default before MODELS_API_DEFAULT_MODEL_PATCH (spelled out of parts: no code may name it as a model to use). */
 const PRE_MODELS_API_DEFAULT_MODEL = ['claude-sonnet', '5', '5'].join('-');
 
@@ -124,8 +131,15 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       session.live.reattach();
       return false;
     }
+    // Unversioned workers and servers before Upgrade-on-Continue-as-New ignore the option.
+    if (patched(UPGRADE_ON_CONTINUE_AS_NEW_PATCH)) {
+      return makeContinueAsNewFunc<typeof conversationWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ config: input.config, carried });
+    }
     return continueAsNew<typeof conversationWorkflow>({ config: input.config, carried });
   };
+  /** A newer Worker Deployment version is current: move to it between queries (the run itself stays pinned). */
+  const newerVersionIsCurrent = () =>
+    session.continueAsNewFits && workflowInfo().targetWorkerDeploymentVersionChanged && patched(UPGRADE_ON_CONTINUE_AS_NEW_PATCH);
 
   // ---- main body: wait for input, run queries, carry state forward ----
   if (input.initialPrompt) session.pendingInputs.unshift({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
@@ -169,7 +183,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       break;
     }
     if (session.endRequested && session.pendingInputs.length === 0) break;
-    if (session.shouldContinueAsNew()) await continueAsNewWith();
+    if (session.shouldContinueAsNew() || newerVersionIsCurrent()) await continueAsNewWith();
   }
   session.setPhase('ended');
   await session.settleParentReports();

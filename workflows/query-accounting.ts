@@ -52,9 +52,17 @@ export class QueryAccounting {
     };
   }
 
-  /** A StructuredOutput call: accepted (its input is the query's output) or an error result the model can act on. */
+  /**
+   * A StructuredOutput call checked here, by zod's fromJSONSchema in the workflow: only for
+   * histories recorded before the check moved to the checkStructuredOutput activity (issue 23).
+   */
   provideStructuredOutput(input: unknown): { content: string; isError: boolean } {
     const check = this.validate ? this.validate(input) : ({ valid: false, error: 'This conversation asks for no structured output.' } as const);
+    return this.recordStructuredOutput(check);
+  }
+
+  /** A StructuredOutput call's verdict: accepted (its input is the query's output) or an error result the model can act on. */
+  recordStructuredOutput(check: StructuredOutputCheck): { content: string; isError: boolean } {
     const current = this.state.structuredOutput;
     if (!check.valid) {
       this.state = { ...this.state, structuredOutput: { ...current, invalidCalls: current.invalidCalls + 1 } };

@@ -185,6 +185,9 @@ export function activities(options: ActivityOptions): Activities {
   return proxyActivities<Activities>(options);
 }
 
+/** patched() id of the StructuredOutput check in the checkStructuredOutput activity (older histories: zod in the workflow). */
+const STRUCTURED_OUTPUT_ACTIVITY_PATCH = 'structured-output-activity';
+
 /** Local activities for LOCAL_TOOLS. */
 function localActivities(options: LocalActivityOptions): Activities {
   return proxyLocalActivities<Activities>(options);
@@ -384,8 +387,13 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     host.live?.publishTool({ type: 'tool_start', toolUseId: block.id, name: block.name, summary });
     let outcome: { content: string; isError: boolean } | undefined;
     try {
-      // Structured output is checked in the workflow: no activity, nothing to retry.
-      if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) return (outcome = host.accounting.provideStructuredOutput(block.input));
+      if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) {
+        // Issue 23: checked once by a standard validator in a local activity, its verdict recorded, so
+        // replay cannot decide differently; older histories checked it here with zod.
+        if (!patched(STRUCTURED_OUTPUT_ACTIVITY_PATCH)) return (outcome = host.accounting.provideStructuredOutput(block.input));
+        const check = await localActivities({ ...LOCAL_TOOL_OPTIONS, summary }).checkStructuredOutput({ schema: config.jsonSchema, input: block.input });
+        return (outcome = host.accounting.recordStructuredOutput(check));
+      }
       // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
       const offered = config.tools;
       if (offered && !offered.includes(block.name)) {

@@ -57,7 +57,7 @@ export class AccessGuard {
   /** The Read deny rule that covers the literal or the real path, if any. */
   readDenyRule(absolute: string, real: string): string | undefined {
     const context = { cwd: this.ruleCwd, homeDir: this.homeDir };
-    return this.access.readDeny.find((rule) => pathMatchesRule(rule, absolute, context) || pathMatchesRule(rule, real, context));
+    return this.access.readDeny.find((rule) => pathMatchesRule(rule, absolute, context) || (real !== absolute && pathMatchesRule(rule, real, context)));
   }
 
   /** Read, Write, Edit: the real path to act on, or why not. */
@@ -95,9 +95,14 @@ export class AccessGuard {
    */
   async fileVisible(absolute: string, extraAreas: readonly string[]): Promise<string | undefined> {
     const { real, loop } = await resolveRealPath(absolute);
-    if (loop || !this.realInside(real, extraAreas) || isSpecialPath(absolute) || isSpecialPath(real)) return undefined;
-    if (this.readDenyRule(absolute, real) !== undefined) return undefined;
-    return real;
+    if (loop) return undefined;
+    return this.visibleAt(absolute, real, extraAreas) ? real : undefined;
+  }
+
+  /** fileVisible's checks once the real path is known (Grep and Glob resolve real paths per directory). */
+  visibleAt(absolute: string, real: string, extraAreas: readonly string[]): boolean {
+    if (!this.realInside(real, extraAreas) || isSpecialPath(absolute) || isSpecialPath(real)) return false;
+    return this.readDenyRule(absolute, real) === undefined;
   }
 
   /**

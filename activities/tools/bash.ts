@@ -45,6 +45,14 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     readDenyRules: context.access?.readDeny,
   });
   if (sandbox.refusal) return { isError: true, content: [sandbox.refusal, ...sandbox.notices].join('\n') };
+  // From here the command may change anything, and nothing can tell afterwards how far it got:
+  // the journal marks it started, so a retry after a crash does not run it again (issue 24).
+  try {
+    await context.beginEffect?.({ kind: 'process' });
+  } catch (error) {
+    await sandbox.launch?.release?.();
+    throw error;
+  }
   const run = await runShellCommand({
     command: input.command,
     cwd: context.cwd,

@@ -1,10 +1,11 @@
 /** Edit tool implementation: exact string replacement, unique unless replace_all. */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EditInput } from '../../common/tools/edit';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 import { AccessGuard, AccessRefusal, writeThroughHandle } from './access';
-import { formatNumberedLine, looksBinary, nonRegularFileKind } from './files';
+import { type FileVersion, formatNumberedLine, looksBinary, nonRegularFileKind, textVersion } from './files';
+import { fileEffect } from './write';
 
 /** Larger files are refused: Edit holds the file and its edited copy in memory as strings. */
 export const EDIT_MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -43,17 +44,24 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
   const checked = guard ? await guard.checkFile(filePath, 'write') : { real: filePath };
   if (checked instanceof AccessRefusal) return { isError: true, content: checked.message };
   const target = checked.real;
-  /** Writes the new text: with access, through a descriptor opened without following a swapped-in link. */
-  const write = async (text: string): Promise<ToolExecutionResult | undefined> => {
+  /**
+   * Writes the new text: with access, through a descriptor opened without following a swapped-in link.
+   * The journal hears of it first (issue 24): what the file held and what it is about to hold.
+   */
+  const write = async (before: FileVersion, text: string, result: ToolExecutionResult): Promise<ToolExecutionResult> => {
+    if (context.beginEffect) {
+      const written = guard ? target : await realpath(filePath).catch(() => filePath);
+      await context.beginEffect(fileEffect(written, before, text, result));
+    }
     if (!guard) {
       await mkdir(path.dirname(filePath), { recursive: true });
       await writeFile(filePath, text, 'utf8');
-      return undefined;
+      return result;
     }
     const opened = await guard.openForWrite(target);
     if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
     await writeThroughHandle(opened.handle, text);
-    return undefined;
+    return result;
   };
   const existing = await stat(target).catch((error: NodeJS.ErrnoException) => error);
   if (existing instanceof Error) {
@@ -65,9 +73,7 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
       };
     }
     // Claude Code behaviour: an empty old_string on a missing file creates it.
-    const refused = await write(input.new_string);
-    if (refused) return refused;
-    return { isError: false, content: `File created successfully at: ${filePath}` };
+    return write({ exists: false }, input.new_string, { isError: false, content: `File created successfully at: ${filePath}` });
   }
   if (existing.isDirectory()) {
     return { isError: true, content: `EISDIR: ${filePath} is a directory, not a file.` };
@@ -86,19 +92,22 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
   if (await looksBinary(target)) {
     return { isError: true, content: `Cannot edit ${filePath}: it appears to be a binary file.` };
   }
-  let original: string;
+  let originalBytes: Buffer;
   if (guard) {
     // The text an edit starts from comes from the checked file too, not through a link swapped in since.
     const opened = await guard.openForRead(target);
     if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
     try {
-      original = await opened.readFile('utf8');
+      originalBytes = await opened.readFile();
     } finally {
       await opened.close();
     }
   } else {
-    original = await readFile(target, 'utf8');
+    originalBytes = await readFile(target);
   }
+  const original = originalBytes.toString('utf8');
+  // The journal compares bytes, which the decoded text may not give back (invalid UTF-8).
+  const before = context.beginEffect ? textVersion(originalBytes) : { exists: false as const };
   if (input.old_string === '') {
     if (original.trim() !== '') {
       return {
@@ -106,9 +115,7 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
         content: `Cannot create new file - file already exists: ${filePath}. Use a non-empty old_string to edit it, or Write to replace it.`,
       };
     }
-    const refused = await write(input.new_string);
-    if (refused) return refused;
-    return { isError: false, content: `The file ${filePath} has been updated successfully.` };
+    return write(before, input.new_string, { isError: false, content: `The file ${filePath} has been updated successfully.` });
   }
 
   let oldString = input.old_string;
@@ -140,19 +147,17 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
       ? original.split(oldString).join(newString)
       : original.slice(0, firstIndex) + newString + original.slice(firstIndex + oldString.length);
   context.signal.throwIfAborted();
-  const refused = await write(updated);
-  if (refused) return refused;
-
-  if (input.replace_all === true && occurrences > 1) {
-    return {
-      isError: false,
-      content: `The file ${filePath} has been updated. All ${occurrences} occurrences of old_string were successfully replaced with new_string.`,
-    };
-  }
-  return {
-    isError: false,
-    content: `The file ${filePath} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet(updated.replace(/\r\n/g, '\n'), firstIndexInLf(original, firstIndex), newString.replace(/\r\n/g, '\n').length)}`,
-  };
+  const result: ToolExecutionResult =
+    input.replace_all === true && occurrences > 1
+      ? {
+          isError: false,
+          content: `The file ${filePath} has been updated. All ${occurrences} occurrences of old_string were successfully replaced with new_string.`,
+        }
+      : {
+          isError: false,
+          content: `The file ${filePath} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet(updated.replace(/\r\n/g, '\n'), firstIndexInLf(original, firstIndex), newString.replace(/\r\n/g, '\n').length)}`,
+        };
+  return write(before, updated, result);
 }
 
 /** Offset of `index` in `text` once CRLF pairs are collapsed to LF (the snippet is shown in LF). */

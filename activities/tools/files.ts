@@ -1,5 +1,6 @@
 /** File helpers shared by the Read, Write, Edit and Grep tools. */
-import { createReadStream, type Stats } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { constants, createReadStream, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 
 /** Bytes inspected for NUL when deciding whether a file is binary. */
@@ -89,4 +90,48 @@ export async function* readBoundedLines(file: string | FileHandle, maxLineBytes:
   } finally {
     stream.destroy();
   }
+}
+
+/**
+ * What a file held, by content: what the tool journal records before a write and compares after
+ * a crash (issue 24). `other`: something that is not a regular file (a link, a FIFO, a directory).
+ */
+export type FileVersion = { exists: false } | { exists: true; sha256: string; bytes: number } | { exists: true; other: true };
+
+/** The version of `text` once written as UTF-8. */
+export function textVersion(text: string | Buffer): FileVersion {
+  const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  return { exists: true, sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
+}
+
+/** The file's current version, opened without following a link (a link is `other`) or blocking on a FIFO. */
+export async function fileVersion(file: string): Promise<FileVersion> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { exists: false };
+    if (code === 'ELOOP') return { exists: true, other: true };
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return { exists: true, other: true };
+    const hash = createHash('sha256');
+    let bytes = 0;
+    for await (const chunk of createReadStream('', { fd: handle, start: 0, autoClose: false }) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      bytes += chunk.length;
+    }
+    return { exists: true, sha256: hash.digest('hex'), bytes };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether two versions are the same content (or both absent); `other` matches nothing. */
+export function sameVersion(a: FileVersion, b: FileVersion): boolean {
+  if (!a.exists || !b.exists) return a.exists === b.exists;
+  if ('other' in a || 'other' in b) return false;
+  return a.sha256 === b.sha256 && a.bytes === b.bytes;
 }

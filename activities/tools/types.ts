@@ -1,6 +1,7 @@
 /** Types shared by the tool implementations and their dispatcher (own module, so neither imports the other). */
 import type { ToolAccess } from '../../common/permission-facts';
 import type { SettingSource } from '../../common/permissions';
+import type { FileVersion } from './files';
 
 /** What a tool needs from its caller. */
 export interface ToolExecutionContext {
@@ -29,7 +30,34 @@ export interface ToolExecutionContext {
   sandboxConfig?: unknown;
   /** The worker's state directory, hidden from Bash but for this workspace's persisted results. */
   stateDir?: string;
+  /**
+   * Called (and awaited) just before the tool starts changing anything: the tool journal records
+   * what is about to happen, so a retry after a crash knows whether it began (issue 24). Throws to
+   * stop the tool (another attempt took the call over). Absent: nothing is journaled.
+   */
+  beginEffect?: (effect: ToolEffect) => Promise<void>;
 }
+
+/** Up to this many characters of a file tool's intended content are journaled, to finish a torn write. */
+export const JOURNALED_TEXT_MAX_CHARS = 1024 * 1024;
+
+/**
+ * What a mutating tool is about to do. A command (`process`) cannot be inspected afterwards, so it
+ * runs at most once; a file write can (`file`): the file holds `before`, `after`, or something else.
+ */
+export type ToolEffect =
+  | { kind: 'process' }
+  | {
+      kind: 'file';
+      /** The real path written. */
+      path: string;
+      before: FileVersion;
+      after: FileVersion;
+      /** The content written, when at most JOURNALED_TEXT_MAX_CHARS (a crash mid-write leaves a prefix of it). */
+      afterText?: string;
+      /** The result the call returns once the write is done. */
+      result: ToolExecutionResult;
+    };
 
 /** A tool_result's content and is_error flag. */
 export interface ToolExecutionResult {

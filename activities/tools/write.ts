@@ -1,10 +1,10 @@
 /** Write tool implementation: create or overwrite a file, creating parent directories. */
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { WriteInput } from '../../common/tools/write';
 import { AccessGuard, AccessRefusal, writeThroughHandle } from './access';
-import { nonRegularFileKind } from './files';
-import type { ToolExecutionContext, ToolExecutionResult } from './types';
+import { type FileVersion, fileVersion, nonRegularFileKind, textVersion } from './files';
+import { JOURNALED_TEXT_MAX_CHARS, type ToolEffect, type ToolExecutionContext, type ToolExecutionResult } from './types';
 
 /** Write: "File created successfully at: PATH" or "The file PATH has been updated successfully." */
 export async function executeWrite(input: WriteInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
@@ -24,6 +24,14 @@ export async function executeWrite(input: WriteInput, context: ToolExecutionCont
   if (kind !== undefined) {
     return { isError: true, content: `Cannot write ${filePath}: it is ${kind}, not a regular file.` };
   }
+  const result: ToolExecutionResult =
+    existing === undefined
+      ? { isError: false, content: `File created successfully at: ${filePath}` }
+      : { isError: false, content: `The file ${filePath} has been updated successfully.` };
+  if (context.beginEffect) {
+    const written = guard ? target : await realpath(filePath).catch(() => filePath);
+    await context.beginEffect(fileEffect(written, existing === undefined ? { exists: false } : await fileVersion(written), input.content, result));
+  }
   if (guard) {
     const opened = await guard.openForWrite(target);
     if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
@@ -32,7 +40,36 @@ export async function executeWrite(input: WriteInput, context: ToolExecutionCont
     await mkdir(path.dirname(filePath), { recursive: true });
     await writeFile(filePath, input.content, 'utf8');
   }
-  return existing === undefined
-    ? { isError: false, content: `File created successfully at: ${filePath}` }
-    : { isError: false, content: `The file ${filePath} has been updated successfully.` };
+  return result;
+}
+
+/** The journal's record of a write about to replace `before` with `text` (issue 24). */
+export function fileEffect(written: string, before: FileVersion, text: string, result: ToolExecutionResult): ToolEffect {
+  return {
+    kind: 'file',
+    path: written,
+    before,
+    after: textVersion(text),
+    ...(text.length <= JOURNALED_TEXT_MAX_CHARS && { afterText: text }),
+    result,
+  };
+}
+
+/**
+ * Writes `text` to `filePath` as the file tools do: with `context.access`, through a descriptor
+ * opened on the checked real path without following a swapped-in link; an error result when refused.
+ */
+export async function writeFileChecked(filePath: string, text: string, context: ToolExecutionContext): Promise<ToolExecutionResult | undefined> {
+  const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
+  if (!guard) {
+    await mkdir(path.dirname(filePath), { recursive: true });
+    await writeFile(filePath, text, 'utf8');
+    return undefined;
+  }
+  const checked = await guard.checkFile(filePath, 'write');
+  if (checked instanceof AccessRefusal) return { isError: true, content: checked.message };
+  const opened = await guard.openForWrite(checked.real);
+  if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
+  await writeThroughHandle(opened.handle, text);
+  return undefined;
 }

@@ -18,16 +18,10 @@ import { sanitizeForTerminal } from '../format';
 import { LiveTextPrinter } from '../live-printer';
 import { OUTPUT_FORMATS, type OutputFormat, formatFinalOutput, sdkMessagesFor, systemInitMessage } from '../output-formats';
 import { UsageError } from '../usage-error';
-
-/** Where `ask` prints, and the stdin it may read its prompt from. */
-export interface AskIo {
-  out: (text: string) => void;
-  err: (text: string) => void;
-  /** Absent: no stdin is read (tests, and callers that pass the prompt only as an argument). */
-  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
-  /** A terminal: text answers stream as they are written (issue 10). */
-  tty?: { write: (text: string) => void };
-}
+import { type Io, type OptionValues, CONFIG_OPTIONS, configFrom, parse, withCheckedModels } from '../command-line';
+import { connect, warnIfNoWorker } from '../connect';
+import { CONTINUE_OPTIONS, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
+import { promptForPermissions } from './permissions';
 
 /** Options of `ask` only. */
 export const ASK_OPTIONS = {
@@ -41,10 +35,8 @@ export const SESSION_LIMIT_OPTIONS = {
   'json-schema': { type: 'string' },
 } as const;
 
-type Values = Record<string, string | boolean | string[] | undefined>;
-
 /** `--output-format` and `--verbose`, checked as Claude Code checks them. */
-export function outputFormatFrom(values: Values): OutputFormat {
+export function outputFormatFrom(values: OptionValues): OutputFormat {
   const format = (values['output-format'] as string | undefined) ?? 'text';
   if (!(OUTPUT_FORMATS as readonly string[]).includes(format)) {
     throw new UsageError(`--output-format must be "text", "json" or "stream-json", got "${format}".`);
@@ -54,7 +46,7 @@ export function outputFormatFrom(values: Values): OutputFormat {
 }
 
 /** `--max-budget-usd` and `--json-schema` as conversation config; a bad value is a UsageError before anything starts. */
-export function sessionLimitsFrom(values: Values, cwd: string = process.cwd()): Pick<ConversationConfigInput, 'maxBudgetUsd' | 'jsonSchema'> {
+export function sessionLimitsFrom(values: OptionValues, cwd: string = process.cwd()): Pick<ConversationConfigInput, 'maxBudgetUsd' | 'jsonSchema'> {
   const limits: Pick<ConversationConfigInput, 'maxBudgetUsd' | 'jsonSchema'> = {};
   const budgetText = values['max-budget-usd'] as string | undefined;
   if (budgetText !== undefined) {
@@ -81,7 +73,7 @@ export function sessionLimitsFrom(values: Values, cwd: string = process.cwd()): 
  * The prompt as `claude -p` takes it: the arguments (one `@path` argument names a file holding
  * the prompt), then whatever is piped on stdin, joined by a newline.
  */
-export async function readAskPrompt(positionals: string[], io: AskIo, cwd: string = process.cwd()): Promise<string> {
+export async function readAskPrompt(positionals: string[], io: Io, cwd: string = process.cwd()): Promise<string> {
   let prompt = positionals.join(' ');
   if (positionals.length === 1 && /^@\S/.test(positionals[0])) prompt = readArgumentFile('ask', positionals[0].slice(1), cwd);
   const piped = io.stdin && !io.stdin.isTTY ? await readStdin(io.stdin, io) : '';
@@ -115,7 +107,7 @@ export async function printAskOutput(options: {
   inputUuid: string;
   config: ConversationConfigInput;
   format: OutputFormat;
-  io: AskIo;
+  io: Io;
 }): Promise<ResultMessage> {
   const { api, conversationId, inputUuid, config, format, io } = options;
   const wait = async (waitOptions?: Parameters<ConversationClient['waitForResult']>[2]) =>
@@ -170,7 +162,7 @@ function readArgumentFile(option: string, file: string, cwd: string): string {
 }
 
 /** Reads stdin to its end; like Claude Code, gives up with a warning when nothing arrives within 3 s. */
-function readStdin(stdin: NodeJS.ReadableStream, io: AskIo, firstDataTimeoutMs = 3_000): Promise<string> {
+function readStdin(stdin: NodeJS.ReadableStream, io: Io, firstDataTimeoutMs = 3_000): Promise<string> {
   return new Promise((resolve) => {
     let data = '';
     let received = false;
@@ -195,4 +187,45 @@ function readStdin(stdin: NodeJS.ReadableStream, io: AskIo, firstDataTimeoutMs =
     stdin.once('end', finish);
     stdin.once('error', finish);
   });
+}
+
+/** `durable-agent ask [options] <prompt>` (and `-p`): start a conversation, wait, print the answer; exit 1 on an error result, 130 after Ctrl-C. */
+export async function askCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...ASK_OPTIONS, ...SESSION_LIMIT_OPTIONS, ...CONTINUE_OPTIONS }, [0, Infinity], 'ask');
+  const format = outputFormatFrom(values);
+  checkContinueFlags(values);
+  // claude -p: a terminal answers permission requests inline; without one they are denied at once.
+  const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const config = await withCheckedModels({ ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) });
+  const prompt = await readAskPrompt(positionals, io);
+  const { api, taskQueue, close } = await connect();
+  const prompting = new AbortController();
+  let removeInterrupt = () => {};
+  try {
+    // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c).
+    const from = await continuedConversation(api, values, config.cwd);
+    const resume = from ? await resumeFrom(api, from) : undefined;
+    const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue, resume });
+    await warnIfNoWorker(api, taskQueue, io);
+    // Ctrl-C stops the query, as with claude -p; a second one leaves at once (issue 19, item 4).
+    let interrupts = 0;
+    const interrupt = () => {
+      interrupts++;
+      if (interrupts > 1) process.exit(130);
+      io.err('\nInterrupting… (Ctrl-C again to quit now)');
+      api.abort(conversationId, 'Ctrl-C in ask').catch(() => undefined);
+    };
+    process.on('SIGINT', interrupt);
+    removeInterrupt = () => process.off('SIGINT', interrupt);
+    if (interactive) {
+      void promptForPermissions(api, conversationId, prompting.signal, io.err, undefined, interrupt).catch((error: unknown) => io.err(`Error: ${String(error)}`));
+    }
+    const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
+    prompting.abort();
+    return interrupts > 0 ? 130 : result.is_error ? 1 : 0;
+  } finally {
+    removeInterrupt();
+    prompting.abort();
+    await close();
+  }
 }

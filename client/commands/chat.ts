@@ -18,6 +18,12 @@ import { NoLiveStreamError, readLive } from '../live';
 import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
 import { LiveView, type ViewOp } from '../live-view';
 import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line';
+import { formatUsd } from '../../common/money';
+import { CONFIG_OPTIONS, configFrom, parse } from '../command-line';
+import { connect } from '../connect';
+import { CONTINUE_OPTIONS, type ResumeInput, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
+import { UsageError } from '../usage-error';
+import { resolveConversationId } from './list';
 
 export interface ChatOptions {
   api: ConversationClient;
@@ -65,7 +71,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     if (status.ended) throw new Error(`Conversation "${conversationId}" has ended; start a new one with \`durable-agent chat\`.`);
     busy = status.phase !== 'awaiting_input' && status.phase !== 'idle';
     waitingOnRejoin = busy;
-    write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · $${status.totalCostUsd.toFixed(4)}${RESET}\n`);
+    write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · ${formatUsd(status.totalCostUsd)}${RESET}\n`);
   } else {
     conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume })).conversationId;
     write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
@@ -143,7 +149,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     const status = await api.status(id).catch(() => undefined);
     if (!status) return;
     const tokens = status.usage.input_tokens + status.usage.cache_read_input_tokens + status.usage.cache_creation_input_tokens;
-    put(`${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · $${status.totalCostUsd.toFixed(4)}]${RESET}\n`);
+    put(`${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · ${formatUsd(status.totalCostUsd)}]${RESET}\n`);
   };
   const show = async (op: ViewOp) => {
     switch (op.op) {
@@ -388,4 +394,42 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   write(`${DIM}left ${id}; it stays alive — rejoin with: durable-agent chat ${id}${RESET}\n`);
   await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 1000))]);
   return 0;
+}
+
+/**
+ * `durable-agent chat [options] [id | "prompt"]` (and a command line that starts with a flag):
+ * the conversation to rejoin, or the new one to start and its first prompt, then {@link chatCommand}.
+ */
+export async function chatFromCommandLine(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...CONTINUE_OPTIONS }, [0, 1], 'chat');
+  if (positionals[0] !== undefined && (values.resume !== undefined || values.continue)) {
+    throw new UsageError('chat: give a conversation id, --resume <id> or --continue, not several.');
+  }
+  checkContinueFlags(values);
+  const config = configFrom(values, false);
+  const { api, taskQueue, close } = await connect();
+  try {
+    let conversationId: string | undefined;
+    let initialPrompt: string | undefined;
+    if (positionals[0] !== undefined) {
+      // `chat "fix the bug"` (claude "…"): a text with spaces that names no conversation is the first prompt.
+      conversationId = await resolveConversationId(api, positionals[0]);
+      const exists = await api.client.workflow.getHandle(conversationId).describe().then(() => true, () => false);
+      if (!exists && /\s/.test(positionals[0].trim())) {
+        initialPrompt = positionals[0].trim();
+        conversationId = undefined;
+      }
+    }
+    let resume: ResumeInput | undefined;
+    const from = await continuedConversation(api, values, config.cwd);
+    if (from) {
+      // A conversation still open is rejoined; an ended one is continued by a new conversation.
+      const open = await api.status(from).then((status) => !status.ended, () => false);
+      if (open) conversationId = from;
+      else resume = await resumeFrom(api, from);
+    }
+    return await chatCommand({ api, taskQueue, conversationId, config, resume, initialPrompt });
+  } finally {
+    await close();
+  }
 }

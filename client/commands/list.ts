@@ -18,6 +18,12 @@ import {
   WORKSPACE_SEARCH_ATTRIBUTE,
   sqlSafeKeyword,
 } from '../../common/search-attributes';
+import { formatUsd } from '../../common/money';
+import { oneLine } from '../../common/cut-text';
+import { type Io, parse } from '../command-line';
+import { connect } from '../connect';
+import { sanitizeForTerminal } from '../format';
+import { UsageError } from '../usage-error';
 
 export interface ListFilters {
   status?: string;
@@ -94,7 +100,7 @@ export function listRow(workflow: Listed, shape: 'table' | 'json' = 'table'): st
     workflow.workflowId,
     shown,
     turns === undefined ? '-' : String(turns),
-    cost === undefined ? '-' : `$${cost.toFixed(4)}`,
+    cost === undefined ? '-' : formatUsd(cost),
     lastActivity,
     workspace === undefined ? '-' : homeRelative(workspace),
     prompt === undefined ? '-' : JSON.stringify(oneLine(prompt, 60)),
@@ -140,11 +146,6 @@ export async function resolveConversationId(api: ConversationClient, text: strin
   return matches.size === 1 ? [...matches][0] : text;
 }
 
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
 /** When a conversation was last active: its last-activity attribute, else its start. */
 export function lastActiveAt(workflow: Pick<WorkflowExecutionInfo, 'startTime' | 'typedSearchAttributes'>): Date {
   return workflow.typedSearchAttributes.get(LAST_ACTIVITY_SEARCH_ATTRIBUTE) ?? workflow.startTime;
@@ -161,4 +162,39 @@ export async function mostRecentConversation(client: Client, cwd: string, scan =
     if (++seen >= scan) break;
   }
   return best?.id;
+}
+
+/** `durable-agent list [--status s] [--workspace dir] [--model m] [--limit n] [--json]`. */
+export async function listCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parse(
+    args,
+    { status: { type: 'string' }, workspace: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    0,
+    'list',
+  );
+  const limitText = (values.limit as string | undefined) ?? '50';
+  if (!/^[0-9]+$/.test(limitText) || Number(limitText) < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}".`);
+  let query: string;
+  try {
+    query = listQuery({ status: values.status as string | undefined, workspace: values.workspace as string | undefined, model: values.model as string | undefined });
+  } catch (error) {
+    if (error instanceof ListFilterError) throw new UsageError(error.message);
+    throw error;
+  }
+  const filtered = values.status !== undefined || values.workspace !== undefined || values.model !== undefined;
+  const { api, close } = await connect();
+  try {
+    // The server lists running conversations first whatever their age: read them all (up to a bound), then sort.
+    const workflows = await newestFirst(api.client, query, Number(limitText));
+    if (values.json) {
+      io.out(JSON.stringify(workflows.map((workflow) => listRow(workflow, 'json'))));
+      return 0;
+    }
+    const rows = workflows.map((workflow) => listRow(workflow) as string[]);
+    if (rows.length > 0) for (const line of formatTable([LIST_HEADER, ...rows])) io.out(sanitizeForTerminal(line));
+    else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent chat` or `durable-agent ask "<prompt>"`.');
+    return 0;
+  } finally {
+    await close();
+  }
 }

@@ -15,6 +15,7 @@ import type { PendingPermission, RecordedPermissionDecision } from '../../workfl
 import type { ConversationClient } from '../api';
 import { sanitizeForTerminal } from '../format';
 import { toolArgument, toolCallLine, toolPreview } from '../tool-line';
+import { shorten } from '../../common/cut-text';
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -218,7 +219,7 @@ export async function collectPending(api: ConversationClient, workflowId: string
   return found;
 }
 
+/** Runs of whitespace as one space (not trimmed: the input is shown as the model wrote it), shortened. */
 function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ');
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return shorten(text.replace(/\s+/g, ' '), max);
 }

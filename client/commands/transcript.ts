@@ -7,6 +7,10 @@
 import type { TranscriptMessage, UserMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
 import { toolArgument, toolCallLine } from '../tool-line';
+import { type Io, parse } from '../command-line';
+import { connect } from '../connect';
+import { sanitizeForTerminal } from '../format';
+import { resolveConversationId } from './list';
 
 /** No worker can answer a query for this conversation right now. */
 export class NoWorkerForQueryError extends Error {
@@ -122,4 +126,18 @@ export async function exportTranscript(api: ConversationClient, conversationId: 
   const messages = await fetchTranscript(api, conversationId);
   if (jsonl) return transcriptJsonl(messages);
   return messages.length > 0 ? formatTranscript(messages) : `(conversation "${conversationId}" has no messages)`;
+}
+
+/** `durable-agent transcript [--jsonl] <id>`. */
+export async function transcriptCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { jsonl: { type: 'boolean' } }, 1, 'transcript');
+  const { api, close } = await connect();
+  try {
+    const text = await exportTranscript(api, await resolveConversationId(api, positionals[0]), Boolean(values.jsonl));
+    // JSON escapes control characters itself; sanitizing would change the data.
+    io.out(values.jsonl ? text : sanitizeForTerminal(text));
+    return 0;
+  } finally {
+    await close();
+  }
 }

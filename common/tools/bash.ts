@@ -1,6 +1,7 @@
 /** Bash tool spec (pure; the workflow bundle imports it). */
 import { z } from 'zod';
 import { classifyBashCommand } from '../bash-classifier';
+import { oneLine } from '../cut-text';
 import { defineTool } from '../tool-spec';
 
 /** Timeout when the model gives none. */
@@ -59,12 +60,8 @@ Usage notes:
   isReadOnly: (input) => classifyBashCommand(input.command).readOnly,
   isConcurrencySafe: (input) => classifyBashCommand(input.command).readOnly,
   maxResultSizeChars: 30_000,
-  summarize: (input) => `Bash: ${truncate(input.command.replace(/\s+/g, ' ').trim(), SUMMARY_COMMAND_LENGTH)}`,
+  summarize: (input) => `Bash: ${oneLine(input.command, SUMMARY_COMMAND_LENGTH)}`,
 });
-
-function truncate(text: string, length: number): string {
-  return text.length <= length ? text : `${text.slice(0, length - 1)}…`;
-}
 
 /** Programs whose exit code 1 is an answer, not a failure (Claude Code's command semantics). */
 const EXIT_ONE_MEANINGS: Record<string, string> = {

@@ -22,7 +22,8 @@ export const globToolSpec = defineTool({
   description: `- Fast file pattern matching tool that works with any codebase size
 - Supports glob patterns like "**/*.js" or "src/**/*.ts"
 - Returns matching file paths (absolute) sorted by modification time, newest first, at most ${GLOB_MAX_RESULTS}
-- node_modules and .git are skipped unless the pattern names them
+- Globs are ripgrep's (gitignore syntax): \`*\` and \`?\` stay within one directory, \`**\` crosses directories, \`{a,b}\` and \`[a-z]\` work; the pattern is matched from the search directory, so "*.ts" means its top level
+- Hidden files and files .gitignore ignores are listed; version-control directories (.git, …) and node_modules are skipped unless the pattern names them
 - Use this tool when you need to find files by name patterns
 - You can call multiple tools in a single response. It is always better to speculatively perform multiple searches in parallel if they are potentially useful.`,
   inputSchema: globInputSchema,

@@ -1,4 +1,4 @@
-/** Grep tool spec (pure; the workflow bundle imports it). */
+/** Grep tool spec (pure; the workflow bundle imports it). Parameters as Claude Code's Grep takes them. */
 import { z } from 'zod';
 import { defineTool } from '../tool-spec';
 
@@ -6,45 +6,72 @@ import { defineTool } from '../tool-spec';
 export const GREP_OUTPUT_MODES = ['content', 'files_with_matches', 'count'] as const;
 export type GrepOutputMode = (typeof GREP_OUTPUT_MODES)[number];
 
+/** Entries (lines, files, counts) shown when head_limit is not given; `head_limit: 0` shows all. */
+export const GREP_DEFAULT_HEAD_LIMIT = 250;
+
+const contextLines = (what: string) =>
+  z.number().int().nonnegative().optional().describe(`Number of lines to show ${what} each match (rg ${what === 'before' ? '-B' : what === 'after' ? '-A' : '-C'}). Requires output_mode: "content", ignored otherwise.`);
+
 export const grepInputSchema = z.strictObject({
   pattern: z.string().describe('The regular expression pattern to search for in file contents'),
   path: z
     .string()
     .optional()
-    .describe('File or directory to search in. Defaults to the current working directory.'),
+    .describe('File or directory to search in (rg PATH). Defaults to the current working directory.'),
   glob: z
     .string()
     .optional()
-    .describe('Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}", "src/**/*.ts")'),
+    .describe('Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob'),
+  type: z
+    .string()
+    .optional()
+    .describe('File type to search (rg --type). Common types: js, py, rust, go, java, etc. More efficient than glob for standard file types.'),
   output_mode: z
     .enum(GREP_OUTPUT_MODES)
     .optional()
     .describe(
-      'Output mode: "content" shows matching lines, "files_with_matches" shows file paths (default), "count" shows match counts per file',
+      'Output mode: "content" shows matching lines (supports -A/-B/-C context, -n line numbers, head_limit), "files_with_matches" shows file paths (supports head_limit), "count" shows match counts (supports head_limit). Defaults to "files_with_matches".',
     ),
-  '-i': z.boolean().optional().describe('Case insensitive search'),
-  '-n': z.boolean().optional().describe('Show line numbers in output. Requires output_mode: "content"'),
+  '-B': contextLines('before'),
+  '-A': contextLines('after'),
+  '-C': contextLines('before and after'),
+  '-n': z.boolean().optional().describe('Show line numbers in output (rg -n). Requires output_mode: "content", ignored otherwise. Defaults to true.'),
+  '-i': z.boolean().optional().describe('Case insensitive search (rg -i)'),
   head_limit: z
     .number()
     .int()
-    .positive()
+    .nonnegative()
     .optional()
-    .describe('Limit output to the first N lines / entries, like "| head -N"'),
+    .describe(
+      `Limit output to first N lines/entries, equivalent to "| head -N". Works across all output modes. Defaults to ${GREP_DEFAULT_HEAD_LIMIT}; 0 means no limit.`,
+    ),
+  offset: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('Skip first N lines/entries before applying head_limit, equivalent to "| tail -n +N | head -N". Works across all output modes. Defaults to 0.'),
+  multiline: z
+    .boolean()
+    .optional()
+    .describe('Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false.'),
 });
 
 export type GrepInput = z.infer<typeof grepInputSchema>;
 
 export const grepToolSpec = defineTool({
   name: 'Grep',
-  description: `A powerful search tool for file contents.
+  description: `A powerful search tool built on ripgrep
 
 Usage:
-- ALWAYS use Grep for search tasks. NEVER invoke \`grep\` or \`rg\` as a Bash command.
-- Supports regular expression syntax (JavaScript flavour, e.g. "log.*Error", "function\\s+\\w+")
-- Filter files with the glob parameter (e.g. "*.js", "**/*.tsx")
-- Output modes: "content" shows matching lines (path:line:text with -n), "files_with_matches" shows only file paths (default), "count" shows match counts
-- Binary files, .git and node_modules are skipped
-- Patterns match within a single line; literal braces need escaping (use \`interface\\{\\}\` to find \`interface{}\` in Go code)`,
+- ALWAYS use Grep for search tasks. NEVER invoke \`grep\` or \`rg\` as a Bash command. The Grep tool has been optimized for correct permissions and access.
+- Supports full regex syntax (e.g., "log.*Error", "function\\s+\\w+"): Rust's regex flavour (linear time; no look-around or backreferences). A pattern that needs look-around or backreferences runs on PCRE2 instead, with a 5-second time limit.
+- Filter files with glob parameter (e.g., "*.js", "**/*.tsx") or type parameter (e.g., "js", "py", "rust")
+- Output modes: "content" shows matching lines, "files_with_matches" shows only file paths (default, newest first), "count" shows match counts
+- Searches hidden files; skips files ignored by .gitignore, binary files, version-control directories (.git, …) and node_modules unless the path or glob names it
+- Use Agent tool for open-ended searches requiring multiple rounds
+- Pattern syntax: Uses ripgrep (not grep) - literal braces need escaping (use \`interface\\{\\}\` to find \`interface{}\` in Go code)
+- Multiline matching: By default patterns match within single lines only. For cross-line patterns like \`struct \\{[\\s\\S]*?field\`, use \`multiline: true\``,
   inputSchema: grepInputSchema,
   isReadOnly: () => true,
   isConcurrencySafe: () => true,

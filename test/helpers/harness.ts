@@ -66,8 +66,11 @@ export interface Harness {
   startWorker(options?: WorkerOverrides): Promise<Worker>;
   /** Shuts one worker down (as a deploy or a crash-free restart would) and waits until it has stopped. */
   stopWorker(worker: Worker): Promise<void>;
-  /** Starts a worker in a separate process (for crash tests): `tsx worker/main.ts`. */
-  spawnWorkerProcess(): Promise<ChildProcess>;
+  /**
+   * Starts a worker in a separate process (for crash tests): `tsx worker/main.ts`, with extra
+   * environment and modules loaded first (`--import`, e.g. test/helpers/hold-tool.cjs).
+   */
+  spawnWorkerProcess(options?: { env?: Record<string, string>; imports?: string[] }): Promise<ChildProcess>;
   /** Stops everything; then throws if the model server refused any request (unless `expectRejections`). */
   close(): Promise<void>;
 }
@@ -79,6 +82,8 @@ export interface WorkerOverrides {
   workflowBundle?: NonNullable<Parameters<typeof createWorker>[0]['workflowBundle']>;
   /** The cache the workflows' sinks feed (default: the process's). */
   transcriptCache?: TranscriptCache;
+  /** Worker Versioning: the worker's deployment version (worker/versioning.ts); default unversioned. */
+  deployment?: Parameters<typeof createWorker>[0]['deployment'];
 }
 
 export async function createHarness(
@@ -131,6 +136,7 @@ export async function createHarness(
         activities: createActivities({ anthropic, stateDir, temporalClient: client, ...options.activityDeps }),
         workflowBundle: options.workflowBundle ?? workflowBundle(),
         transcriptCache: options.transcriptCache,
+        deployment: options.deployment,
         overrides: { shutdownGraceTime: '1 second' },
       });
       const running = worker.run();
@@ -145,9 +151,10 @@ export async function createHarness(
       await entry.connection.close();
       workers.splice(workers.indexOf(entry), 1);
     },
-    async spawnWorkerProcess() {
+    async spawnWorkerProcess(options = {}) {
       // `node --import tsx` (not the tsx CLI, which forks a second node): SIGKILL must hit the worker itself.
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'worker', 'main.ts')], {
+      const imports = (options.imports ?? []).flatMap((module) => ['--import', module]);
+      const child = spawn(process.execPath, ['--import', 'tsx', ...imports, path.join(REPO_ROOT, 'worker', 'main.ts')], {
         cwd: REPO_ROOT,
         env: {
           ...process.env,
@@ -157,6 +164,7 @@ export async function createHarness(
           DURABLE_AGENT_STATE_DIR: stateDir,
           ANTHROPIC_BASE_URL: model.url,
           ANTHROPIC_API_KEY: 'test-key',
+          ...options.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

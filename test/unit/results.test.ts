@@ -3,7 +3,7 @@
  * and validation, per-model usage, the subtype of each terminal reason, and a query's accounting.
  */
 import { describe, expect, it } from 'vitest';
-import { checkBudget, formatUsd } from '../../common/budget';
+import { checkBudget } from '../../common/budget';
 import { EMPTY_USAGE } from '../../common/messages';
 import { addModelUsage, mergeModelUsage } from '../../common/model-usage';
 import { TERMINAL_REASONS, subtypeFor } from '../../common/result';
@@ -32,11 +32,8 @@ describe('checkBudget', () => {
     expect(checkBudget(1000, undefined)).toBeUndefined();
   });
 
-  it('formats small and large amounts readably', () => {
-    expect(formatUsd(0.0032)).toBe('0.0032');
-    expect(formatUsd(0.5)).toBe('0.5');
-    expect(formatUsd(12.345)).toBe('12.35');
-    expect(formatUsd(0)).toBe('0');
+  it('quotes the cost with two significant digits', () => {
+    expect(checkBudget(0.0032, 0.001)).toBe('Reached the maximum budget of $0.001 (this conversation has cost $0.0032).');
   });
 });
 
@@ -75,7 +72,7 @@ describe('output schemas', () => {
     expect(problem('{"type":"object","properties":{"a":{"type":"strin"}}}')).toMatch(/not valid JSON Schema \(draft 2020-12\): properties\.a\.type: .*got "strin"/);
     expect(problem('{"type":"object","properties":{"a":{"type":"string","pattern":"["}}}')).toMatch(/properties\.a\.pattern: not a valid regular expression/);
     // Valid in shape, but not something answers can be checked against.
-    expect(problem('{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}')).toMatch(/cannot check answers against it: Reference not found/);
+    expect(problem('{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}')).toMatch(/answers cannot be checked against it: Reference not found: #\/\$defs\/missing/);
   });
 
   it('validates answers and names each problem by path', () => {

@@ -4,7 +4,8 @@
  * `/clear` with the local-command records the model never sees.
  */
 import { describe, expect, it } from 'vitest';
-import { type CustomCommand, commandNameOf, parseCommandFile } from '../../common/custom-commands';
+import { parseCommandFile } from '../../activities/custom-commands';
+import { type CustomCommand, commandNameOf } from '../../common/custom-commands';
 import { type UserMessage, buildApiMessages } from '../../common/messages';
 import { resolveModelName } from '../../common/models';
 import { validateMessagesRequest } from '../../testing/messages-api-validator';

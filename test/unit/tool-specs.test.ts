@@ -8,7 +8,8 @@ import {
   getToolSpec,
   interpretExitCode,
   isToolName, isToolUseConcurrencySafe, isToolUseStartableEarly } from '../../common/tool-specs';
-import { agentTools, findAgent, parseAgentFile } from '../../common/agents';
+import { parseAgentFile } from '../../activities/agent-files';
+import { agentTools, findAgent } from '../../common/agents';
 
 function spec(name: string) {
   const found = getToolSpec(name);
@@ -100,7 +101,7 @@ describe('strict input schemas', () => {
     ['Edit', { file_path: 'a', old_string: 'a', new_string: 'b', replaceAll: true }],
     ['Bash', { command: 'ls', run_in_background: true }],
     ['Glob', { pattern: '*', cwd: '/' }],
-    ['Grep', { pattern: 'x', '-C': 2 }],
+    ['Grep', { pattern: 'x', '-Z': true }],
   ] as const)('%s rejects unknown keys', (name, input) => {
     const result = spec(name).inputSchema.safeParse(input);
     expect(result.success).toBe(false);
@@ -118,7 +119,8 @@ describe('strict input schemas', () => {
     ['Bash', { command: 'ls', timeout: 600_001 }],
     ['Bash', { command: 42 }],
     ['Grep', { pattern: 'x', output_mode: 'lines' }],
-    ['Grep', { pattern: 'x', head_limit: 0 }],
+    ['Grep', { pattern: 'x', head_limit: -1 }],
+    ['Grep', { pattern: 'x', '-C': 1.5 }],
     ['Glob', { path: '.' }],
   ] as const)('%s rejects invalid input %j', (name, input) => {
     expect(spec(name).inputSchema.safeParse(input).success).toBe(false);

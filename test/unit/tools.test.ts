@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool, type ToolExecutionContext } from '../../activities/tools';
-import { globToRegExp } from '../../activities/tools/glob';
 
 let workspace: string;
 
@@ -491,16 +490,19 @@ describe('Glob', () => {
     expect(result.content).toMatch(/Directory does not exist/);
   });
 
-  it('compiles globs with braces, classes and globstars', () => {
-    expect(globToRegExp('**/*.{ts,tsx}').test('a/b/c.tsx')).toBe(true);
-    expect(globToRegExp('**/*.{ts,tsx}').test('c.ts')).toBe(true);
-    expect(globToRegExp('**/*.{ts,tsx}').test('c.js')).toBe(false);
-    expect(globToRegExp('src/*.ts').test('src/a/b.ts')).toBe(false);
-    expect(globToRegExp('file[0-9].txt').test('file7.txt')).toBe(true);
-    expect(globToRegExp('file[!0-9].txt').test('file7.txt')).toBe(false);
-    expect(globToRegExp('a?c').test('abc')).toBe(true);
-    expect(globToRegExp('a.c').test('abc')).toBe(false);
-    expect(globToRegExp('src/**').test('src/x/y.ts')).toBe(true);
+  it('takes globs in ripgrep syntax: braces, classes, globstars, anchored at the search directory', async () => {
+    const nested = await put('a/b/c.tsx', '');
+    const top = await put('c.ts', '');
+    await put('c.js', '');
+    const seven = await put('file7.txt', '');
+    await put('filex.txt', '');
+    const names = async (pattern: string) => (await executeTool('Glob', { pattern }, context())).content.split('\n').sort();
+    expect(await names('**/*.{ts,tsx}')).toEqual([nested, top].sort());
+    expect(await names('*.{ts,tsx}')).toEqual([top]);
+    expect(await names('file[0-9].txt')).toEqual([seven]);
+    expect(await names('file[!0-9].txt')).toEqual([path.join(workspace, 'filex.txt')]);
+    expect(await names('c.?s')).toEqual([path.join(workspace, 'c.js'), top].sort());
+    expect(await names('a/**')).toEqual([nested]);
   });
 });
 
@@ -538,7 +540,10 @@ describe('Grep', () => {
       context(),
     );
     expect(withNumbers.content).toBe(`${app}:1:const x = 1; // TODO fix\n${app}:3:// todo later`);
-    const withoutNumbers = await executeTool('Grep', { pattern: 'console', output_mode: 'content' }, context());
+    // Line numbers by default, as Claude Code's Grep; -n: false leaves them out.
+    const byDefault = await executeTool('Grep', { pattern: 'console', output_mode: 'content' }, context());
+    expect(byDefault.content).toBe(`${app}:2:console.log(x);`);
+    const withoutNumbers = await executeTool('Grep', { pattern: 'console', output_mode: 'content', '-n': false }, context());
     expect(withoutNumbers.content).toBe(`${app}:console.log(x);`);
   });
 
@@ -561,7 +566,8 @@ describe('Grep', () => {
   it('applies head_limit', async () => {
     await fixture();
     const content = await executeTool('Grep', { pattern: '.', output_mode: 'content', head_limit: 2 }, context());
-    expect(content.content.split('\n')).toHaveLength(2);
+    expect(content.content.split('\n')).toHaveLength(3);
+    expect(content.content.split('\n')[2]).toBe('[more lines follow: showing lines 1–2; use offset to see more]');
     const files = await executeTool('Grep', { pattern: 'TODO', head_limit: 1 }, context());
     expect(files.content.split('\n')).toHaveLength(2);
     expect(files.content).toMatch(/^Found 2 files \(showing first 1\)/);
@@ -576,7 +582,7 @@ describe('Grep', () => {
   it('reports an invalid regex as an error result', async () => {
     const result = await executeTool('Grep', { pattern: 'foo(' }, context());
     expect(result.isError).toBe(true);
-    expect(result.content).toMatch(/^Invalid regular expression: .*foo\(/);
+    expect(result.content).toMatch(/^Invalid regular expression: foo\( — unclosed group\. Patterns use Rust regex syntax/);
   });
 
   it('errors for a missing path', async () => {

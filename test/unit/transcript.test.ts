@@ -27,6 +27,19 @@ describe('sha256Hex (pure, for the workflow bundle)', () => {
       expect(sha256Hex(text)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
     }
   });
+
+  it('@noble/hashes gives node:crypto\'s digests on random text of every length to 300, a lone surrogate and 5 MB', () => {
+    let seed = 23;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const alphabet = 'aZ09 \n\t"{}é✓😀\u0000';
+    for (let length = 0; length <= 300; length += 1) {
+      const text = Array.from({ length }, () => alphabet[next() % alphabet.length]).join('');
+      expect(sha256Hex(text)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
+    }
+    for (const text of ['\ud800 lone', 'tail \udfff', JSON.stringify({ message: 'x'.repeat(5 * 1024 * 1024) })]) {
+      expect(sha256Hex(text)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
+    }
+  });
 });
 
 describe('Transcript', () => {

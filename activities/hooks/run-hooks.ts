@@ -1,0 +1,103 @@
+/**
+ * The hook activities (issue 22 §4): `loadHookSettings` reads every command hook from Claude
+ * Code's settings files, `runHooks` runs the commands the workflow selected for one event on the
+ * shared runner (sandbox, timeout, heartbeats, bounded output) and returns what each did. The
+ * workflow decides with decideHookOutcome (common/hooks.ts) on this recorded result, so a replay
+ * never runs a hook again.
+ */
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import type { LoadHookSettingsInput, LoadHookSettingsResult, RunHooksInput, RunHooksResult } from '../../common/activity-types';
+import { type HookRunOutcome, type HookSettings, hookInputJson, mergeHookSettings, parseHookSettings } from '../../common/hooks';
+import { SETTING_SOURCES } from '../../common/permissions';
+import { settingsFiles } from '../settings';
+import { boundHookOutput, runHookProcesses } from './runner';
+
+export interface HookActivitiesDeps {
+  /** Root for persisted hook output (the worker's state dir). */
+  stateDir: string;
+  home?: string;
+}
+
+export function createHookActivities(deps: HookActivitiesDeps) {
+  return {
+    loadHookSettings: (input: LoadHookSettingsInput) => loadHookSettings(input, deps.home ?? os.homedir()),
+    runHooks: (input: RunHooksInput) => runHooksIn(deps.stateDir, input),
+  };
+}
+
+/**
+ * Hooks from the user's, the project's and the local settings (Claude Code reads all three),
+ * filtered by `--setting-sources`; a bad file or entry is a warning naming it, the rest is kept.
+ * (Malformed JSON is reported by loadSettings with the position; here it is only skipped.)
+ */
+export async function loadHookSettings(input: LoadHookSettingsInput, home = os.homedir()): Promise<LoadHookSettingsResult> {
+  const all: HookSettings[] = [];
+  const warnings: string[] = [];
+  for (const { file } of settingsFiles(input.cwd, input.settingSources ?? SETTING_SOURCES, home)) {
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    if (text === undefined || text.trim() === '') continue;
+    let settings: unknown;
+    try {
+      settings = JSON.parse(text);
+    } catch {
+      continue;
+    }
+    if (!settings || typeof settings !== 'object' || Array.isArray(settings)) continue;
+    const parsed = parseHookSettings((settings as { hooks?: unknown }).hooks, file);
+    all.push(parsed.hooks);
+    warnings.push(...parsed.problems);
+  }
+  return { hooks: mergeHookSettings(all), warnings };
+}
+
+async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHooksResult> {
+  const stdin = hookInputJson(
+    { session_id: input.conversationId, transcript_path: input.transcriptPath ?? '', cwd: input.cwd, ...(input.permissionMode ? { permission_mode: input.permissionMode } : {}) },
+    input.event,
+  );
+  const outcomes = await runHookProcesses<HookRunOutcome>(
+    stateDir,
+    {
+      conversationId: input.conversationId,
+      cwd: input.cwd,
+      stdin,
+      commands: input.commands,
+      additionalDirectories: input.additionalDirectories,
+      settingSources: input.settingSources,
+      sandbox: input.sandbox,
+      label: `${input.event.hook_event_name} hooks cancelled`,
+    },
+    async (result) => {
+      if (result.kind === 'not-run') return { command: result.command, exitCode: null, stdout: '', stderr: '', error: result.message };
+      const { run } = result;
+      const json = parseJsonObject(run.stdout);
+      const outcome: HookRunOutcome = {
+        command: result.command,
+        exitCode: run.exitCode,
+        stdout: await boundHookOutput(run.stdout, run.truncated, () => result.save('stdout', run.stdout)),
+        stderr: await boundHookOutput(run.stderr, run.truncated, () => result.save('stderr', run.stderr)),
+        ...(run.timedOut ? { timedOut: true } : {}),
+        ...(result.notices ? { notices: result.notices } : {}),
+        // Parsed from the whole output: a long JSON answer (a big updatedInput) is still read.
+        ...(json && JSON.stringify(json).length <= MAX_HOOK_JSON_CHARS ? { json } : {}),
+      };
+      return outcome;
+    },
+  );
+  return { outcomes };
+}
+
+/** A JSON answer larger than this is not recorded (it would bloat history); its bounded stdout stays. */
+const MAX_HOOK_JSON_CHARS = 100_000;
+
+function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    const value = JSON.parse(trimmed);
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * What the CLI's commands share to read their command line: `parse` (node's parseArgs with
+ * positional counts and usage errors), the conversation options of ask, start and chat
+ * (`configFrom`), and the output streams a command writes to.
+ */
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ConversationConfigInput } from '../common/config';
+import { PERMISSION_OPTIONS, permissionConfigFrom } from './commands/permissions';
+import { checkModels, effortFrom, thinkingFrom } from './model-check';
+import { UsageError } from './usage-error';
+
+/** Where a command prints, and what it may read. */
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** `ask` reads a piped prompt from it, as `claude -p` does; absent: none is read. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** A terminal: answers stream as they are written (`write` appends without a newline). */
+  tty?: { write: (text: string) => void };
+}
+
+/** The parsed options of a command. */
+export type OptionValues = Record<string, string | boolean | string[] | undefined>;
+
+/** The options a command takes (node:util parseArgs). */
+export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+
+/** `args` parsed strictly, with between `positionals` arguments; anything else is a UsageError naming `command`. */
+export function parse(args: string[], options: OptionSpec, positionals: number | [number, number], command: string) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(`${command}: ${(error as Error).message.replace(/\. To specify a positional.*$/, '')}`);
+  }
+  const [min, max] = Array.isArray(positionals) ? positionals : [positionals, positionals];
+  if (parsed.positionals.length < min) throw new UsageError(`${command}: missing argument${min - parsed.positionals.length > 1 ? 's' : ''}.`);
+  if (parsed.positionals.length > max) {
+    throw new UsageError(`${command}: unexpected argument "${parsed.positionals[max]}" (quote a prompt that has spaces).`);
+  }
+  return parsed as { values: OptionValues; positionals: string[] };
+}
+
+/** The conversation options of ask, start and chat. */
+export const CONFIG_OPTIONS: OptionSpec = {
+  cwd: { type: 'string' },
+  model: { type: 'string' },
+  'fallback-model': { type: 'string' },
+  effort: { type: 'string' },
+  thinking: { type: 'string' },
+  'max-turns': { type: 'string' },
+  'workspace-queue': { type: 'string' },
+  'system-prompt': { type: 'string' },
+  'append-system-prompt': { type: 'string' },
+  ...PERMISSION_OPTIONS,
+};
+
+/** Set to 1 when --cwd names a directory on a remote worker host, not on this machine. */
+const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';
+
+/** The conversation config from the options; a bad value is a UsageError before anything connects. */
+export function configFrom(values: OptionValues, oneShot: boolean, canApprove = true): ConversationConfigInput {
+  const maxTurnsText = values['max-turns'] as string | undefined;
+  let maxTurns: number | undefined;
+  if (maxTurnsText !== undefined) {
+    // Digits only: Number() would also take "0x10", "1e3" and " 5 ".
+    maxTurns = /^[0-9]+$/.test(maxTurnsText) ? Number(maxTurnsText) : NaN;
+    if (!Number.isSafeInteger(maxTurns) || maxTurns < 1) {
+      throw new UsageError(`--max-turns must be a positive whole number in decimal digits, got "${maxTurnsText}".`);
+    }
+  }
+  const concurrencyText = process.env.DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY;
+  let maxToolUseConcurrency: number | undefined;
+  if (concurrencyText) {
+    maxToolUseConcurrency = Number(concurrencyText);
+    if (!Number.isInteger(maxToolUseConcurrency) || maxToolUseConcurrency < 1) {
+      throw new UsageError(`DURABLE_AGENT_MAX_TOOL_USE_CONCURRENCY must be a positive whole number, got "${concurrencyText}".`);
+    }
+  }
+  const cwd = path.resolve((values.cwd as string | undefined) ?? process.cwd());
+  // Without this check, a typo'd --cwd was accepted and Write created the directory.
+  if (process.env[REMOTE_CWD_VARIABLE] !== '1') {
+    const cwdStat = statSync(cwd, { throwIfNoEntry: false });
+    if (!cwdStat?.isDirectory()) {
+      throw new UsageError(
+        `--cwd ${cwd} ${cwdStat ? 'is not a directory' : 'does not exist'}. ` +
+          `(If the workspace lives only on a remote worker host, set ${REMOTE_CWD_VARIABLE}=1 to skip this check.)`,
+      );
+    }
+  }
+  let permissions: ReturnType<typeof permissionConfigFrom>;
+  try {
+    permissions = permissionConfigFrom(values, canApprove);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return {
+    ...permissions,
+    maxToolUseConcurrency,
+    cwd,
+    model: values.model as string | undefined,
+    fallbackModel: values['fallback-model'] as string | undefined,
+    ...thinkingConfigFrom(values),
+    maxTurns,
+    oneShot,
+    toolTaskQueue: workspaceQueueFrom(values['workspace-queue'] as string | undefined),
+    customSystemPrompt: values['system-prompt'] as string | undefined,
+    appendSystemPrompt: values['append-system-prompt'] as string | undefined,
+  };
+}
+
+/** --effort and --thinking (issue 18; client/model-check.ts). */
+function thinkingConfigFrom(values: OptionValues): Pick<ConversationConfigInput, 'effort' | 'thinking'> {
+  try {
+    const effort = effortFrom(values.effort as string | undefined);
+    const thinking = thinkingFrom(values.thinking as string | undefined);
+    return { ...(effort ? { effort } : {}), ...(thinking !== undefined ? { thinking } : {}) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The config with its models resolved and checked against the Models API before anything starts. */
+export async function withCheckedModels<T extends ConversationConfigInput>(config: T): Promise<T> {
+  try {
+    return { ...config, ...(await checkModels(config)) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** --workspace-queue, else DURABLE_AGENT_WORKSPACE_TASK_QUEUE, else none (tools on the main queue). */
+function workspaceQueueFrom(flag: string | undefined): string | undefined {
+  if (flag !== undefined && flag.trim() === '') throw new UsageError('--workspace-queue needs a task queue name.');
+  return flag ?? (process.env.DURABLE_AGENT_WORKSPACE_TASK_QUEUE?.trim() || undefined);
+}
+
+/** The prompt from the remaining arguments; empty is a UsageError. */
+export function promptFrom(positionals: string[], command: string): string {
+  const prompt = positionals.join(' ').trim();
+  if (!prompt) throw new UsageError(`${command}: the prompt is empty.`);
+  return prompt;
+}

@@ -1,0 +1,26 @@
+/** `durable-agent status [--json] <id>`: phase, turns, tools in flight, usage, context, last result, pending permissions. */
+import { WORKSPACE_SEARCH_ATTRIBUTE } from '../../common/search-attributes';
+import { type Io, parse } from '../command-line';
+import { connect } from '../connect';
+import { formatStatus } from '../format';
+import { resolveConversationId } from './list';
+import { pendingPermissionLines } from './permissions';
+
+export async function statusCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, 1, 'status');
+  const { api, close } = await connect();
+  try {
+    const conversationId = await resolveConversationId(api, positionals[0]);
+    const status = await api.status(conversationId);
+    const pending = values.json ? [] : await pendingPermissionLines(api, status);
+    // The workspace, from the conversation's search attributes (the status query does not carry it).
+    const workspace = await api.client.workflow
+      .getHandle(conversationId)
+      .describe()
+      .then((description) => description.typedSearchAttributes.get(WORKSPACE_SEARCH_ATTRIBUTE), () => undefined);
+    io.out(values.json ? JSON.stringify({ ...status, workspace }, null, 2) : [formatStatus(status, workspace), ...pending].join('\n'));
+    return 0;
+  } finally {
+    await close();
+  }
+}
