@@ -1,8 +1,11 @@
 /**
  * Benchmark: many concurrent conversations on one worker, then on two workers with one SIGKILLed.
  *
- *   npx tsx bench/load.ts [conversations] [iterations] [--profiles sdk-defaults,tuned] [--phases single,kill] [--note TEXT]
- *   (defaults: 100 conversations × 20 iterations, both profiles, both phases)
+ *   npx tsx bench/load.ts [conversations] [iterations] [--profiles sdk-defaults,tuned] [--phases single,kill] [--server dev|postgres] [--note TEXT]
+ *   (defaults: 100 conversations × 20 iterations, both profiles, both phases, the CLI's dev server)
+ *
+ * `--server postgres` runs it on the PostgreSQL stack (infra/postgres-stack.ts: the Temporal server on PostgreSQL
+ * with SQL visibility, fsync on) instead of the in-memory dev server.
  *
  * Each conversation is a one-shot query of I iterations against an instant scripted model: in
  * iteration i the model asks for `Read r<i>.txt` (even i; a local activity) or
@@ -25,12 +28,13 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConversationClient } from '../client/api';
 import { startDevServer } from '../infra/dev-server';
+import { startPostgresStack } from '../infra/postgres-stack';
 import { type RecordedRequest, startScriptedModelServer } from '../testing/scripted-model-server';
 import { WORKFLOWS_PATH } from '../worker/worker';
 import { BENCH_PERMISSIONS, markdownTable, median, percentile, progress, publishResults, runBench, runContext } from './support';
@@ -77,7 +81,7 @@ interface PhaseResult {
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     args: process.argv.slice(2),
-    options: { profiles: { type: 'string' }, phases: { type: 'string' }, note: { type: 'string' } },
+    options: { profiles: { type: 'string' }, phases: { type: 'string' }, server: { type: 'string' }, note: { type: 'string' } },
     allowPositionals: true,
   });
   const conversations = Number(positionals[0] ?? 100);
@@ -88,15 +92,26 @@ async function main(): Promise<void> {
   const profiles = (values.profiles ?? 'sdk-defaults,tuned').split(',');
   for (const profile of profiles) if (!PROFILES[profile]) throw new Error(`unknown profile ${profile}: ${Object.keys(PROFILES).join(', ')}`);
   const phases = (values.phases ?? 'single,kill').split(',');
+  const serverKind = values.server ?? 'dev';
+  if (serverKind !== 'dev' && serverKind !== 'postgres') throw new Error(`--server must be dev or postgres: ${serverKind}`);
   const context = runContext();
 
   const cleanups: Array<() => Promise<unknown>> = [];
   const results: PhaseResult[] = [];
   try {
-    const server = await startDevServer({ ephemeral: true, headless: true, log: () => undefined });
-    cleanups.push(() => server.stop());
     const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-load-'));
     cleanups.push(() => rm(root, { recursive: true, force: true }));
+    let server: { address: string; stop(): Promise<void> };
+    if (serverKind === 'postgres') {
+      // PostgreSQL runs as its own user when we are root: it must reach the state directory.
+      const stateDir = path.join(root, 'postgres-stack');
+      await mkdir(stateDir, { mode: 0o755 });
+      await chmod(root, 0o755);
+      server = await startPostgresStack({ stateDir, log: (line) => progress(`[postgres-stack] ${line}`) });
+    } else {
+      server = await startDevServer({ ephemeral: true, headless: true, log: () => undefined });
+    }
+    cleanups.push(() => server.stop());
     const bundlePath = path.join(root, 'workflow-bundle.js');
     await writeFile(bundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') })).code);
     const connection = await Connection.connect({ address: server.address });
@@ -228,6 +243,8 @@ async function main(): Promise<void> {
     result.interruptedToolResults,
   ]);
   const body = [
+    `Server: ${serverKind === 'postgres' ? 'the PostgreSQL stack (Temporal server 1.31.0 on PostgreSQL, SQL visibility; `durable-agent server --postgres`)' : 'the CLI dev server (in memory)'}.`,
+    '',
     `${conversations} conversations × ${iterations} iterations, all started at once. Profiles (worker/tuning.ts variables): ` +
       Object.entries(PROFILES)
         .map(([name, variables]) => `**${name}** ${Object.keys(variables).length ? Object.entries(variables).map(([key, value]) => `${key}=${value}`).join(' ') : '(none set)'}`)

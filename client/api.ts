@@ -14,7 +14,7 @@ import { type ConversationConfig, type ConversationConfigInput, parseConversatio
 import { checkPromptSize } from './prompt-limits';
 import type { ResultMessage } from '../common/result';
 import { closedConversationStatus } from './closed-status';
-import { SEARCH_ATTRIBUTES, startSearchAttributes } from '../common/search-attributes';
+import { SEARCH_ATTRIBUTES, sqlSafeSearchAttributes, startSearchAttributes } from '../common/search-attributes';
 import {
   type CompactionOutcome,
   type ConversationEvent,
@@ -131,11 +131,14 @@ export class ConversationClient {
       args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid, resume: options.resume }] as Parameters<typeof conversationWorkflow>,
       staticSummary: options.prompt ? `durable-agent: ${oneLine(options.prompt, 120)}` : 'durable-agent conversation',
       staticDetails: staticDetails(config, options.prompt),
-      typedSearchAttributes: startSearchAttributes(
-        { status: options.prompt ? 'running' : 'awaiting_input', model: config.model, firstPrompt: options.prompt, workspace: config.cwd, now: new Date() },
-        registered,
-        // Search attributes stay in clear: with encrypted history, no prompt text or path goes there.
-        { withContent: !this.encrypted },
+      // Values SQL visibility can store (a colon in the prompt failed every visibility write on PostgreSQL).
+      typedSearchAttributes: sqlSafeSearchAttributes(
+        startSearchAttributes(
+          { status: options.prompt ? 'running' : 'awaiting_input', model: config.model, firstPrompt: options.prompt, workspace: config.cwd, now: new Date() },
+          registered,
+          // Search attributes stay in clear: with encrypted history, no prompt text or path goes there.
+          { withContent: !this.encrypted },
+        ),
       ),
     };
     let handle: WorkflowHandleWithFirstExecutionRunId<typeof conversationWorkflow>;

@@ -58,6 +58,7 @@ Usage:
   durable-agent worker --workspace-queue <name>  run a workspace worker: only tools, hooks and session context, on
                                                  the queue of this host's workspaces (no model key needed)
   durable-agent server                           run a local Temporal dev server (UI on http://localhost:8233)
+  durable-agent server --postgres                run the Temporal server on PostgreSQL instead (docs/deployment.md)
   durable-agent codec-server [--port 8888] [--host 127.0.0.1] [--origin <url>]... [--token <t>]
                                                  decrypt encrypted history for the Temporal UI / CLI
 

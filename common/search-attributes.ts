@@ -1,8 +1,13 @@
 /**
- * The project's custom search attributes — their one definition (names, types, typed keys). The dev server
- * registers {@link SEARCH_ATTRIBUTES} (infra/dev-server.ts), the client sets the registered ones at start, the
- * workflow upserts those it was started with. docker-compose.yml and docs/deployment.md repeat the names (they cannot
- * import this; test/unit/search-attributes.test.ts checks they agree).
+ * The project's custom search attributes — their one definition (names, types, typed keys). Every server the project
+ * sets up registers {@link SEARCH_ATTRIBUTES} from here: the dev server (infra/dev-server.ts), the PostgreSQL stack
+ * and docker-compose.yml (both through infra/namespace-setup.ts). The client sets the registered ones at start, the
+ * workflow upserts those it was started with. docs/deployment.md repeats the names for people
+ * (test/unit/search-attributes.test.ts checks it).
+ *
+ * Every value goes through {@link sqlSafeSearchAttributes} before it reaches the server: SQL visibility (PostgreSQL,
+ * MySQL) stores Text in a `tsvector` / full-text column and Keyword in `VARCHAR(255)`, and rejects the whole
+ * visibility write — the conversation then vanishes from `list` and the UI — on a value it cannot store.
  * Pure: imported by the workflow bundle.
  */
 import { type SearchAttributePair, type SearchAttributeUpdatePair, SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
@@ -108,4 +113,86 @@ export function progressSearchAttributes(values: ProgressSearchAttributes, prese
     { key: LAST_ACTIVITY_SEARCH_ATTRIBUTE, value: values.now },
   ];
   return pairs.filter((pair) => present(pair.key.name));
+}
+
+/**
+ * Keyword values longest stored: SQL visibility keeps Keyword in `VARCHAR(255)` (PostgreSQL and MySQL count
+ * characters), and a longer value fails the whole visibility write.
+ */
+export const KEYWORD_MAX_CHARS = 255;
+/**
+ * Text values longest stored: PostgreSQL limits one tsvector word to 2047 bytes; 500 characters are at most 2000
+ * bytes of UTF-8, so no word of a value this long can exceed it.
+ */
+export const TEXT_MAX_CHARS = 500;
+
+/** NUL (JSONB and PostgreSQL text refuse it) and lone UTF-16 surrogates (not Unicode: JSONB refuses them). */
+function wellFormed(value: string): string {
+  return value
+    .replace(/\u0000/g, '')
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+/** The first `max` code points of `value` (never half a surrogate pair). */
+function firstCodePoints(value: string, max: number): string {
+  const points = Array.from(value);
+  return points.length <= max ? value : points.slice(0, max).join('');
+}
+
+/**
+ * A Keyword value SQL visibility can store: NUL removed, lone surrogates replaced, at most
+ * {@link KEYWORD_MAX_CHARS} characters. `list --workspace` filters with the same function, so a long path still
+ * matches the value stored for it.
+ */
+export function sqlSafeKeyword(value: string): string {
+  return firstCodePoints(wellFormed(value), KEYWORD_MAX_CHARS);
+}
+
+/**
+ * A Text value SQL visibility can store. PostgreSQL casts the value with `::tsvector`, where `'` quotes, `\`
+ * escapes and `:` starts a position (`word:3`), so "scenario:foundation-edit" is a syntax error that fails the
+ * whole visibility write (issue 24). Colons and backslashes become spaces (both sides stay searchable words), a
+ * straight apostrophe becomes ’ (so "don't" stays one word); whitespace runs become one space; NUL and lone
+ * surrogates as for Keyword; at most {@link TEXT_MAX_CHARS} characters.
+ */
+export function sqlSafeText(value: string): string {
+  const cleaned = wellFormed(value)
+    .replace(/'/g, '\u2019')
+    .replace(/[:\\]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return firstCodePoints(cleaned, TEXT_MAX_CHARS);
+}
+
+/** A value of `type` SQL visibility can store, or undefined when there is none (a non-finite number, an invalid date). */
+function sqlSafeValue(type: SearchAttributeType, value: unknown): unknown {
+  switch (type) {
+    case SearchAttributeType.TEXT:
+      return typeof value === 'string' ? sqlSafeText(value) : undefined;
+    case SearchAttributeType.KEYWORD:
+      return typeof value === 'string' ? sqlSafeKeyword(value) : undefined;
+    case SearchAttributeType.KEYWORD_LIST:
+      return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string').map(sqlSafeKeyword) : undefined;
+    case SearchAttributeType.INT:
+      return typeof value === 'number' && Number.isSafeInteger(value) ? value : undefined;
+    case SearchAttributeType.DOUBLE:
+      return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+    case SearchAttributeType.DATETIME:
+      return value instanceof Date && !Number.isNaN(value.getTime()) ? value : undefined;
+    default:
+      return value;
+  }
+}
+
+/**
+ * `pairs` with every value made storable by SQL visibility ({@link sqlSafeText}, {@link sqlSafeKeyword}; numbers
+ * and dates that JSON cannot carry are left out, as is a pair with no value left). Pure.
+ */
+export function sqlSafeSearchAttributes<P extends SearchAttributePair | SearchAttributeUpdatePair>(pairs: readonly P[]): P[] {
+  const safe: P[] = [];
+  for (const pair of pairs) {
+    const value = sqlSafeValue(pair.key.type, pair.value);
+    if (value !== undefined) safe.push({ ...pair, value } as P);
+  }
+  return safe;
 }

@@ -158,13 +158,13 @@ function whichSync(cmd: string): string | undefined {
   return undefined;
 }
 
-interface GoVersion {
+export interface GoVersion {
   raw: string;
   major: number;
   minor: number;
 }
 
-function goVersion(): GoVersion | undefined {
+export function goVersion(): GoVersion | undefined {
   const res = spawnSync('go', ['version'], { encoding: 'utf8', timeout: 30_000 });
   if (res.error || res.status !== 0) return undefined;
   const raw = res.stdout.trim();
@@ -217,7 +217,7 @@ async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<
 }
 
 /** Runs a command, forwarding each output line to `log`, with a progress note every minute. */
-function runStreaming(
+export function runStreaming(
   cmd: string,
   args: string[],
   env: NodeJS.ProcessEnv,
@@ -277,12 +277,12 @@ export function forwardLines(stream: NodeJS.ReadableStream | null, onLine: (line
 const LOCK_STALE_MS = 10 * 60_000;
 const LOCK_POLL_MS = 2_000;
 
-interface Lock {
+export interface Lock {
   touch(): void;
   release(): void;
 }
 
-async function acquireLock(lockPath: string, log: (line: string) => void): Promise<Lock> {
+export async function acquireLock(lockPath: string, log: (line: string) => void): Promise<Lock> {
   let announced = false;
   for (;;) {
     try {
@@ -320,7 +320,7 @@ async function acquireLock(lockPath: string, log: (line: string) => void): Promi
       continue;
     }
     if (!announced) {
-      log(`Another process (${holder.who}) is building the Temporal CLI; waiting for it to finish…`);
+      log(`Another process (${holder.who}) holds ${lockPath} (a build in progress); waiting for it to finish…`);
       announced = true;
     }
     await new Promise((r) => setTimeout(r, LOCK_POLL_MS));

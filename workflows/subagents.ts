@@ -23,7 +23,7 @@ import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, sta
 import { agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
 import type { ConversationInput, ConversationSummary } from './definitions';
 import type { ToolOutcome } from './tool-orchestration';
-import { uiPatched } from './visibility';
+import { sqlSafe, uiPatched } from './visibility';
 
 /** What the subagent runner needs from the parent session. */
 export interface SubagentHost {
@@ -120,5 +120,5 @@ function childSearchAttributes(model: string, prompt: string, cwd: string): Sear
   }
   const parent = workflowInfo().typedSearchAttributes;
   const registered = new Set(SEARCH_ATTRIBUTES.filter((key) => parent.get(key) !== undefined).map((key) => key.name));
-  return startSearchAttributes({ status: 'running', model, firstPrompt: prompt, workspace: cwd, now: new Date(Date.now()) }, registered);
+  return sqlSafe(startSearchAttributes({ status: 'running', model, firstPrompt: prompt, workspace: cwd, now: new Date(Date.now()) }, registered));
 }

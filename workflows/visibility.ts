@@ -15,9 +15,18 @@ import {
   type SearchStatus,
   progressSearchAttributes,
   searchStatusOf,
+  sqlSafeSearchAttributes,
 } from '../common/search-attributes';
 import { type CurrentDetailsInput, formatCurrentDetails } from './ui-details';
 import { PATCHES, patched } from './patches';
+
+/** Search attribute values made storable by SQL visibility (issue 24); histories from before upserted them as they were. */
+export const SQL_SAFE_SEARCH_ATTRIBUTES_PATCH = 'sql-safe-search-attributes';
+
+/** `pairs` as this run upserts or starts a child with them: {@link sqlSafeSearchAttributes} unless replaying an older history. */
+export function sqlSafe<P extends Parameters<typeof sqlSafeSearchAttributes>[0][number]>(pairs: P[]): P[] {
+  return patched(SQL_SAFE_SEARCH_ATTRIBUTES_PATCH) ? sqlSafeSearchAttributes(pairs) : pairs;
+}
 
 /** Whether this run takes the UI changes: false while replaying a history recorded before them. */
 export function uiPatched(): boolean {
@@ -56,6 +65,6 @@ export class ConversationVisibility {
     const status: SearchStatus = searchStatusOf(phase);
     if (status === this.lastStatus) return;
     this.lastStatus = status;
-    upsertSearchAttributes(progressSearchAttributes({ status, ...values, now: new Date(Date.now()) }, (name) => this.present.has(name)));
+    upsertSearchAttributes(sqlSafe(progressSearchAttributes({ status, ...values, now: new Date(Date.now()) }, (name) => this.present.has(name))));
   }
 }

@@ -16,6 +16,7 @@ import {
   STATUS_SEARCH_ATTRIBUTE,
   TURNS_SEARCH_ATTRIBUTE,
   WORKSPACE_SEARCH_ATTRIBUTE,
+  sqlSafeKeyword,
 } from '../../common/search-attributes';
 import { formatUsd } from '../../common/money';
 import { oneLine } from '../../common/cut-text';
@@ -44,8 +45,8 @@ export function listQuery(filters: ListFilters): string {
     }
     clauses.push(`${STATUS_SEARCH_ATTRIBUTE.name} = ${quote(filters.status)}`);
   }
-  if (filters.workspace !== undefined) clauses.push(`${WORKSPACE_SEARCH_ATTRIBUTE.name} = ${quote(path.resolve(filters.workspace))}`);
-  if (filters.model !== undefined) clauses.push(`${MODEL_SEARCH_ATTRIBUTE.name} = ${quote(filters.model)}`);
+  if (filters.workspace !== undefined) clauses.push(`${WORKSPACE_SEARCH_ATTRIBUTE.name} = ${quote(sqlSafeKeyword(path.resolve(filters.workspace)))}`);
+  if (filters.model !== undefined) clauses.push(`${MODEL_SEARCH_ATTRIBUTE.name} = ${quote(sqlSafeKeyword(filters.model))}`);
   return clauses.join(' AND ');
 }
 
