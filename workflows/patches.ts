@@ -95,12 +95,17 @@ export const PATCHES = {
   upgradeOnContinueAsNew: {
     id: 'upgrade-on-continue-as-new',
     note: 'Worker Versioning: the next run starts on the deployment’s current version (AUTO_UPGRADE), and a run continues as new between queries once a newer version is current (older runs continued as new with no versioning option).',
-    since: '2026-12-02 cb97f1d',
+    since: '2026-12-01 cb97f1d',
   },
   structuredOutputActivity: {
     id: 'structured-output-activity',
     note: 'A StructuredOutput call is checked by a JSON Schema validator in the checkStructuredOutput local activity, its verdict recorded (older histories checked it with zod in the workflow).',
-    since: '2026-12-02 474bb8a',
+    since: '2026-12-01 474bb8a',
+  },
+  sqlSafeSearchAttributes: {
+    id: 'sql-safe-search-attributes',
+    note: 'Search attribute values made storable by SQL visibility: a Text value with a colon broke the tsvector cast (older histories upserted values as they were).',
+    since: '2026-12-01 8346e9f',
   },
 } as const satisfies Record<string, Patch>;
 

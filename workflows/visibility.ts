@@ -20,12 +20,9 @@ import {
 import { type CurrentDetailsInput, formatCurrentDetails } from './ui-details';
 import { PATCHES, patched } from './patches';
 
-/** Search attribute values made storable by SQL visibility (issue 24); histories from before upserted them as they were. */
-export const SQL_SAFE_SEARCH_ATTRIBUTES_PATCH = 'sql-safe-search-attributes';
-
 /** `pairs` as this run upserts or starts a child with them: {@link sqlSafeSearchAttributes} unless replaying an older history. */
 export function sqlSafe<P extends Parameters<typeof sqlSafeSearchAttributes>[0][number]>(pairs: P[]): P[] {
-  return patched(SQL_SAFE_SEARCH_ATTRIBUTES_PATCH) ? sqlSafeSearchAttributes(pairs) : pairs;
+  return patched(PATCHES.sqlSafeSearchAttributes) ? sqlSafeSearchAttributes(pairs) : pairs;
 }
 
 /** Whether this run takes the UI changes: false while replaying a history recorded before them. */
