@@ -12,6 +12,7 @@ import { PATCHES, patched } from './patches';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { STREAM_TOPICS, type ToolStreamItem } from '../common/stream-items';
 import type { ConversationEvent } from './definitions';
+import { cutText, cutTextAgain } from '../common/cut-text';
 
 
 /** One item of the live channel as `liveRead` returns it: decoded, at its global offset. */
@@ -110,7 +111,7 @@ export function slimForStream(event: ConversationEvent): ConversationEvent {
   // A prompt may be megabytes (sent by reference); a poll answer over the update size limit
   // would fail the workflow task and get the run terminated.
   if (message.type === 'user_input' && message.prompt.length > STREAM_PROMPT_CHARS) {
-    return { ...event, message: { ...message, prompt: `${message.prompt.slice(0, STREAM_PROMPT_CHARS)}… (${message.prompt.length} characters)` } };
+    return { ...event, message: { ...message, prompt: cutText(message.prompt, STREAM_PROMPT_CHARS) } };
   }
   if (message.type === 'user' && typeof message.message.content !== 'string') {
     const content = message.message.content.map((block) =>
@@ -130,9 +131,7 @@ export function slimForStream(event: ConversationEvent): ConversationEvent {
 }
 
 function cut(text: string): string {
-  const whole = /… \((\d+) characters\)$/.exec(text);
-  const length = whole ? Number(whole[1]) : text.length;
-  return text.length > STREAM_TOOL_CHARS ? `${text.slice(0, STREAM_TOOL_CHARS)}… (${length} characters)` : text;
+  return cutTextAgain(text, STREAM_TOOL_CHARS);
 }
 
 /** `liveRead` on a log starting at `baseOffset` (pure: the decoding is the caller's). */

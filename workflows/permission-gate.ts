@@ -28,6 +28,7 @@ import { bashAlwaysRule } from '../common/bash-permissions';
 import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
 import { PATCHES, patched } from './patches';
+import { cutText } from '../common/cut-text';
 
 
 /** Tools whose decision depends on facts only the workspace's host has. */
@@ -336,7 +337,7 @@ function trimInput(input: unknown): unknown {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
   return Object.fromEntries(
     Object.entries(input).map(([key, value]) =>
-      typeof value === 'string' && value.length > STATUS_INPUT_CHARS ? [key, `${value.slice(0, STATUS_INPUT_CHARS)}… (${value.length} characters)`] : [key, value],
+      typeof value === 'string' && value.length > STATUS_INPUT_CHARS ? [key, cutText(value, STATUS_INPUT_CHARS)] : [key, value],
     ),
   );
 }

@@ -6,6 +6,7 @@
  */
 import { COMMAND_NAME_PATTERN, type CustomCommand } from '../common/custom-commands';
 import type { Usage } from '../common/messages';
+import { formatUsd } from '../common/money';
 
 /** A parsed `/name args` input. */
 export interface ParsedSlashCommand {
@@ -105,7 +106,7 @@ export function unknownCommandText(name: string, custom: readonly CustomCommand[
 export function costText(totalCostUsd: number, usage: Usage, queryCount: number): string {
   const number = (value: number) => value.toLocaleString('en-US');
   return [
-    `Total cost:    $${totalCostUsd.toFixed(4)}`,
+    `Total cost:    ${formatUsd(totalCostUsd)}`,
     `Queries:       ${queryCount}`,
     `Usage:         ${number(usage.input_tokens)} input, ${number(usage.output_tokens)} output, ${number(usage.cache_read_input_tokens)} cache read, ${number(usage.cache_creation_input_tokens)} cache write`,
   ].join('\n');
@@ -132,7 +133,7 @@ export function statusText(status: {
     `Context:       ${number(status.context.tokens)} / ${number(status.context.effectiveWindow)} tokens (${status.context.percentUsed}%), ${status.context.compactions} compaction${status.context.compactions === 1 ? '' : 's'}`,
     `Memory:        ${status.claudeMdFiles && status.claudeMdFiles.length > 0 ? status.claudeMdFiles.join(', ') : 'no CLAUDE.md files'}`,
     `Commands:      ${status.customCommands} custom`,
-    `Cost:          $${status.totalCostUsd.toFixed(4)}`,
+    `Cost:          ${formatUsd(status.totalCostUsd)}`,
   ].join('\n');
 }
 

@@ -3,6 +3,8 @@
  * from `__temporal_workflow_metadata`), the idle timer's summary and the model calls' turn labels.
  * Imports nothing from Temporal, so it is unit-tested directly (test/unit/ui-details.test.ts).
  */
+import { oneLine } from '../common/cut-text';
+import { formatUsd } from '../common/money';
 
 /** Characters of a tool call's summary inside another summary (the UI cuts labels at 120). */
 export const NESTED_SUMMARY_CHARS = 50;
@@ -45,11 +47,11 @@ export function formatCurrentDetails(input: CurrentDetailsInput): string {
   const tools = input.tools.length > 0 ? ` — ${input.tools.map(escapeMarkdown).join(', ')}` : '';
   // One line for the state: the UI shows the card in a frame of fixed height, and the last answer must fit.
   const lines = [`**${input.phase}**${tools} · turn ${input.turn} · query ${input.queryCount} · ${escapeMarkdown(input.model)} · ${formatUsd(input.costUsd)}`];
-  if (input.lastPrompt && input.lastPrompt.trim() !== '') lines.push(`**Asked:** ${escapeMarkdown(flatten(input.lastPrompt, LAST_PROMPT_CHARS))}`);
+  if (input.lastPrompt && input.lastPrompt.trim() !== '') lines.push(`**Asked:** ${escapeMarkdown(oneLine(input.lastPrompt, LAST_PROMPT_CHARS))}`);
   // The answer before the decisions: the UI's card shows about four lines without scrolling.
   if (input.lastAnswer && input.lastAnswer.text.trim() !== '') {
     const label = input.lastAnswer.isError ? '**Last error:**' : '**Last answer:**';
-    lines.push(`${label} ${escapeMarkdown(flatten(input.lastAnswer.text, LAST_ANSWER_CHARS))}`);
+    lines.push(`${label} ${escapeMarkdown(oneLine(input.lastAnswer.text, LAST_ANSWER_CHARS))}`);
   }
   if (input.decisions && input.decisions.length > 0) {
     const decided = input.decisions.map(
@@ -81,7 +83,7 @@ export function modelCallSummary(model: string, turn: number, queryCount: number
 export function modelCallSummaryWithReads(model: string, turn: number, queryCount: number, prefetchedReads: readonly string[]): string {
   const base = modelCallSummary(model, turn, queryCount);
   if (prefetchedReads.length === 0) return base;
-  const shown = prefetchedReads.slice(0, 3).map((read) => flatten(read, NESTED_SUMMARY_CHARS));
+  const shown = prefetchedReads.slice(0, 3).map((read) => oneLine(read, NESTED_SUMMARY_CHARS));
   const more = prefetchedReads.length > shown.length ? ` and ${prefetchedReads.length - shown.length} more` : '';
   return `${base} · with ${shown.join(', ')}${more}`;
 }
@@ -92,7 +94,7 @@ export function modelCallSummaryWithReads(model: string, turn: number, queryCoun
  * when none came in time.
  */
 export function permissionWaitSummary(toolSummary: string, timeoutMs: number): string {
-  return `Permission asked: ${flatten(toolSummary, NESTED_SUMMARY_CHARS)} — until decidePermission; denied if none in ${formatDuration(timeoutMs)}`;
+  return `Permission asked: ${oneLine(toolSummary, NESTED_SUMMARY_CHARS)} — until decidePermission; denied if none in ${formatDuration(timeoutMs)}`;
 }
 
 /** "1d", "2h 30m", "45s", "250ms". */
@@ -115,16 +117,6 @@ export function formatDuration(ms: number): string {
   return parts.join(' ');
 }
 
-/** "$0.0123" (four decimals: a turn costs cents). */
-export function formatUsd(usd: number): string {
-  return `$${usd.toFixed(4)}`;
-}
-
-/** One line, cut to `max` characters. */
-function flatten(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 /** Model text must not turn into headings, links or HTML in the card; code spans are shown as they are. */
 function escapeMarkdown(text: string): string {

@@ -5,6 +5,7 @@
  * switch misses nothing.
  */
 import type { ConversationEvent } from '../definitions';
+import { cutText } from '../../common/cut-text';
 
 const MAX_EVENTS_KEPT = 1000;
 /**
@@ -74,5 +75,5 @@ function trimForFeed(message: ConversationEvent['message']): ConversationEvent['
 }
 
 function trimText(text: string): string {
-  return text.length > FEED_TOOL_RESULT_CHARS ? `${text.slice(0, FEED_TOOL_RESULT_CHARS)}… (${text.length} characters)` : text;
+  return cutText(text, FEED_TOOL_RESULT_CHARS);
 }
