@@ -114,8 +114,28 @@ export class LivePublisher {
     if (this.sentAny) this.send();
     if (this.timer) clearTimeout(this.timer);
     this.closed = true;
-    this.client[Symbol.asyncDispose]().catch(() => undefined);
+    const flushing = this.client[Symbol.asyncDispose]().catch(() => undefined);
+    backgroundFlushes.add(flushing);
+    void flushing.finally(() => backgroundFlushes.delete(flushing));
   }
+}
+
+/** Flushes abandoned publishers still have in flight (their signals outlive the activity). */
+const backgroundFlushes = new Set<Promise<void>>();
+
+/**
+ * Waits (at most `timeoutMs`) for abandoned publishers' last signals, before a worker closes its
+ * connection: a signal still in flight when the connection closes is retried by the client's gRPC
+ * retry interceptor on the closed channel, which throws from a timer (an uncaught exception).
+ */
+export async function settleLivePublishers(timeoutMs = 5_000): Promise<void> {
+  if (backgroundFlushes.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled([...backgroundFlushes]),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+  ]);
+  clearTimeout(timer);
 }
 
 /** A publisher for `target`, or undefined when the call has none (streaming off, or no client). */

@@ -11,6 +11,7 @@ import { installPeopleLogger } from './runtime-logger';
 import { SCRIPTED_HELP, scriptedResponder } from './scripted-model';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { EncryptionKeyError } from '../infra/encryption-codec';
+import { settleLivePublishers } from '../activities/live-publisher';
 import { sandboxStatusLine } from '../activities/sandbox';
 import { ripgrepStatusLine } from '../activities/tools/ripgrep';
 import { createWorker } from './worker';
@@ -99,6 +100,7 @@ async function runUntilStopped(worker: Worker, banner: string, ...connections: A
   try {
     await worker.run();
   } finally {
+    await settleLivePublishers();
     for (const connection of connections) await connection.close();
   }
   console.log('durable-agent worker: stopped');

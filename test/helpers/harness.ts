@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, inject } from 'vitest';
 import { type ActivityDeps, createActivities } from '../../activities';
+import { settleLivePublishers } from '../../activities/live-publisher';
 import type { TranscriptCache } from '../../activities/transcript-cache';
 import { ConversationClient } from '../../client/api';
 import type { ConversationConfigInput } from '../../common/config';
@@ -199,6 +200,7 @@ export async function createHarness(
       for (const child of processes) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       for (const { worker } of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await Promise.allSettled(workers.map(({ running }) => running));
+      await settleLivePublishers();
       await Promise.allSettled(workers.map(({ connection: workerConnection }) => workerConnection.close()));
       await model.close();
       await connection.close();
