@@ -7,6 +7,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { RunStopHooksInput, RunStopHooksResult, StopHookOutcome } from '../common/activity-types';
+import { parseHookJson } from '../common/hooks';
 import {
   DEFAULT_HOOK_TIMEOUT_SECONDS,
   HOOK_OUTPUT_PREVIEW_CHARS,
@@ -94,7 +95,7 @@ export function interpretHookRun(
     outcome.nonBlockingError = `exit code ${run.exitCode}${run.stderr.trim() ? `: ${run.stderr.trim().slice(0, 2_000)}` : ''}`;
     return outcome;
   }
-  const json = parseJsonObject(run.stdout);
+  const json = parseHookJson(run.stdout);
   if (json) {
     if (json.continue === false) {
       outcome.preventContinuation = true;
@@ -108,13 +109,3 @@ export function interpretHookRun(
   return outcome;
 }
 
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  const trimmed = text.trim();
-  if (!trimmed.startsWith('{')) return undefined;
-  try {
-    const value = JSON.parse(trimmed);
-    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}

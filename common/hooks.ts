@@ -273,8 +273,12 @@ function clip(text: string): string {
 }
 
 function jsonOf(outcome: HookRunOutcome): Record<string, unknown> | undefined {
-  if (outcome.json) return outcome.json;
-  const trimmed = outcome.stdout.trim();
+  return outcome.json ?? parseHookJson(outcome.stdout);
+}
+
+/** A hook's stdout as Claude Code reads it: a JSON object, or undefined (plain text, an array, invalid JSON). */
+export function parseHookJson(text: string): Record<string, unknown> | undefined {
+  const trimmed = text.trim();
   if (!trimmed.startsWith('{')) return undefined;
   try {
     const value = JSON.parse(trimmed);

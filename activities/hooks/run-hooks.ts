@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type { LoadHookSettingsInput, LoadHookSettingsResult, RunHooksInput, RunHooksResult } from '../../common/activity-types';
-import { type HookRunOutcome, type HookSettings, hookInputJson, mergeHookSettings, parseHookSettings } from '../../common/hooks';
+import { type HookRunOutcome, type HookSettings, hookInputJson, mergeHookSettings, parseHookJson, parseHookSettings } from '../../common/hooks';
 import { SETTING_SOURCES } from '../../common/permissions';
 import { settingsFiles } from '../settings';
 import { boundHookOutput, runHookProcesses } from './runner';
@@ -71,7 +71,7 @@ async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHo
     async (result) => {
       if (result.kind === 'not-run') return { command: result.command, exitCode: null, stdout: '', stderr: '', error: result.message };
       const { run } = result;
-      const json = parseJsonObject(run.stdout);
+      const json = parseHookJson(run.stdout);
       const outcome: HookRunOutcome = {
         command: result.command,
         exitCode: run.exitCode,
@@ -91,13 +91,3 @@ async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHo
 /** A JSON answer larger than this is not recorded (it would bloat history); its bounded stdout stays. */
 const MAX_HOOK_JSON_CHARS = 100_000;
 
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  const trimmed = text.trim();
-  if (!trimmed.startsWith('{')) return undefined;
-  try {
-    const value = JSON.parse(trimmed);
-    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
