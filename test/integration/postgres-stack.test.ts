@@ -25,10 +25,10 @@ import {
 import { encryptionDataConverter, parseKeyRing } from '../../infra/encryption-codec';
 import { type PostgresStack, postgresUnavailable, startPostgresStack } from '../../infra/postgres-stack';
 import { serverBinariesUnavailable } from '../../infra/temporal-server';
-import { historyQuery } from '../../workflows/definitions';
 import { cli, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 import { liveSleepers } from '../helpers/processes';
+import { bashCommandAcrossServerKill, modelCallAcrossServerKill } from '../helpers/server-kill';
 
 const unavailable = postgresUnavailable() ?? serverBinariesUnavailable();
 const quiet = (): void => {};
@@ -56,11 +56,13 @@ afterAll(async () => {
   if (stateDir) await rm(stateDir, { recursive: true, force: true });
 }, 60_000);
 
-async function transcriptText(conversationId: string): Promise<string> {
-  return JSON.stringify(await harness!.client.workflow.getHandle(conversationId).query(historyQuery));
+/** The stack for the shared server-kill scenarios (test/helpers/server-kill.ts). */
+function serverKillContext() {
+  return { address: stack!.address, killAndRestart: killAndRestartServer, track: (created: Harness) => (harness = created) };
 }
 
 /** kill -9 the Temporal server, then start it again on the same database and ports. */
+
 async function killAndRestartServer(): Promise<void> {
   const old = stack!.server.pid;
   await stack!.killServer();
@@ -209,54 +211,11 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
     expect(harness.model.requests).toHaveLength(2);
   });
 
-  it('the Temporal server SIGKILLed during a model call and restarted on the same database: the answer once', async () => {
-    const answer = 'An answer that streams for a few seconds. '.repeat(4).trim();
-    harness = await createHarness(
-      { script: [{ content: [{ type: 'text', text: answer }], chunkSize: 4, deltaDelayMs: 80 }, { content: [{ type: 'text', text: answer }] }] },
-      { address: stack!.address },
-    );
-    await harness.startWorker();
-    const started = await harness.api.start({ prompt: 'Hi', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(async () => harness!.model.requests.length, (count) => count >= 1);
+  it('the Temporal server SIGKILLed during a model call and restarted on the same database: the answer once', () =>
+    modelCallAcrossServerKill(serverKillContext()));
 
-    await killAndRestartServer();
-
-    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
-    expect(result).toMatchObject({ subtype: 'success', is_error: false, result: answer, terminal_reason: 'completed' });
-    expect(harness.model.requests.length).toBeGreaterThanOrEqual(1);
-    expect(harness.model.requests.length).toBeLessThanOrEqual(2);
-    expect((await transcriptText(started.conversationId)).split(answer).length - 1).toBe(1);
-  });
-
-  it('the Temporal server SIGKILLed during a Bash command and restarted on the same database: the command ran once', async () => {
-    harness = await createHarness(
-      {
-        script: [
-          { content: [{ type: 'tool_use', id: 'toolu_counter', name: 'Bash', input: { command: 'echo start >> counter.txt; sleep 4; echo done >> counter.txt' } }] },
-          { content: [{ type: 'text', text: 'Counted.' }] },
-        ],
-      },
-      { address: stack!.address },
-    );
-    await harness.startWorker();
-    const counter = path.join(harness.workspace, 'counter.txt');
-    // A heartbeat timeout longer than the outage: the command's attempt outlives the restart.
-    const config = harness.config({ toolHeartbeatTimeoutMs: 30_000 });
-    const started = await harness.api.start({ prompt: 'Count', config, taskQueue: harness.taskQueue });
-    await eventually(() => readFile(counter, 'utf8').catch(() => ''), (text) => text === 'start\n');
-
-    await killAndRestartServer();
-
-    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
-    expect(result).toMatchObject({ subtype: 'success', is_error: false, result: 'Counted.', transitions: ['tool_use'] });
-    expect(await readFile(counter, 'utf8')).toBe('start\ndone\n');
-    expect(harness.model.requests).toHaveLength(2);
-    expectValidApiOrder(harness.model.requests[1]);
-    const toolResult = harness.model.requests[1].body.messages[2].content[0];
-    expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_counter' });
-    expect(toolResult.is_error ?? false).toBe(false);
-    expect((await transcriptText(started.conversationId)).split('Counted.').length - 1).toBe(1);
-  });
+  it('the Temporal server SIGKILLed during a Bash command and restarted on the same database: the command ran once', () =>
+    bashCommandAcrossServerKill(serverKillContext(), 30_000));
 
   it('encrypted history: only ciphertext in what PostgreSQL stores and serves; the conversation lists without its prompt', async () => {
     const marker = randomUUID().slice(0, 8);
