@@ -10,13 +10,33 @@ import type {
   CallModelLocalResult,
   CallModelResult,
   CompactConversationInput,
+  CallMcpToolInput,
+  CallMcpToolResult,
   CompactConversationResult,
+  ListMcpServersInput,
+  ListMcpServersResult,
+  LoadHookSettingsInput,
+  LoadHookSettingsResult,
+  LoadMcpConfigInput,
+  LoadMcpConfigResult,
+  RunHooksInput,
+  RunHooksResult,
   RunStopHooksInput,
   RunStopHooksResult,
   RunToolInput,
   RunToolResult,
   SessionContext,
 } from './activity-types';
+import type {
+  BackgroundOutcome,
+  BackgroundTaskRef,
+  ReadTaskOutputInput,
+  ReadTaskOutputResult,
+  StartBackgroundCommandInput,
+  StartBackgroundCommandResult,
+  StopResult,
+} from './background';
+import type { CreateCronScheduleInput, CronDeliveryResult, CronFireInput, CronJobSummary } from './cron';
 import type { GatherFactsInput, GatherFactsResult } from './permission-facts';
 import type { SettingSource } from './permissions';
 import type { OutputSchema, StructuredOutputCheck } from './structured-output';
@@ -38,4 +58,35 @@ export interface Activities {
   runStopHooks(input: RunStopHooksInput): Promise<RunStopHooksResult>;
   /** Issue 23: a StructuredOutput call checked against the conversation's JSON Schema (local, its verdict recorded). */
   checkStructuredOutput(input: { schema: OutputSchema; input: unknown }): Promise<StructuredOutputCheck>;
+
+  // ---- issue 22: MCP servers and hooks (workspace activities) ----
+  /** `.mcp.json`, `~/.claude.json`, `--mcp-config` and the approvals: the unexpanded config. */
+  loadMcpConfig(input: LoadMcpConfigInput): Promise<LoadMcpConfigResult>;
+  /** Each server's tools (schemas, annotations), instructions and state; a failing server is an entry, not an error. */
+  listMcpServers(input: ListMcpServersInput): Promise<ListMcpServersResult>;
+  /** One MCP tool call (at most once unless the tool is read-only or idempotent). */
+  callMcpTool(input: CallMcpToolInput): Promise<CallMcpToolResult>;
+  /** Hooks from the user's, project's and local settings (by `--setting-sources`). */
+  loadHookSettings(input: LoadHookSettingsInput): Promise<LoadHookSettingsResult>;
+  /** The selected hook commands of one event, in parallel; their outcomes. */
+  runHooks(input: RunHooksInput): Promise<RunHooksResult>;
+  // ---- issue 21: background work (commands on the workspace; cron on the main worker: it needs the Temporal client) ----
+  /** Starts a command detached; returns at once; idempotent per task id. */
+  startBackgroundCommand(input: StartBackgroundCommandInput): Promise<StartBackgroundCommandResult>;
+  /** Waits for a background command (heartbeats; a retry re-attaches, never starts it again). */
+  superviseBackgroundCommand(input: BackgroundTaskRef): Promise<BackgroundOutcome>;
+  /** TaskOutput. */
+  readTaskOutput(input: ReadTaskOutputInput): Promise<ReadTaskOutputResult>;
+  /** TaskStop (process-group kill). */
+  stopBackgroundCommand(input: BackgroundTaskRef): Promise<StopResult>;
+  /** CronCreate: the job as a Temporal Schedule. */
+  createCronSchedule(input: CreateCronScheduleInput): Promise<{ scheduleId: string; nextFireTimes: string[] }>;
+  /** CronList. */
+  listCronSchedules(input: { conversationId: string }): Promise<CronJobSummary[]>;
+  /** CronDelete. */
+  deleteCronSchedule(input: { conversationId: string; id: string }): Promise<{ deleted: boolean; message: string }>;
+  /** `end`: the conversation's session-only jobs. */
+  deleteSessionCronSchedules(input: { conversationId: string }): Promise<{ deleted: string[] }>;
+  /** Run by workflows/cron-fire.ts when a job's Schedule fires. */
+  deliverCronPrompt(input: CronFireInput & { scheduledAt?: string }): Promise<CronDeliveryResult>;
 }

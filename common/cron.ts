@@ -225,6 +225,14 @@ export interface CronDeliveryTarget {
   start?: { workflowType: string; taskQueue: string; args: unknown[] };
 }
 
+/** `createCronSchedule`: the job, the queue its fire workflow runs on, and how it reaches the conversation. */
+export interface CreateCronScheduleInput {
+  job: CronJob;
+  /** The queue the fire workflow runs on (the conversation's). */
+  taskQueue: string;
+  target: CronDeliveryTarget;
+}
+
 /** The fire workflow's input (a Schedule can only start a workflow; this one delivers and ends). */
 export interface CronFireInput {
   scheduleId: string;

@@ -12,6 +12,7 @@ import { SCRIPTED_HELP, scriptedResponder } from './scripted-model';
 import { TemporalUnreachableError, connectClient, connectionOptions, temporalSettings } from '../infra/connection';
 import { EncryptionKeyError } from '../infra/encryption-codec';
 import { settleLivePublishers } from '../activities/live-publisher';
+import { McpConnectionManager } from '../activities/mcp/connections';
 import { sandboxStatusLine } from '../activities/sandbox';
 import { ripgrepStatusLine } from '../activities/tools/ripgrep';
 import { createWorker } from './worker';
@@ -45,6 +46,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
   }
   const scripted = options.scripted ? await startScriptedModelServer({ respond: scriptedResponder }) : undefined;
   const anthropic = scripted ? new Anthropic({ apiKey: 'scripted', baseURL: scripted.url, maxRetries: 0 }) : anthropicFromEnvironment(env);
+  // The worker's MCP server connections (stdio servers are processes of this worker): closed when it stops.
+  const mcpConnections = new McpConnectionManager();
+  const closeMcp = { close: () => mcpConnections.close() };
   if (options.workspaceQueue !== undefined) {
     return runUntilStopped(
       await createWorkspaceWorker({
@@ -52,12 +56,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
         namespace: settings.namespace,
         taskQueue: options.workspaceQueue,
         dataConverter: settings.dataConverter,
-        activities: createActivities({ anthropic: undefined, stateDir: defaultStateDir(env), temporalClient: client }),
+        activities: createActivities({ anthropic: undefined, stateDir: defaultStateDir(env), temporalClient: client, mcpConnections }),
         overrides: tuning,
       }),
       `durable-agent worker: polling workspace task queue "${options.workspaceQueue}" on ${settings.address} (namespace ${settings.namespace}) ` +
         `for tools, hooks and session context in workspaces on this host` +
         (settings.dataConverter ? `; payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : ''),
+      closeMcp,
       connection,
       client.connection,
     );
@@ -74,7 +79,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
     dataConverter: settings.dataConverter,
-    activities: createActivities({ anthropic, stateDir: defaultStateDir(env), temporalClient: client }),
+    activities: createActivities({ anthropic, stateDir: defaultStateDir(env), temporalClient: client, mcpConnections }),
     overrides: tuning,
     deployment,
   });
@@ -85,6 +90,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
       (deployment ? `, Worker Deployment version ${deployment.version.deploymentName}.${deployment.version.buildId} (conversations pinned)` : '') +
       (scripted ? ', scripted model' : env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : '') +
       (settings.dataConverter ? `, payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : ''),
+    closeMcp,
     connection,
     client.connection,
     { close: async () => scripted?.close() },

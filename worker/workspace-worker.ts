@@ -9,7 +9,23 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import type { Activities } from '../activities';
 
 /** Activities a workspace worker hosts: everything that reads or changes the workspace. */
-export const WORKSPACE_ACTIVITY_NAMES = ['runTool', 'runStopHooks', 'loadSessionContext', 'gatherPermissionFacts'] as const satisfies ReadonlyArray<keyof Activities>;
+export const WORKSPACE_ACTIVITY_NAMES = [
+  'runTool',
+  'runStopHooks',
+  'loadSessionContext',
+  'gatherPermissionFacts',
+  // Issue 22: MCP servers run where the workspace is (a stdio server is a process on that host); hooks too.
+  'loadMcpConfig',
+  'listMcpServers',
+  'callMcpTool',
+  'loadHookSettings',
+  'runHooks',
+  // Issue 21: a background command runs, is supervised, read and stopped on the workspace's host.
+  'startBackgroundCommand',
+  'superviseBackgroundCommand',
+  'readTaskOutput',
+  'stopBackgroundCommand',
+] as const satisfies ReadonlyArray<keyof Activities>;
 
 /** The workspace activities out of a full activity set. */
 export function workspaceActivities(activities: Activities): Pick<Activities, (typeof WORKSPACE_ACTIVITY_NAMES)[number]> {
@@ -19,6 +35,15 @@ export function workspaceActivities(activities: Activities): Pick<Activities, (t
     loadSessionContext: activities.loadSessionContext,
     // Permission facts are gathered where the tools act (real paths, the parsed command): issue 17.
     gatherPermissionFacts: activities.gatherPermissionFacts,
+    loadMcpConfig: activities.loadMcpConfig,
+    listMcpServers: activities.listMcpServers,
+    callMcpTool: activities.callMcpTool,
+    loadHookSettings: activities.loadHookSettings,
+    runHooks: activities.runHooks,
+    startBackgroundCommand: activities.startBackgroundCommand,
+    superviseBackgroundCommand: activities.superviseBackgroundCommand,
+    readTaskOutput: activities.readTaskOutput,
+    stopBackgroundCommand: activities.stopBackgroundCommand,
   };
 }
 

@@ -9,7 +9,7 @@ import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNot
 import {
   CRON_FIRE_WORKFLOW_TYPE,
   type CronDeliveryResult,
-  type CronDeliveryTarget,
+  type CreateCronScheduleInput,
   type CronFire,
   type CronFireInput,
   type CronJob,
@@ -32,13 +32,6 @@ export interface CronScheduleMemo {
   timeZone: string;
   createdAt: string;
   expiresAt?: string;
-}
-
-export interface CreateCronScheduleInput {
-  job: CronJob;
-  /** The queue the fire workflow runs on (the conversation's). */
-  taskQueue: string;
-  target: CronDeliveryTarget;
 }
 
 function memoOf(job: CronJob): CronScheduleMemo {

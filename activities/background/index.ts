@@ -6,10 +6,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { BackgroundTaskRef, ReadTaskOutputInput, StartBackgroundCommandInput } from '../../common/background';
-import type { CronFireInput } from '../../common/cron';
+import type { CreateCronScheduleInput, CronFireInput } from '../../common/cron';
 import { readTaskOutput, startBackgroundCommand, stopBackgroundCommand, superviseBackgroundCommand } from './background-command';
 import {
-  type CreateCronScheduleInput,
   createCronSchedule,
   deleteCronSchedule,
   deleteSessionCronSchedules,
