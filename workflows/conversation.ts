@@ -130,6 +130,23 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const newerVersionIsCurrent = () =>
     session.continueAsNewFitsPayload && workflowInfo().targetWorkerDeploymentVersionChanged && patched(PATCHES.upgradeOnContinueAsNew);
 
+  /**
+   * Waits for input or `end`; false when the idle timeout passed first. While background work is
+   * pending (issue 21: commands, agents, wakeups, cron jobs) there is no idle timeout: its end,
+   * a notification or a fire is what comes next; the idle timer starts once nothing is pending.
+   */
+  const waitForInputOrEnd = async (): Promise<boolean> => {
+    const inputOrEnd = () => (session.hasQueuedInput && !session.busy) || session.endRequested;
+    while (session.hasBackgroundWork) {
+      await condition(() => inputOrEnd() || !session.hasBackgroundWork);
+      if (inputOrEnd()) return true;
+    }
+    // The idle timer says what it is in the UI (not an unlabeled "1d").
+    return uiPatched()
+      ? await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) })
+      : await condition(inputOrEnd, config.idleTimeoutMs);
+  };
+
   // ---- main body: wait for input, run queries, carry state forward ----
   if (input.initialPrompt) session.enqueueFirst({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
   let endedBy: ConversationSummary['endedBy'] = 'end_signal';
@@ -139,11 +156,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       suspended = await session.resumeSuspendedQuery();
     } else {
       session.setPhase(session.hasQueuedInput ? 'calling_model' : 'awaiting_input');
-      const inputOrEnd = () => (session.hasQueuedInput && !session.busy) || session.endRequested;
-      // The idle timer says what it is in the UI (not an unlabeled "1d").
-      const gotInput = uiPatched()
-        ? await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) })
-        : await condition(inputOrEnd, config.idleTimeoutMs);
+      const gotInput = await waitForInputOrEnd();
       if (!gotInput) {
         endedBy = 'idle_timeout';
         break;
@@ -169,6 +182,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     if (session.endRequested && !session.hasQueuedInput) break;
     if (session.shouldContinueAsNew() || newerVersionIsCurrent()) await continueAsNewWith();
   }
+  // `end`, the idle timeout, a one-shot's result: background commands and agents stop, session-only jobs go (abort never gets here).
+  await session.endBackgroundWork();
   session.setPhase('ended');
   await session.settleParentReports();
   session.live.detach(); // a waiting reader would otherwise keep the run open

@@ -31,7 +31,12 @@ export interface PendingInput {
   model?: string;
   /** Set when `prompt` is a custom command's expansion (seed §2.10 processUserInput). */
   command?: { name: string; args: string };
+  /** Not typed by a person: background work ending (`<task-notification>`), a wakeup or a cron job (issue 21). */
+  origin?: InputOrigin;
 }
+
+/** Where an input that no person typed came from (issue 21). */
+export type InputOrigin = 'task-notification' | 'wakeup' | 'cron';
 
 export interface AbortInput {
   reason?: string;
@@ -281,6 +286,8 @@ export interface CarriedState {
   permissions?: CarriedPermissions;
   /** The live channel's tail and offsets (issue 10), so readers resume where they were. */
   streamState?: import('@temporalio/workflow-streams/workflow').WorkflowStreamState;
+  /** Keys of the notifications already queued (issue 21): each is delivered once, across retries and runs. */
+  deliveredNotifications?: string[];
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

@@ -16,6 +16,7 @@ import type { QueryAccounting } from '../query-accounting';
 import type { PrefetchedCalls } from '../tool-prefetch';
 import type { StreamingToolExecutor } from '../tool-orchestration';
 import type { Transcript } from '../transcript';
+import type { ActivityOptionsSet } from './activity-options';
 
 /** The query being run: its cancellation scope and the model call in flight. */
 export interface ActiveQuery {
@@ -62,6 +63,8 @@ export interface QueryHost {
   currentRequestContext(): string;
   /** seed §2.10 canUseTool, and what the tools tell it. */
   readonly toolPermissions: ToolPermissions;
+  /** Tools with their own route (issues 21, 22: background work, the task list, MCP): see ToolRoute. */
+  readonly toolRoutes: readonly ToolRoute[];
   /** A local activity's clock reading (CallModelResult.finishedAt): the query's duration counts up to at least it. */
   observeWorkerClock?(at: number): void;
 }
@@ -76,4 +79,40 @@ export interface ToolPermissions {
   allowReadOf(file: string): void;
   /** The gate's rule context, or undefined when tools run unchecked (a local model call prefetches what it allows). */
   context(): PermissionContext | undefined;
+}
+
+// ---- tools with their own route (issues 21, 22; tool-routes.ts picks one) ----
+
+/** A tool call's outcome: the tool_result's text and whether it is an error (style §9: failures are data). */
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+}
+
+/** One allowed call, as a route runs it. */
+export interface ToolRouteCall {
+  readonly block: ToolUseBlock;
+  /** Calls in the same assistant message (the tool-result budget shares between them). */
+  readonly siblings: number;
+  /** The permission gate's verdict (allow), with what the tool must enforce where it acts. */
+  readonly verdict: Extract<GateVerdict, { behavior: 'allow' }>;
+  /** The call's one-line summary (UI summaries of the commands it issues). */
+  readonly summary: string;
+  readonly options: ActivityOptionsSet;
+  readonly query: ActiveQuery;
+  /** The call's line in `status` (a route may add its child workflow id). */
+  readonly entry: ToolInFlight;
+}
+
+/**
+ * Tools that do not run as `runTool` on the workspace: the workflow answers them itself (the task
+ * list, ScheduleWakeup, cron jobs) or routes them to their own activities (background commands,
+ * MCP servers, background agents). Registered with the session in a fixed order.
+ */
+export interface ToolRoute {
+  /** For logs and messages: "background commands", "MCP servers"… */
+  readonly name: string;
+  /** Whether this route runs the call (decided on the call alone: deterministic). */
+  takes(block: ToolUseBlock): boolean;
+  run(call: ToolRouteCall): Promise<ToolOutcome>;
 }

@@ -21,6 +21,7 @@ import { type ActivityOptionsSet, LOCAL_TOOL_OPTIONS, activities, localActivitie
 import { failureMessage, toolErrorResult } from './failures';
 import type { LocalChain } from './local-chain';
 import type { ActiveQuery, QueryHost } from './query-host';
+import { routeFor } from './tool-routes';
 
 /**
  * Short read-only tools run as local activities: in the workflow task that asked for them, on
@@ -85,6 +86,9 @@ export function createRunTool(
       const verdict = await host.toolPermissions.check(block);
       // Every return sets `outcome`: the live tool line shows it ("cancelled" only when none came; the stream is in memory).
       if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
+      // Background work, the task list, wakeups, cron jobs, MCP tools: their own route (tool-routes.ts).
+      const route = routeFor(host.toolRoutes, block);
+      if (route) return (outcome = await route.run({ block, siblings, verdict, summary, options, query, entry }));
       if (block.name === 'Agent') {
         entry.childWorkflowId = subagentWorkflowId(conversationId, block.id);
         return (outcome = await runSubagent(host, block));

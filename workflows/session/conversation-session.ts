@@ -16,8 +16,9 @@ import type { ModelUsage, ResultMessage, Terminal } from '../../common/result';
 import type { CompactOutcome } from '../compact';
 import { fitContinueAsNewInput } from '../continue-as-new';
 import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
-import type { PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
+import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
+import type { ToolRoute } from '../deps/tool-routes';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts } from '../permission-facts';
 import { PermissionGate } from '../permission-gate';
@@ -38,6 +39,16 @@ import { SubagentReporting } from './subagent-reporting';
 import { QueryRun, type SubmitHost, inputMessage, submitMessage } from './submit-message';
 import { SessionPermissions } from './tool-permissions';
 import { UsageLedger } from './usage-ledger';
+
+/** One kind of work that outlives a turn (issue 21), as the session sees it. */
+export interface BackgroundWorkKind {
+  /** For messages: "background commands", "wakeups"… */
+  readonly name: string;
+  /** Something of this kind is running or due: the conversation is not idle-timed out. */
+  pending(): boolean;
+  /** The conversation ends (`end`, idle timeout, one-shot): stop or delete what belongs to it. */
+  onEnd(): Promise<void>;
+}
 
 export class ConversationSession implements SubmitHost {
   private state: SessionState;
@@ -75,6 +86,10 @@ export class ConversationSession implements SubmitHost {
   private compactedThisRun = false;
   /** The last prompt a person sent, for the UI's current details (not carried across continue-as-new). */
   private lastPrompt: string | undefined;
+  /** Kinds of background work (issue 21), see registerBackgroundWork. */
+  private readonly backgroundWork: BackgroundWorkKind[] = [];
+  /** Tools with their own route (workflows/deps/tool-routes.ts), in the order registered. */
+  readonly toolRoutes: ToolRoute[] = [];
 
   constructor(
     readonly conversationId: string,
@@ -141,6 +156,42 @@ export class ConversationSession implements SubmitHost {
   enqueueFirst(input: PendingInput): void { this.inputs.pushFirst(input); }
   /** The next queued input (the caller runs it). */
   nextInput(): PendingInput | undefined { return this.inputs.next(); }
+
+  /**
+   * Work that outlives a turn ended, a wakeup or a cron job fired (issue 21): its prompt is
+   * queued like a person's input — taken by the running query before its next model call (seed
+   * §2.2 ⑦), or starting a query when the conversation is idle. Once per `key`, across retries
+   * and continue-as-new (the delivered keys are carried); returns false for a repeat.
+   */
+  notify(key: string, prompt: string, origin: InputOrigin): boolean {
+    const delivered = (this.state.deliveredNotifications ??= []);
+    if (delivered.includes(key)) return false;
+    delivered.push(key);
+    this.inputs.pushFrom(origin, prompt);
+    return true;
+  }
+
+  /**
+   * Kinds of background work (commands, agents, wakeups, cron jobs) each register whether they
+   * have something pending (the conversation is then never idle-timed out) and what `end` does to
+   * them. Registered in the constructor of their owner, in a fixed order (deterministic).
+   */
+  registerBackgroundWork(work: BackgroundWorkKind): void { this.backgroundWork.push(work); }
+  /** Something registered is still pending: the idle timeout waits. */
+  get hasBackgroundWork(): boolean { return this.backgroundWork.some((work) => work.pending()); }
+  /** `end`: each kind stops its work (background commands, agents, session-only jobs); `abort` never does. */
+  async endBackgroundWork(): Promise<void> {
+    for (const work of this.backgroundWork) {
+      try {
+        await work.onEnd();
+      } catch (error) {
+        this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: `Could not stop ${work.name} at the end: ${failureMessage(error)}` });
+      }
+    }
+  }
+
+  /** A tool the workflow answers itself or routes to its own activities (issues 21, 22). */
+  registerToolRoute(route: ToolRoute): void { this.toolRoutes.push(route); }
 
   /** `end` signal: the conversation ends after the running query. */
   requestEnd(): void { this.state.endRequested = true; }

@@ -4,7 +4,7 @@
  * array is the session state's `pendingInputs` (carried across continue-as-new); this is its one writer.
  */
 import { log, uuid4 } from '@temporalio/workflow';
-import type { PendingInput, UserInput } from '../definitions';
+import type { InputOrigin, PendingInput, UserInput } from '../definitions';
 import { PATCHES, patched } from '../patches';
 import { isSlashCommand } from '../slash-commands';
 
@@ -25,6 +25,11 @@ export class InputQueue {
     }
     const uuid = (typeof raw === 'object' && raw !== null && typeof raw.uuid === 'string' && raw.uuid) || uuid4();
     this.pending.push({ prompt, uuid });
+  }
+
+  /** An input no person typed (issue 21: a task notification, a wakeup, a cron fire). */
+  pushFrom(origin: InputOrigin, prompt: string): void {
+    this.pending.push({ prompt, uuid: uuid4(), origin });
   }
 
   /** Before anything queued (the workflow's initial prompt). */

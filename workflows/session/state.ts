@@ -38,6 +38,8 @@ export interface SessionState {
   selectedModel?: string;
   /** A query suspended by the previous run (or this one, when it could not continue as new), resumed before anything else. */
   queryInProgress?: QueryInProgress;
+  /** Keys of the notifications queued so far (issue 21: exactly one per background task, wakeup or fire). */
+  deliveredNotifications?: string[];
 }
 
 /** The session's state as a carried state holds it (the one place it is read in). */
@@ -57,6 +59,7 @@ export function sessionStateFrom(carried: CarriedState | undefined, subagent: Su
     compaction: carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 },
     ...(carried?.selectedModel && { selectedModel: carried.selectedModel }),
     queryInProgress: carried?.queryInProgress,
+    ...(carried?.deliveredNotifications && { deliveredNotifications: carried.deliveredNotifications }),
   };
 }
 
