@@ -26,6 +26,12 @@ import { type PermissionContext, type PermissionDecision, type PermissionRule, t
 const READ_TOOLS = new Set(['Read', 'Glob', 'Grep']);
 /** Tools that change files. */
 const EDIT_TOOLS = new Set(['Edit', 'Write']);
+/**
+ * Tools that need no permission in Claude Code, in every mode (rules still apply): Agent (its own
+ * tools are checked in the subagent), and TaskOutput / TaskStop, which only read or stop this
+ * conversation's own background work (issue 21). Any other tool without a decision of its own asks.
+ */
+export const TOOLS_WITHOUT_PERMISSION: ReadonlySet<string> = new Set(['Agent', 'TaskOutput', 'TaskStop']);
 
 export { globToRegExp, isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
@@ -224,6 +230,7 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   const asked = firstMatch(context.rules.ask, view, 'any');
   if (asked) return { behavior: 'ask', reason: describeRule(asked) };
 
+  if (TOOLS_WITHOUT_PERMISSION.has(toolName) && toolName !== 'Agent') return { behavior: 'allow', reason: `${toolName} needs no permission` };
   const gatheredBash = facts.gathered?.bash;
   if (toolName === 'Bash' && gatheredBash) return decideBashCall(view, gatheredBash, context);
   const gatheredPaths = facts.gathered?.paths;
@@ -256,8 +263,9 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
     if (facts.readOnly) return { behavior: 'allow', reason: 'read-only command' };
     return { behavior: 'ask', reason: 'the command may change things' };
   }
-  // Agent (its own tools are checked in the subagent) and anything else.
-  return { behavior: 'allow', reason: `${toolName} needs no permission` };
+  // Agent (its own tools are checked in the subagent); any other tool fails closed: it asks.
+  if (TOOLS_WITHOUT_PERMISSION.has(toolName)) return { behavior: 'allow', reason: `${toolName} needs no permission` };
+  return { behavior: 'ask', reason: `${toolName} has no permission decision of its own` };
 }
 
 

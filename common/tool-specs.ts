@@ -9,6 +9,8 @@ import { editToolSpec } from './tools/edit';
 import { globToolSpec } from './tools/glob';
 import { grepToolSpec } from './tools/grep';
 import { readToolSpec } from './tools/read';
+import { taskOutputToolSpec } from './tools/task-output';
+import { taskStopToolSpec } from './tools/task-stop';
 import { writeToolSpec } from './tools/write';
 
 export { agentInputSchema, agentToolSpec, type AgentInput } from './tools/agent';
@@ -20,7 +22,7 @@ export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec
 export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
 
 /** Claude Code's tool names, in the order the model sees them. */
-export const TOOL_NAMES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent'] as const;
+export const TOOL_NAMES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Every tool the agent offers, in `TOOL_NAMES` order. */
@@ -32,6 +34,9 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   globToolSpec,
   grepToolSpec,
   agentToolSpec,
+  // Issue 21: background commands (workflows/background/commands.ts).
+  taskOutputToolSpec,
+  taskStopToolSpec,
 ];
 
 /** True when `name` is one of our tools. */

@@ -176,6 +176,8 @@ export interface ConversationStatus {
   pendingPermissions?: PendingPermission[];
   /** The permission mode in effect (absent: tools run unchecked). */
   permissionMode?: string;
+  /** Background commands (issue 21): running and ended, oldest first (absent: none). */
+  backgroundTasks?: import('./background/command-tasks').BackgroundTaskStatus[];
   /** Set by the client for a closed conversation answered without a worker (client/closed-status.ts). */
   closed?: { executionStatus: string; closedAt?: string; answeredFrom: 'result' | 'search_attributes' };
 }
@@ -288,6 +290,8 @@ export interface CarriedState {
   streamState?: import('@temporalio/workflow-streams/workflow').WorkflowStreamState;
   /** Keys of the notifications already queued (issue 21): each is delivered once, across retries and runs. */
   deliveredNotifications?: string[];
+  /** Background commands (issue 21, workflows/background/commands.ts): running ones are supervised again by the next run. */
+  backgroundTasks?: import('./background/command-tasks').BackgroundTasks;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

@@ -107,6 +107,11 @@ export const PATCHES = {
     note: 'Search attribute values made storable by SQL visibility: a Text value with a colon broke the tsvector cast (older histories upserted values as they were).',
     since: '2026-12-01 8346e9f',
   },
+  backgroundCommands: {
+    id: 'background-commands',
+    note: 'Bash with run_in_background, TaskOutput and TaskStop run on the background-commands route: start, supervise (not awaited), read, stop, and a task notification at the end; the next run supervises running tasks again (older histories sent these calls to runTool, which rejected them).',
+    since: '2026-12-02 e17fa35',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

@@ -27,7 +27,12 @@ export interface CurrentDetailsInput {
   lastPrompt?: string;
   /** The latest permission decisions, oldest first: what was allowed or denied. */
   decisions?: ReadonlyArray<{ toolName: string; behavior: 'allow' | 'deny'; decidedBy: 'user' | 'timeout' }>;
+  /** Background commands running now (issue 21): `b1a2b3c4d Run the dev server`. */
+  background?: readonly string[];
 }
+
+/** Background tasks the current details name (the rest are counted). */
+export const BACKGROUND_LINES_SHOWN = 3;
 
 /** Characters of the last prompt the current details show. */
 export const LAST_PROMPT_CHARS = 200;
@@ -58,6 +63,11 @@ export function formatCurrentDetails(input: CurrentDetailsInput): string {
       (decision) => `${escapeMarkdown(decision.toolName)} ${decision.behavior === 'allow' ? 'allowed' : decision.decidedBy === 'timeout' ? 'denied (no answer in time)' : 'denied'}`,
     );
     lines.push(`**Permissions:** ${decided.join(' · ')}`);
+  }
+  if (input.background && input.background.length > 0) {
+    const shown = input.background.slice(0, BACKGROUND_LINES_SHOWN).map(escapeMarkdown);
+    const more = input.background.length > shown.length ? ` · and ${input.background.length - shown.length} more` : '';
+    lines.push(`**Background (${input.background.length} running):** ${shown.join(' · ')}${more}`);
   }
   return lines.join('\n\n');
 }

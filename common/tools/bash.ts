@@ -33,6 +33,14 @@ export const bashInputSchema = z.strictObject({
     .boolean()
     .optional()
     .describe('Set this to true to dangerously override sandbox mode and run commands without sandboxing.'),
+  /**
+   * Claude Code's field (issue 21): the call returns at once with a task id; the command runs
+   * detached, supervised by the workflow, and its end comes back as a <task-notification>.
+   */
+  run_in_background: z
+    .boolean()
+    .optional()
+    .describe('Set to true to run this command in the background. Use TaskOutput to read the output later.'),
 });
 
 export type BashInput = z.infer<typeof bashInputSchema>;
@@ -53,14 +61,16 @@ Usage notes:
 - The command has no stdin; interactive commands (e.g. \`git rebase -i\`, editors, prompts) will not work.
 - Output is stdout followed by stderr; a non-zero exit status is reported as an error with its exit code. If the output is very long it will be truncated before being returned to you.
 - When the command times out, it and every process it started are killed.
+- With \`run_in_background: true\` the command runs in the background (no timeout) and the call returns at once with a task id and the file its output goes to. You are notified when it finishes: do not poll or sleep waiting for it. Read its output with TaskOutput or Read, stop it with TaskStop. Use it for long-running work (servers, watchers, long builds) you do not need to wait on.
 - Avoid using search commands like \`find\` and \`grep\`: use the Glob and Grep tools instead. Avoid \`cat\`, \`head\`, \`tail\` to read files: use the Read tool. Avoid \`sed\`/\`awk\` to edit files: use the Edit tool.
 - When issuing multiple commands, use the ';' or '&&' operator to separate them. DO NOT use newlines (newlines are ok in quoted strings).`,
   inputSchema: bashInputSchema,
   // Conservative: a command counts as read-only only when the classifier can prove it.
   isReadOnly: (input) => classifyBashCommand(input.command).readOnly,
-  isConcurrencySafe: (input) => classifyBashCommand(input.command).readOnly,
+  // A background command is never started while the model still streams (a retried call may not ask for it again).
+  isConcurrencySafe: (input) => input.run_in_background !== true && classifyBashCommand(input.command).readOnly,
   maxResultSizeChars: 30_000,
-  summarize: (input) => `Bash: ${oneLine(input.command, SUMMARY_COMMAND_LENGTH)}`,
+  summarize: (input) => `Bash${input.run_in_background === true ? ' (background)' : ''}: ${oneLine(input.command, SUMMARY_COMMAND_LENGTH)}`,
 });
 
 /** Programs whose exit code 1 is an answer, not a failure (Claude Code's command semantics). */

@@ -1,4 +1,4 @@
-/** TaskOutput tool spec (Claude Code's): read a background task's output, optionally waiting for it to end. Pure; not offered to the model until the workflow wiring (issue 21). */
+/** TaskOutput tool spec (Claude Code's): read a background task's output, optionally waiting for it to end. Pure; run by workflows/background/commands.ts (issue 21). */
 import { z } from 'zod';
 import { defineTool } from '../tool-spec';
 

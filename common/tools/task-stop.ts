@@ -1,4 +1,4 @@
-/** TaskStop tool spec (Claude Code's): stop a background task. Pure; not offered until the workflow wiring (issue 21). */
+/** TaskStop tool spec (Claude Code's): stop a background task. Pure; run by workflows/background/commands.ts (issue 21). */
 import { z } from 'zod';
 import { defineTool } from '../tool-spec';
 

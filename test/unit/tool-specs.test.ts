@@ -19,7 +19,7 @@ function spec(name: string) {
 
 describe('tool specs registry', () => {
   it("uses Claude Code's names, in order", () => {
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent']);
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop']);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
   });
 
@@ -33,7 +33,7 @@ describe('tool specs registry', () => {
 
   it('sets the result budgets', () => {
     const budgets = Object.fromEntries(TOOL_SPECS.map((tool) => [tool.name, tool.maxResultSizeChars]));
-    expect(budgets).toEqual({ Read: 100_000, Write: 10_000, Edit: 10_000, Bash: 30_000, Glob: 20_000, Grep: 20_000, Agent: 100_000 });
+    expect(budgets).toEqual({ Read: 100_000, Write: 10_000, Edit: 10_000, Bash: 30_000, Glob: 20_000, Grep: 20_000, Agent: 100_000, TaskOutput: 30_000, TaskStop: 10_000 });
     expect(BASH_DEFAULT_TIMEOUT_MS).toBe(120_000);
     expect(BASH_MAX_TIMEOUT_MS).toBe(600_000);
   });
@@ -65,6 +65,14 @@ describe('read-only and concurrency decisions', () => {
     const parsed = tool.inputSchema.parse(input);
     expect(tool.isReadOnly(parsed)).toBe(expected);
     expect(tool.isConcurrencySafe(parsed)).toBe(expected);
+  });
+
+  it('a background Bash keeps its read-only fact (the same permission decision) but never starts while the model streams', () => {
+    const tool = spec('Bash');
+    const parsed = tool.inputSchema.parse({ command: 'git status', run_in_background: true });
+    expect(tool.isReadOnly(parsed)).toBe(true);
+    expect(tool.isConcurrencySafe(parsed)).toBe(false);
+    expect(tool.summarize(parsed)).toBe('Bash (background): git status');
   });
 });
 
@@ -99,7 +107,7 @@ describe('strict input schemas', () => {
     ['Read', { file_path: 'a', extra: 1 }],
     ['Write', { file_path: 'a', content: 'x', mode: 'append' }],
     ['Edit', { file_path: 'a', old_string: 'a', new_string: 'b', replaceAll: true }],
-    ['Bash', { command: 'ls', run_in_background: true }],
+    ['Bash', { command: 'ls', background: true }],
     ['Glob', { pattern: '*', cwd: '/' }],
     ['Grep', { pattern: 'x', '-Z': true }],
   ] as const)('%s rejects unknown keys', (name, input) => {

@@ -9,6 +9,7 @@
  * calls its methods; nothing outside assigns its fields.
  */
 import { CancellationScope, log, uuid4 } from '@temporalio/workflow';
+import { BackgroundCommands } from '../background/commands';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import type { AssistantApiMessage, TranscriptMessage, Usage, UserMessage } from '../../common/messages';
@@ -90,6 +91,8 @@ export class ConversationSession implements SubmitHost {
   private readonly backgroundWork: BackgroundWorkKind[] = [];
   /** Tools with their own route (workflows/deps/tool-routes.ts), in the order registered. */
   readonly toolRoutes: ToolRoute[] = [];
+  /** Background Bash, TaskOutput, TaskStop (issue 21): workflows/background/commands.ts. */
+  private readonly backgroundCommands: BackgroundCommands;
 
   constructor(
     readonly conversationId: string,
@@ -123,6 +126,7 @@ export class ConversationSession implements SubmitHost {
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
     });
+    this.backgroundCommands = new BackgroundCommands(this, carried?.backgroundTasks);
   }
 
   // ---- what others read ----
@@ -263,6 +267,7 @@ export class ConversationSession implements SubmitHost {
       lastAnswer: last && { text: last.result, isError: last.is_error },
       lastPrompt: this.lastPrompt,
       decisions: this.config.permissions ? this.permissions.toCarried().decisions.slice(-3) : undefined,
+      background: this.backgroundCommands?.runningLines(),
     });
   }
 
@@ -289,6 +294,7 @@ export class ConversationSession implements SubmitHost {
       nextEventSeq: this.feed.nextEventSeq,
       pendingPermissions: this.permissions.pendingRequests(),
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
+      ...(this.backgroundCommands.list().length > 0 && { backgroundTasks: this.backgroundCommands.list() }),
     };
   }
 
@@ -312,6 +318,8 @@ export class ConversationSession implements SubmitHost {
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
+    const backgroundTasks = this.backgroundCommands.carried();
+    if (backgroundTasks) next.backgroundTasks = backgroundTasks;
     const fitted = fitContinueAsNewInput(input.config, next);
     if (!fitted) {
       log.warn('Conversation state too large to continue as new; staying in this run');

@@ -1,0 +1,262 @@
+/**
+ * Background Bash (issue 21 §1, §2, §7), the workflow side: `Bash {run_in_background: true}`,
+ * `TaskOutput` and `TaskStop` run on this route instead of `runTool`. A command is started
+ * detached on the workspace's queue (activities/background/background-command.ts) and the tool
+ * result comes back at once; a heartbeating `superviseBackgroundCommand`, in a scope a query's
+ * abort does not cancel, waits for its end — a worker that dies mid-command is replaced by a
+ * retried attempt that re-attaches — and its outcome becomes one `<task-notification>` (seed §2.2
+ * ⑦: joined to the running query before its next model call, or starting a query when idle).
+ * The tasks are this module's carried state; after continue-as-new the new run supervises the
+ * ones still running again. `end` stops them; `abort` leaves them alone (as Claude Code).
+ */
+import { ActivityCancellationType, type ActivityOptions, CancellationScope, isCancellation, uuid4 } from '@temporalio/workflow';
+import { type BackgroundOutcome, taskNotificationText } from '../../common/background';
+import type { ConversationConfig } from '../../common/config';
+import type { ToolUseBlock } from '../../common/messages';
+import { oneLine } from '../../common/cut-text';
+import { bashInputSchema } from '../../common/tools/bash';
+import { taskOutputInputSchema } from '../../common/tools/task-output';
+import { taskStopInputSchema } from '../../common/tools/task-stop';
+import type { InputOrigin } from '../definitions';
+import { activities } from '../deps/activity-options';
+import { failureMessage } from '../deps/failures';
+import type { ToolPermissions, ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
+import { sandboxInputs } from '../deps/tool-run';
+import { PATCHES, patched } from '../patches';
+import type { BackgroundTask, BackgroundTaskStatus, BackgroundTasks } from './command-tasks';
+
+export type { BackgroundTask, BackgroundTaskStatus, BackgroundTasks } from './command-tasks';
+
+/** What the module needs of the session (implemented by ConversationSession). */
+export interface BackgroundCommandsHost {
+  readonly conversationId: string;
+  readonly config: ConversationConfig;
+  readonly toolPermissions: ToolPermissions;
+  notify(key: string, prompt: string, origin: InputOrigin): boolean;
+  registerToolRoute(route: ToolRoute): void;
+  registerBackgroundWork(work: { name: string; pending(): boolean; onEnd(): Promise<void> }): void;
+  /** The UI's current details changed (a task started or ended). */
+  refreshDetails(): void;
+}
+
+/** The tool names this route answers (Bash only with run_in_background). */
+const TASK_TOOLS = new Set(['TaskOutput', 'TaskStop']);
+
+/** A new task id: `b` and 8 characters of a (deterministic, workflow) uuid, like Claude Code's shell ids. */
+export function newTaskId(uuid: string): string {
+  return `b${uuid.replace(/-/g, '').slice(0, 8)}`;
+}
+
+/** Whether this call is one the route runs, on the call alone (before the patch is asked). */
+export function isBackgroundCall(block: Pick<ToolUseBlock, 'name' | 'input'>): boolean {
+  if (TASK_TOOLS.has(block.name)) return true;
+  return block.name === 'Bash' && (block.input as { run_in_background?: unknown } | null)?.run_in_background === true;
+}
+
+/** Claude Code's answer for an id it does not know. */
+export function noTaskFound(taskId: string): ToolOutcome {
+  return { isError: true, content: `No task found with ID: ${taskId}` };
+}
+
+/** The tool result of a started command (Claude Code's wording). */
+export function startedText(taskId: string, outputPath: string, notices: readonly string[]): string {
+  return [`Command running in background with ID: ${taskId}. Output is being written to: ${outputPath}`, ...notices].join('\n');
+}
+
+/** The task's record once its supervisor reported how it ended. */
+export function endedTask(task: BackgroundTask, outcome: BackgroundOutcome, now: number): BackgroundTask {
+  const ended: BackgroundTask = { ...task, status: outcome.status, endedAt: now };
+  if (outcome.exitCode !== undefined) ended.exitCode = outcome.exitCode;
+  if (outcome.detail !== undefined) ended.detail = outcome.detail;
+  return ended;
+}
+
+/** One line per running task for the UI's current details (`b1a2b3c4d Run the dev server`). */
+export function runningTaskLines(tasks: BackgroundTasks): string[] {
+  return Object.entries(tasks)
+    .filter(([, task]) => task.status === 'running')
+    .map(([id, task]) => `${id} ${oneLine(task.description, 60)}`);
+}
+
+export class BackgroundCommands {
+  private readonly tasks: BackgroundTasks;
+
+  constructor(
+    private readonly host: BackgroundCommandsHost,
+    carried: BackgroundTasks | undefined,
+  ) {
+    this.tasks = { ...(carried ?? {}) };
+    host.registerToolRoute({
+      name: 'background commands',
+      // Runs recorded before this route sent these calls to runTool (which rejected them): replay keeps that.
+      takes: (block) => isBackgroundCall(block) && patched(PATCHES.backgroundCommands),
+      run: (call) => this.run(call),
+    });
+    host.registerBackgroundWork({
+      name: 'background commands',
+      pending: () => this.runningIds().length > 0,
+      onEnd: () => this.stopAll(),
+    });
+    // After continue-as-new: the previous run's supervisors are gone; new ones re-attach.
+    const running = this.runningIds();
+    if (running.length > 0 && patched(PATCHES.backgroundCommands)) for (const id of running) this.supervise(id);
+  }
+
+  /** The carried state (continue-as-new). */
+  carried(): BackgroundTasks | undefined {
+    return Object.keys(this.tasks).length > 0 ? { ...this.tasks } : undefined;
+  }
+
+  /** For `status`, oldest first. */
+  list(): BackgroundTaskStatus[] {
+    return Object.entries(this.tasks).map(([id, task]) => ({ id, ...task }));
+  }
+
+  /** For the UI's current details. */
+  runningLines(): string[] {
+    return runningTaskLines(this.tasks);
+  }
+
+  private runningIds(): string[] {
+    return Object.keys(this.tasks).filter((id) => this.tasks[id].status === 'running');
+  }
+
+  private ref(taskId: string) {
+    return { conversationId: this.host.conversationId, taskId, cwd: this.host.config.cwd };
+  }
+
+  private options(overrides: ActivityOptions): ActivityOptions {
+    return { taskQueue: this.host.config.toolTaskQueue, ...overrides };
+  }
+
+  private run(call: ToolRouteCall): Promise<ToolOutcome> {
+    switch (call.block.name) {
+      case 'TaskOutput':
+        return this.taskOutput(call);
+      case 'TaskStop':
+        return this.taskStop(call);
+      default:
+        return this.start(call);
+    }
+  }
+
+  // ---- Bash {run_in_background: true} ----
+
+  private async start(call: ToolRouteCall): Promise<ToolOutcome> {
+    const parsed = bashInputSchema.safeParse(call.block.input);
+    if (!parsed.success) return { isError: true, content: `InputValidationError: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    const input = parsed.data;
+    const taskId = newTaskId(uuid4());
+    const access = call.verdict.access;
+    const sandbox = sandboxInputs(this.host);
+    const additionalDirectories = [...(access?.workingDirectories ?? []), ...(sandbox.additionalDirectories ?? [])].filter((directory) => directory !== this.host.config.cwd);
+    // An abort of the query must not orphan a command that started: the start and its record are not cancellable.
+    return CancellationScope.nonCancellable(async () => {
+      const started = await activities(
+        this.options({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 5 }, summary: `Start ${taskId}: ${call.summary}` }),
+      ).startBackgroundCommand({
+        ...this.ref(taskId),
+        command: input.command,
+        ...(input.description && { description: input.description }),
+        ...(additionalDirectories.length > 0 && { additionalDirectories: [...new Set(additionalDirectories)] }),
+        ...(sandbox.settingSources && { settingSources: sandbox.settingSources }),
+        ...(input.dangerouslyDisableSandbox !== undefined && { dangerouslyDisableSandbox: input.dangerouslyDisableSandbox }),
+        ...(access?.readDeny && access.readDeny.length > 0 && { readDenyRules: access.readDeny }),
+      });
+      if (started.refusal) return { isError: true, content: [started.refusal, ...started.notices].join('\n') };
+      this.tasks[taskId] = {
+        kind: 'bash',
+        description: input.description?.trim() || oneLine(input.command, 80),
+        command: input.command,
+        status: 'running',
+        outputPath: started.outputPath,
+        startedAt: Date.now(),
+      };
+      // The model may read its output file with Read (outside the workspace: as a large result's file).
+      this.host.toolPermissions.allowReadOf(started.outputPath);
+      this.supervise(taskId);
+      this.host.refreshDetails();
+      return { isError: false, content: startedText(taskId, started.outputPath, started.notices) };
+    });
+  }
+
+  /**
+   * Waits for the command's end (not awaited by the tool call): heartbeats find a dead worker,
+   * and the retried attempt re-attaches. Not cancellable by a query's abort.
+   */
+  private supervise(taskId: string): void {
+    const task = this.tasks[taskId];
+    const supervising = CancellationScope.nonCancellable(() =>
+      activities(
+        this.options({
+          // A command may run for days: an attempt that reaches this re-attaches on the next one.
+          startToCloseTimeout: '1 day',
+          heartbeatTimeout: this.host.config.toolHeartbeatTimeoutMs,
+          retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+          cancellationType: ActivityCancellationType.TRY_CANCEL,
+          summary: `Background ${taskId}: ${oneLine(task.description, 60)}`,
+        }),
+      ).superviseBackgroundCommand(this.ref(taskId)),
+    );
+    supervising.then(
+      (outcome) => this.ended(taskId, outcome),
+      (error) => {
+        if (isCancellation(error)) return;
+        const detail = `its supervisor failed: ${failureMessage(error)}`;
+        this.ended(taskId, { taskId, status: 'interrupted', outputPath: task.outputPath, tail: '', outputBytes: 0, detail });
+      },
+    );
+  }
+
+  /** The outcome is recorded; one notification (unless the model stopped it itself). */
+  private ended(taskId: string, outcome: BackgroundOutcome): void {
+    const task = this.tasks[taskId];
+    if (!task || task.status !== 'running') return;
+    this.tasks[taskId] = endedTask(task, outcome, Date.now());
+    if (!task.stoppedByModel) this.host.notify(`task:${taskId}`, taskNotificationText(outcome, `Background command "${task.description}"`), 'task-notification');
+    this.host.refreshDetails();
+  }
+
+  // ---- TaskOutput / TaskStop ----
+
+  private async taskOutput(call: ToolRouteCall): Promise<ToolOutcome> {
+    const parsed = taskOutputInputSchema.safeParse(call.block.input);
+    if (!parsed.success) return { isError: true, content: `InputValidationError: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    const { task_id: taskId, block, timeout } = parsed.data;
+    if (!this.tasks[taskId]) return noTaskFound(taskId);
+    const result = await activities(
+      this.options({
+        startToCloseTimeout: (block ? timeout : 0) + 60_000,
+        heartbeatTimeout: this.host.config.toolHeartbeatTimeoutMs,
+        retry: { initialInterval: '1 second', maximumAttempts: 5 },
+        // An abort stops the waiting at once (the command is not touched).
+        cancellationType: ActivityCancellationType.TRY_CANCEL,
+        summary: call.summary,
+      }),
+    ).readTaskOutput({ ...this.ref(taskId), block, timeout });
+    return { isError: false, content: result.content };
+  }
+
+  private async taskStop(call: ToolRouteCall): Promise<ToolOutcome> {
+    const parsed = taskStopInputSchema.safeParse(call.block.input);
+    if (!parsed.success) return { isError: true, content: `InputValidationError: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    const taskId = parsed.data.task_id;
+    const task = this.tasks[taskId];
+    if (!task) return noTaskFound(taskId);
+    if (task.status !== 'running') return { isError: true, content: `Task ${taskId} is not running (status: ${task.status}).` };
+    task.stoppedByModel = true;
+    const stopped = await this.stop(taskId, call.summary);
+    if (stopped.result !== 'stopped') delete task.stoppedByModel;
+    return { isError: stopped.result === 'not-found', content: stopped.message };
+  }
+
+  private stop(taskId: string, summary: string) {
+    return activities(this.options({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 5 }, summary })).stopBackgroundCommand(this.ref(taskId));
+  }
+
+  /** `end`: each running command is stopped (its supervisor then reports it killed). No command when none runs. */
+  private async stopAll(): Promise<void> {
+    const running = this.runningIds();
+    await Promise.all(running.map((id) => this.stop(id, `Stop ${id} at the end`)));
+  }
+}
