@@ -39,6 +39,9 @@ export interface BackgroundCommandsHost {
   refreshDetails(): void;
 }
 
+/** The supervisor's heartbeat timeout at most (it beats every second). */
+const SUPERVISE_HEARTBEAT_TIMEOUT_MS = 10_000;
+
 /** The tool names this route answers (Bash only with run_in_background). */
 const TASK_TOOLS = new Set(['TaskOutput', 'TaskStop']);
 
@@ -191,7 +194,8 @@ export class BackgroundCommands {
         this.options({
           // A command may run for days: an attempt that reaches this re-attaches on the next one.
           startToCloseTimeout: '1 day',
-          heartbeatTimeout: this.host.config.toolHeartbeatTimeoutMs,
+          // It beats every second; a dead worker's attempt is retried within ~10 s (sooner when tools' heartbeats are).
+          heartbeatTimeout: Math.min(this.host.config.toolHeartbeatTimeoutMs, SUPERVISE_HEARTBEAT_TIMEOUT_MS),
           retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
           cancellationType: ActivityCancellationType.TRY_CANCEL,
           summary: `Background ${taskId}: ${oneLine(task.description, 60)}`,
