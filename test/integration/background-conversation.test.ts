@@ -222,8 +222,9 @@ describe('background Bash in a conversation', () => {
     expect(results[5]).toContain('No task found with ID: bdeadbeef');
     expect(liveSleepers('31.5')).toEqual([]);
     expect(result.permission_denials ?? []).toEqual([]);
-    const idle = await idleAfter(conversationId, 1);
-    expect(idle.backgroundTasks?.[0]).toMatchObject({ status: 'killed' });
+    // Its supervisor reports the end (it polls every second).
+    const idle = await eventually(() => status(conversationId), (s) => s.backgroundTasks?.[0]?.status === 'killed');
+    expect(idle.phase).toBe('awaiting_input');
     // The model stopped it itself: no notification re-invokes it.
     expect(notificationRequests(harness.model)).toEqual([]);
     expect(idle.queryCount).toBe(1);
@@ -245,7 +246,7 @@ describe('background Bash in a conversation', () => {
     const notified = notificationRequests(harness.model);
     expect(notified).toHaveLength(1);
     expect(lastUserText(notified[0])).toContain('<status>completed</status>');
-    expect(lastUserText(notified[0])).toContain('started\\ndone');
+    expect(lastUserText(notified[0])).toContain('<output-tail>\\ndone');
     expect(idle.backgroundTasks?.[0]).toMatchObject({ status: 'completed', exitCode: 0 });
     expect(Math.max(...(await activityStarts(conversationId, 'superviseBackgroundCommand')))).toBeGreaterThanOrEqual(2);
     expect(await activityStarts(conversationId, 'startBackgroundCommand')).toEqual([1]);
