@@ -265,6 +265,49 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Issue 21: background Bash (workflows/background/commands.ts): two commands started in one
+    // turn, the short one's notification re-invokes the model, TaskOutput reads it, and `end`
+    // stops the long one (stopBackgroundCommand).
+    name: 'background-bash',
+    prompt: 'Start the two jobs in the background.',
+    model: {
+      respond: (() => {
+        let step = 0;
+        const taskId = (request: { body: { messages: unknown[] } }) => /Command running in background with ID: (b[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1] ?? 'bmissing0';
+        return (request) => {
+          const last = JSON.stringify(request.body.messages[request.body.messages.length - 1]);
+          if (last.includes('<task-notification>') && !last.includes('tool_result')) return { content: [{ type: 'text', text: 'Noted: the short job finished.' }] };
+          switch (step++) {
+            case 0:
+              return {
+                content: [
+                  { type: 'tool_use', name: 'Bash', input: { command: 'echo hi; sleep 1; echo bye', description: 'Short job', run_in_background: true } },
+                  { type: 'tool_use', name: 'Bash', input: { command: 'sleep 300', description: 'Long job', run_in_background: true } },
+                ],
+              };
+            case 1:
+              return { content: [{ type: 'text', text: 'Both started.' }] };
+            case 2:
+              return { content: [{ type: 'tool_use', name: 'TaskOutput', input: { task_id: taskId(request), block: false } }] };
+            default:
+              return { content: [{ type: 'text', text: 'It said hi and bye.' }] };
+          }
+        };
+      })(),
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      for (let i = 0; i < 300; i++) {
+        const status = await api.status(id);
+        if (status.queryCount >= 2 && status.phase === 'awaiting_input' && status.queuedInputs === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const second = await api.send(id, 'What did the first one print?');
+      await api.waitForResult(id, second);
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {
