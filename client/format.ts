@@ -149,6 +149,21 @@ export function formatContextWarning(status: ConversationStatus): string | undef
   return `Context low (${remaining}% remaining) · ${action}`;
 }
 
+/** Background tasks `status` lists (issue 21), newest last: at most this many. */
+const BACKGROUND_TASKS_SHOWN = 8;
+
+/** `status`'s background lines: `b1a2b3c4d  running    Run the dev server` (the first one labelled). */
+export function formatBackgroundTasks(tasks: NonNullable<ConversationStatus['backgroundTasks']>): string[] {
+  const running = tasks.filter((task) => task.status === 'running').length;
+  const shown = tasks.slice(-BACKGROUND_TASKS_SHOWN);
+  const lines = shown.map((task) => {
+    const state = task.status === 'running' ? 'running' : `${task.status}${task.exitCode !== undefined ? ` (exit ${task.exitCode})` : ''}`;
+    return `${task.id}  ${state.padEnd(16)} ${firstLine(task.description)}`;
+  });
+  const header = `${running} running, ${tasks.length - running} ended${tasks.length > shown.length ? ` (last ${shown.length} shown)` : ''}`;
+  return [`background    ${header}`, ...lines.map((line) => `              ${line}`)];
+}
+
 export function formatStatus(status: ConversationStatus, workspace?: string): string {
   const lines = [
     `conversation  ${status.conversationId}`,
@@ -165,6 +180,7 @@ export function formatStatus(status: ConversationStatus, workspace?: string): st
   if (status.toolsInFlight.length > 0) lines.push(`tools         ${status.toolsInFlight.map((tool) => tool.summary).join(', ')}`);
   if (status.queuedInputs > 0) lines.push(`queued        ${status.queuedInputs} input(s)`);
   if (status.permissionMode) lines.push(`permissions   ${status.permissionMode} mode, ${status.pendingPermissions?.length ?? 0} waiting`);
+  if (status.backgroundTasks && status.backgroundTasks.length > 0) lines.push(...formatBackgroundTasks(status.backgroundTasks));
   if (status.lastResult) lines.push(`last result   ${formatResultLine(status.lastResult)}`, `              ${firstLine(status.lastResult.result)}`);
   if (status.closed) {
     const source = status.closed.answeredFrom === 'result' ? 'its result' : 'its search attributes';

@@ -149,7 +149,9 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     const status = await api.status(id).catch(() => undefined);
     if (!status) return;
     const tokens = status.usage.input_tokens + status.usage.cache_read_input_tokens + status.usage.cache_creation_input_tokens;
-    put(`${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · ${formatUsd(status.totalCostUsd)}]${RESET}\n`);
+    const background = (status.backgroundTasks ?? []).filter((task) => task.status === 'running').length;
+    const backgroundPart = background > 0 ? ` · ${background} background` : '';
+    put(`${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · ${formatUsd(status.totalCostUsd)}${backgroundPart}]${RESET}\n`);
   };
   const show = async (op: ViewOp) => {
     switch (op.op) {

@@ -10,6 +10,7 @@ import { toolFacts } from '../../common/tool-facts';
 import { endedTask, isBackgroundCall, newTaskId, noTaskFound, runningTaskLines, startedText } from '../../workflows/background/commands';
 import type { BackgroundTask } from '../../workflows/background/command-tasks';
 import { formatCurrentDetails } from '../../workflows/ui-details';
+import { formatBackgroundTasks } from '../../client/format';
 
 const task: BackgroundTask = { kind: 'bash', description: 'Run the dev server', command: 'npm run dev', status: 'running', outputPath: '/s/b1.output', startedAt: 1 };
 
@@ -54,6 +55,20 @@ describe('background commands route', () => {
     const details = formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, background: lines });
     expect(details).toContain('**Background (4 running):** b1 Run the dev server · b3 Run the dev server · b4 Run the dev server · and 1 more');
     expect(formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, background: [] })).not.toContain('Background');
+  });
+});
+
+describe('`status` lists background tasks', () => {
+  it('with a count, each task id, status (exit code) and description', () => {
+    const lines = formatBackgroundTasks([
+      { id: 'b1a2b3c4d', ...task },
+      { id: 'b00000002', ...task, description: 'Build', status: 'failed', exitCode: 2 },
+    ]);
+    expect(lines).toEqual([
+      'background    1 running, 1 ended',
+      '              b1a2b3c4d  running          Run the dev server',
+      '              b00000002  failed (exit 2)  Build',
+    ]);
   });
 });
 
