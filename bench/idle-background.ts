@@ -70,7 +70,9 @@ async function main(): Promise<void> {
     ],
   };
   let answered = 0;
-  const respond = () => (answered++ === 0 ? firstTurn : { content: [{ type: 'text' as const, text: 'All started; waiting.' }] });
+  const waiting: ScriptedTurn = { content: [{ type: 'text', text: 'All started; waiting.' }] };
+  // --commands 0: the baseline, a conversation that holds nothing.
+  const respond = () => (answered++ === 0 && firstTurn.content!.length > 0 ? firstTurn : waiting);
 
   const rows: Array<Array<string | number>> = [];
   let summaryLine = '';

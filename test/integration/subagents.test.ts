@@ -52,7 +52,7 @@ describe('subagents', () => {
     expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_agent1', content: 'There are 2 text files: a.txt and b.txt.' });
     const childRequest = harness.model.requests.find(isChild)!;
     expect(firstUserText(childRequest)).toContain('Count the .txt files');
-    expect(toolNames(childRequest)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
+    expect(toolNames(childRequest)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'TaskOutput', 'TaskStop']);
     for (const request of harness.model.requests) expectValidApiOrder(request);
 
     // The child is a workflow of its own: described, and answering the status query.
