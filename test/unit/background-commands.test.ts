@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { type PermissionContext, decidePermission } from '../../common/permissions';
 import { toolFacts } from '../../common/tool-facts';
-import { endedTask, isBackgroundCall, newTaskId, noTaskFound, runningTaskLines, startedText } from '../../workflows/background/commands';
+import { endedTask, isBackgroundCall, newTaskId, noTaskFound, pruneEndedTasks, runningTaskLines, startedText } from '../../workflows/background/commands';
 import type { BackgroundTask } from '../../workflows/background/command-tasks';
 import { formatCurrentDetails } from '../../workflows/ui-details';
 import { formatBackgroundTasks } from '../../client/format';
@@ -46,6 +46,13 @@ describe('background commands route', () => {
     const gone = endedTask(task, { taskId: 'b1', status: 'interrupted', outputPath: '/o', tail: '', outputBytes: 0, detail: 'its process is gone' }, 9);
     expect(gone).toMatchObject({ status: 'interrupted', detail: 'its process is gone' });
     expect(gone.exitCode).toBeUndefined();
+  });
+
+  it('keeps every running task and the most recently ended ones', () => {
+    const ended = (endedAt: number): BackgroundTask => ({ ...task, status: 'completed', endedAt });
+    const pruned = pruneEndedTasks({ b1: ended(30), b2: task, b3: ended(10), b4: ended(20), b5: task }, 2);
+    expect(Object.keys(pruned)).toEqual(['b1', 'b2', 'b4', 'b5']);
+    expect(pruneEndedTasks({ b1: task, b2: task }, 0)).toEqual({ b1: task, b2: task });
   });
 
   it('shows running tasks in the UI current details, three named and the rest counted', () => {

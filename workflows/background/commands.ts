@@ -74,6 +74,18 @@ export function endedTask(task: BackgroundTask, outcome: BackgroundOutcome, now:
   return ended;
 }
 
+/** Ended tasks kept (for TaskOutput, `status` and the carried state); older ended ones are dropped first. */
+export const ENDED_TASKS_KEPT = 50;
+
+/** The tasks without the oldest ended ones beyond `keep` (running ones always stay). */
+export function pruneEndedTasks(tasks: BackgroundTasks, keep = ENDED_TASKS_KEPT): BackgroundTasks {
+  const ended = Object.entries(tasks)
+    .filter(([, task]) => task.status !== 'running')
+    .sort(([, a], [, b]) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
+  const dropped = new Set(ended.slice(0, Math.max(0, ended.length - keep)).map(([id]) => id));
+  return Object.fromEntries(Object.entries(tasks).filter(([id]) => !dropped.has(id)));
+}
+
 /** One line per running task for the UI's current details (`b1a2b3c4d Run the dev server`). */
 export function runningTaskLines(tasks: BackgroundTasks): string[] {
   return Object.entries(tasks)
@@ -82,7 +94,7 @@ export function runningTaskLines(tasks: BackgroundTasks): string[] {
 }
 
 export class BackgroundCommands {
-  private readonly tasks: BackgroundTasks;
+  private tasks: BackgroundTasks;
 
   constructor(
     private readonly host: BackgroundCommandsHost,
@@ -217,6 +229,7 @@ export class BackgroundCommands {
     const task = this.tasks[taskId];
     if (!task || task.status !== 'running') return;
     this.tasks[taskId] = endedTask(task, outcome, Date.now());
+    this.tasks = pruneEndedTasks(this.tasks);
     if (!task.stoppedByModel) this.host.notify(`task:${taskId}`, taskNotificationText(outcome, `Background command "${task.description}"`), 'task-notification');
     this.host.refreshDetails();
   }
