@@ -24,6 +24,7 @@ import { connect } from '../connect';
 import { CONTINUE_OPTIONS, type ResumeInput, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
+import { describeTaskNotification } from '../task-notification';
 
 export interface ChatOptions {
   api: ConversationClient;
@@ -198,7 +199,10 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           if (sentByMe.has(message.uuid)) return;
           busy = true;
           newline();
-          put(`${sanitizeForTerminal(`> ${message.prompt}`)}  ${DIM}(from another terminal)${RESET}\n`);
+          // A background task's end (issue 21) is not a person's prompt: its summary line instead of its XML.
+          const notification = describeTaskNotification(message.prompt);
+          if (notification) put(`${DIM}${sanitizeForTerminal(notification)}${RESET}\n`);
+          else put(`${sanitizeForTerminal(`> ${message.prompt}`)}  ${DIM}(from another terminal)${RESET}\n`);
           return;
         }
         if (message.type === 'assistant') {

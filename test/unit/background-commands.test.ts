@@ -11,6 +11,8 @@ import { endedTask, isBackgroundCall, newTaskId, noTaskFound, pruneEndedTasks, r
 import type { BackgroundTask } from '../../workflows/background/command-tasks';
 import { formatCurrentDetails } from '../../workflows/ui-details';
 import { formatBackgroundTasks } from '../../client/format';
+import { describeTaskNotification } from '../../client/task-notification';
+import { taskNotificationText } from '../../common/background';
 
 const task: BackgroundTask = { kind: 'bash', description: 'Run the dev server', command: 'npm run dev', status: 'running', outputPath: '/s/b1.output', startedAt: 1 };
 
@@ -76,6 +78,14 @@ describe('`status` lists background tasks', () => {
       '              b1a2b3c4d  running          Run the dev server',
       '              b00000002  failed (exit 2)  Build',
     ]);
+  });
+});
+
+describe('chat shows a task notification as its summary line', () => {
+  it('not as XML; a prompt that is not one is left alone', () => {
+    const prompt = taskNotificationText({ taskId: 'b1', status: 'failed', exitCode: 1, outputPath: '/s/b1.output', tail: 'boom', outputBytes: 4 }, 'Background command "Build"');
+    expect(describeTaskNotification(prompt)).toBe('● Background command "Build" failed (exit code 1) · output: /s/b1.output');
+    expect(describeTaskNotification('fix the <task-notification> parser')).toBeUndefined();
   });
 });
 
