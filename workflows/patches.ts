@@ -110,7 +110,7 @@ export const PATCHES = {
   backgroundCommands: {
     id: 'background-commands',
     note: 'Bash with run_in_background, TaskOutput and TaskStop run on the background-commands route: start, supervise (not awaited), read, stop, and a task notification at the end; the next run supervises running tasks again (older histories sent these calls to runTool, which rejected them).',
-    since: '2026-12-02 e17fa35',
+    since: '2026-12-02 142b57c',
   },
 } as const satisfies Record<string, Patch>;
 

@@ -268,9 +268,9 @@ describe('background Bash in a conversation', () => {
   }, 90_000);
 
   it('across continue-as-new: the next run re-attaches, and there is still exactly one notification', async () => {
-    harness = await createHarness({ respond: scripted([() => background('sleep 4.25; echo after-switch'), () => text('Started.')]) });
+    harness = await createHarness({ respond: scripted([() => background('sleep 6.25; echo after-switch'), () => text('Started.')]) });
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start('Run it in the background.', { continueAsNewAfterEvents: 40 });
+    const { conversationId, inputUuid } = await start('Run it in the background.', { continueAsNewAfterEvents: 20 });
     await harness.api.waitForResult(conversationId, inputUuid!);
     const idle = await idleAfter(conversationId, 2, 90_000);
     expect(idle.continuedAsNewCount).toBeGreaterThanOrEqual(1);
@@ -278,11 +278,30 @@ describe('background Bash in a conversation', () => {
     expect(notified).toHaveLength(1);
     expect(lastUserText(notified[0])).toContain('after-switch');
     expect(idle.backgroundTasks?.[0]).toMatchObject({ status: 'completed' });
-    // The first run's supervisor was left behind; the run that saw the end scheduled its own.
-    const runs = await harness.client.workflow.list({ query: `WorkflowId = '${conversationId}'` });
-    let count = 0;
-    for await (const _ of runs) count++;
-    expect(count).toBeGreaterThanOrEqual(2);
+    // The command was started in one run and its end seen by a later run's own supervisor (re-attached).
+    const runs: Array<{ starts: number; supervisedToTheEnd: number }> = [];
+    for await (const execution of harness.client.workflow.list({ query: `WorkflowId = '${conversationId}'` })) {
+      const history = await harness.client.workflow.getHandle(conversationId, execution.runId).fetchHistory();
+      const scheduled = new Map<string, string>();
+      let starts = 0;
+      let supervisedToTheEnd = 0;
+      for (const event of history.events ?? []) {
+        const attributes = event.activityTaskScheduledEventAttributes;
+        if (attributes) {
+          scheduled.set(String(event.eventId), attributes.activityType?.name ?? '');
+          if (attributes.activityType?.name === 'startBackgroundCommand') starts++;
+        }
+        const completed = event.activityTaskCompletedEventAttributes;
+        if (completed && scheduled.get(String(completed.scheduledEventId)) === 'superviseBackgroundCommand') supervisedToTheEnd++;
+      }
+      runs.push({ starts, supervisedToTheEnd });
+    }
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    const startRun = runs.findIndex((run) => run.starts > 0);
+    const endRun = runs.findIndex((run) => run.supervisedToTheEnd > 0);
+    expect(runs.filter((run) => run.starts > 0)).toEqual([{ starts: 1, supervisedToTheEnd: 0 }]);
+    expect(runs.filter((run) => run.supervisedToTheEnd > 0)).toHaveLength(1);
+    expect(endRun).not.toBe(startRun);
   }, 120_000);
 
   it('`abort` leaves a background command running, the conversation is not idle-timed out while it runs, and `end` stops it', async () => {
@@ -308,6 +327,9 @@ describe('background Bash in a conversation', () => {
     await harness.api.waitForResult(conversationId, inputUuid!);
     expect(liveSleepers('52.5')).toHaveLength(1); // abort left it running
     expect((await status(conversationId)).backgroundTasks?.[0]).toMatchObject({ command: 'sleep 52.5', status: 'running' });
+    // The Temporal UI's current details name it while it runs.
+    const metadata = (await harness.client.workflow.getHandle(conversationId).query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(metadata.currentDetails).toMatch(/\*\*Background \(1 running\):\*\* b[0-9a-f]{8} sleep 52\.5/);
 
     // Three idle timeouts later the conversation still waits (its timer does not run while a command does).
     await new Promise((resolve) => setTimeout(resolve, 3_000));
