@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { type PermissionContext, decidePermission } from '../../common/permissions';
 import { toolFacts } from '../../common/tool-facts';
-import { endedTask, isBackgroundCall, newTaskId, noTaskFound, pruneEndedTasks, runningTaskLines, startedText } from '../../workflows/background/commands';
+import { endedTask, invalidInput, isBackgroundCall, newTaskId, noTaskFound, pruneEndedTasks, runningTaskLines, startedText } from '../../workflows/background/commands';
 import type { BackgroundTask } from '../../workflows/background/command-tasks';
 import { formatCurrentDetails } from '../../workflows/ui-details';
 import { formatBackgroundTasks } from '../../client/format';
@@ -36,6 +36,10 @@ describe('background commands route', () => {
     expect(noTaskFound('bdeadbeef')).toEqual({ isError: true, content: 'No task found with ID: bdeadbeef' });
     expect(startedText('b1', '/s/b1.output', [])).toBe('Command running in background with ID: b1. Output is being written to: /s/b1.output');
     expect(startedText('b1', '/o', ['Sandbox: network off'])).toContain('\nSandbox: network off');
+    expect(invalidInput('TaskOutput', [{ path: ['task_id'], message: 'expected string, received undefined' }])).toEqual({
+      isError: true,
+      content: 'InputValidationError: TaskOutput failed because: task_id: expected string, received undefined',
+    });
   });
 
   it('records how a task ended', () => {

@@ -61,6 +61,12 @@ export function noTaskFound(taskId: string): ToolOutcome {
   return { isError: true, content: `No task found with ID: ${taskId}` };
 }
 
+/** Invalid input, in the words the tools use for it (activities/tools: `InputValidationError: X failed because: …`). */
+export function invalidInput(toolName: string, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): ToolOutcome {
+  const reasons = issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message));
+  return { isError: true, content: `InputValidationError: ${toolName} failed because: ${reasons.join('; ')}` };
+}
+
 /** The tool result of a started command (Claude Code's wording). */
 export function startedText(taskId: string, outputPath: string, notices: readonly string[]): string {
   return [`Command running in background with ID: ${taskId}. Output is being written to: ${outputPath}`, ...notices].join('\n');
@@ -159,7 +165,7 @@ export class BackgroundCommands {
 
   private async start(call: ToolRouteCall): Promise<ToolOutcome> {
     const parsed = bashInputSchema.safeParse(call.block.input);
-    if (!parsed.success) return { isError: true, content: `InputValidationError: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    if (!parsed.success) return invalidInput(call.block.name, parsed.error.issues);
     const input = parsed.data;
     const taskId = newTaskId(uuid4());
     const access = call.verdict.access;
@@ -238,7 +244,7 @@ export class BackgroundCommands {
 
   private async taskOutput(call: ToolRouteCall): Promise<ToolOutcome> {
     const parsed = taskOutputInputSchema.safeParse(call.block.input);
-    if (!parsed.success) return { isError: true, content: `InputValidationError: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    if (!parsed.success) return invalidInput(call.block.name, parsed.error.issues);
     const { task_id: taskId, block, timeout } = parsed.data;
     if (!this.tasks[taskId]) return noTaskFound(taskId);
     const result = await activities(
@@ -256,7 +262,7 @@ export class BackgroundCommands {
 
   private async taskStop(call: ToolRouteCall): Promise<ToolOutcome> {
     const parsed = taskStopInputSchema.safeParse(call.block.input);
-    if (!parsed.success) return { isError: true, content: `InputValidationError: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    if (!parsed.success) return invalidInput(call.block.name, parsed.error.issues);
     const taskId = parsed.data.task_id;
     const task = this.tasks[taskId];
     if (!task) return noTaskFound(taskId);
