@@ -6,6 +6,7 @@ import { toolArgument, toolCallLine, toolResultLine } from './tool-line';
 import type { CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../workflows/definitions';
 import { formatUsd } from '../common/money';
 import { shorten } from '../common/cut-text';
+import { describeTaskNotification } from './task-notification';
 
 /**
  * Text from the model, files or tools made safe for a terminal: escape sequences (colours, cursor
@@ -55,7 +56,8 @@ export function formatEvent(event: ConversationEvent): string | undefined {
   const message = event.message;
   switch (message.type) {
     case 'user_input':
-      return `> ${message.prompt}`;
+      // A background task's end (issue 21) shows as its summary line, not its XML.
+      return describeTaskNotification(message.prompt) ?? `> ${message.prompt}`;
     case 'assistant': {
       const lines: string[] = [];
       for (const block of message.message.content) {

@@ -10,7 +10,7 @@ import { toolFacts } from '../../common/tool-facts';
 import { endedTask, invalidInput, isBackgroundCall, newTaskId, noTaskFound, pruneEndedTasks, runningTaskLines, startedText } from '../../workflows/background/commands';
 import type { BackgroundTask } from '../../workflows/background/command-tasks';
 import { formatCurrentDetails } from '../../workflows/ui-details';
-import { formatBackgroundTasks } from '../../client/format';
+import { formatBackgroundTasks, formatEvent } from '../../client/format';
 import { describeTaskNotification } from '../../client/task-notification';
 import { taskNotificationText } from '../../common/background';
 
@@ -90,6 +90,9 @@ describe('chat shows a task notification as its summary line', () => {
     const prompt = taskNotificationText({ taskId: 'b1', status: 'failed', exitCode: 1, outputPath: '/s/b1.output', tail: 'boom', outputBytes: 4 }, 'Background command "Build"');
     expect(describeTaskNotification(prompt)).toBe('● Background command "Build" failed (exit code 1) · output: /s/b1.output');
     expect(describeTaskNotification('fix the <task-notification> parser')).toBeUndefined();
+    // `start --follow` / `send --follow` print it the same way.
+    expect(formatEvent({ seq: 1, message: { type: 'user_input', uuid: 'u', prompt } })).toMatch(/^● Background command "Build" failed/);
+    expect(formatEvent({ seq: 2, message: { type: 'user_input', uuid: 'u', prompt: 'hello' } })).toBe('> hello');
   });
 });
 
