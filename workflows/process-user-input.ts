@@ -11,6 +11,7 @@ import { resolveModelName } from '../common/models';
 import type { UserMessage } from '../common/messages';
 import type { PendingInput } from './definitions';
 import type { ConversationSession } from './session';
+import { runLoopCommand } from './background/loop-command';
 import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, unknownCommandText } from './slash-commands';
 
 
@@ -24,6 +25,13 @@ export async function processUserInput(session: ConversationSession, input: Pend
   const parsed = session.subagent ? undefined : parseSlashCommand(input.prompt);
   if (!parsed || !patched(PATCHES.slashCommandsProcessInput)) return input;
   const commands = session.sessionContext?.commands ?? [];
+  // issue 21 §4: /loop (before: an unknown command, answered locally).
+  if (parsed.name.toLowerCase() === 'loop' && patched(PATCHES.scheduleWakeup)) {
+    const loop = await runLoopCommand(loopHost(session), input, parsed.args);
+    if ('query' in loop) return loop.query;
+    answerLocally(session, input, parsed.name, parsed.args, loop.answer, loop.isError);
+    return undefined;
+  }
   const decision = resolveSlashCommand(parsed, commands);
   switch (decision.type) {
     case 'prompt':
@@ -109,4 +117,13 @@ function answerLocally(session: ConversationSession, input: PendingInput, name: 
     message: { role: 'user', content: localCommandRecord(name, args, output) },
   };
   session.answerLocally(input, record, output, isError);
+}
+
+/** What /loop needs from the session. */
+function loopHost(session: ConversationSession) {
+  return {
+    cron: session.scheduled.cron,
+    wakeupMinimumSeconds: session.config.wakeupMinimumSeconds,
+    info: (text: string) => session.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: text }),
+  };
 }

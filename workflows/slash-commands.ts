@@ -86,6 +86,7 @@ export function splitArguments(args: string): string[] {
 export function helpText(custom: readonly CustomCommand[] = []): string {
   const line = (name: string, hint: string | undefined, description: string) => `  /${name}${hint ? ` ${hint}` : ''} — ${description}`;
   const lines = ['Commands:', ...LOCAL_COMMAND_HELP.map((command) => line(command.name, command.argumentHint, command.description))];
+  lines.push(line('loop', '[interval] <prompt>', 'Run a prompt now and again: every interval (5m, 2h: a cron job), or when the model decides (ScheduleWakeup)'));
   if (custom.length > 0) {
     lines.push('', 'Custom commands (.claude/commands):');
     for (const command of [...custom].sort((a, b) => a.name.localeCompare(b.name))) {

@@ -27,6 +27,10 @@ export interface CurrentDetailsInput {
   lastPrompt?: string;
   /** The latest permission decisions, oldest first: what was allowed or denied. */
   decisions?: ReadonlyArray<{ toolName: string; behavior: 'allow' | 'deny'; decidedBy: 'user' | 'timeout' }>;
+  /** The task list, one line per task (TaskList's lines). */
+  tasks?: readonly string[];
+  /** Wakeups and cron jobs waiting to fire. */
+  scheduled?: readonly string[];
 }
 
 /** Characters of the last prompt the current details show. */
@@ -59,6 +63,8 @@ export function formatCurrentDetails(input: CurrentDetailsInput): string {
     );
     lines.push(`**Permissions:** ${decided.join(' · ')}`);
   }
+  if (input.tasks && input.tasks.length > 0) lines.push(`**Tasks:** ${input.tasks.map(escapeMarkdown).join(' · ')}`);
+  if (input.scheduled && input.scheduled.length > 0) lines.push(`**Scheduled:** ${input.scheduled.map((line) => escapeMarkdown(oneLine(line, 120))).join(' · ')}`);
   return lines.join('\n\n');
 }
 

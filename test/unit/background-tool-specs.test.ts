@@ -55,10 +55,11 @@ describe('issue 21 tool specs', () => {
     expect(spec.description.length).toBeGreaterThan(40);
   });
 
-  it('are not offered to the model yet (the workflow wiring is next)', () => {
+  it('the task list, ScheduleWakeup and the cron tools are offered (the workflow answers them: workflows/background/)', () => {
     const offered = new Set(TOOL_SPECS.map((spec) => spec.name));
     expect(offered.has('Bash')).toBe(true);
-    for (const spec of specs) expect(offered.has(spec.name)).toBe(false);
+    const wired = ['TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList'];
+    for (const spec of specs) expect(offered.has(spec.name)).toBe(wired.includes(spec.name));
   });
 
   it('fill Claude Code defaults and reject what it would reject', () => {

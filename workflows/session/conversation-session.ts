@@ -18,6 +18,7 @@ import { fitContinueAsNewInput } from '../continue-as-new';
 import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
 import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
+import { ScheduledWork } from '../background/scheduled-work';
 import type { ToolRoute } from '../deps/tool-routes';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts } from '../permission-facts';
@@ -90,6 +91,8 @@ export class ConversationSession implements SubmitHost {
   private readonly backgroundWork: BackgroundWorkKind[] = [];
   /** Tools with their own route (workflows/deps/tool-routes.ts), in the order registered. */
   readonly toolRoutes: ToolRoute[] = [];
+  /** The task list, wakeups and cron jobs (issue 21 §4–6; workflows/background/scheduled-work.ts). */
+  readonly scheduled: ScheduledWork;
 
   constructor(
     readonly conversationId: string,
@@ -123,6 +126,7 @@ export class ConversationSession implements SubmitHost {
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
     });
+    this.scheduled = new ScheduledWork(this, carried);
   }
 
   // ---- what others read ----
@@ -263,6 +267,7 @@ export class ConversationSession implements SubmitHost {
       lastAnswer: last && { text: last.result, isError: last.is_error },
       lastPrompt: this.lastPrompt,
       decisions: this.config.permissions ? this.permissions.toCarried().decisions.slice(-3) : undefined,
+      ...this.scheduled.detailLines(),
     });
   }
 
@@ -289,6 +294,7 @@ export class ConversationSession implements SubmitHost {
       nextEventSeq: this.feed.nextEventSeq,
       pendingPermissions: this.permissions.pendingRequests(),
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
+      ...this.scheduled.status(),
     };
   }
 
@@ -309,6 +315,7 @@ export class ConversationSession implements SubmitHost {
       sessionContextAttempted: true,
       queryInProgress,
       ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
+      ...this.scheduled.carried(),
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
