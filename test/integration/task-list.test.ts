@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../common/result';
 import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
-import { promptResponder } from '../helpers/prompt-responder';
+import { promptResponder } from '../../testing/prompt-responder';
 
 let harness: Harness | undefined;
 afterEach(async () => {

@@ -7,7 +7,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
-import { lastUserMessage, promptResponder } from '../helpers/prompt-responder';
+import { lastUserMessage, promptResponder } from '../../testing/prompt-responder';
 
 let harness: Harness | undefined;
 afterEach(async () => {

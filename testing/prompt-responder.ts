@@ -4,7 +4,7 @@
  * what the tool answered in the result message); anything else `OK`. Wakeups, cron fires and
  * notifications arrive as prompts at times the test does not fix, so turns cannot be scripted in order.
  */
-import type { RecordedRequest, Responder, ScriptedTurn } from '../../testing/scripted-model-server';
+import type { RecordedRequest, Responder, ScriptedTurn } from './scripted-model-server';
 
 export type ToolCall = { name: string; input: Record<string, unknown> };
 
