@@ -110,17 +110,17 @@ export const PATCHES = {
   taskList: {
     id: 'task-list',
     note: 'TaskCreate / TaskGet / TaskList / TaskUpdate are answered in the workflow from its task list (older histories sent them to runTool, which refused them).',
-    since: '2026-12-02 e17fa35',
+    since: '2026-12-02 b3e2dbc',
   },
   scheduleWakeup: {
     id: 'schedule-wakeup',
     note: 'ScheduleWakeup starts a labelled durable timer whose prompt becomes the next input, and /loop is a command (older histories sent ScheduleWakeup to runTool and answered /loop as unknown).',
-    since: '2026-12-02 e17fa35',
+    since: '2026-12-02 b3e2dbc',
   },
   cronSchedules: {
     id: 'cron-schedules',
     note: 'CronCreate / CronDelete / CronList run the cron Schedule activities, with a timer to each recurring job’s expiry (older histories sent them to runTool).',
-    since: '2026-12-02 e17fa35',
+    since: '2026-12-02 b3e2dbc',
   },
 } as const satisfies Record<string, Patch>;
 

@@ -12,7 +12,7 @@ import type { UserMessage } from '../common/messages';
 import type { PendingInput } from './definitions';
 import type { ConversationSession } from './session';
 import { runLoopCommand } from './background/loop-command';
-import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, unknownCommandText } from './slash-commands';
+import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, tasksText, unknownCommandText } from './slash-commands';
 
 
 /**
@@ -85,6 +85,11 @@ export async function processUserInput(session: ConversationSession, input: Pend
         session.selectModel(resolved.model);
         output = `Model set to ${resolved.model} for the next queries.`;
       }
+      break;
+    }
+    case 'tasks': {
+      const status = session.status();
+      output = tasksText({ taskLines: session.scheduled.tasks.lines(), wakeups: status.wakeups, cronJobs: status.cronJobs });
       break;
     }
     case 'clear': {

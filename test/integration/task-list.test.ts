@@ -57,6 +57,11 @@ describe('the task list', () => {
     expect(listed.result).toContain('#2 [pending] Fix the build [blocked by #1]');
     expect(listed.result).toContain('Task #2: Fix the build\nStatus: pending');
 
+    // /tasks answers from the list without a model call (the chat, send and ask print it).
+    const requestsBefore = harness.model.requests.length;
+    expect((await say(conversationId, '/tasks')).result).toBe('Tasks:\n  #1 [in_progress] Run the tests\n  #2 [pending] Fix the build [blocked by #1]');
+    expect(harness.model.requests).toHaveLength(requestsBefore);
+
     // Failures are data: an unknown id and invalid input are error results the model reads.
     const missing = await say(conversationId, 'MISSING task');
     expect(missing.result).toContain('[error] Task #9 not found');

@@ -60,6 +60,31 @@ describe('ScheduleWakeup', () => {
     await harness.api.end(conversationId);
   }, 180_000);
 
+  it('an abort interrupts the query that scheduled it, not the wakeup', async () => {
+    harness = await createHarness({
+      respond: (request) => {
+        const { text, toolResults } = lastUserMessage(request);
+        // The wakeup's prompt may share a user message with the interrupted turn's tool result: text first.
+        if (text.includes('WAKE')) return { content: [{ type: 'text', text: 'Woke after the abort.' }] };
+        if (toolResults.length > 0) return { content: [{ type: 'text', text: 'A long answer that streams slowly. '.repeat(20) }], chunkSize: 2, deltaDelayMs: 100 };
+        return { content: wakeupCall(1).map((call) => ({ type: 'tool_use' as const, ...call })) };
+      },
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'PACE then talk', config: harness.config({ wakeupMinimumSeconds: 4 }), taskQueue: harness.taskQueue });
+    await eventually(async () => harness!.model.requests.length, (count) => count >= 2);
+    await harness.api.abort(started.conversationId);
+    const aborted = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+    expect(aborted.terminal_reason).toBe('aborted_streaming');
+    const status = await eventually(
+      () => harness!.api.status(started.conversationId),
+      (value) => value.lastResult?.result === 'Woke after the abort.',
+    );
+    expect(status.wakeups ?? []).toEqual([]);
+    expect(wakeRequests(harness)).toHaveLength(1);
+    await harness.api.end(started.conversationId);
+  }, 120_000);
+
   it('/loop without an interval runs the prompt now and asks the model to pace it with ScheduleWakeup', async () => {
     harness = await createHarness({ respond: promptResponder([['WAKE', 'Looped.'], ['LOOPED-TASK', wakeupCall(1)]]) });
     await harness.startWorker();
