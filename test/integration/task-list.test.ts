@@ -5,9 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../common/result';
+import { cli, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
 import { promptResponder } from '../../testing/prompt-responder';
 
+isolateEnvironment();
 let harness: Harness | undefined;
 afterEach(async () => {
   await harness?.close();
@@ -35,6 +37,8 @@ describe('the task list', () => {
         ['MISSING', [{ name: 'TaskUpdate', input: { taskId: '9', status: 'completed' } }, { name: 'TaskCreate', input: { subject: '' } }]],
       ]),
     });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
     await harness.startWorker();
     // Default mode: a tool that asks would wait for a person (none answers here).
     const { conversationId, result } = await runToResult(harness, 'PLAN the work', { continueAsNewAfterEvents: 10, permissions: { mode: 'default' } });
@@ -56,6 +60,10 @@ describe('the task list', () => {
     expect(listed.result).toContain('#1 [in_progress] Run the tests');
     expect(listed.result).toContain('#2 [pending] Fix the build [blocked by #1]');
     expect(listed.result).toContain('Task #2: Fix the build\nStatus: pending');
+
+    // `durable-agent status` prints them.
+    const printed = await cli('status', conversationId);
+    expect(printed.out).toMatch(/tasks +#1 \[in_progress\] Run the tests\n +#2 \[pending\] Fix the build/);
 
     // /tasks answers from the list without a model call (the chat, send and ask print it).
     const requestsBefore = harness.model.requests.length;
