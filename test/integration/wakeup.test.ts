@@ -23,9 +23,13 @@ describe('ScheduleWakeup', () => {
     harness = await createHarness({ respond: promptResponder([['WAKE', 'Woke up and checked.'], ['PACE', wakeupCall(1)]]) });
     await harness.startWorker();
     // The idle timeout (1.5 s) is shorter than the wakeup (asked 1 s, clamped to the configured minimum of 4 s).
-    const { conversationId, result } = await runToResult(harness, 'PACE yourself', { wakeupMinimumSeconds: 4, idleTimeoutMs: 1_500 });
+    // continueAsNewAfterEvents: the wakeup is carried to the next run, which starts its timer again for what remains.
+    const { conversationId, result, handle: firstRun } = await runToResult(harness, 'PACE yourself', { wakeupMinimumSeconds: 4, idleTimeoutMs: 1_500, continueAsNewAfterEvents: 10 });
     expect(result.result).toMatch(/ok: Wakeup scheduled in 4 s, at .*\(asked for 1 s; the delay is kept within 4-3600 s\)\. Reason: check the build/);
-    const status = await harness.api.status(conversationId);
+    const status = await eventually(
+      () => harness!.api.status(conversationId),
+      (value) => value.continuedAsNewCount >= 1,
+    );
     expect(status.wakeups).toEqual([expect.objectContaining({ reason: 'check the build', prompt: 'WAKE check the build' })]);
 
     const handle = harness.client.workflow.getHandle(conversationId);
@@ -36,7 +40,8 @@ describe('ScheduleWakeup', () => {
     const { events } = await harness.api.events(conversationId);
     expect(events.some((event) => event.message.type === 'user_input' && event.message.prompt === 'WAKE check the build')).toBe(true);
 
-    const history = await handle.fetchHistory();
+    // The first run started the labelled timer (the next one started it again for what remained).
+    const history = await harness.client.workflow.getHandle(conversationId, firstRun.firstExecutionRunId).fetchHistory();
     const timers = (history.events ?? []).filter((event) => event.timerStartedEventAttributes).map((event) => (event.userMetadata?.summary ? defaultPayloadConverter.fromPayload(event.userMetadata.summary) : undefined));
     expect(timers).toContain('wakeup: check the build');
   }, 120_000);
