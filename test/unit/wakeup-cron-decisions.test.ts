@@ -92,3 +92,15 @@ describe('permissions for the task list, wakeups and cron tools', () => {
     expect(decidePermission({ toolName: 'ScheduleWakeup', input: {} }, facts, asked).behavior).toBe('ask');
   });
 });
+
+describe('the config', () => {
+  it('takes an IANA time zone and refuses anything else with a clear message; the wakeup minimum defaults to 60 s', async () => {
+    const { conversationConfigSchema } = await import('../../common/config');
+    expect(conversationConfigSchema.parse({ cwd: '/w', timeZone: 'Europe/Paris' }).timeZone).toBe('Europe/Paris');
+    expect(conversationConfigSchema.parse({ cwd: '/w' }).wakeupMinimumSeconds).toBe(60);
+    const bad = conversationConfigSchema.safeParse({ cwd: '/w', timeZone: 'Mars/Olympus' });
+    expect(bad.success).toBe(false);
+    expect(JSON.stringify(bad.error?.issues)).toContain('not an IANA time zone');
+    expect(conversationConfigSchema.safeParse({ cwd: '/w', wakeupMinimumSeconds: 0 }).success).toBe(false);
+  });
+});
