@@ -163,11 +163,16 @@ export class CronJobs implements ToolRoute {
   /** The conversation ends: its session-only jobs are deleted (no command when it made none); durable ones stay. */
   async onEnd(): Promise<void> {
     if (this.records.length === 0) return;
-    const sessionOnly = this.records.some((record) => !record.durable);
+    const sessionOnly = this.records.filter((record) => !record.durable).map((record) => record.id);
     const expiring = this.records.some((record) => record.expiresAtMs !== undefined);
     this.records = [];
     if (expiring) this.scope.cancel();
-    if (sessionOnly) await cronActivities('Delete session-only cron jobs').deleteSessionCronSchedules({ conversationId: this.host.conversationId });
+    if (sessionOnly.length === 0) return;
+    const { deleted } = await cronActivities('Delete session-only cron jobs').deleteSessionCronSchedules({ conversationId: this.host.conversationId });
+    // The server's Schedule list is eventually consistent: a job made moments ago may not be in it yet.
+    for (const id of sessionOnly.filter((id) => !deleted.includes(id))) {
+      await cronActivities(`Delete cron job ${id}`).deleteCronSchedule({ conversationId: this.host.conversationId, id });
+    }
   }
 
   /** For `status`. */
