@@ -51,6 +51,8 @@ Usage:
                                                  conversations on the server, newest first; status is
                                                  running, awaiting_input, awaiting_permission or ended.
                                                  Any <id> may be shortened to its last part (e10872b5)
+  durable-agent cron list [--json] [id]          cron jobs (CronCreate, /loop 5m …) on the server: id, cron, next
+                                                 fire, conversation, prompt (the UI's Schedules page shows them too)
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
   durable-agent worker --scripted                run a worker whose model is a local scripted one (no key): try
                                                  tools, permissions and subagents with prompts like "read FILE",
@@ -140,6 +142,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await listCommand(rest, io);
       case 'transcript':
         return await transcriptCommand(rest, io);
+      case 'cron':
+        return await (await import('./commands/cron')).cronCommand(rest, io);
       // Loaded when used: chat's terminal and stream readers, the worker, the dev server and the
       // codec server are more than the other commands need.
       case 'chat':

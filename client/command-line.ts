@@ -108,7 +108,18 @@ export function configFrom(values: OptionValues, oneShot: boolean, canApprove = 
     toolTaskQueue: workspaceQueueFrom(values['workspace-queue'] as string | undefined),
     customSystemPrompt: values['system-prompt'] as string | undefined,
     appendSystemPrompt: values['append-system-prompt'] as string | undefined,
+    // Cron jobs run in the user's local time, as Claude Code's (issue 21 §5).
+    timeZone: localTimeZone(),
   };
+}
+
+/** This machine's IANA time zone (TZ or the system's), for cron jobs; undefined when Intl cannot say. */
+export function localTimeZone(): string | undefined {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** --effort and --thinking (issue 18; client/model-check.ts). */

@@ -184,6 +184,12 @@ export function formatStatus(status: ConversationStatus, workspace?: string): st
   if (status.permissionMode) lines.push(`permissions   ${status.permissionMode} mode, ${status.pendingPermissions?.length ?? 0} waiting`);
   if (status.backgroundTasks && status.backgroundTasks.length > 0) lines.push(...formatBackgroundTasks(status.backgroundTasks));
   if (status.lastResult) lines.push(`last result   ${formatResultLine(status.lastResult)}`, `              ${firstLine(status.lastResult.result)}`);
+  // issue 21: the task list, wakeups and cron jobs (absent fields: none, or a worker from before).
+  for (const [index, task] of (status.tasks ?? []).entries()) lines.push(`${index === 0 ? 'tasks' : ''}`.padEnd(14) + `#${task.id} [${task.status}] ${firstLine(task.subject)}`);
+  for (const [index, wakeup] of (status.wakeups ?? []).entries()) lines.push(`${index === 0 ? 'wakeups' : ''}`.padEnd(14) + `${wakeup.dueAt}  ${firstLine(wakeup.reason)}`);
+  for (const [index, job] of (status.cronJobs ?? []).entries()) {
+    lines.push(`${index === 0 ? 'cron jobs' : ''}`.padEnd(14) + `${job.id} "${job.cron}" (${job.timeZone}) ${job.recurring ? 'recurring' : 'one-shot'}${job.durable ? ', durable' : ''}: ${firstLine(job.prompt)}`);
+  }
   if (status.closed) {
     const source = status.closed.answeredFrom === 'result' ? 'its result' : 'its search attributes';
     lines.push(`closed        ${status.closed.executionStatus}${status.closed.closedAt ? ` at ${status.closed.closedAt}` : ''} (from ${source}; no worker needed)`);

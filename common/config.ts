@@ -77,6 +77,20 @@ export const conversationConfigSchema = z.object({
   appendSystemPrompt: z.string().optional(),
   /** Tool names offered to the model; default all built-in tools. */
   tools: z.array(z.string()).optional(),
+  /**
+   * The user's IANA time zone (the client sets it from Intl): cron jobs (CronCreate, /loop with an
+   * interval) run in it, as Claude Code's run in local time. Unset: UTC.
+   */
+  timeZone: z
+    .string()
+    .min(1)
+    .refine(isTimeZone, { message: "not an IANA time zone (e.g. Europe/Paris, America/New_York, UTC)" })
+    .optional(),
+  /**
+   * ScheduleWakeup's shortest delay, seconds (Claude Code: 60; the longest is 3600). Tests lower it
+   * so a wakeup fires within the test.
+   */
+  wakeupMinimumSeconds: z.number().int().positive().max(3600).default(60),
   /** The conversation completes after this long without input. */
   idleTimeoutMs: durationMs.default(24 * 60 * 60 * 1000),
   /** End the workflow after the first query (one-shot `ask`). */
@@ -141,6 +155,16 @@ export const conversationConfigSchema = z.object({
   /** `--setting-sources`: which settings files (and their hooks and rules) apply; default all. */
   settingSources: z.array(z.enum(SETTING_SOURCES)).optional(),
 });
+
+/** Whether Intl knows this IANA zone (the Temporal server reads a Schedule's zone by the same name). */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export type ConversationConfigInput = z.input<typeof conversationConfigSchema>;
 export type ConversationConfig = z.output<typeof conversationConfigSchema>;

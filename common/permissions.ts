@@ -27,11 +27,27 @@ const READ_TOOLS = new Set(['Read', 'Glob', 'Grep']);
 /** Tools that change files. */
 const EDIT_TOOLS = new Set(['Edit', 'Write']);
 /**
- * Tools that need no permission in Claude Code, in every mode (rules still apply): Agent (its own
- * tools are checked in the subagent), and TaskOutput / TaskStop, which only read or stop this
- * conversation's own background work (issue 21). Any other tool without a decision of its own asks.
+ * Tools that need no permission in Claude Code (rules still apply): Agent (its own tools are
+ * checked in the subagent); the task list, ScheduleWakeup and the cron tools, which touch only
+ * this conversation's state and Schedules (issue 21); TaskOutput / TaskStop, which only read or
+ * stop this conversation's own background work — those two in every mode, plan mode included.
+ * Any other tool without a decision of its own asks (fail closed).
  */
-export const TOOLS_WITHOUT_PERMISSION: ReadonlySet<string> = new Set(['Agent', 'TaskOutput', 'TaskStop']);
+export const TOOLS_WITHOUT_PERMISSION: ReadonlySet<string> = new Set([
+  'Agent',
+  'TaskCreate',
+  'TaskGet',
+  'TaskList',
+  'TaskUpdate',
+  'ScheduleWakeup',
+  'CronCreate',
+  'CronDelete',
+  'CronList',
+  'TaskOutput',
+  'TaskStop',
+]);
+/** Of those, the ones allowed before the mode is looked at (TaskStop is not read-only, yet plan mode allows it). */
+const BACKGROUND_TASK_TOOLS: ReadonlySet<string> = new Set(['TaskOutput', 'TaskStop']);
 
 export { globToRegExp, isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
@@ -230,7 +246,7 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   const asked = firstMatch(context.rules.ask, view, 'any');
   if (asked) return { behavior: 'ask', reason: describeRule(asked) };
 
-  if (TOOLS_WITHOUT_PERMISSION.has(toolName) && toolName !== 'Agent') return { behavior: 'allow', reason: `${toolName} needs no permission` };
+  if (BACKGROUND_TASK_TOOLS.has(toolName)) return { behavior: 'allow', reason: `${toolName} needs no permission` };
   const gatheredBash = facts.gathered?.bash;
   if (toolName === 'Bash' && gatheredBash) return decideBashCall(view, gatheredBash, context);
   const gatheredPaths = facts.gathered?.paths;
@@ -263,7 +279,7 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
     if (facts.readOnly) return { behavior: 'allow', reason: 'read-only command' };
     return { behavior: 'ask', reason: 'the command may change things' };
   }
-  // Agent (its own tools are checked in the subagent); any other tool fails closed: it asks.
+  // Agent, the task list, wakeups, cron (TOOLS_WITHOUT_PERMISSION); any other tool fails closed: it asks.
   if (TOOLS_WITHOUT_PERMISSION.has(toolName)) return { behavior: 'allow', reason: `${toolName} needs no permission` };
   return { behavior: 'ask', reason: `${toolName} has no permission decision of its own` };
 }

@@ -5,6 +5,14 @@
 import type { ToolSpec } from './tool-spec';
 import { agentToolSpec } from './tools/agent';
 import { bashToolSpec } from './tools/bash';
+import { cronCreateToolSpec } from './tools/cron-create';
+import { cronDeleteToolSpec } from './tools/cron-delete';
+import { cronListToolSpec } from './tools/cron-list';
+import { scheduleWakeupToolSpec } from './tools/schedule-wakeup';
+import { taskCreateToolSpec } from './tools/task-create';
+import { taskGetToolSpec } from './tools/task-get';
+import { taskListToolSpec } from './tools/task-list';
+import { taskUpdateToolSpec } from './tools/task-update';
 import { editToolSpec } from './tools/edit';
 import { globToolSpec } from './tools/glob';
 import { grepToolSpec } from './tools/grep';
@@ -22,7 +30,27 @@ export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec
 export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
 
 /** Claude Code's tool names, in the order the model sees them. */
-export const TOOL_NAMES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop'] as const;
+export const TOOL_NAMES = [
+  'Read',
+  'Write',
+  'Edit',
+  'Bash',
+  'Glob',
+  'Grep',
+  'Agent',
+  // issue 21: background commands (workflows/background/commands.ts)
+  'TaskOutput',
+  'TaskStop',
+  // issue 21: the task list, wakeups and cron jobs (answered in the workflow: workflows/background/)
+  'TaskCreate',
+  'TaskGet',
+  'TaskList',
+  'TaskUpdate',
+  'ScheduleWakeup',
+  'CronCreate',
+  'CronDelete',
+  'CronList',
+] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Every tool the agent offers, in `TOOL_NAMES` order. */
@@ -37,6 +65,14 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   // Issue 21: background commands (workflows/background/commands.ts).
   taskOutputToolSpec,
   taskStopToolSpec,
+  taskCreateToolSpec,
+  taskGetToolSpec,
+  taskListToolSpec,
+  taskUpdateToolSpec,
+  scheduleWakeupToolSpec,
+  cronCreateToolSpec,
+  cronDeleteToolSpec,
+  cronListToolSpec,
 ];
 
 /** True when `name` is one of our tools. */

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { createActivities } from '../activities';
 import { ConversationClient } from '../client/api';
 import type { ConversationConfigInput } from '../common/config';
+import { promptResponder } from '../testing/prompt-responder';
 import { type ScriptedModelServerOptions, startScriptedModelServer } from '../testing/scripted-model-server';
 import { createWorker } from '../worker/worker';
 import { startDevServer } from '../infra/dev-server';
@@ -262,6 +263,51 @@ const SCENARIOS: Scenario[] = [
       if (JSON.stringify(result.structured_output) !== JSON.stringify({ country: 'CA', postal_code: 'K1M 1M4' })) {
         throw new Error(`structured-output: unexpected result ${JSON.stringify(result)}`);
       }
+      await api.end(id);
+    },
+  },
+  {
+    // Issue 21 §4–6: the task list, two wakeups (one fires; the other is still pending in the last
+    // run, which started its timer again after continue-as-new and cancels it at the end), a
+    // one-shot cron job fired by trigger, CronList, and the end deleting the session-only job.
+    name: 'wakeup-cron-tasks',
+    prompt: 'PLAN the week',
+    config: { wakeupMinimumSeconds: 2, continueAsNewAfterEvents: 10, timeZone: 'Europe/Paris' },
+    model: {
+      respond: promptResponder([
+        ['WAKE-R', 'Woke.'],
+        ['CRON-R', 'Cron fired.'],
+        [
+          'PLAN',
+          [
+            { name: 'TaskCreate', input: { subject: 'Check the build', description: 'green on main' } },
+            { name: 'TaskUpdate', input: { taskId: '1', status: 'in_progress' } },
+            { name: 'ScheduleWakeup', input: { delaySeconds: 2, reason: 'build check', prompt: 'WAKE-R check the build' } },
+            { name: 'ScheduleWakeup', input: { delaySeconds: 3600, reason: 'weekly review', prompt: 'review the week' } },
+            { name: 'CronCreate', input: { cron: '15 10 1 1 *', prompt: 'CRON-R once', recurring: false } },
+            { name: 'CronCreate', input: { cron: '0 9 * * 1-5', prompt: 'standup' } },
+          ],
+        ],
+        ['LIST', [{ name: 'CronList', input: {} }, { name: 'TaskList', input: {} }]],
+      ]),
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      const until = async (done: (status: Awaited<ReturnType<ConversationClient['status']>>) => boolean) => {
+        for (let attempt = 0; attempt < 600; attempt++) {
+          const status = await api.status(id).catch(() => undefined);
+          if (status && done(status)) return status;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        throw new Error('wakeup-cron-tasks: timed out');
+      };
+      const woke = await until((status) => status.lastResult?.result === 'Woke.');
+      const once = woke.cronJobs?.find((job) => !job.recurring);
+      if (!once) throw new Error('wakeup-cron-tasks: no one-shot job');
+      await api.client.schedule.getHandle(`cron-${id}-${once.id}`).trigger();
+      await until((status) => status.lastResult?.result === 'Cron fired.' && status.phase === 'awaiting_input');
+      const listed = await api.send(id, 'LIST jobs and tasks');
+      await api.waitForResult(id, listed);
       await api.end(id);
     },
   },

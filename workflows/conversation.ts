@@ -14,6 +14,7 @@ import {
   type QueryInProgress,
   abortSignal,
   compactUpdate,
+  cronFiredSignal,
   decidePermissionUpdate,
   endSignal,
   eventsQuery,
@@ -68,6 +69,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(statusQuery, () => session.status(), { description: 'Phase, turns, tools in flight, usage, context, last result' });
   setHandler(eventsQuery, (afterSeq = 0) => session.eventsSince(afterSeq), { description: 'Progress events from a sequence number: [afterSeq]' });
   setHandler(historyQuery, () => session.transcript.toJSON(), { description: 'The transcript the model sees' });
+  setHandler(cronFiredSignal, (fire) => session.scheduled.onCronFired(fire)); // issue 21 §5: a cron job's Schedule fired
   handleInternalMessages({
     toolUseStreamed: (raw) => session.onToolUseStreamed(raw),
     subagentProgress: (progress) => session.onSubagentProgress(progress),

@@ -99,6 +99,8 @@ export const endSignal = defineSignal<[]>('end');
 export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStreamed');
 /** Internal: a subagent (child workflow) reports progress to its parent's events feed. */
 export const subagentProgressSignal = defineSignal<[SubagentProgress]>('subagentProgress');
+/** Internal: a cron job's Schedule fired (workflows/cron-fire.ts delivers it; signal-with-start for a durable job). */
+export const cronFiredSignal = defineSignal<[import('../common/cron').CronFire]>('cronFired');
 
 export const PHASES = [
   'idle',
@@ -176,6 +178,10 @@ export interface ConversationStatus {
   pendingPermissions?: PendingPermission[];
   /** The permission mode in effect (absent: tools run unchecked). */
   permissionMode?: string;
+  /** The task list, pending wakeups and cron jobs (issue 21; absent when there are none). */
+  tasks?: import('../common/tasks').Task[];
+  wakeups?: Array<{ id: string; reason: string; prompt: string; dueAt: string }>;
+  cronJobs?: Array<{ id: string; cron: string; prompt: string; recurring: boolean; durable: boolean; timeZone: string; expiresAt?: string }>;
   /** Background commands (issue 21): running and ended, oldest first (absent: none). */
   backgroundTasks?: import('./background/command-tasks').BackgroundTaskStatus[];
   /** Set by the client for a closed conversation answered without a worker (client/closed-status.ts). */
@@ -290,6 +296,10 @@ export interface CarriedState {
   streamState?: import('@temporalio/workflow-streams/workflow').WorkflowStreamState;
   /** Keys of the notifications already queued (issue 21): each is delivered once, across retries and runs. */
   deliveredNotifications?: string[];
+  /** The task list (TaskCreate…), wakeups not yet fired and this conversation's cron jobs (issue 21; workflows/background/). */
+  taskList?: import('../common/tasks').TaskListState;
+  wakeups?: import('../common/background').WakeupRecord[];
+  cronJobs?: import('./background/cron-job-record').CronJobRecord[];
   /** Background commands (issue 21, workflows/background/commands.ts): running ones are supervised again by the next run. */
   backgroundTasks?: import('./background/command-tasks').BackgroundTasks;
 }

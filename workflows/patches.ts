@@ -107,6 +107,21 @@ export const PATCHES = {
     note: 'Search attribute values made storable by SQL visibility: a Text value with a colon broke the tsvector cast (older histories upserted values as they were).',
     since: '2026-12-01 8346e9f',
   },
+  taskList: {
+    id: 'task-list',
+    note: 'TaskCreate / TaskGet / TaskList / TaskUpdate are answered in the workflow from its task list (older histories sent them to runTool, which refused them).',
+    since: '2026-12-02 b3e2dbc',
+  },
+  scheduleWakeup: {
+    id: 'schedule-wakeup',
+    note: 'ScheduleWakeup starts a labelled durable timer whose prompt becomes the next input, and /loop is a command (older histories sent ScheduleWakeup to runTool and answered /loop as unknown).',
+    since: '2026-12-02 b3e2dbc',
+  },
+  cronSchedules: {
+    id: 'cron-schedules',
+    note: 'CronCreate / CronDelete / CronList run the cron Schedule activities, with a timer to each recurring job’s expiry (older histories sent them to runTool).',
+    since: '2026-12-02 b3e2dbc',
+  },
   backgroundCommands: {
     id: 'background-commands',
     note: 'Bash with run_in_background, TaskOutput and TaskStop run on the background-commands route: start, supervise (not awaited), read, stop, and a task notification at the end; the next run supervises running tasks again (older histories sent these calls to runTool, which rejected them).',

@@ -11,7 +11,8 @@ import { resolveModelName } from '../common/models';
 import type { UserMessage } from '../common/messages';
 import type { PendingInput } from './definitions';
 import type { ConversationSession } from './session';
-import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, unknownCommandText } from './slash-commands';
+import { runLoopCommand } from './background/loop-command';
+import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, tasksText, unknownCommandText } from './slash-commands';
 
 
 /**
@@ -24,6 +25,13 @@ export async function processUserInput(session: ConversationSession, input: Pend
   const parsed = session.subagent ? undefined : parseSlashCommand(input.prompt);
   if (!parsed || !patched(PATCHES.slashCommandsProcessInput)) return input;
   const commands = session.sessionContext?.commands ?? [];
+  // issue 21 §4: /loop (before: an unknown command, answered locally).
+  if (parsed.name.toLowerCase() === 'loop' && patched(PATCHES.scheduleWakeup)) {
+    const loop = await runLoopCommand(loopHost(session), input, parsed.args);
+    if ('query' in loop) return loop.query;
+    answerLocally(session, input, parsed.name, parsed.args, loop.answer, loop.isError);
+    return undefined;
+  }
   const decision = resolveSlashCommand(parsed, commands);
   switch (decision.type) {
     case 'prompt':
@@ -79,6 +87,11 @@ export async function processUserInput(session: ConversationSession, input: Pend
       }
       break;
     }
+    case 'tasks': {
+      const status = session.status();
+      output = tasksText({ taskLines: session.scheduled.tasks.lines(), wakeups: status.wakeups, cronJobs: status.cronJobs });
+      break;
+    }
     case 'clear': {
       // CLAUDE.md, git status and custom commands are read again before the next input.
       const removed = session.clearConversation();
@@ -109,4 +122,13 @@ function answerLocally(session: ConversationSession, input: PendingInput, name: 
     message: { role: 'user', content: localCommandRecord(name, args, output) },
   };
   session.answerLocally(input, record, output, isError);
+}
+
+/** What /loop needs from the session. */
+function loopHost(session: ConversationSession) {
+  return {
+    cron: session.scheduled.cron,
+    wakeupMinimumSeconds: session.config.wakeupMinimumSeconds,
+    info: (text: string) => session.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: text }),
+  };
 }

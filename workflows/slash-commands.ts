@@ -15,7 +15,7 @@ export interface ParsedSlashCommand {
   args: string;
 }
 
-export const LOCAL_COMMANDS = ['help', 'clear', 'compact', 'cost', 'status', 'model'] as const;
+export const LOCAL_COMMANDS = ['help', 'clear', 'compact', 'cost', 'status', 'model', 'tasks'] as const;
 export type LocalCommandName = (typeof LOCAL_COMMANDS)[number];
 
 /** The built-in commands, as `/help` lists them. */
@@ -26,6 +26,7 @@ export const LOCAL_COMMAND_HELP: ReadonlyArray<{ name: LocalCommandName; argumen
   { name: 'cost', description: 'Show the total cost and token usage of this conversation' },
   { name: 'status', description: 'Show the conversation status: model, phase, context, usage' },
   { name: 'model', argumentHint: '[model]', description: 'Show the model, or switch the model for the next queries' },
+  { name: 'tasks', description: 'Show the task list, pending wakeups and cron jobs' },
 ];
 
 /** What to do with an input (seed §2.10 shouldQuery). */
@@ -86,6 +87,7 @@ export function splitArguments(args: string): string[] {
 export function helpText(custom: readonly CustomCommand[] = []): string {
   const line = (name: string, hint: string | undefined, description: string) => `  /${name}${hint ? ` ${hint}` : ''} — ${description}`;
   const lines = ['Commands:', ...LOCAL_COMMAND_HELP.map((command) => line(command.name, command.argumentHint, command.description))];
+  lines.push(line('loop', '[interval] <prompt>', 'Run a prompt now and again: every interval (5m, 2h: a cron job), or when the model decides (ScheduleWakeup)'));
   if (custom.length > 0) {
     lines.push('', 'Custom commands (.claude/commands):');
     for (const command of [...custom].sort((a, b) => a.name.localeCompare(b.name))) {
@@ -143,4 +145,23 @@ export function statusText(status: {
  */
 export function localCommandRecord(name: string, args: string, stdout: string): string {
   return `<command-name>/${name}</command-name>\n<command-args>${args}</command-args>\n<local-command-stdout>${stdout}</local-command-stdout>`;
+}
+
+/** `/tasks`: the task list (TaskList's lines), then the wakeups and cron jobs waiting to fire (issue 21). */
+export function tasksText(status: {
+  taskLines: readonly string[];
+  wakeups?: ReadonlyArray<{ id: string; reason: string; dueAt: string }>;
+  cronJobs?: ReadonlyArray<{ id: string; cron: string; timeZone: string; prompt: string; recurring: boolean; durable: boolean }>;
+}): string {
+  const lines = ['Tasks:', ...(status.taskLines.length > 0 ? status.taskLines.map((line) => `  ${line}`) : ['  (none)'])];
+  if (status.wakeups && status.wakeups.length > 0) {
+    lines.push('Wakeups:', ...status.wakeups.map((wakeup) => `  ${wakeup.id} at ${wakeup.dueAt}: ${wakeup.reason}`));
+  }
+  if (status.cronJobs && status.cronJobs.length > 0) {
+    lines.push(
+      'Cron jobs:',
+      ...status.cronJobs.map((job) => `  ${job.id} "${job.cron}" (${job.timeZone}) ${job.recurring ? 'recurring' : 'one-shot'}${job.durable ? ', durable' : ''}: ${job.prompt}`),
+    );
+  }
+  return lines.join('\n');
 }

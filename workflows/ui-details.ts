@@ -27,6 +27,10 @@ export interface CurrentDetailsInput {
   lastPrompt?: string;
   /** The latest permission decisions, oldest first: what was allowed or denied. */
   decisions?: ReadonlyArray<{ toolName: string; behavior: 'allow' | 'deny'; decidedBy: 'user' | 'timeout' }>;
+  /** The task list, one line per task (TaskList's lines). */
+  tasks?: readonly string[];
+  /** Wakeups and cron jobs waiting to fire. */
+  scheduled?: readonly string[];
   /** Background commands running now (issue 21): `b1a2b3c4d Run the dev server`. */
   background?: readonly string[];
 }
@@ -64,6 +68,8 @@ export function formatCurrentDetails(input: CurrentDetailsInput): string {
     );
     lines.push(`**Permissions:** ${decided.join(' · ')}`);
   }
+  if (input.tasks && input.tasks.length > 0) lines.push(`**Tasks:** ${input.tasks.map(escapeMarkdown).join(' · ')}`);
+  if (input.scheduled && input.scheduled.length > 0) lines.push(`**Scheduled:** ${input.scheduled.map((line) => escapeMarkdown(oneLine(line, 120))).join(' · ')}`);
   if (input.background && input.background.length > 0) {
     const shown = input.background.slice(0, BACKGROUND_LINES_SHOWN).map(escapeMarkdown);
     const more = input.background.length > shown.length ? ` · and ${input.background.length - shown.length} more` : '';

@@ -52,7 +52,8 @@ describe('subagents', () => {
     expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_agent1', content: 'There are 2 text files: a.txt and b.txt.' });
     const childRequest = harness.model.requests.find(isChild)!;
     expect(firstUserText(childRequest)).toContain('Count the .txt files');
-    expect(toolNames(childRequest)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'TaskOutput', 'TaskStop']);
+    // No Agent, and nothing scheduled (a subagent ends with its answer); its own task list and background commands (stopped when it ends).
+    expect(toolNames(childRequest)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'TaskOutput', 'TaskStop', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']);
     for (const request of harness.model.requests) expectValidApiOrder(request);
 
     // The child is a workflow of its own: described, and answering the status query.

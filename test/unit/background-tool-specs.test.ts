@@ -55,11 +55,11 @@ describe('issue 21 tool specs', () => {
     expect(spec.description.length).toBeGreaterThan(40);
   });
 
-  it('are offered to the model once wired (TaskOutput and TaskStop: workflows/background/commands.ts)', () => {
+  it('the task list, ScheduleWakeup, the cron tools, TaskOutput and TaskStop are offered (the workflow answers them: workflows/background/)', () => {
     const offered = new Set(TOOL_SPECS.map((spec) => spec.name));
-    const wired = new Set(['TaskOutput', 'TaskStop']);
     expect(offered.has('Bash')).toBe(true);
-    for (const spec of specs) expect(offered.has(spec.name)).toBe(wired.has(spec.name));
+    const wired = ['TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList', 'TaskOutput', 'TaskStop'];
+    for (const spec of specs) expect(offered.has(spec.name)).toBe(wired.includes(spec.name));
   });
 
   it('fill Claude Code defaults and reject what it would reject', () => {

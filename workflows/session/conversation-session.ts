@@ -19,6 +19,7 @@ import { fitContinueAsNewInput } from '../continue-as-new';
 import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
 import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
+import { ScheduledWork } from '../background/scheduled-work';
 import type { ToolRoute } from '../deps/tool-routes';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts } from '../permission-facts';
@@ -91,6 +92,8 @@ export class ConversationSession implements SubmitHost {
   private readonly backgroundWork: BackgroundWorkKind[] = [];
   /** Tools with their own route (workflows/deps/tool-routes.ts), in the order registered. */
   readonly toolRoutes: ToolRoute[] = [];
+  /** The task list, wakeups and cron jobs (issue 21 §4–6; workflows/background/scheduled-work.ts). */
+  readonly scheduled: ScheduledWork;
   /** Background Bash, TaskOutput, TaskStop (issue 21): workflows/background/commands.ts. */
   private readonly backgroundCommands: BackgroundCommands;
 
@@ -126,6 +129,7 @@ export class ConversationSession implements SubmitHost {
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
     });
+    this.scheduled = new ScheduledWork(this, carried);
     this.backgroundCommands = new BackgroundCommands(this, carried?.backgroundTasks);
   }
 
@@ -267,6 +271,7 @@ export class ConversationSession implements SubmitHost {
       lastAnswer: last && { text: last.result, isError: last.is_error },
       lastPrompt: this.lastPrompt,
       decisions: this.config.permissions ? this.permissions.toCarried().decisions.slice(-3) : undefined,
+      ...this.scheduled.detailLines(),
       background: this.backgroundCommands?.runningLines(),
     });
   }
@@ -294,6 +299,7 @@ export class ConversationSession implements SubmitHost {
       nextEventSeq: this.feed.nextEventSeq,
       pendingPermissions: this.permissions.pendingRequests(),
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
+      ...this.scheduled.status(),
       ...(this.backgroundCommands.list().length > 0 && { backgroundTasks: this.backgroundCommands.list() }),
     };
   }
@@ -315,6 +321,7 @@ export class ConversationSession implements SubmitHost {
       sessionContextAttempted: true,
       queryInProgress,
       ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
+      ...this.scheduled.carried(),
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
