@@ -86,8 +86,10 @@ async function main(): Promise<void> {
     const result = await stack.api.waitForResult(started.conversationId, started.inputUuid!);
     const status = await stack.api.status(started.conversationId);
     const running = (status.backgroundTasks ?? []).filter((task) => task.status === 'running').length;
-    progress(`first query: ${result.subtype}; ${running} background commands running, ${liveSleepers()} sleepers`);
+    progress(`first query: ${result.subtype}; ${running} background commands running, ${liveSleepers()} sleepers, ${status.wakeups?.length ?? 0} wakeups pending`);
     if (running !== commands) throw new Error(`expected ${commands} running commands, status says ${running}`);
+    const pendingWakeups = status.wakeups?.length ?? 0;
+    if (pendingWakeups !== wakeups) throw new Error(`expected ${wakeups} pending wakeups, status says ${pendingWakeups}`);
 
     // Let the supervisors' first attempts settle before the clock starts.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
