@@ -176,6 +176,8 @@ export interface ConversationStatus {
   pendingPermissions?: PendingPermission[];
   /** The permission mode in effect (absent: tools run unchecked). */
   permissionMode?: string;
+  /** Issue 22: one line per MCP server (name, scope, transport, state, tools), as `/mcp` shows them. */
+  mcpServers?: string[];
   /** Set by the client for a closed conversation answered without a worker (client/closed-status.ts). */
   closed?: { executionStatus: string; closedAt?: string; answeredFrom: 'result' | 'search_attributes' };
 }
@@ -288,6 +290,8 @@ export interface CarriedState {
   streamState?: import('@temporalio/workflow-streams/workflow').WorkflowStreamState;
   /** Keys of the notifications already queued (issue 21): each is delivered once, across retries and runs. */
   deliveredNotifications?: string[];
+  /** Issue 22: the MCP servers' config and recorded listing (workflows/extensions/mcp.ts). */
+  mcp?: import('./extensions/mcp-state').McpCarried;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

@@ -107,6 +107,11 @@ export const PATCHES = {
     note: 'Search attribute values made storable by SQL visibility: a Text value with a colon broke the tsvector cast (older histories upserted values as they were).',
     since: '2026-12-01 8346e9f',
   },
+  mcpTools: {
+    id: 'mcp-tools',
+    note: 'MCP servers as tools (issue 22): the session loads the MCP config and lists the servers at its start, and re-lists on list_changed and /mcp (older runs issued none of these activities).',
+    since: '2026-12-02 e17fa35',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

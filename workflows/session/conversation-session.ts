@@ -18,6 +18,8 @@ import { fitContinueAsNewInput } from '../continue-as-new';
 import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
 import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
+import { McpServers } from '../extensions/mcp';
+import type { McpToolDefinition } from '../../common/mcp-context';
 import type { ToolRoute } from '../deps/tool-routes';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts } from '../permission-facts';
@@ -90,6 +92,8 @@ export class ConversationSession implements SubmitHost {
   private readonly backgroundWork: BackgroundWorkKind[] = [];
   /** Tools with their own route (workflows/deps/tool-routes.ts), in the order registered. */
   readonly toolRoutes: ToolRoute[] = [];
+  /** Issue 22: the MCP servers, their listing and tool route. */
+  readonly mcp: McpServers;
 
   constructor(
     readonly conversationId: string,
@@ -112,8 +116,12 @@ export class ConversationSession implements SubmitHost {
     this.feed = new EventsFeed(carried, (event) => this.live.publishEvent(event));
     this.ledger = new UsageLedger(this.config, carried);
     this.currentModel = this.config.model;
-    this.permissions = new PermissionGate(this.config, carried?.permissions, () => this.state.sessionContext?.permissionSettings, (block, homeDir) =>
-      gatherCallFacts(this.config, block, homeDir),
+    this.permissions = new PermissionGate(
+      this.config,
+      carried?.permissions,
+      () => this.state.sessionContext?.permissionSettings,
+      (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
+      (block) => this.mcp.permissionFacts(block),
     );
     this.reporting = new SubagentReporting(subagent);
     this.toolPermissions = new SessionPermissions(this.permissions, {
@@ -123,6 +131,9 @@ export class ConversationSession implements SubmitHost {
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
     });
+    // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts).
+    this.mcp = new McpServers(this, carried?.mcp);
+    this.registerToolRoute(this.mcp.route());
   }
 
   // ---- what others read ----
@@ -289,6 +300,7 @@ export class ConversationSession implements SubmitHost {
       nextEventSeq: this.feed.nextEventSeq,
       pendingPermissions: this.permissions.pendingRequests(),
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
+      ...(this.mcp.statusLines() && { mcpServers: this.mcp.statusLines() }),
     };
   }
 
@@ -309,6 +321,7 @@ export class ConversationSession implements SubmitHost {
       sessionContextAttempted: true,
       queryInProgress,
       ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
+      ...(this.mcp.toCarried() && { mcp: this.mcp.toCarried() }),
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
@@ -337,7 +350,7 @@ export class ConversationSession implements SubmitHost {
 
   /** The prompt layers of this session (seed §2.5): system prompt and user context. */
   promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
-    return promptLayers(this.config, this.sessionContext);
+    return promptLayers(this.config, this.sessionContext, this.mcp.instructionsSection);
   }
 
   /** `requestContext` query: the request context a worker missed in its cache. */
@@ -350,8 +363,11 @@ export class ConversationSession implements SubmitHost {
   }
 
   registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string {
-    return this.requestContexts.register(requestContextOf(this.config, system, userContext));
+    return this.requestContexts.register(requestContextOf(this.config, system, userContext, this.mcp.toolDefinitions));
   }
+
+  /** QueryHost.extensionTools: the MCP servers' tools the model is offered. */
+  get extensionTools(): readonly McpToolDefinition[] { return this.mcp.toolDefinitions; }
 
   /** QueryHost.observeWorkerClock: the latest clock reading a local activity reported (ms since epoch). */
   observeWorkerClock(at: number): void { this.run?.observeWorkerClock(at); }
