@@ -6,7 +6,7 @@
 import type { McpServerStatus, McpToolListing } from '../../common/activity-types';
 import type { McpServerEntry } from '../../common/mcp-config';
 import { type McpToolDefinition, mcpStatusLines, mcpToolDefinitions } from '../../common/mcp-context';
-import { MAX_MCP_RESULT_CHARS, type ToolResultContentBlock } from '../../common/mcp-tools';
+import { MAX_MCP_RESULT_CHARS, type ToolResultContentBlock, mcpToolFullName } from '../../common/mcp-tools';
 import type { ToolFacts } from '../../common/permissions';
 
 /** The MCP state a conversation carries across continue-as-new. */
@@ -93,6 +93,11 @@ export function mcpCommandText(state: McpCarried | undefined): string {
   const lines = ['MCP servers:', ...mcpStatusLines(state.listing).map((line) => `  ${line}`)];
   if (state.listing.some((server) => server.state === 'needs-approval')) lines.push('', `A server that needs approval: ${MCP_APPROVAL_HINT}.`);
   return lines.join('\n');
+}
+
+/** Whether `name` is `mcp__<server>__…` of a connected server (a tool it may have added since the listing). */
+export function mightBeListedLater(listing: readonly McpServerStatus[], name: string): boolean {
+  return listing.some((server) => server.state === 'connected' && name.startsWith(`${mcpToolFullName(server.name, '')}`));
 }
 
 /** `No such tool available` for an MCP name the listing does not hold (style §9: a result the model can act on). */

@@ -28,6 +28,7 @@ import {
   mcpListingWarnings,
   mcpResultText,
   mcpToolsChangedLine,
+  mightBeListedLater,
   offeredMcpTools,
   unknownMcpToolText,
 } from './mcp-state';
@@ -133,6 +134,9 @@ export class McpServers {
 
   private async call(call: ToolRouteCall): Promise<ToolOutcome> {
     const { block } = call;
+    // A name of a connected server that the listing lacks: its tools may have changed since (a
+    // list_changed that reached the worker after the call that caused it), so list once more.
+    if (!findMcpTool(this.state?.listing ?? [], block.name) && mightBeListedLater(this.state?.listing ?? [], block.name)) await this.list();
     const listing = this.state?.listing ?? [];
     const tool = findMcpTool(listing, block.name);
     const server = tool && this.state?.servers.find((entry) => entry.name === tool.server);
