@@ -110,7 +110,7 @@ export const PATCHES = {
   mcpTools: {
     id: 'mcp-tools',
     note: 'MCP servers as tools (issue 22): the session loads the MCP config and lists the servers at its start, and re-lists on list_changed and /mcp (older runs issued none of these activities).',
-    since: '2026-12-02 e17fa35',
+    since: '2026-12-02 4e31358',
   },
 } as const satisfies Record<string, Patch>;
 
