@@ -185,3 +185,10 @@ describe('the request', () => {
     expect(config.mcpConfig).toBeUndefined();
   });
 });
+
+describe('the chat line of an MCP call', () => {
+  it('shows the tool name and its arguments like any tool', async () => {
+    const { toolArgument, toolCallLine } = await import('../../client/tool-line');
+    expect(toolCallLine('mcp__everything__get-sum', toolArgument('mcp__everything__get-sum', { a: 2, b: 40 }))).toBe('● mcp__everything__get-sum(a: 2, b: 40)');
+  });
+});
