@@ -4,6 +4,7 @@
  * rule; fail closed), concurrency of read-only annotated tools, the result text and its budget,
  * the feed's warnings and `/mcp`, and where the instructions go in the system prompt.
  */
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { McpServerStatus } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
@@ -190,5 +191,19 @@ describe('the chat line of an MCP call', () => {
   it('shows the tool name and its arguments like any tool', async () => {
     const { toolArgument, toolCallLine } = await import('../../client/tool-line');
     expect(toolCallLine('mcp__everything__get-sum', toolArgument('mcp__everything__get-sum', { a: 2, b: 40 }))).toBe('● mcp__everything__get-sum(a: 2, b: 40)');
+  });
+});
+
+describe('--mcp-config and --strict-mcp-config', () => {
+  it('keep inline JSON, resolve a file against the directory the command ran in, and refuse --strict-mcp-config alone', async () => {
+    const { configFrom } = await import('../../client/command-line');
+    const { UsageError } = await import('../../client/usage-error');
+    const inline = '{"mcpServers":{"web":{"type":"http","url":"http://127.0.0.1:1/mcp"}}}';
+    const config = configFrom({ 'mcp-config': [inline, 'servers.json'], 'strict-mcp-config': true }, true);
+    expect(config.mcpConfig).toEqual([inline, path.resolve('servers.json')]);
+    expect(config.strictMcpConfig).toBe(true);
+    expect(configFrom({}, true)).not.toHaveProperty('mcpConfig');
+    expect(() => configFrom({ 'strict-mcp-config': true }, true)).toThrow(UsageError);
+    expect(() => configFrom({ 'mcp-config': [' '] }, true)).toThrow(/--mcp-config needs/);
   });
 });
