@@ -231,16 +231,26 @@ describe('MCP tools over streamable HTTP (--mcp-config, --strict-mcp-config)', (
         content: [
           { type: 'tool_use', id: 'toolu_echo', name: 'mcp__web__echo', input: { message: 'over http' } },
           { type: 'tool_use', id: 'toolu_add', name: 'mcp__dynamic__add-tool', input: { name: 'late-tool' } },
+          { type: 'tool_use', id: 'toolu_add_forbidden', name: 'mcp__dynamic__add-tool', input: { name: 'forbidden-tool' } },
         ],
       },
-      { content: [{ type: 'tool_use', id: 'toolu_late', name: 'mcp__dynamic__late-tool', input: {} }] },
+      {
+        content: [
+          { type: 'tool_use', id: 'toolu_late', name: 'mcp__dynamic__late-tool', input: {} },
+          { type: 'tool_use', id: 'toolu_forbidden', name: 'mcp__dynamic__forbidden-tool', input: {} },
+        ],
+      },
       { content: [{ type: 'text', text: 'Done.' }] },
     );
     await h.startWorker();
     const inline = JSON.stringify({ mcpServers: { web: { type: 'http', url: everything.url }, dynamic: { type: 'http', url: dynamic.url } } });
     const { conversationId, inputUuid } = await h.api.start({
       prompt: 'Use the web servers',
-      config: h.config({ mcpConfig: [inline], strictMcpConfig: true }),
+      config: h.config({
+        mcpConfig: [inline],
+        strictMcpConfig: true,
+        permissions: { mode: 'default', allow: ['mcp__web', 'mcp__dynamic'], deny: ['mcp__dynamic__forbidden-tool'], canApprove: false },
+      }),
       taskQueue: h.taskQueue,
     });
     const result = await h.api.waitForResult(conversationId, inputUuid!);
@@ -258,8 +268,12 @@ describe('MCP tools over streamable HTTP (--mcp-config, --strict-mcp-config)', (
     expect(resultText(results.get('toolu_add')!)).toBe('added late-tool');
     // The new tool: called by name (the servers are listed again: list_changed reached the worker by
     // then, whether or not the add-tool call's own answer counted it), and offered from then on.
-    expect(resultText(toolResults(third)[0])).toBe('late-tool ran');
-    expect(toolResults(third)[0].is_error).toBeFalsy();
+    const late = new Map(toolResults(third).map((entry) => [entry.tool_use_id, entry]));
+    expect(resultText(late.get('toolu_late')!)).toBe('late-tool ran');
+    expect(late.get('toolu_late')!.is_error).toBeFalsy();
+    // A tool listed only after its call was checked is checked again, with its server's rules: denied, not run.
+    expect(late.get('toolu_forbidden')!.is_error).toBe(true);
+    expect(resultText(late.get('toolu_forbidden')!)).toContain('denied by the cliArg rule mcp__dynamic__forbidden-tool');
     expect(toolNames(third)).toContain('mcp__dynamic__late-tool');
     const feed = (await events(h, conversationId)).map((event) => String((event.message as { content?: unknown }).content ?? ''));
     expect(feed.join('\n')).toContain('MCP tools changed: added mcp__dynamic__late-tool');

@@ -7,7 +7,7 @@
  * the session's tool route; a call that reports `tools/list_changed` and `/mcp` list again.
  * Failed servers are warnings in the feed: the conversation goes on without them.
  */
-import { type ActivityOptions, uuid4 } from '@temporalio/workflow';
+import { type ActivityOptions, isCancellation, uuid4 } from '@temporalio/workflow';
 import type { LoadMcpConfigResult, McpServerStatus } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
@@ -18,6 +18,7 @@ import { toolResultBudget } from '../../common/tool-result-budget';
 import type { ConversationEvent } from '../definitions';
 import { activities } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
+import type { ToolPermissions } from '../deps/query-host';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
 import { PATCHES, patched } from '../patches';
 import {
@@ -41,15 +42,20 @@ export interface McpHost {
   readonly config: ConversationConfig;
   /** Subagents do not load servers of their own. */
   readonly subagent?: unknown;
+  /** The permission gate (a tool listed only after its call was checked is checked again). */
+  readonly toolPermissions: Pick<ToolPermissions, 'check'>;
   pushEvent(message: ConversationEvent['message']): void;
 }
 
-/** Options of the config and listing activities: on the workspace's host, heartbeating while servers start. */
-function listingOptions(config: ConversationConfig, summary: string): ActivityOptions {
+/**
+ * Options of the config and listing activities: on the workspace's host; the listing heartbeats
+ * while servers start (reading the config is a few file reads, and does not).
+ */
+function listingOptions(config: ConversationConfig, summary: string, heartbeats: boolean): ActivityOptions {
   return {
     taskQueue: config.toolTaskQueue,
     startToCloseTimeout: '2 minutes',
-    heartbeatTimeout: config.toolHeartbeatTimeoutMs,
+    ...(heartbeats && { heartbeatTimeout: config.toolHeartbeatTimeoutMs }),
     retry: { initialInterval: '1 second', maximumAttempts: 3 },
     summary,
   };
@@ -136,11 +142,17 @@ export class McpServers {
     const { block } = call;
     // A name of a connected server that the listing lacks: its tools may have changed since (a
     // list_changed that reached the worker after the call that caused it), so list once more.
-    if (!findMcpTool(this.state?.listing ?? [], block.name) && mightBeListedLater(this.state?.listing ?? [], block.name)) await this.list();
+    const listedWhenChecked = findMcpTool(this.state?.listing ?? [], block.name) !== undefined;
+    if (!listedWhenChecked && mightBeListedLater(this.state?.listing ?? [], block.name)) await this.list();
     const listing = this.state?.listing ?? [];
     const tool = findMcpTool(listing, block.name);
     const server = tool && this.state?.servers.find((entry) => entry.name === tool.server);
     if (!tool || !server) return { isError: true, content: unknownMcpToolText(block.name, listing) };
+    if (!listedWhenChecked) {
+      // The permission check ran before the tool was listed (without its server's rules): check it again.
+      const verdict = await this.host.toolPermissions.check(block);
+      if (verdict.behavior === 'deny') return { isError: true, content: verdict.message };
+    }
     const input = block.input !== null && typeof block.input === 'object' && !Array.isArray(block.input) ? (block.input as Record<string, unknown>) : {};
     // As Bash: a timeout, heartbeats, and retries — the activity answers "may have run" on a retried
     // attempt of a tool that is neither read-only nor idempotent, instead of calling it again.
@@ -162,7 +174,7 @@ export class McpServers {
   private async loadConfig(): Promise<LoadMcpConfigResult | undefined> {
     const { config } = this.host;
     try {
-      const loaded = await activities(listingOptions(config, 'Load MCP config')).loadMcpConfig({
+      const loaded = await activities(listingOptions(config, 'Load MCP config', false)).loadMcpConfig({
         cwd: config.cwd,
         ...(config.settingSources && { settingSources: config.settingSources }),
         ...(config.mcpConfig && { mcpConfig: config.mcpConfig }),
@@ -171,6 +183,7 @@ export class McpServers {
       for (const warning of loaded.warnings) this.warn(warning);
       return loaded;
     } catch (error) {
+      if (isCancellation(error)) throw error;
       this.warn(`MCP servers not loaded (the conversation goes on without them): ${failureMessage(error)}`);
       return undefined;
     }
@@ -188,12 +201,14 @@ export class McpServers {
     if (!state) return;
     let servers: McpServerStatus[];
     try {
-      ({ servers } = await activities(listingOptions(this.host.config, 'List MCP servers')).listMcpServers({
+      ({ servers } = await activities(listingOptions(this.host.config, 'List MCP servers', true)).listMcpServers({
         scope: this.host.conversationId,
         cwd: this.host.config.cwd,
         servers: state.servers,
       }));
     } catch (error) {
+      // An abort of the query whose call asked for the listing: the call ends, as any cancelled tool.
+      if (isCancellation(error)) throw error;
       this.warn(`Could not list the MCP servers (their tools stay as they were): ${failureMessage(error)}`);
       return;
     }
