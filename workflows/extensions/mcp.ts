@@ -7,7 +7,7 @@
  * the session's tool route; a call that reports `tools/list_changed` and `/mcp` list again.
  * Failed servers are warnings in the feed: the conversation goes on without them.
  */
-import { type ActivityOptions, isCancellation, uuid4 } from '@temporalio/workflow';
+import { type ActivityOptions, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { LoadMcpConfigResult, McpServerStatus } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
@@ -16,7 +16,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import type { ToolFacts } from '../../common/permissions';
 import { toolResultBudget } from '../../common/tool-result-budget';
 import type { ConversationEvent } from '../definitions';
-import { activities } from '../deps/activity-options';
+import { activities, localActivities } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolPermissions } from '../deps/query-host';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
@@ -174,7 +174,10 @@ export class McpServers {
   private async loadConfig(): Promise<LoadMcpConfigResult | undefined> {
     const { config } = this.host;
     try {
-      const loaded = await activities(listingOptions(config, 'Load MCP config', false)).loadMcpConfig({
+      // A few file reads: a local activity when the workspace is this worker's host (no server round trip), as permission facts are.
+      const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
+      const proxy = local ? localActivities({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 3 }, summary: 'Load MCP config' }) : activities(listingOptions(config, 'Load MCP config', false));
+      const loaded = await proxy.loadMcpConfig({
         cwd: config.cwd,
         ...(config.settingSources && { settingSources: config.settingSources }),
         ...(config.mcpConfig && { mcpConfig: config.mcpConfig }),
