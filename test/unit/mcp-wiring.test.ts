@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { McpServerStatus } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
+import type { ConversationStatus } from '../../workflows/definitions';
 import { parseConversationConfig } from '../../common/config';
 import { type PermissionContext, decidePermission, parsePermissionRule, permissionRuleProblem } from '../../common/permissions';
 import {
@@ -205,5 +206,34 @@ describe('--mcp-config and --strict-mcp-config', () => {
     expect(configFrom({}, true)).not.toHaveProperty('mcpConfig');
     expect(() => configFrom({ 'strict-mcp-config': true }, true)).toThrow(UsageError);
     expect(() => configFrom({ 'mcp-config': [' '] }, true)).toThrow(/--mcp-config needs/);
+  });
+});
+
+describe('status shows the MCP servers', () => {
+  it('one line per server under "mcp servers"', async () => {
+    const { formatStatus } = await import('../../client/format');
+    const lines = formatStatus({
+      conversationId: 'conversation-1',
+      phase: 'awaiting_input',
+      model: 'claude-sonnet-4-6',
+      currentModel: 'claude-sonnet-4-6',
+      turnCount: 0,
+      queryCount: 1,
+      transitions: [],
+      lastQueryTransitions: [],
+      toolsInFlight: [],
+      queuedInputs: 0,
+      usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      totalCostUsd: 0,
+      contextTokens: 0,
+      messageCount: 2,
+      ended: false,
+      continuedAsNewCount: 0,
+      nextEventSeq: 3,
+      mcpServers: ['github (project, stdio): ✔ connected · 2 tools', 'down (project, stdio): ✘ failed · spawn ENOENT'],
+    } as unknown as ConversationStatus).split('\n');
+    const first = lines.findIndex((line) => line.startsWith('mcp servers'));
+    expect(lines[first]).toBe('mcp servers   github (project, stdio): ✔ connected · 2 tools');
+    expect(lines[first + 1]).toBe('              down (project, stdio): ✘ failed · spawn ENOENT');
   });
 });
