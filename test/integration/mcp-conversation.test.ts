@@ -279,3 +279,27 @@ describe('MCP tools over streamable HTTP (--mcp-config, --strict-mcp-config)', (
     expect(feed.join('\n')).toContain('MCP tools changed: added mcp__dynamic__late-tool');
   }, 180_000);
 });
+
+describe('approving a project server', () => {
+  it('lists it "needs approval" with how to approve; approved in settings.local.json, /mcp connects it and the next request offers its tools', async () => {
+    harness = await createHarness();
+    const h = harness;
+    await writeFile(path.join(h.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { everything: stdioEverything } }));
+    h.model.enqueue({ content: [{ type: 'text', text: 'No MCP tools yet.' }] }, { content: [{ type: 'text', text: 'Now I have them.' }] });
+    await h.startWorker();
+    const { conversationId, inputUuid } = await h.api.start({ prompt: 'What tools do you have?', config: h.config(), taskQueue: h.taskQueue });
+    await h.api.waitForResult(conversationId, inputUuid!);
+    expect(toolNames(h.model.requests[0]).some((name) => name.startsWith('mcp__'))).toBe(false);
+    expect(warnings(await events(h, conversationId)).join('\n')).toContain('MCP server "everything" (project) needs approval: approve it with "enableAllProjectMcpServers": true or "enabledMcpjsonServers": ["everything"] in .claude/settings.local.json');
+    const before = await h.api.waitForResult(conversationId, await h.api.send(conversationId, '/mcp'));
+    expect(before.result).toContain('everything (project, stdio): △ needs approval');
+
+    await mkdir(path.join(h.workspace, '.claude'), { recursive: true });
+    await writeFile(path.join(h.workspace, '.claude', 'settings.local.json'), JSON.stringify({ enabledMcpjsonServers: ['everything'] }));
+    const after = await h.api.waitForResult(conversationId, await h.api.send(conversationId, '/mcp'));
+    expect(after.result).toMatch(/everything \(project, stdio\): ✔ connected · \d+ tools/);
+    const next = await h.api.waitForResult(conversationId, await h.api.send(conversationId, 'And now?'));
+    expect(next.result).toBe('Now I have them.');
+    expect(toolNames(h.model.requests[1])).toContain('mcp__everything__echo');
+  }, 120_000);
+});
