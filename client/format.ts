@@ -165,6 +165,7 @@ export function formatStatus(status: ConversationStatus, workspace?: string): st
   if (status.toolsInFlight.length > 0) lines.push(`tools         ${status.toolsInFlight.map((tool) => tool.summary).join(', ')}`);
   if (status.queuedInputs > 0) lines.push(`queued        ${status.queuedInputs} input(s)`);
   if (status.permissionMode) lines.push(`permissions   ${status.permissionMode} mode, ${status.pendingPermissions?.length ?? 0} waiting`);
+  for (const [index, line] of (status.mcpServers ?? []).entries()) lines.push(`${index === 0 ? 'mcp servers ' : '            '}  ${line}`);
   if (status.lastResult) lines.push(`last result   ${formatResultLine(status.lastResult)}`, `              ${firstLine(status.lastResult.result)}`);
   // issue 21: the task list, wakeups and cron jobs (absent fields: none, or a worker from before).
   for (const [index, task] of (status.tasks ?? []).entries()) lines.push(`${index === 0 ? 'tasks' : ''}`.padEnd(14) + `#${task.id} [${task.status}] ${firstLine(task.subject)}`);

@@ -17,6 +17,7 @@
 
 import type { BashFacts, CallFacts, PathFact } from './permission-facts';
 import { decideBash } from './bash-permissions';
+import { isMcpToolName, mcpRuleCovers } from './mcp-tools';
 import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
 export * from './permission-rules';
@@ -126,10 +127,16 @@ interface CallView {
   input: unknown;
   cwd: string;
   homeDir?: string;
+  /** Issue 22: the configured name of the MCP server whose tool this is (from the recorded listing). */
+  mcpServer?: string;
 }
 
-/** Whether a rule covers this tool: `Read` rules cover the read tools, `Edit` rules the edit tools. */
-function ruleCoversTool(ruleTool: string, toolName: string): boolean {
+/**
+ * Whether a rule covers this tool: `Read` rules cover the read tools, `Edit` rules the edit tools;
+ * `mcp__server`, `mcp__server__*` and `mcp__server__tool` an MCP server's tools (Claude Code's rules).
+ */
+function ruleCoversTool(ruleTool: string, toolName: string, mcpServer?: string): boolean {
+  if (mcpServer !== undefined && isMcpToolName(ruleTool)) return mcpRuleCovers(ruleTool, { name: toolName, server: mcpServer });
   if (ruleTool === toolName) return true;
   if (ruleTool === 'Read') return READ_TOOLS.has(toolName);
   if (ruleTool === 'Edit') return EDIT_TOOLS.has(toolName);
@@ -141,7 +148,7 @@ function ruleCoversTool(ruleTool: string, toolName: string): boolean {
  * command matches; 'all' (allow): every part does.
  */
 export function ruleMatches(rule: PermissionRule, call: CallView, mode: 'any' | 'all'): boolean {
-  if (!ruleCoversTool(rule.toolName, call.toolName)) return false;
+  if (!ruleCoversTool(rule.toolName, call.toolName, call.mcpServer)) return false;
   if (rule.content === undefined) return true;
   const input = (call.input ?? {}) as Record<string, unknown>;
   if (call.toolName === 'Bash') {
@@ -194,6 +201,8 @@ export interface ToolFacts {
    * for calls decided before facts existed (recorded histories): the lexical checks decide then.
    */
   gathered?: CallFacts;
+  /** Issue 22: an MCP tool of the recorded listing, by its server's configured name (rules `mcp__server…`). */
+  mcpServer?: string;
 }
 
 const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.rule}`;
@@ -205,7 +214,7 @@ const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.ru
  */
 export function decidePermission(call: { toolName: string; input: unknown }, facts: ToolFacts, context: PermissionContext): PermissionDecision {
   const cwd = context.workingDirectories[0] ?? '/';
-  const view: CallView = { toolName: call.toolName, input: call.input, cwd, homeDir: context.homeDir };
+  const view: CallView = { toolName: call.toolName, input: call.input, cwd, homeDir: context.homeDir, ...(facts.mcpServer !== undefined && { mcpServer: facts.mcpServer }) };
   const denied = firstMatch(context.rules.deny, view, 'any');
   if (denied) {
     return { behavior: 'deny', reason: describeRule(denied), message: `Permission to use ${call.toolName} has been denied by the ${describeRule(denied)}.` };
@@ -256,6 +265,8 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
     if (facts.readOnly) return { behavior: 'allow', reason: 'read-only command' };
     return { behavior: 'ask', reason: 'the command may change things' };
   }
+  // Claude Code asks for an MCP tool no rule allows (whatever its annotations say).
+  if (view.mcpServer !== undefined) return { behavior: 'ask', reason: `${toolName} is a tool of the MCP server "${view.mcpServer}", and no rule allows it` };
   // Agent (its own tools are checked in the subagent) and anything else.
   return { behavior: 'allow', reason: `${toolName} needs no permission` };
 }

@@ -17,6 +17,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createActivities } from '../activities';
+import { McpConnectionManager } from '../activities/mcp/connections';
 import { ConversationClient } from '../client/api';
 import type { ConversationConfigInput } from '../common/config';
 import { promptResponder } from '../testing/prompt-responder';
@@ -311,6 +312,40 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Issue 22: MCP servers as tools — the config and listing at session start (one server fails to
+    // start: a warning), an allowed read-only call and a name no server lists, then `/mcp`.
+    name: 'mcp-tools',
+    prompt: 'Add 2 and 40 with the MCP server',
+    files: {
+      '.mcp.json': JSON.stringify({
+        mcpServers: {
+          everything: { command: process.execPath, args: [path.resolve(__dirname, '..', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
+          broken: { command: 'no-such-mcp-program-xyz' },
+        },
+      }),
+      '.claude/settings.local.json': JSON.stringify({ enableAllProjectMcpServers: true }),
+    },
+    config: { permissions: { mode: 'default', allow: ['mcp__everything'], canApprove: false } },
+    model: {
+      script: [
+        {
+          content: [
+            { type: 'tool_use', name: 'mcp__everything__get-sum', input: { a: 2, b: 40 } },
+            { type: 'tool_use', name: 'mcp__everything__no-such-tool', input: {} },
+          ],
+        },
+        { content: [{ type: 'text', text: 'The sum is 42.' }] },
+      ],
+    },
+    async drive(api, id, firstInput) {
+      const result = await api.waitForResult(id, firstInput);
+      if (result.result !== 'The sum is 42.') throw new Error(`mcp-tools: unexpected result ${JSON.stringify(result)}`);
+      const listed = await api.waitForResult(id, await api.send(id, '/mcp'));
+      if (!listed.result.includes('everything (project, stdio): ✔ connected')) throw new Error(`mcp-tools: unexpected /mcp ${listed.result}`);
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {
@@ -331,6 +366,8 @@ async function main(): Promise<void> {
       }
       const taskQueue = `record-${randomUUID()}`;
       const workerConnection = await NativeConnection.connect({ address: server.address });
+      // Stdio MCP servers are this process's children: closed after the scenario, or the script never exits.
+      const mcpConnections = new McpConnectionManager();
       const worker = await createWorker({
         connection: workerConnection,
         namespace: 'default',
@@ -339,6 +376,7 @@ async function main(): Promise<void> {
           anthropic: new Anthropic({ apiKey: 'record', baseURL: model.url, maxRetries: 0 }),
           stateDir: workspace + '-state',
           temporalClient: client,
+          mcpConnections,
         }),
       });
       const id = `history-${scenario.name}`;
@@ -364,6 +402,7 @@ async function main(): Promise<void> {
         await writeFile(file, historyToJSON(history));
         console.log(`recorded ${history.events?.length ?? 0} events -> ${path.relative(process.cwd(), file)}`);
       }
+      await mcpConnections.close();
       await workerConnection.close();
       await model.close();
       await rm(workspace, { recursive: true, force: true });

@@ -109,6 +109,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   };
   // seed §2.5: getSystemContext/getUserContext are memoized per session.
   if (session.needsSessionContext) await loadSessionContext();
+  // Issue 22: the MCP servers' config and listing, once per conversation (carried across runs).
+  if (session.mcp.needsLoad) await session.mcp.load();
 
   /**
    * Continues as new with the conversation's state, or returns false when that state would not

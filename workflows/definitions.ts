@@ -182,6 +182,8 @@ export interface ConversationStatus {
   tasks?: import('../common/tasks').Task[];
   wakeups?: Array<{ id: string; reason: string; prompt: string; dueAt: string }>;
   cronJobs?: Array<{ id: string; cron: string; prompt: string; recurring: boolean; durable: boolean; timeZone: string; expiresAt?: string }>;
+  /** Issue 22: one line per MCP server (name, scope, transport, state, tools), as `/mcp` shows them. */
+  mcpServers?: string[];
   /** Set by the client for a closed conversation answered without a worker (client/closed-status.ts). */
   closed?: { executionStatus: string; closedAt?: string; answeredFrom: 'result' | 'search_attributes' };
 }
@@ -298,6 +300,8 @@ export interface CarriedState {
   taskList?: import('../common/tasks').TaskListState;
   wakeups?: import('../common/background').WakeupRecord[];
   cronJobs?: import('./background/cron-job-record').CronJobRecord[];
+  /** Issue 22: the MCP servers' config and recorded listing (workflows/extensions/mcp.ts). */
+  mcp?: import('./extensions/mcp-state').McpCarried;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

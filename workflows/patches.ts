@@ -122,6 +122,11 @@ export const PATCHES = {
     note: 'CronCreate / CronDelete / CronList run the cron Schedule activities, with a timer to each recurring job’s expiry (older histories sent them to runTool).',
     since: '2026-12-02 b3e2dbc',
   },
+  mcpTools: {
+    id: 'mcp-tools',
+    note: 'MCP servers as tools (issue 22): the session loads the MCP config and lists the servers at its start, and re-lists on list_changed and /mcp (older runs issued none of these activities).',
+    since: '2026-12-02 4e31358',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

@@ -14,6 +14,7 @@ import {
   type PermissionContext,
   type PermissionMode,
   type RuleWithSource,
+  type ToolFacts,
   decidePermission,
   noApproverMessage,
   rejectionMessage,
@@ -112,6 +113,8 @@ export type GateVerdict = { behavior: 'allow'; access?: ToolAccess } | { behavio
 
 /** Gathers a call's facts on the workspace's host (workflows/permission-facts.ts). */
 export type GatherFacts = (block: ToolUseBlock, homeDir: string | undefined) => Promise<CallFacts | undefined>;
+/** Facts of a tool the conversation offers beyond the built-in ones (issue 22: an MCP tool of the listing), or undefined. */
+export type ExtensionFacts = (block: ToolUseBlock) => ToolFacts | undefined;
 
 export class PermissionGate {
   private readonly pending = new Map<string, PendingPermission>();
@@ -131,6 +134,7 @@ export class PermissionGate {
     /** The settings files' rules (from the session context, loaded after construction). */
     private readonly settings: () => PermissionSettings | undefined,
     private readonly gather?: GatherFacts,
+    private readonly extensionFacts?: ExtensionFacts,
   ) {
     this.sessionAllow = [...(carried?.sessionAllow ?? [])];
     this.decisions = new Map((carried?.decisions ?? []).map((decision) => [decision.toolUseId, decision]));
@@ -237,7 +241,7 @@ export class PermissionGate {
   async check(block: ToolUseBlock, host: PermissionGateHost): Promise<GateVerdict> {
     // Runs recorded before permissions (and, before permissions-by-default, conversations without them) run tools unchecked.
     if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return { behavior: 'allow' };
-    const facts = toolFacts(block);
+    const facts = this.extensionFacts?.(block) ?? toolFacts(block);
     const context = this.context();
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
       facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
@@ -274,7 +278,7 @@ export class PermissionGate {
    */
   allowsWithoutAsking(block: ToolUseBlock): boolean {
     if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return true;
-    const facts = toolFacts(block);
+    const facts = this.extensionFacts?.(block) ?? toolFacts(block);
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
       // Without the facts of where it acts, a call waits for the final answer (and the gate's full check).
       facts.gathered = this.factsKnown(block);

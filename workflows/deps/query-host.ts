@@ -5,6 +5,7 @@
 import type { CancellationScope } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
+import type { McpToolDefinition } from '../../common/mcp-context';
 import type { AssistantApiMessage, ToolUseBlock, Usage } from '../../common/messages';
 import type { CallFacts } from '../../common/permission-facts';
 import type { PermissionContext } from '../../common/permissions';
@@ -59,6 +60,8 @@ export interface QueryHost {
   recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void;
   /** Usage and cost of a call that produced no transcript message (a compaction). */
   recordUsage(usage: Usage, model: string, durationMs: number): void;
+  /** Tools offered beyond the built-in ones (issue 22: MCP servers' tools); a new array whenever they change. */
+  readonly extensionTools?: readonly McpToolDefinition[];
   /** The digest of the request context in effect (registered by the last model call, or now). */
   currentRequestContext(): string;
   /** seed §2.10 canUseTool, and what the tools tell it. */
@@ -115,4 +118,6 @@ export interface ToolRoute {
   /** Whether this route runs the call (decided on the call alone: deterministic). */
   takes(block: ToolUseBlock): boolean;
   run(call: ToolRouteCall): Promise<ToolOutcome>;
+  /** Whether a call this route takes may run beside others (seed §2.4 partitioning); default not. */
+  concurrencySafe?(block: ToolUseBlock): boolean;
 }

@@ -10,7 +10,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import { resultSummary } from '../../common/stream-items';
 import { STRUCTURED_OUTPUT_TOOL_NAME } from '../../common/structured-output';
 import { toolResultBudget } from '../../common/tool-result-budget';
-import { getToolSpec } from '../../common/tool-specs';
+import { getToolSpec, isToolUseConcurrencySafe } from '../../common/tool-specs';
 import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { PATCHES, patched } from '../patches';
@@ -21,7 +21,7 @@ import { type ActivityOptionsSet, LOCAL_TOOL_OPTIONS, activities, localActivitie
 import { failureMessage, toolErrorResult } from './failures';
 import type { LocalChain } from './local-chain';
 import type { ActiveQuery, QueryHost } from './query-host';
-import { routeFor } from './tool-routes';
+import { type ToolRoute, routeFor } from './tool-routes';
 
 /**
  * Short read-only tools run as local activities: in the workflow task that asked for them, on
@@ -146,12 +146,23 @@ export function createRunTool(
 }
 
 /** The executor that runs one reply's tool calls (seed §2.4 StreamingToolExecutor), in the query's scope. */
-export function createToolExecutor(config: ConversationConfig, query: ActiveQuery, runTool: ReturnType<typeof createRunTool>, uuid: () => string): StreamingToolExecutor {
+export function createToolExecutor(
+  config: ConversationConfig,
+  query: ActiveQuery,
+  runTool: ReturnType<typeof createRunTool>,
+  uuid: () => string,
+  routes: readonly ToolRoute[] = [],
+): StreamingToolExecutor {
   return new StreamingToolExecutor({
     uuid,
     runTool,
     isAborted: () => query.aborted,
     maxConcurrency: config.maxToolUseConcurrency,
     parentScope: query.scope,
+    // A route that decides it (MCP: read-only annotated tools) says whether a call runs beside others; the rest by their spec.
+    isConcurrencySafe: (block) => {
+      const route = routeFor(routes, block);
+      return route?.concurrencySafe ? route.concurrencySafe(block) : isToolUseConcurrencySafe(block);
+    },
   });
 }

@@ -19,6 +19,8 @@ import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, C
 import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
 import { ScheduledWork } from '../background/scheduled-work';
+import { McpServers } from '../extensions/mcp';
+import type { McpToolDefinition } from '../../common/mcp-context';
 import type { ToolRoute } from '../deps/tool-routes';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts } from '../permission-facts';
@@ -93,6 +95,8 @@ export class ConversationSession implements SubmitHost {
   readonly toolRoutes: ToolRoute[] = [];
   /** The task list, wakeups and cron jobs (issue 21 §4–6; workflows/background/scheduled-work.ts). */
   readonly scheduled: ScheduledWork;
+  /** Issue 22: the MCP servers, their listing and tool route. */
+  readonly mcp: McpServers;
 
   constructor(
     readonly conversationId: string,
@@ -115,8 +119,12 @@ export class ConversationSession implements SubmitHost {
     this.feed = new EventsFeed(carried, (event) => this.live.publishEvent(event));
     this.ledger = new UsageLedger(this.config, carried);
     this.currentModel = this.config.model;
-    this.permissions = new PermissionGate(this.config, carried?.permissions, () => this.state.sessionContext?.permissionSettings, (block, homeDir) =>
-      gatherCallFacts(this.config, block, homeDir),
+    this.permissions = new PermissionGate(
+      this.config,
+      carried?.permissions,
+      () => this.state.sessionContext?.permissionSettings,
+      (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
+      (block) => this.mcp.permissionFacts(block),
     );
     this.reporting = new SubagentReporting(subagent);
     this.toolPermissions = new SessionPermissions(this.permissions, {
@@ -127,6 +135,9 @@ export class ConversationSession implements SubmitHost {
       reportToParent: (line) => this.reporting.report(line),
     });
     this.scheduled = new ScheduledWork(this, carried);
+    // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts).
+    this.mcp = new McpServers(this, carried?.mcp);
+    this.registerToolRoute(this.mcp.route());
   }
 
   // ---- what others read ----
@@ -295,6 +306,7 @@ export class ConversationSession implements SubmitHost {
       pendingPermissions: this.permissions.pendingRequests(),
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
       ...this.scheduled.status(),
+      ...(this.mcp.statusLines() && { mcpServers: this.mcp.statusLines() }),
     };
   }
 
@@ -316,6 +328,7 @@ export class ConversationSession implements SubmitHost {
       queryInProgress,
       ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
       ...this.scheduled.carried(),
+      ...(this.mcp.toCarried() && { mcp: this.mcp.toCarried() }),
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
@@ -344,7 +357,7 @@ export class ConversationSession implements SubmitHost {
 
   /** The prompt layers of this session (seed §2.5): system prompt and user context. */
   promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
-    return promptLayers(this.config, this.sessionContext);
+    return promptLayers(this.config, this.sessionContext, this.mcp.instructionsSection);
   }
 
   /** `requestContext` query: the request context a worker missed in its cache. */
@@ -357,8 +370,11 @@ export class ConversationSession implements SubmitHost {
   }
 
   registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string {
-    return this.requestContexts.register(requestContextOf(this.config, system, userContext));
+    return this.requestContexts.register(requestContextOf(this.config, system, userContext, this.mcp.toolDefinitions));
   }
+
+  /** QueryHost.extensionTools: the MCP servers' tools the model is offered. */
+  get extensionTools(): readonly McpToolDefinition[] { return this.mcp.toolDefinitions; }
 
   /** QueryHost.observeWorkerClock: the latest clock reading a local activity reported (ms since epoch). */
   observeWorkerClock(at: number): void { this.run?.observeWorkerClock(at); }
