@@ -20,7 +20,7 @@ export interface AgentDefinition {
 }
 
 /** Tools no subagent gets: subagents do not start subagents. */
-export const SUBAGENT_EXCLUDED_TOOLS: ReadonlySet<string> = new Set(['Agent']);
+export const SUBAGENT_EXCLUDED_TOOLS: ReadonlySet<string> = new Set(['Agent', 'SendMessage']);
 
 export const BUILT_IN_AGENTS: readonly AgentDefinition[] = [
   {

@@ -9,6 +9,7 @@ import { editToolSpec } from './tools/edit';
 import { globToolSpec } from './tools/glob';
 import { grepToolSpec } from './tools/grep';
 import { readToolSpec } from './tools/read';
+import { sendMessageToolSpec } from './tools/send-message';
 import { writeToolSpec } from './tools/write';
 
 export { agentInputSchema, agentToolSpec, type AgentInput } from './tools/agent';
@@ -18,9 +19,10 @@ export { GLOB_MAX_RESULTS, globInputSchema, globToolSpec, type GlobInput } from 
 export { GREP_OUTPUT_MODES, grepInputSchema, grepToolSpec, type GrepInput, type GrepOutputMode } from './tools/grep';
 export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec, type ReadInput } from './tools/read';
 export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
+export { sendMessageInputSchema, sendMessageToolSpec, type SendMessageInput } from './tools/send-message';
 
 /** Claude Code's tool names, in the order the model sees them. */
-export const TOOL_NAMES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent'] as const;
+export const TOOL_NAMES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'SendMessage'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /** Every tool the agent offers, in `TOOL_NAMES` order. */
@@ -32,6 +34,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   globToolSpec,
   grepToolSpec,
   agentToolSpec,
+  sendMessageToolSpec,
 ];
 
 /** True when `name` is one of our tools. */

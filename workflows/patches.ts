@@ -107,6 +107,11 @@ export const PATCHES = {
     note: 'Search attribute values made storable by SQL visibility: a Text value with a colon broke the tsvector cast (older histories upserted values as they were).',
     since: '2026-12-01 8346e9f',
   },
+  backgroundAgents: {
+    id: 'background-agents',
+    note: 'Agent takes `model` and `run_in_background` (a background child started without waiting, its result a notification; TaskOutput/TaskStop on agent ids) and SendMessage continues a background agent (older histories rejected those fields and had no SendMessage).',
+    since: '2026-12-02 e17fa35',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

@@ -53,7 +53,7 @@ describe('conversation workflow', () => {
     const requests = harness.model.requests;
     expect(requests).toHaveLength(4);
     expect(requests[0].stream).toBe(true);
-    expect(requests[0].body.tools.map((tool: any) => tool.name)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent']);
+    expect(requests[0].body.tools.map((tool: any) => tool.name)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'SendMessage']);
     expect(toolResultsOf(requests[1])[0].content).toContain('Bump the version.');
     expect(toolResultsOf(requests[3])[0].content).toContain('built');
     for (const request of requests) expectValidApiOrder(request);

@@ -55,10 +55,11 @@ describe('issue 21 tool specs', () => {
     expect(spec.description.length).toBeGreaterThan(40);
   });
 
-  it('are not offered to the model yet (the workflow wiring is next)', () => {
+  it('are offered to the model once wired into the workflow', () => {
     const offered = new Set(TOOL_SPECS.map((spec) => spec.name));
+    const wired = new Set(['SendMessage']); // workflows/background/agents.ts
     expect(offered.has('Bash')).toBe(true);
-    for (const spec of specs) expect(offered.has(spec.name)).toBe(false);
+    for (const spec of specs) expect(offered.has(spec.name)).toBe(wired.has(spec.name));
   });
 
   it('fill Claude Code defaults and reject what it would reject', () => {

@@ -19,7 +19,7 @@ function spec(name: string) {
 
 describe('tool specs registry', () => {
   it("uses Claude Code's names, in order", () => {
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent']);
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'SendMessage']);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
   });
 
@@ -33,7 +33,7 @@ describe('tool specs registry', () => {
 
   it('sets the result budgets', () => {
     const budgets = Object.fromEntries(TOOL_SPECS.map((tool) => [tool.name, tool.maxResultSizeChars]));
-    expect(budgets).toEqual({ Read: 100_000, Write: 10_000, Edit: 10_000, Bash: 30_000, Glob: 20_000, Grep: 20_000, Agent: 100_000 });
+    expect(budgets).toEqual({ Read: 100_000, Write: 10_000, Edit: 10_000, Bash: 30_000, Glob: 20_000, Grep: 20_000, Agent: 100_000, SendMessage: 100_000 });
     expect(BASH_DEFAULT_TIMEOUT_MS).toBe(120_000);
     expect(BASH_MAX_TIMEOUT_MS).toBe(600_000);
   });

@@ -19,6 +19,7 @@ import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, C
 import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
 import type { ToolRoute } from '../deps/tool-routes';
+import { BackgroundAgents } from '../background/agents';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts } from '../permission-facts';
 import { PermissionGate } from '../permission-gate';
@@ -90,6 +91,8 @@ export class ConversationSession implements SubmitHost {
   private readonly backgroundWork: BackgroundWorkKind[] = [];
   /** Tools with their own route (workflows/deps/tool-routes.ts), in the order registered. */
   readonly toolRoutes: ToolRoute[] = [];
+  /** Background agents and SendMessage (issue 21; workflows/background/agents.ts). */
+  readonly backgroundAgents: BackgroundAgents;
 
   constructor(
     readonly conversationId: string,
@@ -123,6 +126,8 @@ export class ConversationSession implements SubmitHost {
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
     });
+    // Background agents: before the background commands' route (it takes TaskOutput/TaskStop on agent ids).
+    this.backgroundAgents = new BackgroundAgents(this, carried?.backgroundAgents);
   }
 
   // ---- what others read ----
@@ -289,6 +294,7 @@ export class ConversationSession implements SubmitHost {
       nextEventSeq: this.feed.nextEventSeq,
       pendingPermissions: this.permissions.pendingRequests(),
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
+      ...this.backgroundAgents.summaries(),
     };
   }
 
@@ -309,6 +315,7 @@ export class ConversationSession implements SubmitHost {
       sessionContextAttempted: true,
       queryInProgress,
       ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
+      ...this.backgroundAgents.carried(),
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
@@ -491,6 +498,7 @@ export class ConversationSession implements SubmitHost {
     this.state.lastResult = result;
     this.state.completedTurns += this.turnCount;
     this.pushEvent(result);
+    this.reporting.reportAnswer(result, this.state.queryCount);
     this.toolsInFlight.clear();
     this.refreshDetails();
   }
