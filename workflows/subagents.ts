@@ -1,9 +1,10 @@
 /**
  * Subagents as child workflows (Claude Code's Agent tool; the seed's `agentId` loops). An Agent
  * call starts a child conversation workflow — the same session and query loop, with the agent's
- * tools and prompt, one-shot — and its final text becomes the call's tool_result. The child's id
- * derives from the parent's id and the tool_use id, so a retry or a replay never starts a second
- * one; cancelling the call (abort, a Bash cascade) cancels the child.
+ * tools, prompt and model, one-shot — and its final text becomes the call's tool_result. The
+ * child's id derives from the parent's id and the tool_use id, so a retry or a replay never starts
+ * a second one; cancelling the call (abort, a Bash cascade) cancels the child. A background call
+ * (`run_in_background`) is prepared here too and started by workflows/background/agents.ts.
  */
 import {
   ChildWorkflowCancellationType,

@@ -201,4 +201,34 @@ describe('background agents', () => {
     expect((await harness.api.status(conversationId)).queryCount).toBe(2);
     await harness.api.end(conversationId);
   });
+
+  it('TaskStop cancels an agent: no notification comes, and SendMessage to it is refused', async () => {
+    harness = await createHarness({
+      respond: (request) => {
+        if (isChild(request)) return { ...text('never seen'), delayMs: 120_000 };
+        const last = lastUserText(request);
+        const agentId = /agentId: (a[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1];
+        if (last.includes('toolu_tell')) return text('It was stopped.');
+        if (last.includes('toolu_halt')) return { content: [{ type: 'tool_use', id: 'toolu_tell', name: 'SendMessage', input: { to: agentId, message: 'Still there?' } }] };
+        if (last.includes('Async agent launched')) return { content: [{ type: 'tool_use', id: 'toolu_halt', name: 'TaskStop', input: { task_id: agentId } }] };
+        return { content: [agentCall('toolu_stopme', { run_in_background: true })] };
+      },
+    });
+    await harness.startWorker();
+    const { result, conversationId } = await runToResult(harness, 'Start and stop an agent.');
+    expect(result).toMatchObject({ result: 'It was stopped.' });
+    const parent = harness.model.requests.filter((request) => !isChild(request));
+    expect(parent[2]!.body.messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_halt', content: expect.stringMatching(/^Stopped agent a[0-9a-f]{8} \("count files"\)\.$/) });
+    expect(parent[3]!.body.messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_tell', is_error: true, content: expect.stringContaining('has been stopped') });
+    const childId = subagentWorkflowId(conversationId, 'toolu_stopme');
+    await eventually(
+      async () => (await harness!.client.workflow.getHandle(childId).describe()).status.name,
+      (status) => status === 'CANCELLED',
+    );
+    const status = await harness.api.status(conversationId);
+    expect(status.backgroundAgents?.[0]).toMatchObject({ status: 'killed' });
+    expect(status.queryCount).toBe(1);
+    expect(notificationsIn(harness.model.requests)).toHaveLength(0);
+    await harness.api.end(conversationId);
+  });
 });
