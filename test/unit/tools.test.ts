@@ -87,7 +87,7 @@ describe('executeTool dispatch and validation', () => {
     const result = await executeTool('WebFetch', { url: 'x' }, context());
     expect(result).toEqual({
       isError: true,
-      content: 'No such tool available: WebFetch. Available tools: Read, Write, Edit, Bash, Glob, Grep, Agent',
+      content: 'No such tool available: WebFetch. Available tools: Read, Write, Edit, Bash, Glob, Grep, Agent, SendMessage',
     });
   });
 
