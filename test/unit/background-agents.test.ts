@@ -1,5 +1,6 @@
 /** Background agents' pure bookkeeping (workflows/background/agent-tasks.ts): ids, lookup by `to`, reports taken once, texts. */
 import { describe, expect, it } from 'vitest';
+import { formatStatus } from '../../client/format';
 import {
   type AgentTask,
   type AgentTasksState,
@@ -13,6 +14,7 @@ import {
   takeReport,
 } from '../../workflows/background/agent-tasks';
 import type { BackgroundAgentReport } from '../../workflows/background/agent-types';
+import type { ConversationStatus } from '../../workflows/definitions';
 
 const task = (overrides: Partial<AgentTask> = {}): AgentTask => ({
   id: 'a1234abcd',
@@ -98,5 +100,35 @@ describe('background agent tasks', () => {
     expect(agentTaskOutputText(task(), true)).toBe('<retrieval_status>timeout</retrieval_status>\n<task_id>a1234abcd</task_id>\n<task_type>local_agent</task_type>\n<status>running</status>');
     expect(agentTaskOutputText(task({ status: 'idle', result: 'Done.', lastSeq: 1 }), false)).toContain('<retrieval_status>success</retrieval_status>\n<task_id>a1234abcd</task_id>\n<task_type>local_agent</task_type>\n<status>completed</status>\n<output>\nDone.\n</output>');
     expect(agentTaskOutputText(task({ status: 'killed' }), false)).toContain('<status>killed</status>');
+  });
+});
+
+describe('status of background agents', () => {
+  it('shows one line per agent in `status`, with the child workflow to follow', () => {
+    const status = {
+      conversationId: 'conv',
+      phase: 'awaiting_input',
+      model: 'claude-sonnet-4-6',
+      currentModel: 'claude-sonnet-4-6',
+      turnCount: 1,
+      queryCount: 2,
+      transitions: [],
+      lastQueryTransitions: [],
+      toolsInFlight: [],
+      queuedInputs: 0,
+      usage,
+      totalCostUsd: 0.01,
+      contextTokens: 10,
+      messageCount: 4,
+      ended: false,
+      continuedAsNewCount: 0,
+      nextEventSeq: 3,
+      backgroundAgents: [
+        { id: 'a1234abcd', description: 'count files', agentType: 'general-purpose', model: 'claude-haiku-4-5', status: 'completed (waiting for SendMessage)', childWorkflowId: 'conv--agent-toolu_1' },
+      ],
+    } as unknown as ConversationStatus;
+    expect(formatStatus(status).split('\n')).toContain(
+      'agent         a1234abcd "count files" (general-purpose, claude-haiku-4-5): completed (waiting for SendMessage)  conv--agent-toolu_1',
+    );
   });
 });
