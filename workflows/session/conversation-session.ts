@@ -119,6 +119,8 @@ export class ConversationSession implements SubmitHost {
       gatherCallFacts(this.config, block, homeDir),
     );
     this.reporting = new SubagentReporting(subagent);
+    // Background agents: registered before the background commands' route (this one takes TaskOutput/TaskStop on agent ids).
+    this.backgroundAgents = new BackgroundAgents(this, carried?.backgroundAgents);
     this.toolPermissions = new SessionPermissions(this.permissions, {
       conversationId,
       checked: this.config.permissions !== undefined,
@@ -126,8 +128,6 @@ export class ConversationSession implements SubmitHost {
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
     });
-    // Background agents: before the background commands' route (it takes TaskOutput/TaskStop on agent ids).
-    this.backgroundAgents = new BackgroundAgents(this, carried?.backgroundAgents);
   }
 
   // ---- what others read ----
