@@ -110,7 +110,7 @@ export const PATCHES = {
   backgroundAgents: {
     id: 'background-agents',
     note: 'Agent takes `model` and `run_in_background` (a background child started without waiting, its result a notification; TaskOutput/TaskStop on agent ids) and SendMessage continues a background agent (older histories rejected those fields and had no SendMessage).',
-    since: '2026-12-02 e17fa35',
+    since: '2026-12-02 a4c581b',
   },
 } as const satisfies Record<string, Patch>;
 
