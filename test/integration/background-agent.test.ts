@@ -237,4 +237,29 @@ describe('background agents', () => {
     expect(notificationsIn(harness.model.requests)).toHaveLength(0);
     await harness.api.end(conversationId);
   });
+
+  it('abort interrupts the query, not the background agent: its answer still comes', async () => {
+    harness = await createHarness({
+      respond: (request) => {
+        if (isChild(request)) return { ...text('Finished despite the abort.'), delayMs: 2_500 };
+        const last = lastUserText(request);
+        if (last.includes('<task-notification>')) return text('The agent finished after all.');
+        if (last.includes('Async agent launched')) return { content: [{ type: 'tool_use', id: 'toolu_long', name: 'Bash', input: { command: 'sleep 60' } }] };
+        return { content: [agentCall('toolu_keep', { run_in_background: true })] };
+      },
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'Start an agent, then a long command.', config: harness.config({ modelHeartbeatTimeoutMs: 10_000 }), taskQueue: harness.taskQueue });
+    const before = await eventually(() => harness!.api.status(started.conversationId), (status) => status.toolsInFlight.some((tool) => tool.name === 'Bash'));
+    expect(before.backgroundAgents?.[0]?.status).toBe('running'); // the abort comes while the agent works
+    await harness.api.abort(started.conversationId);
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ terminal_reason: 'aborted_tools' });
+    const status = await eventually(
+      () => harness!.api.status(started.conversationId),
+      (current) => current.queryCount === 2 && current.phase === 'awaiting_input',
+    );
+    expect(status.lastResult?.result).toBe('The agent finished after all.');
+    expect(await notificationsTaken(started.conversationId)).toBe(1);
+    await harness.api.end(started.conversationId);
+  });
 });
