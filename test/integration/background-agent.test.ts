@@ -262,4 +262,38 @@ describe('background agents', () => {
     expect(await notificationsTaken(started.conversationId)).toBe(1);
     await harness.api.end(started.conversationId);
   });
+
+  it('a worker SIGKILLed while a background agent works: one child, one notification after the restart', async () => {
+    let childCalls = 0;
+    harness = await createHarness({
+      respond: (request) => {
+        if (isChild(request)) {
+          childCalls++;
+          return { content: [{ type: 'text', text: 'Answer after the crash.' }], deltaDelayMs: 200, chunkSize: 4 };
+        }
+        const last = lastUserText(request);
+        if (last.includes('<task-notification>')) return text('Got the answer after the crash.');
+        if (last.includes('Async agent launched')) return text('Launched.');
+        return { content: [agentCall('toolu_crashbg', { run_in_background: true })] };
+      },
+    });
+    const first = await harness.spawnWorkerProcess();
+    const started = await harness.api.start({ prompt: 'Crash test in the background.', config: harness.config(), taskQueue: harness.taskQueue });
+    await eventually(async () => childCalls, (count) => count === 1);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    await harness.spawnWorkerProcess();
+    const status = await eventually(
+      () => harness!.api.status(started.conversationId),
+      (current) => current.queryCount === 2 && current.phase === 'awaiting_input',
+      120_000,
+    );
+    expect(status.lastResult?.result).toBe('Got the answer after the crash.');
+    expect(JSON.stringify(await harness.api.transcript(started.conversationId))).toContain('Answer after the crash.');
+    expect(await notificationsTaken(started.conversationId)).toBe(1);
+    // The child (its id derives from the tool_use id, so a replayed start finds the same one) still waits for SendMessage.
+    const childId = subagentWorkflowId(started.conversationId, 'toolu_crashbg');
+    expect((await harness.client.workflow.getHandle(childId).describe()).status.name).toBe('RUNNING');
+    await harness.api.end(started.conversationId);
+  });
 });
