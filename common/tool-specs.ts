@@ -17,6 +17,7 @@ import { editToolSpec } from './tools/edit';
 import { globToolSpec } from './tools/glob';
 import { grepToolSpec } from './tools/grep';
 import { readToolSpec } from './tools/read';
+import { sendMessageToolSpec } from './tools/send-message';
 import { writeToolSpec } from './tools/write';
 
 export { agentInputSchema, agentToolSpec, type AgentInput } from './tools/agent';
@@ -26,6 +27,7 @@ export { GLOB_MAX_RESULTS, globInputSchema, globToolSpec, type GlobInput } from 
 export { GREP_OUTPUT_MODES, grepInputSchema, grepToolSpec, type GrepInput, type GrepOutputMode } from './tools/grep';
 export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec, type ReadInput } from './tools/read';
 export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
+export { sendMessageInputSchema, sendMessageToolSpec, type SendMessageInput } from './tools/send-message';
 
 /** Claude Code's tool names, in the order the model sees them. */
 export const TOOL_NAMES = [
@@ -36,7 +38,8 @@ export const TOOL_NAMES = [
   'Glob',
   'Grep',
   'Agent',
-  // issue 21: the task list, wakeups and cron jobs (answered in the workflow: workflows/background/)
+  // issue 21: background agents (SendMessage); the task list, wakeups and cron jobs (answered in the workflow: workflows/background/)
+  'SendMessage',
   'TaskCreate',
   'TaskGet',
   'TaskList',
@@ -57,6 +60,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   globToolSpec,
   grepToolSpec,
   agentToolSpec,
+  sendMessageToolSpec,
   taskCreateToolSpec,
   taskGetToolSpec,
   taskListToolSpec,

@@ -346,6 +346,37 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Issue 21 item 3: a background agent (child started without waiting, its answer a
+    // notification that starts a query), SendMessage to it (its answer as the tool result),
+    // TaskOutput on its id, and `end` cancelling it.
+    name: 'background-agent',
+    prompt: 'Count the files in the background.',
+    model: {
+      respond: (request) => {
+        const last = JSON.stringify(request.body.messages.at(-1)?.content ?? '');
+        const tools = (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
+        if (!tools.includes('Agent')) return { content: [{ type: 'text', text: last.includes('And the .md files?') ? 'One .md file as well.' : 'Two .txt files.' }] };
+        if (last.includes('<task-notification>')) return { content: [{ type: 'text', text: 'The agent counted two .txt files.' }] };
+        if (last.includes('Async agent launched')) return { content: [{ type: 'text', text: 'Started.' }] };
+        if (last.includes('Ask it about .md')) return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: 'count files', message: 'And the .md files?' } }] };
+        const agentId = /agentId: (a[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1] ?? 'unknown';
+        if (last.includes('Check on it')) return { content: [{ type: 'tool_use', id: 'toolu_peek', name: 'TaskOutput', input: { task_id: agentId, block: false } }] };
+        if (last.includes('toolu_send') || last.includes('toolu_peek')) return { content: [{ type: 'text', text: 'Noted.' }] };
+        return { content: [{ type: 'tool_use', id: 'toolu_bg', name: 'Agent', input: { description: 'count files', prompt: 'Count the files.', subagent_type: 'general-purpose', run_in_background: true, model: 'haiku' } }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      for (let i = 0; i < 300 && (await api.status(id)).queryCount < 2; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let i = 0; i < 300 && (await api.status(id)).phase !== 'awaiting_input'; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      const ask = await api.send(id, 'Ask it about .md files.');
+      await api.waitForResult(id, ask);
+      const check = await api.send(id, 'Check on it.');
+      await api.waitForResult(id, check);
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {

@@ -73,6 +73,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   handleInternalMessages({
     toolUseStreamed: (raw) => session.onToolUseStreamed(raw),
     subagentProgress: (progress) => session.onSubagentProgress(progress),
+    backgroundAgentFinished: (report) => session.backgroundAgents.onFinished(report),
     requestContext: (digest) => session.requestContext(digest),
     transcriptSlice: ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)),
     liveRead: (from) => session.live.read(from),

@@ -12,6 +12,7 @@ import type { RequestContext } from '../common/activity-types';
 import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
+import type { AgentTasksState, BackgroundAgentReport, BackgroundAgentSummary } from './background/agent-types';
 import type { CarriedPermissions, PendingPermission, PermissionDecisionRequest, RecordedPermissionDecision } from './permission-gate';
 import type { LoopCheckpoint } from './query-state';
 import type { TranscriptSlice } from './transcript';
@@ -101,6 +102,9 @@ export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStr
 export const subagentProgressSignal = defineSignal<[SubagentProgress]>('subagentProgress');
 /** Internal: a cron job's Schedule fired (workflows/cron-fire.ts delivers it; signal-with-start for a durable job). */
 export const cronFiredSignal = defineSignal<[import('../common/cron').CronFire]>('cronFired');
+/** Internal: a background agent (child workflow) answered; sent to its parent's conversation id, which survives continue-as-new. */
+export type { BackgroundAgentReport } from './background/agent-types';
+export const backgroundAgentFinishedSignal = defineSignal<[BackgroundAgentReport]>('backgroundAgentFinished');
 
 export const PHASES = [
   'idle',
@@ -186,6 +190,8 @@ export interface ConversationStatus {
   mcpServers?: string[];
   /** Set by the client for a closed conversation answered without a worker (client/closed-status.ts). */
   closed?: { executionStatus: string; closedAt?: string; answeredFrom: 'result' | 'search_attributes' };
+  /** Background agents (issue 21): id, description, status, child workflow id. */
+  backgroundAgents?: BackgroundAgentSummary[];
 }
 
 /** One entry of the progress feed clients poll (`events` query). */
@@ -251,7 +257,10 @@ export interface SubagentOrigin {
   agentType: string;
   description: string;
   sessionContext?: import('../common/activity-types').SessionContext;
+  /** A background agent (Agent with run_in_background): it reports each answer to its parent and then waits for SendMessage. */
+  background?: { agentId: string };
 }
+
 
 /** A subagent's progress, reported to its parent's feed (one line per assistant message). */
 export interface SubagentProgress {
@@ -302,6 +311,8 @@ export interface CarriedState {
   cronJobs?: import('./background/cron-job-record').CronJobRecord[];
   /** Issue 22: the MCP servers' config and recorded listing (workflows/extensions/mcp.ts). */
   mcp?: import('./extensions/mcp-state').McpCarried;
+  /** Background agents (issue 21): workflows/background/agents.ts. */
+  backgroundAgents?: AgentTasksState;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

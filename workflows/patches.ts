@@ -127,6 +127,11 @@ export const PATCHES = {
     note: 'MCP servers as tools (issue 22): the session loads the MCP config and lists the servers at its start, and re-lists on list_changed and /mcp (older runs issued none of these activities).',
     since: '2026-12-02 4e31358',
   },
+  backgroundAgents: {
+    id: 'background-agents',
+    note: 'Agent takes `model` and `run_in_background` (a background child started without waiting, its result a notification; TaskOutput/TaskStop on agent ids) and SendMessage continues a background agent (older histories rejected those fields and had no SendMessage).',
+    since: '2026-12-02 a4c581b',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

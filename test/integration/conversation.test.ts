@@ -61,6 +61,7 @@ describe('conversation workflow', () => {
       'Glob',
       'Grep',
       'Agent',
+      'SendMessage',
       'TaskCreate',
       'TaskGet',
       'TaskList',

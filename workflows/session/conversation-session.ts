@@ -22,6 +22,7 @@ import { ScheduledWork } from '../background/scheduled-work';
 import { McpServers } from '../extensions/mcp';
 import type { McpToolDefinition } from '../../common/mcp-context';
 import type { ToolRoute } from '../deps/tool-routes';
+import { BackgroundAgents } from '../background/agents';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts } from '../permission-facts';
 import { PermissionGate } from '../permission-gate';
@@ -97,6 +98,8 @@ export class ConversationSession implements SubmitHost {
   readonly scheduled: ScheduledWork;
   /** Issue 22: the MCP servers, their listing and tool route. */
   readonly mcp: McpServers;
+  /** Background agents and SendMessage (issue 21; workflows/background/agents.ts). */
+  readonly backgroundAgents: BackgroundAgents;
 
   constructor(
     readonly conversationId: string,
@@ -127,6 +130,8 @@ export class ConversationSession implements SubmitHost {
       (block) => this.mcp.permissionFacts(block),
     );
     this.reporting = new SubagentReporting(subagent);
+    // Background agents: registered before the background commands' route (this one takes TaskOutput/TaskStop on agent ids).
+    this.backgroundAgents = new BackgroundAgents(this, carried?.backgroundAgents);
     this.toolPermissions = new SessionPermissions(this.permissions, {
       conversationId,
       checked: this.config.permissions !== undefined,
@@ -307,6 +312,7 @@ export class ConversationSession implements SubmitHost {
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
       ...this.scheduled.status(),
       ...(this.mcp.statusLines() && { mcpServers: this.mcp.statusLines() }),
+      ...this.backgroundAgents.summaries(),
     };
   }
 
@@ -329,6 +335,7 @@ export class ConversationSession implements SubmitHost {
       ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
       ...this.scheduled.carried(),
       ...(this.mcp.toCarried() && { mcp: this.mcp.toCarried() }),
+      ...this.backgroundAgents.carried(),
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
@@ -514,6 +521,7 @@ export class ConversationSession implements SubmitHost {
     this.state.lastResult = result;
     this.state.completedTurns += this.turnCount;
     this.pushEvent(result);
+    this.reporting.reportAnswer(result, this.state.queryCount);
     this.toolsInFlight.clear();
     this.refreshDetails();
   }
