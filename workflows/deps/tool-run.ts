@@ -160,8 +160,10 @@ export function createToolExecutor(
     maxConcurrency: config.maxToolUseConcurrency,
     parentScope: query.scope,
     // A route that decides it (MCP: read-only annotated tools) says whether a call runs beside others; the rest by their spec.
+    // Only such routes are asked: another route's takes() may record its patch marker, which must
+    // come when the call runs (as recorded), not when the reply's calls are partitioned.
     isConcurrencySafe: (block) => {
-      const route = routeFor(routes, block);
+      const route = routes.find((candidate) => candidate.concurrencySafe !== undefined && candidate.takes(block));
       return route?.concurrencySafe ? route.concurrencySafe(block) : isToolUseConcurrencySafe(block);
     },
   });
