@@ -33,6 +33,8 @@ export interface PendingInput {
   command?: { name: string; args: string };
   /** Not typed by a person: background work ending (`<task-notification>`), a wakeup or a cron job (issue 21). */
   origin?: InputOrigin;
+  /** UserPromptSubmit hooks' context for the model (issue 22): a system reminder after the prompt. */
+  hookContext?: string;
 }
 
 /** Where an input that no person typed came from (issue 21). */
@@ -243,6 +245,8 @@ export interface SubagentOrigin {
   agentType: string;
   description: string;
   sessionContext?: import('../common/activity-types').SessionContext;
+  /** The parent's hook settings: a subagent runs its tool hooks (issue 22). */
+  hookSettings?: import('../common/hooks').HookSettings;
 }
 
 /** A subagent's progress, reported to its parent's feed (one line per assistant message). */
@@ -288,6 +292,8 @@ export interface CarriedState {
   streamState?: import('@temporalio/workflow-streams/workflow').WorkflowStreamState;
   /** Keys of the notifications already queued (issue 21): each is delivered once, across retries and runs. */
   deliveredNotifications?: string[];
+  /** Hook settings and SessionStart's context (issue 22; workflows/extensions/hooks.ts). */
+  hooks?: import('./extensions/hooks-decisions').HooksState;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

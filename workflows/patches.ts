@@ -107,6 +107,11 @@ export const PATCHES = {
     note: 'Search attribute values made storable by SQL visibility: a Text value with a colon broke the tsvector cast (older histories upserted values as they were).',
     since: '2026-12-01 8346e9f',
   },
+  hooksLifecycle: {
+    id: 'hooks-lifecycle',
+    note: 'Claude Code’s hooks besides Stop (issue 22): loadHookSettings at session start, and runHooks for SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, Notification and SessionEnd when a command matches (older runs loaded and ran none).',
+    since: '2026-12-02 hooks',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;
