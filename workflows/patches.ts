@@ -110,7 +110,7 @@ export const PATCHES = {
   hooksLifecycle: {
     id: 'hooks-lifecycle',
     note: 'Claude Code’s hooks besides Stop (issue 22): loadHookSettings at session start, and runHooks for SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, Notification and SessionEnd when a command matches (older runs loaded and ran none).',
-    since: '2026-12-02 hooks',
+    since: '2026-12-02 2c493a4',
   },
 } as const satisfies Record<string, Patch>;
 

@@ -9,7 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../common/result';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import type { ConversationEvent } from '../../workflows/definitions';
-import { type Harness, createHarness, eventually } from '../helpers/harness';
+import { Worker } from '@temporalio/worker';
+import { TranscriptCache } from '../../activities/transcript-cache';
+import { transcriptCacheSinks } from '../../worker/worker';
+import { type Harness, createHarness, eventually, workflowBundle } from '../helpers/harness';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -189,5 +192,34 @@ describe('hooks in the conversation', () => {
     expect(next).toContain('Earlier: one question.');
     const { events } = await harness.api.events(conversationId);
     expect(systemLines(events).join('\n')).not.toContain('hook error');
+  }, 120_000);
+
+  it('a replay of the history runs no hook again (each run is a recorded activity)', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_w', name: 'Write', input: { file_path: 'a.txt', content: 'a' } }] },
+        { content: [{ type: 'text', text: 'Done.' }] },
+      ],
+    });
+    const count = 'echo run >> hook-runs.txt';
+    await writeHooks({
+      SessionStart: [{ hooks: [command(count)] }],
+      UserPromptSubmit: [{ hooks: [command(count)] }],
+      PreToolUse: [{ hooks: [command(count)] }],
+      PostToolUse: [{ hooks: [command(count)] }],
+      SessionEnd: [{ hooks: [command(count)] }],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'write a.txt', config: harness.config(), taskQueue: harness.taskQueue });
+    await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+    await harness.api.end(started.conversationId);
+    await harness.client.workflow.getHandle(started.conversationId).result();
+    const runs = async () => (await readFile(path.join(harness!.workspace, 'hook-runs.txt'), 'utf8')).split('\n').filter(Boolean).length;
+    // SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, SessionEnd: once each.
+    expect(await runs()).toBe(5);
+
+    const history = await harness.client.workflow.getHandle(started.conversationId).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(new TranscriptCache()) }, history, started.conversationId);
+    expect(await runs()).toBe(5);
   }, 120_000);
 });
