@@ -119,6 +119,8 @@ describe('workspace routing', () => {
     const workers = await activityWorkers(conversationId);
     expect(workers).toEqual({
       [`loadSessionContext@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
+      // Hook settings (issue 22) are read where the settings files are.
+      [`loadHookSettings@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       [`runTool@${workspaceQueue}`]: [WORKSPACE_IDENTITY, WORKSPACE_IDENTITY], // Read (not a local activity) and Bash
       [`runStopHooks@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       // Permission facts (real paths, the parsed command) are gathered where the tools act: one per call.
@@ -139,7 +141,7 @@ describe('workspace routing', () => {
     const { result, conversationId } = await runToResult(harness, 'Run it');
     expect(result).toMatchObject({ subtype: 'success', result: 'Done.' });
     const workers = await activityWorkers(conversationId);
-    expect(Object.keys(workers).sort()).toEqual([`callModelLocal@local`, `gatherPermissionFacts@local`, `loadSessionContext@${harness.taskQueue}`, `runTool@${harness.taskQueue}`]);
+    expect(Object.keys(workers).sort()).toEqual([`callModelLocal@local`, `gatherPermissionFacts@local`, `loadHookSettings@${harness.taskQueue}`, `loadSessionContext@${harness.taskQueue}`, `runTool@${harness.taskQueue}`]);
     for (const identities of Object.values(workers)) for (const identity of identities) expect(identity).toBe(MAIN_IDENTITY);
   });
 
