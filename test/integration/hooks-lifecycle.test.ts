@@ -222,4 +222,36 @@ describe('hooks in the conversation', () => {
     await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(new TranscriptCache()) }, history, started.conversationId);
     expect(await runs()).toBe(5);
   }, 120_000);
+
+  it('a subagent runs the same tool hooks, and SubagentStop (not Stop) at its end: a block sends the feedback to its model', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'look around', prompt: 'List the files', subagent_type: 'general-purpose' } }] },
+        { content: [{ type: 'tool_use', id: 'toolu_child_bash', name: 'Bash', input: { command: 'ls' } }] },
+        { content: [{ type: 'text', text: 'Child done.' }] },
+        { content: [{ type: 'text', text: 'Child checked its work.' }] },
+        { content: [{ type: 'text', text: 'Parent done.' }] },
+      ],
+    });
+    await writeHooks({
+      PreToolUse: [{ matcher: 'Bash', hooks: [command(`${record('pre.jsonl')}; echo "no Bash in agents" >&2; exit 2`)] }],
+      SubagentStop: [{ hooks: [command(`${record('subagent-stop.jsonl')}; if [ -f checked ]; then exit 0; fi; touch checked; echo "check your work" >&2; exit 2`)] }],
+      Stop: [{ hooks: [command(record('stop.jsonl'))] }],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'delegate', config: harness.config(), taskQueue: harness.taskQueue });
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+    expect(result).toMatchObject({ subtype: 'success', result: 'Parent done.' });
+
+    const [, afterBash, afterChildDone] = harness.model.requests.slice(1);
+    expect(resultOf(afterBash, 'toolu_child_bash')).toMatchObject({ is_error: true, content: expect.stringContaining('PreToolUse:Bash hook error') });
+    expect(requestText(afterChildDone)).toContain('check your work');
+    const stops = await recorded('subagent-stop.jsonl');
+    expect(stops.map((input) => [input.hook_event_name, input.stop_hook_active, input.agent_type])).toEqual([
+      ['SubagentStop', false, 'general-purpose'],
+      ['SubagentStop', true, 'general-purpose'],
+    ]);
+    // The parent's own end runs Stop (once); the subagent's does not.
+    expect(await recorded('stop.jsonl')).toHaveLength(1);
+  }, 120_000);
 });

@@ -16,7 +16,9 @@ import type { QueryAccounting } from '../query-accounting';
 import type { PrefetchedCalls } from '../tool-prefetch';
 import type { StreamingToolExecutor } from '../tool-orchestration';
 import type { Transcript } from '../transcript';
+import type { HookSettings } from '../../common/hooks';
 import type { HookPermission, PreToolUseAction } from '../extensions/hooks-decisions';
+import type { StopHookDecision } from '../stop-hooks';
 import type { ActivityOptionsSet } from './activity-options';
 
 /** The query being run: its cancellation scope and the model call in flight. */
@@ -80,6 +82,10 @@ export interface ToolHooks {
   postToolUse(block: ToolUseBlock, outcome: ToolOutcome): Promise<ToolOutcome>;
   /** Before a compaction's model call. */
   preCompact(trigger: 'manual' | 'auto', customInstructions: string | undefined): Promise<void>;
+  /** A subagent's SubagentStop hooks, folded into its Stop decision (only a subagent's hooks have it). */
+  readonly subagentStop?: (args: { lastAssistantMessage: string; stopHookActive: boolean }, decision: StopHookDecision) => Promise<StopHookDecision>;
+  /** The hook settings, for a subagent to inherit (undefined: none configured). */
+  readonly inheritable: HookSettings | undefined;
 }
 
 /** seed §2.10 canUseTool as the effects use it (implemented by session/tool-permissions.ts). */

@@ -58,9 +58,39 @@ export class SessionHooks implements ToolHooks {
     return this.state.settings === undefined && !this.host.subagent;
   }
 
-  /** The settings, for a subagent to inherit. */
-  get settings(): HookSettings | undefined {
-    return this.state.settings;
+  /** The settings a subagent inherits: its tool hooks run in it too (undefined when nothing is configured). */
+  get inheritable(): HookSettings | undefined {
+    const settings = this.state.settings;
+    return settings && Object.keys(settings).length > 0 ? settings : undefined;
+  }
+
+  /**
+   * A subagent's end: its SubagentStop hooks (Claude Code runs them instead of Stop), folded into
+   * the Stop decision the loop acts on (workflows/stop-hooks.ts): a block sends the feedback back
+   * to the subagent's model. Undefined for a top-level conversation.
+   */
+  get subagentStop(): ToolHooks['subagentStop'] {
+    if (!this.host.subagent) return undefined;
+    return async ({ lastAssistantMessage, stopHookActive }, before) => {
+      const origin = this.host.subagent as { agentType?: string; toolUseId?: string };
+      const event: HookEvent = {
+        hook_event_name: 'SubagentStop',
+        stop_hook_active: stopHookActive,
+        last_assistant_message: lastAssistantMessage,
+        ...(origin.toolUseId && { agent_id: origin.toolUseId }),
+        ...(origin.agentType && { agent_type: origin.agentType }),
+      };
+      const { decision } = await this.run(event);
+      if (!decision) return before;
+      // The loop says "Stop hook feedback:" itself; the decision's own heading is left out.
+      const feedback = decision.blocked && decision.blockingMessage ? [decision.blockingMessage.replace(/^SubagentStop hook feedback:\n/, '')] : [];
+      return {
+        ...before,
+        blockingErrors: [...before.blockingErrors, ...feedback],
+        preventContinuation: before.preventContinuation || decision.preventContinuation,
+        ...(decision.stopReason !== undefined && { stopReason: decision.stopReason }),
+      };
+    };
   }
 
   /**
