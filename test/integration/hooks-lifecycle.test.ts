@@ -155,7 +155,7 @@ describe('hooks in the conversation', () => {
     expect(await readFile(path.join(harness.workspace, 'asked.txt'), 'utf8')).toBe('ask-me\n');
   }, 120_000);
 
-  it('UserPromptSubmit exit 2 drops the prompt and tells the user; PreCompact runs on /compact; SessionStart(compact) context reaches the next request', async () => {
+  it('UserPromptSubmit exit 2 drops the prompt and tells the user; PreCompact on /compact; SessionStart(compact) and, after /clear, SessionEnd(clear) and SessionStart(clear)', async () => {
     const isCompaction = (request: RecordedRequest) => requestText(request).includes('write a detailed summary of the conversation');
     let answers = 0;
     harness = await createHarness({
@@ -167,7 +167,8 @@ describe('hooks in the conversation', () => {
     await writeHooks({
       UserPromptSubmit: [{ hooks: [command('input=$(cat); case "$input" in *password*) echo "prompts with passwords are blocked" >&2; exit 2;; esac')] }],
       PreCompact: [{ matcher: 'manual', hooks: [command(record('pre-compact.jsonl'))] }],
-      SessionStart: [{ matcher: 'compact', hooks: [command(`${record('session-start.jsonl')}; echo "Re-read the plan after compaction."`)] }],
+      SessionStart: [{ matcher: 'compact|clear', hooks: [command(`${record('session-start.jsonl')}; echo "Re-read the plan."`)] }],
+      SessionEnd: [{ hooks: [command(record('session-end.jsonl'))] }],
     });
     await harness.startWorker();
     const started = await harness.api.start({ prompt: 'first question', config: harness.config(), taskQueue: harness.taskQueue });
@@ -188,10 +189,22 @@ describe('hooks in the conversation', () => {
     expect(await say(conversationId, 'next question')).toMatchObject({ result: 'Answer 2' });
     expect(await recorded('session-start.jsonl')).toMatchObject([{ hook_event_name: 'SessionStart', source: 'compact' }]);
     const next = requestText(harness.model.requests.at(-1)!);
-    expect(next).toContain('SessionStart:compact hook success: Re-read the plan after compaction.');
+    expect(next).toContain('SessionStart:compact hook success: Re-read the plan.');
     expect(next).toContain('Earlier: one question.');
+
+    // /clear: SessionEnd(clear) at once, SessionStart(clear) before the next prompt, its context in the fresh start.
+    await say(conversationId, '/clear');
+    expect(await recorded('session-end.jsonl')).toMatchObject([{ hook_event_name: 'SessionEnd', reason: 'clear' }]);
+    expect(await say(conversationId, 'fresh question')).toMatchObject({ result: 'Answer 3' });
+    expect((await recorded('session-start.jsonl')).map((input) => input.source)).toEqual(['compact', 'clear']);
+    const fresh = requestText(harness.model.requests.at(-1)!);
+    expect(fresh).toContain('SessionStart:clear hook success: Re-read the plan.');
+    expect(fresh).not.toContain('Earlier: one question.');
     const { events } = await harness.api.events(conversationId);
-    expect(systemLines(events).join('\n')).not.toContain('hook error');
+    const lines = systemLines(events).join('\n');
+    expect(lines).not.toContain('hook error');
+    // People see what the hooks told the model.
+    expect(lines).toContain('SessionStart:compact hook success: Re-read the plan.');
   }, 120_000);
 
   it('a replay of the history runs no hook again (each run is a recorded activity)', async () => {

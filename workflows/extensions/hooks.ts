@@ -142,6 +142,11 @@ export class SessionHooks implements ToolHooks {
       });
       const decision = decideHookOutcome(event, outcomes);
       for (const message of decision.userMessages) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: message.level, content: message.text });
+      // What the model is told goes to people too (Claude Code shows it in the transcript view), cut to a line.
+      for (const line of decision.additionalContext) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: cutLine(line) });
+      if (decision.blocked && decision.blockingMessage && event.hook_event_name !== 'UserPromptSubmit') {
+        this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: cutLine(decision.blockingMessage) });
+      }
       return { decision };
     } catch (error) {
       if (isCancellation(error)) throw error;
@@ -282,4 +287,10 @@ export class SessionHooks implements ToolHooks {
 
 function inputObject(input: unknown): Record<string, unknown> {
   return input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+}
+
+/** A hook message as one feed line (the model gets it whole). */
+function cutLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= 300 ? flat : `${flat.slice(0, 299)}…`;
 }
