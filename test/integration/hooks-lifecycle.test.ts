@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../common/result';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import type { ConversationEvent } from '../../workflows/definitions';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { TranscriptCache } from '../../activities/transcript-cache';
 import { transcriptCacheSinks } from '../../worker/worker';
@@ -266,5 +267,26 @@ describe('hooks in the conversation', () => {
     ]);
     // The parent's own end runs Stop (once); the subagent's does not.
     expect(await recorded('stop.jsonl')).toHaveLength(1);
+  }, 120_000);
+
+  it('a read a PreToolUse hook denies is never read: not prefetched by the model call, not started while streaming', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_secret', name: 'Read', input: { file_path: 'secret.txt' } }] },
+        { content: [{ type: 'text', text: 'Could not read it.' }] },
+      ],
+    });
+    await writeFile(path.join(harness.workspace, 'secret.txt'), 'TOPSECRET-4711\n');
+    const deny = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'secrets stay unread' } });
+    await writeHooks({ PreToolUse: [{ matcher: 'Read', hooks: [command(`cat > /dev/null; echo '${deny}'`)] }] });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'read the secret', config: harness.config(), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ result: 'Could not read it.' });
+    expect(resultOf(harness.model.requests[1], 'toolu_secret')).toMatchObject({ is_error: true, content: 'secrets stay unread' });
+    // Every payload of the history, decoded (what a prefetched read would have recorded).
+    const history = historyToJSON(await harness.client.workflow.getHandle(started.conversationId).fetchHistory());
+    const payloads = [...history.matchAll(/"data":\s*"([^"]+)"/g)].map((match) => Buffer.from(match[1], 'base64').toString('utf8')).join('\n');
+    expect(payloads).toContain('secrets stay unread');
+    expect(payloads).not.toContain('TOPSECRET');
   }, 120_000);
 });

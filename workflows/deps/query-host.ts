@@ -80,6 +80,8 @@ export interface ToolHooks {
   preToolUse(block: ToolUseBlock): Promise<PreToolUseAction>;
   /** Once after a tool that succeeded: the result with the hooks' messages beside it. */
   postToolUse(block: ToolUseBlock, outcome: ToolOutcome): Promise<ToolOutcome>;
+  /** Whether PreToolUse hooks match this tool's calls: they run before the call, so it is not prefetched or started early. */
+  matchesPreToolUse(toolName: string): boolean;
   /** Before a compaction's model call. */
   preCompact(trigger: 'manual' | 'auto', customInstructions: string | undefined): Promise<void>;
   /** A subagent's SubagentStop hooks, folded into its Stop decision (only a subagent's hooks have it). */

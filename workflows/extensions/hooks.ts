@@ -235,6 +235,16 @@ export class SessionHooks implements ToolHooks {
 
   // ---- tools ----
 
+  /** Whether PreToolUse hooks match this call (then it does not start while the model still streams). */
+  hasPreToolUse(block: ToolUseBlock): boolean {
+    return this.matchesPreToolUse(block.name);
+  }
+
+  /** Whether PreToolUse hooks match calls of this tool (then the model call's local phase does not prefetch it). */
+  matchesPreToolUse(toolName: string): boolean {
+    return !!this.state.settings?.PreToolUse && selectHookCommands(this.state.settings, { hook_event_name: 'PreToolUse', tool_name: toolName, tool_input: {}, tool_use_id: '' }).length > 0;
+  }
+
   /**
    * PreToolUse, before the permission check (Claude Code's order): block, or run with what the
    * hooks said. Fails closed: hooks that could not run at all block the call.

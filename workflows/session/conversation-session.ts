@@ -224,7 +224,7 @@ export class ConversationSession implements SubmitHost {
   }
 
   /** `toolUseStreamed` signal: a concurrency-safe tool the model activity saw complete while streaming. */
-  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.query, this.permissions, raw); }
+  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.query, this.permissions, raw, (block) => this.hooks.hasPreToolUse(block)); }
 
   // ---- the session context ----
 
