@@ -15,7 +15,7 @@ import {
   selectHookCommands,
 } from '../../common/hooks';
 import type { ToolUseBlock } from '../../common/messages';
-import type { ConversationEvent, PendingInput } from '../definitions';
+import type { ConversationEvent, PendingInput, SubagentOrigin } from '../definitions';
 import { activities, activityOptions } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolHooks, ToolPermissions } from '../deps/query-host';
@@ -31,7 +31,7 @@ export interface HooksHost {
   readonly config: ConversationConfig;
   readonly toolPermissions: ToolPermissions;
   /** A subagent runs its parent's tool hooks; it has no session of its own (no SessionStart/End, prompts). */
-  readonly subagent?: unknown;
+  readonly subagent?: SubagentOrigin;
   permissionMode(): string | undefined;
   pushEvent(message: ConversationEvent['message']): void;
 }
@@ -72,13 +72,14 @@ export class SessionHooks implements ToolHooks {
   get subagentStop(): ToolHooks['subagentStop'] {
     if (!this.host.subagent) return undefined;
     return async ({ lastAssistantMessage, stopHookActive }, before) => {
-      const origin = this.host.subagent as { agentType?: string; toolUseId?: string };
+      const origin = this.host.subagent!;
       const event: HookEvent = {
         hook_event_name: 'SubagentStop',
         stop_hook_active: stopHookActive,
         last_assistant_message: lastAssistantMessage,
-        ...(origin.toolUseId && { agent_id: origin.toolUseId }),
-        ...(origin.agentType && { agent_type: origin.agentType }),
+        // The Agent call's id names the subagent (its workflow id derives from it).
+        agent_id: origin.toolUseId,
+        agent_type: origin.agentType,
       };
       const { decision } = await this.run(event);
       if (!decision) return before;
