@@ -289,4 +289,41 @@ describe('hooks in the conversation', () => {
     expect(payloads).toContain('secrets stay unread');
     expect(payloads).not.toContain('TOPSECRET');
   }, 120_000);
+
+  it('settings and SessionStart context are carried across continue-as-new (no second load, no second SessionStart); PreCompact(auto) before an autocompact', async () => {
+    const isCompaction = (request: RecordedRequest) => requestText(request).includes('write a detailed summary of the conversation');
+    let answers = 0;
+    harness = await createHarness({
+      respond: (request) => {
+        if (isCompaction(request)) return { content: [{ type: 'text', text: '<summary>Asked twice.</summary>' }] };
+        answers++;
+        // The second answer reports a context past the autocompact threshold of a 50k window (17k).
+        return { content: [{ type: 'text', text: `Answer ${answers}` }], ...(answers === 2 ? { usage: { input_tokens: 18_000 } } : {}) };
+      },
+    });
+    await writeHooks({
+      SessionStart: [{ hooks: [command(`${record('session-start.jsonl')}; echo "Deploys go to release-7."`)] }],
+      PreCompact: [{ matcher: 'auto', hooks: [command(record('pre-compact.jsonl'))] }],
+    });
+    await harness.startWorker();
+    const config = harness.config({ continueAsNewAfterEvents: 10, contextWindowTokens: 50_000 });
+    const started = await harness.api.start({ prompt: 'first', config, taskQueue: harness.taskQueue });
+    const { conversationId } = started;
+    await harness.api.waitForResult(conversationId, started.inputUuid!);
+    // The settings file goes away: a carried conversation keeps the hooks it started with.
+    await writeFile(path.join(harness.workspace, '.claude', 'settings.json'), '{}');
+    expect(await say(conversationId, 'second')).toMatchObject({ result: 'Answer 2' });
+    // The autocompact runs before the third prompt's model call; SessionStart(compact) before the next prompt.
+    expect(await say(conversationId, 'third')).toMatchObject({ result: 'Answer 3' });
+    expect(await say(conversationId, 'fourth')).toMatchObject({ result: 'Answer 4' });
+
+    const status = await harness.api.status(conversationId);
+    expect(status.continuedAsNewCount).toBeGreaterThanOrEqual(1);
+    expect(requestText(harness.model.requests[1])).toContain('SessionStart:startup hook success: Deploys go to release-7.');
+    expect(harness.model.requests.some(isCompaction)).toBe(true);
+    expect(await recorded('pre-compact.jsonl')).toMatchObject([{ hook_event_name: 'PreCompact', trigger: 'auto' }]);
+    // startup once (not again in the new runs); then compact, before the prompt after the autocompact.
+    expect((await recorded('session-start.jsonl')).map((input) => input.source)).toEqual(['startup', 'compact']);
+    expect(requestText(harness.model.requests.at(-1)!)).toContain('SessionStart:compact hook success: Deploys go to release-7.');
+  }, 120_000);
 });
