@@ -244,7 +244,7 @@ export class PermissionGate {
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
       facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
     }
-    const decision = withHookPermission(decidePermission({ toolName: block.name, input: block.input }, facts, hookContext(context, hook)), context.mode, hook);
+    const decision = withHookPermission(decidePermission({ toolName: block.name, input: block.input }, facts, permissionContextUnderHook(context, hook)), context.mode, hook);
     const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: toolAccessFor(this.context(), facts.gathered) } : { behavior: 'allow' });
     if (decision.behavior === 'allow') return allow();
     if (decision.behavior === 'deny') return this.deny(block, decision.message);
@@ -340,7 +340,7 @@ export class PermissionGate {
  * mode (Claude Code: "a hook that returns allow doesn't skip the deny-rule and ask-rule steps"):
  * the rules decide as in bypassPermissions mode, which keeps exactly those.
  */
-export function hookContext(context: PermissionContext, hook: HookPermission | undefined): PermissionContext {
+export function permissionContextUnderHook(context: PermissionContext, hook: HookPermission | undefined): PermissionContext {
   if (hook?.decision !== 'allow' || context.mode === 'plan') return context;
   return { ...context, mode: 'bypassPermissions' };
 }
