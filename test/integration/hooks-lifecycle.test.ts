@@ -326,4 +326,19 @@ describe('hooks in the conversation', () => {
     expect((await recorded('session-start.jsonl')).map((input) => input.source)).toEqual(['startup', 'compact']);
     expect(requestText(harness.model.requests.at(-1)!)).toContain('SessionStart:compact hook success: Deploys go to release-7.');
   }, 120_000);
+
+  it('start --resume runs SessionStart with source resume', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'First.' }] }, { content: [{ type: 'text', text: 'Resumed.' }] }] });
+    await writeHooks({ SessionStart: [{ matcher: 'resume', hooks: [command(`${record('session-start.jsonl')}; echo "Welcome back."`)] }] });
+    await harness.startWorker();
+    const first = await harness.api.start({ prompt: 'hello', config: harness.config(), taskQueue: harness.taskQueue });
+    await harness.api.waitForResult(first.conversationId, first.inputUuid!);
+    // The first conversation started fresh: the resume matcher did not match.
+    expect(await recorded('session-start.jsonl')).toEqual([]);
+    const messages = await harness.api.transcript(first.conversationId);
+    const resumed = await harness.api.start({ prompt: 'again', config: harness.config(), taskQueue: harness.taskQueue, resume: { fromConversationId: first.conversationId, messages } });
+    expect(await harness.api.waitForResult(resumed.conversationId, resumed.inputUuid!)).toMatchObject({ result: 'Resumed.' });
+    expect(await recorded('session-start.jsonl')).toMatchObject([{ hook_event_name: 'SessionStart', source: 'resume', session_id: resumed.conversationId }]);
+    expect(requestText(harness.model.requests[1])).toContain('SessionStart:resume hook success: Welcome back.');
+  }, 120_000);
 });
