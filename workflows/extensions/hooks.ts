@@ -5,7 +5,7 @@
  * decideHookOutcome on its recorded outcome, so a replay never runs a hook again. Stop hooks keep
  * their own path (workflows/deps/stop-hooks.ts). What a decision does is hooks-decisions.ts.
  */
-import { isCancellation, uuid4 } from '@temporalio/workflow';
+import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
 import type { ConversationConfig } from '../../common/config';
 import {
   type HookDecision,
@@ -24,6 +24,9 @@ import { PATCHES, patched } from '../patches';
 import { type HooksState, type PreToolUseAction, type SessionStartSource, blockedPromptText, preToolUseAction, systemReminder, withPostToolUseFeedback, withSessionStartContext } from './hooks-decisions';
 
 type SessionEndReason = Extract<HookEvent, { hook_event_name: 'SessionEnd' }>['reason'];
+
+/** Claude Code's idle threshold for the idle_prompt notification (`messageIdleNotifThresholdMs`). */
+export const IDLE_PROMPT_AFTER_MS = 60_000;
 
 /** What the hooks need of the session. */
 export interface HooksHost {
@@ -282,9 +285,25 @@ export class SessionHooks implements ToolHooks {
    * hook must not hold the request); their messages go to the feed when they end.
    */
   notifyPermissionPrompt(toolName: string): void {
-    if (!this.state.settings?.Notification) return;
+    if (!this.matchesNotification('permission_prompt')) return;
     const event: HookEvent = { hook_event_name: 'Notification', notification_type: 'permission_prompt', message: `Claude needs your permission to use ${toolName}` };
     this.run(event).catch(() => undefined);
+  }
+
+  /**
+   * Notification (idle_prompt): when Notification hooks match it, waits up to Claude Code's idle
+   * threshold for `ready`; past it, runs them once and returns false (the idle timer starts after).
+   * True when `ready` came first. Nothing (no timer) without such hooks.
+   */
+  async waitForIdleNotice(ready: () => boolean): Promise<boolean> {
+    if (this.host.subagent || !this.matchesNotification('idle_prompt') || !patched(PATCHES.hooksLifecycle)) return false;
+    if (await condition(ready, IDLE_PROMPT_AFTER_MS, { summary: 'Idle notification (Notification hooks, idle_prompt)' })) return true;
+    await this.run({ hook_event_name: 'Notification', notification_type: 'idle_prompt', message: 'Claude is waiting for your input' });
+    return ready();
+  }
+
+  private matchesNotification(type: 'idle_prompt' | 'permission_prompt'): boolean {
+    return !!this.state.settings?.Notification && selectHookCommands(this.state.settings, { hook_event_name: 'Notification', notification_type: type, message: '' }).length > 0;
   }
 
   toCarried(): HooksState | undefined {
