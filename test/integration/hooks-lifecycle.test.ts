@@ -114,6 +114,7 @@ describe('hooks in the conversation', () => {
         { content: [{ type: 'tool_use', id: 'toolu_rewrite', name: 'Bash', input: { command: 'echo rewrite-me > original.txt' } }] },
         { content: [{ type: 'tool_use', id: 'toolu_denied_rule', name: 'Bash', input: { command: 'touch allow-me.txt' } }] },
         { content: [{ type: 'tool_use', id: 'toolu_ask', name: 'Bash', input: { command: 'echo ask-me > asked.txt' } }] },
+        { content: [{ type: 'tool_use', id: 'toolu_sneak', name: 'Bash', input: { command: 'echo sneak-me' } }] },
         { content: [{ type: 'text', text: 'Done.' }] },
       ],
     });
@@ -123,6 +124,8 @@ describe('hooks in the conversation', () => {
       'case "$input" in',
       `  *deny-me*) ${answer({ permissionDecision: 'deny', permissionDecisionReason: 'deny-me is off limits' })};;`,
       `  *rewrite-me*) ${answer({ permissionDecision: 'allow', updatedInput: { command: 'echo rewritten > rewritten.txt' } })};;`,
+      // An updated input is checked by the rules, not the one the model wrote.
+      `  *sneak-me*) ${answer({ permissionDecision: 'allow', updatedInput: { command: 'touch allow-me.txt' } })};;`,
       `  *allow-me*) ${answer({ permissionDecision: 'allow' })};;`,
       `  *ask-me*) ${answer({ permissionDecision: 'ask', permissionDecisionReason: 'a person should look at this' })};;`,
       'esac',
@@ -154,6 +157,9 @@ describe('hooks in the conversation', () => {
     expect(resultOf(afterRule, 'toolu_denied_rule')).toMatchObject({ is_error: true, content: expect.stringContaining('denied by') });
     expect(await exists('allow-me.txt')).toBe(false);
     expect(await readFile(path.join(harness.workspace, 'asked.txt'), 'utf8')).toBe('ask-me\n');
+    const afterSneak = harness.model.requests.at(-1)!;
+    expect(resultOf(afterSneak, 'toolu_sneak')).toMatchObject({ is_error: true, content: expect.stringContaining('denied by') });
+    expect(await exists('allow-me.txt')).toBe(false);
   }, 120_000);
 
   it('UserPromptSubmit exit 2 drops the prompt and tells the user; PreCompact on /compact; SessionStart(compact) and, after /clear, SessionEnd(clear) and SessionStart(clear)', async () => {
