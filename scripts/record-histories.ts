@@ -377,6 +377,38 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Issue 22: every hook event a conversation runs (each run an activity, recorded: a replay runs none).
+    name: 'hooks-lifecycle',
+    prompt: 'Write notes.txt, then clean up.',
+    files: {
+      '.claude/settings.json': JSON.stringify({
+        hooks: {
+          SessionStart: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "Deploys go to release-7."' }] }],
+          UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "Ticket ABC-12 is open."' }] }],
+          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "no rm here" >&2; exit 2' }] }],
+          PostToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo \'{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Lint passed."}}\'' }] }],
+          PreCompact: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt' }] }],
+          SessionEnd: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt' }] }],
+        },
+      }),
+    },
+    model: {
+      respond: (request) => {
+        const text = JSON.stringify(request.body.messages);
+        if (text.includes('write a detailed summary of the conversation')) return { content: [{ type: 'text', text: '<summary>Wrote notes.txt.</summary>' }] };
+        if (text.includes('Anything left?')) return { content: [{ type: 'text', text: 'Nothing left.' }] };
+        if (text.includes('tool_result')) return { content: [{ type: 'text', text: 'Done.' }] };
+        return { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'notes.txt', content: 'n' } }, { type: 'tool_use', name: 'Bash', input: { command: 'rm -f notes.txt' } }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      await api.waitForResult(id, await api.send(id, '/compact'));
+      await api.waitForResult(id, await api.send(id, 'Anything left?'));
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {

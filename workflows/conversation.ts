@@ -112,6 +112,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   if (session.needsSessionContext) await loadSessionContext();
   // Issue 22: the MCP servers' config and listing, once per conversation (carried across runs).
   if (session.mcp.needsLoad) await session.mcp.load();
+  // Issue 22: the hook settings, then SessionStart (a first run only; none of it when no hooks are configured).
+  await session.hooks.start(input.carried ? undefined : input.resume ? 'resume' : 'startup');
 
   /**
    * Continues as new with the conversation's state, or returns false when that state would not
@@ -146,6 +148,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       await condition(() => inputOrEnd() || !session.hasBackgroundWork);
       if (inputOrEnd()) return true;
     }
+    // Notification hooks (issue 22): idle_prompt after a minute without input, when configured.
+    if (await session.hooks.waitForIdleNotice(inputOrEnd)) return true;
     // The idle timer says what it is in the UI (not an unlabeled "1d").
     return uiPatched()
       ? await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) })
@@ -171,6 +175,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
         if (session.sessionContextStale && patched(PATCHES.slashCommandsReloadContext)) await loadSessionContext();
+        await session.hooks.sessionStartIfDue(); // SessionStart after a compaction or /clear (issue 22)
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
         const query = await processUserInput(session, session.nextInput()!);
         return query ? session.submitMessage(query) : undefined;
@@ -189,6 +194,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   }
   // `end`, the idle timeout, a one-shot's result: background commands and agents stop, session-only jobs go (abort never gets here).
   await session.endBackgroundWork();
+  await session.hooks.sessionEnd(endedBy === 'end_signal' ? 'prompt_input_exit' : 'other'); // SessionEnd (issue 22)
   session.setPhase('ended');
   await session.settleParentReports();
   session.live.detach(); // a waiting reader would otherwise keep the run open

@@ -34,6 +34,8 @@ export interface PendingInput {
   command?: { name: string; args: string };
   /** Not typed by a person: background work ending (`<task-notification>`), a wakeup or a cron job (issue 21). */
   origin?: InputOrigin;
+  /** UserPromptSubmit hooks' context for the model (issue 22): a system reminder after the prompt. */
+  hookContext?: string;
 }
 
 /** Where an input that no person typed came from (issue 21). */
@@ -259,6 +261,8 @@ export interface SubagentOrigin {
   sessionContext?: import('../common/activity-types').SessionContext;
   /** A background agent (Agent with run_in_background): it reports each answer to its parent and then waits for SendMessage. */
   background?: { agentId: string };
+  /** The parent's hook settings: a subagent runs its tool hooks (issue 22). */
+  hookSettings?: import('../common/hooks').HookSettings;
 }
 
 
@@ -313,6 +317,8 @@ export interface CarriedState {
   mcp?: import('./extensions/mcp-state').McpCarried;
   /** Background agents (issue 21): workflows/background/agents.ts. */
   backgroundAgents?: AgentTasksState;
+  /** Hook settings and SessionStart's context (issue 22; workflows/extensions/hooks.ts). */
+  hooks?: import('./extensions/hooks-decisions').HooksState;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

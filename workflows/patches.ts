@@ -132,6 +132,11 @@ export const PATCHES = {
     note: 'Agent takes `model` and `run_in_background` (a background child started without waiting, its result a notification; TaskOutput/TaskStop on agent ids) and SendMessage continues a background agent (older histories rejected those fields and had no SendMessage).',
     since: '2026-12-02 a4c581b',
   },
+  hooksLifecycle: {
+    id: 'hooks-lifecycle',
+    note: 'Claude Code’s hooks besides Stop (issue 22): loadHookSettings at session start, and runHooks for SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, Notification and SessionEnd when a command matches (older runs loaded and ran none).',
+    since: '2026-12-02 2c493a4',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

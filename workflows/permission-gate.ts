@@ -12,6 +12,7 @@ import type { PermissionSettings } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
 import {
   type PermissionContext,
+  type PermissionDecision,
   type PermissionMode,
   type RuleWithSource,
   type ToolFacts,
@@ -30,6 +31,7 @@ import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
 import { PATCHES, patched } from './patches';
 import { cutText } from '../common/cut-text';
+import type { HookPermission } from './extensions/hooks-decisions';
 
 
 /** Tools whose decision depends on facts only the workspace's host has. */
@@ -238,7 +240,7 @@ export class PermissionGate {
    * when the rules ask and someone can answer. Throws a cancellation when the tool's scope is
    * cancelled while it waits (abort).
    */
-  async check(block: ToolUseBlock, host: PermissionGateHost): Promise<GateVerdict> {
+  async check(block: ToolUseBlock, host: PermissionGateHost, hook?: HookPermission): Promise<GateVerdict> {
     // Runs recorded before permissions (and, before permissions-by-default, conversations without them) run tools unchecked.
     if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return { behavior: 'allow' };
     const facts = this.extensionFacts?.(block) ?? toolFacts(block);
@@ -246,7 +248,7 @@ export class PermissionGate {
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
       facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
     }
-    const decision = decidePermission({ toolName: block.name, input: block.input }, facts, context);
+    const decision = withHookPermission(decidePermission({ toolName: block.name, input: block.input }, facts, permissionContextUnderHook(context, hook)), context.mode, hook);
     const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: toolAccessFor(this.context(), facts.gathered) } : { behavior: 'allow' });
     if (decision.behavior === 'allow') return allow();
     if (decision.behavior === 'deny') return this.deny(block, decision.message);
@@ -335,6 +337,27 @@ export class PermissionGate {
   toCarried(): CarriedPermissions {
     return { sessionAllow: [...this.sessionAllow], decisions: [...this.decisions.values()], denials: [...this.denials] };
   }
+}
+
+/**
+ * A PreToolUse hook's `allow` skips the prompt but not deny or ask rules, protected paths or plan
+ * mode (Claude Code: "a hook that returns allow doesn't skip the deny-rule and ask-rule steps"):
+ * the rules decide as in bypassPermissions mode, which keeps exactly those.
+ */
+export function permissionContextUnderHook(context: PermissionContext, hook: HookPermission | undefined): PermissionContext {
+  if (hook?.decision !== 'allow' || context.mode === 'plan') return context;
+  return { ...context, mode: 'bypassPermissions' };
+}
+
+/** A PreToolUse hook's `ask`: the call asks a person, with the hook's reason (a denial stays a denial); an ask under a hook's allow in dontAsk mode is denied. */
+export function withHookPermission(decision: PermissionDecision, mode: PermissionMode, hook: HookPermission | undefined): PermissionDecision {
+  if (hook?.decision === 'ask' && decision.behavior !== 'deny') {
+    return { behavior: 'ask', reason: hook.reason ? `PreToolUse hook: ${hook.reason}` : 'a PreToolUse hook asks' };
+  }
+  if (hook?.decision === 'allow' && decision.behavior === 'ask' && mode === 'dontAsk') {
+    return { behavior: 'deny', reason: `${decision.reason}; dontAsk mode`, message: `Permission to use this tool was not granted in advance (dontAsk mode denies whatever is not pre-approved).` };
+  }
+  return decision;
 }
 
 function trimInput(input: unknown): unknown {

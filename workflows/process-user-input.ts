@@ -95,6 +95,7 @@ export async function processUserInput(session: ConversationSession, input: Pend
     }
     case 'clear': {
       // CLAUDE.md, git status and custom commands are read again before the next input.
+      await session.hooks.sessionEnd('clear'); // issue 22: SessionEnd(clear) now, SessionStart(clear) before the next input
       const removed = session.clearConversation();
       output = `Conversation cleared (${removed} message${removed === 1 ? '' : 's'} removed). The next prompt starts with a fresh context.`;
       break;

@@ -18,6 +18,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { agentTools, availableAgents, findAgent } from '../common/agents';
 import type { ConversationConfig, ConversationConfigInput } from '../common/config';
+import type { HookSettings } from '../common/hooks';
 import type { ToolUseBlock, Usage } from '../common/messages';
 import type { ModelUsage } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, startSearchAttributes } from '../common/search-attributes';
@@ -33,6 +34,8 @@ export interface SubagentHost {
   readonly conversationId: string;
   readonly config: ConversationConfig;
   readonly sessionContext: SessionContext | undefined;
+  /** The parent's hooks: the child runs the same tool hooks (issue 22). */
+  readonly hooks?: { readonly inheritable: HookSettings | undefined };
   /** The child's usage and cost count in the parent's totals. */
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
   /** Allow rules added during the session (`approve --always`): the child inherits them. */
@@ -122,6 +125,7 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
         agentType: agent.name,
         description: input.description,
         sessionContext: inherited,
+        ...(host.hooks?.inheritable && { hookSettings: host.hooks.inheritable }),
         ...(background && { background }),
       },
     },

@@ -121,6 +121,8 @@ describe('workspace routing', () => {
       [`loadSessionContext@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       // Issue 22: the MCP configuration (.mcp.json, ~/.claude.json) is read on the workspace's host.
       [`loadMcpConfig@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
+      // Hook settings (issue 22) are read where the settings files are.
+      [`loadHookSettings@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       [`runTool@${workspaceQueue}`]: [WORKSPACE_IDENTITY, WORKSPACE_IDENTITY], // Read (not a local activity) and Bash
       [`runStopHooks@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       // Permission facts (real paths, the parsed command) are gathered where the tools act: one per call.
@@ -144,6 +146,7 @@ describe('workspace routing', () => {
     expect(Object.keys(workers).sort()).toEqual([
       `callModelLocal@local`,
       `gatherPermissionFacts@local`,
+      `loadHookSettings@${harness.taskQueue}`,
       `loadMcpConfig@local`,
       `loadSessionContext@${harness.taskQueue}`,
       `runTool@${harness.taskQueue}`,

@@ -75,7 +75,8 @@ export function createModelCall(
         prefetch: toolPrefetchPlan({
           config,
           taskQueue: workflowInfo().taskQueue,
-          localTools: LOCAL_TOOLS,
+          // A read PreToolUse hooks match waits for them (issue 22): no read before the hook said yes.
+          localTools: host.hooks ? new Set([...LOCAL_TOOLS].filter((name) => !host.hooks!.matchesPreToolUse(name))) : LOCAL_TOOLS,
           permission: () => host.toolPermissions.context(),
           stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
         }),

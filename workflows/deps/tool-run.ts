@@ -60,7 +60,7 @@ export function createRunTool(
   chain: LocalChain,
 ): (block: ToolUseBlock, siblings: number) => Promise<{ content: string; isError: boolean }> {
   const { config, conversationId } = host;
-  return async (block, siblings) => {
+  const run = async (block: ToolUseBlock, siblings: number): Promise<{ content: string; isError: boolean }> => {
     const spec = getToolSpec(block.name);
     const summary = toolCallSummary(block.name, block.input);
     const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
@@ -83,7 +83,11 @@ export function createRunTool(
         outcome = { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
         return outcome;
       }
-      const verdict = await host.toolPermissions.check(block);
+      // PreToolUse hooks (issue 22), before the permission check as in Claude Code: block, or run with their input and say.
+      const hooked = host.hooks ? await host.hooks.preToolUse(block) : undefined;
+      if (hooked?.type === 'block') return (outcome = { isError: true, content: hooked.message });
+      if (hooked?.input) block = { ...block, input: hooked.input };
+      const verdict = await host.toolPermissions.check(block, hooked?.permission);
       // Every return sets `outcome`: the live tool line shows it ("cancelled" only when none came; the stream is in memory).
       if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
       // Background work, the task list, wakeups, cron jobs, MCP tools: their own route (tool-routes.ts).
@@ -143,6 +147,9 @@ export function createRunTool(
       if (host.toolsInFlight.size === 0 && query.requestId !== undefined) host.setPhase('calling_model');
     }
   };
+  // PostToolUse hooks (issue 22), once after a call that succeeded (a blocked or denied call is an error result).
+  const hooks = host.hooks;
+  return hooks ? async (block, siblings) => hooks.postToolUse(block, await run(block, siblings)) : run;
 }
 
 /** The executor that runs one reply's tool calls (seed §2.4 StreamingToolExecutor), in the query's scope. */

@@ -43,6 +43,8 @@ import { SubagentReporting } from './subagent-reporting';
 import { QueryRun, type SubmitHost, inputMessage, submitMessage } from './submit-message';
 import { SessionPermissions } from './tool-permissions';
 import { UsageLedger } from './usage-ledger';
+import { SessionHooks } from '../extensions/hooks';
+import { metaUserMessage } from '../messages';
 
 /** One kind of work that outlives a turn (issue 21), as the session sees it. */
 export interface BackgroundWorkKind {
@@ -100,6 +102,8 @@ export class ConversationSession implements SubmitHost {
   readonly mcp: McpServers;
   /** Background agents and SendMessage (issue 21; workflows/background/agents.ts). */
   readonly backgroundAgents: BackgroundAgents;
+  /** Claude Code's hooks besides Stop (issue 22): settings, events, SessionStart's context. */
+  readonly hooks: SessionHooks;
 
   constructor(
     readonly conversationId: string,
@@ -138,11 +142,13 @@ export class ConversationSession implements SubmitHost {
       setPhase: (phase) => this.setPhase(phase),
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
+      onPermissionPrompt: (toolName) => this.hooks.notifyPermissionPrompt(toolName),
     });
     this.scheduled = new ScheduledWork(this, carried);
     // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts).
     this.mcp = new McpServers(this, carried?.mcp);
     this.registerToolRoute(this.mcp.route());
+    this.hooks = new SessionHooks(this, carried?.hooks, subagent?.hookSettings);
   }
 
   // ---- what others read ----
@@ -238,7 +244,7 @@ export class ConversationSession implements SubmitHost {
   }
 
   /** `toolUseStreamed` signal: a concurrency-safe tool the model activity saw complete while streaming. */
-  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.query, this.permissions, raw); }
+  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.query, this.permissions, raw, (block) => this.hooks.hasPreToolUse(block)); }
 
   // ---- the session context ----
 
@@ -336,6 +342,7 @@ export class ConversationSession implements SubmitHost {
       ...this.scheduled.carried(),
       ...(this.mcp.toCarried() && { mcp: this.mcp.toCarried() }),
       ...this.backgroundAgents.carried(),
+      ...(this.hooks.toCarried() && { hooks: this.hooks.toCarried() }),
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
@@ -364,8 +371,12 @@ export class ConversationSession implements SubmitHost {
 
   /** The prompt layers of this session (seed §2.5): system prompt and user context. */
   promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
-    return promptLayers(this.config, this.sessionContext, this.mcp.instructionsSection);
+    const layers = promptLayers(this.config, this.sessionContext, this.mcp.instructionsSection);
+    return { ...layers, userContext: this.hooks.userContext(layers.userContext) };
   }
+
+  /** HooksHost.permissionMode: the mode hooks are told (none when tools run unchecked). */
+  permissionMode(): string | undefined { return this.config.permissions ? this.permissions.mode : undefined; }
 
   /** `requestContext` query: the request context a worker missed in its cache. */
   requestContext(digest: string): RequestContext | null { return this.requestContexts.get(digest); }
@@ -417,6 +428,7 @@ export class ConversationSession implements SubmitHost {
     this.state.compaction = recordCompaction(this.state.compaction, outcome, consecutiveFailures, Date.now());
     if (outcome.compacted) {
       this.compactedThisRun = true;
+      this.hooks.sessionRestarted('compact');
       if (this.subagent) delete this.state.sessionContextStale;
       else this.state.sessionContextStale = true;
       this.contextTokens = outcome.postTokens ?? this.contextTokens;
@@ -435,8 +447,10 @@ export class ConversationSession implements SubmitHost {
    * `resumed`, picks up a query that an earlier run suspended for continue-as-new. Returns the
    * query's progress when the loop suspends (the caller continues-as-new with it).
    */
-  submitMessage(pending: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
-    return submitMessage(this, pending, resumed, () => new CancellationScope({ cancellable: true }));
+  async submitMessage(pending: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
+    // UserPromptSubmit hooks (issue 22): a blocked prompt is answered here, without a query.
+    const input = resumed ? pending : await this.hooks.beforeQuery(pending, inputMessage(pending).typed, (output) => this.answerLocally(pending, undefined, output, true));
+    return input ? submitMessage(this, input, resumed, () => new CancellationScope({ cancellable: true })) : undefined;
   }
 
   /** Runs the suspended query (if any) first; the caller continues as new with what it returns. */
@@ -469,6 +483,8 @@ export class ConversationSession implements SubmitHost {
       const { message, typed } = inputMessage(run.pending);
       this.state.queryCount++;
       this.transcript.append(message);
+      // UserPromptSubmit hooks' context joins the prompt (issue 22).
+      if (run.pending.hookContext) this.transcript.append(metaUserMessage(uuid4(), run.pending.hookContext));
       this.pushEvent({ type: 'user_input', uuid: run.pending.uuid, prompt: typed });
       this.lastPrompt = typed;
     }
@@ -563,16 +579,19 @@ export class ConversationSession implements SubmitHost {
     const removed = this.transcript.length;
     this.transcript.clear();
     this.contextTokens = 0;
+    this.hooks.sessionRestarted('clear');
     if (!this.subagent) this.state.sessionContextStale = true;
     else delete this.state.sessionContextStale;
     return removed;
   }
 
   /** A local command's answer (seed §2.10 shouldQuery = false): its record in the transcript, the feed, and a result message. */
-  answerLocally(input: PendingInput, record: UserMessage, output: string, isError: boolean): void {
+  answerLocally(input: PendingInput, record: UserMessage | undefined, output: string, isError: boolean): void {
     this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
-    this.transcript.append(record);
-    this.pushEvent(record);
+    if (record) {
+      this.transcript.append(record);
+      this.pushEvent(record);
+    }
     const result = localCommandResultMessage({ output, isError, conversationId: this.conversationId, uuid: uuid4(), inputUuid: input.uuid, model: this.config.model });
     this.state.lastResult = result;
     this.pushEvent(result);
