@@ -125,6 +125,7 @@ export async function materializeRequest(
     messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext, thinkingOf(setup.model)),
     toolNames: context.toolNames,
     structuredOutputSchema: context.structuredOutputSchema,
+    ...(context.mcpTools && { mcpTools: context.mcpTools }),
     ...setup,
   };
 }
@@ -142,6 +143,7 @@ export function materializeCachedRequest(input: CallModelInput, cache: Transcrip
     messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext, thinkingOf(setup.model)),
     toolNames: context.toolNames,
     structuredOutputSchema: context.structuredOutputSchema,
+    ...(context.mcpTools && { mcpTools: context.mcpTools }),
     ...setup,
   };
 }

@@ -61,7 +61,7 @@ export function createCompactConversation(deps: CallModelDeps) {
         {
           system: requestContext.system,
           messages: buildCompactMessages(window, compactInstruction(input.customInstructions)),
-          tools: modelToolDefinitions(requestContext.toolNames, requestContext.structuredOutputSchema),
+          tools: modelToolDefinitions(requestContext.toolNames, requestContext.structuredOutputSchema, requestContext.mcpTools),
         },
         setup.model,
         setup.options,

@@ -120,6 +120,8 @@ export interface MaterializedRequest {
   messages: ApiMessage[];
   toolNames: string[];
   structuredOutputSchema?: Record<string, unknown>;
+  /** Issue 22: the MCP servers' tools offered. */
+  mcpTools?: import('../common/mcp-context').McpToolDefinition[];
   /** The model as the Models API describes it (limits, capabilities). */
   model: ModelInfo;
   /** Thinking, effort, metadata (activities/request-params.ts). */
@@ -260,7 +262,7 @@ export class ModelCallRun {
       this.live = live;
       const { params, betas } = buildModelRequest(
         input,
-        { system: request.system, messages: request.messages, tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema) },
+        { system: request.system, messages: request.messages, tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema, request.mcpTools) },
         request.model,
         request.options,
       );

@@ -4,13 +4,21 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
+import type { McpToolDefinition } from '../common/mcp-context';
 import { STRUCTURED_OUTPUT_TOOL_DESCRIPTION, STRUCTURED_OUTPUT_TOOL_NAME } from '../common/structured-output';
 import { getToolSpec } from '../common/tool-specs';
 
 const cache = new Map<string, Anthropic.Tool>();
 
-/** Definitions of the named tools, plus StructuredOutput with the user's schema when one is given. */
-export function modelToolDefinitions(names: readonly string[], structuredOutputSchema?: Record<string, unknown>): Anthropic.Tool[] {
+/**
+ * Definitions of the named tools, plus StructuredOutput with the user's schema when one is given,
+ * plus the MCP servers' tools (issue 22: definitions from the recorded listing, after the built-in ones).
+ */
+export function modelToolDefinitions(
+  names: readonly string[],
+  structuredOutputSchema?: Record<string, unknown>,
+  mcpTools: readonly McpToolDefinition[] = [],
+): Anthropic.Tool[] {
   const tools: Anthropic.Tool[] = [];
   for (const name of names) {
     let tool = cache.get(name);
@@ -31,5 +39,6 @@ export function modelToolDefinitions(names: readonly string[], structuredOutputS
       input_schema: structuredOutputSchema as Anthropic.Tool.InputSchema,
     });
   }
+  for (const tool of mcpTools) tools.push({ name: tool.name, description: tool.description, input_schema: tool.input_schema as Anthropic.Tool.InputSchema });
   return tools;
 }

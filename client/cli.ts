@@ -79,6 +79,8 @@ Options for ask and start:
   --system-prompt <text>   replaces the default system prompt
   --append-system-prompt <text>
                            appended to the system prompt
+  --mcp-config <file|json> MCP servers from a file or inline JSON ({"mcpServers": {...}}), besides .mcp.json
+                           and ~/.claude.json (repeatable); --strict-mcp-config: only these servers
   --id <id>                conversation id (start only; default: generated from the prompt)
   --output-format <fmt>    ask only: text (default), json (the result message, one line) or
                            stream-json (one JSON message per line as they happen; needs --verbose)

@@ -54,6 +54,9 @@ export const CONFIG_OPTIONS: OptionSpec = {
   'workspace-queue': { type: 'string' },
   'system-prompt': { type: 'string' },
   'append-system-prompt': { type: 'string' },
+  // Issue 22: MCP servers beyond .mcp.json and ~/.claude.json (Claude Code's flags).
+  'mcp-config': { type: 'string', multiple: true },
+  'strict-mcp-config': { type: 'boolean' },
   ...PERMISSION_OPTIONS,
 };
 
@@ -110,6 +113,7 @@ export function configFrom(values: OptionValues, oneShot: boolean, canApprove = 
     appendSystemPrompt: values['append-system-prompt'] as string | undefined,
     // Cron jobs run in the user's local time, as Claude Code's (issue 21 §5).
     timeZone: localTimeZone(),
+    ...mcpConfigFrom(values),
   };
 }
 
@@ -120,6 +124,18 @@ export function localTimeZone(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * --mcp-config (files or inline JSON, repeatable) and --strict-mcp-config. A relative file is
+ * resolved against the directory the command ran in, as Claude Code does; the worker reads it.
+ */
+function mcpConfigFrom(values: OptionValues): Pick<ConversationConfigInput, 'mcpConfig' | 'strictMcpConfig'> {
+  const given = (values['mcp-config'] as string[] | undefined) ?? [];
+  if (given.some((value) => value.trim() === '')) throw new UsageError('--mcp-config needs a file path or a JSON string.');
+  const mcpConfig = given.map((value) => (value.trim().startsWith('{') ? value : path.resolve(value)));
+  if (values['strict-mcp-config'] && mcpConfig.length === 0) throw new UsageError('--strict-mcp-config needs --mcp-config: it uses only the servers those name.');
+  return { ...(mcpConfig.length > 0 && { mcpConfig }), ...(values['strict-mcp-config'] === true && { strictMcpConfig: true }) };
 }
 
 /** --effort and --thinking (issue 18; client/model-check.ts). */

@@ -181,7 +181,10 @@ export function formatStatus(status: ConversationStatus, workspace?: string): st
   if (status.transitions.length > 0) lines.push(`transitions   ${status.transitions.join(' → ')}`);
   if (status.toolsInFlight.length > 0) lines.push(`tools         ${status.toolsInFlight.map((tool) => tool.summary).join(', ')}`);
   if (status.queuedInputs > 0) lines.push(`queued        ${status.queuedInputs} input(s)`);
+  // Background agents (issue 21): one line each, with the child workflow to follow with `status <child id>`.
+  for (const agent of status.backgroundAgents ?? []) lines.push(`agent         ${agent.id} "${agent.description}" (${agent.agentType}, ${agent.model}): ${agent.status}  ${agent.childWorkflowId}`);
   if (status.permissionMode) lines.push(`permissions   ${status.permissionMode} mode, ${status.pendingPermissions?.length ?? 0} waiting`);
+  for (const [index, line] of (status.mcpServers ?? []).entries()) lines.push(`${index === 0 ? 'mcp servers ' : '            '}  ${line}`);
   if (status.backgroundTasks && status.backgroundTasks.length > 0) lines.push(...formatBackgroundTasks(status.backgroundTasks));
   if (status.lastResult) lines.push(`last result   ${formatResultLine(status.lastResult)}`, `              ${firstLine(status.lastResult.result)}`);
   // issue 21: the task list, wakeups and cron jobs (absent fields: none, or a worker from before).

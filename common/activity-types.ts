@@ -28,6 +28,8 @@ export interface RequestContext {
   toolNames: string[];
   /** `jsonSchema` conversations: the StructuredOutput tool is offered with this input schema. */
   structuredOutputSchema?: Record<string, unknown>;
+  /** Issue 22: the connected MCP servers' tools (`mcp__server__tool`), from the recorded listing. */
+  mcpTools?: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
 }
 
 /**

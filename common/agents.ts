@@ -20,10 +20,10 @@ export interface AgentDefinition {
 }
 
 /**
- * Tools no subagent gets: subagents do not start subagents, and schedule nothing — a subagent ends
+ * Tools no subagent gets: subagents do not start (or message) subagents, and schedule nothing — a subagent ends
  * with its answer, so a wakeup or a session-only cron job of its own would never reach anyone.
  */
-export const SUBAGENT_EXCLUDED_TOOLS: ReadonlySet<string> = new Set(['Agent', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
+export const SUBAGENT_EXCLUDED_TOOLS: ReadonlySet<string> = new Set(['Agent', 'SendMessage', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
 
 export const BUILT_IN_AGENTS: readonly AgentDefinition[] = [
   {

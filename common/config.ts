@@ -154,6 +154,10 @@ export const conversationConfigSchema = z.object({
   permissions: permissionsConfigSchema.optional(),
   /** `--setting-sources`: which settings files (and their hooks and rules) apply; default all. */
   settingSources: z.array(z.enum(SETTING_SOURCES)).optional(),
+  /** `--mcp-config` (issue 22): MCP config files or inline JSON strings, read on the workspace's host. */
+  mcpConfig: z.array(z.string().min(1)).optional(),
+  /** `--strict-mcp-config`: only the `--mcp-config` servers (not .mcp.json nor ~/.claude.json). */
+  strictMcpConfig: z.boolean().optional(),
 });
 
 /** Whether Intl knows this IANA zone (the Temporal server reads a Schedule's zone by the same name). */

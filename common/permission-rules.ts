@@ -48,11 +48,14 @@ export type PermissionDecision =
 export const PROTECTED_DIRECTORIES = ['.git', '.claude', '.vscode', '.idea'];
 export const PROTECTED_EXCEPTIONS = ['.claude/commands', '.claude/agents', '.claude/skills'];
 
-/** Parses `Tool` or `Tool(content)`; throws a readable Error for anything else. */
+/**
+ * Parses `Tool` or `Tool(content)` — and an MCP server's `mcp__server__*` (issue 22) — throws a
+ * readable Error for anything else.
+ */
 export function parsePermissionRule(text: string): PermissionRule {
   const rule = text.trim();
-  const match = /^([A-Za-z_][A-Za-z0-9_-]*)(?:\((.*)\))?$/s.exec(rule);
-  if (!match) {
+  const match = /^([A-Za-z_][A-Za-z0-9_-]*(?:__\*)?)(?:\((.*)\))?$/s.exec(rule);
+  if (!match || (match[1].endsWith('__*') && (!match[1].startsWith('mcp__') || match[2] !== undefined))) {
     throw new Error(`Invalid permission rule "${text}": expected Tool or Tool(specifier), e.g. Read, Edit(src/**), Bash(npm test:*)`);
   }
   const content = match[2];

@@ -17,6 +17,7 @@
 
 import type { BashFacts, CallFacts, PathFact } from './permission-facts';
 import { decideBash } from './bash-permissions';
+import { isMcpToolName, mcpRuleCovers } from './mcp-tools';
 import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
 export * from './permission-rules';
@@ -28,13 +29,14 @@ const READ_TOOLS = new Set(['Read', 'Glob', 'Grep']);
 const EDIT_TOOLS = new Set(['Edit', 'Write']);
 /**
  * Tools that need no permission in Claude Code (rules still apply): Agent (its own tools are
- * checked in the subagent); the task list, ScheduleWakeup and the cron tools, which touch only
+ * checked in the subagent) and SendMessage (it continues one); the task list, ScheduleWakeup and the cron tools, which touch only
  * this conversation's state and Schedules (issue 21); TaskOutput / TaskStop, which only read or
  * stop this conversation's own background work — those two in every mode, plan mode included.
  * Any other tool without a decision of its own asks (fail closed).
  */
 export const TOOLS_WITHOUT_PERMISSION: ReadonlySet<string> = new Set([
   'Agent',
+  'SendMessage',
   'TaskCreate',
   'TaskGet',
   'TaskList',
@@ -148,10 +150,16 @@ interface CallView {
   input: unknown;
   cwd: string;
   homeDir?: string;
+  /** Issue 22: the configured name of the MCP server whose tool this is (from the recorded listing). */
+  mcpServer?: string;
 }
 
-/** Whether a rule covers this tool: `Read` rules cover the read tools, `Edit` rules the edit tools. */
-function ruleCoversTool(ruleTool: string, toolName: string): boolean {
+/**
+ * Whether a rule covers this tool: `Read` rules cover the read tools, `Edit` rules the edit tools;
+ * `mcp__server`, `mcp__server__*` and `mcp__server__tool` an MCP server's tools (Claude Code's rules).
+ */
+function ruleCoversTool(ruleTool: string, toolName: string, mcpServer?: string): boolean {
+  if (mcpServer !== undefined && isMcpToolName(ruleTool)) return mcpRuleCovers(ruleTool, { name: toolName, server: mcpServer });
   if (ruleTool === toolName) return true;
   if (ruleTool === 'Read') return READ_TOOLS.has(toolName);
   if (ruleTool === 'Edit') return EDIT_TOOLS.has(toolName);
@@ -163,7 +171,7 @@ function ruleCoversTool(ruleTool: string, toolName: string): boolean {
  * command matches; 'all' (allow): every part does.
  */
 export function ruleMatches(rule: PermissionRule, call: CallView, mode: 'any' | 'all'): boolean {
-  if (!ruleCoversTool(rule.toolName, call.toolName)) return false;
+  if (!ruleCoversTool(rule.toolName, call.toolName, call.mcpServer)) return false;
   if (rule.content === undefined) return true;
   const input = (call.input ?? {}) as Record<string, unknown>;
   if (call.toolName === 'Bash') {
@@ -216,6 +224,8 @@ export interface ToolFacts {
    * for calls decided before facts existed (recorded histories): the lexical checks decide then.
    */
   gathered?: CallFacts;
+  /** Issue 22: an MCP tool of the recorded listing, by its server's configured name (rules `mcp__server…`). */
+  mcpServer?: string;
 }
 
 const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.rule}`;
@@ -227,7 +237,7 @@ const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.ru
  */
 export function decidePermission(call: { toolName: string; input: unknown }, facts: ToolFacts, context: PermissionContext): PermissionDecision {
   const cwd = context.workingDirectories[0] ?? '/';
-  const view: CallView = { toolName: call.toolName, input: call.input, cwd, homeDir: context.homeDir };
+  const view: CallView = { toolName: call.toolName, input: call.input, cwd, homeDir: context.homeDir, ...(facts.mcpServer !== undefined && { mcpServer: facts.mcpServer }) };
   const denied = firstMatch(context.rules.deny, view, 'any');
   if (denied) {
     return { behavior: 'deny', reason: describeRule(denied), message: `Permission to use ${call.toolName} has been denied by the ${describeRule(denied)}.` };
@@ -279,6 +289,8 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
     if (facts.readOnly) return { behavior: 'allow', reason: 'read-only command' };
     return { behavior: 'ask', reason: 'the command may change things' };
   }
+  // Claude Code asks for an MCP tool no rule allows (whatever its annotations say).
+  if (view.mcpServer !== undefined) return { behavior: 'ask', reason: `${toolName} is a tool of the MCP server "${view.mcpServer}", and no rule allows it` };
   // Agent, the task list, wakeups, cron (TOOLS_WITHOUT_PERMISSION); any other tool fails closed: it asks.
   if (TOOLS_WITHOUT_PERMISSION.has(toolName)) return { behavior: 'allow', reason: `${toolName} needs no permission` };
   return { behavior: 'ask', reason: `${toolName} has no permission decision of its own` };

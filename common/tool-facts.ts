@@ -12,8 +12,8 @@ export function toolFacts(block: { name: string; input: unknown }): ToolFacts {
   if (!spec) return { readOnly: false, validInput: false };
   const parsed = spec.inputSchema.safeParse(block.input);
   if (!parsed.success) return { readOnly: false, validInput: false };
-  // An Agent's own tool calls are checked in the subagent, under the same mode and rules.
-  if (block.name === 'Agent') return { readOnly: true, validInput: true };
+  // An Agent's own tool calls (and those a SendMessage leads to) are checked in the subagent, under the same mode and rules.
+  if (block.name === 'Agent' || block.name === 'SendMessage') return { readOnly: true, validInput: true };
   try {
     return { readOnly: spec.isReadOnly(parsed.data), validInput: true };
   } catch {

@@ -19,6 +19,7 @@ import { grepToolSpec } from './tools/grep';
 import { readToolSpec } from './tools/read';
 import { taskOutputToolSpec } from './tools/task-output';
 import { taskStopToolSpec } from './tools/task-stop';
+import { sendMessageToolSpec } from './tools/send-message';
 import { writeToolSpec } from './tools/write';
 
 export { agentInputSchema, agentToolSpec, type AgentInput } from './tools/agent';
@@ -28,6 +29,7 @@ export { GLOB_MAX_RESULTS, globInputSchema, globToolSpec, type GlobInput } from 
 export { GREP_OUTPUT_MODES, grepInputSchema, grepToolSpec, type GrepInput, type GrepOutputMode } from './tools/grep';
 export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec, type ReadInput } from './tools/read';
 export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
+export { sendMessageInputSchema, sendMessageToolSpec, type SendMessageInput } from './tools/send-message';
 
 /** Claude Code's tool names, in the order the model sees them. */
 export const TOOL_NAMES = [
@@ -41,7 +43,8 @@ export const TOOL_NAMES = [
   // issue 21: background commands (workflows/background/commands.ts)
   'TaskOutput',
   'TaskStop',
-  // issue 21: the task list, wakeups and cron jobs (answered in the workflow: workflows/background/)
+  // issue 21: background agents (SendMessage); the task list, wakeups and cron jobs (answered in the workflow: workflows/background/)
+  'SendMessage',
   'TaskCreate',
   'TaskGet',
   'TaskList',
@@ -65,6 +68,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   // Issue 21: background commands (workflows/background/commands.ts).
   taskOutputToolSpec,
   taskStopToolSpec,
+  sendMessageToolSpec,
   taskCreateToolSpec,
   taskGetToolSpec,
   taskListToolSpec,

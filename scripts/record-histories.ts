@@ -17,6 +17,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createActivities } from '../activities';
+import { McpConnectionManager } from '../activities/mcp/connections';
 import { ConversationClient } from '../client/api';
 import type { ConversationConfigInput } from '../common/config';
 import { promptResponder } from '../testing/prompt-responder';
@@ -312,6 +313,103 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    // Issue 22: MCP servers as tools — the config and listing at session start (one server fails to
+    // start: a warning), an allowed read-only call and a name no server lists, then `/mcp`.
+    name: 'mcp-tools',
+    prompt: 'Add 2 and 40 with the MCP server',
+    files: {
+      '.mcp.json': JSON.stringify({
+        mcpServers: {
+          everything: { command: process.execPath, args: [path.resolve(__dirname, '..', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
+          broken: { command: 'no-such-mcp-program-xyz' },
+        },
+      }),
+      '.claude/settings.local.json': JSON.stringify({ enableAllProjectMcpServers: true }),
+    },
+    config: { permissions: { mode: 'default', allow: ['mcp__everything'], canApprove: false } },
+    model: {
+      script: [
+        {
+          content: [
+            { type: 'tool_use', name: 'mcp__everything__get-sum', input: { a: 2, b: 40 } },
+            { type: 'tool_use', name: 'mcp__everything__no-such-tool', input: {} },
+          ],
+        },
+        { content: [{ type: 'text', text: 'The sum is 42.' }] },
+      ],
+    },
+    async drive(api, id, firstInput) {
+      const result = await api.waitForResult(id, firstInput);
+      if (result.result !== 'The sum is 42.') throw new Error(`mcp-tools: unexpected result ${JSON.stringify(result)}`);
+      const listed = await api.waitForResult(id, await api.send(id, '/mcp'));
+      if (!listed.result.includes('everything (project, stdio): ✔ connected')) throw new Error(`mcp-tools: unexpected /mcp ${listed.result}`);
+      await api.end(id);
+    },
+  },
+  {
+    // Issue 21 item 3: a background agent (child started without waiting, its answer a
+    // notification that starts a query), SendMessage to it (its answer as the tool result),
+    // TaskOutput on its id, and `end` cancelling it.
+    name: 'background-agent',
+    prompt: 'Count the files in the background.',
+    model: {
+      respond: (request) => {
+        const last = JSON.stringify(request.body.messages.at(-1)?.content ?? '');
+        const tools = (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
+        if (!tools.includes('Agent')) return { content: [{ type: 'text', text: last.includes('And the .md files?') ? 'One .md file as well.' : 'Two .txt files.' }] };
+        if (last.includes('<task-notification>')) return { content: [{ type: 'text', text: 'The agent counted two .txt files.' }] };
+        if (last.includes('Async agent launched')) return { content: [{ type: 'text', text: 'Started.' }] };
+        if (last.includes('Ask it about .md')) return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: 'count files', message: 'And the .md files?' } }] };
+        const agentId = /agentId: (a[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1] ?? 'unknown';
+        if (last.includes('Check on it')) return { content: [{ type: 'tool_use', id: 'toolu_peek', name: 'TaskOutput', input: { task_id: agentId, block: false } }] };
+        if (last.includes('toolu_send') || last.includes('toolu_peek')) return { content: [{ type: 'text', text: 'Noted.' }] };
+        return { content: [{ type: 'tool_use', id: 'toolu_bg', name: 'Agent', input: { description: 'count files', prompt: 'Count the files.', subagent_type: 'general-purpose', run_in_background: true, model: 'haiku' } }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      for (let i = 0; i < 300 && (await api.status(id)).queryCount < 2; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let i = 0; i < 300 && (await api.status(id)).phase !== 'awaiting_input'; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      const ask = await api.send(id, 'Ask it about .md files.');
+      await api.waitForResult(id, ask);
+      const check = await api.send(id, 'Check on it.');
+      await api.waitForResult(id, check);
+      await api.end(id);
+    },
+  },
+  {
+    // Issue 22: every hook event a conversation runs (each run an activity, recorded: a replay runs none).
+    name: 'hooks-lifecycle',
+    prompt: 'Write notes.txt, then clean up.',
+    files: {
+      '.claude/settings.json': JSON.stringify({
+        hooks: {
+          SessionStart: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "Deploys go to release-7."' }] }],
+          UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "Ticket ABC-12 is open."' }] }],
+          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "no rm here" >&2; exit 2' }] }],
+          PostToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo \'{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Lint passed."}}\'' }] }],
+          PreCompact: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt' }] }],
+          SessionEnd: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt' }] }],
+        },
+      }),
+    },
+    model: {
+      respond: (request) => {
+        const text = JSON.stringify(request.body.messages);
+        if (text.includes('write a detailed summary of the conversation')) return { content: [{ type: 'text', text: '<summary>Wrote notes.txt.</summary>' }] };
+        if (text.includes('Anything left?')) return { content: [{ type: 'text', text: 'Nothing left.' }] };
+        if (text.includes('tool_result')) return { content: [{ type: 'text', text: 'Done.' }] };
+        return { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'notes.txt', content: 'n' } }, { type: 'tool_use', name: 'Bash', input: { command: 'rm -f notes.txt' } }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      await api.waitForResult(id, await api.send(id, '/compact'));
+      await api.waitForResult(id, await api.send(id, 'Anything left?'));
+      await api.end(id);
+    },
+  },
+  {
     // Issue 21: background Bash (workflows/background/commands.ts): two commands started in one
     // turn, the short one's notification re-invokes the model, TaskOutput reads it, and `end`
     // stops the long one (stopBackgroundCommand).
@@ -374,6 +472,8 @@ async function main(): Promise<void> {
       }
       const taskQueue = `record-${randomUUID()}`;
       const workerConnection = await NativeConnection.connect({ address: server.address });
+      // Stdio MCP servers are this process's children: closed after the scenario, or the script never exits.
+      const mcpConnections = new McpConnectionManager();
       const worker = await createWorker({
         connection: workerConnection,
         namespace: 'default',
@@ -382,6 +482,7 @@ async function main(): Promise<void> {
           anthropic: new Anthropic({ apiKey: 'record', baseURL: model.url, maxRetries: 0 }),
           stateDir: workspace + '-state',
           temporalClient: client,
+          mcpConnections,
         }),
       });
       const id = `history-${scenario.name}`;
@@ -407,6 +508,7 @@ async function main(): Promise<void> {
         await writeFile(file, historyToJSON(history));
         console.log(`recorded ${history.events?.length ?? 0} events -> ${path.relative(process.cwd(), file)}`);
       }
+      await mcpConnections.close();
       await workerConnection.close();
       await model.close();
       await rm(workspace, { recursive: true, force: true });

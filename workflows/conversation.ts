@@ -73,6 +73,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   handleInternalMessages({
     toolUseStreamed: (raw) => session.onToolUseStreamed(raw),
     subagentProgress: (progress) => session.onSubagentProgress(progress),
+    backgroundAgentFinished: (report) => session.backgroundAgents.onFinished(report),
     requestContext: (digest) => session.requestContext(digest),
     transcriptSlice: ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)),
     liveRead: (from) => session.live.read(from),
@@ -109,6 +110,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   };
   // seed §2.5: getSystemContext/getUserContext are memoized per session.
   if (session.needsSessionContext) await loadSessionContext();
+  // Issue 22: the MCP servers' config and listing, once per conversation (carried across runs).
+  if (session.mcp.needsLoad) await session.mcp.load();
+  // Issue 22: the hook settings, then SessionStart (a first run only; none of it when no hooks are configured).
+  await session.hooks.start(input.carried ? undefined : input.resume ? 'resume' : 'startup');
 
   /**
    * Continues as new with the conversation's state, or returns false when that state would not
@@ -143,6 +148,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       await condition(() => inputOrEnd() || !session.hasBackgroundWork);
       if (inputOrEnd()) return true;
     }
+    // Notification hooks (issue 22): idle_prompt after a minute without input, when configured.
+    if (await session.hooks.waitForIdleNotice(inputOrEnd)) return true;
     // The idle timer says what it is in the UI (not an unlabeled "1d").
     return uiPatched()
       ? await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) })
@@ -168,6 +175,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
         if (session.sessionContextStale && patched(PATCHES.slashCommandsReloadContext)) await loadSessionContext();
+        await session.hooks.sessionStartIfDue(); // SessionStart after a compaction or /clear (issue 22)
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
         const query = await processUserInput(session, session.nextInput()!);
         return query ? session.submitMessage(query) : undefined;
@@ -186,6 +194,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   }
   // `end`, the idle timeout, a one-shot's result: background commands and agents stop, session-only jobs go (abort never gets here).
   await session.endBackgroundWork();
+  await session.hooks.sessionEnd(endedBy === 'end_signal' ? 'prompt_input_exit' : 'other'); // SessionEnd (issue 22)
   session.setPhase('ended');
   await session.settleParentReports();
   session.live.detach(); // a waiting reader would otherwise keep the run open

@@ -12,6 +12,7 @@ import type { RequestContext } from '../common/activity-types';
 import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
+import type { AgentTasksState, BackgroundAgentReport, BackgroundAgentSummary } from './background/agent-types';
 import type { CarriedPermissions, PendingPermission, PermissionDecisionRequest, RecordedPermissionDecision } from './permission-gate';
 import type { LoopCheckpoint } from './query-state';
 import type { TranscriptSlice } from './transcript';
@@ -33,6 +34,8 @@ export interface PendingInput {
   command?: { name: string; args: string };
   /** Not typed by a person: background work ending (`<task-notification>`), a wakeup or a cron job (issue 21). */
   origin?: InputOrigin;
+  /** UserPromptSubmit hooks' context for the model (issue 22): a system reminder after the prompt. */
+  hookContext?: string;
 }
 
 /** Where an input that no person typed came from (issue 21). */
@@ -101,6 +104,9 @@ export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStr
 export const subagentProgressSignal = defineSignal<[SubagentProgress]>('subagentProgress');
 /** Internal: a cron job's Schedule fired (workflows/cron-fire.ts delivers it; signal-with-start for a durable job). */
 export const cronFiredSignal = defineSignal<[import('../common/cron').CronFire]>('cronFired');
+/** Internal: a background agent (child workflow) answered; sent to its parent's conversation id, which survives continue-as-new. */
+export type { BackgroundAgentReport } from './background/agent-types';
+export const backgroundAgentFinishedSignal = defineSignal<[BackgroundAgentReport]>('backgroundAgentFinished');
 
 export const PHASES = [
   'idle',
@@ -182,10 +188,14 @@ export interface ConversationStatus {
   tasks?: import('../common/tasks').Task[];
   wakeups?: Array<{ id: string; reason: string; prompt: string; dueAt: string }>;
   cronJobs?: Array<{ id: string; cron: string; prompt: string; recurring: boolean; durable: boolean; timeZone: string; expiresAt?: string }>;
+  /** Issue 22: one line per MCP server (name, scope, transport, state, tools), as `/mcp` shows them. */
+  mcpServers?: string[];
   /** Background commands (issue 21): running and ended, oldest first (absent: none). */
   backgroundTasks?: import('./background/command-tasks').BackgroundTaskStatus[];
   /** Set by the client for a closed conversation answered without a worker (client/closed-status.ts). */
   closed?: { executionStatus: string; closedAt?: string; answeredFrom: 'result' | 'search_attributes' };
+  /** Background agents (issue 21): id, description, status, child workflow id. */
+  backgroundAgents?: BackgroundAgentSummary[];
 }
 
 /** One entry of the progress feed clients poll (`events` query). */
@@ -251,7 +261,12 @@ export interface SubagentOrigin {
   agentType: string;
   description: string;
   sessionContext?: import('../common/activity-types').SessionContext;
+  /** A background agent (Agent with run_in_background): it reports each answer to its parent and then waits for SendMessage. */
+  background?: { agentId: string };
+  /** The parent's hook settings: a subagent runs its tool hooks (issue 22). */
+  hookSettings?: import('../common/hooks').HookSettings;
 }
+
 
 /** A subagent's progress, reported to its parent's feed (one line per assistant message). */
 export interface SubagentProgress {
@@ -300,6 +315,12 @@ export interface CarriedState {
   taskList?: import('../common/tasks').TaskListState;
   wakeups?: import('../common/background').WakeupRecord[];
   cronJobs?: import('./background/cron-job-record').CronJobRecord[];
+  /** Issue 22: the MCP servers' config and recorded listing (workflows/extensions/mcp.ts). */
+  mcp?: import('./extensions/mcp-state').McpCarried;
+  /** Background agents (issue 21): workflows/background/agents.ts. */
+  backgroundAgents?: AgentTasksState;
+  /** Hook settings and SessionStart's context (issue 22; workflows/extensions/hooks.ts). */
+  hooks?: import('./extensions/hooks-decisions').HooksState;
   /** Background commands (issue 21, workflows/background/commands.ts): running ones are supervised again by the next run. */
   backgroundTasks?: import('./background/command-tasks').BackgroundTasks;
 }

@@ -9,7 +9,9 @@
 import { ApplicationFailure, log, setDefaultQueryHandler, setDefaultSignalHandler } from '@temporalio/workflow';
 import type { RequestContext } from '../common/activity-types';
 import {
+  type BackgroundAgentReport,
   type SubagentProgress,
+  backgroundAgentFinishedSignal,
   type ToolUseStreamed,
   requestContextQuery,
   subagentProgressSignal,
@@ -23,6 +25,8 @@ import type { TranscriptSlice } from './transcript';
 export interface InternalMessageHandlers {
   toolUseStreamed(raw: ToolUseStreamed): void;
   subagentProgress(progress: SubagentProgress): void;
+  /** A background agent answered (workflows/background/agents.ts). */
+  backgroundAgentFinished?(report: BackgroundAgentReport): void;
   requestContext(digest: string): RequestContext | null;
   transcriptSlice(request: { from: number; maxBytes?: number }): TranscriptSlice;
   /** The live channel's items from an offset (client/live.ts reads a busy conversation with it). */
@@ -37,6 +41,8 @@ export function handleInternalMessages(handlers: InternalMessageHandlers): void 
         return handlers.toolUseStreamed(args[0] as ToolUseStreamed);
       case subagentProgressSignal.name:
         return handlers.subagentProgress(args[0] as SubagentProgress);
+      case backgroundAgentFinishedSignal.name:
+        return handlers.backgroundAgentFinished?.(args[0] as BackgroundAgentReport);
       default:
         // Signals cannot reply: log and drop (style §6).
         log.warn('Dropped a signal this workflow does not handle', { signal: name });

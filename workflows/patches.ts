@@ -122,6 +122,21 @@ export const PATCHES = {
     note: 'CronCreate / CronDelete / CronList run the cron Schedule activities, with a timer to each recurring job’s expiry (older histories sent them to runTool).',
     since: '2026-12-02 b3e2dbc',
   },
+  mcpTools: {
+    id: 'mcp-tools',
+    note: 'MCP servers as tools (issue 22): the session loads the MCP config and lists the servers at its start, and re-lists on list_changed and /mcp (older runs issued none of these activities).',
+    since: '2026-12-02 4e31358',
+  },
+  backgroundAgents: {
+    id: 'background-agents',
+    note: 'Agent takes `model` and `run_in_background` (a background child started without waiting, its result a notification; TaskOutput/TaskStop on agent ids) and SendMessage continues a background agent (older histories rejected those fields and had no SendMessage).',
+    since: '2026-12-02 a4c581b',
+  },
+  hooksLifecycle: {
+    id: 'hooks-lifecycle',
+    note: 'Claude Code’s hooks besides Stop (issue 22): loadHookSettings at session start, and runHooks for SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, Notification and SessionEnd when a command matches (older runs loaded and ran none).',
+    since: '2026-12-02 2c493a4',
+  },
   backgroundCommands: {
     id: 'background-commands',
     note: 'Bash with run_in_background, TaskOutput and TaskStop run on the background-commands route: start, supervise (not awaited), read, stop, and a task notification at the end; the next run supervises running tasks again (older histories sent these calls to runTool, which rejected them).',

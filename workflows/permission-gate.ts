@@ -12,8 +12,10 @@ import type { PermissionSettings } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
 import {
   type PermissionContext,
+  type PermissionDecision,
   type PermissionMode,
   type RuleWithSource,
+  type ToolFacts,
   decidePermission,
   noApproverMessage,
   rejectionMessage,
@@ -29,6 +31,7 @@ import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
 import { PATCHES, patched } from './patches';
 import { cutText } from '../common/cut-text';
+import type { HookPermission } from './extensions/hooks-decisions';
 
 
 /** Tools whose decision depends on facts only the workspace's host has. */
@@ -112,6 +115,8 @@ export type GateVerdict = { behavior: 'allow'; access?: ToolAccess } | { behavio
 
 /** Gathers a call's facts on the workspace's host (workflows/permission-facts.ts). */
 export type GatherFacts = (block: ToolUseBlock, homeDir: string | undefined) => Promise<CallFacts | undefined>;
+/** Facts of a tool the conversation offers beyond the built-in ones (issue 22: an MCP tool of the listing), or undefined. */
+export type ExtensionFacts = (block: ToolUseBlock) => ToolFacts | undefined;
 
 export class PermissionGate {
   private readonly pending = new Map<string, PendingPermission>();
@@ -131,6 +136,7 @@ export class PermissionGate {
     /** The settings files' rules (from the session context, loaded after construction). */
     private readonly settings: () => PermissionSettings | undefined,
     private readonly gather?: GatherFacts,
+    private readonly extensionFacts?: ExtensionFacts,
   ) {
     this.sessionAllow = [...(carried?.sessionAllow ?? [])];
     this.decisions = new Map((carried?.decisions ?? []).map((decision) => [decision.toolUseId, decision]));
@@ -234,15 +240,15 @@ export class PermissionGate {
    * when the rules ask and someone can answer. Throws a cancellation when the tool's scope is
    * cancelled while it waits (abort).
    */
-  async check(block: ToolUseBlock, host: PermissionGateHost): Promise<GateVerdict> {
+  async check(block: ToolUseBlock, host: PermissionGateHost, hook?: HookPermission): Promise<GateVerdict> {
     // Runs recorded before permissions (and, before permissions-by-default, conversations without them) run tools unchecked.
     if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return { behavior: 'allow' };
-    const facts = toolFacts(block);
+    const facts = this.extensionFacts?.(block) ?? toolFacts(block);
     const context = this.context();
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
       facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
     }
-    const decision = decidePermission({ toolName: block.name, input: block.input }, facts, context);
+    const decision = withHookPermission(decidePermission({ toolName: block.name, input: block.input }, facts, permissionContextUnderHook(context, hook)), context.mode, hook);
     const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: toolAccessFor(this.context(), facts.gathered) } : { behavior: 'allow' });
     if (decision.behavior === 'allow') return allow();
     if (decision.behavior === 'deny') return this.deny(block, decision.message);
@@ -274,7 +280,7 @@ export class PermissionGate {
    */
   allowsWithoutAsking(block: ToolUseBlock): boolean {
     if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return true;
-    const facts = toolFacts(block);
+    const facts = this.extensionFacts?.(block) ?? toolFacts(block);
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
       // Without the facts of where it acts, a call waits for the final answer (and the gate's full check).
       facts.gathered = this.factsKnown(block);
@@ -331,6 +337,27 @@ export class PermissionGate {
   toCarried(): CarriedPermissions {
     return { sessionAllow: [...this.sessionAllow], decisions: [...this.decisions.values()], denials: [...this.denials] };
   }
+}
+
+/**
+ * A PreToolUse hook's `allow` skips the prompt but not deny or ask rules, protected paths or plan
+ * mode (Claude Code: "a hook that returns allow doesn't skip the deny-rule and ask-rule steps"):
+ * the rules decide as in bypassPermissions mode, which keeps exactly those.
+ */
+export function permissionContextUnderHook(context: PermissionContext, hook: HookPermission | undefined): PermissionContext {
+  if (hook?.decision !== 'allow' || context.mode === 'plan') return context;
+  return { ...context, mode: 'bypassPermissions' };
+}
+
+/** A PreToolUse hook's `ask`: the call asks a person, with the hook's reason (a denial stays a denial); an ask under a hook's allow in dontAsk mode is denied. */
+export function withHookPermission(decision: PermissionDecision, mode: PermissionMode, hook: HookPermission | undefined): PermissionDecision {
+  if (hook?.decision === 'ask' && decision.behavior !== 'deny') {
+    return { behavior: 'ask', reason: hook.reason ? `PreToolUse hook: ${hook.reason}` : 'a PreToolUse hook asks' };
+  }
+  if (hook?.decision === 'allow' && decision.behavior === 'ask' && mode === 'dontAsk') {
+    return { behavior: 'deny', reason: `${decision.reason}; dontAsk mode`, message: `Permission to use this tool was not granted in advance (dontAsk mode denies whatever is not pre-approved).` };
+  }
+  return decision;
 }
 
 function trimInput(input: unknown): unknown {

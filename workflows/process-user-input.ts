@@ -69,6 +69,7 @@ export async function processUserInput(session: ConversationSession, input: Pend
         totalCostUsd: status.totalCostUsd,
         claudeMdFiles: session.sessionContext?.claudeMdFiles,
         customCommands: commands.length,
+        mcpServers: status.mcpServers,
       });
       break;
     }
@@ -94,10 +95,15 @@ export async function processUserInput(session: ConversationSession, input: Pend
     }
     case 'clear': {
       // CLAUDE.md, git status and custom commands are read again before the next input.
+      await session.hooks.sessionEnd('clear'); // issue 22: SessionEnd(clear) now, SessionStart(clear) before the next input
       const removed = session.clearConversation();
       output = `Conversation cleared (${removed} message${removed === 1 ? '' : 's'} removed). The next prompt starts with a fresh context.`;
       break;
     }
+    case 'mcp':
+      // Issue 22: the config read again (an approval since) and the servers listed again.
+      output = await session.mcp.command();
+      break;
     case 'compact': {
       // The manual compaction of the `compact` update (seed §2.7), with the user's instructions.
       const outcome = await session.compactNow(args || undefined);

@@ -15,7 +15,7 @@ export interface ParsedSlashCommand {
   args: string;
 }
 
-export const LOCAL_COMMANDS = ['help', 'clear', 'compact', 'cost', 'status', 'model', 'tasks'] as const;
+export const LOCAL_COMMANDS = ['help', 'clear', 'compact', 'cost', 'status', 'model', 'tasks', 'mcp'] as const;
 export type LocalCommandName = (typeof LOCAL_COMMANDS)[number];
 
 /** The built-in commands, as `/help` lists them. */
@@ -27,6 +27,7 @@ export const LOCAL_COMMAND_HELP: ReadonlyArray<{ name: LocalCommandName; argumen
   { name: 'status', description: 'Show the conversation status: model, phase, context, usage' },
   { name: 'model', argumentHint: '[model]', description: 'Show the model, or switch the model for the next queries' },
   { name: 'tasks', description: 'Show the task list, pending wakeups and cron jobs' },
+  { name: 'mcp', description: 'List the MCP servers, their state and tools (the config is read and the servers listed again)' },
 ];
 
 /** What to do with an input (seed §2.10 shouldQuery). */
@@ -125,6 +126,8 @@ export function statusText(status: {
   totalCostUsd: number;
   claudeMdFiles?: readonly string[];
   customCommands: number;
+  /** Issue 22: one line per MCP server. */
+  mcpServers?: readonly string[];
 }): string {
   const number = (value: number) => value.toLocaleString('en-US');
   return [
@@ -136,6 +139,7 @@ export function statusText(status: {
     `Memory:        ${status.claudeMdFiles && status.claudeMdFiles.length > 0 ? status.claudeMdFiles.join(', ') : 'no CLAUDE.md files'}`,
     `Commands:      ${status.customCommands} custom`,
     `Cost:          ${formatUsd(status.totalCostUsd)}`,
+    ...(status.mcpServers && status.mcpServers.length > 0 ? [`MCP servers:   ${status.mcpServers.join('\n               ')}`] : []),
   ].join('\n');
 }
 

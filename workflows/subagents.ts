@@ -1,9 +1,10 @@
 /**
  * Subagents as child workflows (Claude Code's Agent tool; the seed's `agentId` loops). An Agent
  * call starts a child conversation workflow — the same session and query loop, with the agent's
- * tools and prompt, one-shot — and its final text becomes the call's tool_result. The child's id
- * derives from the parent's id and the tool_use id, so a retry or a replay never starts a second
- * one; cancelling the call (abort, a Bash cascade) cancels the child.
+ * tools, prompt and model, one-shot — and its final text becomes the call's tool_result. The
+ * child's id derives from the parent's id and the tool_use id, so a retry or a replay never starts
+ * a second one; cancelling the call (abort, a Bash cascade) cancels the child. A background call
+ * (`run_in_background`) is prepared here too and started by workflows/background/agents.ts.
  */
 import {
   ChildWorkflowCancellationType,
@@ -17,10 +18,13 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { agentTools, availableAgents, findAgent } from '../common/agents';
 import type { ConversationConfig, ConversationConfigInput } from '../common/config';
+import type { HookSettings } from '../common/hooks';
 import type { ToolUseBlock, Usage } from '../common/messages';
 import type { ModelUsage } from '../common/result';
 import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, startSearchAttributes } from '../common/search-attributes';
-import { agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
+import { type AgentInput, agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
+import { resolveModelName } from '../common/models';
+import { PATCHES, patched } from './patches';
 import type { ConversationInput, ConversationSummary } from './definitions';
 import type { ToolOutcome } from './tool-orchestration';
 import { sqlSafe, uiPatched } from './visibility';
@@ -30,6 +34,8 @@ export interface SubagentHost {
   readonly conversationId: string;
   readonly config: ConversationConfig;
   readonly sessionContext: SessionContext | undefined;
+  /** The parent's hooks: the child runs the same tool hooks (issue 22). */
+  readonly hooks?: { readonly inheritable: HookSettings | undefined };
   /** The child's usage and cost count in the parent's totals. */
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
   /** Allow rules added during the session (`approve --always`): the child inherits them. */
@@ -41,26 +47,53 @@ export function subagentWorkflowId(parentId: string, toolUseId: string): string 
   return `${parentId}--agent-${toolUseId}`;
 }
 
-/** Runs one Agent call as a child workflow; its failures are tool results, never the parent's. */
-export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Promise<ToolOutcome> {
+/** An Agent call made ready to start: the child's id, input and start options (foreground or background). */
+export interface PreparedSubagent {
+  readonly input: AgentInput;
+  readonly agentName: string;
+  readonly model: string;
+  readonly workflowId: string;
+  readonly childInput: ConversationInput;
+  readonly staticSummary: string;
+  readonly typedSearchAttributes: SearchAttributePair[] | undefined;
+}
+
+/**
+ * The checks and the child's input of an Agent call; a problem is a tool result the model can act
+ * on (an unknown agent type or model). `background`: the child answers its parent by signal and
+ * then waits for SendMessage instead of ending (workflows/background/agents.ts).
+ */
+export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, background?: { agentId: string }): PreparedSubagent | ToolOutcome {
   const parsed = agentInputSchema.safeParse(block.input);
   if (!parsed.success) {
     return { isError: true, content: `Invalid Agent input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
   }
   const input = parsed.data;
+  // Histories recorded before `model` and `run_in_background` existed rejected both (zod's strict object).
+  if ((input.model !== undefined || input.run_in_background !== undefined) && !patched(PATCHES.backgroundAgents)) {
+    return { isError: true, content: 'Invalid Agent input: (input): Unrecognized key(s) in object' };
+  }
   const custom = host.sessionContext?.agents ?? [];
   const agent = findAgent(input.subagent_type, custom);
   if (!agent) {
     const known = availableAgents(custom).map((candidate) => candidate.name).join(', ');
     return { isError: true, content: `Agent type '${input.subagent_type}' not found. Available agents: ${known}` };
   }
+  // The call's `model` (an alias or an id) wins over the agent type's, which wins over the conversation's.
+  let model = agent.model ?? host.config.model;
+  if (input.model !== undefined) {
+    const resolved = resolveModelName(input.model);
+    if ('problem' in resolved) return { isError: true, content: `Agent model: ${resolved.problem}` };
+    model = resolved.model;
+  }
   const offered = host.config.tools ?? [...TOOL_NAMES];
   const config: ConversationConfigInput = {
     ...host.config,
-    model: agent.model ?? host.config.model,
+    model,
     tools: agentTools(agent, offered),
     agentSystemPrompt: agent.systemPrompt,
-    oneShot: true,
+    // A background agent stays to take SendMessage; its parent stops it when the conversation ends.
+    oneShot: background === undefined,
     // seed §2.6: subagents never self-continue on a token budget.
     tokenBudget: undefined,
     stopHooks: [],
@@ -77,34 +110,59 @@ export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Prom
     stopHooks: [],
     ...(agent.omitProjectContext ? { claudeMd: undefined, gitStatus: undefined } : {}),
   };
-  const workflowId = subagentWorkflowId(host.conversationId, block.id);
   const useSearchAttributes = workflowInfo().typedSearchAttributes.get(STATUS_SEARCH_ATTRIBUTE) !== undefined;
+  return {
+    input,
+    agentName: agent.name,
+    model: String(model),
+    workflowId: subagentWorkflowId(host.conversationId, block.id),
+    childInput: {
+      config,
+      initialPrompt: input.prompt,
+      subagent: {
+        parentId: host.conversationId,
+        toolUseId: block.id,
+        agentType: agent.name,
+        description: input.description,
+        sessionContext: inherited,
+        ...(host.hooks?.inheritable && { hookSettings: host.hooks.inheritable }),
+        ...(background && { background }),
+      },
+    },
+    staticSummary: `Agent (${agent.name}): ${input.description}${background ? ' [background]' : ''}`,
+    typedSearchAttributes: useSearchAttributes ? childSearchAttributes(String(model), input.prompt, host.config.cwd) : undefined,
+  };
+}
+
+/** Runs one Agent call as a child workflow; its failures are tool results, never the parent's. */
+export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Promise<ToolOutcome> {
+  const prepared = prepareSubagent(host, block);
+  if (!('childInput' in prepared)) return prepared;
+  const agentName = prepared.agentName;
   try {
     const summary = await executeChild<(input: ConversationInput) => Promise<ConversationSummary>>('conversationWorkflow', {
-      workflowId,
-      args: [
-        {
-          config,
-          initialPrompt: input.prompt,
-          subagent: { parentId: host.conversationId, toolUseId: block.id, agentType: agent.name, description: input.description, sessionContext: inherited },
-        },
-      ],
-      staticSummary: `Agent (${agent.name}): ${input.description}`,
+      workflowId: prepared.workflowId,
+      args: [prepared.childInput],
+      staticSummary: prepared.staticSummary,
       // Abort waits until the child has stopped; a parent that goes away takes its children along.
       cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      typedSearchAttributes: useSearchAttributes ? childSearchAttributes(String(config.model), input.prompt, host.config.cwd) : undefined,
+      typedSearchAttributes: prepared.typedSearchAttributes,
     });
     host.recordChildUsage(summary.usage, summary.totalCostUsd, summary.lastResult?.modelUsage);
     const result = summary.lastResult;
-    if (!result) return { isError: true, content: `The ${agent.name} agent ended without an answer.` };
-    if (result.is_error) return { isError: true, content: `The ${agent.name} agent failed (${result.terminal_reason}): ${result.result}` };
-    return { isError: false, content: result.result.trim() === '' ? `The ${agent.name} agent finished without a final message.` : result.result };
+    if (!result) return { isError: true, content: `The ${agentName} agent ended without an answer.` };
+    if (result.is_error) return { isError: true, content: `The ${agentName} agent failed (${result.terminal_reason}): ${result.result}` };
+    return { isError: false, content: result.result.trim() === '' ? `The ${agentName} agent finished without a final message.` : result.result };
   } catch (error) {
     if (isCancellation(error)) throw error;
-    const cause = error instanceof ChildWorkflowFailure && error.cause ? error.cause.message : error instanceof Error ? error.message : String(error);
-    return { isError: true, content: `The ${agent.name} agent could not run: ${cause}` };
+    return { isError: true, content: `The ${agentName} agent could not run: ${childFailureMessage(error)}` };
   }
+}
+
+/** Why a child workflow failed, in one line. */
+export function childFailureMessage(error: unknown): string {
+  return error instanceof ChildWorkflowFailure && error.cause ? error.cause.message : error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -57,6 +57,8 @@ export interface ToolExecutorDeps {
   maxConcurrency: number;
   /** The query's scope: aborting the query cancels every tool through it. */
   parentScope: CancellationScope;
+  /** Concurrency safety of a call (default: the built-in tool's spec); issue 22 adds MCP tools annotated read-only. */
+  isConcurrencySafe?: (block: ToolUseBlock) => boolean;
 }
 
 interface TrackedTool {
@@ -117,7 +119,7 @@ export class StreamingToolExecutor implements ToolExecutor {
     }
     // Let dropped work release its concurrency slots before the final calls start.
     await Promise.all(dropped);
-    for (const batch of partitionToolCalls(toolUses)) {
+    for (const batch of partitionToolCalls(toolUses, this.deps.isConcurrencySafe)) {
       const tools = batch.blocks.map((block) => this.tracked.get(block.id) ?? this.start(block, batch.isConcurrencySafe, toolUses.length));
       for (const tool of tools) {
         const outcome = await tool.promise;

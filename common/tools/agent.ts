@@ -10,6 +10,15 @@ export const agentInputSchema = z.strictObject({
   description: z.string().min(1).describe('A short (3-5 word) description of the task'),
   prompt: z.string().min(1).describe('The task for the agent to perform'),
   subagent_type: z.string().min(1).describe('The type of specialized agent to use for this task'),
+  model: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Optional model for this agent: an alias ("sonnet", "opus", "haiku") or a model id. Without it, the agent type\'s model, else this conversation\'s. Prefer haiku for quick, simple tasks.'),
+  run_in_background: z
+    .boolean()
+    .optional()
+    .describe('Run the agent in the background: the call returns at once with the agent\'s id, and you are notified when it finishes. Continue it later with SendMessage.'),
 });
 
 export type AgentInput = z.infer<typeof agentInputSchema>;
@@ -27,7 +36,8 @@ When to use it:
 Usage notes:
 - The agent does not see this conversation: the prompt must be complete and say exactly what to do and what to report back.
 - The agent's final message is not shown to the user: summarise what it found for them.
-- Trust the agent's findings, but verify changes it says it made when it matters.`,
+- Trust the agent's findings, but verify changes it says it made when it matters.
+- With run_in_background: true the call returns at once with the agent's id; its result arrives later as a <task-notification> (you do not need to poll). TaskOutput reads it, TaskStop stops it, and SendMessage gives a background agent a follow-up with its context intact.`,
   inputSchema: agentInputSchema,
   // A subagent may change the workspace: never started while the model still streams.
   isReadOnly: () => false,

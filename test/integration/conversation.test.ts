@@ -63,6 +63,7 @@ describe('conversation workflow', () => {
       'Agent',
       'TaskOutput',
       'TaskStop',
+      'SendMessage',
       'TaskCreate',
       'TaskGet',
       'TaskList',

@@ -119,6 +119,10 @@ describe('workspace routing', () => {
     const workers = await activityWorkers(conversationId);
     expect(workers).toEqual({
       [`loadSessionContext@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
+      // Issue 22: the MCP configuration (.mcp.json, ~/.claude.json) is read on the workspace's host.
+      [`loadMcpConfig@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
+      // Hook settings (issue 22) are read where the settings files are.
+      [`loadHookSettings@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       [`runTool@${workspaceQueue}`]: [WORKSPACE_IDENTITY, WORKSPACE_IDENTITY], // Read (not a local activity) and Bash
       [`runStopHooks@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       // Permission facts (real paths, the parsed command) are gathered where the tools act: one per call.
@@ -139,7 +143,14 @@ describe('workspace routing', () => {
     const { result, conversationId } = await runToResult(harness, 'Run it');
     expect(result).toMatchObject({ subtype: 'success', result: 'Done.' });
     const workers = await activityWorkers(conversationId);
-    expect(Object.keys(workers).sort()).toEqual([`callModelLocal@local`, `gatherPermissionFacts@local`, `loadSessionContext@${harness.taskQueue}`, `runTool@${harness.taskQueue}`]);
+    expect(Object.keys(workers).sort()).toEqual([
+      `callModelLocal@local`,
+      `gatherPermissionFacts@local`,
+      `loadHookSettings@${harness.taskQueue}`,
+      `loadMcpConfig@local`,
+      `loadSessionContext@${harness.taskQueue}`,
+      `runTool@${harness.taskQueue}`,
+    ]);
     for (const identities of Object.values(workers)) for (const identity of identities) expect(identity).toBe(MAIN_IDENTITY);
   });
 

@@ -55,10 +55,10 @@ describe('issue 21 tool specs', () => {
     expect(spec.description.length).toBeGreaterThan(40);
   });
 
-  it('the task list, ScheduleWakeup, the cron tools, TaskOutput and TaskStop are offered (the workflow answers them: workflows/background/)', () => {
+  it('SendMessage, TaskOutput, TaskStop, the task list, ScheduleWakeup and the cron tools are offered (the workflow answers them: workflows/background/)', () => {
     const offered = new Set(TOOL_SPECS.map((spec) => spec.name));
     expect(offered.has('Bash')).toBe(true);
-    const wired = ['TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList', 'TaskOutput', 'TaskStop'];
+    const wired = ['TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList'];
     for (const spec of specs) expect(offered.has(spec.name)).toBe(wired.includes(spec.name));
   });
 

@@ -19,7 +19,7 @@ function spec(name: string) {
 
 describe('tool specs registry', () => {
   it("uses Claude Code's names, in order", () => {
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
   });
 
@@ -43,6 +43,7 @@ describe('tool specs registry', () => {
       Agent: 100_000,
       TaskOutput: 30_000,
       TaskStop: 10_000,
+      SendMessage: 100_000,
       TaskCreate: 10_000,
       TaskGet: 20_000,
       TaskList: 20_000,

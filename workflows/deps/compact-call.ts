@@ -13,10 +13,12 @@ import type { ActiveQuery, QueryHost } from './query-host';
  * summary text, too long (the caller drops the oldest rounds), an error, or aborted.
  */
 export async function compactConversation(
-  host: Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext'>,
+  host: Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext' | 'hooks'>,
   query: Pick<ActiveQuery, 'scope' | 'aborted'>,
   request: CompactRequestParams,
 ): Promise<CompactResponse> {
+  // PreCompact hooks (issue 22), once per compaction: before its first call (a retry that drops rounds has skip > 0).
+  if (request.skip === 0 && host.hooks) await host.hooks.preCompact(request.trigger === 'manual' ? 'manual' : 'auto', request.customInstructions);
   host.setPhase('compacting');
   const scope = new CancellationScope({ cancellable: true, parent: query.scope });
   try {

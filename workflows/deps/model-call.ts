@@ -39,7 +39,7 @@ export function createModelCall(
   chain: LocalChain,
 ): (request: ModelRequest, executor: StreamingToolExecutor) => Promise<ModelResponse> {
   const { config, conversationId } = host;
-  let lastContext: { system: unknown; userContext: unknown; digest: string } | undefined;
+  let lastContext: { system: unknown; userContext: unknown; tools: unknown; digest: string } | undefined;
 
   /**
    * The regular model activity, on the workflow's queue — `attemptsMade` attempts of this call were
@@ -75,7 +75,8 @@ export function createModelCall(
         prefetch: toolPrefetchPlan({
           config,
           taskQueue: workflowInfo().taskQueue,
-          localTools: LOCAL_TOOLS,
+          // A read PreToolUse hooks match waits for them (issue 22): no read before the hook said yes.
+          localTools: host.hooks ? new Set([...LOCAL_TOOLS].filter((name) => !host.hooks!.matchesPreToolUse(name))) : LOCAL_TOOLS,
           permission: () => host.toolPermissions.context(),
           stream: host.live?.enabled ? { workflowId: conversationId } : undefined,
         }),
@@ -107,8 +108,9 @@ export function createModelCall(
     host.setPhase('calling_model');
     const requestId = uuid4();
     // The same prompt layers for every call of a query: digest them once.
-    if (lastContext?.system !== request.system || lastContext.userContext !== request.userContext) {
-      lastContext = { system: request.system, userContext: request.userContext, digest: host.registerRequestContext(request.system, request.userContext) };
+    // MCP tools re-listed mid-query (list_changed) are offered from the next call on.
+    if (lastContext?.system !== request.system || lastContext.userContext !== request.userContext || lastContext.tools !== host.extensionTools) {
+      lastContext = { system: request.system, userContext: request.userContext, tools: host.extensionTools, digest: host.registerRequestContext(request.system, request.userContext) };
     }
     const permissionFacts = permissionFactsWhereToolsRun(host);
     const activityInput: CallModelInput = {

@@ -5,6 +5,7 @@
 import type { CancellationScope } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
+import type { McpToolDefinition } from '../../common/mcp-context';
 import type { AssistantApiMessage, ToolUseBlock, Usage } from '../../common/messages';
 import type { CallFacts } from '../../common/permission-facts';
 import type { PermissionContext } from '../../common/permissions';
@@ -16,6 +17,9 @@ import type { QueryAccounting } from '../query-accounting';
 import type { PrefetchedCalls } from '../tool-prefetch';
 import type { StreamingToolExecutor } from '../tool-orchestration';
 import type { Transcript } from '../transcript';
+import type { HookSettings } from '../../common/hooks';
+import type { HookPermission, PreToolUseAction } from '../extensions/hooks-decisions';
+import type { StopHookDecision } from '../stop-hooks';
 import type { ActivityOptionsSet } from './activity-options';
 
 /** The query being run: its cancellation scope and the model call in flight. */
@@ -59,20 +63,40 @@ export interface QueryHost {
   recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void;
   /** Usage and cost of a call that produced no transcript message (a compaction). */
   recordUsage(usage: Usage, model: string, durationMs: number): void;
+  /** Tools offered beyond the built-in ones (issue 22: MCP servers' tools); a new array whenever they change. */
+  readonly extensionTools?: readonly McpToolDefinition[];
   /** The digest of the request context in effect (registered by the last model call, or now). */
   currentRequestContext(): string;
   /** seed §2.10 canUseTool, and what the tools tell it. */
   readonly toolPermissions: ToolPermissions;
   /** Tools with their own route (issues 21, 22: background work, the task list, MCP): see ToolRoute. */
   readonly toolRoutes: readonly ToolRoute[];
+  /** Claude Code's tool and compaction hooks (issue 22; workflows/extensions/hooks.ts). */
+  readonly hooks?: ToolHooks;
   /** A local activity's clock reading (CallModelResult.finishedAt): the query's duration counts up to at least it. */
   observeWorkerClock?(at: number): void;
+}
+
+/** The hooks the loop's effects run (workflows/extensions/hooks.ts): nothing runs when no command matches. */
+export interface ToolHooks {
+  /** Before the permission check: block the call, or run it (with an updated input, and what the gate hears). */
+  preToolUse(block: ToolUseBlock): Promise<PreToolUseAction>;
+  /** Once after a tool that succeeded: the result with the hooks' messages beside it. */
+  postToolUse(block: ToolUseBlock, outcome: ToolOutcome): Promise<ToolOutcome>;
+  /** Whether PreToolUse hooks match this tool's calls: they run before the call, so it is not prefetched or started early. */
+  matchesPreToolUse(toolName: string): boolean;
+  /** Before a compaction's model call. */
+  preCompact(trigger: 'manual' | 'auto', customInstructions: string | undefined): Promise<void>;
+  /** A subagent's SubagentStop hooks, folded into its Stop decision (only a subagent's hooks have it). */
+  readonly subagentStop?: (args: { lastAssistantMessage: string; stopHookActive: boolean }, decision: StopHookDecision) => Promise<StopHookDecision>;
+  /** The hook settings, for a subagent to inherit (undefined: none configured). */
+  readonly inheritable: HookSettings | undefined;
 }
 
 /** seed §2.10 canUseTool as the effects use it (implemented by session/tool-permissions.ts). */
 export interface ToolPermissions {
   /** Before every tool run (may wait for a person). */
-  check(block: ToolUseBlock): Promise<GateVerdict>;
+  check(block: ToolUseBlock, hook?: HookPermission): Promise<GateVerdict>;
   /** Facts a model call gathered for a tool_use of its answer, where the tool acts (the gate need not gather them again). */
   rememberFacts(block: { id: string; input: unknown }, facts: CallFacts): void;
   /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
@@ -115,4 +139,6 @@ export interface ToolRoute {
   /** Whether this route runs the call (decided on the call alone: deterministic). */
   takes(block: ToolUseBlock): boolean;
   run(call: ToolRouteCall): Promise<ToolOutcome>;
+  /** Whether a call this route takes may run beside others (seed §2.4 partitioning); default not. */
+  concurrencySafe?(block: ToolUseBlock): boolean;
 }

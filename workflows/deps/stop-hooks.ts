@@ -19,6 +19,8 @@ export function createRunStopHooks(host: QueryHost, query: ActiveQuery, options:
     const decision: StopHookDecision = { blockingErrors: [], preventContinuation: false, notices: [] };
     // Claude Code's structured-output enforcement is a Stop hook too: no valid call yet, no stopping.
     if (host.accounting.structuredOutputMissing) decision.blockingErrors.push(STRUCTURED_OUTPUT_REQUIRED_MESSAGE);
+    // A subagent's end runs SubagentStop hooks instead (issue 22; none configured: no activity).
+    if (host.hooks?.subagentStop) return host.hooks.subagentStop({ lastAssistantMessage: textOf(lastAssistant), stopHookActive }, decision);
     if (hooks.length === 0) return decision;
     host.setPhase('stop_hooks');
     const scope = new CancellationScope({ cancellable: true, parent: query.scope });

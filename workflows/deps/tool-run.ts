@@ -10,7 +10,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import { resultSummary } from '../../common/stream-items';
 import { STRUCTURED_OUTPUT_TOOL_NAME } from '../../common/structured-output';
 import { toolResultBudget } from '../../common/tool-result-budget';
-import { getToolSpec } from '../../common/tool-specs';
+import { getToolSpec, isToolUseConcurrencySafe } from '../../common/tool-specs';
 import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { PATCHES, patched } from '../patches';
@@ -21,7 +21,7 @@ import { type ActivityOptionsSet, LOCAL_TOOL_OPTIONS, activities, localActivitie
 import { failureMessage, toolErrorResult } from './failures';
 import type { LocalChain } from './local-chain';
 import type { ActiveQuery, QueryHost } from './query-host';
-import { routeFor } from './tool-routes';
+import { type ToolRoute, routeFor } from './tool-routes';
 
 /**
  * Short read-only tools run as local activities: in the workflow task that asked for them, on
@@ -60,7 +60,7 @@ export function createRunTool(
   chain: LocalChain,
 ): (block: ToolUseBlock, siblings: number) => Promise<{ content: string; isError: boolean }> {
   const { config, conversationId } = host;
-  return async (block, siblings) => {
+  const run = async (block: ToolUseBlock, siblings: number): Promise<{ content: string; isError: boolean }> => {
     const spec = getToolSpec(block.name);
     const summary = toolCallSummary(block.name, block.input);
     const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
@@ -83,7 +83,11 @@ export function createRunTool(
         outcome = { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
         return outcome;
       }
-      const verdict = await host.toolPermissions.check(block);
+      // PreToolUse hooks (issue 22), before the permission check as in Claude Code: block, or run with their input and say.
+      const hooked = host.hooks ? await host.hooks.preToolUse(block) : undefined;
+      if (hooked?.type === 'block') return (outcome = { isError: true, content: hooked.message });
+      if (hooked?.input) block = { ...block, input: hooked.input };
+      const verdict = await host.toolPermissions.check(block, hooked?.permission);
       // Every return sets `outcome`: the live tool line shows it ("cancelled" only when none came; the stream is in memory).
       if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
       // Background work, the task list, wakeups, cron jobs, MCP tools: their own route (tool-routes.ts).
@@ -143,15 +147,31 @@ export function createRunTool(
       if (host.toolsInFlight.size === 0 && query.requestId !== undefined) host.setPhase('calling_model');
     }
   };
+  // PostToolUse hooks (issue 22), once after a call that succeeded (a blocked or denied call is an error result).
+  const hooks = host.hooks;
+  return hooks ? async (block, siblings) => hooks.postToolUse(block, await run(block, siblings)) : run;
 }
 
 /** The executor that runs one reply's tool calls (seed §2.4 StreamingToolExecutor), in the query's scope. */
-export function createToolExecutor(config: ConversationConfig, query: ActiveQuery, runTool: ReturnType<typeof createRunTool>, uuid: () => string): StreamingToolExecutor {
+export function createToolExecutor(
+  config: ConversationConfig,
+  query: ActiveQuery,
+  runTool: ReturnType<typeof createRunTool>,
+  uuid: () => string,
+  routes: readonly ToolRoute[] = [],
+): StreamingToolExecutor {
   return new StreamingToolExecutor({
     uuid,
     runTool,
     isAborted: () => query.aborted,
     maxConcurrency: config.maxToolUseConcurrency,
     parentScope: query.scope,
+    // A route that decides it (MCP: read-only annotated tools) says whether a call runs beside others; the rest by their spec.
+    // Only such routes are asked: another route's takes() may record its patch marker, which must
+    // come when the call runs (as recorded), not when the reply's calls are partitioned.
+    isConcurrencySafe: (block) => {
+      const route = routes.find((candidate) => candidate.concurrencySafe !== undefined && candidate.takes(block));
+      return route?.concurrencySafe ? route.concurrencySafe(block) : isToolUseConcurrencySafe(block);
+    },
   });
 }

@@ -20,7 +20,10 @@ import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, C
 import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
 import { ScheduledWork } from '../background/scheduled-work';
+import { McpServers } from '../extensions/mcp';
+import type { McpToolDefinition } from '../../common/mcp-context';
 import type { ToolRoute } from '../deps/tool-routes';
+import { BackgroundAgents } from '../background/agents';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts } from '../permission-facts';
 import { PermissionGate } from '../permission-gate';
@@ -41,6 +44,8 @@ import { SubagentReporting } from './subagent-reporting';
 import { QueryRun, type SubmitHost, inputMessage, submitMessage } from './submit-message';
 import { SessionPermissions } from './tool-permissions';
 import { UsageLedger } from './usage-ledger';
+import { SessionHooks } from '../extensions/hooks';
+import { metaUserMessage } from '../messages';
 
 /** One kind of work that outlives a turn (issue 21), as the session sees it. */
 export interface BackgroundWorkKind {
@@ -94,6 +99,12 @@ export class ConversationSession implements SubmitHost {
   readonly toolRoutes: ToolRoute[] = [];
   /** The task list, wakeups and cron jobs (issue 21 §4–6; workflows/background/scheduled-work.ts). */
   readonly scheduled: ScheduledWork;
+  /** Issue 22: the MCP servers, their listing and tool route. */
+  readonly mcp: McpServers;
+  /** Background agents and SendMessage (issue 21; workflows/background/agents.ts). */
+  readonly backgroundAgents: BackgroundAgents;
+  /** Claude Code's hooks besides Stop (issue 22): settings, events, SessionStart's context. */
+  readonly hooks: SessionHooks;
   /** Background Bash, TaskOutput, TaskStop (issue 21): workflows/background/commands.ts. */
   private readonly backgroundCommands: BackgroundCommands;
 
@@ -118,18 +129,29 @@ export class ConversationSession implements SubmitHost {
     this.feed = new EventsFeed(carried, (event) => this.live.publishEvent(event));
     this.ledger = new UsageLedger(this.config, carried);
     this.currentModel = this.config.model;
-    this.permissions = new PermissionGate(this.config, carried?.permissions, () => this.state.sessionContext?.permissionSettings, (block, homeDir) =>
-      gatherCallFacts(this.config, block, homeDir),
+    this.permissions = new PermissionGate(
+      this.config,
+      carried?.permissions,
+      () => this.state.sessionContext?.permissionSettings,
+      (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
+      (block) => this.mcp.permissionFacts(block),
     );
     this.reporting = new SubagentReporting(subagent);
+    // Background agents: registered before the background commands' route (this one takes TaskOutput/TaskStop on agent ids).
+    this.backgroundAgents = new BackgroundAgents(this, carried?.backgroundAgents);
     this.toolPermissions = new SessionPermissions(this.permissions, {
       conversationId,
       checked: this.config.permissions !== undefined,
       setPhase: (phase) => this.setPhase(phase),
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
+      onPermissionPrompt: (toolName) => this.hooks.notifyPermissionPrompt(toolName),
     });
     this.scheduled = new ScheduledWork(this, carried);
+    // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts).
+    this.mcp = new McpServers(this, carried?.mcp);
+    this.registerToolRoute(this.mcp.route());
+    this.hooks = new SessionHooks(this, carried?.hooks, subagent?.hookSettings);
     this.backgroundCommands = new BackgroundCommands(this, carried?.backgroundTasks);
   }
 
@@ -226,7 +248,7 @@ export class ConversationSession implements SubmitHost {
   }
 
   /** `toolUseStreamed` signal: a concurrency-safe tool the model activity saw complete while streaming. */
-  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.query, this.permissions, raw); }
+  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.query, this.permissions, raw, (block) => this.hooks.hasPreToolUse(block)); }
 
   // ---- the session context ----
 
@@ -300,6 +322,8 @@ export class ConversationSession implements SubmitHost {
       pendingPermissions: this.permissions.pendingRequests(),
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
       ...this.scheduled.status(),
+      ...(this.mcp.statusLines() && { mcpServers: this.mcp.statusLines() }),
+      ...this.backgroundAgents.summaries(),
       ...(this.backgroundCommands.list().length > 0 && { backgroundTasks: this.backgroundCommands.list() }),
     };
   }
@@ -322,6 +346,9 @@ export class ConversationSession implements SubmitHost {
       queryInProgress,
       ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
       ...this.scheduled.carried(),
+      ...(this.mcp.toCarried() && { mcp: this.mcp.toCarried() }),
+      ...this.backgroundAgents.carried(),
+      ...(this.hooks.toCarried() && { hooks: this.hooks.toCarried() }),
     };
     const streamState = this.live.carried();
     if (streamState) next.streamState = streamState;
@@ -352,8 +379,12 @@ export class ConversationSession implements SubmitHost {
 
   /** The prompt layers of this session (seed §2.5): system prompt and user context. */
   promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
-    return promptLayers(this.config, this.sessionContext);
+    const layers = promptLayers(this.config, this.sessionContext, this.mcp.instructionsSection);
+    return { ...layers, userContext: this.hooks.userContext(layers.userContext) };
   }
+
+  /** HooksHost.permissionMode: the mode hooks are told (none when tools run unchecked). */
+  permissionMode(): string | undefined { return this.config.permissions ? this.permissions.mode : undefined; }
 
   /** `requestContext` query: the request context a worker missed in its cache. */
   requestContext(digest: string): RequestContext | null { return this.requestContexts.get(digest); }
@@ -365,8 +396,11 @@ export class ConversationSession implements SubmitHost {
   }
 
   registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string {
-    return this.requestContexts.register(requestContextOf(this.config, system, userContext));
+    return this.requestContexts.register(requestContextOf(this.config, system, userContext, this.mcp.toolDefinitions));
   }
+
+  /** QueryHost.extensionTools: the MCP servers' tools the model is offered. */
+  get extensionTools(): readonly McpToolDefinition[] { return this.mcp.toolDefinitions; }
 
   /** QueryHost.observeWorkerClock: the latest clock reading a local activity reported (ms since epoch). */
   observeWorkerClock(at: number): void { this.run?.observeWorkerClock(at); }
@@ -402,6 +436,7 @@ export class ConversationSession implements SubmitHost {
     this.state.compaction = recordCompaction(this.state.compaction, outcome, consecutiveFailures, Date.now());
     if (outcome.compacted) {
       this.compactedThisRun = true;
+      this.hooks.sessionRestarted('compact');
       if (this.subagent) delete this.state.sessionContextStale;
       else this.state.sessionContextStale = true;
       this.contextTokens = outcome.postTokens ?? this.contextTokens;
@@ -420,8 +455,10 @@ export class ConversationSession implements SubmitHost {
    * `resumed`, picks up a query that an earlier run suspended for continue-as-new. Returns the
    * query's progress when the loop suspends (the caller continues-as-new with it).
    */
-  submitMessage(pending: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
-    return submitMessage(this, pending, resumed, () => new CancellationScope({ cancellable: true }));
+  async submitMessage(pending: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
+    // UserPromptSubmit hooks (issue 22): a blocked prompt is answered here, without a query.
+    const input = resumed ? pending : await this.hooks.beforeQuery(pending, inputMessage(pending).typed, (output) => this.answerLocally(pending, undefined, output, true));
+    return input ? submitMessage(this, input, resumed, () => new CancellationScope({ cancellable: true })) : undefined;
   }
 
   /** Runs the suspended query (if any) first; the caller continues as new with what it returns. */
@@ -454,6 +491,8 @@ export class ConversationSession implements SubmitHost {
       const { message, typed } = inputMessage(run.pending);
       this.state.queryCount++;
       this.transcript.append(message);
+      // UserPromptSubmit hooks' context joins the prompt (issue 22).
+      if (run.pending.hookContext) this.transcript.append(metaUserMessage(uuid4(), run.pending.hookContext));
       this.pushEvent({ type: 'user_input', uuid: run.pending.uuid, prompt: typed });
       this.lastPrompt = typed;
     }
@@ -506,6 +545,7 @@ export class ConversationSession implements SubmitHost {
     this.state.lastResult = result;
     this.state.completedTurns += this.turnCount;
     this.pushEvent(result);
+    this.reporting.reportAnswer(result, this.state.queryCount);
     this.toolsInFlight.clear();
     this.refreshDetails();
   }
@@ -547,16 +587,19 @@ export class ConversationSession implements SubmitHost {
     const removed = this.transcript.length;
     this.transcript.clear();
     this.contextTokens = 0;
+    this.hooks.sessionRestarted('clear');
     if (!this.subagent) this.state.sessionContextStale = true;
     else delete this.state.sessionContextStale;
     return removed;
   }
 
   /** A local command's answer (seed §2.10 shouldQuery = false): its record in the transcript, the feed, and a result message. */
-  answerLocally(input: PendingInput, record: UserMessage, output: string, isError: boolean): void {
+  answerLocally(input: PendingInput, record: UserMessage | undefined, output: string, isError: boolean): void {
     this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
-    this.transcript.append(record);
-    this.pushEvent(record);
+    if (record) {
+      this.transcript.append(record);
+      this.pushEvent(record);
+    }
     const result = localCommandResultMessage({ output, isError, conversationId: this.conversationId, uuid: uuid4(), inputUuid: input.uuid, model: this.config.model });
     this.state.lastResult = result;
     this.pushEvent(result);

@@ -13,7 +13,7 @@ import type { LoopOutput } from '../query-state';
 import type { Transcript } from '../transcript';
 
 /** What manual compaction needs of the session. */
-export interface ManualCompactionHost extends Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext'> {
+export interface ManualCompactionHost extends Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext' | 'hooks'> {
   readonly transcript: Transcript;
   /** The compaction runs as the session's query (an abort cancels it); it ends with `endQuery`. */
   startCompaction(query: ActiveQuery): void;

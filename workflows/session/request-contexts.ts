@@ -6,6 +6,7 @@
 import { proxySinks } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
+import type { McpToolDefinition } from '../../common/mcp-context';
 import { TOOL_NAMES } from '../../common/tool-specs';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '../system-prompt';
 import { valueDigest } from '../../common/digest';
@@ -49,21 +50,37 @@ export class RequestContexts {
   }
 }
 
-/** The prompt layers of a session (seed §2.5): system prompt and user context. */
-export function promptLayers(config: ConversationConfig, sessionContext: SessionContext | undefined): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
+/**
+ * The prompt layers of a session (seed §2.5): system prompt and user context. The MCP servers'
+ * instructions (issue 22) are the last system block, after every cache breakpoint: uncached, so a
+ * server that changes them never invalidates the cached prefix.
+ */
+export function promptLayers(
+  config: ConversationConfig,
+  sessionContext: SessionContext | undefined,
+  mcpInstructions?: string,
+): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
+  const systemPrompt = buildEffectiveSystemPrompt({
+    defaultPrompt: getSystemPrompt(sessionContext, config.model, { agentPrompt: config.agentSystemPrompt, tools: config.tools ?? TOOL_NAMES }),
+    customSystemPrompt: config.customSystemPrompt,
+    appendSystemPrompt: config.appendSystemPrompt,
+  });
   return {
-    systemPrompt: buildEffectiveSystemPrompt({
-      defaultPrompt: getSystemPrompt(sessionContext, config.model, { agentPrompt: config.agentSystemPrompt, tools: config.tools ?? TOOL_NAMES }),
-      customSystemPrompt: config.customSystemPrompt,
-      appendSystemPrompt: config.appendSystemPrompt,
-    }),
+    systemPrompt: mcpInstructions?.trim() ? [...systemPrompt, { type: 'text', text: mcpInstructions }] : systemPrompt,
     userContext: buildUserContext(sessionContext),
   };
 }
 
-/** The request context of these prompt layers: with the tools offered (and the structured output's schema). */
-export function requestContextOf(config: ConversationConfig, system: RequestContext['system'], userContext: string | undefined): RequestContext {
+/** The request context of these prompt layers: with the tools offered (and the structured output's schema, the MCP tools). */
+export function requestContextOf(
+  config: ConversationConfig,
+  system: RequestContext['system'],
+  userContext: string | undefined,
+  mcpTools: readonly McpToolDefinition[] = [],
+): RequestContext {
   const context: RequestContext = { system, userContext, toolNames: config.tools ?? [...TOOL_NAMES] };
   if (config.jsonSchema) context.structuredOutputSchema = config.jsonSchema;
+  // Absent when there are none: the digest of a conversation without MCP servers is what it was.
+  if (mcpTools.length > 0) context.mcpTools = [...mcpTools];
   return context;
 }

@@ -12,7 +12,13 @@ import { type ToolUseStreamed, toolUseStreamedSchema } from '../definitions';
 import type { ActiveQuery } from '../deps/query-host';
 import type { PermissionGate } from '../permission-gate';
 
-export function acceptStreamedToolUse(query: ActiveQuery | undefined, permissions: PermissionGate, raw: ToolUseStreamed): void {
+export function acceptStreamedToolUse(
+  query: ActiveQuery | undefined,
+  permissions: PermissionGate,
+  raw: ToolUseStreamed,
+  /** PreToolUse hooks match this call (issue 22): they run once the answer is final, never for a discarded stream. */
+  hooksFirst?: (block: ToolUseBlock) => boolean,
+): void {
     const parsed = toolUseStreamedSchema.safeParse(raw);
     if (!parsed.success) {
       log.warn('Dropped malformed toolUseStreamed signal', { received: raw });
@@ -32,6 +38,6 @@ export function acceptStreamedToolUse(query: ActiveQuery | undefined, permission
     const block = streamed.block as ToolUseBlock;
     if (streamed.facts) permissions.rememberFacts(block, streamed.facts as CallFacts);
     // A call that needs a person or is denied starts once the answer is final (not from a stream that may be discarded).
-    if (isToolUseStartableEarly(block) && !permissions.allowsWithoutAsking(block)) return;
+    if (isToolUseStartableEarly(block) && (!permissions.allowsWithoutAsking(block) || hooksFirst?.(block))) return;
     query.executor.addTool(block);
 }

@@ -6,8 +6,9 @@
  */
 import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { type Message, textOf } from '../../common/messages';
+import type { ResultMessage } from '../../common/result';
 import type { SubagentOrigin } from '../definitions';
-import { subagentProgressSignal } from '../definitions';
+import { backgroundAgentFinishedSignal, subagentProgressSignal } from '../definitions';
 
 export class SubagentReporting {
   private readonly inFlight = new Set<Promise<void>>();
@@ -29,9 +30,22 @@ export class SubagentReporting {
   report(line: string): void {
     if (!this.origin) return;
     const { parentId, toolUseId, description } = this.origin;
-    const sent = getExternalWorkflowHandle(parentId)
-      .signal(subagentProgressSignal, { toolUseId, description, line })
-      .catch(() => undefined);
+    this.track(getExternalWorkflowHandle(parentId).signal(subagentProgressSignal, { toolUseId, description, line }));
+  }
+
+  /**
+   * A background agent's answer (one per query, `seq` its number) goes to the parent's workflow id
+   * — it survives the parent's continue-as-new — which takes it once (workflows/background/agents.ts).
+   */
+  reportAnswer(result: ResultMessage, seq: number): void {
+    const agentId = this.origin?.background?.agentId;
+    if (!this.origin || !agentId) return;
+    const { is_error: isError, usage, total_cost_usd: costUsd, modelUsage } = result;
+    this.track(getExternalWorkflowHandle(this.origin.parentId).signal(backgroundAgentFinishedSignal, { agentId, seq, result: result.result, isError, usage, costUsd, ...(modelUsage && { modelUsage }) }));
+  }
+
+  private track(signal: Promise<void>): void {
+    const sent = signal.catch(() => undefined);
     this.inFlight.add(sent);
     void sent.then(() => this.inFlight.delete(sent));
   }

@@ -9,6 +9,7 @@ import type { CallFacts } from '../../common/permission-facts';
 import type { PermissionContext } from '../../common/permissions';
 import type { ConversationEvent, Phase } from '../definitions';
 import type { ToolPermissions } from '../deps/query-host';
+import type { HookPermission } from '../extensions/hooks-decisions';
 import type { GateVerdict, PendingPermission, PermissionGate } from '../permission-gate';
 
 export class SessionPermissions implements ToolPermissions {
@@ -22,15 +23,17 @@ export class SessionPermissions implements ToolPermissions {
       pushEvent(message: ConversationEvent['message']): void;
       /** A line to a subagent's parent (nothing for a top-level conversation). */
       reportToParent(line: string): void;
+      /** Notification hooks (permission_prompt): a request started waiting. */
+      onPermissionPrompt?(toolName: string): void;
     },
   ) {}
 
   /** Before every tool run (may wait for a person), with the phase and the feed kept up to date while a request waits. */
-  check(block: ToolUseBlock): Promise<GateVerdict> {
+  check(block: ToolUseBlock, hook?: HookPermission): Promise<GateVerdict> {
     return this.gate.check(block, {
       onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
       onRequest: (request) => this.onRequest(request),
-    });
+    }, hook);
   }
 
   /** Facts a model call gathered where the tool acts (the gate need not gather them again). */
@@ -55,5 +58,6 @@ export class SessionPermissions implements ToolPermissions {
       `Approve: durable-agent approve ${conversationId} ${request.toolUseId} [--always]; deny: durable-agent deny ${conversationId} ${request.toolUseId} [message]`;
     this.session.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: line });
     this.session.reportToParent(line);
+    this.session.onPermissionPrompt?.(request.toolName);
   }
 }

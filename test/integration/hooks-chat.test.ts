@@ -1,0 +1,58 @@
+/**
+ * `durable-agent chat` in a real terminal (tmux) shows hook messages (issue 22 §4): a hook's
+ * `systemMessage`, what a hook told the model, and a PreToolUse block, as feed lines.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
+import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  killTerminals();
+  await harness?.close();
+  harness = undefined;
+});
+
+/** The chat has shown its first prompt (typing earlier would reach the terminal before the chat reads it). */
+const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
+
+describe('chat shows hook messages', () => {
+  it('a systemMessage, a hook’s context for the model and a PreToolUse block appear in the chat', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_rm', name: 'Bash', input: { command: 'rm -rf build' } }] },
+        { content: [{ type: 'text', text: 'The hook stopped me.' }] },
+      ],
+    });
+    await mkdir(path.join(harness.workspace, '.claude'), { recursive: true });
+    const hooks = {
+      UserPromptSubmit: [{ hooks: [{ type: 'command', command: `cat > /dev/null; echo '{"systemMessage":"Prompt logged by the audit hook","hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"Ticket ABC-12"}}'` }] }],
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'cat > /dev/null; echo "rm is off limits" >&2; exit 2' }] }],
+    };
+    await writeFile(path.join(harness.workspace, '.claude', 'settings.json'), JSON.stringify({ hooks }));
+    await harness.startWorker();
+
+    const command = [
+      `TEMPORAL_ADDRESS=${harness.address}`,
+      `DURABLE_AGENT_TASK_QUEUE=${harness.taskQueue}`,
+      process.execPath,
+      path.join(REPO_ROOT, 'bin', 'durable-agent.js'),
+      'chat',
+      '--cwd',
+      harness.workspace,
+      '--permission-mode',
+      'bypassPermissions',
+      '; echo "[chat exited $?]"; sleep 600',
+    ].join(' ');
+    const terminal = startTerminal('hooks-chat', command);
+    await eventually(async () => screen(terminal), ready, 90_000);
+    tmux('send-keys', '-t', terminal, 'clean the build', 'Enter');
+    const shown = await eventually(async () => screen(terminal), (text) => text.includes('The hook stopped me.'), 60_000);
+    expect(shown).toContain('[info] Prompt logged by the audit hook');
+    expect(shown).toContain('[info] UserPromptSubmit hook additional context: Ticket ABC-12');
+    expect(shown).toContain('PreToolUse:Bash hook error');
+    expect(shown).toContain('rm is off limits');
+  }, 180_000);
+});

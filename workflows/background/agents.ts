@@ -1,0 +1,282 @@
+/**
+ * Background agents and SendMessage (issue 21 item 3). `Agent {…, run_in_background: true}` starts
+ * the child conversation workflow without waiting and returns at once; the child answers its
+ * parent by a `backgroundAgentFinished` signal to the parent's workflow id (stable across the
+ * parent's continue-as-new, unlike a child handle) and stays, waiting for input, so `SendMessage`
+ * continues it with its transcript intact: the message is the child's next `userInput`. Each
+ * answer comes back once: as a `<task-notification>` (session.notify, one key per answer), or as
+ * SendMessage's tool result when that call waits for it. TaskOutput / TaskStop take agent ids;
+ * the conversation's end cancels the agents still there. Bookkeeping: agent-tasks.ts (pure).
+ */
+import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  type ChildWorkflowHandle,
+  ParentClosePolicy,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  startChild,
+  uuid4,
+} from '@temporalio/workflow';
+import type { ToolUseBlock } from '../../common/messages';
+import { sendMessageInputSchema } from '../../common/tools/send-message';
+import { taskOutputInputSchema } from '../../common/tools/task-output';
+import { taskStopInputSchema } from '../../common/tools/task-stop';
+import type { BackgroundAgentReport, BackgroundAgentSummary } from './agent-types';
+import { type ConversationInput, type ConversationSummary, type InputOrigin, userInputSignal } from '../definitions';
+import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
+import { PATCHES, patched } from '../patches';
+import { type SubagentHost, childFailureMessage, prepareSubagent } from '../subagents';
+import {
+  type AgentTask,
+  type AgentTasksState,
+  agentNotificationKey,
+  agentNotificationText,
+  agentTaskId,
+  agentTaskOutputText,
+  findAgentTask,
+  isAgentReport,
+  isAlive,
+  launchedText,
+  shownStatus,
+  takeReport,
+} from './agent-tasks';
+
+/** What background agents need from the session (ConversationSession implements it). */
+export interface BackgroundAgentsHost extends SubagentHost {
+  registerToolRoute(route: ToolRoute): void;
+  registerBackgroundWork(work: { readonly name: string; pending(): boolean; onEnd(): Promise<void> }): void;
+  notify(key: string, prompt: string, origin: InputOrigin): boolean;
+}
+
+/** The input's `run_in_background` flag, read before the input is checked (routing decides on the call alone). */
+function runsInBackground(block: ToolUseBlock): boolean {
+  return (block.input as { run_in_background?: unknown } | null)?.run_in_background === true;
+}
+
+function taskIdOf(block: ToolUseBlock): string | undefined {
+  const taskId = (block.input as { task_id?: unknown } | null)?.task_id;
+  return typeof taskId === 'string' ? taskId : undefined;
+}
+
+export class BackgroundAgents {
+  private readonly state: AgentTasksState;
+  /** SendMessage calls waiting for an answer: agent id → the last answer's number when the message went. */
+  private readonly awaitingAnswer = new Map<string, number>();
+
+  /**
+   * Registers the routes — the background Agent call, SendMessage, and TaskOutput / TaskStop for
+   * agent ids (before the background commands' route) — and the work kind the end stops.
+   */
+  constructor(
+    private readonly host: BackgroundAgentsHost,
+    carried: AgentTasksState | undefined,
+  ) {
+    this.state = { tasks: (carried?.tasks ?? []).map((task) => ({ ...task })) };
+    host.registerToolRoute({
+      name: 'background agents',
+      // Before this patch the schema rejected run_in_background: recorded histories take the old path.
+      takes: (block) => block.name === 'Agent' && runsInBackground(block) && patched(PATCHES.backgroundAgents),
+      run: (call) => this.launch(call),
+    });
+    host.registerToolRoute({
+      name: 'SendMessage',
+      takes: (block) => block.name === 'SendMessage' && patched(PATCHES.backgroundAgents),
+      run: (call) => this.sendMessage(call.block),
+    });
+    host.registerToolRoute({
+      name: 'background agent tasks',
+      takes: (block) => (block.name === 'TaskOutput' || block.name === 'TaskStop') && this.state.tasks.some((task) => task.id === taskIdOf(block)),
+      run: (call) => (call.block.name === 'TaskOutput' ? this.taskOutput(call.block) : this.taskStop(call.block)),
+    });
+    host.registerBackgroundWork({
+      name: 'background agents',
+      pending: () => this.state.tasks.some((task) => task.status === 'running'),
+      onEnd: () => this.stopAll(),
+    });
+  }
+
+  /** For continue-as-new (nothing when no agent was ever started, so older runs carry what they did). */
+  carried(): { backgroundAgents?: AgentTasksState } {
+    return this.state.tasks.length > 0 ? { backgroundAgents: { tasks: this.state.tasks.map((task) => ({ ...task })) } } : {};
+  }
+
+  /** For `status`: every background agent of the conversation, or nothing. */
+  summaries(): { backgroundAgents?: BackgroundAgentSummary[] } {
+    if (this.state.tasks.length === 0) return {};
+    return {
+      backgroundAgents: this.state.tasks.map((task) => ({
+        id: task.id,
+        description: task.description,
+        agentType: task.agentType,
+        model: task.model,
+        status: task.status === 'idle' ? `${shownStatus(task)} (waiting for SendMessage)` : task.status,
+        childWorkflowId: task.childWorkflowId,
+      })),
+    };
+  }
+
+  /** `backgroundAgentFinished` signal: an agent answered. Taken once; a SendMessage waiting for it gets it, else a notification. */
+  onFinished(report: BackgroundAgentReport): void {
+    if (!isAgentReport(report)) {
+      log.warn('Dropped malformed backgroundAgentFinished signal', { received: report });
+      return;
+    }
+    const before = this.state.tasks.find((task) => task.id === report.agentId)?.lastSeq;
+    const task = takeReport(this.state, report);
+    if (before !== undefined && report.seq > before) this.host.recordChildUsage(report.usage, report.costUsd, report.modelUsage);
+    if (!task) return;
+    const waiting = this.awaitingAnswer.get(task.id);
+    if (waiting !== undefined && report.seq > waiting) return; // SendMessage's result carries it
+    this.host.notify(agentNotificationKey(task.id, report.seq), agentNotificationText(task, report), 'task-notification');
+  }
+
+  // ---- Agent {run_in_background: true} ----
+
+  private async launch(call: ToolRouteCall): Promise<ToolOutcome> {
+    const agentId = agentTaskId(uuid4());
+    const prepared = prepareSubagent(this.host, call.block, { agentId });
+    if (!('childInput' in prepared)) return prepared;
+    call.entry.childWorkflowId = prepared.workflowId;
+    // Recorded before the start: the child's first answer may arrive in the same activation as its start.
+    const task: AgentTask = {
+      id: agentId,
+      description: prepared.input.description,
+      agentType: prepared.agentName,
+      childWorkflowId: prepared.workflowId,
+      model: prepared.model,
+      status: 'running',
+      lastSeq: 0,
+    };
+    this.state.tasks.push(task);
+    let handle: ChildWorkflowHandle<(input: ConversationInput) => Promise<ConversationSummary>>;
+    try {
+      // Not in the query's scope: an abort of this query leaves the agent running (as Claude Code).
+      handle = await CancellationScope.nonCancellable(() =>
+        startChild<(input: ConversationInput) => Promise<ConversationSummary>>('conversationWorkflow', {
+          workflowId: prepared.workflowId,
+          args: [prepared.childInput],
+          staticSummary: prepared.staticSummary,
+          cancellationType: ChildWorkflowCancellationType.ABANDON,
+          // The parent's continue-as-new closes its run: the agent must outlive that. The parent stops it at `end`.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          typedSearchAttributes: prepared.typedSearchAttributes,
+        }),
+      );
+    } catch (error) {
+      task.status = 'failed';
+      return { isError: true, content: `The ${prepared.agentName} agent could not start: ${childFailureMessage(error)}` };
+    }
+    // In this run the child's close is seen too: an agent that ends without having answered is reported once.
+    void handle.result().then(
+      (summary) => this.onChildClosed(task.id, summary),
+      (error: unknown) => this.onChildFailed(task.id, error),
+    );
+    return { isError: false, content: launchedText(task) };
+  }
+
+  private onChildClosed(agentId: string, summary: ConversationSummary): void {
+    const task = this.state.tasks.find((candidate) => candidate.id === agentId);
+    if (!task) return;
+    const result = summary.lastResult;
+    // Its answer's signal did not arrive (a parent busy continuing as new when it was sent): the result says it.
+    if (task.lastSeq === 0 && result) {
+      this.onFinished({ agentId, seq: 1, result: result.result, isError: result.is_error, usage: result.usage, costUsd: result.total_cost_usd, modelUsage: result.modelUsage });
+    }
+    if (isAlive(task)) task.status = 'ended';
+  }
+
+  private onChildFailed(agentId: string, error: unknown): void {
+    const task = this.state.tasks.find((candidate) => candidate.id === agentId);
+    if (!task || !isAlive(task)) return; // stopped by TaskStop or the end: nothing to tell
+    const wasRunning = task.status === 'running';
+    task.status = 'failed';
+    if (!wasRunning || isCancellation(error)) return;
+    const answer = { result: `The agent stopped with an error: ${childFailureMessage(error)}`, isError: true };
+    task.result = answer.result;
+    task.isError = true;
+    this.host.notify(agentNotificationKey(agentId, 'closed'), agentNotificationText(task, answer), 'task-notification');
+  }
+
+  // ---- SendMessage ----
+
+  private async sendMessage(block: ToolUseBlock): Promise<ToolOutcome> {
+    const parsed = sendMessageInputSchema.safeParse(block.input);
+    if (!parsed.success) {
+      return { isError: true, content: `Invalid SendMessage input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    }
+    const found = findAgentTask(this.state, parsed.data.to);
+    if ('problem' in found) return { isError: true, content: found.problem };
+    const task = found.task;
+    if (!isAlive(task)) {
+      return { isError: true, content: `Agent ${task.id} ("${task.description}") has ${task.status === 'killed' ? 'been stopped' : task.status}; it cannot take messages. Start a new agent instead.` };
+    }
+    const wasRunning = task.status === 'running';
+    const after = task.lastSeq;
+    try {
+      await getExternalWorkflowHandle(task.childWorkflowId).signal(userInputSignal, { prompt: parsed.data.message });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // Its workflow is gone (it timed out idle, or was stopped from outside).
+      task.status = 'ended';
+      return { isError: true, content: `Agent ${task.id} ("${task.description}") has ended; it cannot take messages. Start a new agent instead.` };
+    }
+    if (wasRunning) {
+      return {
+        isError: false,
+        content: `Message sent to agent ${task.id} ("${task.description}"), which is still working: it reads the message before its next step, and its answer comes as a notification when it finishes.`,
+      };
+    }
+    // It was waiting: it works on the message now, and this call waits for its answer (abort stops the waiting, not the agent).
+    task.status = 'running';
+    this.awaitingAnswer.set(task.id, after);
+    try {
+      await condition(() => task.lastSeq > after || !isAlive(task));
+    } finally {
+      this.awaitingAnswer.delete(task.id);
+    }
+    if (task.lastSeq <= after) return { isError: true, content: `Agent ${task.id} ("${task.description}") ${task.status} before answering.` };
+    return { isError: task.isError === true, content: task.result?.trim() ? task.result : `Agent ${task.id} finished without a final message.` };
+  }
+
+  // ---- TaskOutput / TaskStop for agent ids ----
+
+  private async taskOutput(block: ToolUseBlock): Promise<ToolOutcome> {
+    const parsed = taskOutputInputSchema.safeParse(block.input);
+    if (!parsed.success) {
+      return { isError: true, content: `Invalid TaskOutput input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    }
+    const task = this.state.tasks.find((candidate) => candidate.id === parsed.data.task_id)!;
+    let timedOut = false;
+    if (parsed.data.block && task.status === 'running') {
+      timedOut = !(await condition(() => task.status !== 'running', parsed.data.timeout, { summary: `TaskOutput: waiting for agent ${task.id}` }));
+    }
+    return { isError: false, content: agentTaskOutputText(task, timedOut) };
+  }
+
+  private async taskStop(block: ToolUseBlock): Promise<ToolOutcome> {
+    const parsed = taskStopInputSchema.safeParse(block.input);
+    if (!parsed.success) return { isError: true, content: `Invalid TaskStop input: ${parsed.error.issues.map((issue) => issue.message).join('; ')}` };
+    const task = this.state.tasks.find((candidate) => candidate.id === parsed.data.task_id)!;
+    if (!isAlive(task)) return { isError: false, content: `Agent ${task.id} ("${task.description}") already ${task.status === 'killed' ? 'stopped' : task.status}; nothing to stop.` };
+    await this.stop(task);
+    return { isError: false, content: `Stopped agent ${task.id} ("${task.description}").` };
+  }
+
+  /** Cancels the agent's workflow (it may have closed on its own meanwhile: then there is nothing to cancel). */
+  private async stop(task: AgentTask): Promise<void> {
+    task.status = 'killed';
+    try {
+      await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(task.childWorkflowId).cancel());
+    } catch (error) {
+      log.info('Background agent was already gone when stopped', { agentId: task.id, error: String(error) });
+    }
+  }
+
+  /** The conversation ends: every agent still there is cancelled (none: no command, as in older histories). */
+  private async stopAll(): Promise<void> {
+    for (const task of this.state.tasks.filter(isAlive)) await this.stop(task);
+  }
+}

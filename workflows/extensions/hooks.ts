@@ -1,0 +1,326 @@
+/**
+ * Claude Code's hook lifecycle in the conversation (issue 22 §4): the hook settings loaded once
+ * per session (loadHookSettings, recorded and carried), and each event at its point —
+ * selectHookCommands, then (only when a command matches) the runHooks activity, then
+ * decideHookOutcome on its recorded outcome, so a replay never runs a hook again. Stop hooks keep
+ * their own path (workflows/deps/stop-hooks.ts). What a decision does is hooks-decisions.ts.
+ */
+import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
+import type { ConversationConfig } from '../../common/config';
+import {
+  type HookDecision,
+  type HookEvent,
+  type HookSettings,
+  decideHookOutcome,
+  selectHookCommands,
+} from '../../common/hooks';
+import type { ToolUseBlock } from '../../common/messages';
+import type { ConversationEvent, PendingInput, SubagentOrigin } from '../definitions';
+import { activities, activityOptions } from '../deps/activity-options';
+import { failureMessage } from '../deps/failures';
+import type { ToolHooks, ToolPermissions } from '../deps/query-host';
+import { sandboxInputs } from '../deps/tool-run';
+import { PATCHES, patched } from '../patches';
+import { type HooksState, type PreToolUseAction, type SessionStartSource, blockedPromptText, preToolUseAction, systemReminder, withPostToolUseFeedback, withSessionStartContext } from './hooks-decisions';
+
+type SessionEndReason = Extract<HookEvent, { hook_event_name: 'SessionEnd' }>['reason'];
+
+/** Claude Code's idle threshold for the idle_prompt notification (`messageIdleNotifThresholdMs`). */
+export const IDLE_PROMPT_AFTER_MS = 60_000;
+
+/** What the hooks need of the session. */
+export interface HooksHost {
+  readonly conversationId: string;
+  readonly config: ConversationConfig;
+  readonly toolPermissions: ToolPermissions;
+  /** A subagent runs its parent's tool hooks; it has no session of its own (no SessionStart/End, prompts). */
+  readonly subagent?: SubagentOrigin;
+  permissionMode(): string | undefined;
+  pushEvent(message: ConversationEvent['message']): void;
+}
+
+/** What UserPromptSubmit did to a prompt. */
+export type PromptSubmitOutcome = { type: 'blocked'; text: string } | { type: 'continue'; context?: string };
+
+export class SessionHooks implements ToolHooks {
+  private state: HooksState;
+  /** Inputs PreToolUse hooks replaced, by tool_use id, until PostToolUse. */
+  private readonly updatedInputs = new Map<string, Record<string, unknown>>();
+
+  constructor(
+    private readonly host: HooksHost,
+    carried: HooksState | undefined,
+    /** A subagent's hooks: its parent's settings (issue 22: tool hooks run in subagents too). */
+    inherited?: HookSettings,
+  ) {
+    this.state = carried ? { ...carried } : inherited ? { settings: inherited } : {};
+  }
+
+  /** Whether loadHookSettings should run in this run: the first run of a top-level conversation (and a run continued from code before hooks). */
+  get needsSettings(): boolean {
+    return this.state.settings === undefined && !this.host.subagent;
+  }
+
+  /** The settings a subagent inherits: its tool hooks run in it too (undefined when nothing is configured). */
+  get inheritable(): HookSettings | undefined {
+    const settings = this.state.settings;
+    return settings && Object.keys(settings).length > 0 ? settings : undefined;
+  }
+
+  /**
+   * A subagent's end: its SubagentStop hooks (Claude Code runs them instead of Stop), folded into
+   * the Stop decision the loop acts on (workflows/stop-hooks.ts): a block sends the feedback back
+   * to the subagent's model. Undefined for a top-level conversation.
+   */
+  get subagentStop(): ToolHooks['subagentStop'] {
+    if (!this.host.subagent) return undefined;
+    return async ({ lastAssistantMessage, stopHookActive }, before) => {
+      const origin = this.host.subagent!;
+      const event: HookEvent = {
+        hook_event_name: 'SubagentStop',
+        stop_hook_active: stopHookActive,
+        last_assistant_message: lastAssistantMessage,
+        // The Agent call's id names the subagent (its workflow id derives from it).
+        agent_id: origin.toolUseId,
+        agent_type: origin.agentType,
+      };
+      const { decision } = await this.run(event);
+      if (!decision) return before;
+      // The loop says "Stop hook feedback:" itself; the decision's own heading is left out.
+      const feedback = decision.blocked && decision.blockingMessage ? [decision.blockingMessage.replace(/^SubagentStop hook feedback:\n/, '')] : [];
+      return {
+        ...before,
+        blockingErrors: [...before.blockingErrors, ...feedback],
+        preventContinuation: before.preventContinuation || decision.preventContinuation,
+        ...(decision.stopReason !== undefined && { stopReason: decision.stopReason }),
+      };
+    };
+  }
+
+  /**
+   * Session start: every command hook of the settings files `--setting-sources` allows, read on
+   * the workspace's host (one activity; its result is recorded and carried). A failure is a
+   * warning and the conversation goes on without hooks (its Stop hooks come with the session context).
+   */
+  async load(): Promise<void> {
+    if (!this.needsSettings || !patched(PATCHES.hooksLifecycle)) return;
+    const { config } = this.host;
+    try {
+      const loaded = await activities({ ...activityOptions(config).sessionContext, summary: 'Load hook settings' }).loadHookSettings({
+        cwd: config.cwd,
+        ...(config.settingSources && { settingSources: config.settingSources }),
+      });
+      this.state.settings = loaded.hooks;
+      for (const warning of loaded.warnings) this.warn(warning);
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      this.state.settings = {};
+      this.warn(`Hook settings not loaded (no hooks but Stop run this session): ${failureMessage(error)}`);
+    }
+  }
+
+  /**
+   * One event's hooks: nothing (no command matches: no activity), or the runHooks activity and
+   * decideHookOutcome on its recorded outcome. Messages for people go to the feed. A hook run that
+   * fails as a whole (the worker could not run it after retries) is `failed`.
+   */
+  private async run(event: HookEvent, summary?: string): Promise<{ decision?: HookDecision; failed?: string }> {
+    const commands = this.state.settings ? selectHookCommands(this.state.settings, event) : [];
+    if (commands.length === 0 || !patched(PATCHES.hooksLifecycle)) return {};
+    const { config, conversationId } = this.host;
+    const options = activityOptions(config).stopHooks;
+    const longest = Math.max(...commands.map((command) => command.timeout ?? 60));
+    try {
+      const { outcomes } = await activities({
+        ...options,
+        // Each hook has its own timeout (the runner enforces it); the activity ends a little after the longest.
+        startToCloseTimeout: `${longest + 30} seconds`,
+        summary: summary ?? `${event.hook_event_name} hooks (${commands.length})`,
+      }).runHooks({
+        conversationId,
+        cwd: config.cwd,
+        event,
+        commands,
+        ...(this.host.permissionMode() && { permissionMode: this.host.permissionMode() }),
+        ...sandboxInputs(this.host),
+      });
+      const decision = decideHookOutcome(event, outcomes);
+      for (const message of decision.userMessages) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: message.level, content: message.text });
+      // What the model is told goes to people too (Claude Code shows it in the transcript view), cut to a line.
+      for (const line of decision.additionalContext) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: cutLine(line) });
+      if (decision.blocked && decision.blockingMessage && event.hook_event_name !== 'UserPromptSubmit') {
+        this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: cutLine(decision.blockingMessage) });
+      }
+      return { decision };
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      const failed = `${event.hook_event_name} hooks could not run: ${failureMessage(error)}`;
+      this.warn(failed);
+      return { failed };
+    }
+  }
+
+  // ---- the session ----
+
+  /**
+   * Session start, after the session context: the hook settings, then SessionStart (`startup`, or
+   * `resume` for `start --resume`). A run continued from code before hooks loads the settings
+   * but does not start the session again (`source` undefined).
+   */
+  async start(source: SessionStartSource | undefined): Promise<void> {
+    if (!this.needsSettings) return;
+    await this.load();
+    if (source && this.state.settings) await this.sessionStart(source);
+  }
+
+  /**
+   * SessionStart (startup, resume, clear, compact): its context for the model replaces the last
+   * one (it goes with the user context, see userContext()).
+   */
+  async sessionStart(source: SessionStartSource): Promise<void> {
+    if (this.host.subagent) return;
+    delete this.state.pendingSessionStart;
+    const { decision } = await this.run({ hook_event_name: 'SessionStart', source }, `SessionStart hooks (${source})`);
+    if (!decision) return;
+    if (decision.additionalContext.length > 0) this.state.sessionStartContext = decision.additionalContext;
+    else delete this.state.sessionStartContext;
+  }
+
+  /** A `/clear` or a compaction: SessionStart runs again (with that source) before the next input. */
+  sessionRestarted(source: 'clear' | 'compact'): void {
+    if (this.state.settings?.SessionStart && !this.host.subagent) this.state.pendingSessionStart = source;
+  }
+
+  /** Runs a SessionStart a `/clear` or compaction asked for (before the next input). */
+  async sessionStartIfDue(): Promise<void> {
+    if (this.state.pendingSessionStart) await this.sessionStart(this.state.pendingSessionStart);
+  }
+
+  /** The user context with SessionStart's context after it (both in the system reminder before the first message). */
+  userContext(base: string | undefined): string | undefined {
+    return withSessionStartContext(base, this.state.sessionStartContext);
+  }
+
+  /** SessionEnd: at the conversation's end (after the loop), or `/clear`. Messages to the feed. */
+  async sessionEnd(reason: SessionEndReason): Promise<void> {
+    if (this.host.subagent) return;
+    await this.run({ hook_event_name: 'SessionEnd', reason });
+  }
+
+  // ---- prompts ----
+
+  /**
+   * UserPromptSubmit, before the query: a block (exit 2, `decision: block`, `continue: false`)
+   * drops the prompt and tells the user why; context joins the prompt (a system reminder after it).
+   */
+  async userPromptSubmit(prompt: string): Promise<PromptSubmitOutcome> {
+    if (this.host.subagent) return { type: 'continue' };
+    const { decision } = await this.run({ hook_event_name: 'UserPromptSubmit', prompt });
+    if (!decision) return { type: 'continue' };
+    if (decision.blocked) return { type: 'blocked', text: blockedPromptText(decision) };
+    if (decision.preventContinuation) return { type: 'blocked', text: decision.stopReason ?? 'Stopped by UserPromptSubmit hook' };
+    return decision.additionalContext.length > 0 ? { type: 'continue', context: systemReminder(decision.additionalContext) } : { type: 'continue' };
+  }
+
+  /**
+   * A prompt about to start a query (a person's or a custom command's; not a notification): the
+   * UserPromptSubmit hooks. Returns the input to run (with the hooks' context), or undefined when
+   * they blocked it (the user was told, with a result message).
+   */
+  async beforeQuery(input: PendingInput, typed: string, answer: (output: string) => void): Promise<PendingInput | undefined> {
+    if (input.origin) return input;
+    const outcome = await this.userPromptSubmit(typed);
+    if (outcome.type === 'blocked') {
+      answer(outcome.text);
+      return undefined;
+    }
+    return outcome.context ? { ...input, hookContext: outcome.context } : input;
+  }
+
+  // ---- tools ----
+
+  /** Whether PreToolUse hooks match this call (then it does not start while the model still streams). */
+  hasPreToolUse(block: ToolUseBlock): boolean {
+    return this.matchesPreToolUse(block.name);
+  }
+
+  /** Whether PreToolUse hooks match calls of this tool (then the model call's local phase does not prefetch it). */
+  matchesPreToolUse(toolName: string): boolean {
+    return !!this.state.settings?.PreToolUse && selectHookCommands(this.state.settings, { hook_event_name: 'PreToolUse', tool_name: toolName, tool_input: {}, tool_use_id: '' }).length > 0;
+  }
+
+  /**
+   * PreToolUse, before the permission check (Claude Code's order): block, or run with what the
+   * hooks said. Fails closed: hooks that could not run at all block the call.
+   */
+  async preToolUse(block: ToolUseBlock): Promise<PreToolUseAction> {
+    const event: HookEvent = { hook_event_name: 'PreToolUse', tool_name: block.name, tool_input: inputObject(block.input), tool_use_id: block.id };
+    const { decision, failed } = await this.run(event, `PreToolUse hooks: ${block.name}`);
+    if (failed) return { type: 'block', message: `${failed}. The tool was not run.` };
+    const action = preToolUseAction(decision);
+    // PostToolUse gets the input the tool ran with (in memory: the same decision comes back on replay).
+    if (action.type === 'run' && action.input) this.updatedInputs.set(block.id, action.input);
+    return action;
+  }
+
+  /** PostToolUse, once after a tool that succeeded: its messages for the model beside the result. */
+  async postToolUse(block: ToolUseBlock, outcome: { content: string; isError: boolean }): Promise<{ content: string; isError: boolean }> {
+    const input = this.updatedInputs.get(block.id) ?? block.input;
+    this.updatedInputs.delete(block.id);
+    if (outcome.isError) return outcome; // Claude Code runs PostToolUseFailure (not supported) for errors.
+    const event: HookEvent = { hook_event_name: 'PostToolUse', tool_name: block.name, tool_input: inputObject(input), tool_response: outcome.content, tool_use_id: block.id };
+    const { decision } = await this.run(event, `PostToolUse hooks: ${block.name}`);
+    return { content: withPostToolUseFeedback(outcome.content, decision), isError: outcome.isError };
+  }
+
+  // ---- compaction and notifications ----
+
+  /** PreCompact (manual or auto), before the compaction's model call. */
+  async preCompact(trigger: 'manual' | 'auto', customInstructions: string | undefined): Promise<void> {
+    await this.run({ hook_event_name: 'PreCompact', trigger, custom_instructions: customInstructions ?? '' });
+  }
+
+  /**
+   * Notification (a tool waits for approval): the hooks run beside the wait (not awaited: a slow
+   * hook must not hold the request); their messages go to the feed when they end.
+   */
+  notifyPermissionPrompt(toolName: string): void {
+    if (!this.matchesNotification('permission_prompt')) return;
+    const event: HookEvent = { hook_event_name: 'Notification', notification_type: 'permission_prompt', message: `Claude needs your permission to use ${toolName}` };
+    this.run(event).catch(() => undefined);
+  }
+
+  /**
+   * Notification (idle_prompt): when Notification hooks match it, waits up to Claude Code's idle
+   * threshold for `ready`; past it, runs them once and returns false (the idle timer starts after).
+   * True when `ready` came first. Nothing (no timer) without such hooks.
+   */
+  async waitForIdleNotice(ready: () => boolean): Promise<boolean> {
+    if (this.host.subagent || !this.matchesNotification('idle_prompt') || !patched(PATCHES.hooksLifecycle)) return false;
+    if (await condition(ready, IDLE_PROMPT_AFTER_MS, { summary: 'Idle notification (Notification hooks, idle_prompt)' })) return true;
+    await this.run({ hook_event_name: 'Notification', notification_type: 'idle_prompt', message: 'Claude is waiting for your input' });
+    return ready();
+  }
+
+  private matchesNotification(type: 'idle_prompt' | 'permission_prompt'): boolean {
+    return !!this.state.settings?.Notification && selectHookCommands(this.state.settings, { hook_event_name: 'Notification', notification_type: type, message: '' }).length > 0;
+  }
+
+  toCarried(): HooksState | undefined {
+    return this.state.settings === undefined && !this.state.sessionStartContext ? undefined : { ...this.state };
+  }
+
+  private warn(content: string): void {
+    this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content });
+  }
+}
+
+function inputObject(input: unknown): Record<string, unknown> {
+  return input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+}
+
+/** A hook message as one feed line (the model gets it whole). */
+function cutLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= 300 ? flat : `${flat.slice(0, 299)}…`;
+}

@@ -1,0 +1,237 @@
+/**
+ * MCP servers as tools in the conversation (issue 22 items 1–3): the session's MCP state and its
+ * wiring. At session start `loadMcpConfig` then `listMcpServers` run on the workspace's queue and
+ * their results (the unexpanded config, the listing: names, schemas, annotations, instructions,
+ * states) are recorded and carried across continue-as-new. The model is offered the listed tools
+ * (`mcp__server__tool`) and the servers' instructions; a call is a `callMcpTool` activity through
+ * the session's tool route; a call that reports `tools/list_changed` and `/mcp` list again.
+ * Failed servers are warnings in the feed: the conversation goes on without them.
+ */
+import { type ActivityOptions, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { LoadMcpConfigResult, McpServerStatus } from '../../common/activity-types';
+import type { ConversationConfig } from '../../common/config';
+import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
+import { MAX_MCP_RESULT_CHARS, isMcpToolName } from '../../common/mcp-tools';
+import type { ToolUseBlock } from '../../common/messages';
+import type { ToolFacts } from '../../common/permissions';
+import { toolResultBudget } from '../../common/tool-result-budget';
+import type { ConversationEvent } from '../definitions';
+import { activities, localActivities } from '../deps/activity-options';
+import { failureMessage } from '../deps/failures';
+import type { ToolPermissions } from '../deps/query-host';
+import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
+import { PATCHES, patched } from '../patches';
+import {
+  type McpCarried,
+  findMcpTool,
+  mcpCallFacts,
+  mcpCommandText,
+  mcpListingWarnings,
+  mcpResultText,
+  mcpToolsChangedLine,
+  mightBeListedLater,
+  offeredMcpTools,
+  unknownMcpToolText,
+} from './mcp-state';
+
+export type { McpCarried } from './mcp-state';
+
+/** What the MCP servers need of the session. */
+export interface McpHost {
+  readonly conversationId: string;
+  readonly config: ConversationConfig;
+  /** Subagents do not load servers of their own. */
+  readonly subagent?: unknown;
+  /** The permission gate (a tool listed only after its call was checked is checked again). */
+  readonly toolPermissions: Pick<ToolPermissions, 'check'>;
+  pushEvent(message: ConversationEvent['message']): void;
+}
+
+/**
+ * Options of the config and listing activities: on the workspace's host; the listing heartbeats
+ * while servers start (reading the config is a few file reads, and does not).
+ */
+function listingOptions(config: ConversationConfig, summary: string, heartbeats: boolean): ActivityOptions {
+  return {
+    taskQueue: config.toolTaskQueue,
+    startToCloseTimeout: '2 minutes',
+    ...(heartbeats && { heartbeatTimeout: config.toolHeartbeatTimeoutMs }),
+    retry: { initialInterval: '1 second', maximumAttempts: 3 },
+    summary,
+  };
+}
+
+/** The conversation's MCP servers: state (one object, carried whole), the tool route, the prompt parts. */
+export class McpServers {
+  private state: McpCarried | undefined;
+  /** The offered tools' definitions: a new array only when the listing changes (the request context's digest follows it). */
+  private definitions: McpToolDefinition[] = [];
+  private instructions: string | undefined;
+  /** A listing in progress (several calls may report list_changed at once): one at a time. */
+  private listing: Promise<void> | undefined;
+
+  constructor(
+    private readonly host: McpHost,
+    carried: McpCarried | undefined,
+  ) {
+    this.state = carried;
+    this.derive();
+  }
+
+  /** Whether this run should load the servers: never loaded (or tried), and not a subagent. */
+  get needsLoad(): boolean {
+    return this.state === undefined && !this.host.subagent;
+  }
+
+  /** Tools the model is offered beyond the built-in ones. */
+  get toolDefinitions(): readonly McpToolDefinition[] {
+    return this.definitions;
+  }
+
+  /** The "# MCP Server Instructions" system section, when a connected server gave instructions. */
+  get instructionsSection(): string | undefined {
+    return this.instructions;
+  }
+
+  /** Session start: the config, then the servers' listing; problems go to the feed, never stop the conversation. */
+  async load(): Promise<void> {
+    // Runs recorded before MCP servers were wired issue no MCP activity.
+    if (!this.needsLoad || !patched(PATCHES.mcpTools)) return;
+    const loaded = await this.loadConfig();
+    this.state = { servers: loaded?.servers ?? [], listing: [] };
+    if (this.state.servers.length > 0) await this.list();
+  }
+
+  /** `/mcp`: the config is read again (a server approved since) and every server listed again; the answer lists them. */
+  async command(): Promise<string> {
+    if (this.state === undefined) return mcpCommandText(undefined);
+    const loaded = await this.loadConfig();
+    if (loaded) this.state = { servers: loaded.servers, listing: this.state.listing.filter((status) => loaded.servers.some((server) => server.name === status.name)) };
+    if (this.state.servers.length > 0) await this.list();
+    else this.derive();
+    return mcpCommandText(this.state);
+  }
+
+  /** `status`: one line per server, or undefined when there are none. */
+  statusLines(): string[] | undefined {
+    return this.state && this.state.listing.length > 0 ? mcpStatusLines(this.state.listing) : undefined;
+  }
+
+  /** The permission engine's facts of a listed MCP tool (its server, for `mcp__server` rules). */
+  permissionFacts(block: ToolUseBlock): ToolFacts | undefined {
+    return this.state && isMcpToolName(block.name) ? mcpCallFacts(this.state.listing, block.name) : undefined;
+  }
+
+  /** What continue-as-new carries (nothing in runs that never loaded the servers). */
+  toCarried(): McpCarried | undefined {
+    return this.state;
+  }
+
+  /** The route of `mcp__…` calls: listed tools run on their server; any other is "No such tool available". */
+  route(): ToolRoute {
+    return {
+      name: 'MCP servers',
+      takes: (block) => this.state !== undefined && isMcpToolName(block.name),
+      // Claude Code runs an MCP tool beside others only when its server annotates it read-only.
+      concurrencySafe: (block) => (this.state ? findMcpTool(this.state.listing, block.name)?.concurrencySafe === true : false),
+      run: (call) => this.call(call),
+    };
+  }
+
+  private async call(call: ToolRouteCall): Promise<ToolOutcome> {
+    const { block } = call;
+    // A name of a connected server that the listing lacks: its tools may have changed since (a
+    // list_changed that reached the worker after the call that caused it), so list once more.
+    const listedWhenChecked = findMcpTool(this.state?.listing ?? [], block.name) !== undefined;
+    if (!listedWhenChecked && mightBeListedLater(this.state?.listing ?? [], block.name)) await this.list();
+    const listing = this.state?.listing ?? [];
+    const tool = findMcpTool(listing, block.name);
+    const server = tool && this.state?.servers.find((entry) => entry.name === tool.server);
+    if (!tool || !server) return { isError: true, content: unknownMcpToolText(block.name, listing) };
+    if (!listedWhenChecked) {
+      // The permission check ran before the tool was listed (without its server's rules): check it again.
+      const verdict = await this.host.toolPermissions.check(block);
+      if (verdict.behavior === 'deny') return { isError: true, content: verdict.message };
+    }
+    const input = block.input !== null && typeof block.input === 'object' && !Array.isArray(block.input) ? (block.input as Record<string, unknown>) : {};
+    // As Bash: a timeout, heartbeats, and retries — the activity answers "may have run" on a retried
+    // attempt of a tool that is neither read-only nor idempotent, instead of calling it again.
+    const result = await activities({ ...call.options.tool, summary: call.summary }).callMcpTool({
+      scope: this.host.conversationId,
+      cwd: this.host.config.cwd,
+      server,
+      toolName: tool.name,
+      originalName: tool.originalName,
+      arguments: input,
+      ...(tool.annotations && { annotations: tool.annotations }),
+    });
+    // seed §2.7 layer 1: the result's share of the message's budget.
+    const content = mcpResultText(result.content, toolResultBudget(MAX_MCP_RESULT_CHARS, call.siblings));
+    if (mcpListingIsStale(this.state?.listing ?? [], tool.server, result.listChangedCount)) await this.list();
+    return { content, isError: result.isError };
+  }
+
+  private async loadConfig(): Promise<LoadMcpConfigResult | undefined> {
+    const { config } = this.host;
+    try {
+      // A few file reads: a local activity when the workspace is this worker's host (no server round trip), as permission facts are.
+      const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
+      const proxy = local ? localActivities({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 3 }, summary: 'Load MCP config' }) : activities(listingOptions(config, 'Load MCP config', false));
+      const loaded = await proxy.loadMcpConfig({
+        cwd: config.cwd,
+        ...(config.settingSources && { settingSources: config.settingSources }),
+        ...(config.mcpConfig && { mcpConfig: config.mcpConfig }),
+        ...(config.strictMcpConfig && { strictMcpConfig: true }),
+      });
+      for (const warning of loaded.warnings) this.warn(warning);
+      return loaded;
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      this.warn(`MCP servers not loaded (the conversation goes on without them): ${failureMessage(error)}`);
+      return undefined;
+    }
+  }
+
+  /** Lists every configured server (connections are reused); one listing at a time. */
+  private async list(): Promise<void> {
+    while (this.listing) await this.listing;
+    this.listing = this.listOnce().finally(() => (this.listing = undefined));
+    await this.listing;
+  }
+
+  private async listOnce(): Promise<void> {
+    const state = this.state;
+    if (!state) return;
+    let servers: McpServerStatus[];
+    try {
+      ({ servers } = await activities(listingOptions(this.host.config, 'List MCP servers', true)).listMcpServers({
+        scope: this.host.conversationId,
+        cwd: this.host.config.cwd,
+        servers: state.servers,
+      }));
+    } catch (error) {
+      // An abort of the query whose call asked for the listing: the call ends, as any cancelled tool.
+      if (isCancellation(error)) throw error;
+      this.warn(`Could not list the MCP servers (their tools stay as they were): ${failureMessage(error)}`);
+      return;
+    }
+    const before = state.listing;
+    this.state = { servers: state.servers, listing: servers };
+    for (const warning of mcpListingWarnings(servers, before)) this.warn(warning);
+    const changed = before.length > 0 ? mcpToolsChangedLine(before, servers) : undefined;
+    if (changed) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: changed });
+    this.derive();
+  }
+
+  /** The offered definitions and instructions from the listing (new values only when they changed). */
+  private derive(): void {
+    const listing = this.state?.listing ?? [];
+    const definitions = offeredMcpTools(listing, this.host.config.tools);
+    if (JSON.stringify(definitions) !== JSON.stringify(this.definitions)) this.definitions = definitions;
+    this.instructions = mcpInstructionsSection(listing);
+  }
+
+  private warn(content: string): void {
+    this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content });
+  }
+}
