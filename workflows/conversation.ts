@@ -14,7 +14,6 @@ import {
   type QueryInProgress,
   abortSignal,
   compactUpdate,
-  cronFiredSignal,
   decidePermissionUpdate,
   endSignal,
   eventsQuery,
@@ -69,11 +68,12 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(statusQuery, () => session.status(), { description: 'Phase, turns, tools in flight, usage, context, last result' });
   setHandler(eventsQuery, (afterSeq = 0) => session.eventsSince(afterSeq), { description: 'Progress events from a sequence number: [afterSeq]' });
   setHandler(historyQuery, () => session.transcript.toJSON(), { description: 'The transcript the model sees' });
-  setHandler(cronFiredSignal, (fire) => session.scheduled.onCronFired(fire)); // issue 21 §5: a cron job's Schedule fired
   handleInternalMessages({
     toolUseStreamed: (raw) => session.onToolUseStreamed(raw),
     subagentProgress: (progress) => session.onSubagentProgress(progress),
     backgroundAgentFinished: (report) => session.backgroundAgents.onFinished(report),
+    // issue 21 §5: a cron job's Schedule fired (internal: not offered in the UI's signal menu)
+    cronFired: (fire) => session.scheduled.onCronFired(fire),
     requestContext: (digest) => session.requestContext(digest),
     transcriptSlice: ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)),
     liveRead: (from) => session.live.read(from),

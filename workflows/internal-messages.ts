@@ -8,10 +8,12 @@
  */
 import { ApplicationFailure, log, setDefaultQueryHandler, setDefaultSignalHandler } from '@temporalio/workflow';
 import type { RequestContext } from '../common/activity-types';
+import type { CronFire } from '../common/cron';
 import {
   type BackgroundAgentReport,
   type SubagentProgress,
   backgroundAgentFinishedSignal,
+  cronFiredSignal,
   type ToolUseStreamed,
   requestContextQuery,
   subagentProgressSignal,
@@ -27,6 +29,8 @@ export interface InternalMessageHandlers {
   subagentProgress(progress: SubagentProgress): void;
   /** A background agent answered (workflows/background/agents.ts). */
   backgroundAgentFinished?(report: BackgroundAgentReport): void;
+  /** A cron job's Schedule fired (workflows/cron-fire.ts delivers it; workflows/background/cron-jobs.ts). */
+  cronFired?(fire: CronFire): void;
   requestContext(digest: string): RequestContext | null;
   transcriptSlice(request: { from: number; maxBytes?: number }): TranscriptSlice;
   /** The live channel's items from an offset (client/live.ts reads a busy conversation with it). */
@@ -43,6 +47,8 @@ export function handleInternalMessages(handlers: InternalMessageHandlers): void 
         return handlers.subagentProgress(args[0] as SubagentProgress);
       case backgroundAgentFinishedSignal.name:
         return handlers.backgroundAgentFinished?.(args[0] as BackgroundAgentReport);
+      case cronFiredSignal.name:
+        return handlers.cronFired?.(args[0] as CronFire);
       default:
         // Signals cannot reply: log and drop (style §6).
         log.warn('Dropped a signal this workflow does not handle', { signal: name });
