@@ -221,6 +221,10 @@ export class BackgroundAgents {
     const task = found.task;
     // Its child ended (a foreground agent answered, a background one timed out idle): a new child continues its transcript.
     if (task.status === 'ended' && patched(PATCHES.sendMessageFinishedAgents)) return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
+    // A foreground agent still answering its Agent call (a call beside it): it reports by its result, not by notification.
+    if (task.foreground && task.status === 'running') {
+      return { isError: true, content: `Agent ${task.id} ("${task.description}") is still answering its Agent call; send the message after that call returns.` };
+    }
     if (!isAlive(task)) {
       return { isError: true, content: `Agent ${task.id} ("${task.description}") has ${task.status === 'killed' ? 'been stopped' : task.status}; it cannot take messages. Start a new agent instead.` };
     }
