@@ -24,6 +24,7 @@ import { createHookActivities } from './hooks/run-hooks';
 import { McpConnectionManager, createMcpActivities } from './mcp/activities';
 // Issue 21 (background work): its own block, append only.
 import { createBackgroundActivities } from './background';
+import { createAgentTranscriptActivities } from './agent-transcript';
 import type { Activities } from '../common/activity-interface';
 
 export type { Activities } from '../common/activity-interface';
@@ -89,6 +90,8 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createHookActivities({ stateDir: deps.stateDir }),
     // Issue 21 (background work): background commands, TaskOutput/TaskStop, cron Schedules. Not called by workflows yet.
     ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),
+    // SendMessage to a finished agent (issue 21 item 3): readAgentTranscript.
+    ...createAgentTranscriptActivities({ temporalClient: deps.temporalClient }),
   };
 }
 

@@ -36,6 +36,7 @@ import type {
   StartBackgroundCommandResult,
   StopResult,
 } from './background';
+import type { AgentTranscript, ReadAgentTranscriptInput } from './agent-transcript';
 import type { CreateCronScheduleInput, CronDeliveryResult, CronFireInput, CronJobSummary } from './cron';
 import type { GatherFactsInput, GatherFactsResult } from './permission-facts';
 import type { SettingSource } from './permissions';
@@ -89,4 +90,6 @@ export interface Activities {
   deleteSessionCronSchedules(input: { conversationId: string }): Promise<{ deleted: string[] }>;
   /** Run by workflows/cron-fire.ts when a job's Schedule fires. */
   deliverCronPrompt(input: CronFireInput & { scheduledAt?: string }): Promise<CronDeliveryResult>;
+  /** SendMessage to a finished agent: its transcript, read by the closed child's query (main worker: it needs the Temporal client). */
+  readAgentTranscript(input: ReadAgentTranscriptInput): Promise<AgentTranscript>;
 }

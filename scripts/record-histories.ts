@@ -452,6 +452,28 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Issue 21 item 3: a foreground Agent answers; SendMessage to it reads its transcript and continues it in a new child.
+    name: 'send-message-finished-agent',
+    prompt: 'Count the files.',
+    model: {
+      respond: (request) => {
+        const last = JSON.stringify(request.body.messages.at(-1)?.content ?? '');
+        const tools = (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
+        if (!tools.includes('Agent')) return { content: [{ type: 'text', text: last.includes('And the .md files?') ? 'One .md file as well.' : 'Two .txt files.' }] };
+        if (last.includes('toolu_send') || last.includes('toolu_fg')) return { content: [{ type: 'text', text: 'Noted.' }] };
+        const agentId = /agentId: (a[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1] ?? 'unknown';
+        if (last.includes('Ask it about .md')) return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: agentId, message: 'And the .md files?' } }] };
+        return { content: [{ type: 'tool_use', id: 'toolu_fg', name: 'Agent', input: { description: 'count files', prompt: 'Count the files.', subagent_type: 'general-purpose' } }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      const ask = await api.send(id, 'Ask it about .md files.');
+      await api.waitForResult(id, ask);
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {

@@ -142,6 +142,11 @@ export const PATCHES = {
     note: 'Bash with run_in_background, TaskOutput and TaskStop run on the background-commands route: start, supervise (not awaited), read, stop, and a task notification at the end; the next run supervises running tasks again (older histories sent these calls to runTool, which rejected them).',
     since: '2026-12-02 142b57c',
   },
+  sendMessageFinishedAgents: {
+    id: 'send-message-finished-agents',
+    note: 'A foreground Agent call is recorded as an agent (its result names its agent id), and SendMessage to a finished agent reads its transcript (readAgentTranscript) and continues it in a new child started with it (older runs kept no foreground agents and refused SendMessage to an ended one).',
+    since: '2026-12-02 572b60f',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

@@ -138,6 +138,11 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
 export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Promise<ToolOutcome> {
   const prepared = prepareSubagent(host, block);
   if (!('childInput' in prepared)) return prepared;
+  return executeSubagent(host, prepared);
+}
+
+/** Runs a prepared child and awaits its answer (an Agent call, or SendMessage continuing a finished agent). */
+export async function executeSubagent(host: SubagentHost, prepared: PreparedSubagent): Promise<ToolOutcome> {
   const agentName = prepared.agentName;
   try {
     const summary = await executeChild<(input: ConversationInput) => Promise<ConversationSummary>>('conversationWorkflow', {

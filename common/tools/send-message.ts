@@ -13,11 +13,11 @@ export type SendMessageInput = z.infer<typeof sendMessageInputSchema>;
 
 export const sendMessageToolSpec = defineTool({
   name: 'SendMessage',
-  description: `Sends a message to a background agent started earlier in this conversation (Agent with run_in_background: true), by its agent id, which continues with its own transcript intact — use it to ask a follow-up or give more work to an agent that already has the context, instead of starting a new one.
+  description: `Sends a message to an agent started earlier in this conversation (an Agent call, in the foreground or with run_in_background: true), by its agent id, which continues with its own transcript intact — use it to ask a follow-up or give more work to an agent that already has the context, instead of starting a new one.
 
-- An agent that has answered and is waiting works on the message, and this call returns its answer.
-- An agent still working reads the message before its next step; its answer comes as a notification when it finishes.
-- An agent that was stopped or has ended cannot take messages: start a new one.`,
+- An agent that has answered (a foreground agent, or a background one waiting) works on the message, and this call returns its answer.
+- An agent still working in the background reads the message before its next step; its answer comes as a notification when it finishes.
+- An agent that was stopped cannot take messages: start a new one.`,
   inputSchema: sendMessageInputSchema,
   isReadOnly: () => false,
   isConcurrencySafe: () => true,

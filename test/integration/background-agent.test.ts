@@ -137,7 +137,7 @@ describe('background agents', () => {
     await harness.startWorker();
     const { result } = await runToResult(harness, 'Two agents.');
     expect(result).toMatchObject({ result: 'Both done.' });
-    expect(toolResultFor('toolu_opus')).toMatchObject({ tool_use_id: 'toolu_opus', content: 'I am claude-opus-4-8.' });
+    expect(toolResultFor('toolu_opus')).toMatchObject({ tool_use_id: 'toolu_opus', content: expect.stringMatching(/^I am claude-opus-4-8\.\n\nagentId: /) });
     expect(toolResultFor('toolu_bad')).toMatchObject({ tool_use_id: 'toolu_bad', is_error: true, content: expect.stringContaining('"gpt-4o" is not a model the API serves') });
     expect(harness.model.requests.filter(isChild)).toHaveLength(1);
   });

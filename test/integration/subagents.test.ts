@@ -49,7 +49,7 @@ describe('subagents', () => {
 
     const parentRequests = harness.model.requests.filter((request) => !isChild(request));
     const toolResult = parentRequests[1].body.messages.at(-1).content[0];
-    expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_agent1', content: 'There are 2 text files: a.txt and b.txt.' });
+    expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_agent1', content: expect.stringMatching(/^There are 2 text files: a\.txt and b\.txt\.\n\nagentId: a[0-9a-f]{8} /) });
     const childRequest = harness.model.requests.find(isChild)!;
     expect(firstUserText(childRequest)).toContain('Count the .txt files');
     // No Agent, and nothing scheduled (a subagent ends with its answer); its own task list and background commands (stopped when it ends).
@@ -83,7 +83,8 @@ describe('subagents', () => {
     const { result, conversationId } = await runToResult(harness, 'Do three things');
     expect(result).toMatchObject({ subtype: 'success', result: 'All three done.' });
     const results = harness.model.requests.filter((request) => !isChild(request))[1].body.messages.at(-1).content;
-    expect(results.map((block: { content: string }) => block.content)).toEqual(['answer to task a', 'answer to task b', 'answer to task c']);
+    // Each answer, then the agent id SendMessage takes.
+    expect(results.map((block: { content: string }) => block.content.replace(/\n\nagentId: .*$/s, ''))).toEqual(['answer to task a', 'answer to task b', 'answer to task c']);
     // All three children started before any of them finished.
     const history = await harness.client.workflow.getHandle(conversationId).fetchHistory();
     const events = history.events ?? [];
@@ -186,7 +187,7 @@ describe('subagents', () => {
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
     expect(result).toMatchObject({ subtype: 'success', result: 'Parent done.' });
     const toolResult = harness.model.requests.filter((request) => !isChild(request))[1].body.messages.at(-1).content[0];
-    expect(toolResult.content).toBe('Child finished after the crash.');
+    expect(toolResult.content).toMatch(/^Child finished after the crash\.\n\nagentId: a[0-9a-f]{8} /);
 
     // One child for the tool_use, visible to the stock CLI under its parent.
     const childId = subagentWorkflowId(started.conversationId, 'toolu_crash');

@@ -27,6 +27,12 @@ export interface AgentTask {
   /** The last answer. */
   result?: string;
   isError?: boolean;
+  /** A foreground Agent call (PATCHES.sendMessageFinishedAgents): its child ended with its answer; SendMessage continues it in a new child. */
+  foreground?: boolean;
+  /** The first child's workflow id, when SendMessage continued the agent in newer children (`<first>--msg-<n>`; childWorkflowId is the newest). */
+  rootWorkflowId?: string;
+  /** How many times SendMessage continued it in a new child. */
+  continuations?: number;
 }
 
 /** The parent's background agents, in the order started. */

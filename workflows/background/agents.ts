@@ -28,6 +28,7 @@ import type { BackgroundAgentReport, BackgroundAgentSummary } from './agent-type
 import { type ConversationInput, type ConversationSummary, type InputOrigin, userInputSignal } from '../definitions';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
 import { PATCHES, patched } from '../patches';
+import { continueFinishedAgent, runForegroundAgent } from './finished-agents';
 import { type SubagentHost, childFailureMessage, prepareSubagent } from '../subagents';
 import {
   type AgentTask,
@@ -82,9 +83,15 @@ export class BackgroundAgents {
       run: (call) => this.launch(call),
     });
     host.registerToolRoute({
+      name: 'foreground agents',
+      // Recorded so SendMessage can continue them (finished-agents.ts); before the patch they ran on tool-run.ts's default path.
+      takes: (block) => block.name === 'Agent' && !runsInBackground(block) && patched(PATCHES.sendMessageFinishedAgents),
+      run: (call) => runForegroundAgent(this.host, this.state, call),
+    });
+    host.registerToolRoute({
       name: 'SendMessage',
       takes: (block) => block.name === 'SendMessage' && patched(PATCHES.backgroundAgents),
-      run: (call) => this.sendMessage(call.block),
+      run: (call) => this.sendMessage(call.block, call),
     });
     host.registerToolRoute({
       name: 'background agent tasks',
@@ -105,9 +112,11 @@ export class BackgroundAgents {
 
   /** For `status`: every background agent of the conversation, or nothing. */
   summaries(): { backgroundAgents?: BackgroundAgentSummary[] } {
-    if (this.state.tasks.length === 0) return {};
+    // Foreground agents (recorded for SendMessage) show as the Agent calls they were.
+    const background = this.state.tasks.filter((task) => !task.foreground);
+    if (background.length === 0) return {};
     return {
-      backgroundAgents: this.state.tasks.map((task) => ({
+      backgroundAgents: background.map((task) => ({
         id: task.id,
         description: task.description,
         agentType: task.agentType,
@@ -202,7 +211,7 @@ export class BackgroundAgents {
 
   // ---- SendMessage ----
 
-  private async sendMessage(block: ToolUseBlock): Promise<ToolOutcome> {
+  private async sendMessage(block: ToolUseBlock, call: ToolRouteCall): Promise<ToolOutcome> {
     const parsed = sendMessageInputSchema.safeParse(block.input);
     if (!parsed.success) {
       return { isError: true, content: `Invalid SendMessage input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
@@ -210,6 +219,12 @@ export class BackgroundAgents {
     const found = findAgentTask(this.state, parsed.data.to);
     if ('problem' in found) return { isError: true, content: found.problem };
     const task = found.task;
+    // Its child ended (a foreground agent answered, a background one timed out idle): a new child continues its transcript.
+    if (task.status === 'ended' && patched(PATCHES.sendMessageFinishedAgents)) return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
+    // A foreground agent still answering its Agent call (a call beside it): it reports by its result, not by notification.
+    if (task.foreground && task.status === 'running') {
+      return { isError: true, content: `Agent ${task.id} ("${task.description}") is still answering its Agent call; send the message after that call returns.` };
+    }
     if (!isAlive(task)) {
       return { isError: true, content: `Agent ${task.id} ("${task.description}") has ${task.status === 'killed' ? 'been stopped' : task.status}; it cannot take messages. Start a new agent instead.` };
     }
@@ -219,8 +234,9 @@ export class BackgroundAgents {
       await getExternalWorkflowHandle(task.childWorkflowId).signal(userInputSignal, { prompt: parsed.data.message });
     } catch (error) {
       if (isCancellation(error)) throw error;
-      // Its workflow is gone (it timed out idle, or was stopped from outside).
+      // Its workflow is gone (it timed out idle, or was stopped from outside): continued from its transcript, or (before the patch) refused.
       task.status = 'ended';
+      if (patched(PATCHES.sendMessageFinishedAgents)) return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
       return { isError: true, content: `Agent ${task.id} ("${task.description}") has ended; it cannot take messages. Start a new agent instead.` };
     }
     if (wasRunning) {
