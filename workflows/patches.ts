@@ -142,6 +142,11 @@ export const PATCHES = {
     note: 'Bash with run_in_background, TaskOutput and TaskStop run on the background-commands route: start, supervise (not awaited), read, stop, and a task notification at the end; the next run supervises running tasks again (older histories sent these calls to runTool, which rejected them).',
     since: '2026-12-02 142b57c',
   },
+  mcpApprovalInChat: {
+    id: 'mcp-approval-in-chat',
+    note: 'The approveMcpServers update (a person answers "Use the MCP server … from .mcp.json?"): saveMcpApprovals, then loadMcpConfig and listMcpServers as /mcp (older runs had no such update).',
+    since: '2026-12-02 572b60f',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

@@ -7,7 +7,7 @@
  * the session's tool route; a call that reports `tools/list_changed` and `/mcp` list again.
  * Failed servers are warnings in the feed: the conversation goes on without them.
  */
-import { type ActivityOptions, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
+import { type ActivityOptions, ApplicationFailure, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { LoadMcpConfigResult, McpServerStatus } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
@@ -22,8 +22,13 @@ import type { ToolPermissions } from '../deps/query-host';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
 import { PATCHES, patched } from '../patches';
 import {
+  type McpApprovalOutcome,
+  type McpApprovalRequest,
   type McpCarried,
   findMcpTool,
+  mcpApprovalOutcome,
+  mcpApprovalProblem,
+  mcpServersNeedingApproval,
   mcpCallFacts,
   mcpCommandText,
   mcpListingWarnings,
@@ -110,6 +115,43 @@ export class McpServers {
     if (this.state.servers.length > 0) await this.list();
     else this.derive();
     return mcpCommandText(this.state);
+  }
+
+  /** The `approveMcpServers` validator: unknown names, servers not waiting for approval, bad shapes are rejected. */
+  validateApproval(request: unknown): void {
+    const problem = mcpApprovalProblem(request, this.state);
+    if (problem) throw ApplicationFailure.nonRetryable(problem, 'InvalidMcpApproval');
+  }
+
+  /**
+   * "Use the MCP server … from .mcp.json?" answered: the choice is saved in the workspace's
+   * `.claude/settings.local.json` (an activity on its host), then the config is read and the servers
+   * listed again (as `/mcp`); the next model call offers an approved server's tools.
+   */
+  async approve(request: McpApprovalRequest): Promise<McpApprovalOutcome> {
+    // Only a run that receives this update issues these commands; the marker says so in its history.
+    if (!patched(PATCHES.mcpApprovalInChat)) throw ApplicationFailure.nonRetryable('MCP approval is not available in this run.', 'InvalidMcpApproval');
+    const { config } = this.host;
+    let file: string;
+    try {
+      ({ file } = await activities(listingOptions(config, `Save MCP approval (${request.decision}: ${request.servers.join(', ')})`, false)).saveMcpApprovals({
+        cwd: config.cwd,
+        servers: [...request.servers],
+        decision: request.decision,
+      }));
+    } catch (error) {
+      throw ApplicationFailure.nonRetryable(`The MCP approval was not saved: ${failureMessage(error)}`, 'McpApprovalNotSaved');
+    }
+    const verb = request.decision === 'reject' ? 'rejected' : request.decision === 'approve-all' ? 'approved (with all future project servers)' : 'approved';
+    this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: `MCP server${request.servers.length > 1 ? 's' : ''} ${request.servers.map((name) => `"${name}"`).join(', ')} ${verb}; saved in ${file}.` });
+    await this.command();
+    return mcpApprovalOutcome(request, file, this.state ?? { servers: [], listing: [] });
+  }
+
+  /** Project servers waiting for a person's approval (status; chat asks about each). */
+  needingApproval(): string[] | undefined {
+    const names = mcpServersNeedingApproval(this.state);
+    return names.length > 0 ? names : undefined;
   }
 
   /** `status`: one line per server, or undefined when there are none. */

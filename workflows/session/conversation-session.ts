@@ -323,6 +323,7 @@ export class ConversationSession implements SubmitHost {
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
       ...this.scheduled.status(),
       ...(this.mcp.statusLines() && { mcpServers: this.mcp.statusLines() }),
+      ...(this.mcp.needingApproval() && { mcpNeedsApproval: this.mcp.needingApproval() }),
       ...this.backgroundAgents.summaries(),
       ...(this.backgroundCommands.list().length > 0 && { backgroundTasks: this.backgroundCommands.list() }),
     };
