@@ -11,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
-import { isolateEnvironment } from '../helpers/cli';
+import type { McpApprovalOutcome } from '../../workflows/extensions/mcp-state';
+import { cli, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness } from '../helpers/harness';
 
 const EVERYTHING = path.resolve(__dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -84,10 +85,17 @@ describe('approving .mcp.json servers with the approveMcpServers update', () => 
     expect(JSON.stringify(toolResults(h.model.requests[2])[0].content)).toContain('42');
 
     // Reject: saved in disabledMcpjsonServers; the server is disabled and nothing waits any more.
-    const rejected = await h.api.approveMcpServers(conversationId, { servers: ['other'], decision: 'reject' });
+    // From the command line this time: `durable-agent mcp reject <id> other`.
+    process.env.TEMPORAL_ADDRESS = h.address;
+    const refused = await cli('mcp', 'approve', conversationId, 'nope');
+    expect(refused).toMatchObject({ code: 1, err: expect.stringContaining('mcp approve: No MCP server "nope" in this conversation') });
+    const cliReject = await cli('mcp', 'reject', '--json', conversationId, 'other');
+    expect(cliReject.code).toBe(0);
+    const rejected = JSON.parse(cliReject.out) as McpApprovalOutcome;
     expect(rejected.states.find((server) => server.name === 'other')).toMatchObject({ state: 'disabled', tools: 0 });
     expect(JSON.parse(await readFile(rejected.file, 'utf8'))).toMatchObject({ enabledMcpjsonServers: ['everything'], disabledMcpjsonServers: ['third', 'other'] });
     expect((await h.api.status(conversationId)).mcpNeedsApproval).toBeUndefined();
+    expect((await cli('mcp', 'list', conversationId)).out).toMatch(/other \(project, stdio\): .*disabled/);
     // The shared settings.json was never written.
     await expect(readFile(path.join(h.workspace, '.claude', 'settings.json'), 'utf8')).rejects.toThrow(/ENOENT/);
   }, 180_000);
