@@ -276,6 +276,8 @@ export interface SubagentOrigin {
   background?: { agentId: string };
   /** The parent's hook settings: a subagent runs its tool hooks (issue 22). */
   hookSettings?: import('../common/hooks').HookSettings;
+  /** The parent's MCP servers whose tools the child gets (their recorded listing; the parent's connections): issue 22. */
+  mcp?: import('./extensions/mcp-state').McpCarried;
 }
 
 

@@ -147,6 +147,11 @@ export const PATCHES = {
     note: 'The approveMcpServers update (a person answers "Use the MCP server … from .mcp.json?"): saveMcpApprovals, then loadMcpConfig and listMcpServers as /mcp (older runs had no such update).',
     since: '2026-12-02 572b60f',
   },
+  subagentMcpTools: {
+    id: 'subagent-mcp-tools',
+    note: 'A subagent gets its parent’s MCP tools (general-purpose: all; an agent with a tools list: the mcp__ names it lists) with the parent’s recorded listing in SubagentOrigin.mcp, calling them on the parent’s connections (older runs gave children no MCP tools).',
+    since: '2026-12-02 572b60f',
+  },
 } as const satisfies Record<string, Patch>;
 
 export type PatchName = keyof typeof PATCHES;

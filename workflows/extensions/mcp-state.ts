@@ -15,6 +15,23 @@ export interface McpCarried {
   servers: McpServerEntry[];
   /** From the last listMcpServers (empty when no server is configured). */
   listing: McpServerStatus[];
+  /** The connections' scope when not this conversation's own: a subagent uses its parent's (no second server process). */
+  scope?: string;
+}
+
+/**
+ * What a subagent inherits of its parent's MCP state (Claude Code: the general-purpose agent gets
+ * the parent's MCP tools; an agent with a `tools` list only the `mcp__…` names it lists): the
+ * servers that have one of `toolNames`, their recorded listing, and the parent's connection scope.
+ * Undefined when none of the names is an MCP tool of the listing.
+ */
+export function inheritedMcpState(state: McpCarried | undefined, scope: string, toolNames: readonly string[]): McpCarried | undefined {
+  if (!state) return undefined;
+  const granted = new Set(toolNames);
+  const listing = state.listing.filter((server) => server.state === 'connected' && server.tools.some((tool) => granted.has(tool.name)));
+  if (listing.length === 0) return undefined;
+  const names = new Set(listing.map((server) => server.name));
+  return { servers: state.servers.filter((server) => names.has(server.name)), listing, scope };
 }
 
 /** Where a project server is approved, as Claude Code reads it. */

@@ -26,6 +26,7 @@ import {
   type McpApprovalRequest,
   type McpCarried,
   findMcpTool,
+  inheritedMcpState,
   mcpApprovalOutcome,
   mcpApprovalProblem,
   mcpServersNeedingApproval,
@@ -78,9 +79,26 @@ export class McpServers {
   constructor(
     private readonly host: McpHost,
     carried: McpCarried | undefined,
+    /** A subagent's: its parent's listing of the servers whose tools it gets (no listing of its own). */
+    inherited?: McpCarried,
   ) {
-    this.state = carried;
+    this.state = carried ?? inherited;
     this.derive();
+  }
+
+  /** The connections' scope: this conversation's, or (a subagent) its parent's. */
+  private get scope(): string {
+    return this.state?.scope ?? this.host.conversationId;
+  }
+
+  /** The API names of the MCP tools this conversation offers (a subagent may get them). */
+  get offeredToolNames(): string[] {
+    return this.definitions.map((tool) => tool.name);
+  }
+
+  /** A subagent's share of the state: the servers of `toolNames`, their listing, this conversation's connections. */
+  inheritable(toolNames: readonly string[]): McpCarried | undefined {
+    return inheritedMcpState(this.state, this.scope, toolNames);
   }
 
   /** Whether this run should load the servers: never loaded (or tried), and not a subagent. */
@@ -199,7 +217,7 @@ export class McpServers {
     // As Bash: a timeout, heartbeats, and retries — the activity answers "may have run" on a retried
     // attempt of a tool that is neither read-only nor idempotent, instead of calling it again.
     const result = await activities({ ...call.options.tool, summary: call.summary }).callMcpTool({
-      scope: this.host.conversationId,
+      scope: this.scope,
       cwd: this.host.config.cwd,
       server,
       toolName: tool.name,
@@ -247,7 +265,7 @@ export class McpServers {
     let servers: McpServerStatus[];
     try {
       ({ servers } = await activities(listingOptions(this.host.config, 'List MCP servers', true)).listMcpServers({
-        scope: this.host.conversationId,
+        scope: this.scope,
         cwd: this.host.config.cwd,
         servers: state.servers,
       }));

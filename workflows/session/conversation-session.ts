@@ -149,7 +149,7 @@ export class ConversationSession implements SubmitHost {
     });
     this.scheduled = new ScheduledWork(this, carried);
     // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts).
-    this.mcp = new McpServers(this, carried?.mcp);
+    this.mcp = new McpServers(this, carried?.mcp, subagent?.mcp);
     this.registerToolRoute(this.mcp.route());
     this.hooks = new SessionHooks(this, carried?.hooks, subagent?.hookSettings);
     this.backgroundCommands = new BackgroundCommands(this, carried?.backgroundTasks);
