@@ -73,6 +73,9 @@ describe('approving .mcp.json servers with the approveMcpServers update', () => 
       disabledMcpjsonServers: ['third'],
       enabledMcpjsonServers: ['everything'],
     });
+    // The Temporal UI's current details show the servers (drawn again after the listing).
+    const metadata = (await h.client.workflow.getHandle(conversationId).query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(metadata.currentDetails).toMatch(/\*\*MCP servers:\*\* everything: connected \(\d+ tools\) · other: needs approval · third: disabled/);
     // Approving it again is refused: it no longer waits.
     expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['everything'], decision: 'approve' }))).toMatch(/"everything" is not waiting for approval \(already approved\)/);
 

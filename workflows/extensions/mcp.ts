@@ -51,6 +51,8 @@ export interface McpHost {
   /** The permission gate (a tool listed only after its call was checked is checked again). */
   readonly toolPermissions: Pick<ToolPermissions, 'check'>;
   pushEvent(message: ConversationEvent['message']): void;
+  /** The UI's current details, drawn again after a listing (not a command: no history change). */
+  refreshDetails?(): void;
 }
 
 /**
@@ -164,6 +166,12 @@ export class McpServers {
     this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: `MCP server${request.servers.length > 1 ? 's' : ''} ${request.servers.map((name) => `"${name}"`).join(', ')} ${verb}; saved in ${file}.` });
     await this.command();
     return mcpApprovalOutcome(request, file, this.state ?? { servers: [], listing: [] });
+  }
+
+  /** The UI's current details: each server's name, state and tool count (undefined when there are none). */
+  detailEntries(): Array<{ name: string; state: string; tools: number }> | undefined {
+    const listing = this.state?.listing ?? [];
+    return listing.length > 0 ? listing.map((server) => ({ name: server.name, state: server.state, tools: server.tools.length })) : undefined;
   }
 
   /** Project servers waiting for a person's approval (status; chat asks about each). */
@@ -281,6 +289,7 @@ export class McpServers {
     const changed = before.length > 0 ? mcpToolsChangedLine(before, servers) : undefined;
     if (changed) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: changed });
     this.derive();
+    this.host.refreshDetails?.();
   }
 
   /** The offered definitions and instructions from the listing (new values only when they changed). */

@@ -295,6 +295,7 @@ export class ConversationSession implements SubmitHost {
       decisions: this.config.permissions ? this.permissions.toCarried().decisions.slice(-3) : undefined,
       ...this.scheduled.detailLines(),
       background: this.backgroundCommands?.runningLines(),
+      mcpServers: this.mcp.detailEntries(),
     });
   }
 
