@@ -36,7 +36,7 @@ export function inheritedMcpState(state: McpCarried | undefined, scope: string, 
 
 /** Where a project server is approved, as Claude Code reads it. */
 export const MCP_APPROVAL_HINT =
-  'approve it with "enableAllProjectMcpServers": true or "enabledMcpjsonServers": ["<name>"] in .claude/settings.local.json (or ~/.claude/settings.json), then /mcp';
+  'approve it with "enableAllProjectMcpServers": true or "enabledMcpjsonServers": ["<name>"] in .claude/settings.local.json (or ~/.claude/settings.json), then /mcp; or answer chat\'s question, or run durable-agent mcp approve <id> <name>';
 
 /** A listed tool by its API name (`mcp__server__tool`), among the connected servers. */
 export function findMcpTool(listing: readonly McpServerStatus[], name: string): McpToolListing | undefined {
