@@ -105,7 +105,8 @@ DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CON
 ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_ENCRYPTION_KEY or DURABLE_AGENT_ENCRYPTION_KEY_FILE
 (encrypt history: base64 of 32 random bytes, several comma-separated for rotation, the first encrypts).
 Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
-abort, end; status, events, history; compact {"instructions": "..."}; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"}.`;
+abort, end; status, events, history; compact {"instructions": "..."}; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"};
+approveMcpServers {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}.`;
 
 const defaultIo: Io = {
   out: (text) => process.stdout.write(`${text}\n`),
