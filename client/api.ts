@@ -21,6 +21,7 @@ import {
   type ConversationStatus,
   type ConversationSummary,
   abortSignal,
+  approveMcpServersUpdate,
   compactUpdate,
   decidePermissionUpdate,
   endSignal,
@@ -32,6 +33,7 @@ import {
 import type { TranscriptMessage } from '../common/messages';
 import type { conversationWorkflow } from '../workflows';
 import type { PermissionDecisionRequest, RecordedPermissionDecision } from '../workflows/permission-gate';
+import type { McpApprovalOutcome, McpApprovalRequest } from '../workflows/extensions/mcp-state';
 import { NoLiveStreamError, readLive } from './live';
 import { type LiveEntry, answers as answersInput } from './live-view';
 import { oneLine } from '../common/cut-text';
@@ -234,6 +236,15 @@ export class ConversationClient {
    */
   async decidePermission(conversationId: string, request: PermissionDecisionRequest): Promise<RecordedPermissionDecision> {
     return this.guard(conversationId, (handle) => handle.executeUpdate(decidePermissionUpdate, { args: [request] }));
+  }
+
+  /**
+   * Answers "Use the MCP server … from .mcp.json?" (issue 22): the choice is saved in the
+   * workspace's `.claude/settings.local.json` and the servers are listed again; the answer gives
+   * their new states. A name that is unknown or not waiting for approval is refused by the validator.
+   */
+  async approveMcpServers(conversationId: string, request: McpApprovalRequest): Promise<McpApprovalOutcome> {
+    return this.guard(conversationId, (handle) => handle.executeUpdate(approveMcpServersUpdate, { args: [request] }));
   }
 
   async end(conversationId: string): Promise<void> {

@@ -51,6 +51,10 @@ Usage:
                                                  conversations on the server, newest first; status is
                                                  running, awaiting_input, awaiting_permission or ended.
                                                  Any <id> may be shortened to its last part (e10872b5)
+  durable-agent mcp list <id>                    a conversation's MCP servers: state and tools
+  durable-agent mcp approve [--all] <id> <server…> / mcp reject <id> <server…>
+                                                 answer "use this .mcp.json server?" (saved in the workspace's
+                                                 .claude/settings.local.json; --all: all future project servers)
   durable-agent cron list [--json] [id]          cron jobs (CronCreate, /loop 5m …) on the server: id, cron, next
                                                  fire, conversation, prompt (the UI's Schedules page shows them too)
   durable-agent worker                           run a worker (needs ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL)
@@ -101,7 +105,8 @@ DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CON
 ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_ENCRYPTION_KEY or DURABLE_AGENT_ENCRYPTION_KEY_FILE
 (encrypt history: base64 of 32 random bytes, several comma-separated for rotation, the first encrypts).
 Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
-abort, end; status, events, history; compact {"instructions": "..."}; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"}.`;
+abort, end; status, events, history; compact {"instructions": "..."}; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"};
+approveMcpServers {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}.`;
 
 const defaultIo: Io = {
   out: (text) => process.stdout.write(`${text}\n`),
@@ -144,6 +149,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await listCommand(rest, io);
       case 'transcript':
         return await transcriptCommand(rest, io);
+      case 'mcp':
+        return await (await import('./commands/mcp')).mcpCommand(rest, io);
       case 'cron':
         return await (await import('./commands/cron')).cronCommand(rest, io);
       // Loaded when used: chat's terminal and stream readers, the worker, the dev server and the

@@ -19,6 +19,8 @@ import type {
   LoadHookSettingsResult,
   LoadMcpConfigInput,
   LoadMcpConfigResult,
+  SaveMcpApprovalsInput,
+  SaveMcpApprovalsResult,
   RunHooksInput,
   RunHooksResult,
   RunStopHooksInput,
@@ -67,6 +69,8 @@ export interface Activities {
   listMcpServers(input: ListMcpServersInput): Promise<ListMcpServersResult>;
   /** One MCP tool call (at most once unless the tool is read-only or idempotent). */
   callMcpTool(input: CallMcpToolInput): Promise<CallMcpToolResult>;
+  /** A person's approval of project (`.mcp.json`) servers, merged into `.claude/settings.local.json` (never the shared settings.json). */
+  saveMcpApprovals(input: SaveMcpApprovalsInput): Promise<SaveMcpApprovalsResult>;
   /** Hooks from the user's, project's and local settings (by `--setting-sources`). */
   loadHookSettings(input: LoadHookSettingsInput): Promise<LoadHookSettingsResult>;
   /** The selected hook commands of one event, in parallel; their outcomes. */

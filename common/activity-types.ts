@@ -333,6 +333,26 @@ export interface ListMcpServersResult {
   servers: McpServerStatus[];
 }
 
+/**
+ * A person's answer to "Use the MCP server … from .mcp.json?" (Claude Code's three choices):
+ * `approve` (this server), `approve-all` (this and all future project servers:
+ * `enableAllProjectMcpServers`), `reject` (`disabledMcpjsonServers`).
+ */
+export const MCP_APPROVAL_DECISIONS = ['approve', 'approve-all', 'reject'] as const;
+export type McpApprovalDecision = (typeof MCP_APPROVAL_DECISIONS)[number];
+
+/** saveMcpApprovals: the choice written into `<cwd>/.claude/settings.local.json`. */
+export interface SaveMcpApprovalsInput {
+  cwd: string;
+  servers: string[];
+  decision: McpApprovalDecision;
+}
+
+export interface SaveMcpApprovalsResult {
+  /** The file written. */
+  file: string;
+}
+
 /** callMcpTool: one `tools/call` on the server's connection, at most once unless the tool is read-only/idempotent. */
 export interface CallMcpToolInput {
   scope: string;

@@ -474,6 +474,39 @@ const SCENARIOS: Scenario[] = [
       await api.end(id);
     },
   },
+  {
+    // Issue 22: a `.mcp.json` server waiting for approval, approved by the approveMcpServers update
+    // (saved in settings.local.json, listed again), then a general-purpose subagent that inherits
+    // and calls its tool (patches mcp-approval-in-chat and subagent-mcp-tools).
+    name: 'mcp-approval-subagent',
+    prompt: 'What tools do you have?',
+    files: {
+      '.mcp.json': JSON.stringify({
+        mcpServers: { everything: { command: process.execPath, args: [path.resolve(__dirname, '..', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] } },
+      }),
+    },
+    model: {
+      respond: (request) => {
+        const tools = (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
+        const last = JSON.stringify(request.body.messages.at(-1)?.content ?? '');
+        if (!tools.includes('Agent')) {
+          if (last.includes('tool_result')) return { content: [{ type: 'text', text: 'The child added them.' }] };
+          return { content: [{ type: 'tool_use', id: 'toolu_child_sum', name: 'mcp__everything__get-sum', input: { a: 2, b: 40 } }] };
+        }
+        if (last.includes('tool_result')) return { content: [{ type: 'text', text: 'Done with the agent.' }] };
+        if (last.includes('Use an agent')) return { content: [{ type: 'tool_use', id: 'toolu_agent_mcp', name: 'Agent', input: { description: 'add', prompt: 'Add 2 and 40 with MCP', subagent_type: 'general-purpose' } }] };
+        return { content: [{ type: 'text', text: 'No MCP tools yet.' }] };
+      },
+    },
+    async drive(api, id, firstInput) {
+      await api.waitForResult(id, firstInput);
+      const approved = await api.approveMcpServers(id, { servers: ['everything'], decision: 'approve' });
+      if (!approved.states.some((server) => server.name === 'everything' && server.state === 'connected')) throw new Error(`mcp-approval-subagent: not connected ${JSON.stringify(approved)}`);
+      const result = await api.waitForResult(id, await api.send(id, 'Use an agent'));
+      if (result.result !== 'Done with the agent.') throw new Error(`mcp-approval-subagent: unexpected result ${JSON.stringify(result)}`);
+      await api.end(id);
+    },
+  },
 ];
 
 async function main(): Promise<void> {

@@ -18,6 +18,7 @@ export const WORKSPACE_ACTIVITY_NAMES = [
   'loadMcpConfig',
   'listMcpServers',
   'callMcpTool',
+  'saveMcpApprovals',
   'loadHookSettings',
   'runHooks',
   // Issue 21: a background command runs, is supervised, read and stopped on the workspace's host.
@@ -38,6 +39,7 @@ export function workspaceActivities(activities: Activities): Pick<Activities, (t
     loadMcpConfig: activities.loadMcpConfig,
     listMcpServers: activities.listMcpServers,
     callMcpTool: activities.callMcpTool,
+    saveMcpApprovals: activities.saveMcpApprovals,
     loadHookSettings: activities.loadHookSettings,
     runHooks: activities.runHooks,
     startBackgroundCommand: activities.startBackgroundCommand,

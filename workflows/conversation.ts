@@ -13,6 +13,7 @@ import {
   type ConversationSummary,
   type QueryInProgress,
   abortSignal,
+  approveMcpServersUpdate,
   compactUpdate,
   decidePermissionUpdate,
   endSignal,
@@ -97,6 +98,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   // A permission decision (approve / deny): exactly once; a duplicate returns the recorded one.
   setHandler(decidePermissionUpdate, (request) => session.permissions.decide(request), { validator: (request) => session.permissions.validate(request) });
+  // Issue 22: "Use the MCP server … from .mcp.json?" answered (saved in settings.local.json, then listed again).
+  setHandler(approveMcpServersUpdate, (request) => session.mcp.approve(request), { description: 'Approve or reject .mcp.json servers: {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}', validator: (request) => session.mcp.validateApproval(request) });
 
   const loadSessionContext = async () => {
     let context: SessionContext | undefined;

@@ -99,6 +99,15 @@ export const abortSignal = defineSignal<[AbortInput?]>('abort');
 export const decidePermissionUpdate = defineUpdate<RecordedPermissionDecision, [PermissionDecisionRequest]>('decidePermission');
 /** Ends the conversation once the running query (if any) finishes. */
 export const endSignal = defineSignal<[]>('end');
+/**
+ * Issue 22: a person's answer to "Use the MCP server … from .mcp.json?" for servers waiting for
+ * approval: saved in the workspace's `.claude/settings.local.json`, then the servers are listed
+ * again and the answer gives their new states. Unknown or not-pending names are rejected by the validator.
+ */
+export const approveMcpServersUpdate = defineUpdate<
+  import('./extensions/mcp-state').McpApprovalOutcome,
+  [import('./extensions/mcp-state').McpApprovalRequest]
+>('approveMcpServers');
 export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStreamed');
 /** Internal: a subagent (child workflow) reports progress to its parent's events feed. */
 export const subagentProgressSignal = defineSignal<[SubagentProgress]>('subagentProgress');
@@ -190,6 +199,8 @@ export interface ConversationStatus {
   cronJobs?: Array<{ id: string; cron: string; prompt: string; recurring: boolean; durable: boolean; timeZone: string; expiresAt?: string }>;
   /** Issue 22: one line per MCP server (name, scope, transport, state, tools), as `/mcp` shows them. */
   mcpServers?: string[];
+  /** Issue 22: project servers waiting for a person's approval (chat asks; `durable-agent mcp approve`). */
+  mcpNeedsApproval?: string[];
   /** Background commands (issue 21): running and ended, oldest first (absent: none). */
   backgroundTasks?: import('./background/command-tasks').BackgroundTaskStatus[];
   /** Set by the client for a closed conversation answered without a worker (client/closed-status.ts). */
@@ -265,6 +276,8 @@ export interface SubagentOrigin {
   background?: { agentId: string };
   /** The parent's hook settings: a subagent runs its tool hooks (issue 22). */
   hookSettings?: import('../common/hooks').HookSettings;
+  /** The parent's MCP servers whose tools the child gets (their recorded listing; the parent's connections): issue 22. */
+  mcp?: import('./extensions/mcp-state').McpCarried;
 }
 
 

@@ -145,7 +145,17 @@ export const PATCHES = {
   sendMessageFinishedAgents: {
     id: 'send-message-finished-agents',
     note: 'A foreground Agent call is recorded as an agent (its result names its agent id), and SendMessage to a finished agent reads its transcript (readAgentTranscript) and continues it in a new child started with it (older runs kept no foreground agents and refused SendMessage to an ended one).',
-    since: '2026-12-02 572b60f',
+    since: '2026-12-02 10e9bc1',
+  },
+  mcpApprovalInChat: {
+    id: 'mcp-approval-in-chat',
+    note: 'The approveMcpServers update (a person answers "Use the MCP server … from .mcp.json?"): saveMcpApprovals, then loadMcpConfig and listMcpServers as /mcp (older runs had no such update).',
+    since: '2026-12-02 8207481',
+  },
+  subagentMcpTools: {
+    id: 'subagent-mcp-tools',
+    note: 'A subagent gets its parent’s MCP tools (general-purpose: all; an agent with a tools list: the mcp__ names it lists) with the parent’s recorded listing in SubagentOrigin.mcp, calling them on the parent’s connections (older runs gave children no MCP tools).',
+    since: '2026-12-02 91eb38e',
   },
 } as const satisfies Record<string, Patch>;
 

@@ -36,10 +36,18 @@ export interface SubagentHost {
   readonly sessionContext: SessionContext | undefined;
   /** The parent's hooks: the child runs the same tool hooks (issue 22). */
   readonly hooks?: { readonly inheritable: HookSettings | undefined };
+  /** The parent's MCP servers: a child gets the tools its agent type allows (issue 22). */
+  readonly mcp?: SubagentMcp;
   /** The child's usage and cost count in the parent's totals. */
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
   /** Allow rules added during the session (`approve --always`): the child inherits them. */
   sessionAllowRules?(): string[];
+}
+
+/** What a child takes of its parent's MCP servers (workflows/extensions/mcp.ts). */
+export interface SubagentMcp {
+  readonly offeredToolNames: readonly string[];
+  inheritable(toolNames: readonly string[]): import('./extensions/mcp-state').McpCarried | undefined;
 }
 
 /** The child workflow id of an Agent call: derived, so retries and replays find the same child. */
@@ -87,10 +95,16 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
     model = resolved.model;
   }
   const offered = host.config.tools ?? [...TOOL_NAMES];
+  // Issue 22: the parent's MCP tools join what the agent type may get (all for general-purpose; the
+  // listed `mcp__…` names for an agent with a `tools` list). Runs recorded before gave children none.
+  const parentMcp = host.mcp?.offeredToolNames ?? [];
+  const withMcp = parentMcp.length > 0 && patched(PATCHES.subagentMcpTools);
+  const tools = agentTools(agent, withMcp ? [...offered, ...parentMcp.filter((name) => !offered.includes(name))] : offered);
+  const mcp = withMcp ? host.mcp?.inheritable(tools) : undefined;
   const config: ConversationConfigInput = {
     ...host.config,
     model,
-    tools: agentTools(agent, offered),
+    tools,
     agentSystemPrompt: agent.systemPrompt,
     // A background agent stays to take SendMessage; its parent stops it when the conversation ends.
     oneShot: background === undefined,
@@ -126,6 +140,7 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
         description: input.description,
         sessionContext: inherited,
         ...(host.hooks?.inheritable && { hookSettings: host.hooks.inheritable }),
+        ...(mcp && { mcp }),
         ...(background && { background }),
       },
     },

@@ -33,7 +33,12 @@ export interface CurrentDetailsInput {
   scheduled?: readonly string[];
   /** Background commands running now (issue 21): `b1a2b3c4d Run the dev server`. */
   background?: readonly string[];
+  /** Issue 22: the conversation's MCP servers (name, state, how many tools). */
+  mcpServers?: ReadonlyArray<{ name: string; state: string; tools: number }>;
 }
+
+/** MCP servers the current details name (the rest are counted). */
+export const MCP_SERVERS_SHOWN = 5;
 
 /** Background tasks the current details name (the rest are counted). */
 export const BACKGROUND_LINES_SHOWN = 3;
@@ -74,6 +79,13 @@ export function formatCurrentDetails(input: CurrentDetailsInput): string {
     const shown = input.background.slice(0, BACKGROUND_LINES_SHOWN).map(escapeMarkdown);
     const more = input.background.length > shown.length ? ` · and ${input.background.length - shown.length} more` : '';
     lines.push(`**Background (${input.background.length} running):** ${shown.join(' · ')}${more}`);
+  }
+  if (input.mcpServers && input.mcpServers.length > 0) {
+    const shown = input.mcpServers.slice(0, MCP_SERVERS_SHOWN).map(
+      (server) => `${escapeMarkdown(server.name)}: ${server.state.replace('-', ' ')}${server.state === 'connected' ? ` (${server.tools} tool${server.tools === 1 ? '' : 's'})` : ''}`,
+    );
+    const more = input.mcpServers.length > shown.length ? ` · and ${input.mcpServers.length - shown.length} more` : '';
+    lines.push(`**MCP servers:** ${shown.join(' · ')}${more}`);
   }
   return lines.join('\n\n');
 }

@@ -39,6 +39,7 @@ import {
 } from '../../common/mcp-tools';
 import { SETTING_SOURCES } from '../../common/permissions';
 import { settingsFiles } from '../settings';
+import { saveMcpApprovals } from './approvals';
 import { McpConnectionManager } from './connections';
 
 /** Claude Code caps a tool's description at 2,048 characters. */
@@ -63,6 +64,7 @@ export function createMcpActivities(deps: McpActivitiesDeps) {
     loadMcpConfig: (input: LoadMcpConfigInput) => loadMcpConfig(input, home),
     listMcpServers: (input: ListMcpServersInput) => listMcpServers(deps.connections, input),
     callMcpTool: (input: CallMcpToolInput) => callMcpTool(deps.connections, input),
+    saveMcpApprovals,
   };
 }
 

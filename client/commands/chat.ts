@@ -12,7 +12,8 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ConversationConfigInput } from '../../common/config';
 import type { TranscriptMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
-import { ChatPermissionPrompter } from '../chat-permissions';
+import { type ChatPermissionIo, ChatPermissionPrompter } from '../chat-permissions';
+import { ChatMcpApprovalPrompter } from '../chat-mcp-approval';
 import { formatEvent, sanitizeForTerminal } from '../format';
 import { NoLiveStreamError, readLive } from '../live';
 import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
@@ -96,16 +97,20 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   let interrupts = 0;
   // The permission prompt: while it is open, a line typed is its answer, not a new prompt.
   let answering: ((line: string) => void) | undefined;
-  const permissions = new ChatPermissionPrompter(
-    api,
-    id,
-    {
+  // One question on the line at a time (a permission prompt and an MCP server's approval): the next waits its turn.
+  let questionLine: Promise<unknown> = Promise.resolve();
+  const oneAtATime = (ask: ChatPermissionIo['question']): ChatPermissionIo['question'] => (prompt, signal) => {
+    const turn = questionLine.then(() => (signal.aborted ? Promise.reject(new Error('not waiting any more')) : ask(prompt, signal)));
+    questionLine = turn.catch(() => undefined);
+    return turn;
+  };
+  const questions: ChatPermissionIo = {
       print: (line) => {
         newline();
         put(`${line}\n`);
         if (!busy && !answering) rl.prompt(); // e.g. a request that ended with an aborted query
       },
-      question: (prompt, signal) =>
+      question: oneAtATime((prompt, signal) =>
         new Promise<string>((resolve, reject) => {
           const mine = (line: string) => {
             answering = undefined;
@@ -130,10 +135,11 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           rl.setPrompt(prompt);
           rl.prompt();
           atLineStart = false; // the cursor is after the question
-        }),
-    },
-    leaving.signal,
-  );
+        })),
+  };
+  const permissions = new ChatPermissionPrompter(api, id, questions, leaving.signal);
+  // Issue 22: "Use the MCP server … from .mcp.json?" for project servers waiting for approval, once each.
+  const mcpApprovals = new ChatMcpApprovalPrompter(api, id, questions, leaving.signal);
 
   // ---- the live channel, from now on ----
   let shown = ''; // streamed text of the attempt on screen
@@ -241,6 +247,10 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         }
         if (message.type === 'system' && message.content.includes('Waiting for permission:')) {
           permissions.check(); // the prompt below says it all
+          return;
+        }
+        if (message.type === 'system' && /^MCP server ".*" \(project\) needs approval/.test(message.content)) {
+          mcpApprovals.check(); // the question says it all
           return;
         }
         const line = formatEvent(op.event);
@@ -390,6 +400,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     submit();
   }
   if (waitingOnRejoin) permissions.check(); // requests that were waiting before this terminal joined
+  mcpApprovals.check(); // servers that were waiting before this terminal joined
 
   await left;
   clearInterval(ticker);

@@ -65,6 +65,8 @@ export interface QueryHost {
   recordUsage(usage: Usage, model: string, durationMs: number): void;
   /** Tools offered beyond the built-in ones (issue 22: MCP servers' tools); a new array whenever they change. */
   readonly extensionTools?: readonly McpToolDefinition[];
+  /** The MCP servers a subagent may inherit (workflows/extensions/mcp.ts). */
+  readonly mcp?: import('../subagents').SubagentMcp;
   /** The digest of the request context in effect (registered by the last model call, or now). */
   currentRequestContext(): string;
   /** seed §2.10 canUseTool, and what the tools tell it. */

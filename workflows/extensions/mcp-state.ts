@@ -3,7 +3,7 @@
  * (the unexpanded config and the recorded listing), which tools are offered, what a call's result
  * becomes, what the feed and `/mcp` say. No Temporal import: unit-tested directly (style §3).
  */
-import type { McpServerStatus, McpToolListing } from '../../common/activity-types';
+import { MCP_APPROVAL_DECISIONS, type McpApprovalDecision, type McpServerStatus, type McpToolListing } from '../../common/activity-types';
 import type { McpServerEntry } from '../../common/mcp-config';
 import { type McpToolDefinition, mcpStatusLines, mcpToolDefinitions } from '../../common/mcp-context';
 import { MAX_MCP_RESULT_CHARS, type ToolResultContentBlock, mcpToolFullName } from '../../common/mcp-tools';
@@ -15,11 +15,28 @@ export interface McpCarried {
   servers: McpServerEntry[];
   /** From the last listMcpServers (empty when no server is configured). */
   listing: McpServerStatus[];
+  /** The connections' scope when not this conversation's own: a subagent uses its parent's (no second server process). */
+  scope?: string;
+}
+
+/**
+ * What a subagent inherits of its parent's MCP state (Claude Code: the general-purpose agent gets
+ * the parent's MCP tools; an agent with a `tools` list only the `mcp__…` names it lists): the
+ * servers that have one of `toolNames`, their recorded listing, and the parent's connection scope.
+ * Undefined when none of the names is an MCP tool of the listing.
+ */
+export function inheritedMcpState(state: McpCarried | undefined, scope: string, toolNames: readonly string[]): McpCarried | undefined {
+  if (!state) return undefined;
+  const granted = new Set(toolNames);
+  const listing = state.listing.filter((server) => server.state === 'connected' && server.tools.some((tool) => granted.has(tool.name)));
+  if (listing.length === 0) return undefined;
+  const names = new Set(listing.map((server) => server.name));
+  return { servers: state.servers.filter((server) => names.has(server.name)), listing, scope };
 }
 
 /** Where a project server is approved, as Claude Code reads it. */
 export const MCP_APPROVAL_HINT =
-  'approve it with "enableAllProjectMcpServers": true or "enabledMcpjsonServers": ["<name>"] in .claude/settings.local.json (or ~/.claude/settings.json), then /mcp';
+  'approve it with "enableAllProjectMcpServers": true or "enabledMcpjsonServers": ["<name>"] in .claude/settings.local.json (or ~/.claude/settings.json), then /mcp; or answer chat\'s question, or run durable-agent mcp approve <id> <name>';
 
 /** A listed tool by its API name (`mcp__server__tool`), among the connected servers. */
 export function findMcpTool(listing: readonly McpServerStatus[], name: string): McpToolListing | undefined {
@@ -104,4 +121,59 @@ export function mightBeListedLater(listing: readonly McpServerStatus[], name: st
 export function unknownMcpToolText(name: string, listing: readonly McpServerStatus[]): string {
   const available = mcpToolDefinitions(listing).map((tool) => tool.name);
   return `No such tool available: ${name}. ${available.length > 0 ? `MCP tools available: ${available.join(', ')}` : 'No MCP server offers tools in this conversation.'}`;
+}
+
+/** `approveMcpServers`: the servers a person answered for, and the answer. */
+export interface McpApprovalRequest {
+  servers: string[];
+  decision: McpApprovalDecision;
+}
+
+/** What `approveMcpServers` answers: the file written and each configured server's state after listing again. */
+export interface McpApprovalOutcome {
+  decision: McpApprovalDecision;
+  servers: string[];
+  /** The settings file the choice went into. */
+  file: string;
+  states: Array<{ name: string; state: McpServerStatus['state']; tools: number; error?: string }>;
+  /** `/mcp`'s lines after the change. */
+  lines: string[];
+}
+
+/** Project servers waiting for a person's approval (Claude Code asks about each). */
+export function mcpServersNeedingApproval(state: McpCarried | undefined): string[] {
+  return state ? state.servers.filter((server) => server.scope === 'project' && server.approval === 'pending').map((server) => server.name) : [];
+}
+
+/**
+ * The update's validator (style §6: rejects synchronously with a reason a person can act on):
+ * a known decision, at least one server, each a project server waiting for approval.
+ * Returns the problem, or undefined when the request may run.
+ */
+export function mcpApprovalProblem(request: unknown, state: McpCarried | undefined): string | undefined {
+  if (request === null || typeof request !== 'object') return 'approveMcpServers takes {"servers": ["<name>", …], "decision": "approve" | "approve-all" | "reject"}';
+  const { servers, decision } = request as Partial<McpApprovalRequest>;
+  if (!MCP_APPROVAL_DECISIONS.includes(decision as McpApprovalDecision)) return `approveMcpServers: decision must be one of ${MCP_APPROVAL_DECISIONS.join(', ')} (got ${JSON.stringify(decision)})`;
+  if (!Array.isArray(servers) || servers.length === 0 || servers.some((name) => typeof name !== 'string')) return 'approveMcpServers: servers must be a non-empty list of server names';
+  if (!state || state.servers.length === 0) return 'This conversation has no MCP servers to approve.';
+  const pending = mcpServersNeedingApproval(state);
+  for (const name of servers) {
+    const server = state.servers.find((entry) => entry.name === name);
+    if (!server) return `No MCP server "${name}" in this conversation (configured: ${state.servers.map((entry) => entry.name).join(', ')}).`;
+    if (!pending.includes(name)) {
+      return `MCP server "${name}" is not waiting for approval (${server.scope === 'project' ? (server.approval === 'rejected' ? 'rejected in disabledMcpjsonServers' : 'already approved') : `a ${server.scope} server, not from .mcp.json`}). Edit .claude/settings.local.json to change it.`;
+    }
+  }
+  return undefined;
+}
+
+/** The update's answer from the listing after the change. */
+export function mcpApprovalOutcome(request: McpApprovalRequest, file: string, state: McpCarried): McpApprovalOutcome {
+  return {
+    decision: request.decision,
+    servers: [...request.servers],
+    file,
+    states: state.listing.map((server) => ({ name: server.name, state: server.state, tools: server.tools.length, ...(server.error && { error: server.error }) })),
+    lines: mcpStatusLines(state.listing),
+  };
 }

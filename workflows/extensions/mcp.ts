@@ -7,7 +7,7 @@
  * the session's tool route; a call that reports `tools/list_changed` and `/mcp` list again.
  * Failed servers are warnings in the feed: the conversation goes on without them.
  */
-import { type ActivityOptions, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
+import { type ActivityOptions, ApplicationFailure, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { LoadMcpConfigResult, McpServerStatus } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
@@ -22,8 +22,14 @@ import type { ToolPermissions } from '../deps/query-host';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
 import { PATCHES, patched } from '../patches';
 import {
+  type McpApprovalOutcome,
+  type McpApprovalRequest,
   type McpCarried,
   findMcpTool,
+  inheritedMcpState,
+  mcpApprovalOutcome,
+  mcpApprovalProblem,
+  mcpServersNeedingApproval,
   mcpCallFacts,
   mcpCommandText,
   mcpListingWarnings,
@@ -45,6 +51,8 @@ export interface McpHost {
   /** The permission gate (a tool listed only after its call was checked is checked again). */
   readonly toolPermissions: Pick<ToolPermissions, 'check'>;
   pushEvent(message: ConversationEvent['message']): void;
+  /** The UI's current details, drawn again after a listing (not a command: no history change). */
+  refreshDetails?(): void;
 }
 
 /**
@@ -73,9 +81,26 @@ export class McpServers {
   constructor(
     private readonly host: McpHost,
     carried: McpCarried | undefined,
+    /** A subagent's: its parent's listing of the servers whose tools it gets (no listing of its own). */
+    inherited?: McpCarried,
   ) {
-    this.state = carried;
+    this.state = carried ?? inherited;
     this.derive();
+  }
+
+  /** The connections' scope: this conversation's, or (a subagent) its parent's. */
+  private get scope(): string {
+    return this.state?.scope ?? this.host.conversationId;
+  }
+
+  /** The API names of the MCP tools this conversation offers (a subagent may get them). */
+  get offeredToolNames(): string[] {
+    return this.definitions.map((tool) => tool.name);
+  }
+
+  /** A subagent's share of the state: the servers of `toolNames`, their listing, this conversation's connections. */
+  inheritable(toolNames: readonly string[]): McpCarried | undefined {
+    return inheritedMcpState(this.state, this.scope, toolNames);
   }
 
   /** Whether this run should load the servers: never loaded (or tried), and not a subagent. */
@@ -110,6 +135,49 @@ export class McpServers {
     if (this.state.servers.length > 0) await this.list();
     else this.derive();
     return mcpCommandText(this.state);
+  }
+
+  /** The `approveMcpServers` validator: unknown names, servers not waiting for approval, bad shapes are rejected. */
+  validateApproval(request: unknown): void {
+    const problem = mcpApprovalProblem(request, this.state);
+    if (problem) throw ApplicationFailure.nonRetryable(problem, 'InvalidMcpApproval');
+  }
+
+  /**
+   * "Use the MCP server … from .mcp.json?" answered: the choice is saved in the workspace's
+   * `.claude/settings.local.json` (an activity on its host), then the config is read and the servers
+   * listed again (as `/mcp`); the next model call offers an approved server's tools.
+   */
+  async approve(request: McpApprovalRequest): Promise<McpApprovalOutcome> {
+    // Only a run that receives this update issues these commands; the marker says so in its history.
+    if (!patched(PATCHES.mcpApprovalInChat)) throw ApplicationFailure.nonRetryable('MCP approval is not available in this run.', 'InvalidMcpApproval');
+    const { config } = this.host;
+    let file: string;
+    try {
+      ({ file } = await activities(listingOptions(config, `Save MCP approval (${request.decision}: ${request.servers.join(', ')})`, false)).saveMcpApprovals({
+        cwd: config.cwd,
+        servers: [...request.servers],
+        decision: request.decision,
+      }));
+    } catch (error) {
+      throw ApplicationFailure.nonRetryable(`The MCP approval was not saved: ${failureMessage(error)}`, 'McpApprovalNotSaved');
+    }
+    const verb = request.decision === 'reject' ? 'rejected' : request.decision === 'approve-all' ? 'approved (with all future project servers)' : 'approved';
+    this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: `MCP server${request.servers.length > 1 ? 's' : ''} ${request.servers.map((name) => `"${name}"`).join(', ')} ${verb}; saved in ${file}.` });
+    await this.command();
+    return mcpApprovalOutcome(request, file, this.state ?? { servers: [], listing: [] });
+  }
+
+  /** The UI's current details: each server's name, state and tool count (undefined when there are none). */
+  detailEntries(): Array<{ name: string; state: string; tools: number }> | undefined {
+    const listing = this.state?.listing ?? [];
+    return listing.length > 0 ? listing.map((server) => ({ name: server.name, state: server.state, tools: server.tools.length })) : undefined;
+  }
+
+  /** Project servers waiting for a person's approval (status; chat asks about each). */
+  needingApproval(): string[] | undefined {
+    const names = mcpServersNeedingApproval(this.state);
+    return names.length > 0 ? names : undefined;
   }
 
   /** `status`: one line per server, or undefined when there are none. */
@@ -157,7 +225,7 @@ export class McpServers {
     // As Bash: a timeout, heartbeats, and retries — the activity answers "may have run" on a retried
     // attempt of a tool that is neither read-only nor idempotent, instead of calling it again.
     const result = await activities({ ...call.options.tool, summary: call.summary }).callMcpTool({
-      scope: this.host.conversationId,
+      scope: this.scope,
       cwd: this.host.config.cwd,
       server,
       toolName: tool.name,
@@ -205,7 +273,7 @@ export class McpServers {
     let servers: McpServerStatus[];
     try {
       ({ servers } = await activities(listingOptions(this.host.config, 'List MCP servers', true)).listMcpServers({
-        scope: this.host.conversationId,
+        scope: this.scope,
         cwd: this.host.config.cwd,
         servers: state.servers,
       }));
@@ -221,6 +289,7 @@ export class McpServers {
     const changed = before.length > 0 ? mcpToolsChangedLine(before, servers) : undefined;
     if (changed) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: changed });
     this.derive();
+    this.host.refreshDetails?.();
   }
 
   /** The offered definitions and instructions from the listing (new values only when they changed). */

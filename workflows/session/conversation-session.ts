@@ -149,7 +149,7 @@ export class ConversationSession implements SubmitHost {
     });
     this.scheduled = new ScheduledWork(this, carried);
     // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts).
-    this.mcp = new McpServers(this, carried?.mcp);
+    this.mcp = new McpServers(this, carried?.mcp, subagent?.mcp);
     this.registerToolRoute(this.mcp.route());
     this.hooks = new SessionHooks(this, carried?.hooks, subagent?.hookSettings);
     this.backgroundCommands = new BackgroundCommands(this, carried?.backgroundTasks);
@@ -295,6 +295,7 @@ export class ConversationSession implements SubmitHost {
       decisions: this.config.permissions ? this.permissions.toCarried().decisions.slice(-3) : undefined,
       ...this.scheduled.detailLines(),
       background: this.backgroundCommands?.runningLines(),
+      mcpServers: this.mcp.detailEntries(),
     });
   }
 
@@ -323,6 +324,7 @@ export class ConversationSession implements SubmitHost {
       permissionMode: this.config.permissions ? this.permissions.mode : undefined,
       ...this.scheduled.status(),
       ...(this.mcp.statusLines() && { mcpServers: this.mcp.statusLines() }),
+      ...(this.mcp.needingApproval() && { mcpNeedsApproval: this.mcp.needingApproval() }),
       ...this.backgroundAgents.summaries(),
       ...(this.backgroundCommands.list().length > 0 && { backgroundTasks: this.backgroundCommands.list() }),
     };

@@ -1,0 +1,71 @@
+/**
+ * Claude Code's "New MCP server found in .mcp.json" question inline in `durable-agent chat`
+ * (issue 22): for each project server waiting for approval (`status.mcpNeedsApproval`), chat asks
+ * once: use it, use it and all future project servers, or not (Claude Code's three choices; "not"
+ * is remembered in `disabledMcpjsonServers` as Claude Code does). The answer goes out as the
+ * `approveMcpServers` update; the servers' new states are printed.
+ */
+import type { McpApprovalDecision } from '../common/activity-types';
+import type { ConversationClient } from './api';
+import type { ChatPermissionIo } from './chat-permissions';
+import { formatMcpApprovalOutcome, updateRefusal } from './commands/mcp';
+import { sanitizeForTerminal } from './format';
+
+/** The question for one server. */
+export function mcpApprovalQuestion(server: string): string {
+  return `Use the MCP server "${server}" from .mcp.json? [y]es / [a]ll project servers / [N]o: `;
+}
+
+/** An answer typed to it: y/yes → approve, a/all → approve-all, anything else (Enter) → reject. */
+export function mcpApprovalAnswer(line: string): McpApprovalDecision {
+  const answer = line.trim().toLowerCase();
+  if (answer === 'y' || answer === 'yes') return 'approve';
+  if (answer === 'a' || answer === 'all') return 'approve-all';
+  return 'reject';
+}
+
+export class ChatMcpApprovalPrompter {
+  private readonly asked = new Set<string>();
+  private running: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    private readonly api: ConversationClient,
+    private readonly conversationId: string,
+    private readonly io: ChatPermissionIo,
+    private readonly leaving: AbortSignal,
+  ) {}
+
+  /** Looks for servers waiting for approval and asks about each one not asked yet. */
+  check(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.askWaiting().catch((error: unknown) => this.io.print(sanitizeForTerminal(`MCP approval: ${updateRefusal(error)}`)));
+      } while (this.again && !this.leaving.aborted);
+    })().finally(() => (this.running = undefined));
+  }
+
+  private async askWaiting(): Promise<void> {
+    for (;;) {
+      if (this.leaving.aborted) return;
+      // Asked again each time: an "all" answer approves the others too.
+      const waiting = (await this.api.status(this.conversationId)).mcpNeedsApproval ?? [];
+      const server = waiting.find((name) => !this.asked.has(name));
+      if (server === undefined) return;
+      this.asked.add(server);
+      let line: string;
+      try {
+        line = await this.io.question(sanitizeForTerminal(mcpApprovalQuestion(server)), this.leaving);
+      } catch {
+        return; // leaving: nothing is decided
+      }
+      const outcome = await this.api.approveMcpServers(this.conversationId, { servers: [server], decision: mcpApprovalAnswer(line) });
+      this.io.print(sanitizeForTerminal(formatMcpApprovalOutcome(outcome)));
+    }
+  }
+}
