@@ -143,6 +143,32 @@ describe('decisions', () => {
     expect(decide('Read', { file_path: 'a' }, context({ mode: 'dontAsk' }))).toBe('allow');
   });
 
+  it('tools of issues 21 and 22: workflow-answered tools need no permission, MCP tools and unknown tools ask (fail closed)', () => {
+    const plain = (toolName: string, ctx: PermissionContext, extra: { readOnly?: boolean; mcpServer?: string } = {}) =>
+      decidePermission({ toolName, input: {} }, { validInput: true, readOnly: extra.readOnly ?? false, ...(extra.mcpServer && { mcpServer: extra.mcpServer }) }, ctx).behavior;
+    // The task list, wakeups, cron jobs, SendMessage touch only this conversation's own state: no prompt.
+    for (const tool of ['TaskCreate', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'SendMessage', 'TaskOutput', 'TaskStop']) expect(plain(tool, context())).toBe('allow');
+    // TaskOutput / TaskStop even in plan mode (they only read or stop this conversation's background work) ...
+    expect(plain('TaskStop', context({ mode: 'plan' }))).toBe('allow');
+    // ... but the rules still apply, and a scheduling tool is not read-only: plan mode refuses it.
+    expect(plain('TaskStop', context({ deny: ['TaskStop'] }))).toBe('deny');
+    expect(plain('CronCreate', context({ mode: 'plan' }))).toBe('deny');
+    expect(plain('ScheduleWakeup', context({ ask: ['ScheduleWakeup'] }))).toBe('ask');
+    // A tool the engine has no decision for asks — it is never allowed by default.
+    expect(plain('WebFetch', context())).toBe('ask');
+    expect(plain('NotebookEdit', context({ mode: 'acceptEdits' }))).toBe('ask');
+    expect(plain('WebFetch', context({ mode: 'dontAsk' }))).toBe('deny');
+    // MCP tools: ask without a rule (even when annotated read-only); `mcp__server`, `mcp__server__*` and the tool's own name cover it.
+    const mcp = { readOnly: true, mcpServer: 'github' };
+    expect(plain('mcp__github__list_issues', context(), mcp)).toBe('ask');
+    expect(plain('mcp__github__list_issues', context({ allow: ['mcp__github'] }), mcp)).toBe('allow');
+    expect(plain('mcp__github__list_issues', context({ allow: ['mcp__github__*'] }), mcp)).toBe('allow');
+    expect(plain('mcp__github__list_issues', context({ allow: ['mcp__github__list_issues'] }), mcp)).toBe('allow');
+    expect(plain('mcp__github__list_issues', context({ allow: ['mcp__gitlab'] }), mcp)).toBe('ask');
+    expect(plain('mcp__github__list_issues', context({ allow: ['mcp__github'], deny: ['mcp__github__list_issues'] }), mcp)).toBe('deny');
+    expect(plain('mcp__github__list_issues', context({ mode: 'bypassPermissions' }), mcp)).toBe('allow');
+  });
+
   it('invalid input is left to the tool to report', () => {
     expect(decide('Write', { file_path: 7 }, context())).toBe('allow');
   });
