@@ -1,7 +1,7 @@
 /**
  * `durable-agent chat` in a real terminal (tmux) asks about a `.mcp.json` server waiting for
  * approval (issue 22, Claude Code's "New MCP server found in .mcp.json"): "y" approves it (saved in
- * `.claude/settings.local.json`), and the next model call offers its tools.
+ * `.claude/settings.local.json`), the next model call offers its tools, and chat shows the MCP call.
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,10 +22,15 @@ afterEach(async () => {
 });
 
 describe('chat asks about .mcp.json servers', () => {
-  it('"y" approves the server in settings.local.json and its tools reach the next request', async () => {
+  it('"y" approves the server in settings.local.json, its tools reach the next request, and chat shows the MCP call', async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'mcp-approval-chat-home-'));
     process.env.HOME = home; // the worker reads ~/.claude.json and ~/.claude/settings.json
-    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'I can use the server now.' }] }] });
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_chat_echo', name: 'mcp__everything__echo', input: { message: 'hi from chat' } }] },
+        { content: [{ type: 'text', text: 'I can use the server now.' }] },
+      ],
+    });
     const h = harness;
     await writeFile(path.join(h.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }));
     await h.startWorker();
@@ -51,7 +56,11 @@ describe('chat asks about .mcp.json servers', () => {
     expect(JSON.parse(await readFile(path.join(h.workspace, '.claude', 'settings.local.json'), 'utf8'))).toEqual({ enabledMcpjsonServers: ['everything'] });
 
     tmux('send-keys', '-t', terminal, 'what can you do?', 'Enter');
-    await eventually(async () => screen(terminal), (text) => text.includes('I can use the server now.'), 60_000);
+    const answered = await eventually(async () => screen(terminal), (text) => text.includes('I can use the server now.'), 60_000);
     expect((h.model.requests[0].body.tools as Array<{ name: string }>).map((tool) => tool.name)).toContain('mcp__everything__echo');
+    // The MCP call shows like any tool call, its result under it; the result went to the model.
+    expect(answered).toContain('● mcp__everything__echo(');
+    expect(answered).toContain('⎿  Echo: hi from chat');
+    expect(JSON.stringify(h.model.requests[1].body.messages.at(-1))).toContain('Echo: hi from chat');
   }, 180_000);
 });
