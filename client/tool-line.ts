@@ -4,6 +4,7 @@
  * permission questions of `ask` and `chat` (which also preview what a Write or Edit would change).
  */
 import { getToolSpec } from '../common/tool-specs';
+import { inputFields } from '../common/tool-ui';
 import { oneLine, shorten } from '../common/cut-text';
 
 const ARGUMENT_LENGTH = 100;
@@ -28,9 +29,7 @@ export function toolArgument(name: string, input: unknown): string {
       /* the fields below */
     }
   }
-  if (input === null || typeof input !== 'object') return oneLine(JSON.stringify(input) ?? '', ARGUMENT_LENGTH);
-  const fields = Object.entries(input as Record<string, unknown>).map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
-  return oneLine(fields.join(', '), ARGUMENT_LENGTH);
+  return inputFields(input, ARGUMENT_LENGTH);
 }
 
 /** `● Read(notes.txt)`. */

@@ -4,7 +4,7 @@
  * Pure: imported by the workflow bundle.
  */
 import { getToolSpec } from './tool-specs';
-import { shorten } from './cut-text';
+import { oneLine, shorten } from './cut-text';
 
 /**
  * Failure type of a tool call that ended in error. The runTool activity fails with it
@@ -23,7 +23,11 @@ export interface ToolErrorDetails {
 /** "Bash: node test.js", "Read math.js"; the tool's name when its input does not parse. */
 export function toolCallSummary(name: string, input: unknown): string {
   const spec = getToolSpec(name);
-  if (!spec) return name;
+  // A tool without a spec of ours (an MCP server's): its fields, `mcp__github__get_issue: owner: a, number: 7`.
+  if (!spec) {
+    const fields = inputFields(input);
+    return fields ? `${name}: ${fields}` : name;
+  }
   const parsed = spec.inputSchema.safeParse(input);
   if (!parsed.success) return `${spec.name} (invalid input)`;
   try {
@@ -31,6 +35,13 @@ export function toolCallSummary(name: string, input: unknown): string {
   } catch {
     return spec.name;
   }
+}
+
+/** A call's input in a few words: `key: value, …` on one line (100 characters at most). */
+export function inputFields(input: unknown, maxLength = 100): string {
+  if (input === null || typeof input !== 'object') return input === undefined ? '' : oneLine(JSON.stringify(input) ?? '', maxLength);
+  const fields = Object.entries(input as Record<string, unknown>).map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  return oneLine(fields.join(', '), maxLength);
 }
 
 /** The failure message: "Bash: node test.js failed: Error: expected 6, got 5" (one line, short). */

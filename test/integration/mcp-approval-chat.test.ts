@@ -58,8 +58,8 @@ describe('chat asks about .mcp.json servers', () => {
     tmux('send-keys', '-t', terminal, 'what can you do?', 'Enter');
     const answered = await eventually(async () => screen(terminal), (text) => text.includes('I can use the server now.'), 60_000);
     expect((h.model.requests[0].body.tools as Array<{ name: string }>).map((tool) => tool.name)).toContain('mcp__everything__echo');
-    // The MCP call shows like any tool call, its result under it; the result went to the model.
-    expect(answered).toContain('● mcp__everything__echo(');
+    // The MCP call shows like any tool call, with its input and its result under it; the result went to the model.
+    expect(answered).toContain('● mcp__everything__echo(message: hi from chat)');
     expect(answered).toContain('⎿  Echo: hi from chat');
     expect(JSON.stringify(h.model.requests[1].body.messages.at(-1))).toContain('Echo: hi from chat');
   }, 180_000);

@@ -4,6 +4,7 @@ import { argumentFromSummary, toolArgument, toolCallLine, toolPreview, toolResul
 import { permissionQuestionLines } from '../../client/commands/permissions';
 import { formatEvent } from '../../client/format';
 import type { ConversationEvent } from '../../workflows/definitions';
+import { toolCallSummary } from '../../common/tool-ui';
 
 describe('tool lines', () => {
   it("show each call as Claude Code does, without the tool's name twice", () => {
@@ -17,6 +18,13 @@ describe('tool lines', () => {
     expect(argumentFromSummary('Bash', 'Bash: touch a.txt')).toBe('touch a.txt');
     expect(argumentFromSummary('Write', 'Write notes.txt')).toBe('notes.txt');
     expect(argumentFromSummary('Agent', 'Agent (Explore): find tests')).toBe('find tests');
+  });
+
+  it('show an MCP tool (no spec of ours) with its input fields, in the live summary and the line made from it', () => {
+    const summary = toolCallSummary('mcp__github__get_issue', { owner: 'acme', number: 7 });
+    expect(summary).toBe('mcp__github__get_issue: owner: acme, number: 7');
+    expect(toolCallLine('mcp__github__get_issue', argumentFromSummary('mcp__github__get_issue', summary))).toBe('● mcp__github__get_issue(owner: acme, number: 7)');
+    expect(toolCallSummary('mcp__github__list', {})).toBe('mcp__github__list');
   });
 
   it('show a result under its call, errors marked', () => {
