@@ -138,7 +138,7 @@ export async function createHarness(
         workflowBundle: options.workflowBundle ?? workflowBundle(),
         transcriptCache: options.transcriptCache,
         deployment: options.deployment,
-        overrides: { shutdownGraceTime: '1 second' },
+        overrides: { shutdownGraceTime: '1 second', ...(process.env.DA_NO_CACHE ? { maxCachedWorkflows: 0 } : {}) },
       });
       const running = worker.run();
       workers.push({ worker, running, connection: workerConnection });
