@@ -24,7 +24,7 @@ import {
 } from './definitions';
 import { handleInternalMessages } from './internal-messages';
 import { processUserInput } from './process-user-input';
-import { PATCHES, patched } from './patches';
+import { PATCHES, decidePatchEpoch, patched } from './patches';
 import { activities, activityOptions } from './deps/activity-options';
 import { ConversationSession } from './session';
 import { idleTimerSummary } from './ui-details';
@@ -46,6 +46,8 @@ function withRecordedDefaultModel(config: ConversationInput['config']): Conversa
 
 /** A conversation: a long-lived workflow that runs one query per user input. */
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationSummary> {
+  // Before any command: the run's patch epoch (patches.ts).
+  decidePatchEpoch();
   const parsed = conversationConfigSchema.safeParse(withRecordedDefaultModel(input.config));
   if (!parsed.success) {
     // A ZodError would fail the workflow task and retry forever; an ApplicationFailure fails the run.

@@ -10,6 +10,22 @@
  * still need the old branch (and no history under test/histories records the run before it),
  * replace `patched(P)` by `deprecatePatch(P)` and delete the old branch; one release later, when
  * no history has the marker without the deprecation, remove the call and the entry.
+ *
+ * Patch epochs. A run started on code that has an epoch records one marker for it, first thing in
+ * the run ({@link decidePatchEpoch}, called at the top of every workflow entry point), and takes
+ * every switch the epoch covers without asking Temporal again: no marker per switch, and no
+ * switch asked for the first time in the middle of a run. That matters for replay, not only for
+ * history size: with local activities (model calls, Read/Glob/Grep), sdk-core can complete a
+ * workflow task with a local activity's marker while the workflow has not yet seen its result
+ * (a query answered while the local activity ran); the result then reaches the workflow in the
+ * next task, but on replay it arrives one task earlier, before Temporal has told the workflow
+ * about the next task's patch markers. A switch first asked right after that result answers
+ * `false` on replay where it answered `true` live, and the run fails with "Non-deprecated patch
+ * marker encountered … but there is no corresponding change command" (seen on
+ * @temporalio/worker 1.23.0 and 1.24.0; docs/architecture.md, "Replay switches"). An epoch is
+ * decided before any local activity, so its answer never depends on where a result lands. Runs
+ * started before the epoch (no marker) ask each switch as before. A switch added after an epoch
+ * is asked on its own until the next epoch covers it.
  */
 import { deprecatePatch as temporalDeprecatePatch, patched as temporalPatched } from '@temporalio/workflow';
 
@@ -161,12 +177,91 @@ export const PATCHES = {
 
 export type PatchName = keyof typeof PATCHES;
 
+/** A patch epoch: one marker standing for every switch it covers (see the top of this file). */
+export interface PatchEpoch {
+  readonly id: string;
+  readonly note: string;
+  readonly since: string;
+  /** The switches a run started with this epoch takes without asking (all registered before it). */
+  readonly covers: readonly PatchName[];
+}
+
+/** Newest last. Each covers every switch registered before it; its marker is written once per run. */
+export const PATCH_EPOCHS: readonly PatchEpoch[] = [
+  {
+    id: 'patch-epoch-1',
+    note: 'Every switch up to subagent-mcp-tools, decided at the start of the run (older runs ask each switch where it is used).',
+    since: '2026-12-02 (this commit)',
+    covers: [
+      'localReadOnlyTools',
+      'localModelCalls',
+      'streamingWorkflowStream',
+      'weighContinueAsNewSuggestion',
+      'permissionsCheck',
+      'temporalUiSummaries',
+      'toolPrefetch',
+      'slashCommandsProcessInput',
+      'slashCommandsReloadContext',
+      'slashCommandsQueuedCommandWaits',
+      'permissionFacts',
+      'permissionsByDefault',
+      'modelsApiDefaultModel',
+      'temporalUiTimeline',
+      'upgradeOnContinueAsNew',
+      'structuredOutputActivity',
+      'sqlSafeSearchAttributes',
+      'taskList',
+      'scheduleWakeup',
+      'cronSchedules',
+      'mcpTools',
+      'backgroundAgents',
+      'hooksLifecycle',
+      'backgroundCommands',
+      'sendMessageFinishedAgents',
+      'mcpApprovalInChat',
+      'subagentMcpTools',
+    ],
+  },
+];
+
+/**
+ * The ids this run takes without asking, per workflow run. Kept on the workflow's global object:
+ * the SDK gives each workflow its own globals (also when it reuses a V8 context), not its own
+ * module variables.
+ */
+const EPOCH_KEY = '__durableAgentPatchEpochCovers';
+type EpochHolder = { [EPOCH_KEY]?: ReadonlySet<string> };
+
+/**
+ * First thing in every workflow entry point, before any command: which epoch this run was started
+ * with. A new run records the newest epoch's marker; a replayed run started before it does not
+ * have the marker and asks each switch as it did. Decided once per run.
+ */
+export function decidePatchEpoch(): void {
+  const holder = globalThis as EpochHolder;
+  if (holder[EPOCH_KEY] !== undefined) return;
+  const covered = new Set<string>();
+  // Newest first: a run that has the newest epoch's marker was started on code with all of them.
+  for (const epoch of [...PATCH_EPOCHS].reverse()) {
+    if (temporalPatched(epoch.id)) {
+      for (const name of epoch.covers) covered.add(PATCHES[name].id);
+      break;
+    }
+  }
+  holder[EPOCH_KEY] = covered;
+}
+
+/** Whether the run's epoch covers this switch (false when no epoch was decided: ask as before). */
+function coveredByEpoch(patch: Patch): boolean {
+  return (globalThis as EpochHolder)[EPOCH_KEY]?.has(patch.id) ?? false;
+}
+
 /** Whether this run takes the patched branch (Temporal's `patched()` for a registered switch). */
 export function patched(patch: Patch): boolean {
-  return temporalPatched(patch.id);
+  return coveredByEpoch(patch) || temporalPatched(patch.id);
 }
 
 /** A retired switch: the new branch always runs, and histories with the marker still replay. */
 export function deprecatePatch(patch: Patch): void {
-  temporalDeprecatePatch(patch.id);
+  if (!coveredByEpoch(patch)) temporalDeprecatePatch(patch.id);
 }

@@ -29,8 +29,9 @@ import { createWorker } from '../../worker/worker';
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
 // Worker lifecycle chatter drowns test output; warnings and errors still show.
+// DA_CORE_LOG='temporalio_sdk_core=debug,warn' shows sdk-core's own log (activations, commands, evictions).
 try {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: new DefaultLogger('WARN'), ...(process.env.DA_CORE_LOG ? { telemetryOptions: { logging: { filter: process.env.DA_CORE_LOG } } } : {}) });
 } catch {
   /* already installed in this process */
 }
@@ -138,6 +139,10 @@ export async function createHarness(
         workflowBundle: options.workflowBundle ?? workflowBundle(),
         transcriptCache: options.transcriptCache,
         deployment: options.deployment,
+        // DA_NO_CACHE=1: no workflow cache, so every task and query replays the whole history (finds replay
+        // divergences). With no cache sdk-core also cancels a run's in-flight local activities when it
+        // evicts it after a task, so a test whose local model call overlaps a child start can end
+        // "Interrupted by user" under it: that is the knob, not the workflow.
         overrides: { shutdownGraceTime: '1 second', ...(process.env.DA_NO_CACHE ? { maxCachedWorkflows: 0 } : {}) },
       });
       const running = worker.run();

@@ -9,8 +9,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationStatus } from '../../workflows/definitions';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
@@ -82,6 +83,18 @@ async function idleAfter(id: string, queries: number, timeoutMs = 60_000): Promi
 }
 
 /** The activities of the conversation's history (every run), by type, with their attempts. */
+/** With DA_DUMP_HISTORIES=<dir>: every run's history, newest first (run-0), as scripts/record-histories.ts writes them. */
+async function dumpHistories(id: string): Promise<void> {
+  const dir = process.env.DA_DUMP_HISTORIES;
+  if (!dir || !harness) return;
+  await mkdir(dir, { recursive: true });
+  let index = 0;
+  for await (const execution of harness.client.workflow.list({ query: `WorkflowId = '${id}'` })) {
+    const history = await harness.client.workflow.getHandle(id, execution.runId).fetchHistory();
+    await writeFile(path.join(dir, `run-${index++}.json`), historyToJSON(history));
+  }
+}
+
 async function activityStarts(id: string, type: string): Promise<number[]> {
   const history = await harness!.client.workflow.getHandle(id).fetchHistory();
   const scheduled = new Map<string, string>();
@@ -271,8 +284,12 @@ describe('background Bash in a conversation', () => {
     harness = await createHarness({ respond: scripted([() => background('sleep 6.25; echo after-switch'), () => text('Started.')]) });
     await harness.startWorker();
     const { conversationId, inputUuid } = await start('Run it in the background.', { continueAsNewAfterEvents: 20 });
-    await harness.api.waitForResult(conversationId, inputUuid!);
-    const idle = await idleAfter(conversationId, 2, 90_000);
+    // DA_DUMP_HISTORIES=<dir> writes each run's history there (test/histories/background-continue-as-new*.json
+    // came from a run with DA_NO_CACHE=1: a local activity's result reaching the workflow a task later).
+    const idle = await (async () => {
+      await harness!.api.waitForResult(conversationId, inputUuid!);
+      return idleAfter(conversationId, 2, 90_000);
+    })().finally(() => dumpHistories(conversationId));
     expect(idle.continuedAsNewCount).toBeGreaterThanOrEqual(1);
     const notified = notificationRequests(harness.model);
     expect(notified).toHaveLength(1);

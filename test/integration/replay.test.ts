@@ -5,6 +5,7 @@
  */
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +20,21 @@ describe('replay of recorded histories', async () => {
 
   it('has recorded histories to replay', () => {
     expect(files.length).toBeGreaterThan(0);
+  });
+
+  // The shape sdk-core writes when a query is answered while a local activity runs: the local
+  // activity's marker closes a workflow task, and its result reaches the workflow only in the next
+  // one (on replay, one task earlier). Runs started before the patch epoch could not replay it when
+  // a switch was first asked right after that result (workflows/patches.ts).
+  it('replays a run whose local activity result reached the workflow a task after its marker', () => {
+    const events = (JSON.parse(readFileSync(path.join(HISTORIES_DIR, 'background-continue-as-new-last-run.json'), 'utf8')) as { events: Array<Record<string, any>> }).events;
+    const splitAt = events.findIndex(
+      (event, index) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity' && events[index + 1]?.eventType === 'EVENT_TYPE_WORKFLOW_TASK_SCHEDULED',
+    );
+    expect(splitAt).toBeGreaterThan(0);
+    const firstMarker = events.find((event) => event.markerRecordedEventAttributes?.markerName === 'core_patch')!.markerRecordedEventAttributes;
+    expect(Buffer.from(firstMarker.details['patch-data'].payloads[0].data, 'base64').toString()).toContain('patch-epoch-1');
+    expect(files).toContain('background-continue-as-new-last-run.json'); // replayed below
   });
 
   for (const file of files) {

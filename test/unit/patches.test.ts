@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PATCHES } from '../../workflows/patches';
+import { PATCHES, PATCH_EPOCHS } from '../../workflows/patches';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -66,10 +66,47 @@ describe('workflows/patches.ts', () => {
   });
 
   it('still has every patch a recorded history holds (a removed one would fail its replay)', () => {
-    const ids = new Set<string>(Object.values(PATCHES).map((patch) => patch.id));
+    const ids = new Set<string>([...Object.values(PATCHES).map((patch) => patch.id), ...PATCH_EPOCHS.map((epoch) => epoch.id)]);
     const histories = fs.readdirSync(path.join(root, 'test/histories')).filter((name) => name.endsWith('.json'));
     const recorded = histories.flatMap((name) => markerIds(path.join(root, 'test/histories', name)));
     expect(recorded.length).toBeGreaterThan(0);
     expect([...new Set(recorded)].filter((id) => !ids.has(id))).toEqual([]);
+  });
+
+  describe('patch epochs', () => {
+    it('have their own ids, a note and a date, and cover registered switches once each', () => {
+      const patchIds = new Set<string>(Object.values(PATCHES).map((patch) => patch.id));
+      expect(new Set(PATCH_EPOCHS.map((epoch) => epoch.id)).size).toBe(PATCH_EPOCHS.length);
+      for (const epoch of PATCH_EPOCHS) {
+        expect(patchIds.has(epoch.id)).toBe(false);
+        expect(epoch.note.length).toBeGreaterThan(20);
+        expect(epoch.since).toMatch(/^\d{4}-\d{2}-\d{2} /);
+        expect(epoch.covers.filter((name) => !(name in PATCHES))).toEqual([]);
+        expect(new Set(epoch.covers).size).toBe(epoch.covers.length);
+      }
+    });
+
+    it('each covers everything the one before it covered (a run on a newer epoch takes at least as many switches)', () => {
+      for (let index = 1; index < PATCH_EPOCHS.length; index++) {
+        const newer = new Set(PATCH_EPOCHS[index]!.covers);
+        expect(PATCH_EPOCHS[index - 1]!.covers.filter((name) => !newer.has(name))).toEqual([]);
+      }
+    });
+
+    it('the first epoch covers every switch registered before it (in registry order)', () => {
+      const names = Object.keys(PATCHES);
+      const first = PATCH_EPOCHS[0]!.covers;
+      expect(names.slice(0, first.length)).toEqual([...first]);
+    });
+
+    it('are decided first thing in every workflow entry point that asks a switch', () => {
+      const entry = sources.find(({ file }) => file === path.join('workflows', 'conversation.ts'))!.text;
+      const body = entry.slice(entry.indexOf('export async function conversationWorkflow'));
+      const firstStatement = body.slice(body.indexOf('{') + 1).trim().split(';')[0];
+      expect(firstStatement).toBe('decidePatchEpoch()');
+      // The other entry point asks no switch (if it starts to, it must decide the epoch first too).
+      const cronFire = sources.find(({ file }) => file === path.join('workflows', 'cron-fire.ts'))!.text;
+      expect(/\b(?:patched|deprecatePatch)\(/.test(cronFire) && !/decidePatchEpoch\(\)/.test(cronFire)).toBe(false);
+    });
   });
 });
