@@ -191,7 +191,7 @@ export const PATCH_EPOCHS: readonly PatchEpoch[] = [
   {
     id: 'patch-epoch-1',
     note: 'Every switch up to subagent-mcp-tools, decided at the start of the run (older runs ask each switch where it is used).',
-    since: '2026-12-02 (this commit)',
+    since: '2026-12-02 49c2c04',
     covers: [
       'localReadOnlyTools',
       'localModelCalls',
