@@ -24,8 +24,11 @@
  * marker encountered … but there is no corresponding change command" (seen on
  * @temporalio/worker 1.23.0 and 1.24.0; docs/architecture.md, "Replay switches"). An epoch is
  * decided before any local activity, so its answer never depends on where a result lands. Runs
- * started before the epoch (no marker) ask each switch as before. A switch added after an epoch
- * is asked on its own until the next epoch covers it.
+ * started before the epoch (no marker) ask each switch as before.
+ *
+ * Adding a switch: register it in PATCHES and append a new epoch covering every switch
+ * (test/unit/patches.test.ts fails otherwise). New runs then record only the newest epoch; a run
+ * started on the previous epoch asks the new switch where it is used, as before epochs existed.
  */
 import { deprecatePatch as temporalDeprecatePatch, patched as temporalPatched } from '@temporalio/workflow';
 
@@ -186,7 +189,7 @@ export interface PatchEpoch {
   readonly covers: readonly PatchName[];
 }
 
-/** Newest last. Each covers every switch registered before it; its marker is written once per run. */
+/** Newest last; the newest covers every registered switch. Its marker is written once per run. */
 export const PATCH_EPOCHS: readonly PatchEpoch[] = [
   {
     id: 'patch-epoch-1',
