@@ -6,33 +6,20 @@
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevServer, getFreePorts, startDevServer } from '../../infra/dev-server';
-import { ensureTemporalCli } from '../../infra/temporal-cli';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
 import { liveSleepers } from '../helpers/processes';
+import { type RestartableServer, startRestartableServer } from '../helpers/restartable-server';
 import { backgroundCommandWorkflow } from './background-bash-workflows';
 
-let directory: string;
-let dbFilename: string;
-let port: number;
-let cliPath: string;
-let server: DevServer | undefined;
+let server: RestartableServer | undefined;
 let harness: Harness | undefined;
 let workflowWorker: { worker: Worker; running: Promise<void> } | undefined;
 
-const quiet = (): void => {};
-const startServer = () => startDevServer({ dbFilename, port, headless: true, cliPath, log: quiet });
-
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-background-restart-'));
-  dbFilename = path.join(directory, 'temporal.db');
-  [port] = await getFreePorts(1);
-  cliPath = (await ensureTemporalCli({ log: quiet })).path;
-  server = await startServer();
+  server = await startRestartableServer('background-restart');
 }, 60_000);
 
 afterAll(async () => {
@@ -40,7 +27,6 @@ afterAll(async () => {
   await workflowWorker?.running;
   await harness?.close();
   await server?.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('background Bash across a Temporal server restart', () => {
@@ -65,12 +51,7 @@ describe('background Bash across a Temporal server restart', () => {
     });
     await eventually(async () => liveSleepers('9.25').length, (count) => count === 1, 30_000);
 
-    const old = server!;
-    const exited = new Promise((resolve) => old.process.once('exit', resolve));
-    old.process.kill('SIGKILL');
-    await exited;
-    await new Promise((resolve) => setTimeout(resolve, 2_000)); // down for longer than the heartbeat timeout's share
-    server = await startServer();
+    await server!.killAndRestart({ downMs: 2_000 }); // down for longer than the heartbeat timeout's share
     expect(liveSleepers('9.25').length).toBe(1);
 
     const { started, outcome } = await harness.client.workflow.getHandle(workflowId).result();

@@ -5,39 +5,26 @@
  * the model gets exactly one <task-notification>, and the command ran once. Its own file-backed
  * dev server (the shared one is in-memory).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevServer, getFreePorts, startDevServer } from '../../infra/dev-server';
-import { ensureTemporalCli } from '../../infra/temporal-cli';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
 import { liveSleepers } from '../helpers/processes';
+import { type RestartableServer, startRestartableServer } from '../helpers/restartable-server';
 
-let directory: string;
-let dbFilename: string;
-let port: number;
-let cliPath: string;
-let server: DevServer | undefined;
+let server: RestartableServer | undefined;
 let harness: Harness | undefined;
 
-const quiet = (): void => {};
-const startServer = () => startDevServer({ dbFilename, port, headless: true, cliPath, log: quiet });
 const lastUserText = (request: RecordedRequest) => JSON.stringify(request.body.messages[request.body.messages.length - 1]);
 
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-background-conversation-restart-'));
-  dbFilename = path.join(directory, 'temporal.db');
-  [port] = await getFreePorts(1);
-  cliPath = (await ensureTemporalCli({ log: quiet })).path;
-  server = await startServer();
+  server = await startRestartableServer('background-conversation-restart');
 }, 60_000);
 
 afterAll(async () => {
   await harness?.close();
   await server?.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('a background command in a conversation across a Temporal server restart', () => {
@@ -62,12 +49,7 @@ describe('a background command in a conversation across a Temporal server restar
     await harness.api.waitForResult(conversationId, inputUuid!);
     await eventually(async () => liveSleepers('9.75').length, (count) => count === 1, 30_000);
 
-    const old = server!;
-    const exited = new Promise((resolve) => old.process.once('exit', resolve));
-    old.process.kill('SIGKILL');
-    await exited;
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    server = await startServer();
+    await server!.killAndRestart({ downMs: 2_000 });
     expect(liveSleepers('9.75')).toHaveLength(1);
 
     const idle = await eventually(

@@ -6,44 +6,16 @@
  *
  * This file runs its own file-backed dev server (the shared test server is in-memory).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { type DevServer, getFreePorts, startDevServer } from '../../infra/dev-server';
-import { ensureTemporalCli } from '../../infra/temporal-cli';
+import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
 import type { Harness } from '../helpers/harness';
+import { type RestartableServer, startRestartableServer } from '../helpers/restartable-server';
 import { bashCommandAcrossServerKill, modelCallAcrossServerKill } from '../helpers/server-kill';
 
-let directory: string;
-let dbFilename: string;
-let port: number;
-let cliPath: string;
-let server: DevServer | undefined;
+let server: RestartableServer | undefined;
 let harness: Harness | undefined;
 
-const quiet = (): void => {};
-
-async function startServer(): Promise<DevServer> {
-  return startDevServer({ dbFilename, port, headless: true, cliPath, log: quiet });
-}
-
-/** kill -9 the server, wait for it to be gone, start it again on the same port and file. */
-async function killAndRestartServer(): Promise<void> {
-  const old = server!;
-  const exited = new Promise((resolve) => old.process.once('exit', resolve));
-  old.process.kill('SIGKILL');
-  await exited;
-  server = await startServer();
-  expect(server.process.pid).not.toBe(old.process.pid);
-}
-
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-restart-'));
-  dbFilename = path.join(directory, 'temporal.db');
-  [port] = await getFreePorts(1);
-  cliPath = (await ensureTemporalCli({ log: quiet })).path;
-  server = await startServer();
+  server = await startRestartableServer('restart');
 }, 60_000);
 
 afterEach(async () => {
@@ -53,12 +25,11 @@ afterEach(async () => {
 
 afterAll(async () => {
   await server?.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 
 /** This file's server for the shared scenarios (test/helpers/server-kill.ts). */
 function context() {
-  return { address: server!.address, killAndRestart: killAndRestartServer, track: (created: Harness) => (harness = created) };
+  return { address: server!.address, killAndRestart: () => server!.killAndRestart(), track: (created: Harness) => (harness = created) };
 }
 
 describe('Temporal server killed with SIGKILL and restarted', () => {

@@ -4,30 +4,16 @@
  * database, so it still fires once and re-invokes the model. Its own file-backed dev server (the
  * shared test server is in-memory), as server-restart.test.ts.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type DevServer, getFreePorts, startDevServer } from '../../infra/dev-server';
-import { ensureTemporalCli } from '../../infra/temporal-cli';
 import { lastUserMessage, promptResponder } from '../../testing/prompt-responder';
 import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
+import { type RestartableServer, startRestartableServer } from '../helpers/restartable-server';
 
-let directory: string;
-let dbFilename: string;
-let port: number;
-let cliPath: string;
-let server: DevServer | undefined;
+let server: RestartableServer | undefined;
 let harness: Harness | undefined;
-const quiet = (): void => {};
-const startServer = () => startDevServer({ dbFilename, port, headless: true, cliPath, log: quiet });
 
 beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-wakeup-restart-'));
-  dbFilename = path.join(directory, 'temporal.db');
-  [port] = await getFreePorts(1);
-  cliPath = (await ensureTemporalCli({ log: quiet })).path;
-  server = await startServer();
+  server = await startRestartableServer('wakeup-restart');
 }, 60_000);
 
 afterEach(async () => {
@@ -37,7 +23,6 @@ afterEach(async () => {
 
 afterAll(async () => {
   await server?.stop();
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('ScheduleWakeup across a Temporal server restart', () => {
@@ -50,11 +35,7 @@ describe('ScheduleWakeup across a Temporal server restart', () => {
     const { conversationId } = await runToResult(harness, 'PACE yourself', { wakeupMinimumSeconds: 2 });
     const [pending] = (await harness.api.status(conversationId)).wakeups!;
 
-    const old = server!;
-    const exited = new Promise((resolve) => old.process.once('exit', resolve));
-    old.process.kill('SIGKILL');
-    await exited;
-    server = await startServer();
+    await server!.killAndRestart();
     // The server was down and is back before the wakeup was due: the fire comes from its database.
     expect(Date.now()).toBeLessThan(Date.parse(pending.dueAt));
 
