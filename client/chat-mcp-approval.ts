@@ -10,6 +10,7 @@ import type { ConversationClient } from './api';
 import type { ChatPermissionIo } from './chat-permissions';
 import { formatMcpApprovalOutcome, updateRefusal } from './commands/mcp';
 import { sanitizeForTerminal } from './format';
+import { SerialRecheck } from './serial-recheck';
 
 /** The question for one server. */
 export function mcpApprovalQuestion(server: string): string {
@@ -26,28 +27,24 @@ export function mcpApprovalAnswer(line: string): McpApprovalDecision {
 
 export class ChatMcpApprovalPrompter {
   private readonly asked = new Set<string>();
-  private running: Promise<void> | undefined;
-  private again = false;
+  private readonly recheck: SerialRecheck;
 
   constructor(
     private readonly api: ConversationClient,
     private readonly conversationId: string,
     private readonly io: ChatPermissionIo,
     private readonly leaving: AbortSignal,
-  ) {}
+  ) {
+    this.recheck = new SerialRecheck(
+      () => this.askWaiting(),
+      (error) => this.io.print(sanitizeForTerminal(`MCP approval: ${updateRefusal(error)}`)),
+      leaving,
+    );
+  }
 
   /** Looks for servers waiting for approval and asks about each one not asked yet. */
   check(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        await this.askWaiting().catch((error: unknown) => this.io.print(sanitizeForTerminal(`MCP approval: ${updateRefusal(error)}`)));
-      } while (this.again && !this.leaving.aborted);
-    })().finally(() => (this.running = undefined));
+    this.recheck.request();
   }
 
   private async askWaiting(): Promise<void> {

@@ -10,6 +10,7 @@ import type { PendingPermission } from '../workflows/permission-gate';
 import type { ConversationClient } from './api';
 import { askAllow, collectPending, decide, permissionQuestionLines } from './commands/permissions';
 import { sanitizeForTerminal } from './format';
+import { SerialRecheck } from './serial-recheck';
 
 /** How often an open question checks that its request is still waiting. */
 const STILL_WAITING_POLL_MS = 500;
@@ -23,8 +24,7 @@ export interface ChatPermissionIo {
 
 export class ChatPermissionPrompter {
   private readonly asked = new Set<string>();
-  private running: Promise<void> | undefined;
-  private again = false;
+  private readonly recheck: SerialRecheck;
   /** The open question: its request and how to withdraw it. */
   private open: { toolUseId: string | undefined; withdraw: () => void } | undefined;
 
@@ -33,20 +33,17 @@ export class ChatPermissionPrompter {
     private readonly conversationId: string,
     private readonly io: ChatPermissionIo,
     private readonly leaving: AbortSignal,
-  ) {}
+  ) {
+    this.recheck = new SerialRecheck(
+      () => this.askWaiting(),
+      (error) => this.io.print(`Permission prompt: ${error instanceof Error ? error.message : String(error)}`),
+      leaving,
+    );
+  }
 
   /** Looks for waiting requests and asks each one not asked yet; calls while it runs look again after. */
   check(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        await this.askWaiting().catch((error: unknown) => this.io.print(`Permission prompt: ${error instanceof Error ? error.message : String(error)}`));
-      } while (this.again && !this.leaving.aborted);
-    })().finally(() => (this.running = undefined));
+    this.recheck.request();
   }
 
   /**
