@@ -19,6 +19,7 @@ import type { BashFacts, CallFacts, PathFact } from './permission-facts';
 import { decideBash } from './bash-permissions';
 import { isMcpToolName, mcpRuleCovers } from './mcp-tools';
 import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
+import { TOOL_SPECS } from './tool-specs';
 
 export * from './permission-rules';
 import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, PROTECTED_DIRECTORIES, PROTECTED_EXCEPTIONS, isProtectedPath, parsePermissionRule } from './permission-rules';
@@ -28,28 +29,16 @@ const READ_TOOLS = new Set(['Read', 'Glob', 'Grep']);
 /** Tools that change files. */
 const EDIT_TOOLS = new Set(['Edit', 'Write']);
 /**
- * Tools that need no permission in Claude Code (rules still apply): Agent (its own tools are
- * checked in the subagent) and SendMessage (it continues one); the task list, ScheduleWakeup and the cron tools, which touch only
- * this conversation's state and Schedules (issue 21); TaskOutput / TaskStop, which only read or
- * stop this conversation's own background work — those two in every mode, plan mode included.
+ * Tools that need no permission in Claude Code (rules still apply), by their spec's `permission`:
+ * Agent (its own tools are checked in the subagent) and SendMessage (it continues one); the task
+ * list, ScheduleWakeup and the cron tools, which touch only this conversation's state and
+ * Schedules (issue 21); TaskOutput / TaskStop, which only read or stop this conversation's own
+ * background work — those two in every mode, plan mode included (TaskStop is not read-only).
  * Any other tool without a decision of its own asks (fail closed).
  */
-export const TOOLS_WITHOUT_PERMISSION: ReadonlySet<string> = new Set([
-  'Agent',
-  'SendMessage',
-  'TaskCreate',
-  'TaskGet',
-  'TaskList',
-  'TaskUpdate',
-  'ScheduleWakeup',
-  'CronCreate',
-  'CronDelete',
-  'CronList',
-  'TaskOutput',
-  'TaskStop',
-]);
-/** Of those, the ones allowed before the mode is looked at (TaskStop is not read-only, yet plan mode allows it). */
-const BACKGROUND_TASK_TOOLS: ReadonlySet<string> = new Set(['TaskOutput', 'TaskStop']);
+export const TOOLS_WITHOUT_PERMISSION: ReadonlySet<string> = new Set(TOOL_SPECS.filter((spec) => spec.permission !== undefined).map((spec) => spec.name));
+/** Of those, the ones allowed before the mode is looked at. */
+const TOOLS_WITHOUT_PERMISSION_IN_ANY_MODE: ReadonlySet<string> = new Set(TOOL_SPECS.filter((spec) => spec.permission === 'none-in-any-mode').map((spec) => spec.name));
 
 export { globToRegExp, isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
@@ -256,7 +245,7 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   const asked = firstMatch(context.rules.ask, view, 'any');
   if (asked) return { behavior: 'ask', reason: describeRule(asked) };
 
-  if (BACKGROUND_TASK_TOOLS.has(toolName)) return { behavior: 'allow', reason: `${toolName} needs no permission` };
+  if (TOOLS_WITHOUT_PERMISSION_IN_ANY_MODE.has(toolName)) return { behavior: 'allow', reason: `${toolName} needs no permission` };
   const gatheredBash = facts.gathered?.bash;
   if (toolName === 'Bash' && gatheredBash) return decideBashCall(view, gatheredBash, context);
   const gatheredPaths = facts.gathered?.paths;

@@ -20,6 +20,13 @@ export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
   readonly maxResultSizeChars: number;
   /** A short human label for status and the Temporal UI, e.g. "Read src/app.ts", "Bash: npm test". */
   summarize(input: z.infer<Schema>): string;
+  /**
+   * A tool that needs no permission in Claude Code (rules still apply; common/permissions.ts):
+   * `'none'` once the mode allows it (plan mode refuses one that is not read-only), `'none-in-any-mode'`
+   * before the mode is looked at. Unset: the permission engine decides, and a tool it has no
+   * decision for asks (fail closed).
+   */
+  readonly permission?: 'none' | 'none-in-any-mode';
 }
 
 /** Helper that keeps the schema's inferred type attached to the spec. */

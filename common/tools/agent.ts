@@ -25,6 +25,7 @@ export type AgentInput = z.infer<typeof agentInputSchema>;
 
 export const agentToolSpec = defineTool({
   name: 'Agent',
+  permission: 'none',
   description: `Launch a new agent to handle a complex, multi-step task on its own. The agent runs with its own conversation and tools and returns one final message, which is all you see of its work.
 
 The agent types available are listed in the system prompt (# Subagents), with the tools each has.

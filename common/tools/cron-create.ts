@@ -17,6 +17,7 @@ const maxAgeDays = CRON_RECURRING_MAX_AGE_MS / 86_400_000;
 
 export const cronCreateToolSpec = defineTool({
   name: 'CronCreate',
+  permission: 'none',
   description: `Schedules a prompt to run later, once or on a recurring schedule, as a standard 5-field cron expression in the user's local time zone ("0 9 * * 1-5" is 9am on weekdays, local time — no time zone conversion needed).
 
 - One-shot reminders ("at 2:30pm today, check the deploy"): pin minute, hour, day of month and month, with recurring: false.

@@ -10,6 +10,7 @@ export type CronDeleteInput = z.infer<typeof cronDeleteInputSchema>;
 
 export const cronDeleteToolSpec = defineTool({
   name: 'CronDelete',
+  permission: 'none',
   description: 'Deletes a scheduled job by its id; it will not fire again.',
   inputSchema: cronDeleteInputSchema,
   isReadOnly: () => true,

@@ -14,6 +14,7 @@ export type ScheduleWakeupInput = z.infer<typeof scheduleWakeupInputSchema>;
 
 export const scheduleWakeupToolSpec = defineTool({
   name: 'ScheduleWakeup',
+  permission: 'none',
   description: `Schedules this conversation to wake you up later with a prompt: use it to pace a /loop yourself (check a deploy again in 5 minutes, poll a slow job) instead of waiting in a command.
 
 - The delay is kept between ${WAKEUP_MIN_SECONDS} s and ${WAKEUP_MAX_SECONDS} s.

@@ -13,6 +13,7 @@ export type SendMessageInput = z.infer<typeof sendMessageInputSchema>;
 
 export const sendMessageToolSpec = defineTool({
   name: 'SendMessage',
+  permission: 'none',
   description: `Sends a message to an agent started earlier in this conversation (an Agent call, in the foreground or with run_in_background: true), by its agent id, which continues with its own transcript intact — use it to ask a follow-up or give more work to an agent that already has the context, instead of starting a new one.
 
 - An agent that has answered (a foreground agent, or a background one waiting) works on the message, and this call returns its answer.

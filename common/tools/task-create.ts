@@ -14,6 +14,7 @@ export type TaskCreateInput = z.infer<typeof taskCreateInputSchema>;
 
 export const taskCreateToolSpec = defineTool({
   name: 'TaskCreate',
+  permission: 'none',
   description: `Adds a task to this conversation's task list, to plan and track multi-step work. New tasks are pending and get the next id (1, 2, …).
 
 Use it for work with three or more distinct steps, or when the user gives a list of things to do; not for a single trivial step. Mark a task in_progress with TaskUpdate when you start it and completed when it is fully done. The task list survives restarts of the agent and is shown to the user.`,

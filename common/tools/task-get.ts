@@ -10,6 +10,7 @@ export type TaskGetInput = z.infer<typeof taskGetInputSchema>;
 
 export const taskGetToolSpec = defineTool({
   name: 'TaskGet',
+  permission: 'none',
   description: `Returns one task of the task list in full: subject, status, owner, description, and the tasks it blocks and is blocked by. Read a task's latest state before updating it.`,
   inputSchema: taskGetInputSchema,
   isReadOnly: () => true,

@@ -21,6 +21,7 @@ export type TaskOutputInput = z.infer<typeof taskOutputInputSchema>;
 
 export const taskOutputToolSpec = defineTool({
   name: 'TaskOutput',
+  permission: 'none-in-any-mode',
   description: `Reads the output of a background task (a Bash command started with run_in_background, or a background agent) by its task id.
 
 - With block: true (the default) it waits until the task ends or the timeout passes, then returns its status, exit code and output.

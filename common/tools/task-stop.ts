@@ -10,6 +10,7 @@ export type TaskStopInput = z.infer<typeof taskStopInputSchema>;
 
 export const taskStopToolSpec = defineTool({
   name: 'TaskStop',
+  permission: 'none-in-any-mode',
   description: `Stops a running background task by its task id. A background command and every process it started get SIGTERM, then SIGKILL after a short grace; a background agent is cancelled. Stopping a task that already ended does nothing.`,
   inputSchema: taskStopInputSchema,
   isReadOnly: () => false,

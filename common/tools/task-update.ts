@@ -18,6 +18,7 @@ export type TaskUpdateInput = z.infer<typeof taskUpdateInputSchema>;
 
 export const taskUpdateToolSpec = defineTool({
   name: 'TaskUpdate',
+  permission: 'none',
   description: `Updates a task of the task list: its status, subject, description, active form, owner, metadata, or the tasks it blocks / is blocked by.
 
 - Set status to in_progress when you start a task and to completed only when it is fully done (tests pass, nothing partial). If you are blocked, keep it in_progress and create a task for what blocks you.
