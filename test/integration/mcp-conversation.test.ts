@@ -7,20 +7,16 @@
  * results (and errors) reach the next request; permission rules on MCP tools; a server that fails
  * to start is a warning in the feed and the conversation answers.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { ConversationEvent } from '../../workflows/definitions';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { isolateEnvironment } from '../helpers/cli';
+import { startDynamicMcpServer } from '../helpers/dynamic-mcp-server';
 import { type Harness, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
 
 const EVERYTHING = path.resolve(__dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -186,41 +182,11 @@ async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess
   return { url: `http://127.0.0.1:${port}/mcp`, child };
 }
 
-/** An SDK McpServer over streamable HTTP whose `add-tool` registers another tool while connected (list_changed). */
-async function startDynamicServer(): Promise<{ url: string; close: () => Promise<void> }> {
-  const transports = new Map<string, StreamableHTTPServerTransport>();
-  const http = createHttpServer(async (request, response) => {
-    const sessionId = request.headers['mcp-session-id'];
-    let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
-    if (!transport) {
-      const server = new McpServer({ name: 'dynamic-tools', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } }, instructions: 'Call add-tool to get more tools.' });
-      server.registerTool('add-tool', { description: 'Adds a tool', inputSchema: { name: z.string() } }, async ({ name }) => {
-        server.registerTool(name, { description: 'Added at run time' }, async () => ({ content: [{ type: 'text', text: `${name} ran` }] }));
-        return { content: [{ type: 'text', text: `added ${name}` }] };
-      });
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) });
-      await server.connect(created);
-      transport = created;
-    }
-    await transport.handleRequest(request, response);
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const port = (http.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: async () => {
-      await Promise.all([...transports.values()].map((transport) => transport.close()));
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-    },
-  };
-}
-
 describe('MCP tools over streamable HTTP (--mcp-config, --strict-mcp-config)', () => {
   it('calls server-everything over HTTP, and a tool added while connected is offered after list_changed', async () => {
     const everything = await startEverythingHttp();
     cleanups.push(() => void everything.child.kill());
-    const dynamic = await startDynamicServer();
+    const dynamic = await startDynamicMcpServer({ instructions: 'Call add-tool to get more tools.' });
     cleanups.push(() => dynamic.close());
     harness = await createHarness();
     const h = harness;

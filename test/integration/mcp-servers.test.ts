@@ -7,11 +7,7 @@
  * run in @temporalio/testing's activity environment (real Context: heartbeats, attempt, cancellation);
  * the workflow wiring comes with the session redesign.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer } from 'node:http';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -19,11 +15,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { CallMcpToolResult, ListMcpServersResult, McpServerStatus } from '../../common/activity-types';
 import type { McpServerConfig, McpServerEntry } from '../../common/mcp-config';
 import { callMcpTool, listMcpServers, loadMcpConfig } from '../../activities/mcp/activities';
 import { McpConnectionManager } from '../../activities/mcp/connections';
+import { startDynamicMcpServer } from '../helpers/dynamic-mcp-server';
 
 const EVERYTHING = path.resolve(__dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
@@ -259,44 +255,6 @@ async function startHttpServer(transport: 'streamableHttp' | 'sse'): Promise<{ u
   return { url: `http://127.0.0.1:${port}/${transport === 'sse' ? 'sse' : 'mcp'}`, child };
 }
 
-/**
- * A streamable HTTP server built on the SDK's McpServer (as the SDK's examples are): one tool,
- * `add-tool`, that registers another tool while the client is connected (the SDK then sends
- * `notifications/tools/list_changed` on the client's GET stream).
- */
-async function startDynamicServer(): Promise<{ url: string; seenHeaders: Set<string>; close: () => Promise<void> }> {
-  const transports = new Map<string, StreamableHTTPServerTransport>();
-  const seenHeaders = new Set<string>();
-  const http = createHttpServer(async (request, response) => {
-    if (typeof request.headers['x-test'] === 'string') seenHeaders.add(request.headers['x-test']);
-    if (typeof request.headers['x-key'] === 'string') seenHeaders.add(`x-key: ${request.headers['x-key']}`);
-    const sessionId = request.headers['mcp-session-id'];
-    let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
-    if (!transport) {
-      const server = new McpServer({ name: 'dynamic-tools', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
-      server.registerTool('add-tool', { description: 'Adds a tool', inputSchema: { name: z.string() } }, async ({ name }) => {
-        server.registerTool(name, { description: `Added at run time` }, async () => ({ content: [{ type: 'text', text: `${name} ran` }] }));
-        return { content: [{ type: 'text', text: `added ${name}` }] };
-      });
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) });
-      await server.connect(created);
-      transport = created;
-    }
-    await transport.handleRequest(request, response);
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const port = (http.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    seenHeaders,
-    close: async () => {
-      await Promise.all([...transports.values()].map((transport) => transport.close()));
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-    },
-  };
-}
-
 describe('MCP over HTTP (server-everything)', () => {
   for (const transport of ['streamableHttp', 'sse'] as const) {
     it(`${transport}: lists, calls, returns an error result, and lists the tool added after the handshake`, async () => {
@@ -328,7 +286,7 @@ describe('MCP over HTTP (server-everything)', () => {
   }
 
   it('streamable HTTP: a tool added while connected is announced with list_changed (an SDK McpServer)', async () => {
-    const { url, seenHeaders, close } = await startDynamicServer();
+    const { url, seenHeaders, close } = await startDynamicMcpServer();
     try {
       manager = new McpConnectionManager({ env: { ...process.env, MCP_TEST_TOKEN: 'from-worker-env', ANTHROPIC_API_KEY: 'sk-never-sent' } });
       const server = entry('dynamic', { type: 'http', url, headers: { 'X-Test': 'Bearer ${MCP_TEST_TOKEN}', 'X-Key': '${ANTHROPIC_API_KEY:-withheld}' } });
