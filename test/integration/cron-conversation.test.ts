@@ -135,4 +135,45 @@ describe('cron jobs from a conversation', () => {
     expect(restarted!.queryCount).toBe(1);
     await harness.api.end(conversationId);
   }, 180_000);
+
+  it('a job that fires while a query runs waits for that query’s end and runs as a query of its own (Claude Code fires only while idle)', async () => {
+    harness = await createHarness({
+      respond: promptResponder([
+        ['CRON-IDLE', 'Pinged.'],
+        ['JOB', [{ name: 'CronCreate', input: { cron: '15 10 1 1 *', prompt: 'CRON-IDLE ping', recurring: false } }]],
+        ['SLOW', [{ name: 'Bash', input: { command: 'sleep 6.5', description: 'slow work' } }]],
+      ]),
+    });
+    await harness.startWorker();
+    const { conversationId } = await runToResult(harness, 'JOB please');
+    const [job] = (await harness.api.status(conversationId)).cronJobs!;
+
+    // A query that runs a slow command; the job fires while the command runs.
+    const slow = await harness.api.send(conversationId, 'SLOW work');
+    await eventually(() => harness!.api.status(conversationId), (status) => status.toolsInFlight.some((tool) => tool.summary.includes('sleep 6.5')));
+    await harness.client.schedule.getHandle(cronScheduleId(conversationId, job!.id)).trigger();
+    const slowResult = await harness.api.waitForResult(conversationId, slow);
+    expect(slowResult.result).toMatch(/^ok: /);
+
+    // Then the job's prompt, as its own query.
+    const after = await eventually(
+      () => harness!.api.status(conversationId),
+      (status) => status.lastResult?.result === 'Pinged.' && status.phase === 'awaiting_input',
+    );
+    expect(after.queryCount).toBe(3);
+    // Asked once, as a prompt of its own: not with the command's result in the slow query's next call (where it joined before).
+    const asked = harness.model.requests.filter((request) => lastUserMessage(request).text.includes('CRON-IDLE ping'));
+    expect(asked).toHaveLength(1);
+    expect(lastUserMessage(asked[0]!).toolResults).toEqual([]);
+
+    // The fire reached the conversation while the command ran (its signal is before the command's end).
+    const history = await harness.client.workflow.getHandle(conversationId).fetchHistory();
+    const events = history.events ?? [];
+    const fired = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'cronFired');
+    const bash = events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool');
+    const bashEnded = events.findIndex((event) => String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === String(bash?.eventId));
+    expect(fired).toBeGreaterThan(events.indexOf(bash!));
+    expect(bashEnded).toBeGreaterThan(fired);
+    await harness.api.end(conversationId);
+  }, 120_000);
 });

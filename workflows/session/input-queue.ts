@@ -44,11 +44,22 @@ export class InputQueue {
 
   /**
    * The inputs a running query takes between turns (seed §2.2 ⑦). A slash command waits for its
-   * own turn (seed §2.10: it is processed, not sent as text); inputs after it keep their order behind it.
+   * own turn (seed §2.10: it is processed, not sent as text); so does a cron job's prompt (Claude
+   * Code fires a job only while the session is idle: it runs as its own query after this one).
+   * Inputs after one that waits keep their order behind it.
    */
   takeForRunningQuery(): PendingInput[] {
-    const firstCommand = this.pending.findIndex((input) => isSlashCommand(input.prompt));
-    const count = firstCommand >= 0 && patched(PATCHES.slashCommandsQueuedCommandWaits) ? firstCommand : this.pending.length;
+    // The switches are asked only about an input they concern (as before the cron switch existed).
+    const count = takenByRunningQuery(
+      this.pending,
+      (input) => (isSlashCommand(input.prompt) && patched(PATCHES.slashCommandsQueuedCommandWaits)) || (input.origin === 'cron' && patched(PATCHES.cronFiresWhenIdle)),
+    );
     return this.pending.splice(0, count);
   }
+}
+
+/** How many queued inputs a running query takes: those before the first that waits for a query of its own. */
+export function takenByRunningQuery(pending: readonly PendingInput[], waitsForOwnQuery: (input: PendingInput) => boolean): number {
+  const first = pending.findIndex(waitsForOwnQuery);
+  return first >= 0 ? first : pending.length;
 }
