@@ -179,7 +179,7 @@ export const PATCHES = {
   cronFiresWhenIdle: {
     id: 'cron-fires-when-idle',
     note: 'A cron job’s prompt that arrives while a query runs waits for that query’s end and runs as its own query, as Claude Code fires jobs only while idle (older runs let the running query take it before its next model call).',
-    since: '2026-12-02 0000000',
+    since: '2026-12-02 ac0fd8e',
   },
 } as const satisfies Record<string, Patch>;
 
@@ -233,7 +233,7 @@ export const PATCH_EPOCHS: readonly PatchEpoch[] = [
   {
     id: 'patch-epoch-2',
     note: 'Epoch 1 and cron-fires-when-idle (runs started on epoch 1 ask that one where it is used).',
-    since: '2026-12-02 0000000',
+    since: '2026-12-02 ac0fd8e',
     covers: [
       'localReadOnlyTools',
       'localModelCalls',
