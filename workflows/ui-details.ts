@@ -5,6 +5,7 @@
  */
 import { oneLine } from '../common/cut-text';
 import { formatUsd } from '../common/money';
+import { readTaskNotification } from '../common/task-notification';
 
 /** Characters of a tool call's summary inside another summary (the UI cuts labels at 120). */
 export const NESTED_SUMMARY_CHARS = 50;
@@ -61,7 +62,12 @@ export function formatCurrentDetails(input: CurrentDetailsInput): string {
   const tools = input.tools.length > 0 ? ` — ${input.tools.map(escapeMarkdown).join(', ')}` : '';
   // One line for the state: the UI shows the card in a frame of fixed height, and the last answer must fit.
   const lines = [`**${input.phase}**${tools} · turn ${input.turn} · query ${input.queryCount} · ${escapeMarkdown(input.model)} · ${formatUsd(input.costUsd)}`];
-  if (input.lastPrompt && input.lastPrompt.trim() !== '') lines.push(`**Asked:** ${escapeMarkdown(oneLine(input.lastPrompt, LAST_PROMPT_CHARS))}`);
+  if (input.lastPrompt && input.lastPrompt.trim() !== '') {
+    // A background task's end is XML for the model: a person reads its summary.
+    const notification = readTaskNotification(input.lastPrompt);
+    if (notification) lines.push(`**Notified:** ${escapeMarkdown(oneLine(notification.summary, LAST_PROMPT_CHARS))}`);
+    else lines.push(`**Asked:** ${escapeMarkdown(oneLine(input.lastPrompt, LAST_PROMPT_CHARS))}`);
+  }
   // The answer before the decisions: the UI's card shows about four lines without scrolling.
   if (input.lastAnswer && input.lastAnswer.text.trim() !== '') {
     const label = input.lastAnswer.isError ? '**Last error:**' : '**Last answer:**';

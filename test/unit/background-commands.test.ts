@@ -69,6 +69,18 @@ describe('background commands route', () => {
     expect(details).toContain('**Background (4 running):** b1 Run the dev server · b3 Run the dev server · b4 Run the dev server · and 1 more');
     expect(formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, background: [] })).not.toContain('Background');
   });
+
+  it('a query a notification started shows its summary in the UI, not its XML', () => {
+    const prompt = taskNotificationText(
+      { taskId: 'b1a2b3c4d', status: 'completed', exitCode: 0, outputPath: '/s/b1.output', tail: 'built\n', outputBytes: 6 },
+      'Background command "Build"',
+    );
+    const details = formatCurrentDetails({ phase: 'running', tools: [], turn: 1, queryCount: 2, model: 'm', costUsd: 0, lastPrompt: prompt });
+    expect(details).toContain('**Notified:** Background command "Build" completed (exit code 0)');
+    expect(details).not.toContain('task-notification');
+    expect(details).not.toContain('**Asked:**');
+    expect(formatCurrentDetails({ phase: 'running', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, lastPrompt: 'Fix the test' })).toContain('**Asked:** Fix the test');
+  });
 });
 
 describe('`status` lists background tasks', () => {
