@@ -4,14 +4,37 @@
  * Temporal client: it pages the child's `transcriptSlice` query, which Temporal answers for a
  * closed workflow by replaying it on a worker of its queue. Bounded: see common/agent-transcript.ts.
  */
-import { ApplicationFailure } from '@temporalio/activity';
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
-import { type AgentTranscript, MAX_AGENT_TRANSCRIPT_BYTES, type ReadAgentTranscriptInput, transcriptToContinue } from '../common/agent-transcript';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { type Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
+import {
+  type AgentTranscript,
+  type AgentWorkflowClosed,
+  MAX_AGENT_TRANSCRIPT_BYTES,
+  type ReadAgentTranscriptInput,
+  type WatchAgentInput,
+  transcriptToContinue,
+} from '../common/agent-transcript';
 import type { TranscriptMessage } from '../common/messages';
+import type { ResultMessage } from '../common/result';
 import { transcriptSliceQuery } from '../workflows/definitions';
 
 /** One page of the query (the workflow caps it at 1 MB too). */
 const PAGE_BYTES = 1_000_000;
+
+/** How often the watcher heartbeats while the child runs (its heartbeat timeout is a few times this). */
+export const WATCH_HEARTBEAT_MS = 5_000;
+
+/** How a child's run ended, from the failure its result() threw. */
+export function closedBy(error: unknown): AgentWorkflowClosed | undefined {
+  if (error instanceof WorkflowNotFoundError) return { status: 'gone', message: 'its workflow no longer exists' };
+  if (!(error instanceof WorkflowFailedError)) return undefined;
+  const cause = error.cause;
+  if (cause instanceof TerminatedFailure) return { status: 'terminated', message: cause.message || 'Workflow execution terminated' };
+  if (cause instanceof CancelledFailure) return { status: 'cancelled', message: cause.message || 'Workflow execution cancelled' };
+  if (cause instanceof TimeoutFailure) return { status: 'timed_out', message: cause.message || 'Workflow execution timed out' };
+  return { status: 'failed', message: cause?.message || error.message };
+}
 
 export function createAgentTranscriptActivities(deps: { temporalClient?: Client }) {
   return {
@@ -34,6 +57,29 @@ export function createAgentTranscriptActivities(deps: { temporalClient?: Client 
         throw error;
       }
       return transcriptToContinue(input.workflowId, messages, maxBytes);
+    },
+
+    async watchAgentWorkflow(input: WatchAgentInput): Promise<AgentWorkflowClosed> {
+      if (!deps.temporalClient) {
+        throw ApplicationFailure.nonRetryable('This worker has no Temporal client: an agent cannot be watched here', 'NoTemporalClient');
+      }
+      const context = Context.current();
+      // The latest run, following the child's own continue-as-new chain.
+      const handle = deps.temporalClient.workflow.getHandle(input.workflowId);
+      context.heartbeat();
+      const beating = setInterval(() => context.heartbeat(), WATCH_HEARTBEAT_MS);
+      try {
+        // A conversation's result is its ConversationSummary (workflows/definitions.ts).
+        const summary = (await Promise.race([handle.result(), context.cancelled])) as { lastResult?: ResultMessage } | undefined;
+        return summary?.lastResult ? { status: 'completed', lastResult: summary.lastResult } : { status: 'completed' };
+      } catch (error) {
+        if (context.cancellationSignal.aborted) throw error;
+        const closed = closedBy(error);
+        if (closed) return closed;
+        throw error;
+      } finally {
+        clearInterval(beating);
+      }
     },
   };
 }

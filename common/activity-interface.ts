@@ -38,7 +38,7 @@ import type {
   StartBackgroundCommandResult,
   StopResult,
 } from './background';
-import type { AgentTranscript, ReadAgentTranscriptInput } from './agent-transcript';
+import type { AgentTranscript, AgentWorkflowClosed, ReadAgentTranscriptInput, WatchAgentInput } from './agent-transcript';
 import type { CreateCronScheduleInput, CronDeliveryResult, CronFireInput, CronJobSummary } from './cron';
 import type { GatherFactsInput, GatherFactsResult } from './permission-facts';
 import type { SettingSource } from './permissions';
@@ -96,4 +96,9 @@ export interface Activities {
   deliverCronPrompt(input: CronFireInput & { scheduledAt?: string }): Promise<CronDeliveryResult>;
   /** SendMessage to a finished agent: its transcript, read by the closed child's query (main worker: it needs the Temporal client). */
   readAgentTranscript(input: ReadAgentTranscriptInput): Promise<AgentTranscript>;
+  /**
+   * After the parent continued as new: waits (heartbeating) for a background agent's child to
+   * close and says how — a child terminated or failed from outside is then reported, not waited for forever.
+   */
+  watchAgentWorkflow(input: WatchAgentInput): Promise<AgentWorkflowClosed>;
 }

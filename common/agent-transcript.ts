@@ -5,6 +5,7 @@
  * payload limit. Pure: unit-tested in test/unit/agent-transcript.test.ts.
  */
 import type { TranscriptMessage } from './messages';
+import type { ResultMessage } from './result';
 
 /** The most a finished agent's transcript may weigh to be continued (as `start --resume`: client/commands/transcript.ts). */
 export const MAX_AGENT_TRANSCRIPT_BYTES = 1_500_000;
@@ -35,3 +36,16 @@ export function transcriptToContinue(workflowId: string, messages: readonly Tran
   }
   return { messages: carried, bytes };
 }
+
+/** `watchAgentWorkflow`: the agent's child conversation to wait for (its latest run). */
+export interface WatchAgentInput {
+  workflowId: string;
+}
+
+/**
+ * How an agent's child conversation closed, seen by a parent run that did not start it (after the
+ * parent continued as new it has no handle on the child; the watcher waits for it instead).
+ */
+export type AgentWorkflowClosed =
+  | { status: 'completed'; lastResult?: ResultMessage }
+  | { status: 'failed' | 'terminated' | 'timed_out' | 'cancelled' | 'gone'; message: string };

@@ -208,6 +208,45 @@ describe('background agents', () => {
     await harness.api.end(conversationId);
   });
 
+  it('an agent terminated from outside after the parent continued as new is reported once, and the parent then idles out', async () => {
+    harness = await createHarness({
+      respond: (request) => {
+        // The child never answers in time: it is terminated while its model call waits.
+        if (isChild(request)) return { ...text('Too late.'), delayMs: 60_000 };
+        const last = lastUserText(request);
+        if (last.includes('<task-notification>')) return text('The agent was stopped from outside.');
+        const turn = request.body.messages.length;
+        if (turn >= 7) return text('Launched.');
+        if (turn >= 3) return { content: [{ type: 'tool_use', id: `toolu_glob${turn}`, name: 'Glob', input: { pattern: '*.txt' } }] };
+        return { content: [agentCall('toolu_term', { run_in_background: true })] };
+      },
+    });
+    await harness.startWorker();
+    const { conversationId } = await runToResult(harness, 'Start it.', { continueAsNewAfterEvents: 20, modelHeartbeatTimeoutMs: 20_000, idleTimeoutMs: 4_000 });
+    // The parent continued as new with the agent still working, and does not idle out while it works.
+    const switched = await eventually(
+      () => harness!.api.status(conversationId),
+      (status) => (status.continuedAsNewCount ?? 0) >= 1 && status.phase === 'awaiting_input',
+    );
+    expect(switched.backgroundAgents).toEqual([expect.objectContaining({ status: 'running' })]);
+    const childId = subagentWorkflowId(conversationId, 'toolu_term');
+    await new Promise((resolve) => setTimeout(resolve, 5_000)); // longer than the idle timeout
+    expect((await harness.client.workflow.getHandle(conversationId).describe()).status.name).toBe('RUNNING');
+
+    await harness.client.workflow.getHandle(childId).terminate('stopped from outside');
+    const told = await eventually(
+      () => harness!.api.status(conversationId).catch(() => undefined),
+      (status) => status?.lastResult?.result === 'The agent was stopped from outside.',
+    );
+    expect(told!.backgroundAgents).toEqual([expect.objectContaining({ status: 'failed' })]);
+    const notified = harness.model.requests.filter((request) => !isChild(request) && lastUserText(request).includes('<task-notification>'));
+    expect(notified).toHaveLength(1);
+    expect(lastUserText(notified[0]!)).toContain('stopped with an error');
+    // Nothing pending any more: the idle timeout ends the conversation.
+    expect(await harness.client.workflow.getHandle(conversationId).result()).toMatchObject({ endedBy: 'idle_timeout' });
+    expect(await notificationsTaken(conversationId)).toBe(1);
+  }, 120_000);
+
   it('TaskStop cancels an agent: no notification comes, and SendMessage to it is refused', async () => {
     harness = await createHarness({
       respond: (request) => {

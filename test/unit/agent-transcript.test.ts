@@ -26,3 +26,18 @@ describe('transcriptToContinue', () => {
     expect(transcriptToContinue('child', [], 1_000)).toEqual({ problem: expect.stringContaining('no messages') });
   });
 });
+
+describe('closedBy (watchAgentWorkflow): how a watched agent’s child ended, from its result’s failure', () => {
+  it('names termination, cancellation, timeout, failure and a deleted workflow; anything else is not a close', async () => {
+    const { closedBy } = await import('../../activities/agent-transcript');
+    const { WorkflowFailedError, WorkflowNotFoundError } = await import('@temporalio/client');
+    const { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } = await import('@temporalio/common');
+    const failed = (cause: Error) => new WorkflowFailedError('Workflow execution failed', cause, 'NON_RETRYABLE_FAILURE' as never);
+    expect(closedBy(failed(new TerminatedFailure('stopped from outside')))).toEqual({ status: 'terminated', message: 'stopped from outside' });
+    expect(closedBy(failed(new CancelledFailure('cancelled')))).toMatchObject({ status: 'cancelled' });
+    expect(closedBy(failed(new TimeoutFailure('timed out', undefined, 'START_TO_CLOSE' as never)))).toMatchObject({ status: 'timed_out' });
+    expect(closedBy(failed(ApplicationFailure.create({ message: 'boom' })))).toEqual({ status: 'failed', message: 'boom' });
+    expect(closedBy(new WorkflowNotFoundError('gone', 'wf', undefined))).toMatchObject({ status: 'gone' });
+    expect(closedBy(new Error('connection refused'))).toBeUndefined();
+  });
+});

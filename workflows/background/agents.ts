@@ -9,6 +9,7 @@
  * the conversation's end cancels the agents still there. Bookkeeping: agent-tasks.ts (pure).
  */
 import {
+  ActivityCancellationType,
   CancellationScope,
   ChildWorkflowCancellationType,
   type ChildWorkflowHandle,
@@ -20,12 +21,15 @@ import {
   startChild,
   uuid4,
 } from '@temporalio/workflow';
+import type { AgentWorkflowClosed } from '../../common/agent-transcript';
 import type { ToolUseBlock } from '../../common/messages';
 import { sendMessageInputSchema } from '../../common/tools/send-message';
 import { taskOutputInputSchema } from '../../common/tools/task-output';
 import { taskStopInputSchema } from '../../common/tools/task-stop';
 import type { BackgroundAgentReport, BackgroundAgentSummary } from './agent-types';
 import { type ConversationInput, type ConversationSummary, type InputOrigin, userInputSignal } from '../definitions';
+import { activities } from '../deps/activity-options';
+import { failureMessage } from '../deps/failures';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
 import { PATCHES, patched } from '../patches';
 import { continueFinishedAgent, runForegroundAgent } from './finished-agents';
@@ -103,6 +107,10 @@ export class BackgroundAgents {
       pending: () => this.state.tasks.some((task) => task.status === 'running'),
       onEnd: () => this.stopAll(),
     });
+    // After continue-as-new this run has no handle on the agents' children: a watcher waits for each, so one
+    // terminated or failed from outside is reported (and stops holding off the idle timeout) instead of waited for forever.
+    const alive = this.state.tasks.filter((task) => !task.foreground && isAlive(task));
+    if (alive.length > 0 && patched(PATCHES.backgroundAgentWatch)) for (const task of alive) this.watch(task);
   }
 
   /** For continue-as-new (nothing when no agent was ever started, so older runs carry what they did). */
@@ -186,7 +194,32 @@ export class BackgroundAgents {
     return { isError: false, content: launchedText(task) };
   }
 
-  private onChildClosed(agentId: string, summary: ConversationSummary): void {
+  /** After continue-as-new: waits for the agent's child to close (watchAgentWorkflow), then as if this run had started it. */
+  private watch(task: AgentTask): void {
+    const watching = CancellationScope.nonCancellable(() =>
+      activities({
+        // An agent may wait for SendMessage for days: an attempt that reaches this watches again.
+        startToCloseTimeout: '1 day',
+        heartbeatTimeout: '30 seconds',
+        retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+        cancellationType: ActivityCancellationType.TRY_CANCEL,
+        summary: `Watch agent ${task.id}: ${task.description}`,
+      }).watchAgentWorkflow({ workflowId: task.childWorkflowId }),
+    );
+    watching.then(
+      (closed) => this.onChildClosedElsewhere(task.id, closed),
+      (error: unknown) => {
+        if (!isCancellation(error)) log.warn('Stopped watching a background agent', { agentId: task.id, error: failureMessage(error) });
+      },
+    );
+  }
+
+  private onChildClosedElsewhere(agentId: string, closed: AgentWorkflowClosed): void {
+    if (closed.status === 'completed') this.onChildClosed(agentId, { lastResult: closed.lastResult });
+    else this.childEndedWithoutAnswer(agentId, closed.message, closed.status === 'cancelled');
+  }
+
+  private onChildClosed(agentId: string, summary: Pick<ConversationSummary, 'lastResult'>): void {
     const task = this.state.tasks.find((candidate) => candidate.id === agentId);
     if (!task) return;
     const result = summary.lastResult;
@@ -198,12 +231,16 @@ export class BackgroundAgents {
   }
 
   private onChildFailed(agentId: string, error: unknown): void {
+    this.childEndedWithoutAnswer(agentId, childFailureMessage(error), isCancellation(error));
+  }
+
+  private childEndedWithoutAnswer(agentId: string, message: string, cancelled: boolean): void {
     const task = this.state.tasks.find((candidate) => candidate.id === agentId);
     if (!task || !isAlive(task)) return; // stopped by TaskStop or the end: nothing to tell
     const wasRunning = task.status === 'running';
     task.status = 'failed';
-    if (!wasRunning || isCancellation(error)) return;
-    const answer = { result: `The agent stopped with an error: ${childFailureMessage(error)}`, isError: true };
+    if (!wasRunning || cancelled) return;
+    const answer = { result: `The agent stopped with an error: ${message}`, isError: true };
     task.result = answer.result;
     task.isError = true;
     this.host.notify(agentNotificationKey(agentId, 'closed'), agentNotificationText(task, answer), 'task-notification');
