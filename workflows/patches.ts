@@ -184,7 +184,7 @@ export const PATCHES = {
   backgroundAgentWatch: {
     id: 'background-agent-watch',
     note: 'After continue-as-new a run watches each background agent still there (watchAgentWorkflow on the main queue): one terminated or failed from outside is reported once and stops holding off the idle timeout (older runs had no handle on it and waited forever).',
-    since: '2026-12-02 0000000',
+    since: '2026-12-02 f2320be',
   },
 } as const satisfies Record<string, Patch>;
 
@@ -273,7 +273,7 @@ export const PATCH_EPOCHS: readonly PatchEpoch[] = [
   {
     id: 'patch-epoch-3',
     note: 'Epoch 2 and background-agent-watch (runs started on an earlier epoch ask that one where it is used).',
-    since: '2026-12-02 0000000',
+    since: '2026-12-02 f2320be',
     covers: [
       'localReadOnlyTools',
       'localModelCalls',
