@@ -5,10 +5,13 @@
  * agent with its transcript; Agent's `model` picks the child's model; `end` cancels an agent
  * still working; across the parent's continue-as-new the answer comes exactly once.
  */
+import { Worker } from '@temporalio/worker';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TranscriptCache } from '../../activities/transcript-cache';
+import { transcriptCacheSinks } from '../../worker/worker';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
 import { subagentWorkflowId } from '../../workflows/subagents';
-import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult, workflowBundle } from '../helpers/harness';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -245,6 +248,11 @@ describe('background agents', () => {
     // Nothing pending any more: the idle timeout ends the conversation.
     expect(await harness.client.workflow.getHandle(conversationId).result()).toMatchObject({ endedBy: 'idle_timeout' });
     expect(await notificationsTaken(conversationId)).toBe(1);
+    // Every run replays on today's code (the later ones schedule the watcher).
+    for await (const execution of harness.client.workflow.list({ query: `WorkflowId = '${conversationId}'` })) {
+      const history = await harness.client.workflow.getHandle(conversationId, execution.runId).fetchHistory();
+      await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(new TranscriptCache()) }, history, conversationId);
+    }
   }, 120_000);
 
   it('TaskStop cancels an agent: no notification comes, and SendMessage to it is refused', async () => {
