@@ -15,8 +15,9 @@ import {
   splitCompoundCommand,
   splitRuleList,
   toolPaths,
+  TOOLS_WITHOUT_PERMISSION,
 } from '../../common/permissions';
-import { getToolSpec } from '../../common/tool-specs';
+import { TOOL_SPECS, getToolSpec } from '../../common/tool-specs';
 
 const CWD = '/work/project';
 
@@ -167,6 +168,23 @@ describe('decisions', () => {
     expect(plain('mcp__github__list_issues', context({ allow: ['mcp__gitlab'] }), mcp)).toBe('ask');
     expect(plain('mcp__github__list_issues', context({ allow: ['mcp__github'], deny: ['mcp__github__list_issues'] }), mcp)).toBe('deny');
     expect(plain('mcp__github__list_issues', context({ mode: 'bypassPermissions' }), mcp)).toBe('allow');
+  });
+
+  it('exactly the workflow-answered tools say in their spec that they need no permission (a spec flag, so the set is pinned here)', () => {
+    // Claude Code's list: Agent, SendMessage, the task list, ScheduleWakeup, the cron tools; TaskOutput / TaskStop in any mode.
+    expect([...TOOLS_WITHOUT_PERMISSION].sort()).toEqual(
+      ['Agent', 'CronCreate', 'CronDelete', 'CronList', 'ScheduleWakeup', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskOutput', 'TaskStop', 'TaskUpdate'].sort(),
+    );
+    // No tool that touches the workspace is in it: they keep their own decisions.
+    for (const tool of ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']) expect(getToolSpec(tool)?.permission).toBeUndefined();
+    expect(TOOL_SPECS.filter((spec) => spec.permission === 'none-in-any-mode').map((spec) => spec.name)).toEqual(['TaskOutput', 'TaskStop']);
+    // Only those two are allowed before the mode is looked at: TaskStop is not read-only, yet plan mode lets it stop
+    // this conversation's own work; a tool that is not read-only and has no such flag is refused there.
+    const inPlan = (toolName: string) => decidePermission({ toolName, input: {} }, { validInput: true, readOnly: false }, context({ mode: 'plan' })).behavior;
+    expect(getToolSpec('TaskStop')!.isReadOnly({ task_id: 'b1' } as never)).toBe(false);
+    expect(inPlan('TaskStop')).toBe('allow');
+    expect(inPlan('TaskOutput')).toBe('allow');
+    expect(inPlan('SendMessage')).toBe('deny');
   });
 
   it('invalid input is left to the tool to report', () => {
