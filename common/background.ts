@@ -5,7 +5,7 @@
  * activities/background/.
  */
 
-import type { SettingSource } from './permissions';
+import type { SettingSource } from './permission-rules';
 
 /** How a background command ended; `running` only while it runs. */
 export const BACKGROUND_STATUSES = ['running', 'completed', 'failed', 'killed', 'interrupted'] as const;
