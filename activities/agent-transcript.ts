@@ -64,13 +64,15 @@ export function createAgentTranscriptActivities(deps: { temporalClient?: Client 
         throw ApplicationFailure.nonRetryable('This worker has no Temporal client: an agent cannot be watched here', 'NoTemporalClient');
       }
       const context = Context.current();
+      const client = deps.temporalClient;
       // The latest run, following the child's own continue-as-new chain.
-      const handle = deps.temporalClient.workflow.getHandle(input.workflowId);
+      const handle = client.workflow.getHandle(input.workflowId);
       context.heartbeat();
       const beating = setInterval(() => context.heartbeat(), WATCH_HEARTBEAT_MS);
       try {
-        // A conversation's result is its ConversationSummary (workflows/definitions.ts).
-        const summary = (await Promise.race([handle.result(), context.cancelled])) as { lastResult?: ResultMessage } | undefined;
+        // The long poll is bound to the activity's cancellation and settles before the activity does: none is left
+        // retrying on a connection a stopping worker closes.
+        const summary = (await client.withAbortSignal(context.cancellationSignal, () => handle.result())) as { lastResult?: ResultMessage } | undefined;
         return summary?.lastResult ? { status: 'completed', lastResult: summary.lastResult } : { status: 'completed' };
       } catch (error) {
         if (context.cancellationSignal.aborted) throw error;

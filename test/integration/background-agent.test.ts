@@ -40,6 +40,21 @@ const notificationsIn = (requests: RecordedRequest[]) => requests.filter((reques
 /** Notifications the conversation took (a model call repeated under load — a local call handed off — would count twice in the requests). */
 const notificationsTaken = async (id: string) => JSON.stringify(await harness!.api.transcript(id)).split('<task-notification>').length - 1;
 
+/**
+ * A parent that launches one background agent (`toolUseId`), then takes a few Glob turns so its run outgrows a tiny
+ * event budget (the child's does not) and answers 'Launched.'; a notification gets `onNotification`. The child answers `child`.
+ */
+const launchThenOutgrowTheRun =
+  (toolUseId: string, child: ScriptedTurn, onNotification: string) =>
+  (request: RecordedRequest): ScriptedTurn => {
+    if (isChild(request)) return child;
+    if (lastUserText(request).includes('<task-notification>')) return text(onNotification);
+    const turn = request.body.messages.length;
+    if (turn >= 7) return text('Launched.');
+    if (turn >= 3) return { content: [{ type: 'tool_use', id: `toolu_glob${turn}`, name: 'Glob', input: { pattern: '*.txt' } }] };
+    return { content: [agentCall(toolUseId, { run_in_background: true })] };
+  };
+
 describe('background agents', () => {
   it('returns at once, re-invokes the idle parent with the answer, continues with SendMessage, and stops at the end', async () => {
     harness = await createHarness({
@@ -178,16 +193,7 @@ describe('background agents', () => {
 
   it('delivers the answer exactly once when the parent continued as new while the agent worked', async () => {
     harness = await createHarness({
-      respond: (request) => {
-        if (isChild(request)) return { ...text('Answer after the switch.'), delayMs: 12_000 };
-        const last = lastUserText(request);
-        if (last.includes('<task-notification>')) return text('Got it after continue-as-new.');
-        // A few more turns after the launch: the parent's run outgrows the event budget, the child's does not.
-        const turn = request.body.messages.length;
-        if (turn >= 7) return text('Launched.');
-        if (turn >= 3) return { content: [{ type: 'tool_use', id: `toolu_glob${turn}`, name: 'Glob', input: { pattern: '*.txt' } }] };
-        return { content: [agentCall('toolu_can', { run_in_background: true })] };
-      },
+      respond: launchThenOutgrowTheRun('toolu_can', { ...text('Answer after the switch.'), delayMs: 12_000 }, 'Got it after continue-as-new.'),
     });
     await harness.startWorker();
     // A tiny event budget: the parent continues as new right after its first query (the child's slow model call heartbeats less often).
@@ -213,16 +219,8 @@ describe('background agents', () => {
 
   it('an agent terminated from outside after the parent continued as new is reported once, and the parent then idles out', async () => {
     harness = await createHarness({
-      respond: (request) => {
-        // The child never answers in time: it is terminated while its model call waits.
-        if (isChild(request)) return { ...text('Too late.'), delayMs: 60_000 };
-        const last = lastUserText(request);
-        if (last.includes('<task-notification>')) return text('The agent was stopped from outside.');
-        const turn = request.body.messages.length;
-        if (turn >= 7) return text('Launched.');
-        if (turn >= 3) return { content: [{ type: 'tool_use', id: `toolu_glob${turn}`, name: 'Glob', input: { pattern: '*.txt' } }] };
-        return { content: [agentCall('toolu_term', { run_in_background: true })] };
-      },
+      // The child never answers in time: it is terminated while its model call waits.
+      respond: launchThenOutgrowTheRun('toolu_term', { ...text('Too late.'), delayMs: 60_000 }, 'The agent was stopped from outside.'),
     });
     await harness.startWorker();
     const { conversationId } = await runToResult(harness, 'Start it.', { continueAsNewAfterEvents: 20, modelHeartbeatTimeoutMs: 20_000, idleTimeoutMs: 4_000 });
