@@ -10,9 +10,12 @@
  * Later files come later in the context, so the most specific instructions are read last. Each
  * file is labelled as Claude Code labels it when it injects them.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { isInside } from '../common/path-rules';
+import { HIDDEN_HOME_PATHS } from './sandbox';
 
 export type MemoryType = 'Managed' | 'User' | 'Project' | 'Local';
 
@@ -57,31 +60,146 @@ export function memoryFileCandidates(cwd: string, home: string, managedPath: str
   return candidates;
 }
 
-/** The CLAUDE.md files that apply to `cwd`, in reading order; empty and unreadable files are skipped. */
-export async function discoverMemoryFiles(
-  cwd: string,
-  options: { home?: string; managedPath?: string | undefined } = {},
-): Promise<MemoryFile[]> {
-  const home = options.home ?? os.homedir();
+/** How deep `@path` imports nest (Claude Code: five hops). */
+export const MAX_IMPORT_DEPTH = 5;
+
+/** What memory loading found: the files read, in order, and notices for the person about files it would not read. */
+export interface MemoryFiles {
+  files: MemoryFile[];
+  /** One line per file not read for safety (its name and why, never its content). */
+  notices: string[];
+}
+
+export interface MemoryFileOptions {
+  home?: string;
+  managedPath?: string | undefined;
+  /** Other working directories (`--add-dir`, `additionalDirectories`): a workspace file may link or import into them. */
+  workingDirectories?: readonly string[];
+  /** True for a real path a Read deny rule covers (such a file is not read either). */
+  isReadDenied?: (realPath: string) => boolean;
+}
+
+/**
+ * The CLAUDE.md files that apply to `cwd`, in reading order, each followed by the files it
+ * imports (`@path`); empty and unreadable files are skipped.
+ *
+ * The workspace's own files are workspace content, which is untrusted (issue 29, class 7): a
+ * `CLAUDE.md`, `.claude/rules/x.md` or `@import` of the workspace is read only when its REAL path
+ * (after links, checked on the file actually opened) is inside the workspace or a working
+ * directory. Nothing is read from the home's secrets (the sandbox's hidden list) or under a Read
+ * deny rule, whoever asks — an `@~/.ssh/id_rsa` in the user's own file included. The managed, user
+ * and parent directories' files are otherwise read as Claude Code reads them.
+ */
+export async function loadMemoryFiles(cwd: string, options: MemoryFileOptions = {}): Promise<MemoryFiles> {
+  const home = path.resolve(options.home ?? os.homedir());
   const managedPath = 'managedPath' in options ? options.managedPath : MANAGED_CLAUDE_MD;
+  const workspace = path.resolve(cwd);
+  const allowedRoots = await Promise.all([workspace, ...(options.workingDirectories ?? [])].map((root) => realOrResolved(root)));
+  const secrets = await Promise.all(HIDDEN_HOME_PATHS.map((relative) => realOrResolved(path.join(home, relative))));
   const files: MemoryFile[] = [];
+  const notices: string[] = [];
   const seen = new Set<string>();
-  const read = async (file: string, type: MemoryType) => {
-    const resolved = path.resolve(file);
-    if (seen.has(resolved)) return; // ~/.claude/CLAUDE.md is also on the way up from a workspace under home
-    seen.add(resolved);
-    const content = await readFile(resolved, 'utf8').catch(() => undefined);
-    if (content?.trim()) files.push({ path: resolved, type, content: content.trim() });
+
+  const refusal = (realPath: string, fromWorkspace: boolean): string | undefined => {
+    // As in the sandbox, a working directory inside a hidden one stays visible (but not a secret inside the workspace).
+    const visibleRoot = (secret: string) => allowedRoots.some((root) => isInside(root, secret) && isInside(realPath, root));
+    if (secrets.some((secret) => isInside(realPath, secret) && !visibleRoot(secret))) return `is a secret the sandbox hides (${realPath})`;
+    if (options.isReadDenied?.(realPath)) return `is under a Read deny rule (${realPath})`;
+    if (fromWorkspace && !allowedRoots.some((root) => isInside(realPath, root))) return `is outside the workspace (${realPath})`;
+    return undefined;
   };
-  for (const candidate of memoryFileCandidates(cwd, home, managedPath)) {
+
+  /** Reads `file` (and, depth permitting, its imports); `fromWorkspace`: the workspace's file, or imported by one. */
+  const read = async (file: string, type: MemoryType, fromWorkspace: boolean, depth: number, importedBy?: string): Promise<void> => {
+    const named = path.resolve(file);
+    if (seen.has(named)) return; // ~/.claude/CLAUDE.md is also on the way up from a workspace under home
+    seen.add(named);
+    const content = await readRegularFile(named, (realPath) => {
+      const why = refusal(realPath, fromWorkspace);
+      if (why) {
+        const what = importedBy ? `${named} (imported by ${importedBy})` : named;
+        notices.push(`Memory file not read: ${what} ${realPath === named ? '' : 'links to a file that '}${why}.`);
+        return false;
+      }
+      if (realPath !== named && seen.has(realPath)) return false; // the same file by another name
+      seen.add(realPath);
+      return true;
+    });
+    if (!content?.trim()) return;
+    files.push({ path: named, type, content: content.trim() });
+    if (depth >= MAX_IMPORT_DEPTH) return;
+    for (const target of memoryImports(content, path.dirname(named), home)) await read(target, type, fromWorkspace, depth + 1, named);
+  };
+
+  for (const candidate of memoryFileCandidates(workspace, home, managedPath)) {
+    // The workspace's own files (not its parents'): the candidates in the workspace directory itself.
+    const fromWorkspace = candidate.type !== 'Managed' && candidate.type !== 'User' && directoryOf(candidate) === workspace;
     if ('path' in candidate) {
-      await read(candidate.path, candidate.type);
+      await read(candidate.path, candidate.type, fromWorkspace, 0);
     } else {
       const entries = await readdir(candidate.rulesDir).catch(() => [] as string[]);
-      for (const entry of entries.filter((name) => name.endsWith('.md')).sort()) await read(path.join(candidate.rulesDir, entry), candidate.type);
+      for (const entry of entries.filter((name) => name.endsWith('.md')).sort()) await read(path.join(candidate.rulesDir, entry), candidate.type, fromWorkspace, 0);
     }
   }
-  return files;
+  return { files, notices };
+}
+
+/** The memory files alone (see {@link loadMemoryFiles}: its notices are dropped here). */
+export async function discoverMemoryFiles(cwd: string, options: MemoryFileOptions = {}): Promise<MemoryFile[]> {
+  return (await loadMemoryFiles(cwd, options)).files;
+}
+
+/** The directory a candidate belongs to: the one holding `CLAUDE.md`, `.claude/` and `CLAUDE.local.md`. */
+function directoryOf(candidate: { path: string } | { rulesDir: string }): string {
+  const file = 'path' in candidate ? candidate.path : candidate.rulesDir;
+  const parent = path.dirname(file);
+  return path.basename(parent) === '.claude' ? path.dirname(parent) : parent;
+}
+
+/**
+ * The `@path` imports of a memory file, absolute, in order (Claude Code's rules): `@` at the start
+ * or after whitespace, up to the next whitespace (`\ ` for a space), a `#fragment` dropped;
+ * `./x`, `~/x`, `/x` or a plain relative name, relative to the importing file's directory. Not in
+ * code spans or fenced code blocks.
+ */
+export function memoryImports(content: string, directory: string, home: string): string[] {
+  const prose = content
+    .replace(/^ {0,3}(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:^ {0,3}\1[ \t]*$|(?![\s\S]))/gm, '')
+    .replace(/(`+)[\s\S]*?\1/g, '');
+  const found: string[] = [];
+  for (const match of prose.matchAll(/(?:^|\s)@((?:[^\s\\]|\\ )+)/g)) {
+    const written = match[1].split('#')[0].replace(/\\ /g, ' ');
+    const valid = written.startsWith('./') || written.startsWith('~/') || (written.startsWith('/') && written !== '/') || /^[a-zA-Z0-9._-]/.test(written);
+    if (!written || !valid) continue;
+    const absolute = written.startsWith('~/') ? path.join(home, written.slice(2)) : path.resolve(directory, written);
+    if (!found.includes(absolute)) found.push(absolute);
+  }
+  return found;
+}
+
+/**
+ * Opens `file` and reads it when it is a regular file and `allowed` says yes to the real path of
+ * what was opened (the descriptor's: a link swapped after the check cannot change what is read).
+ * Undefined when it is missing, unreadable, refused or not a regular file (a FIFO would block, a
+ * device never end).
+ */
+async function readRegularFile(file: string, allowed: (realPath: string) => boolean): Promise<string | undefined> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    if (!(await handle.stat()).isFile()) return undefined;
+    const realPath = await realpath(`/proc/self/fd/${handle.fd}`).catch(() => realpath(file));
+    return allowed(realPath) ? await handle.readFile('utf8') : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The real path of `candidate`, or its resolved path when it does not exist. */
+async function realOrResolved(candidate: string): Promise<string> {
+  return realpath(candidate).catch(() => path.resolve(candidate));
 }
 
 /** The files as the `# claudeMd` context shows them: `Contents of <path> (<label>):` then the text. */
