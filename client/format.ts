@@ -25,6 +25,14 @@ export function sanitizeForTerminal(text: string): string {
   );
 }
 
+/**
+ * The columns of the terminal `stream` writes to, for wrapping what a person approves; Infinity
+ * when it is not a terminal (a pipe or a file gets each line whole, unwrapped).
+ */
+export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+  return stream.isTTY && stream.columns ? stream.columns : Number.POSITIVE_INFINITY;
+}
+
 function firstLine(text: string, max = 160): string {
   const line = text.split('\n').find((candidate) => candidate.trim() !== '') ?? '';
   return shorten(line, max);

@@ -6,6 +6,7 @@
 import { getToolSpec } from '../common/tool-specs';
 import { inputFields } from '../common/tool-ui';
 import { oneLine, shorten } from '../common/cut-text';
+import { showInvisibleCharacters, wrapLine } from '../common/visible-text';
 
 const ARGUMENT_LENGTH = 100;
 
@@ -13,23 +14,23 @@ const ARGUMENT_LENGTH = 100;
  * The argument from a tool's own summary (`Write notes.txt`, `Bash: ls`, `Agent (Explore): find
  * tests`): the summary without the tool's name in front — what the live channel's items carry.
  */
-export function argumentFromSummary(name: string, summary: string): string {
+export function argumentFromSummary(name: string, summary: string, max = ARGUMENT_LENGTH): string {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return oneLine(summary.replace(new RegExp(`^${escaped}(?: \\([^)]*\\))?:? ?`), ''), ARGUMENT_LENGTH);
+  return oneLine(summary.replace(new RegExp(`^${escaped}(?: \\([^)]*\\))?:? ?`), ''), max);
 }
 
-/** The argument shown for a call: the tool's summary of a valid input, else its fields in a few words. */
-export function toolArgument(name: string, input: unknown): string {
+/** The argument shown for a call: the tool's summary of a valid input, else its fields in a few words (`max`: Infinity for all of them). */
+export function toolArgument(name: string, input: unknown, max = ARGUMENT_LENGTH): string {
   const spec = getToolSpec(name);
   const parsed = spec?.inputSchema.safeParse(input);
   if (spec && parsed?.success) {
     try {
-      return argumentFromSummary(name, spec.summarize(parsed.data));
+      return argumentFromSummary(name, spec.summarize(parsed.data), max);
     } catch {
       /* the fields below */
     }
   }
-  return inputFields(input, ARGUMENT_LENGTH);
+  return inputFields(input, max);
 }
 
 /** `● Read(notes.txt)`. */
@@ -45,7 +46,7 @@ export function toolResultLine(text: string, isError: boolean, max = 120): strin
   return `  ⎿  ${isError ? 'Error: ' : ''}${shown}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
 }
 
-/** What a call would do, a few lines a person can judge before allowing it (Write's content, Edit's change, a long command). */
+/** What a call would do, a few lines a person can judge before allowing it (Write's content, Edit's change; a command: {@link approvalView}). */
 export function toolPreview(name: string, input: unknown, maxLines = 6): string[] {
   const record = (input ?? {}) as Record<string, unknown>;
   const clip = (text: string, prefix: string) => {
@@ -58,8 +59,42 @@ export function toolPreview(name: string, input: unknown, maxLines = 6): string[
   if (name === 'Edit' && typeof record.old_string === 'string' && typeof record.new_string === 'string') {
     return [...clip(record.old_string, '- '), ...clip(record.new_string, '+ ')];
   }
-  if (name === 'Bash' && typeof record.command === 'string' && (record.command.includes('\n') || record.command.length > ARGUMENT_LENGTH)) {
-    return clip(record.command, '│ ');
-  }
   return [];
+}
+
+/**
+ * A call as a person approves it (issue 29, item 5): `Tool(argument)` and the lines under it, with
+ * every invisible or control character shown (common/visible-text.ts). A Bash command is never
+ * cut: inline when it is one short line, else `Bash` and the command whole below, each of its
+ * lines `│ ` and wrapped to `width` (the rest of a wrapped line `↳ `), so a newline in the command
+ * and a wrap on the screen look different. Other calls: their summary, uncut, and the preview of
+ * what they would write.
+ */
+export function approvalView(name: string, input: unknown, width: number, indent = '    '): { call: string; lines: string[] } {
+  const command = name === 'Bash' ? ((input ?? {}) as Record<string, unknown>).command : undefined;
+  if (typeof command === 'string') {
+    if (!command.includes('\n') && command.length <= ARGUMENT_LENGTH) return { call: `${name}(${showInvisibleCharacters(command, 'show')})`, lines: [] };
+    return { call: name, lines: wholeTextLines(command, width, indent) };
+  }
+  const argument = toolArgument(name, mapStrings(input, (text) => showInvisibleCharacters(text, 'show')), Number.POSITIVE_INFINITY);
+  const preview = toolPreview(name, mapStrings(input, (text) => showInvisibleCharacters(text))).map((line) => line.replace(/^ {4}/, indent));
+  return { call: `${name}(${argument})`, lines: preview };
+}
+
+/** `text` whole under a call: each line `│ `, wrapped to `width` (a wrapped line's rest `↳ `), invisible characters shown. */
+export function wholeTextLines(text: string, width: number, indent = '    '): string[] {
+  const first = `${indent}│ `;
+  const rest = `${indent}↳ `;
+  const room = Math.max(20, width - first.length);
+  return showInvisibleCharacters(text)
+    .split('\n')
+    .flatMap((line) => wrapLine(line, room).map((piece, index) => `${index === 0 ? first : rest}${piece}`));
+}
+
+/** `value` with `change` applied to every string in it (an input's fields, nested ones too). */
+function mapStrings(value: unknown, change: (text: string) => string): unknown {
+  if (typeof value === 'string') return change(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, change));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapStrings(item, change)]));
+  return value;
 }

@@ -6,6 +6,7 @@
 import { oneLine } from '../common/cut-text';
 import { formatUsd } from '../common/money';
 import { readTaskNotification } from '../common/task-notification';
+import { showInvisibleCharacters } from '../common/visible-text';
 
 /** Characters of a tool call's summary inside another summary (the UI cuts labels at 120). */
 export const NESTED_SUMMARY_CHARS = 50;
@@ -125,10 +126,13 @@ export function modelCallSummaryWithReads(model: string, turn: number, queryCoun
 /**
  * The permission wait's timer: which call asks and what ends the wait. The UI shows the timer
  * "Canceled" when a decision came (the `decidePermission` update next to it says which), "Fired"
- * when none came in time.
+ * when none came in time. Invisible and control characters in the call are shown (`⟨U+202E⟩`,
+ * common/visible-text.ts) before it is cut: a summary is capped by the server
+ * (`limit.userMetadataSummarySize`, 400 bytes), so the whole call is what `status` and the
+ * approval prompts show, never this label.
  */
 export function permissionWaitSummary(toolSummary: string, timeoutMs: number): string {
-  return `Permission asked: ${oneLine(toolSummary, NESTED_SUMMARY_CHARS)} — until decidePermission; denied if none in ${formatDuration(timeoutMs)}`;
+  return `Permission asked: ${oneLine(showInvisibleCharacters(toolSummary, 'show'), NESTED_SUMMARY_CHARS)} — until decidePermission; denied if none in ${formatDuration(timeoutMs)}`;
 }
 
 /** "1d", "2h 30m", "45s", "250ms". */

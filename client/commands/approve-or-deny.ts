@@ -1,9 +1,14 @@
-/** `durable-agent approve <id> <toolUseId> [--always]` and `deny <id> <toolUseId> [message]`: answer a tool call waiting for permission. */
+/**
+ * `durable-agent approve <id> <toolUseId> [--always]` and `deny <id> <toolUseId> [message]`: answer a
+ * tool call waiting for permission, and show what was answered — the call whole, as `status`
+ * showed it (a command never cut, invisible characters shown).
+ */
 import { type Io, parse } from '../command-line';
 import { connect } from '../connect';
-import { sanitizeForTerminal } from '../format';
+import { sanitizeForTerminal, terminalWidth } from '../format';
+import { approvalView } from '../tool-line';
 import { resolveConversationId } from './list';
-import { decide } from './permissions';
+import { decide, withWholeInput } from './permissions';
 
 export async function approveOrDenyCommand(args: string[], io: Io, command: 'approve' | 'deny'): Promise<number> {
   const { values, positionals } = parse(args, command === 'approve' ? { always: { type: 'boolean' } } : {}, command === 'approve' ? 2 : [2, Infinity], command);
@@ -11,11 +16,16 @@ export async function approveOrDenyCommand(args: string[], io: Io, command: 'app
   const { api, close } = await connect();
   try {
     const conversationId = await resolveConversationId(api, shortId);
+    // The call as it waits (a request decided already, or unknown, is answered by the update below).
+    const status = await api.status(conversationId).catch(() => undefined);
+    const waiting = status?.pendingPermissions?.find((request) => request.toolUseId === toolUseId);
+    const request = waiting && (await withWholeInput(api, conversationId, waiting));
     const { line } = await decide(api, conversationId, toolUseId, command === 'approve' ? 'allow' : 'deny', {
       always: values.always === true,
       message: words.join(' '),
     });
-    io.out(sanitizeForTerminal(line));
+    const view = request && approvalView(request.toolName, request.input, terminalWidth());
+    io.out(sanitizeForTerminal([line, ...(view ? [`  ${view.call}`, ...view.lines] : [])].join('\n')));
     return 0;
   } finally {
     await close();

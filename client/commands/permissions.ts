@@ -8,14 +8,17 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ConversationConfigInput } from '../../common/config';
 import { PERMISSION_MODES, type PermissionMode, SETTING_SOURCES, type SettingSource, permissionRuleProblem, splitRuleList } from '../../common/permissions';
-import { TOOL_NAMES, getToolSpec } from '../../common/tool-specs';
+import { TOOL_NAMES } from '../../common/tool-specs';
 import { unknownRuleToolProblem } from '../claude-flags';
 import type { ConversationStatus } from '../../workflows/definitions';
 import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permission-gate';
 import type { ConversationClient } from '../api';
-import { sanitizeForTerminal } from '../format';
-import { toolArgument, toolCallLine, toolPreview } from '../tool-line';
-import { shorten } from '../../common/cut-text';
+import { sanitizeForTerminal, terminalWidth } from '../format';
+import { approvalView } from '../tool-line';
+import { parseCutText } from '../../common/cut-text';
+import { toolUseBlocksOf } from '../../common/messages';
+import { showInvisibleCharacters } from '../../common/visible-text';
+import { transcriptSliceQuery } from '../../workflows/definitions';
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -88,19 +91,27 @@ export function permissionConfigFrom(values: Values, canApprove: boolean): Pick<
   };
 }
 
-/** One line per waiting request, with the commands that answer it. */
-export function formatPendingPermissions(conversationId: string, pending: PendingPermission[]): string[] {
-  return pending.map(
-    (request) =>
-      `permission    ${request.toolUseId}  ${request.toolName} ${oneLine(JSON.stringify(request.input), 160)}  waiting since ${new Date(request.since).toISOString()}\n` +
-      `              ${request.reason}\n` +
-      `              approve: durable-agent approve ${conversationId} ${request.toolUseId} [--always]   deny: durable-agent deny ${conversationId} ${request.toolUseId} [message]`,
-  );
+/**
+ * Each waiting request, with the commands that answer it: the call as a person approves it
+ * (client/tool-line.ts approvalView: a command whole, wrapped to `width`, nothing invisible).
+ */
+export function formatPendingPermissions(conversationId: string, pending: PendingPermission[], width = terminalWidth()): string[] {
+  const indent = ' '.repeat(14);
+  return pending.map((request) => {
+    const { call, lines } = approvalView(request.toolName, request.input, width, indent);
+    return [
+      `permission    ${request.toolUseId}  ${call}  waiting since ${new Date(request.since).toISOString()}`,
+      ...lines,
+      `${indent}${showInvisibleCharacters(request.reason, 'show')}`,
+      `${indent}approve: durable-agent approve ${conversationId} ${request.toolUseId} [--always]   deny: durable-agent deny ${conversationId} ${request.toolUseId} [message]`,
+    ].join('\n');
+  });
 }
 
 /** The status' own pending requests and those of its running subagents (child workflows). */
 export async function pendingPermissionLines(api: ConversationClient, status: ConversationStatus): Promise<string[]> {
-  const lines = formatPendingPermissions(status.conversationId, status.pendingPermissions ?? []);
+  const pending = await Promise.all((status.pendingPermissions ?? []).map((request) => withWholeInput(api, status.conversationId, request)));
+  const lines = formatPendingPermissions(status.conversationId, pending);
   for (const tool of status.toolsInFlight) {
     if (!tool.childWorkflowId) continue;
     const child = await api.status(tool.childWorkflowId).catch(() => undefined);
@@ -127,7 +138,7 @@ export async function decide(
   const verb = decision.behavior === 'allow' ? 'allowed' : 'denied';
   const extra = decision.addedRule ? `; allow rule ${decision.addedRule} added for this session` : '';
   const by = decision.decidedBy === 'timeout' ? ' (the wait timed out)' : '';
-  return { decision, line: `${decision.toolName} ${toolUseId} ${verb}${by}${extra}${duplicate}` };
+  return { decision, line: showInvisibleCharacters(`${decision.toolName} ${toolUseId} ${verb}${by}${extra}${duplicate}`, 'show') };
 }
 
 /**
@@ -154,7 +165,7 @@ export async function promptForPermissions(
       for (const { workflowId, request } of waiting) {
         if (asked.has(request.toolUseId) || signal.aborted) continue;
         asked.add(request.toolUseId);
-        err(sanitizeForTerminal(permissionQuestionLines(request, workflowId === conversationId ? '' : ' (subagent)').join('\n')));
+        err(sanitizeForTerminal(permissionQuestionLines(request, workflowId === conversationId ? '' : ' (subagent)', terminalWidth(process.stderr)).join('\n')));
         const answer = await askAllow(ask, signal);
         if (signal.aborted || answer === undefined) return;
         const { line } = await decide(api, workflowId, request.toolUseId, answer === 'deny' ? 'deny' : 'allow', { always: answer === 'always' });
@@ -188,38 +199,46 @@ export async function askAllow(
 
 /**
  * The lines before "Allow?" (ask and chat): the call as every view shows it — `⚠ Write(notes.txt)`
- * — why it asks, and a preview of what it would do (a Write's content, an Edit's change).
+ * — why it asks, and what it would do: a command whole (wrapped to `width`, never cut, invisible
+ * characters shown), a Write's content, an Edit's change.
  */
-export function permissionQuestionLines(request: Pick<PendingPermission, 'toolName' | 'input' | 'reason'>, subagent = ''): string[] {
-  const call = toolCallLine(request.toolName, toolArgument(request.toolName, request.input)).replace(/^● /, '⚠ ');
-  return [`${call}${subagent} needs permission: ${request.reason}`, ...toolPreview(request.toolName, request.input)];
-}
-
-/** A waiting call's input in a few words: the tool's own summary (`Write notes.txt`), else its JSON. */
-export function permissionInputSummary(request: Pick<PendingPermission, 'toolName' | 'input'>, max = 160): string {
-  const spec = getToolSpec(request.toolName);
-  const parsed = spec?.inputSchema.safeParse(request.input);
-  if (spec && parsed?.success) {
-    try {
-      return oneLine(spec.summarize(parsed.data), max);
-    } catch {
-      /* fall back to the JSON */
-    }
-  }
-  return oneLine(JSON.stringify(request.input) ?? '', max);
+export function permissionQuestionLines(request: Pick<PendingPermission, 'toolName' | 'input' | 'reason'>, subagent = '', width = terminalWidth()): string[] {
+  const { call, lines } = approvalView(request.toolName, request.input, width);
+  return [`⚠ ${call}${subagent} needs permission: ${showInvisibleCharacters(request.reason, 'show')}`, ...lines];
 }
 
 /** Waiting requests of the conversation and of its running subagents (child workflows). */
 export async function collectPending(api: ConversationClient, workflowId: string): Promise<Array<{ workflowId: string; request: PendingPermission }>> {
   const status = await api.status(workflowId);
-  const found = (status.pendingPermissions ?? []).map((request) => ({ workflowId, request }));
+  const found = await Promise.all((status.pendingPermissions ?? []).map(async (request) => ({ workflowId, request: await withWholeInput(api, workflowId, request) })));
   for (const tool of status.toolsInFlight) {
     if (tool.childWorkflowId) found.push(...(await collectPending(api, tool.childWorkflowId).catch(() => [])));
   }
   return found;
 }
 
-/** Runs of whitespace as one space (not trimmed: the input is shown as the model wrote it), shortened. */
-function oneLine(text: string, max: number): string {
-  return shorten(text.replace(/\s+/g, ' '), max);
+/** Messages at the transcript's end searched for a waiting call (its assistant message is the last one, or near it). */
+const TRANSCRIPT_TAIL_MESSAGES = 8;
+
+/**
+ * `request` with its whole input: the status query cuts long fields (`… (N characters)`), and a
+ * person must see all of what they approve — the call is then read from the end of the
+ * transcript. As the status gave it when it is not there (the cut stays marked with its length).
+ */
+export async function withWholeInput(api: ConversationClient, workflowId: string, request: PendingPermission): Promise<PendingPermission> {
+  const fields = typeof request.input === 'object' && request.input !== null ? Object.values(request.input) : [];
+  if (!fields.some((value) => typeof value === 'string' && parseCutText(value) !== undefined)) return request;
+  try {
+    const handle = api.client.workflow.getHandle(workflowId);
+    const { length } = await handle.query(transcriptSliceQuery, { from: Number.MAX_SAFE_INTEGER, maxBytes: 0 });
+    const { messages } = await handle.query(transcriptSliceQuery, { from: Math.max(0, length - TRANSCRIPT_TAIL_MESSAGES) });
+    for (const message of messages) {
+      if (message.type !== 'assistant') continue;
+      const call = toolUseBlocksOf(message).find((block) => block.id === request.toolUseId);
+      if (call) return { ...request, input: call.input };
+    }
+  } catch {
+    /* as the status gave it */
+  }
+  return request;
 }

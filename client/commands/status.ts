@@ -3,6 +3,7 @@ import { WORKSPACE_SEARCH_ATTRIBUTE } from '../../common/search-attributes';
 import { type Io, parse } from '../command-line';
 import { connect } from '../connect';
 import { formatStatus } from '../format';
+import { showInvisibleCharacters } from '../../common/visible-text';
 import { resolveConversationId } from './list';
 import { pendingPermissionLines } from './permissions';
 
@@ -18,7 +19,8 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
       .getHandle(conversationId)
       .describe()
       .then((description) => description.typedSearchAttributes.get(WORKSPACE_SEARCH_ATTRIBUTE), () => undefined);
-    io.out(values.json ? JSON.stringify({ ...status, workspace }, null, 2) : [formatStatus(status, workspace), ...pending].join('\n'));
+    // Model and workspace text (a running command's summary, the last answer) is shown, not obeyed: no escape or bidi control acts on the terminal.
+    io.out(values.json ? JSON.stringify({ ...status, workspace }, null, 2) : showInvisibleCharacters([formatStatus(status, workspace), ...pending].join('\n')));
     return 0;
   } finally {
     await close();

@@ -78,7 +78,7 @@ describe('durable approvals', () => {
     expect((malformed as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'InvalidPermissionDecision', message: 'decidePermission: behavior must be "allow" or "deny", got "maybe"' });
 
     const approved = await cli('approve', conversationId, 'toolu_write_1');
-    expect(approved).toMatchObject({ code: 0, out: 'Write toolu_write_1 allowed\n' });
+    expect(approved).toMatchObject({ code: 0, out: 'Write toolu_write_1 allowed\n  Write(approved.txt)\n    │ yes\n' });
     const duplicate = await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_write_1', behavior: 'deny', message: 'changed my mind' });
     expect(duplicate).toMatchObject({ toolUseId: 'toolu_write_1', behavior: 'allow', decidedBy: 'user' });
 
@@ -139,7 +139,7 @@ describe('durable approvals', () => {
     await waitingFor(harness, conversationId, 'toolu_rm_1');
 
     const denied = await cli('deny', conversationId, 'toolu_rm_1', 'use', 'the', 'trash');
-    expect(denied).toMatchObject({ code: 0, out: 'Bash toolu_rm_1 denied\n' });
+    expect(denied).toMatchObject({ code: 0, out: 'Bash toolu_rm_1 denied\n  Bash(rm -rf data)\n' });
     const result = await harness.api.waitForResult(conversationId, inputUuid!);
 
     expect(result.permission_denials).toEqual([{ tool_name: 'Bash', tool_use_id: 'toolu_rm_1', tool_input: { command: 'rm -rf data' } }]);
@@ -188,7 +188,7 @@ describe('durable approvals', () => {
     const { conversationId, inputUuid } = await start(harness, 'touch a file', { continueAsNewAfterEvents: 10 });
     await waitingFor(harness, conversationId, 'toolu_can_1');
     const always = await cli('approve', '--always', conversationId, 'toolu_can_1');
-    expect(always).toMatchObject({ code: 0, out: 'Bash toolu_can_1 allowed; allow rule Bash(touch made-once) added for this session\n' });
+    expect(always).toMatchObject({ code: 0, out: 'Bash toolu_can_1 allowed; allow rule Bash(touch made-once) added for this session\n  Bash(touch made-once)\n' });
     await harness.api.waitForResult(conversationId, inputUuid!);
 
     const again = await harness.api.send(conversationId, 'once more');
