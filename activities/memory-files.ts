@@ -109,9 +109,11 @@ export async function loadMemoryFiles(cwd: string, options: MemoryFileOptions = 
     return undefined;
   };
 
-  /** Reads `file` (and, depth permitting, its imports); `fromWorkspace`: the workspace's file, or imported by one. */
-  const read = async (file: string, type: MemoryType, fromWorkspace: boolean, depth: number, importedBy?: string): Promise<void> => {
+  /** Reads `file` (and, depth permitting, its imports); `importedByWorkspace`: a workspace file imports it. */
+  const read = async (file: string, type: MemoryType, importedByWorkspace: boolean, depth: number, importedBy?: string): Promise<void> => {
     const named = path.resolve(file);
+    // Workspace content: a file named inside the workspace (whichever directory's candidate it is), or imported by one.
+    const fromWorkspace = importedByWorkspace || isInside(named, workspace);
     if (seen.has(named)) return; // ~/.claude/CLAUDE.md is also on the way up from a workspace under home
     seen.add(named);
     const content = await readRegularFile(named, (realPath) => {
@@ -132,13 +134,11 @@ export async function loadMemoryFiles(cwd: string, options: MemoryFileOptions = 
   };
 
   for (const candidate of memoryFileCandidates(workspace, home, managedPath)) {
-    // The workspace's own files (not its parents'): the candidates in the workspace directory itself.
-    const fromWorkspace = candidate.type !== 'Managed' && candidate.type !== 'User' && directoryOf(candidate) === workspace;
     if ('path' in candidate) {
-      await read(candidate.path, candidate.type, fromWorkspace, 0);
+      await read(candidate.path, candidate.type, false, 0);
     } else {
       const entries = await readdir(candidate.rulesDir).catch(() => [] as string[]);
-      for (const entry of entries.filter((name) => name.endsWith('.md')).sort()) await read(path.join(candidate.rulesDir, entry), candidate.type, fromWorkspace, 0);
+      for (const entry of entries.filter((name) => name.endsWith('.md')).sort()) await read(path.join(candidate.rulesDir, entry), candidate.type, false, 0);
     }
   }
   return { files, notices };
@@ -147,13 +147,6 @@ export async function loadMemoryFiles(cwd: string, options: MemoryFileOptions = 
 /** The memory files alone (see {@link loadMemoryFiles}: its notices are dropped here). */
 export async function discoverMemoryFiles(cwd: string, options: MemoryFileOptions = {}): Promise<MemoryFile[]> {
   return (await loadMemoryFiles(cwd, options)).files;
-}
-
-/** The directory a candidate belongs to: the one holding `CLAUDE.md`, `.claude/` and `CLAUDE.local.md`. */
-function directoryOf(candidate: { path: string } | { rulesDir: string }): string {
-  const file = 'path' in candidate ? candidate.path : candidate.rulesDir;
-  const parent = path.dirname(file);
-  return path.basename(parent) === '.claude' ? path.dirname(parent) : parent;
 }
 
 /**

@@ -164,6 +164,17 @@ describe('memory files on their real path', () => {
     ]);
   });
 
+  it('knows the workspace\'s own files by the directory they belong to, even in a workspace named .claude', async () => {
+    const { root, home } = await setUp();
+    const workspace = path.join(home, 'src', '.claude');
+    const elsewhere = path.join(root, 'elsewhere.md');
+    await write(elsewhere, 'outside canary');
+    await link(elsewhere, path.join(workspace, 'CLAUDE.md'));
+    const { files, notices } = await load(workspace, home);
+    expect(files).toEqual([]);
+    expect(notices).toEqual([`Memory file not read: ${path.join(workspace, 'CLAUDE.md')} links to a file that is outside the workspace (${elsewhere}).`]);
+  });
+
   it('skips what is not a regular file (a FIFO would block the activity)', async () => {
     const { home, workspace } = await setUp();
     execFileSync('mkfifo', [path.join(workspace, 'CLAUDE.md')]);
