@@ -1,13 +1,15 @@
 /**
  * `durable-agent chat` in a real terminal (tmux): type a prompt and watch the answer stream, see a
  * tool call's line, interrupt a running answer with Ctrl-C, leave with Ctrl-D (the conversation
- * stays), and rejoin it from another terminal; answer a permission request inline (y, then n).
+ * stays), and rejoin it from another terminal; answer a permission request inline (y, then n),
+ * a long command's shown whole.
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { showInvisibleCharacters } from '../../common/visible-text';
 import { type DevServer, startDevServer } from '../../infra/dev-server';
 import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
@@ -227,5 +229,37 @@ describe('chat in a terminal', () => {
     await eventually(async () => screen(session), (text) => text.includes('Hello from the first prompt.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 90_000);
     expect(screen(session)).toContain('> say hello please');
     expect(JSON.stringify(harness.model.requests[0].body.messages.at(-1))).toContain('say hello please');
+  });
+  it('shows a long command whole in its permission question, wrapped, its bidi control and escape visible (issue 29, item 5)', async () => {
+    // 300 characters: a right-to-left override and a screen-clearing escape early, the action at the end.
+    const head = 'echo "\u202Egnp.tpircs \u001b[2J\u001b[H" > /dev/null; # ';
+    const tail = ' padding\ntouch chat-long.txt';
+    const command = `${head}${'x'.repeat(300 - head.length - tail.length)}${tail}`;
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Running it.' }, { type: 'tool_use', id: 'toolu_chat_long', name: 'Bash', input: { command } }] },
+        { content: [{ type: 'text', text: 'Done with the long one.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const session = startChat(harness, 'chat-long', '--cwd', harness.workspace, '--permission-mode', 'default');
+    await eventually(async () => screen(session), ready, 90_000);
+    tmux('send-keys', '-t', session, 'run the long command', 'Enter');
+    const asked = await eventually(async () => screen(session), (text) => /Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/.test(text.trimEnd() + ' '), 60_000);
+    const lines = asked.split('\n');
+    const question = lines.findIndex((line) => line.startsWith('⚠ Bash needs permission: '));
+    expect(question).toBeGreaterThanOrEqual(0);
+    // Each line of the command `│ `, the rest of a line the terminal's 120 columns wrapped `↳ `: joined, the command.
+    const shownLines = lines.slice(question + 1).filter((line) => /^ {4}[│↳] /.test(line));
+    expect(shownLines.length).toBeGreaterThanOrEqual(3);
+    const shown = shownLines.map((line) => (line.startsWith('    │ ') ? `\n${line.slice(6)}` : line.slice(6))).join('').slice(1);
+    expect(shown).toBe(showInvisibleCharacters(command));
+    expect(asked).toContain('⟨U+202E⟩gnp.tpircs ⟨U+001B⟩[2J⟨U+001B⟩[H');
+    expect(asked).not.toContain('…');
+    expect(asked).toContain('> run the long command'); // the escape did not clear the screen
+
+    tmux('send-keys', '-t', session, 'y', 'Enter');
+    await eventually(async () => screen(session), (text) => text.includes('Done with the long one.'), 60_000);
+    expect(await readFile(path.join(harness.workspace, 'chat-long.txt'), 'utf8')).toBe('');
   });
 });
