@@ -242,8 +242,19 @@ const SYSTEM_BIN = new Set(['/bin', '/usr/bin', '/sbin', '/usr/sbin', '/usr/loca
 
 /** Environment variables a command may be given without changing what code runs. */
 const SAFE_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|COLUMNS|LINES|TERM|CI|DEBUG|NODE_ENV|RUST_BACKTRACE|RUST_LOG|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|TIME_STYLE|QUOTING_STYLE|GREP_COLOR|GREP_COLORS|LS_COLORS|NPM_CONFIG_COLOR|TIMEFORMAT|HISTTIMEFORMAT)$/;
-/** Shell variables that change what later commands run even unexported. */
-const SHELL_SPECIAL = /^(PATH|IFS|HOME|CDPATH|ENV|BASH_ENV|PS4|GLOBIGNORE|SHELLOPTS|BASHOPTS|BASH_XTRACEFD|PROMPT_COMMAND|BASH_COMPAT|BASH_LOADABLES_PATH|EXECIGNORE|FUNCNEST|HISTFILE|INPUTRC|MAILPATH|POSIXLY_CORRECT|OLDPWD|PWD|LD_[A-Z_]+|DYLD_[A-Z_]+|BASH_FUNC_.*)$/;
+/**
+ * Shell variables a plain assignment (`x=1; …`, `declare x=1`, `for x in …`, `read x`) may set as
+ * data: an allow-list, since the names Bash gives a meaning (`BASH_CMDS`, `BASH_ENV`, `PS4`,
+ * `PROMPT_COMMAND`, `IFS`, `PATH`, `GLOBIGNORE`, …) and the ones programs read from an environment
+ * variable that may already be exported (`PAGER`, `EDITOR`, `LESSOPEN`, `GIT_*`, `LD_*`, …) are
+ * many and open-ended. Bash's own variables are all upper case but `histchars` and `auto_resume`;
+ * the lower-case `*_proxy` variables steer programs' network access.
+ */
+export function isDataVariable(name: string): boolean {
+  if (SAFE_ENV.test(name)) return true;
+  if (!/^[a-z_][a-z0-9_]*$/.test(name) || /^_+$/.test(name)) return false;
+  return !/^(histchars|auto_resume|(http|https|ftp|all|no|socks)_proxy)$/.test(name);
+}
 
 /** Bash's reserved words: never a program's name. */
 const RESERVED = new Set(['{', '}', '!', '(', ')', '[[', ']]', 'then', 'else', 'elif', 'fi', 'do', 'done', 'esac', 'in', 'if', 'while', 'until', 'for', 'case', 'function', 'select']);
@@ -271,6 +282,8 @@ const PROBLEM_PROGRAMS: Record<string, string> = {
 
 /** Builtins whose operands are variable names: a subscript there is evaluated as arithmetic. */
 const NAME_TAKING = new Set(['read', 'unset', 'mapfile', 'readarray', 'getopts', 'wait', 'declare', 'typeset', 'local', 'export', 'readonly', 'printf']);
+/** Builtins whose words are assignments or names (tree-sitter parses them as a declaration_command). */
+const DECLARATION_BUILTINS = new Set(['declare', 'typeset', 'local', 'export', 'readonly', 'unset']);
 
 // ---- the walk ----
 
@@ -429,7 +442,7 @@ class Walker {
       case 'for_statement': {
         if (node.child(0)?.type === 'select') this.problem(PROBLEM_PROGRAMS.select);
         const variable = node.childForFieldName('variable');
-        if (variable && SHELL_SPECIAL.test(variable.text)) this.problem(`the loop assigns ${variable.text}, which changes what later commands run`);
+        if (variable && !isDataVariable(variable.text)) this.problem(`the loop assigns ${variable.text}, which is not known to be plain data (it may change what later commands run)`);
         for (const value of node.childrenForFieldName('value')) if (value) this.word(value, scope);
         const body = node.childForFieldName('body');
         if (body) this.statement(body, scope);
@@ -705,14 +718,29 @@ class Walker {
     if (program === 'test' || program === '[') {
       if (words.slice(1).some((word) => word.value === '-v' || word.value === '-R')) this.problem(`${program} -v evaluates an array subscript, which can run commands`);
     }
-    if (NAME_TAKING.has(program)) {
-      const operands = program === 'printf' ? printfVariable(words.map((word) => word.value)) : words.slice(1).map((word) => word.value);
-      if (operands.some((value) => value.includes('['))) this.problem(`${program} assigns to an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
-    }
+    if (NAME_TAKING.has(program)) this.nameWords(program, words);
 
     const control = this.controlVerdict(words);
     record(words, control ? { verdict: control } : {});
     if (program === 'cd' || program === 'pushd') this.changeDirectory(words, scope, program);
+  }
+
+  /** The variable names a name-taking builtin assigns (`read x`, `printf -v x`, `getopts o x`, `declare x=1`, …). */
+  private nameWords(program: string, words: Word[]): void {
+    if (DECLARATION_BUILTINS.has(program)) {
+      this.declarationWords(program, words.slice(1));
+      return;
+    }
+    const values = words.map((word) => word.value);
+    const candidates =
+      program === 'printf' || program === 'wait'
+        ? printfVariable(values, program === 'printf' ? '-v' : '-p').map((value) => ({ value, dynamic: /[$`]/.test(value) }))
+        : words.slice(1).map((word) => ({ value: word.value, dynamic: word.kind !== 'static' }));
+    for (const candidate of candidates) {
+      if (candidate.dynamic) this.problem(`${program} ${candidate.value}: a word only known when the command runs, which ${program} may read as a variable's name (an array subscript can run commands)`);
+      else if (candidate.value.includes('[')) this.problem(`${program} assigns to an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
+      else if (NAME.test(candidate.value) && !isDataVariable(candidate.value)) this.problem(`${program} may set ${candidate.value}, which is not known to be plain data (it may change what later commands run)`);
+    }
   }
 
   /** Builtins that only steer the script: decided here (the argv classifier knows programs). */
@@ -759,32 +787,58 @@ class Walker {
         words.push({ value: child.text, dynamic: false, kind: 'static', pattern: escapeAll(child.text), raw: child.text });
       } else {
         const list = this.wordsOf(child, scope);
-        for (const word of list) if (word.kind === 'static' && word.value.startsWith('-')) flags.push(word.value);
+        for (const word of list) if (word.kind === 'static' && /^[-+]/.test(word.value)) flags.push(word.value);
         words.push(...list);
       }
     }
-    if (keyword === 'unset') {
-      if (words.slice(1).some((word) => word.value.includes('['))) this.problem('unset of an array element evaluates its subscript, which can run commands');
-    }
+    this.declarationWords(keyword, words.slice(1));
     if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset')) {
       this.problem(`${keyword} ${flags.join(' ')} (references, integers or exports) is not modelled`);
     }
     this.commands.push({ words, scope, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: scope.redirects, verdict: { readOnly: true, reason: `${keyword} only changes shell variables` } });
   }
 
+  /**
+   * The words of a declaration builtin (`declare`, `typeset`, `local`, `readonly`, `export`,
+   * `unset`) as Bash reads them after quote removal: a word with `[` or `=(` assigns an array
+   * (`declare 'a[$(cmd)]=1'`, `declare -a 'b=([$(cmd)]=1)'`), whose subscripts Bash evaluates; a
+   * word only known at run time may be either; a `NAME=value` word sets NAME.
+   */
+  private declarationWords(keyword: string, words: Word[]): void {
+    for (const word of words) {
+      if (word.kind === 'expansion' && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.raw) && !/[[]/.test(word.raw.split('=', 1)[0])) {
+        // A `NAME=value` assignment tree-sitter parsed: checked by assignment().
+        continue;
+      }
+      if (word.value.includes('[') || word.value.includes('=(')) {
+        this.problem(`${keyword} ${word.value}: ${keyword} assigns an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
+        continue;
+      }
+      if (word.kind !== 'static') {
+        this.problem(`${keyword} ${word.raw}: a word only known when the command runs, which ${keyword} may read as an array assignment (it can run commands)`);
+        continue;
+      }
+      if (/^[-+]/.test(word.value) || keyword === 'unset') continue;
+      const name = word.value.split('=', 1)[0];
+      const data = keyword === 'export' ? SAFE_ENV.test(name) : isDataVariable(name);
+      if (!data) this.problem(`${keyword} ${word.value}: sets ${name}, which is not known to be plain data (it may change what later commands run)`);
+    }
+  }
+
   private assignment(node: Node, scope: Scope, where: 'statement' | 'prefix' | 'declare' | 'export'): void {
     const nameNode = node.childForFieldName('name');
     const name = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name')?.text ?? '' : nameNode?.text ?? '';
-    if (nameNode?.type === 'subscript') {
-      const index = nameNode.childForFieldName('index');
-      if (!index || index.type !== 'number') this.problem(`the assignment to ${nameNode.text} evaluates its subscript, which can run commands`);
-    } else if (!nameNode || nameNode.type !== 'variable_name') this.unknown(node, scope);
+    const value = node.childForFieldName('value');
+    // An array assignment is never data: Bash evaluates its subscripts as arithmetic (which can run
+    // commands), and `BASH_CMDS=([cat]=/bin/rm)` makes a later name run another program.
+    if (nameNode?.type === 'subscript') this.problem(`the assignment to ${nameNode.text} sets an array element, whose subscript Bash evaluates (it can run commands)`);
+    else if (value?.type === 'array') this.problem(`${name}=(…) assigns an array, whose subscripts Bash evaluates (it can run commands)`);
+    else if (!nameNode || nameNode.type !== 'variable_name') this.unknown(node, scope);
     if (where === 'statement' || where === 'declare') {
-      if (SHELL_SPECIAL.test(name)) this.problem(`sets ${name}, which changes what later commands run`);
+      if (!isDataVariable(name)) this.problem(`sets ${name}, which is not known to be plain data (it may change what later commands run)`);
     } else if (!SAFE_ENV.test(name)) {
       this.problem(`sets ${name} in the environment of the command, which can change what it runs`);
     }
-    const value = node.childForFieldName('value');
     if (value) {
       const items = value.type === 'array' ? value.namedChildren : [value];
       for (const item of items) if (item) this.word(item, scope);
@@ -1247,12 +1301,13 @@ function watchCommand(values: (string | undefined)[]): number | undefined {
   return skipOptions(values, 1, 'bcdegptwx', 'nq', ['--beep', '--color', '--no-color', '--differences', '--errexit', '--chgexit', '--precise', '--no-title', '--no-wrap', '--exec', '--no-linewrap'], ['--interval', '--equexit']);
 }
 
-function printfVariable(values: string[]): string[] {
+/** The variable `printf -v NAME` (or `wait -p NAME`) assigns. */
+function printfVariable(values: string[], flag = '-v'): string[] {
   const names: string[] = [];
   for (let index = 1; index < values.length; index++) {
     const value = values[index];
-    if (value === '-v' && values[index + 1] !== undefined) names.push(values[index + 1]!);
-    else if (value?.startsWith('-v') && value.length > 2) names.push(value.slice(2));
+    if (value === flag && values[index + 1] !== undefined) names.push(values[index + 1]!);
+    else if (value?.startsWith(flag) && value.length > 2) names.push(value.slice(2));
     if (value === '--' || !value.startsWith('-')) break;
   }
   return names;
