@@ -13,8 +13,10 @@
  */
 import path from 'node:path';
 import { Language, type Node, Parser } from 'web-tree-sitter';
-import { classifyArgv } from '../../common/bash-read-only';
+import { type ArgvPath, classifyArgv } from '../../common/bash-read-only';
 import type { BashCommandFact, BashFacts, PathAccess, PathFact } from '../../common/permission-facts';
+import { discoverGitRepository, type GitRepository } from './git-repository';
+import { expandGlob, MAX_GLOB_MATCHES } from './glob';
 
 export interface BashFactsContext {
   /** The directory the command starts in, absolute. */
@@ -1412,11 +1414,38 @@ export async function gatherBashFacts(command: string, context: BashFactsContext
   // tree-sitter reads a carriage return as a space; Bash makes it part of the word.
   if (command.includes('\r')) walker.problem('a carriage return, which Bash reads as part of a word (tree-sitter as a space)');
   walker.parseAndWalk(command, { cwds: [context.cwd], redirects: [], nested: false, depth: 0 });
-  const commands = await Promise.all(walker.commands.map((pending) => finish(pending, walker, context)));
+  const repositories = new Map<string, Promise<GitRepository>>();
+  const commands = await Promise.all(walker.commands.map((pending) => finish(pending, walker, context, repositories)));
   return { problems: walker.problems, commands };
 }
 
-async function finish(pending: PendingCommand, walker: Walker, context: BashFactsContext): Promise<BashCommandFact> {
+/** Where a git command starts looking for its repository (`-C dir` moves it); undefined when it names one (`--git-dir`, `--work-tree`, `--bare`). */
+function gitStart(argv: string[], dynamicWords: boolean[], cwd: string): string | undefined {
+  let start = cwd;
+  for (let index = 1; index < argv.length && argv[index].startsWith('-'); index++) {
+    const word = argv[index];
+    if (dynamicWords[index] || /^--(git-dir|work-tree|bare)(=|$)/.test(word)) return undefined;
+    if (word === '-C' || word === '-c' || word === '--config-env' || word === '--namespace' || word === '--exec-path' || word === '--super-prefix') {
+      if (word === '-C') start = path.posix.resolve(start, argv[index + 1] ?? '.');
+      index++;
+    } else if (word.startsWith('-C')) start = path.posix.resolve(start, word.slice(2));
+  }
+  return start;
+}
+
+/** A path a command uses, before it is resolved: a word's text, or a glob to expand where the command runs. */
+interface PathRequest {
+  access: PathAccess;
+  literal: string;
+  /** An escaped glob pattern: expanded from each directory the command may run in. */
+  glob?: string;
+  /** Relative to the git repository's top level (`rev:path`). */
+  fromTop?: boolean;
+  recursive?: boolean;
+  history?: boolean;
+}
+
+async function finish(pending: PendingCommand, walker: Walker, context: BashFactsContext, repositories: Map<string, Promise<GitRepository>>): Promise<BashCommandFact> {
   const words = [...pending.words];
   let programByPath: string | undefined;
   if (words.length > 0 && words[0].kind === 'static') {
@@ -1427,21 +1456,22 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
   const argv = words.map((word) => word.value);
   const dynamicWords = words.map((word) => word.dynamic);
   const cwd = pending.cwds[pending.cwds.length - 1];
-  const requests: { access: PathAccess; literal: string }[] = [];
+  const requests: PathRequest[] = [];
 
-  const want = (access: PathAccess, word: Word, text: string) => {
+  const want = (entry: ArgvPath, word: Word) => {
+    const how = { access: entry.access, fromTop: entry.fromTop, recursive: entry.recursive, history: entry.history };
     if (word.kind === 'static') {
-      requests.push({ access, literal: text });
+      requests.push({ ...how, literal: entry.text });
       return;
     }
-    const whole = text === word.value || text === word.raw;
-    const pattern = whole ? word.pattern : word.kind === 'glob' && !/["'\\$`]/.test(text) ? text : undefined;
-    const prefix = pattern !== undefined && word.kind === 'glob' ? globPrefix(pattern) : undefined;
-    if (prefix === undefined) {
+    const whole = entry.text === word.value || entry.text === word.raw;
+    const pattern = whole ? word.pattern : word.kind === 'glob' && !/["'\\$`]/.test(entry.text) ? entry.text : undefined;
+    // `..` after a wildcard leaves through whatever the wildcard matched, which a lexical `..` would misjudge.
+    if (pattern === undefined || word.kind !== 'glob' || globPrefix(pattern) === undefined) {
       walker.problem(`the path ${word.raw} is only known when the command runs`);
       return;
     }
-    requests.push({ access, literal: prefix });
+    requests.push({ ...how, literal: unescape(pattern), glob: pattern });
   };
 
   let readOnly: boolean;
@@ -1459,7 +1489,7 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     const reported = verdict.paths.length > 0 || verdict.readOnly ? verdict.paths : writerPaths(argv, dynamicArgs);
     for (const entry of reported) {
       const word = words[entry.index];
-      if (word) want(entry.access, word, entry.text);
+      if (word) want(entry, word);
     }
   }
   if (programByPath) {
@@ -1482,15 +1512,42 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     if (redirect.word.kind === 'static') requests.push({ access: redirect.access, literal: redirect.word.value });
   }
 
+  // git reads the config of the repository it finds: only the workspace's own is vouched for.
+  let topLevel = context.cwd;
+  if (argv[0] === 'git' && !programByPath) {
+    for (const candidate of pending.cwds) {
+      const start = gitStart(argv, dynamicWords, candidate);
+      if (start === undefined) continue;
+      if (!repositories.has(start)) repositories.set(start, discoverGitRepository(start, context.cwd));
+      const repository = await repositories.get(start)!;
+      if (repository.problem) walker.problem(repository.problem);
+      topLevel = repository.topLevel;
+    }
+  }
+
   const paths: BashCommandFact['paths'] = [];
   const seen = new Set<string>();
+  const add = async (request: PathRequest, literal: string, base: string) => {
+    const key = `${request.access}\u0000${path.posix.resolve(base, literal)}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const fact = { access: request.access, path: await context.resolve(literal, base) };
+    paths.push(request.recursive ? { ...fact, recursive: true, ...(request.history ? { history: true } : {}) } : fact);
+  };
   for (const request of requests) {
-    const bases = request.literal.startsWith('/') ? [cwd] : pending.cwds;
+    const bases = request.literal.startsWith('/') ? [cwd] : request.fromTop ? [topLevel] : pending.cwds;
     for (const base of bases) {
-      const key = `${request.access}\u0000${path.posix.resolve(base, request.literal)}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      paths.push({ access: request.access, path: await context.resolve(request.literal, base) });
+      if (request.glob === undefined) {
+        await add(request, request.literal, base);
+        continue;
+      }
+      // Every path the glob becomes where the command runs; no match leaves the word as written (Bash's default).
+      const expansion = await expandGlob(request.glob, base);
+      if ('tooMany' in expansion) {
+        walker.problem(`the glob ${request.literal} matches more than ${MAX_GLOB_MATCHES} paths, too many to check`);
+        continue;
+      }
+      for (const match of expansion.matches.length > 0 ? expansion.matches : [request.literal]) await add(request, match, base);
     }
   }
   return {
