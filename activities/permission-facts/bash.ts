@@ -1491,6 +1491,13 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
       const word = words[entry.index];
       if (word) want(entry, word);
     }
+    // A command the classifier could not follow (`cat *.key`: a match may be an option) may read
+    // whatever its globs match: the Read deny rules and the working directories judge every match.
+    if (!verdict.readOnly) {
+      words.forEach((word, index) => {
+        if (index > 0 && word.kind === 'glob' && !reported.some((entry) => entry.index === index)) want({ index, access: 'read', text: word.value }, word);
+      });
+    }
   }
   if (programByPath) {
     readOnly = false;

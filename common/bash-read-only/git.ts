@@ -5,8 +5,10 @@
  * abbreviations (`--ext` for `--ext-diff`), so an unlisted prefix must not pass as something else.
  *
  * What argv cannot show: git reads the repository's config, and `core.fsmonitor`, `diff.external`,
- * textconv drivers, `core.pager` and hooks there can run programs. The caller neutralises that in
- * git's environment (GIT_CONFIG_* overrides); this module only judges the words.
+ * textconv drivers, `core.pager` and hooks there can run programs. The fact gatherer
+ * (activities/permission-facts/git-repository.ts) requires the repository git would discover to be
+ * the workspace's own `.git`, and the sandbox runs git with `safe.bareRepository=explicit`; this
+ * module only judges the words.
  */
 import { type ArgvPath, type OptionSpec, type OptionTable, type ParsedOperand, type ParseResult, compileOptions, parseArgv, refused } from './getopt';
 
@@ -16,7 +18,7 @@ export interface GitVerdict {
   readonly paths: ArgvPath[];
 }
 
-const CONFIG_NOTE = 'git reads the repository config, which can run programs (core.fsmonitor, diff.external, textconv, core.pager): the caller neutralises it';
+const CONFIG_NOTE = "it reads the repository's config, which can run programs: only the workspace's own .git is accepted";
 
 /** Global options that cannot change what git reads or runs. */
 const GLOBAL_FLAGS = new Set([
