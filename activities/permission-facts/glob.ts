@@ -5,9 +5,9 @@
  *
  * Bash's defaults: `*`, `?` and `[…]` never match a leading `.` unless the pattern has one there
  * (no dotglob); a word that matches nothing stays as written (nullglob and failglob off); `**` is
- * `*` (no globstar); no extglob. `.` and `..` are matched by a pattern that starts with `.` (bash
- * before 5.2 does; 5.2's globskipdots does not — the check takes the wider reading). Each segment is
- * matched with picomatch (style §21), as the path rules are.
+ * `*` (no globstar); no extglob. `..` is matched by a pattern that starts with `.` (bash before 5.2
+ * does; 5.2's globskipdots does not — the check takes the wider reading). Each segment is matched
+ * with picomatch (style §21), as the path rules are.
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -67,11 +67,14 @@ export async function expandGlob(pattern: string, cwd: string, limit = MAX_GLOB_
       continue;
     }
     const matcher = picomatch(segment, SEGMENT_OPTIONS);
-    const dots = segment.startsWith('.') || segment.startsWith('\\.') ? ['.', '..'] : [];
+    // Without dotglob a leading `.` is matched only by a literal `.` (picomatch's `[!s]` would take it).
+    const leadingDot = segment.startsWith('.') || segment.startsWith('\\.');
     const next: string[] = [];
     for (const prefix of candidates) {
       const names = await readdir(prefix === '' ? cwd : path.posix.resolve(cwd, prefix)).catch(() => [] as string[]);
-      for (const name of [...dots, ...names]) {
+      // `..` leads out of the directory (`.` stays in it): bash before 5.2 matches it with `.*`.
+      for (const name of leadingDot ? ['..', ...names] : names) {
+        if (name.startsWith('.') && !leadingDot) continue;
         if (!matcher(name)) continue;
         next.push(join(prefix, name));
         if (next.length > limit) return { tooMany: true };
