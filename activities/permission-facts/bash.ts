@@ -1532,20 +1532,16 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     }
   }
 
-  const paths: BashCommandFact['paths'] = [];
-  const seen = new Set<string>();
-  const add = async (request: PathRequest, literal: string, base: string) => {
+  const wanted = new Map<string, { request: PathRequest; literal: string; base: string }>();
+  const add = (request: PathRequest, literal: string, base: string) => {
     const key = `${request.access}\u0000${path.posix.resolve(base, literal)}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    const fact = { access: request.access, path: await context.resolve(literal, base) };
-    paths.push(request.recursive ? { ...fact, recursive: true, ...(request.history ? { history: true } : {}) } : fact);
+    if (!wanted.has(key)) wanted.set(key, { request, literal, base });
   };
   for (const request of requests) {
     const bases = request.literal.startsWith('/') ? [cwd] : request.fromTop ? [topLevel] : pending.cwds;
     for (const base of bases) {
       if (request.glob === undefined) {
-        await add(request, request.literal, base);
+        add(request, request.literal, base);
         continue;
       }
       // Every path the glob becomes where the command runs; no match leaves the word as written (Bash's default).
@@ -1554,9 +1550,15 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
         walker.problem(`the glob ${request.literal} matches more than ${MAX_GLOB_MATCHES} paths, too many to check`);
         continue;
       }
-      for (const match of expansion.matches.length > 0 ? expansion.matches : [request.literal]) await add(request, match, base);
+      for (const match of expansion.matches.length > 0 ? expansion.matches : [request.literal]) add(request, match, base);
     }
   }
+  const paths: BashCommandFact['paths'] = await Promise.all(
+    [...wanted.values()].map(async ({ request, literal, base }) => {
+      const fact = { access: request.access, path: await context.resolve(literal, base) };
+      return request.recursive ? { ...fact, recursive: true, ...(request.history ? { history: true } : {}) } : fact;
+    }),
+  );
   return {
     argv,
     program: argv[0] ?? '',
