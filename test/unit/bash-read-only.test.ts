@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { classifyArgv } from '../../common/bash-read-only';
 import { compileOptions, mayYieldOption, maySplit } from '../../common/bash-read-only/getopt';
 import { SUBCOMMANDS } from '../../common/bash-read-only/git';
@@ -565,5 +565,53 @@ describe('the real programs agree', () => {
     expect(classifyArgv(argv, { dynamic: argv.map(() => false) }).readOnly).toBe(true);
     const { before, after } = runIn(argv);
     expect(after).toEqual(before);
+  });
+});
+
+/**
+ * git's log, show and diff options against the installed git (issue 29 §5): an option listed as
+ * taking the next word must really take it, and one listed as taking only an attached value must
+ * leave the next word to git — checked by what git does with a following `--output=F`, which it
+ * acts on while it parses (F appears) unless the option took it as its value.
+ */
+describe("git's option values against the installed git", () => {
+  const gitInstalled = spawnSync('git', ['--version']).status === 0;
+  const options = (['log', 'show', 'diff'] as const).flatMap((subcommand) =>
+    compileOptionsList(subcommand).map((entry) => [subcommand, entry.name, entry.argument] as const),
+  );
+  function compileOptionsList(subcommand: string) {
+    const table = compileOptions(SUBCOMMANDS[subcommand].options);
+    return [...table.long.entries()]
+      .filter(([, spec]) => spec.refuse === undefined && spec.argument !== 'none')
+      .map(([name, spec]) => ({ name: `--${name}`, argument: spec.argument }));
+  }
+  let repository = '';
+  afterAll(() => {
+    if (repository) rmSync(repository, { recursive: true, force: true });
+  });
+  const outputAfter = (subcommand: string, option: string): boolean => {
+    repository ||= (() => {
+      const directory = mkdtempSync(join(tmpdir(), 'git-options-'));
+      const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: directory, stdio: 'ignore' });
+      git('init', '-q');
+      writeFileSync(join(directory, 'a'), 'a\n');
+      git('add', 'a');
+      git('commit', '-qm', 'one');
+      writeFileSync(join(directory, 'a'), 'b\n');
+      git('commit', '-qam', 'two');
+      return directory;
+    })();
+    const output = join(repository, `out-${subcommand}-${option.replace(/\W/g, '')}`);
+    spawnSync('git', ['--no-pager', subcommand, option, `--output=${output}`, ...(subcommand === 'diff' ? ['HEAD~1'] : ['-1'])], { cwd: repository, timeout: 5000, stdio: 'ignore' });
+    try {
+      statSync(output);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it.skipIf(!gitInstalled).each(options)('git %s %s (%s)', (subcommand, option, argument) => {
+    expect(outputAfter(subcommand, option), argument === 'optional' ? 'git took the next word as its value' : 'git left the next word alone: its value is attached only').toBe(argument === 'optional');
   });
 });
