@@ -52,16 +52,18 @@ async function linkedDirectories(dotGit: string, isFile: boolean): Promise<strin
 
 /**
  * The repository git would use starting in `start`, judged against `workspace` (both absolute).
- * A start outside the workspace is not judged here (its paths are).
+ * From outside the workspace (another working directory) only a bare repository of plain files
+ * asks: which `.git` is that directory's own is not known here.
  */
 export async function discoverGitRepository(start: string, workspace: string): Promise<GitRepository> {
   const root = await realpath(workspace).catch(() => workspace);
   let directory = await realpath(start).catch(() => undefined);
-  if (directory === undefined || !isInside(directory, root)) return { topLevel: root };
+  if (directory === undefined) return { topLevel: root };
+  const startsInside = isInside(directory, root);
   for (;;) {
     const dotGit = path.posix.join(directory, '.git');
     const entry = await lstat(dotGit).catch(() => undefined);
-    const inWorkspace = isInside(directory, root);
+    const inWorkspace = startsInside && isInside(directory, root);
     if (entry !== undefined) {
       if (!inWorkspace) return { topLevel: directory };
       if (directory !== root) {
@@ -79,11 +81,12 @@ export async function discoverGitRepository(start: string, workspace: string): P
       }
       return { topLevel: root };
     }
-    if (inWorkspace && (await looksLikeRepository(directory))) {
+    // Above the workspace the files are the user's; below it (or from another directory) they may be a clone's.
+    if ((inWorkspace || !startsInside) && (await looksLikeRepository(directory))) {
       return { topLevel: directory, problem: `git would use ${directory} as a bare repository (HEAD, objects, refs as plain files): its config can run programs` };
     }
     const parent = path.posix.dirname(directory);
-    if (parent === directory) return { topLevel: root };
+    if (parent === directory) return { topLevel: startsInside ? root : await realpath(start).catch(() => start) };
     directory = parent;
   }
 }

@@ -131,6 +131,12 @@ describe('discoverGitRepository: only the workspace’s own .git', () => {
     expect(await discoverGitRepository(path.join(inner, 'deep'), inner)).toEqual({ topLevel: ws });
   });
 
+  it('from another directory (an --add-dir), its own repository gives the top level and a bare one asks', async () => {
+    const other = path.join(root, 'other-ws');
+    expect(await discoverGitRepository(path.join(ws, 'src'), other)).toEqual({ topLevel: ws });
+    expect((await discoverGitRepository(path.join(ws, 'vendor', 'bare'), other)).problem).toMatch(/bare repository/);
+  });
+
   it('a .git that is a symbolic link asks', async () => {
     const linked = path.join(root, 'linked-ws');
     await mkdir(linked, { recursive: true });
