@@ -104,6 +104,8 @@ interface Subcommand {
   readonly check?: (parsed: ParseResult) => string | undefined;
   /** Operands are paths git may read (diff --no-index, blame, ls-files); else none are reported. */
   readonly operandPaths?: boolean;
+  /** It shows what its paths hold, through history (log, show, diff, cat-file): a directory operand is read throughout. */
+  readonly showsContent?: boolean;
 }
 
 function hasOption(parsed: ParseResult, ...names: string[]): boolean {
@@ -119,14 +121,15 @@ export const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
     ],
     operandPaths: true,
   },
-  log: { options: [...DIFF_OPTIONS, ...LOG_OPTIONS], numeric: true, operandPaths: true },
-  show: { options: [...DIFF_OPTIONS, ...LOG_OPTIONS], numeric: true, operandPaths: true },
+  log: { options: [...DIFF_OPTIONS, ...LOG_OPTIONS], numeric: true, operandPaths: true, showsContent: true },
+  show: { options: [...DIFF_OPTIONS, ...LOG_OPTIONS], numeric: true, operandPaths: true, showsContent: true },
   diff: {
     options: [
       ...DIFF_OPTIONS, '--cached|--staged', '--merge-base', '--no-index', '--base', '--ours', '--theirs',
       '-1', '-2', '-3', '-0',
     ],
     operandPaths: true,
+    showsContent: true,
   },
   'rev-parse': {
     options: [
@@ -171,6 +174,7 @@ export const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
     ],
     // `git cat-file -p HEAD:path`: the object's path is what a Read rule judges.
     operandPaths: true,
+    showsContent: true,
   },
   describe: {
     options: [
@@ -249,20 +253,22 @@ const PATHSPEC_GLOB = /[*?[\\]/;
 
 /**
  * The paths an operand of log, show, diff, blame, cat-file, ls-files or status names (issue 29 §6).
- * After `--` it is a pathspec: read recursively (deleted files too: `history`), from the cwd or — with `:/`,
+ * After `--` it is a pathspec: from the cwd or — with `:/`,
  * `:(top)` magic — from the top level, up to its first glob character. Before `--` it may also be
  * a revision: `rev:path`, `:path`, `:N:path` name `path` from the top level (or from the cwd when
  * it starts with `./` or `../`); an empty path is the whole tree. Either way the word is also
- * reported as written, since git takes it as a file name when it is not a revision.
+ * reported as written, since git takes it as a file name when it is not a revision. A subcommand
+ * that shows content (`showsContent`) reads a directory throughout, and a path in its history
+ * need not exist now.
  */
-export function gitOperandPaths(operand: ParsedOperand): ArgvPath[] {
+export function gitOperandPaths(operand: ParsedOperand, showsContent: boolean): ArgvPath[] {
   const { index, text } = operand;
   const read = (path: string, fromTop: boolean, history = true): ArgvPath => ({
     index,
     access: 'read',
     text: path === '' ? '.' : path,
-    recursive: true,
-    ...(history ? { history } : {}),
+    ...(showsContent ? { recursive: true } : {}),
+    ...(showsContent && history ? { history } : {}),
     ...(fromTop ? { fromTop } : {}),
   });
   const pathspec = (spec: string): ArgvPath => {
@@ -340,7 +346,7 @@ export function classifyGit(argv: readonly string[], dynamic: readonly boolean[]
     numeric: spec.numeric === true,
   });
   const paths = [...parsed.paths];
-  if (spec.operandPaths) for (const operand of parsed.operands) paths.push(...gitOperandPaths(operand));
+  if (spec.operandPaths) for (const operand of parsed.operands) paths.push(...gitOperandPaths(operand, spec.showsContent === true));
   const signature = parsed.options.find((parsedOption) => parsedOption.value?.includes('%G') === true);
   const refusal =
     parsed.failure ??

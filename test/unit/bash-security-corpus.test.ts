@@ -773,6 +773,10 @@ const issue29Paths: Case[] = [
   ].map((command) => ({ command, expect: 'ask' as const })),
   { command: 'cat lnk?/secret.txt', allow: ['Bash(cat:*)'], expect: 'ask' },
   { command: 'git log -p -- src', deny: KEY, mode: 'bypassPermissions', expect: 'allow' },
+  // Names only: status and ls-files do not show what the files hold.
+  { command: 'git status -- certs', deny: KEY, expect: 'allow' },
+  { command: 'git ls-files certs', deny: KEY, expect: 'allow' },
+  { command: 'git diff HEAD~1', deny: ['Read(.env)'], expect: 'allow' },
   { command: 'git log -p -- src', deny: KEY, expect: 'allow' },
   { command: 'cat src/*.ts', deny: KEY, expect: 'allow' },
   { command: 'cat certs/*.pem', deny: KEY, expect: 'allow' },
