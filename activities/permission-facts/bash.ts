@@ -1491,13 +1491,12 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
       const word = words[entry.index];
       if (word) want(entry, word);
     }
-    // A command the classifier could not follow (`cat *.key`: a match may be an option) may read
-    // whatever its globs match: the Read deny rules and the working directories judge every match.
-    if (!verdict.readOnly) {
-      words.forEach((word, index) => {
-        if (index > 0 && word.kind === 'glob' && !reported.some((entry) => entry.index === index)) want({ index, access: 'read', text: word.value }, word);
-      });
-    }
+    // Every other glob is judged as read too: a command the classifier could not follow (`cat *.key`:
+    // a match may be an option) may read what it matches, and a glob in a pattern's place becomes
+    // the pattern and files to read (`grep -v certs/*` is `grep -v certs/a.pem certs/server.key`).
+    words.forEach((word, index) => {
+      if (index > 0 && word.kind === 'glob' && !reported.some((entry) => entry.index === index)) want({ index, access: 'read', text: word.value }, word);
+    });
   }
   if (programByPath) {
     readOnly = false;

@@ -47,6 +47,7 @@ async function addIssue29Files(workspace: BashWorkspace): Promise<void> {
   }
   await writeFile(at('certs', 'server.key'), 'KEY\n');
   await writeFile(at('certs', 'server.pem'), 'CERT\n');
+  await writeFile(at('certs', 'a.pem'), 'CERT\n');
   await writeFile(at('secrets', 'key.txt'), 'KEY\n');
   await writeFile(at('sub', 'bare', 'HEAD'), 'ref: refs/heads/main\n');
   await writeFile(at('sub', 'bare', 'config'), '[diff "x"]\n\ttextconv = id\n');
@@ -736,6 +737,9 @@ const issue29Paths: Case[] = [
       'cd certs && cat *.key',
       'cat -- certs/*',
       'mytool c*/*',
+      'grep -v certs/*',
+      'grep -hv cert?/* src/x.ts',
+      "rg -v certs/* src",
       'git show HEAD -- certs/server.key',
     ].map((command) => ({ command, deny: KEY, expect: 'deny' as const })),
     { command: 'cat certs/*', deny: ['Read(*.key)'], expect: 'deny' },
