@@ -1534,7 +1534,10 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
   const wanted = new Map<string, { request: PathRequest; literal: string; base: string }>();
   const add = (request: PathRequest, literal: string, base: string) => {
     const key = `${request.access}\u0000${path.posix.resolve(base, literal)}`;
-    if (!wanted.has(key)) wanted.set(key, { request, literal, base });
+    const known = wanted.get(key);
+    // One fact per path; a read through a directory (or its history) is the wider of the two.
+    if (known === undefined) wanted.set(key, { request, literal, base });
+    else known.request = { ...known.request, recursive: known.request.recursive || request.recursive, history: known.request.history || request.history };
   };
   for (const request of requests) {
     const bases = request.literal.startsWith('/') ? [cwd] : request.fromTop ? [topLevel] : pending.cwds;

@@ -757,6 +757,7 @@ const issue29Paths: Case[] = [
     // A directory that holds a denied file, or a deleted one a rule names: git reads its history.
     ...['git log -p -- certs', 'git diff -- certs', 'git log -p -- .', "git log -p -- '*.key'", "git log -p -- ':(top)certs'", 'cd src && git log -p -- ../certs', 'git show HEAD:certs', 'git show HEAD:'].map((command) => ({ command, deny: KEY, expect: 'ask' as const })),
     { command: 'git log -p -- gone', deny: ['Read(gone/old.key)'], expect: 'ask' },
+    { command: 'git log -p gone -- gone', deny: ['Read(gone/old.key)'], expect: 'ask' },
     { command: 'cat lnk?/secret.txt', deny: ['Read(/@OUT@/**)'], expect: 'deny' },
     { command: 'rm -f certs/*.key', deny: ['Edit(certs/server.key)'], expect: 'deny' },
     { command: 'cp src/x.ts cert?/server.key', deny: ['Edit(certs/server.key)'], expect: 'deny' },
