@@ -16,7 +16,7 @@
  */
 import type { BashCommandFact, BashFacts, PathFact } from './permission-facts';
 import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, isProtectedPath, parsePermissionRule } from './permission-rules';
-import { isInside, normalizePath, pathMatchesRule } from './path-rules';
+import { anchorPathRule, globToRegExp, isInside, normalizePath, type PathRuleContext, pathMatchesRule } from './path-rules';
 
 type RuleKind = 'deny' | 'ask' | 'allow';
 type Match = 'yes' | 'maybe' | 'no';
@@ -265,6 +265,29 @@ export function bashRuleMatches(ruleContent: string, command: BashCommandFact, k
   return broadMatch(ruleContent, command, homeDir) === 'yes';
 }
 
+/**
+ * Whether a path rule may match something inside `directory` (absolute, normalised): its anchor is
+ * inside, or its pattern's segments agree with the directory's as far as the directory goes (a
+ * `**` agrees with anything). A file deleted long ago matches as well as one that exists.
+ */
+export function ruleMayMatchInside(content: string, directory: string, context: PathRuleContext): boolean {
+  const anchored = anchorPathRule(content, context);
+  if (anchored === undefined) return false;
+  const { root, pattern } = anchored;
+  if (isInside(root, directory)) return true;
+  if (!isInside(directory, root)) return false;
+  if (pattern === '') return true;
+  const below = directory.slice(root === '/' ? 1 : root.length + 1).split('/');
+  const segments = pattern.split('/');
+  for (let index = 0; index < below.length; index++) {
+    const segment = segments[index];
+    if (segment === undefined) return true; // the pattern named a directory above: it covers everything inside
+    if (segment === '**') return true;
+    if (!globToRegExp(segment).test(below[index])) return false;
+  }
+  return true;
+}
+
 // ---- the decision ----
 
 interface BashRule {
@@ -323,11 +346,16 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   }
   // Paths under a Read / Edit deny rule.
   for (const command of commands) {
-    for (const { access, path } of command.paths) {
+    for (const { access, path, recursive, history } of command.paths) {
       const list = access === 'read' ? readDeny : editDeny;
       const rule = list.find((candidate) => names(path).some((target) => pathMatchesRule(candidate.content ?? '**', target, pathContext)));
       if (rule) {
         return deny(describeRule(rule.entry), `Permission to use Bash has been denied by the ${describeRule(rule.entry)}: \`${quote(command)}\` ${access === 'read' ? 'reads' : 'writes'} ${path.literal}.`);
+      }
+      // A directory git reads through (`git log -p -- certs`), its history included: a rule for something inside it may match.
+      if (recursive && (path.kind === 'directory' || (history && path.kind === 'missing'))) {
+        const inside = list.find((candidate) => names(path).some((target) => ruleMayMatchInside(candidate.content ?? '**', target, pathContext)));
+        if (inside) maybes.push(`\`${quote(command)}\` reads everything in ${path.literal}, where the ${describeRule(inside.entry)} may apply`);
       }
     }
   }

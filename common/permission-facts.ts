@@ -55,8 +55,12 @@ export interface BashCommandFact {
   readOnly: boolean;
   /** Why it is (or is not) read-only: shown when the decision asks. */
   reason: string;
-  /** The paths it reads or writes: operands, redirect targets, `cd` targets, glob prefixes. */
-  paths: { access: PathAccess; path: PathFact }[];
+  /**
+   * The paths it reads or writes: operands, redirect targets, `cd` targets, every path a glob
+   * expands to. `recursive`: when a directory, everything below it is read (a git pathspec);
+   * `history`: a path in git's history, which need not exist now.
+   */
+  paths: { access: PathAccess; path: PathFact; recursive?: boolean; history?: boolean }[];
   /** Some redirect writes a file (other than /dev/null). */
   writesByRedirect: boolean;
   /** The directory it runs in (after a `cd` earlier in the same list), absolute. */

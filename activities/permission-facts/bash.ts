@@ -13,8 +13,10 @@
  */
 import path from 'node:path';
 import { Language, type Node, Parser } from 'web-tree-sitter';
-import { classifyArgv } from '../../common/bash-read-only';
+import { type ArgvPath, classifyArgv } from '../../common/bash-read-only';
 import type { BashCommandFact, BashFacts, PathAccess, PathFact } from '../../common/permission-facts';
+import { discoverGitRepository, type GitRepository } from './git-repository';
+import { expandGlob, MAX_GLOB_MATCHES } from './glob';
 
 export interface BashFactsContext {
   /** The directory the command starts in, absolute. */
@@ -242,8 +244,19 @@ const SYSTEM_BIN = new Set(['/bin', '/usr/bin', '/sbin', '/usr/sbin', '/usr/loca
 
 /** Environment variables a command may be given without changing what code runs. */
 const SAFE_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|COLUMNS|LINES|TERM|CI|DEBUG|NODE_ENV|RUST_BACKTRACE|RUST_LOG|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|TIME_STYLE|QUOTING_STYLE|GREP_COLOR|GREP_COLORS|LS_COLORS|NPM_CONFIG_COLOR|TIMEFORMAT|HISTTIMEFORMAT)$/;
-/** Shell variables that change what later commands run even unexported. */
-const SHELL_SPECIAL = /^(PATH|IFS|HOME|CDPATH|ENV|BASH_ENV|PS4|GLOBIGNORE|SHELLOPTS|BASHOPTS|BASH_XTRACEFD|PROMPT_COMMAND|BASH_COMPAT|BASH_LOADABLES_PATH|EXECIGNORE|FUNCNEST|HISTFILE|INPUTRC|MAILPATH|POSIXLY_CORRECT|OLDPWD|PWD|LD_[A-Z_]+|DYLD_[A-Z_]+|BASH_FUNC_.*)$/;
+/**
+ * Shell variables a plain assignment (`x=1; …`, `declare x=1`, `for x in …`, `read x`) may set as
+ * data: an allow-list, since the names Bash gives a meaning (`BASH_CMDS`, `BASH_ENV`, `PS4`,
+ * `PROMPT_COMMAND`, `IFS`, `PATH`, `GLOBIGNORE`, …) and the ones programs read from an environment
+ * variable that may already be exported (`PAGER`, `EDITOR`, `LESSOPEN`, `GIT_*`, `LD_*`, …) are
+ * many and open-ended. Bash's own variables are all upper case but `histchars` and `auto_resume`;
+ * the lower-case `*_proxy` variables steer programs' network access.
+ */
+export function isDataVariable(name: string): boolean {
+  if (SAFE_ENV.test(name)) return true;
+  if (!/^[a-z_][a-z0-9_]*$/.test(name) || /^_+$/.test(name)) return false;
+  return !/^(histchars|auto_resume|(http|https|ftp|all|no|socks)_proxy)$/.test(name);
+}
 
 /** Bash's reserved words: never a program's name. */
 const RESERVED = new Set(['{', '}', '!', '(', ')', '[[', ']]', 'then', 'else', 'elif', 'fi', 'do', 'done', 'esac', 'in', 'if', 'while', 'until', 'for', 'case', 'function', 'select']);
@@ -271,6 +284,8 @@ const PROBLEM_PROGRAMS: Record<string, string> = {
 
 /** Builtins whose operands are variable names: a subscript there is evaluated as arithmetic. */
 const NAME_TAKING = new Set(['read', 'unset', 'mapfile', 'readarray', 'getopts', 'wait', 'declare', 'typeset', 'local', 'export', 'readonly', 'printf']);
+/** Builtins whose words are assignments or names (tree-sitter parses them as a declaration_command). */
+const DECLARATION_BUILTINS = new Set(['declare', 'typeset', 'local', 'export', 'readonly', 'unset']);
 
 // ---- the walk ----
 
@@ -429,7 +444,7 @@ class Walker {
       case 'for_statement': {
         if (node.child(0)?.type === 'select') this.problem(PROBLEM_PROGRAMS.select);
         const variable = node.childForFieldName('variable');
-        if (variable && SHELL_SPECIAL.test(variable.text)) this.problem(`the loop assigns ${variable.text}, which changes what later commands run`);
+        if (variable && !isDataVariable(variable.text)) this.problem(`the loop assigns ${variable.text}, which is not known to be plain data (it may change what later commands run)`);
         for (const value of node.childrenForFieldName('value')) if (value) this.word(value, scope);
         const body = node.childForFieldName('body');
         if (body) this.statement(body, scope);
@@ -705,14 +720,29 @@ class Walker {
     if (program === 'test' || program === '[') {
       if (words.slice(1).some((word) => word.value === '-v' || word.value === '-R')) this.problem(`${program} -v evaluates an array subscript, which can run commands`);
     }
-    if (NAME_TAKING.has(program)) {
-      const operands = program === 'printf' ? printfVariable(words.map((word) => word.value)) : words.slice(1).map((word) => word.value);
-      if (operands.some((value) => value.includes('['))) this.problem(`${program} assigns to an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
-    }
+    if (NAME_TAKING.has(program)) this.nameWords(program, words);
 
     const control = this.controlVerdict(words);
     record(words, control ? { verdict: control } : {});
     if (program === 'cd' || program === 'pushd') this.changeDirectory(words, scope, program);
+  }
+
+  /** The variable names a name-taking builtin assigns (`read x`, `printf -v x`, `getopts o x`, `declare x=1`, …). */
+  private nameWords(program: string, words: Word[]): void {
+    if (DECLARATION_BUILTINS.has(program)) {
+      this.declarationWords(program, words.slice(1));
+      return;
+    }
+    const values = words.map((word) => word.value);
+    const candidates =
+      program === 'printf' || program === 'wait'
+        ? printfVariable(values, program === 'printf' ? '-v' : '-p').map((value) => ({ value, dynamic: /[$`]/.test(value) }))
+        : words.slice(1).map((word) => ({ value: word.value, dynamic: word.kind !== 'static' }));
+    for (const candidate of candidates) {
+      if (candidate.dynamic) this.problem(`${program} ${candidate.value}: a word only known when the command runs, which ${program} may read as a variable's name (an array subscript can run commands)`);
+      else if (candidate.value.includes('[')) this.problem(`${program} assigns to an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
+      else if (NAME.test(candidate.value) && !isDataVariable(candidate.value)) this.problem(`${program} may set ${candidate.value}, which is not known to be plain data (it may change what later commands run)`);
+    }
   }
 
   /** Builtins that only steer the script: decided here (the argv classifier knows programs). */
@@ -759,32 +789,58 @@ class Walker {
         words.push({ value: child.text, dynamic: false, kind: 'static', pattern: escapeAll(child.text), raw: child.text });
       } else {
         const list = this.wordsOf(child, scope);
-        for (const word of list) if (word.kind === 'static' && word.value.startsWith('-')) flags.push(word.value);
+        for (const word of list) if (word.kind === 'static' && /^[-+]/.test(word.value)) flags.push(word.value);
         words.push(...list);
       }
     }
-    if (keyword === 'unset') {
-      if (words.slice(1).some((word) => word.value.includes('['))) this.problem('unset of an array element evaluates its subscript, which can run commands');
-    }
+    this.declarationWords(keyword, words.slice(1));
     if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset')) {
       this.problem(`${keyword} ${flags.join(' ')} (references, integers or exports) is not modelled`);
     }
     this.commands.push({ words, scope, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: scope.redirects, verdict: { readOnly: true, reason: `${keyword} only changes shell variables` } });
   }
 
+  /**
+   * The words of a declaration builtin (`declare`, `typeset`, `local`, `readonly`, `export`,
+   * `unset`) as Bash reads them after quote removal: a word with `[` or `=(` assigns an array
+   * (`declare 'a[$(cmd)]=1'`, `declare -a 'b=([$(cmd)]=1)'`), whose subscripts Bash evaluates; a
+   * word only known at run time may be either; a `NAME=value` word sets NAME.
+   */
+  private declarationWords(keyword: string, words: Word[]): void {
+    for (const word of words) {
+      if (word.kind === 'expansion' && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.raw) && !/[[]/.test(word.raw.split('=', 1)[0])) {
+        // A `NAME=value` assignment tree-sitter parsed: checked by assignment().
+        continue;
+      }
+      if (word.value.includes('[') || word.value.includes('=(')) {
+        this.problem(`${keyword} ${word.value}: ${keyword} assigns an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
+        continue;
+      }
+      if (word.kind !== 'static') {
+        this.problem(`${keyword} ${word.raw}: a word only known when the command runs, which ${keyword} may read as an array assignment (it can run commands)`);
+        continue;
+      }
+      if (/^[-+]/.test(word.value) || keyword === 'unset') continue;
+      const name = word.value.split('=', 1)[0];
+      const data = keyword === 'export' ? SAFE_ENV.test(name) : isDataVariable(name);
+      if (!data) this.problem(`${keyword} ${word.value}: sets ${name}, which is not known to be plain data (it may change what later commands run)`);
+    }
+  }
+
   private assignment(node: Node, scope: Scope, where: 'statement' | 'prefix' | 'declare' | 'export'): void {
     const nameNode = node.childForFieldName('name');
     const name = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name')?.text ?? '' : nameNode?.text ?? '';
-    if (nameNode?.type === 'subscript') {
-      const index = nameNode.childForFieldName('index');
-      if (!index || index.type !== 'number') this.problem(`the assignment to ${nameNode.text} evaluates its subscript, which can run commands`);
-    } else if (!nameNode || nameNode.type !== 'variable_name') this.unknown(node, scope);
+    const value = node.childForFieldName('value');
+    // An array assignment is never data: Bash evaluates its subscripts as arithmetic (which can run
+    // commands), and `BASH_CMDS=([cat]=/bin/rm)` makes a later name run another program.
+    if (nameNode?.type === 'subscript') this.problem(`the assignment to ${nameNode.text} sets an array element, whose subscript Bash evaluates (it can run commands)`);
+    else if (value?.type === 'array') this.problem(`${name}=(…) assigns an array, whose subscripts Bash evaluates (it can run commands)`);
+    else if (!nameNode || nameNode.type !== 'variable_name') this.unknown(node, scope);
     if (where === 'statement' || where === 'declare') {
-      if (SHELL_SPECIAL.test(name)) this.problem(`sets ${name}, which changes what later commands run`);
+      if (!isDataVariable(name)) this.problem(`sets ${name}, which is not known to be plain data (it may change what later commands run)`);
     } else if (!SAFE_ENV.test(name)) {
       this.problem(`sets ${name} in the environment of the command, which can change what it runs`);
     }
-    const value = node.childForFieldName('value');
     if (value) {
       const items = value.type === 'array' ? value.namedChildren : [value];
       for (const item of items) if (item) this.word(item, scope);
@@ -1247,12 +1303,13 @@ function watchCommand(values: (string | undefined)[]): number | undefined {
   return skipOptions(values, 1, 'bcdegptwx', 'nq', ['--beep', '--color', '--no-color', '--differences', '--errexit', '--chgexit', '--precise', '--no-title', '--no-wrap', '--exec', '--no-linewrap'], ['--interval', '--equexit']);
 }
 
-function printfVariable(values: string[]): string[] {
+/** The variable `printf -v NAME` (or `wait -p NAME`) assigns. */
+function printfVariable(values: string[], flag = '-v'): string[] {
   const names: string[] = [];
   for (let index = 1; index < values.length; index++) {
     const value = values[index];
-    if (value === '-v' && values[index + 1] !== undefined) names.push(values[index + 1]!);
-    else if (value?.startsWith('-v') && value.length > 2) names.push(value.slice(2));
+    if (value === flag && values[index + 1] !== undefined) names.push(values[index + 1]!);
+    else if (value?.startsWith(flag) && value.length > 2) names.push(value.slice(2));
     if (value === '--' || !value.startsWith('-')) break;
   }
   return names;
@@ -1357,11 +1414,38 @@ export async function gatherBashFacts(command: string, context: BashFactsContext
   // tree-sitter reads a carriage return as a space; Bash makes it part of the word.
   if (command.includes('\r')) walker.problem('a carriage return, which Bash reads as part of a word (tree-sitter as a space)');
   walker.parseAndWalk(command, { cwds: [context.cwd], redirects: [], nested: false, depth: 0 });
-  const commands = await Promise.all(walker.commands.map((pending) => finish(pending, walker, context)));
+  const repositories = new Map<string, Promise<GitRepository>>();
+  const commands = await Promise.all(walker.commands.map((pending) => finish(pending, walker, context, repositories)));
   return { problems: walker.problems, commands };
 }
 
-async function finish(pending: PendingCommand, walker: Walker, context: BashFactsContext): Promise<BashCommandFact> {
+/** Where a git command starts looking for its repository (`-C dir` moves it); undefined when it names one (`--git-dir`, `--work-tree`, `--bare`). */
+function gitStart(argv: string[], dynamicWords: boolean[], cwd: string): string | undefined {
+  let start = cwd;
+  for (let index = 1; index < argv.length && argv[index].startsWith('-'); index++) {
+    const word = argv[index];
+    if (dynamicWords[index] || /^--(git-dir|work-tree|bare)(=|$)/.test(word)) return undefined;
+    if (word === '-C' || word === '-c' || word === '--config-env' || word === '--namespace' || word === '--exec-path' || word === '--super-prefix') {
+      if (word === '-C') start = path.posix.resolve(start, argv[index + 1] ?? '.');
+      index++;
+    } else if (word.startsWith('-C')) start = path.posix.resolve(start, word.slice(2));
+  }
+  return start;
+}
+
+/** A path a command uses, before it is resolved: a word's text, or a glob to expand where the command runs. */
+interface PathRequest {
+  access: PathAccess;
+  literal: string;
+  /** An escaped glob pattern: expanded from each directory the command may run in. */
+  glob?: string;
+  /** Relative to the git repository's top level (`rev:path`). */
+  fromTop?: boolean;
+  recursive?: boolean;
+  history?: boolean;
+}
+
+async function finish(pending: PendingCommand, walker: Walker, context: BashFactsContext, repositories: Map<string, Promise<GitRepository>>): Promise<BashCommandFact> {
   const words = [...pending.words];
   let programByPath: string | undefined;
   if (words.length > 0 && words[0].kind === 'static') {
@@ -1372,21 +1456,22 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
   const argv = words.map((word) => word.value);
   const dynamicWords = words.map((word) => word.dynamic);
   const cwd = pending.cwds[pending.cwds.length - 1];
-  const requests: { access: PathAccess; literal: string }[] = [];
+  const requests: PathRequest[] = [];
 
-  const want = (access: PathAccess, word: Word, text: string) => {
+  const want = (entry: ArgvPath, word: Word) => {
+    const how = { access: entry.access, fromTop: entry.fromTop, recursive: entry.recursive, history: entry.history };
     if (word.kind === 'static') {
-      requests.push({ access, literal: text });
+      requests.push({ ...how, literal: entry.text });
       return;
     }
-    const whole = text === word.value || text === word.raw;
-    const pattern = whole ? word.pattern : word.kind === 'glob' && !/["'\\$`]/.test(text) ? text : undefined;
-    const prefix = pattern !== undefined && word.kind === 'glob' ? globPrefix(pattern) : undefined;
-    if (prefix === undefined) {
+    const whole = entry.text === word.value || entry.text === word.raw;
+    const pattern = whole ? word.pattern : word.kind === 'glob' && !/["'\\$`]/.test(entry.text) ? entry.text : undefined;
+    // `..` after a wildcard leaves through whatever the wildcard matched, which a lexical `..` would misjudge.
+    if (pattern === undefined || word.kind !== 'glob' || globPrefix(pattern) === undefined) {
       walker.problem(`the path ${word.raw} is only known when the command runs`);
       return;
     }
-    requests.push({ access, literal: prefix });
+    requests.push({ ...how, literal: unescape(pattern), glob: pattern });
   };
 
   let readOnly: boolean;
@@ -1404,8 +1489,14 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     const reported = verdict.paths.length > 0 || verdict.readOnly ? verdict.paths : writerPaths(argv, dynamicArgs);
     for (const entry of reported) {
       const word = words[entry.index];
-      if (word) want(entry.access, word, entry.text);
+      if (word) want(entry, word);
     }
+    // Every other glob is judged as read too: a command the classifier could not follow (`cat *.key`:
+    // a match may be an option) may read what it matches, and a glob in a pattern's place becomes
+    // the pattern and files to read (`grep -v certs/*` is `grep -v certs/a.pem certs/server.key`).
+    words.forEach((word, index) => {
+      if (index > 0 && word.kind === 'glob' && !reported.some((entry) => entry.index === index)) want({ index, access: 'read', text: word.value }, word);
+    });
   }
   if (programByPath) {
     readOnly = false;
@@ -1427,17 +1518,49 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     if (redirect.word.kind === 'static') requests.push({ access: redirect.access, literal: redirect.word.value });
   }
 
-  const paths: BashCommandFact['paths'] = [];
-  const seen = new Set<string>();
-  for (const request of requests) {
-    const bases = request.literal.startsWith('/') ? [cwd] : pending.cwds;
-    for (const base of bases) {
-      const key = `${request.access}\u0000${path.posix.resolve(base, request.literal)}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      paths.push({ access: request.access, path: await context.resolve(request.literal, base) });
+  // git reads the config of the repository it finds: only the workspace's own is vouched for.
+  let topLevel = context.cwd;
+  if (argv[0] === 'git' && !programByPath) {
+    for (const candidate of pending.cwds) {
+      const start = gitStart(argv, dynamicWords, candidate);
+      if (start === undefined) continue;
+      if (!repositories.has(start)) repositories.set(start, discoverGitRepository(start, context.cwd));
+      const repository = await repositories.get(start)!;
+      if (repository.problem) walker.problem(repository.problem);
+      topLevel = repository.topLevel;
     }
   }
+
+  const wanted = new Map<string, { request: PathRequest; literal: string; base: string }>();
+  const add = (request: PathRequest, literal: string, base: string) => {
+    const key = `${request.access}\u0000${path.posix.resolve(base, literal)}`;
+    const known = wanted.get(key);
+    // One fact per path; a read through a directory (or its history) is the wider of the two.
+    if (known === undefined) wanted.set(key, { request, literal, base });
+    else known.request = { ...known.request, recursive: known.request.recursive || request.recursive, history: known.request.history || request.history };
+  };
+  for (const request of requests) {
+    const bases = request.literal.startsWith('/') ? [cwd] : request.fromTop ? [topLevel] : pending.cwds;
+    for (const base of bases) {
+      if (request.glob === undefined) {
+        add(request, request.literal, base);
+        continue;
+      }
+      // Every path the glob becomes where the command runs; no match leaves the word as written (Bash's default).
+      const expansion = await expandGlob(request.glob, base);
+      if ('tooMany' in expansion) {
+        walker.problem(`the glob ${request.literal} matches more than ${MAX_GLOB_MATCHES} paths, too many to check`);
+        continue;
+      }
+      for (const match of expansion.matches.length > 0 ? expansion.matches : [request.literal]) add(request, match, base);
+    }
+  }
+  const paths: BashCommandFact['paths'] = await Promise.all(
+    [...wanted.values()].map(async ({ request, literal, base }) => {
+      const fact = { access: request.access, path: await context.resolve(literal, base) };
+      return request.recursive ? { ...fact, recursive: true, ...(request.history ? { history: true } : {}) } : fact;
+    }),
+  );
   return {
     argv,
     program: argv[0] ?? '',

@@ -32,6 +32,12 @@ export interface ArgvPath {
   readonly access: 'read' | 'write';
   /** The path itself: the whole word, or its tail when attached to an option (`--file=PATH`). */
   readonly text: string;
+  /** Relative to the repository's top level rather than the working directory (git's `rev:path`, `:(top)` pathspecs). */
+  readonly fromTop?: boolean;
+  /** When it is a directory, the program reads everything below it (a git path operand). */
+  readonly recursive?: boolean;
+  /** It names a path in git's history, which need not exist now (a pathspec, `rev:path`). */
+  readonly history?: boolean;
 }
 
 /** How a program parses its words. */
@@ -56,6 +62,8 @@ export interface ParsedOperand {
   readonly index: number;
   readonly text: string;
   readonly dynamic: boolean;
+  /** It came after `--` (git: a pathspec, never a revision). */
+  readonly afterDoubleDash?: boolean;
 }
 
 export interface ParseResult {
@@ -268,7 +276,7 @@ export function parseArgv(
     const word = argv[index];
     const optionPosition = !endOfOptions && (rules.permute || operands.length === 0);
     if (!optionPosition) {
-      operands.push({ index, text: word, dynamic: dynamic[index] === true });
+      operands.push(endOfOptions ? { index, text: word, dynamic: dynamic[index] === true, afterDoubleDash: true } : { index, text: word, dynamic: dynamic[index] === true });
       index += 1;
       continue;
     }

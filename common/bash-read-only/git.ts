@@ -5,10 +5,12 @@
  * abbreviations (`--ext` for `--ext-diff`), so an unlisted prefix must not pass as something else.
  *
  * What argv cannot show: git reads the repository's config, and `core.fsmonitor`, `diff.external`,
- * textconv drivers, `core.pager` and hooks there can run programs. The caller neutralises that in
- * git's environment (GIT_CONFIG_* overrides); this module only judges the words.
+ * textconv drivers, `core.pager` and hooks there can run programs. The fact gatherer
+ * (activities/permission-facts/git-repository.ts) requires the repository git would discover to be
+ * the workspace's own `.git`, and the sandbox runs git with `safe.bareRepository=explicit`; this
+ * module only judges the words.
  */
-import { type ArgvPath, type OptionSpec, type OptionTable, type ParseResult, compileOptions, parseArgv, refused } from './getopt';
+import { type ArgvPath, type OptionSpec, type OptionTable, type ParsedOperand, type ParseResult, compileOptions, parseArgv, refused } from './getopt';
 
 export interface GitVerdict {
   readonly readOnly: boolean;
@@ -16,7 +18,7 @@ export interface GitVerdict {
   readonly paths: ArgvPath[];
 }
 
-const CONFIG_NOTE = 'git reads the repository config, which can run programs (core.fsmonitor, diff.external, textconv, core.pager): the caller neutralises it';
+const CONFIG_NOTE = "it reads the repository's config, which can run programs: only the workspace's own .git is accepted";
 
 /** Global options that cannot change what git reads or runs. */
 const GLOBAL_FLAGS = new Set([
@@ -49,12 +51,16 @@ const GLOBAL_REFUSED: Readonly<Record<string, string>> = {
  * Options shared by diff, log and show (diff-options), plus refusals that apply to all three.
  * An option listed with a value must really take one (checked against git 2.39): listing a flag
  * as taking a value would hide the next word, which git reads as an option, from this check.
+ * git's revision parser takes some values only attached (`--format=`, `--min-parents=`,
+ * `--max-parents=`: `skip_prefix(arg, "--format=")`; parse-options' PARSE_OPT_OPTARG options such
+ * as `--abbrev`, `--color`, `--stat`): those are `=?` here, so `git log --format --output=F` is
+ * seen writing F — git opens F while it parses, before it rejects the bare `--format`.
  */
 const DIFF_OPTIONS: readonly (string | OptionSpec)[] = [
   '-p|-u|--patch', '-s|--no-patch', '--raw', '--patch-with-raw', '--patch-with-stat', '--stat=?',
   '--compact-summary', '--numstat', '--shortstat', '--dirstat=?', '--cumulative', '--summary', '-z',
   '--name-only', '--name-status', '--submodule=?', '--color=?', '--no-color', '--color-moved=?',
-  '--no-color-moved', '--color-moved-ws=?', '--word-diff=?', '--word-diff-regex=', '--color-words=?',
+  '--no-color-moved', '--color-moved-ws=', '--word-diff=?', '--word-diff-regex=', '--color-words=?',
   '--no-renames', '--rename-empty', '--no-rename-empty', '--check', '--full-index', '--binary', '--abbrev=?',
   '--no-abbrev', '-B|--break-rewrites=?', '-M|--find-renames=?', '-C|--find-copies=?', '--find-copies-harder',
   '-D|--irreversible-delete', '-l=', '--diff-filter=', '-S=', '-G=', '--find-object=', '--pickaxe-all',
@@ -77,12 +83,12 @@ const LOG_OPTIONS: readonly (string | OptionSpec)[] = [
   '--oneline', '--graph', '--decorate=?', '--no-decorate', '--decorate-refs=', '--decorate-refs-exclude=',
   '--clear-decorations', '--source', '--use-mailmap|--mailmap', '--no-mailmap|--no-use-mailmap', '--log-size',
   '-L=', '--all', '--branches=?', '--tags=?', '--remotes=?', '--glob=', '--exclude=', '--reflog',
-  '-g|--walk-reflogs', '--first-parent', '--merges', '--no-merges', '--min-parents=', '--max-parents=',
+  '-g|--walk-reflogs', '--first-parent', '--merges', '--no-merges', '--min-parents=?', '--max-parents=?',
   '--no-min-parents', '--no-max-parents', '--reverse', '--follow', '--abbrev-commit', '--no-abbrev-commit',
   '--full-history', '--simplify-merges', '--ancestry-path=?', '--simplify-by-decoration', '--dense',
   '--sparse', '--show-pulls', '--date-order', '--topo-order', '--author-date-order', '--left-right',
   '--left-only', '--right-only', '--cherry', '--cherry-mark', '--cherry-pick', '--boundary', '--not',
-  '--no-walk=?', '--do-walk', '--pretty=?', '--format=', '--encoding=', '--expand-tabs=?',
+  '--no-walk=?', '--do-walk', '--pretty=?', '--format=?', '--encoding=', '--expand-tabs=?',
   '--no-expand-tabs', '--notes=?', '--no-notes', '--show-notes=?', '--date=', '--relative-date',
   '--parents', '--children', '-n|--max-count=', '--skip=', '--since|--after=', '--until|--before=',
   '--since-as-filter=', '--author=', '--committer=', '--grep=', '--grep-reflog=', '--all-match',
@@ -98,6 +104,8 @@ interface Subcommand {
   readonly check?: (parsed: ParseResult) => string | undefined;
   /** Operands are paths git may read (diff --no-index, blame, ls-files); else none are reported. */
   readonly operandPaths?: boolean;
+  /** It shows what its paths hold, through history (log, show, diff, cat-file): a directory operand is read throughout. */
+  readonly showsContent?: boolean;
 }
 
 function hasOption(parsed: ParseResult, ...names: string[]): boolean {
@@ -113,14 +121,15 @@ export const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
     ],
     operandPaths: true,
   },
-  log: { options: [...DIFF_OPTIONS, ...LOG_OPTIONS], numeric: true, operandPaths: true },
-  show: { options: [...DIFF_OPTIONS, ...LOG_OPTIONS], numeric: true, operandPaths: true },
+  log: { options: [...DIFF_OPTIONS, ...LOG_OPTIONS], numeric: true, operandPaths: true, showsContent: true },
+  show: { options: [...DIFF_OPTIONS, ...LOG_OPTIONS], numeric: true, operandPaths: true, showsContent: true },
   diff: {
     options: [
       ...DIFF_OPTIONS, '--cached|--staged', '--merge-base', '--no-index', '--base', '--ours', '--theirs',
       '-1', '-2', '-3', '-0',
     ],
     operandPaths: true,
+    showsContent: true,
   },
   'rev-parse': {
     options: [
@@ -151,6 +160,21 @@ export const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
       '--minimal', '--score-debug', '-b',
     ],
     operandPaths: true,
+  },
+  'cat-file': {
+    options: [
+      '-t', '-s', '-e', '-p', '--allow-unknown-type', '--use-mailmap|--mailmap', '--no-use-mailmap|--no-mailmap',
+      refused('--textconv', 'git cat-file --textconv runs the textconv programs from the config'),
+      refused('--filters', 'git cat-file --filters runs the filter programs from the config'),
+      refused('--path=', 'git cat-file --path is for --textconv/--filters'),
+      refused('--batch=?', 'git cat-file --batch reads object names from its input, which cannot be checked'),
+      refused('--batch-check=?', 'git cat-file --batch-check reads object names from its input, which cannot be checked'),
+      refused('--batch-command=?', 'git cat-file --batch-command reads commands from its input, which cannot be checked'),
+      refused('--batch-all-objects', 'git cat-file --batch-all-objects prints every object, whatever path it had'),
+    ],
+    // `git cat-file -p HEAD:path`: the object's path is what a Read rule judges.
+    operandPaths: true,
+    showsContent: true,
   },
   describe: {
     options: [
@@ -224,6 +248,72 @@ function compiledSubcommand(name: string, spec: Subcommand): OptionTable {
   return table;
 }
 
+/** Characters that make a pathspec a glob (git matches pathspecs with fnmatch unless `:(literal)`). */
+const PATHSPEC_GLOB = /[*?[\\]/;
+
+/**
+ * The paths an operand of log, show, diff, blame, cat-file, ls-files or status names (issue 29 §6).
+ * After `--` it is a pathspec: from the cwd or — with `:/`,
+ * `:(top)` magic — from the top level, up to its first glob character. Before `--` it may also be
+ * a revision: `rev:path`, `:path`, `:N:path` name `path` from the top level (or from the cwd when
+ * it starts with `./` or `../`); an empty path is the whole tree. Either way the word is also
+ * reported as written, since git takes it as a file name when it is not a revision. A subcommand
+ * that shows content (`showsContent`) reads a directory throughout, and a path in its history
+ * need not exist now.
+ */
+export function gitOperandPaths(operand: ParsedOperand, showsContent: boolean): ArgvPath[] {
+  const { index, text } = operand;
+  const read = (path: string, fromTop: boolean, history = true): ArgvPath => ({
+    index,
+    access: 'read',
+    text: path === '' ? '.' : path,
+    ...(showsContent ? { recursive: true } : {}),
+    ...(showsContent && history ? { history } : {}),
+    ...(fromTop ? { fromTop } : {}),
+  });
+  const pathspec = (spec: string): ArgvPath => {
+    let rest = spec;
+    let fromTop = false;
+    if (rest.startsWith(':(')) {
+      const close = rest.indexOf(')');
+      const magic = close < 0 ? [] : rest.slice(2, close).split(',');
+      fromTop = magic.includes('top');
+      rest = close < 0 ? '' : rest.slice(close + 1);
+    } else if (rest.startsWith(':')) {
+      let position = 1;
+      while (position < rest.length && '/!^'.includes(rest[position])) position++;
+      fromTop = rest.slice(1, position).includes('/');
+      rest = rest.slice(rest[position] === ':' ? position + 1 : position);
+    }
+    const glob = rest.search(PATHSPEC_GLOB);
+    if (glob >= 0) rest = rest.slice(0, rest.lastIndexOf('/', glob) + 1);
+    return read(rest, fromTop);
+  };
+  if (operand.afterDoubleDash) return [pathspec(text)];
+  // A plain word before `--` is a revision unless it exists as a file (git's own disambiguation).
+  const paths: ArgvPath[] = [read(text, false, false)];
+  if (text.startsWith(':')) {
+    // `:path`, `:N:path` (an index stage), or `:/…` (a commit message search, or top-level pathspec magic).
+    const stage = /^:[0-3]:/.exec(text);
+    const path = stage ? text.slice(stage[0].length) : text.slice(1);
+    paths.push(read(path, !/^\.\.?\//.test(path)));
+    if (!stage) paths.push(pathspec(text));
+    return paths;
+  }
+  let depth = 0;
+  for (let position = 0; position < text.length; position++) {
+    const char = text[position];
+    if (char === '{') depth++;
+    else if (char === '}' && depth > 0) depth--;
+    else if (char === ':' && depth === 0) {
+      const path = text.slice(position + 1);
+      paths.push(read(path, !/^\.\.?\//.test(path)));
+      break;
+    }
+  }
+  return paths;
+}
+
 /** Classifies `git …` (argv[0] is git). */
 export function classifyGit(argv: readonly string[], dynamic: readonly boolean[]): GitVerdict {
   let index = 1;
@@ -256,9 +346,7 @@ export function classifyGit(argv: readonly string[], dynamic: readonly boolean[]
     numeric: spec.numeric === true,
   });
   const paths = [...parsed.paths];
-  if (spec.operandPaths) {
-    for (const operand of parsed.operands) paths.push({ index: operand.index, access: 'read', text: operand.text });
-  }
+  if (spec.operandPaths) for (const operand of parsed.operands) paths.push(...gitOperandPaths(operand, spec.showsContent === true));
   const signature = parsed.options.find((parsedOption) => parsedOption.value?.includes('%G') === true);
   const refusal =
     parsed.failure ??

@@ -138,6 +138,12 @@ const diff: ProgramSpec = {
   options: diffOptions,
   rules: { numeric: true },
   operands: readPaths,
+  // diff -r follows every symbolic link it meets below its operands unless told not to.
+  check: (parsed) =>
+    parsed.options.some((parsedOption) => parsedOption.spec.names.includes('-r')) &&
+    !parsed.options.some((parsedOption) => parsedOption.spec.names.includes('--no-dereference'))
+      ? `-r without --no-dereference ${FOLLOWS_LINKS}`
+      : undefined,
 };
 
 const ls: ProgramSpec = {

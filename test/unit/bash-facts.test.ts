@@ -1,7 +1,7 @@
 /** The Bash fact gatherer (activities/permission-facts/bash.ts) on the real tree-sitter grammar. */
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decodeAnsiC, expandBraces, gatherBashFacts, globPrefix, loadBashParser, writerPaths } from '../../activities/permission-facts/bash';
+import { decodeAnsiC, expandBraces, gatherBashFacts, globPrefix, isDataVariable, loadBashParser, writerPaths } from '../../activities/permission-facts/bash';
 import type { BashFacts, PathFact } from '../../common/permission-facts';
 
 const CWD = '/ws';
@@ -155,6 +155,28 @@ describe('assignments and the environment', () => {
   it('a plain shell variable is fine', async () => {
     expect(await problems('x=1; echo $x')).toEqual([]);
   });
+
+  it('names are data only on the allow-list: ordinary lower-case names and the harmless environment', () => {
+    for (const name of ['x', 'count', 'my_var2', 'file_list', 'LC_ALL', 'NO_COLOR', 'TZ']) expect(isDataVariable(name), name).toBe(true);
+    for (const name of ['BASH_CMDS', 'BASH_ENV', 'BASH_ALIASES', 'BASH_XTRACEFD', 'ENV', 'PS1', 'PS4', 'PROMPT_COMMAND', 'IFS', 'PATH', 'CDPATH', 'GLOBIGNORE', 'SHELLOPTS', 'BASHOPTS', 'LD_PRELOAD', 'HOME', 'HISTFILE', 'GIT_DIR', 'PAGER', 'EDITOR', 'LESSOPEN', 'FOO', 'histchars', 'auto_resume', 'http_proxy', '_']) {
+      expect(isDataVariable(name), name).toBe(false);
+    }
+  });
+
+  it.each([
+    ['BASH_CMDS=([grep]=/bin/bash); grep x f', /assigns an array/],
+    ['x=(a b)', /assigns an array/],
+    ['a[1]=x', /array element/],
+    ["declare 'a[$(id)]=1'", /array element/],
+    ["declare -a 'b=([$(id)]=1)'", /array element/],
+    ["typeset $'a\\x5b$(id)]=1'", /array element/],
+    ['local "$X"', /only known when the command runs/],
+    ['readonly PATH=/x', /not known to be plain data/],
+    ['read -r PAGER < f', /PAGER/],
+    ['printf -v BASH_ENV x', /BASH_ENV/],
+  ])('%s is a problem', async (command, problem) => {
+    expect(await problems(command)).toEqual(expect.arrayContaining([expect.stringMatching(problem)]));
+  });
 });
 
 describe('words', () => {
@@ -267,9 +289,9 @@ describe('paths', () => {
     expect(fact.paths).toEqual([]);
   });
 
-  it('a glob reads everything under its static prefix', async () => {
-    const [fact] = (await facts('cat /e*/sha* src/*.ts')).commands;
-    expect(fact.paths.map(({ path: p }) => p.absolute)).toEqual(['/', '/ws/src']);
+  it('a glob reads every path it expands to on the real file system, or the word as written when nothing matches', async () => {
+    const [fact] = (await facts('cat /e*/passw? src/*.ts')).commands;
+    expect(fact.paths.map(({ path: p }) => p.absolute)).toEqual(['/etc/passwd', '/ws/src/*.ts']);
   });
 
   it('reports the paths of file-changing programs', async () => {

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { classifyArgv } from '../../common/bash-read-only';
 import { compileOptions, mayYieldOption, maySplit } from '../../common/bash-read-only/getopt';
 import { SUBCOMMANDS } from '../../common/bash-read-only/git';
@@ -59,14 +59,14 @@ const READ_ONLY: readonly string[] = [
   // sort, uniq, cut, tr, nl, od, xxd, hexdump
   'sort -u x', 'sort names.txt', 'sort -u -k2 names.txt', 'sort -t: -k3,3n x', 'sort -rn x', 'sort -T /tmp x',
   'sort --debug x', 'sort -ko x', 'sort -- -o', 'sort -k 2 -- -o', 'sort -cu x', 'sort -k "$K" x',
-  'tail -fn 5 x', 'diff -C 3 a b', 'ls -Fl', 'rg --no-pre foo', 'cat -', 'git log --format=%an',
+  'tail -fn 5 x', 'diff -C 3 a b', 'ls -Fl', 'rg --no-pre foo', 'cat -', 'git log --format=%an', 'git log --min-parents=2 --max-parents=3', 'git cat-file -p HEAD:x', 'git cat-file -t HEAD', 'git log --color-moved-ws ignore-all-space',
   'uniq -c counts.txt', 'uniq -f 1 in.txt', 'uniq x', 'uniq', 'uniq -2 x',
   'cut -d: -f1 /etc/passwd', 'cut -c1-10 x', 'tr a-z A-Z', "tr -d '\\r'", "tr -s ' '",
   'nl x', 'nl -ba x', 'od -c x', 'od -An -tx1 x', 'xxd x', 'xxd -l 64 x', 'xxd -c8 x', 'xxd -p x', 'xxd -r hex.txt',
   'hexdump -C x', 'tac x', 'paste a b', 'fold -w 80 x', 'base64 x', 'base64 -d x', 'sha256sum a b', 'md5sum x',
   'nproc', 'grep --no-group-separator -A1 foo x', 'file --debug x',
   // diff, cmp, comm
-  'diff a.txt b.txt', 'diff -u a b', 'diff -ru dir1 dir2', 'diff --color=always a b', 'diff -3 a b',
+  'diff a.txt b.txt', 'diff -u a b', 'diff -ru --no-dereference dir1 dir2', 'diff --color=always a b', 'diff -3 a b',
   'cmp a.bin b.bin', 'comm -12 a b',
   // grep family and rg
   'grep -rn foo src', 'grep -rn TODO src', 'grep -e foo -e bar x', "grep -i 'a b' x", "egrep 'a|b' f",
@@ -324,6 +324,23 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['grep --fi=pats x', /ambiguous/],
   ['uname foo', /unexpected operand/],
   ['whoami x', /unexpected operand/],
+  // recursing through links (issue 29 §4)
+  ['diff -ru dir1 dir2', /follows symbolic links/],
+  ['diff --recursive a b', /follows symbolic links/],
+  ['diff -r --no-dereference-x a b', /unknown option|ambiguous/],
+  ['grep -R x src', /follows symbolic links/],
+  ['rg -L x', /follows symbolic links/],
+  ['rg --follow x', /follows symbolic links/],
+  // git's attached-only values (issue 29 §5): the next word is git's own option
+  ['git log --format --output=F', /--output writes/],
+  ['git log --min-parents --output=F', /--output writes/],
+  ['git show --max-parents --output=F', /--output writes/],
+  ['git log --output=F', /--output writes/],
+  ['git diff --output F', /--output writes/],
+  ['git show --format --ext-diff', /--ext-diff runs/],
+  ['git cat-file --textconv HEAD:x', /textconv/],
+  ['git cat-file --filters HEAD:x', /filter/],
+  ['git cat-file --batch', /input/],
   // not read-only programs and forms
   ['/bin/cat x', /by path/],
   ['foo', /not a program known to be read-only/],
@@ -373,6 +390,20 @@ const PATHS: readonly [command: string, paths: [index: number, access: 'read' | 
   ['ls src/*.ts', [[1, 'read', 'src/*.ts']]],
   ['cat - a', [[2, 'read', 'a']]],
   ['find -files0-from list', [[2, 'read', 'list']]],
+  // git's rev:path and pathspecs (issue 29 §6): the path part is what a Read rule judges
+  ['git show HEAD:secrets/key.txt', [[2, 'read', 'HEAD:secrets/key.txt'], [2, 'read', 'secrets/key.txt']]],
+  ['git show HEAD~1:a/b', [[2, 'read', 'HEAD~1:a/b'], [2, 'read', 'a/b']]],
+  ['git show HEAD@{1}:./x', [[2, 'read', 'HEAD@{1}:./x'], [2, 'read', './x']]],
+  ['git cat-file -p HEAD:x', [[3, 'read', 'HEAD:x'], [3, 'read', 'x']]],
+  ['git show :x', [[2, 'read', ':x'], [2, 'read', 'x'], [2, 'read', 'x']]],
+  ['git show :2:x', [[2, 'read', ':2:x'], [2, 'read', 'x']]],
+  ['git show HEAD:', [[2, 'read', 'HEAD:'], [2, 'read', '.']]],
+  ['git log -p -- certs', [[4, 'read', 'certs']]],
+  ['git show HEAD -- certs/server.key', [[2, 'read', 'HEAD'], [4, 'read', 'certs/server.key']]],
+  ["git log -- 'certs/*.key'", [[3, 'read', 'certs/']]],
+  ["git log -- ':(top)certs'", [[3, 'read', 'certs']]],
+  ["git log -- ':/certs'", [[3, 'read', 'certs']]],
+  ["git log -- '*.key'", [[3, 'read', '.']]],
 ];
 
 describe('classifyArgv: read-only forms', () => {
@@ -534,5 +565,53 @@ describe('the real programs agree', () => {
     expect(classifyArgv(argv, { dynamic: argv.map(() => false) }).readOnly).toBe(true);
     const { before, after } = runIn(argv);
     expect(after).toEqual(before);
+  });
+});
+
+/**
+ * git's log, show and diff options against the installed git (issue 29 §5): an option listed as
+ * taking the next word must really take it, and one listed as taking only an attached value must
+ * leave the next word to git — checked by what git does with a following `--output=F`, which it
+ * acts on while it parses (F appears) unless the option took it as its value.
+ */
+describe("git's option values against the installed git", () => {
+  const gitInstalled = spawnSync('git', ['--version']).status === 0;
+  const options = (['log', 'show', 'diff'] as const).flatMap((subcommand) =>
+    compileOptionsList(subcommand).map((entry) => [subcommand, entry.name, entry.argument] as const),
+  );
+  function compileOptionsList(subcommand: string) {
+    const table = compileOptions(SUBCOMMANDS[subcommand].options);
+    return [...table.long.entries()]
+      .filter(([, spec]) => spec.refuse === undefined && spec.argument !== 'none')
+      .map(([name, spec]) => ({ name: `--${name}`, argument: spec.argument }));
+  }
+  let repository = '';
+  afterAll(() => {
+    if (repository) rmSync(repository, { recursive: true, force: true });
+  });
+  const outputAfter = (subcommand: string, option: string): boolean => {
+    repository ||= (() => {
+      const directory = mkdtempSync(join(tmpdir(), 'git-options-'));
+      const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: directory, stdio: 'ignore' });
+      git('init', '-q');
+      writeFileSync(join(directory, 'a'), 'a\n');
+      git('add', 'a');
+      git('commit', '-qm', 'one');
+      writeFileSync(join(directory, 'a'), 'b\n');
+      git('commit', '-qam', 'two');
+      return directory;
+    })();
+    const output = join(repository, `out-${subcommand}-${option.replace(/\W/g, '')}`);
+    spawnSync('git', ['--no-pager', subcommand, option, `--output=${output}`, ...(subcommand === 'diff' ? ['HEAD~1'] : ['-1'])], { cwd: repository, timeout: 5000, stdio: 'ignore' });
+    try {
+      statSync(output);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it.skipIf(!gitInstalled).each(options)('git %s %s (%s)', (subcommand, option, argument) => {
+    expect(outputAfter(subcommand, option), argument === 'optional' ? 'git took the next word as its value' : 'git left the next word alone: its value is attached only').toBe(argument === 'optional');
   });
 });

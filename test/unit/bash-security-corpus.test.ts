@@ -8,6 +8,8 @@
  * `@WS@`, `@OUT@` and `@HOME@` in a command or rule stand for the workspace, a directory outside it
  * and the home directory.
  */
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatherBashFacts, loadBashParser } from '../../activities/permission-facts/bash';
 import { bashAlwaysRule, decideBash } from '../../common/bash-permissions';
@@ -29,8 +31,33 @@ let fixture: BashWorkspace;
 
 beforeAll(async () => {
   fixture = await makeBashWorkspace();
+  await addIssue29Files(fixture);
   await loadBashParser();
 });
+
+/**
+ * Issue 29's files: keys a Read rule denies, a link out whose name a glob matches, a bare
+ * repository made of plain files and a nested repository (what a clone can bring), a directory
+ * with more files than a glob is followed for, and a tree with a link out for `diff -r`.
+ */
+async function addIssue29Files(workspace: BashWorkspace): Promise<void> {
+  const at = (...parts: string[]) => path.join(workspace.workspace, ...parts);
+  for (const directory of ['certs', 'secrets', 'sub/bare/objects', 'sub/bare/refs/heads', 'nested/.git/objects', 'nested/.git/refs', 'many', 'tree-a', 'tree-b']) {
+    await mkdir(at(directory), { recursive: true });
+  }
+  await writeFile(at('certs', 'server.key'), 'KEY\n');
+  await writeFile(at('certs', 'server.pem'), 'CERT\n');
+  await writeFile(at('certs', 'a.pem'), 'CERT\n');
+  await writeFile(at('secrets', 'key.txt'), 'KEY\n');
+  await writeFile(at('sub', 'bare', 'HEAD'), 'ref: refs/heads/main\n');
+  await writeFile(at('sub', 'bare', 'config'), '[diff "x"]\n\ttextconv = id\n');
+  await writeFile(at('nested', '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  await writeFile(at('tree-a', 'f'), 'a\n');
+  await writeFile(at('tree-b', 'f'), 'b\n');
+  await symlink(workspace.outside, at('tree-b', 'out'));
+  await symlink(workspace.outside, at('lnk1'));
+  await Promise.all(Array.from({ length: 1_001 }, (_, index) => writeFile(at('many', `f${index}`), '')));
+}
 
 afterAll(async () => {
   await fixture?.cleanup();
@@ -597,6 +624,176 @@ const everyday: Case[] = [
   { command: 'npm test', deny: RM_RF, mode: 'bypassPermissions', expect: 'allow' },
 ];
 
+// ---- issue 29, class 2: read-only commands that execute ----
+
+const RM_ANY = ['Bash(rm:*)'];
+const issue29Execute: Case[] = [
+  ...[
+    'BASH_CMDS=([grep]=/bin/bash); grep -c id src/x.ts',
+    'BASH_CMDS=([cat]=/bin/rm); cat src/x.ts',
+    'BASH_CMDS[cat]=/bin/rm; cat src/x.ts',
+    'BASH_ALIASES=([ls]=id); ls',
+    'x=(a b); echo ok',
+    'a[1]=x; echo ok',
+    "declare 'a[$(id)]=1'",
+    "typeset 'a[$(id)]=1'",
+    "local 'a[$(id)]=1'",
+    "readonly 'a[$(id)]=1'",
+    "export 'a[$(id)]=1'",
+    "declare -a 'b=([$(id)]=1)'",
+    "declare $'a\\x5b$(id)]=1'",
+    "declare $'b=\\x28[$(id)]=1)'",
+    'declare -A m=([k]=v)',
+    'local -a x=(1 2)',
+    'declare "$X"',
+    'export "$X=1"',
+    'builtin declare a[1]=1',
+    'command typeset "b=(x)"',
+    'unset "a[$I]"',
+    'BASH_ENV=/tmp/x; ls',
+    'PS4=\'$(id)\'; set -x; ls',
+    'PROMPT_COMMAND=id; ls',
+    'GLOBIGNORE=x; ls',
+    'CDPATH=/; cd etc',
+    'PAGER=sh; git log',
+    'GIT_PAGER=sh; git log',
+    'LESSOPEN="|id %s"; ls',
+    'EDITOR=vi; ls',
+    'HISTFILE=x; ls',
+    'histchars=x; ls',
+    'http_proxy=http://x; ls',
+    'FOO=1; ls',
+    'declare PATH=/tmp',
+    'local LD_PRELOAD=/x.so',
+    'read PATH < list',
+    'read -r -a BASH_CMDS < list',
+    'for IFS in a; do ls; done',
+    'printf -v PATH x',
+    'getopts ab BASH_ENV',
+    'NODE_OPTIONS=--require=/tmp/x.js node --version',
+  ].map((command) => ({ command, expect: 'ask' as const })),
+  // A deny rule cannot see the program a changed name runs: it asks even in bypassPermissions.
+  { command: 'BASH_CMDS=([cat]=/bin/rm); cat src/x.ts', deny: RM_ANY, mode: 'bypassPermissions', expect: 'ask' },
+  { command: 'BASH_CMDS[cat]=/bin/rm; cat src/x.ts', deny: RM_ANY, mode: 'bypassPermissions', expect: 'ask' },
+  // The subscript is a quoted string only declare evaluates: the deny rule cannot see into it, so it asks.
+  { command: "declare 'a[$(rm -rf src)]=1'", deny: RM_RF, mode: 'bypassPermissions', expect: 'ask' },
+  { command: 'BASH_CMDS=([grep]=/bin/bash); grep -c id src/x.ts', mode: 'plan', expect: 'deny' },
+  { command: "declare 'a[$(id)]=1'", mode: 'plan', expect: 'deny' },
+  { command: "typeset $'a\\x5b$(id)]=1'", mode: 'plan', expect: 'deny' },
+  { command: 'BASH_CMDS=([cat]=/bin/rm); cat src/x.ts', allow: ['Bash(cat:*)'], expect: 'ask' },
+  // Plain data stays plain.
+  ...['x=1; echo $x', 'count=3; echo "$count"', 'declare x=1; echo ok', 'local_name=src; ls src', 'LC_ALL=C; ls', 'for f in a b; do echo $f; done', 'export NO_COLOR=1; ls'].map((command) => ({ command, expect: 'allow' as const })),
+];
+
+// ---- issue 29, class 5: git beyond its words ----
+
+const issue29Git: Case[] = [
+  ...[
+    'git log --format --output=out.txt',
+    'git log --min-parents --output=out.txt',
+    'git log --max-parents --output=out.txt',
+    'git show --format --output=out.txt',
+    'git log --format=%an --output=out.txt',
+    'git diff --output out.txt',
+    'cd sub/bare && git log -p',
+    'cd sub/bare && git status',
+    'git -C sub/bare log -p',
+    'cd nested && git status',
+    'cd nested && git log',
+    'GIT_DIR=sub/bare git log',
+    'GIT_DIR=sub/bare; git log',
+    'export GIT_DIR=sub/bare; git log',
+    'env GIT_DIR=sub/bare git log',
+    'git --git-dir=sub/bare log',
+    'git cat-file --textconv HEAD:src/x.ts',
+  ].map((command) => ({ command, expect: 'ask' as const })),
+  { command: 'git log --format --output=out.txt', mode: 'plan', expect: 'deny' },
+  { command: 'git log --min-parents --output=out.txt', mode: 'plan', expect: 'deny' },
+  { command: 'cd sub/bare && git log -p', mode: 'plan', expect: 'deny' },
+  { command: 'git log --format --output=.git/config', mode: 'bypassPermissions', expect: 'ask' },
+  { command: 'cd nested && git status', allow: GIT_STATUS, expect: 'ask' },
+  { command: 'cd sub/bare && git log', allow: ['Bash(git log:*)'], expect: 'ask' },
+  // The workspace's own repository, from anywhere inside it.
+  ...['git log -p', 'cd src && git log', 'cd sub && git status', 'git log --format=%an -1', 'git log --min-parents=2', 'git cat-file -p HEAD:src/x.ts', 'git show HEAD:src/x.ts'].map((command) => ({ command, expect: 'allow' as const })),
+  { command: 'cd src && git status', allow: GIT_STATUS, expect: 'allow' },
+];
+
+// ---- issue 29, class 6: Read rules and the workspace bound past the first path segment ----
+
+const KEY = ['Read(certs/server.key)'];
+const SECRETS = ['Read(secrets/**)'];
+const issue29Paths: Case[] = [
+  ...inBothModes([
+    ...[
+      'cat certs/*.key',
+      'sed -n p certs/ser?er.key',
+      'cat cert[s]/server.key',
+      "cat 'certs'/*.key",
+      'cat c*/s*.key',
+      'head -n1 certs/*',
+      'cat {src,certs}/*',
+      'grep -c K certs/*',
+      'cat certs/*.{key,pem}',
+      'cd certs && cat *.key',
+      'cat -- certs/*',
+      'mytool c*/*',
+      'grep -v certs/*',
+      'grep -hv cert?/* src/x.ts',
+      "rg -v certs/* src",
+      'git show HEAD -- certs/server.key',
+    ].map((command) => ({ command, deny: KEY, expect: 'deny' as const })),
+    { command: 'cat certs/*', deny: ['Read(*.key)'], expect: 'deny' },
+    ...[
+      'git show HEAD:secrets/key.txt',
+      'git show HEAD~1:secrets/key.txt',
+      'git show :secrets/key.txt',
+      'git show :0:secrets/key.txt',
+      'git cat-file -p HEAD:secrets/key.txt',
+      'cd src && git show HEAD:secrets/key.txt',
+      'git diff HEAD:secrets/key.txt HEAD~1:secrets/key.txt',
+      'git log -p -- secrets',
+      'git log -p -- secrets/key.txt',
+    ].map((command) => ({ command, deny: SECRETS, expect: 'deny' as const })),
+    // A directory that holds a denied file, or a deleted one a rule names: git reads its history.
+    ...['git log -p -- certs', 'git diff -- certs', 'git log -p -- .', "git log -p -- '*.key'", "git log -p -- ':(top)certs'", 'cd src && git log -p -- ../certs', 'git show HEAD:certs', 'git show HEAD:'].map((command) => ({ command, deny: KEY, expect: 'ask' as const })),
+    { command: 'git log -p -- gone', deny: ['Read(gone/old.key)'], expect: 'ask' },
+    { command: 'git log -p gone -- gone', deny: ['Read(gone/old.key)'], expect: 'ask' },
+    { command: 'cat lnk?/secret.txt', deny: ['Read(/@OUT@/**)'], expect: 'deny' },
+    { command: 'rm -f certs/*.key', deny: ['Edit(certs/server.key)'], expect: 'deny' },
+    { command: 'cp src/x.ts cert?/server.key', deny: ['Edit(certs/server.key)'], expect: 'deny' },
+  ]),
+  { command: 'rm -f lnk?/secret.txt', allow: ['Bash(rm -f:*)'], expect: 'ask' },
+  { command: 'rm -f src/*.ts', allow: ['Bash(rm -f:*)'], expect: 'allow' },
+  ...[
+    'cat lnk?/secret.txt',
+    'cat l*/secret.txt',
+    'cat .*/outside/secret.txt',
+    'cat many/*',
+    'wc -l many/f*',
+    'diff -r tree-a tree-b',
+    'diff --recursive tree-a tree-b',
+    'diff -r src src',
+    'git show HEAD:../outside/secret.txt',
+    'cat /e*/passw?',
+  ].map((command) => ({ command, expect: 'ask' as const })),
+  { command: 'cat lnk?/secret.txt', allow: ['Bash(cat:*)'], expect: 'ask' },
+  { command: 'git log -p -- src', deny: KEY, mode: 'bypassPermissions', expect: 'allow' },
+  // Names only: status and ls-files do not show what the files hold.
+  { command: 'git status -- certs', deny: KEY, expect: 'allow' },
+  { command: 'git ls-files certs', deny: KEY, expect: 'allow' },
+  { command: 'git diff HEAD~1', deny: ['Read(.env)'], expect: 'allow' },
+  { command: 'git log -p -- src', deny: KEY, expect: 'allow' },
+  { command: 'cat src/*.ts', deny: KEY, expect: 'allow' },
+  { command: 'cat certs/*.pem', deny: KEY, expect: 'allow' },
+  { command: 'cat many/f1', expect: 'allow' },
+  { command: 'diff -r --no-dereference tree-a tree-b', expect: 'allow' },
+  { command: 'diff -r --no-dereference src src', expect: 'allow' },
+  { command: 'cat nomatch*.txt', expect: 'allow' },
+];
+
+describe('issue 29 class 2: read-only commands that execute (assignments, declaration builtins)', () => table(issue29Execute));
+describe('issue 29 class 5: git beyond its words (attached-only options, its repository)', () => table(issue29Git));
+describe('issue 29 class 6: Read rules and the workspace bound past the first segment (globs, rev:path, pathspecs, diff -r)', () => table(issue29Paths));
 describe('class 1: allow rules are not text prefixes', () => table(class1));
 describe('class 2: deny rules hold against spelling, wrappers and nesting', () => {
   describe('denied in default and bypassPermissions modes', () => table(inBothModes(class2Denied)));
