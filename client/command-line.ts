@@ -57,6 +57,8 @@ export const CONFIG_OPTIONS: OptionSpec = {
   // Issue 22: MCP servers beyond .mcp.json and ~/.claude.json (Claude Code's flags).
   'mcp-config': { type: 'string', multiple: true },
   'strict-mcp-config': { type: 'boolean' },
+  // Issue 29: trust the workspace's own settings (hooks, MCP servers, allow rules), recorded as Claude Code's trust dialog does.
+  trust: { type: 'boolean' },
   ...PERMISSION_OPTIONS,
 };
 

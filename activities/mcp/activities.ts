@@ -72,7 +72,7 @@ function problemText(problem: McpConfigProblem): string {
   return `${problem.file}${problem.server ? `: server "${problem.server}"` : ''}: ${problem.message}; ${problem.server ? 'that server was' : 'its servers were'} ignored.`;
 }
 
-/** Reads `.mcp.json`, `~/.claude.json` (user and local scopes), `--mcp-config` and the approval settings. */
+/** Reads `.mcp.json` (a trusted workspace's), `~/.claude.json` (user and local scopes), `--mcp-config` and the approval settings. */
 export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir()): Promise<LoadMcpConfigResult> {
   const sources = input.settingSources ?? [...SETTING_SOURCES];
   const warnings: string[] = [];
@@ -83,7 +83,9 @@ export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir
   };
 
   let project: { file: string; servers: Record<string, McpServerConfig> } | undefined;
-  if (sources.includes('project')) {
+  // Issue 29: a workspace's `.mcp.json` (and its local approvals) only once the session context recorded it as trusted.
+  const trusted = input.trusted === true;
+  if (sources.includes('project') && trusted) {
     const file = path.join(input.cwd, '.mcp.json');
     const text = await read(file);
     if (text !== undefined && text.trim() !== '') project = { file, servers: collect(parseMcpConfigText(text, file)) };
@@ -124,7 +126,7 @@ export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir
     dynamic.push({ file, servers: collect(parseMcpConfigText(text, file)) });
   }
 
-  const approvals = await readApprovals(input.cwd, sources, home, warnings);
+  const approvals = await readApprovals(input.cwd, trusted ? sources : sources.filter((source) => source === 'user'), home, warnings);
   return { servers: mergeMcpServers({ user, project, local, dynamic }, approvals, input.strictMcpConfig === true), warnings };
 }
 
