@@ -98,21 +98,33 @@ export async function checkChatWorkspace<T extends ConversationConfigInput>(
 ): Promise<T> {
   const check = await checkWorkspace(config, values, home);
   if (check.trusted || !check.ignored) return withTrust(config, check);
-  const rl = readline.createInterface({ input: terminal.input, output: terminal.output, terminal: false });
+  const rl = readline.createInterface({ input: terminal.input, terminal: false });
+  // Lines are queued: a paste of several answers is read one at a time, none lost between questions.
+  const lines: Array<string | undefined> = [];
+  let wake: (() => void) | undefined;
+  rl.on('line', (line) => {
+    lines.push(line);
+    wake?.();
+  });
+  rl.once('close', () => {
+    lines.push(undefined);
+    wake?.();
+  });
+  const nextLine = async (): Promise<string | undefined> => {
+    while (lines.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+    return lines.shift();
+  };
   try {
-    let question = trustQuestion(config.cwd, check.ignored);
+    terminal.output.write(trustQuestion(config.cwd, check.ignored));
     for (;;) {
-      const line = await new Promise<string | undefined>((resolve) => {
-        rl.once('close', () => resolve(undefined));
-        rl.question(question, resolve);
-      });
+      const line = await nextLine();
       const yes = line === undefined ? false : trustAnswer(line);
       if (yes === undefined) {
-        question = 'Answer 1 (yes, trust this folder) or 2 (no, continue without its settings): ';
+        terminal.output.write('Answer 1 (yes, trust this folder) or 2 (no, continue without its settings): ');
         continue;
       }
       if (!yes) {
-        terminal.output.write('Continuing without the folder\'s own settings.\n');
+        terminal.output.write("\nContinuing without the folder's own settings.\n");
         return config;
       }
       const { file } = await recordWorkspaceTrust(config.cwd, home);

@@ -101,8 +101,13 @@ export function pathRuleReachOutside(text: string, context: PathRuleContext): st
   if (!PATH_RULE_TOOLS.has(rule.toolName) || rule.content === undefined) return undefined;
   const anchored = anchorPathRule(rule.content, context);
   if (anchored === undefined) return 'its path starts at a home directory that is not known';
-  if (!isInside(anchored.root, context.cwd)) return `its path starts at ${anchored.root}, outside the workspace (${normalizePath(context.cwd)})`;
-  if (anchored.pattern.split('/').includes('..')) return 'its path climbs out with ".."';
+  const segments = anchored.pattern.split('/').filter(Boolean);
+  if (segments.includes('..')) return 'its path climbs out with ".."';
+  // Where the pattern is fixed: its anchor and the segments before the first wildcard (`//work/repo/src/**` → /work/repo/src).
+  const firstWildcard = segments.findIndex((segment) => /[*?[{]/.test(segment));
+  const fixed = firstWildcard === -1 ? segments : segments.slice(0, firstWildcard);
+  const start = normalizePath(`${anchored.root}/${fixed.join('/')}`);
+  if (!isInside(start, context.cwd)) return `its path starts at ${start}, outside the workspace (${normalizePath(context.cwd)})`;
   return undefined;
 }
 
