@@ -48,9 +48,9 @@ describe('trust before a workspace\'s settings count', () => {
     const outsideFile = path.join(outsideDir, 'written.txt');
     const calls = (run: string) => ({
       content: [
-        { type: 'tool_use', id: `toolu_${run}_secret`, name: 'Read', input: { file_path: path.join(home, 'secrets', 'key.txt') } },
-        { type: 'tool_use', id: `toolu_${run}_tmp`, name: 'Write', input: { file_path: outsideFile, content: 'escaped\n' } },
-        { type: 'tool_use', id: `toolu_${run}_inside`, name: 'Write', input: { file_path: 'inside.txt', content: `${run}\n` } },
+        { type: 'tool_use' as const, id: `toolu_${run}_secret`, name: 'Read', input: { file_path: path.join(home, 'secrets', 'key.txt') } },
+        { type: 'tool_use' as const, id: `toolu_${run}_tmp`, name: 'Write', input: { file_path: outsideFile, content: 'escaped\n' } },
+        { type: 'tool_use' as const, id: `toolu_${run}_inside`, name: 'Write', input: { file_path: 'inside.txt', content: `${run}\n` } },
       ],
     });
     harness = await createHarness({

@@ -14,6 +14,7 @@ import { loadSessionContext } from '../../activities/session-context';
 import { loadSettings, unreadableSettings } from '../../activities/settings';
 import { decideWorkspaceTrust, describeIgnoredSettings, recordWorkspaceTrust, settingsIgnoredWithoutTrust, trustedDirectoryFor } from '../../activities/workspace-trust';
 import { UnreadableSettingsError, checkChatWorkspace, checkWorkspace, trustAnswer } from '../../client/workspace-trust';
+import type { ConversationConfigInput } from '../../common/config';
 import type { CallFacts, PathFact } from '../../common/permission-facts';
 import { type PermissionContext, type RuleWithSource, decidePermission, pathRuleReachOutside } from '../../common/permissions';
 import { toolFacts } from '../../common/tool-facts';
@@ -283,7 +284,7 @@ describe('the client: --trust, the person\'s own trust, and chat\'s question', (
       const output = new PassThrough();
       let shown = '';
       output.on('data', (chunk) => (shown += chunk.toString()));
-      const pending = checkChatWorkspace({ cwd }, values(), { input, output }, home);
+      const pending = checkChatWorkspace<ConversationConfigInput>({ cwd }, values(), { input, output }, home);
       input.write(text);
       return { config: await pending, shown: () => shown };
     };
