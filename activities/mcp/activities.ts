@@ -38,7 +38,7 @@ import {
   type McpToolAnnotations,
 } from '../../common/mcp-tools';
 import { SETTING_SOURCES } from '../../common/permissions';
-import { settingsFiles } from '../settings';
+import { readJsonObjectFile, settingsFiles } from '../settings';
 import { saveMcpApprovals } from './approvals';
 import { McpConnectionManager } from './connections';
 
@@ -138,15 +138,9 @@ export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir
 async function readApprovals(cwd: string, sources: readonly (typeof SETTING_SOURCES)[number][], home: string, warnings: string[]): Promise<McpApprovalSettings> {
   const approvals: McpApprovalSettings = {};
   for (const { source, file } of settingsFiles(cwd, sources, home)) {
-    const text = await readFile(file, 'utf8').catch(() => undefined);
-    if (text === undefined || text.trim() === '') continue;
-    let settings: any;
-    try {
-      settings = JSON.parse(text);
-    } catch {
-      continue; // loadSettings reports the malformed file
-    }
-    if (!settings || typeof settings !== 'object') continue;
+    const read = await readJsonObjectFile(file);
+    if (read.kind !== 'object') continue; // a file that cannot be read stops the session context first
+    const settings = read.value as any;
     const keys = ['enableAllProjectMcpServers', 'enabledMcpjsonServers', 'disabledMcpjsonServers'] as const;
     if (source === 'project') {
       const present = keys.filter((key) => key in settings && key !== 'disabledMcpjsonServers');
