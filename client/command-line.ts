@@ -63,7 +63,7 @@ export const CONFIG_OPTIONS: OptionSpec = {
 };
 
 /** Set to 1 when --cwd names a directory on a remote worker host, not on this machine. */
-const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';
+export const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';
 
 /** The conversation config from the options; a bad value is a UsageError before anything connects. */
 export function configFrom(values: OptionValues, oneShot: boolean, canApprove = true): ConversationConfigInput {

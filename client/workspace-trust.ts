@@ -12,7 +12,7 @@ import type { ConversationConfigInput } from '../common/config';
 import { SETTING_SOURCES } from '../common/permissions';
 import { unreadableSettings } from '../activities/settings';
 import { describeIgnoredSettings, recordWorkspaceTrust, settingsIgnoredWithoutTrust, trustedDirectoryFor, untrustedWorkspaceLine } from '../activities/workspace-trust';
-import type { OptionValues } from './command-line';
+import { type OptionValues, REMOTE_CWD_VARIABLE } from './command-line';
 
 /** Settings that cannot be read: the conversation is not started (exit code 1, the files named). */
 export class UnreadableSettingsError extends Error {
@@ -31,9 +31,6 @@ export interface WorkspaceCheck {
   /** Untrusted: what the workspace's own files hold that will not be applied (undefined: nothing). */
   ignored?: string;
 }
-
-/** Set when --cwd names a directory on a remote worker host (command-line.ts): nothing here to read. */
-const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';
 
 /**
  * Reads the settings a new conversation will use (throws UnreadableSettingsError), records

@@ -13,13 +13,14 @@ import { loadMcpConfig } from '../../activities/mcp/activities';
 import { loadSessionContext } from '../../activities/session-context';
 import { loadSettings, unreadableSettings } from '../../activities/settings';
 import { decideWorkspaceTrust, describeIgnoredSettings, recordWorkspaceTrust, settingsIgnoredWithoutTrust, trustedDirectoryFor } from '../../activities/workspace-trust';
-import { UnreadableSettingsError, checkChatWorkspace, checkWorkspace, trustAnswer } from '../../client/workspace-trust';
+import { UnreadableSettingsError, checkChatWorkspace, checkHeadlessWorkspace, checkWorkspace, trustAnswer } from '../../client/workspace-trust';
 import type { ConversationConfigInput } from '../../common/config';
 import type { CallFacts, PathFact } from '../../common/permission-facts';
 import { type PermissionContext, type RuleWithSource, decidePermission, pathRuleReachOutside } from '../../common/permissions';
 import { toolFacts } from '../../common/tool-facts';
 import { decideUnderHook } from '../../workflows/permission-gate';
 
+const savedHome = process.env.HOME;
 let root: string;
 let home: string;
 let cwd: string;
@@ -275,6 +276,21 @@ describe('the client: --trust, the person\'s own trust, and chat\'s question', (
     expect(await checkWorkspace({ cwd }, values(true), home)).toEqual({ trusted: true });
     expect(await trustedDirectoryFor(cwd, home)).toBe(cwd);
     expect(await checkWorkspace({ cwd }, values(), home)).toEqual({ trusted: true });
+  });
+
+  it('ask, -p and start print one line naming what they ignored, and say nothing once trusted', async () => {
+    await hostileWorkspace();
+    process.env.HOME = home; // checkHeadlessWorkspace reads the person's own home
+    const lines: string[] = [];
+    try {
+      const config = await checkHeadlessWorkspace({ cwd }, values(), (line) => lines.push(line));
+      expect(config.trusted).toBeUndefined();
+      expect(lines).toEqual([expect.stringMatching(/^Workspace .* is not trusted, so its own settings were not applied: 3 allow rules, 2 hooks, .*; 1 MCP server from \.mcp\.json .*--trust/)]);
+      expect((await checkHeadlessWorkspace({ cwd }, values(true), (line) => lines.push(line))).trusted).toBe(true);
+      expect(lines).toHaveLength(1);
+    } finally {
+      process.env.HOME = savedHome;
+    }
   });
 
   it('chat asks once; Yes records the trust, No goes on without the settings', async () => {
