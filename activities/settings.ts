@@ -10,7 +10,7 @@
  * rules, `additionalDirectories`, a wider `defaultMode` and hooks do not (workspace-trust.ts). Even
  * trusted, a workspace's allow rule never reaches a path outside it.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { PermissionSettings } from '../common/activity-types';
@@ -88,6 +88,14 @@ export function parseJsonObject(text: string, label: string): JsonObjectRead {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { kind: 'invalid', error: `${label}:1:1: must contain a JSON object` };
   return { kind: 'object', value: value as Record<string, unknown> };
+}
+
+/** Writes `value` as `file`'s whole JSON text through a temporary file (a reader never sees half of it). */
+export async function writeJsonFile(file: string, value: unknown, mode?: number): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(value, null, 2)}\n`, mode === undefined ? undefined : { mode });
+  await rename(temporary, file);
 }
 
 /**

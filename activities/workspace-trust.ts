@@ -8,13 +8,13 @@
  * decision; the client reads the same file before it starts a conversation (`--trust`, chat's
  * question, `-p`'s line naming what it ignored).
  */
-import { mkdir, realpath, rename, writeFile } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { WorkspaceTrust } from '../common/activity-types';
 import { parseHookSettings } from '../common/hooks';
 import { parseMcpServers } from '../common/mcp-config';
 import type { SettingSource } from '../common/permissions';
-import { readJsonObjectFile, settingsFiles } from './settings';
+import { readJsonObjectFile, settingsFiles, writeJsonFile } from './settings';
 
 /** Claude Code's own state file, where the trust dialog's answer is kept. */
 export function claudeJsonFile(home: string): string {
@@ -69,10 +69,7 @@ export async function recordWorkspaceTrust(cwd: string, home: string): Promise<{
   const projects = typeof state.projects === 'object' && state.projects !== null && !Array.isArray(state.projects) ? (state.projects as Record<string, unknown>) : {};
   const entry = typeof projects[directory] === 'object' && projects[directory] !== null ? (projects[directory] as Record<string, unknown>) : {};
   const next = { ...state, projects: { ...projects, [directory]: { ...entry, hasTrustDialogAccepted: true } } };
-  await mkdir(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-  await rename(temporary, file);
+  await writeJsonFile(file, next, 0o600);
   return { file, directory };
 }
 

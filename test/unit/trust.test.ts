@@ -283,10 +283,10 @@ describe('the client: --trust, the person\'s own trust, and chat\'s question', (
     process.env.HOME = home; // checkHeadlessWorkspace reads the person's own home
     const lines: string[] = [];
     try {
-      const config = await checkHeadlessWorkspace({ cwd }, values(), (line) => lines.push(line));
+      const config = await checkHeadlessWorkspace<ConversationConfigInput>({ cwd }, values(), (line) => lines.push(line));
       expect(config.trusted).toBeUndefined();
       expect(lines).toEqual([expect.stringMatching(/^Workspace .* is not trusted, so its own settings were not applied: 3 allow rules, 2 hooks, .*; 1 MCP server from \.mcp\.json .*--trust/)]);
-      expect((await checkHeadlessWorkspace({ cwd }, values(true), (line) => lines.push(line))).trusted).toBe(true);
+      expect((await checkHeadlessWorkspace<ConversationConfigInput>({ cwd }, values(true), (line) => lines.push(line))).trusted).toBe(true);
       expect(lines).toHaveLength(1);
     } finally {
       process.env.HOME = savedHome;
