@@ -3,37 +3,50 @@
  * session and kept in workflow state, so every model call of the session sees the same
  * snapshot. CLAUDE.md files from the workspace up to the filesystem root (and ~/.claude), a
  * truncated git status, the date, and the settings (permission rules, Stop hooks; settings.ts).
+ *
+ * Issue 29: the workspace's trust is decided here, where its settings are read, and recorded with
+ * the context (the workflow passes it on to the hook and MCP loaders; it never looks again). A
+ * settings file that cannot be read ends the load with a non-retryable `InvalidSettings` failure:
+ * the conversation must not run tools with fewer rules than the person wrote.
  */
 import { execFileInSandbox } from './sandbox';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import type { SessionContext } from '../common/activity-types';
+import { INVALID_SETTINGS_FAILURE, type LoadSessionContextInput, type SessionContext } from '../common/activity-types';
 import type { AgentDefinition } from '../common/agents';
 import { parseAgentFile } from './agent-files';
 import { readCustomCommands } from './custom-commands';
 import { discoverMemoryFiles, formatMemoryFiles } from './memory-files';
-import type { SettingSource } from '../common/permissions';
+import { SETTING_SOURCES } from '../common/permissions';
 import { loadSettings } from './settings';
+import { decideWorkspaceTrust, describeIgnoredSettings, settingsIgnoredWithoutTrust, untrustedWorkspaceLine } from './workspace-trust';
 
 /** seed §2.5: the one direct size control in the system prompt. */
 export const MAX_STATUS_CHARS = 2_000;
 
-export async function loadSessionContext(input: { cwd: string; settingSources?: SettingSource[] }): Promise<SessionContext> {
+export async function loadSessionContext(input: LoadSessionContextInput, home = os.homedir()): Promise<SessionContext> {
   const cwd = path.resolve(input.cwd);
   const info = await stat(cwd).catch(() => undefined);
   if (!info?.isDirectory()) {
     throw ApplicationFailure.nonRetryable(`Workspace directory does not exist on this worker: ${cwd}`, 'WorkspaceNotFound');
   }
-  const [memoryFiles, git, settings, agents, commands] = await Promise.all([
-    discoverMemoryFiles(cwd),
-    readGitStatus(cwd),
-    loadSettings(cwd, input.settingSources),
-    readAgents(cwd),
-    readCustomCommands(cwd),
-  ]);
-  const warnings = [...settings.warnings, ...agents.errors, ...commands.errors];
+  const sources = input.settingSources ?? SETTING_SOURCES;
+  const workspaceTrust = await decideWorkspaceTrust(cwd, home, input.trusted);
+  const settings = await loadSettings(cwd, sources, home, workspaceTrust);
+  if (settings.errors.length > 0) {
+    throw ApplicationFailure.nonRetryable(
+      `The settings cannot be read, so the conversation does not run with fewer rules than they hold. Fix ${settings.errors.length === 1 ? 'this' : 'these'} and start again:\n${settings.errors.join('\n')}`,
+      INVALID_SETTINGS_FAILURE,
+    );
+  }
+  if (!workspaceTrust.trusted) {
+    const ignored = describeIgnoredSettings(await settingsIgnoredWithoutTrust(cwd, sources, home), cwd);
+    if (ignored) workspaceTrust.ignored = ignored;
+  }
+  const [memoryFiles, git, agents, commands] = await Promise.all([discoverMemoryFiles(cwd), readGitStatus(cwd), readAgents(cwd), readCustomCommands(cwd)]);
+  const warnings = [...(workspaceTrust.ignored ? [untrustedWorkspaceLine(cwd, workspaceTrust.ignored)] : []), ...settings.warnings, ...agents.errors, ...commands.errors];
   return {
     cwd,
     claudeMd: formatMemoryFiles(memoryFiles),
@@ -48,6 +61,7 @@ export async function loadSessionContext(input: { cwd: string; settingSources?: 
     agents: agents.agents,
     warnings: warnings.length > 0 ? warnings : undefined,
     permissionSettings: settings.permissions,
+    workspaceTrust,
     ...(settings.alwaysThinkingEnabled !== undefined ? { alwaysThinkingEnabled: settings.alwaysThinkingEnabled } : {}),
   };
 }

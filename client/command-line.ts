@@ -57,11 +57,13 @@ export const CONFIG_OPTIONS: OptionSpec = {
   // Issue 22: MCP servers beyond .mcp.json and ~/.claude.json (Claude Code's flags).
   'mcp-config': { type: 'string', multiple: true },
   'strict-mcp-config': { type: 'boolean' },
+  // Issue 29: trust the workspace's own settings (hooks, MCP servers, allow rules), recorded as Claude Code's trust dialog does.
+  trust: { type: 'boolean' },
   ...PERMISSION_OPTIONS,
 };
 
 /** Set to 1 when --cwd names a directory on a remote worker host, not on this machine. */
-const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';
+export const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';
 
 /** The conversation config from the options; a bad value is a UsageError before anything connects. */
 export function configFrom(values: OptionValues, oneShot: boolean, canApprove = true): ConversationConfigInput {

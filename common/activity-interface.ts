@@ -16,6 +16,7 @@ import type {
   ListMcpServersInput,
   ListMcpServersResult,
   LoadHookSettingsInput,
+  LoadSessionContextInput,
   LoadHookSettingsResult,
   LoadMcpConfigInput,
   LoadMcpConfigResult,
@@ -41,7 +42,6 @@ import type {
 import type { AgentTranscript, AgentWorkflowClosed, ReadAgentTranscriptInput, WatchAgentInput } from './agent-transcript';
 import type { CreateCronScheduleInput, CronDeliveryResult, CronFireInput, CronJobSummary } from './cron';
 import type { GatherFactsInput, GatherFactsResult } from './permission-facts';
-import type { SettingSource } from './permissions';
 import type { OutputSchema, StructuredOutputCheck } from './structured-output';
 
 export interface Activities {
@@ -56,7 +56,7 @@ export interface Activities {
   /** Permission facts gathered where the tool acts (issue 17). */
   gatherPermissionFacts(input: GatherFactsInput): Promise<GatherFactsResult>;
   /** CLAUDE.md, git state, settings, agents, commands: once per session. */
-  loadSessionContext(input: { cwd: string; settingSources?: SettingSource[] }): Promise<SessionContext>;
+  loadSessionContext(input: LoadSessionContextInput): Promise<SessionContext>;
   /** seed §2.9: the Stop hooks. */
   runStopHooks(input: RunStopHooksInput): Promise<RunStopHooksResult>;
   /** Issue 23: a StructuredOutput call checked against the conversation's JSON Schema (local, its verdict recorded). */

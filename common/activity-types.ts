@@ -228,6 +228,35 @@ export interface SessionContext {
   permissionSettings?: PermissionSettings;
   /** The settings' `alwaysThinkingEnabled`: false turns extended thinking off unless `--thinking` says otherwise. */
   alwaysThinkingEnabled?: boolean;
+  /**
+   * Issue 29: whether the workspace's own settings (hooks, MCP servers, allow rules,
+   * additionalDirectories) apply, decided on the workspace's host where they were read and recorded
+   * here; absent in sessions loaded before the trust step (and then untrusted for what loads later).
+   */
+  workspaceTrust?: WorkspaceTrust;
+}
+
+/** Issue 29: the trust decision for a workspace, as recorded by the session context. */
+export interface WorkspaceTrust {
+  trusted: boolean;
+  /** Why: `config` (the starter said so) or the directory whose `hasTrustDialogAccepted` covers it. */
+  by?: string;
+  /** Untrusted: what was not applied, in one line ("3 allow rules, 2 hooks from .claude/settings.json; …"). */
+  ignored?: string;
+}
+
+/**
+ * The failure type of a session context whose settings cannot be read (issue 29): the conversation
+ * ends with it rather than run tools with fewer rules than the person wrote.
+ */
+export const INVALID_SETTINGS_FAILURE = 'InvalidSettings';
+
+/** loadSessionContext's input. */
+export interface LoadSessionContextInput {
+  cwd: string;
+  settingSources?: SettingSource[];
+  /** The conversation config's `trusted`. */
+  trusted?: boolean;
 }
 
 /** What the settings files say about permissions (Claude Code's `permissions` key), merged. */
@@ -284,6 +313,8 @@ export interface LoadMcpConfigInput {
   mcpConfig?: string[];
   /** `--strict-mcp-config`: only the `--mcp-config` servers. */
   strictMcpConfig?: boolean;
+  /** Issue 29: the session context's recorded trust; not true: `.mcp.json` and the local approvals are not applied. */
+  trusted?: boolean;
 }
 
 export interface LoadMcpConfigResult {
@@ -381,6 +412,8 @@ export interface CallMcpToolResult {
 export interface LoadHookSettingsInput {
   cwd: string;
   settingSources?: SettingSource[];
+  /** Issue 29: the session context's recorded trust; not true: the project's and local files' hooks are not applied. */
+  trusted?: boolean;
 }
 
 export interface LoadHookSettingsResult {

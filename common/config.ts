@@ -158,6 +158,13 @@ export const conversationConfigSchema = z.object({
   mcpConfig: z.array(z.string().min(1)).optional(),
   /** `--strict-mcp-config`: only the `--mcp-config` servers (not .mcp.json nor ~/.claude.json). */
   strictMcpConfig: z.boolean().optional(),
+  /**
+   * Issue 29: the person who started the conversation trusts the workspace (`--trust`, or Claude
+   * Code's trust dialog accepted on their machine), so its settings' hooks, MCP servers, allow rules
+   * and additionalDirectories apply. Absent (the stock `temporal` CLI): the worker's own
+   * `~/.claude.json` decides, and a workspace trusted nowhere is untrusted.
+   */
+  trusted: z.boolean().optional(),
 });
 
 /** Whether Intl knows this IANA zone (the Temporal server reads a Schedule's zone by the same name). */

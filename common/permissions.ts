@@ -22,7 +22,7 @@ import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-ru
 import { TOOL_SPECS } from './tool-specs';
 
 export * from './permission-rules';
-import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, PROTECTED_DIRECTORIES, PROTECTED_EXCEPTIONS, isProtectedPath, parsePermissionRule } from './permission-rules';
+import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, PROTECTED_DIRECTORIES, PROTECTED_EXCEPTIONS, isProtectedPath, isWorkspaceRule, parsePermissionRule } from './permission-rules';
 
 /** Tools that only read. */
 const READ_TOOLS = new Set(['Read', 'Glob', 'Grep']);
@@ -192,7 +192,10 @@ function firstMatch(rules: RuleWithSource[], call: CallView, mode: 'any' | 'all'
  * For a compound Bash command, allow rules must cover every part; parts may be covered by
  * different rules (`Bash(git add:*)` and `Bash(git commit:*)` together allow `git add . && git commit`).
  */
-function allowedByRules(rules: RuleWithSource[], call: CallView): RuleWithSource | undefined {
+function allowedByRules(all: RuleWithSource[], call: CallView): RuleWithSource | undefined {
+  // Issue 29: a workspace's own allow rule covers nothing outside the workspace.
+  const paths = toolPaths(call.toolName, call.input, call.cwd);
+  const rules = all.filter((entry) => withinRuleScope(entry, paths, call.cwd));
   const whole = firstMatch(rules, call, 'all');
   if (whole || call.toolName !== 'Bash') return whole;
   const command = (call.input as { command?: unknown })?.command;
@@ -326,7 +329,7 @@ function decideOnPathFacts(view: CallView, facts: ToolFacts, gathered: NonNullab
   if (context.mode === 'bypassPermissions') return { behavior: 'allow', reason: 'bypassPermissions mode' };
   const special = gathered.find(({ path }) => path.kind === 'other');
   if (special) return { behavior: 'ask', reason: `${special.path.literal} is not a regular file or directory (${special.path.real})` };
-  const allowed = context.rules.allow.find((entry) => ruleOnPaths(entry, view, targets, 'all'));
+  const allowed = context.rules.allow.find((entry) => ruleOnPaths(entry, view, targets, 'all') && withinRuleScope(entry, targets, view.cwd));
   if (allowed) return { behavior: 'allow', reason: describeRule(allowed) };
   const outside = gathered.find(({ path }) => names(path).some((target) => !context.workingDirectories.some((directory) => isInside(target, directory))));
   if (outside) {
@@ -352,6 +355,31 @@ function ruleOnPaths(entry: RuleWithSource, view: CallView, targets: string[], m
   if (targets.length === 0) return false;
   const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: view.cwd, homeDir: view.homeDir });
   return mode === 'any' ? targets.some(matches) : targets.every(matches);
+}
+
+/**
+ * Issue 29: an allow rule from the workspace's own settings covers a call only when every path it
+ * touches is inside the workspace (`Read(**)` in a cloned repository's settings never reads `~/.ssh`).
+ */
+function withinRuleScope(entry: RuleWithSource, targets: readonly string[], workspace: string): boolean {
+  return !isWorkspaceRule(entry) || targets.every((target) => isInside(target, workspace));
+}
+
+/**
+ * Whether a call may touch something outside the working directories, on the facts gathered where
+ * it acts (a path or its real path outside; a Bash command the gatherer could not follow counts,
+ * since its paths are not known), else lexically. Issue 29: a PreToolUse hook's `allow` never skips
+ * this check.
+ */
+export function reachesOutsideWorkingDirectories(call: { toolName: string; input: unknown }, facts: ToolFacts, context: PermissionContext): boolean {
+  const outside = (target: string) => !context.workingDirectories.some((directory) => isInside(target, directory));
+  const names = (fact: PathFact) => [fact.absolute, fact.real];
+  const bash = facts.gathered?.bash;
+  if (bash) return bash.problems.length > 0 || bash.commands.some((command) => command.paths.some(({ path }) => names(path).some(outside)));
+  if (call.toolName === 'Bash') return true; // no facts: nothing is known of its paths
+  const gathered = facts.gathered?.paths;
+  if (gathered) return gathered.some(({ path }) => names(path).some(outside));
+  return toolPaths(call.toolName, call.input, context.workingDirectories[0] ?? '/').some(outside);
 }
 
 function isProtected(target: string, workingDirectories: string[]): boolean {

@@ -5,8 +5,8 @@
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
  */
-import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { SessionContext } from '../common/activity-types';
+import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { INVALID_SETTINGS_FAILURE, type SessionContext } from '../common/activity-types';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
 import {
   type ConversationInput,
@@ -106,8 +106,16 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const loadSessionContext = async () => {
     let context: SessionContext | undefined;
     try {
-      context = await activities(activityOptions(config).sessionContext).loadSessionContext({ cwd: config.cwd, settingSources: config.settingSources });
+      context = await activities(activityOptions(config).sessionContext).loadSessionContext({
+        cwd: config.cwd,
+        settingSources: config.settingSources,
+        ...(config.trusted !== undefined && { trusted: config.trusted }),
+      });
     } catch (error) {
+      // Issue 29: settings that cannot be read end the conversation (fail closed), never fewer rules.
+      if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === INVALID_SETTINGS_FAILURE) {
+        throw ApplicationFailure.nonRetryable(error.cause.message, INVALID_SETTINGS_FAILURE);
+      }
       // The conversation still works (no CLAUDE.md, git status or hooks); people are told why.
       session.sessionContextFailed(error);
     }

@@ -18,6 +18,7 @@ import {
   type ToolFacts,
   decidePermission,
   noApproverMessage,
+  reachesOutsideWorkingDirectories,
   rejectionMessage,
   ruleForAlways,
   timeoutMessage,
@@ -248,7 +249,7 @@ export class PermissionGate {
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
       facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
     }
-    const decision = withHookPermission(decidePermission({ toolName: block.name, input: block.input }, facts, permissionContextUnderHook(context, hook)), context.mode, hook);
+    const decision = decideUnderHook({ toolName: block.name, input: block.input }, facts, context, hook);
     const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: toolAccessFor(this.context(), facts.gathered) } : { behavior: 'allow' });
     if (decision.behavior === 'allow') return allow();
     if (decision.behavior === 'deny') return this.deny(block, decision.message);
@@ -340,21 +341,21 @@ export class PermissionGate {
 }
 
 /**
- * A PreToolUse hook's `allow` skips the prompt but not deny or ask rules, protected paths or plan
- * mode (Claude Code: "a hook that returns allow doesn't skip the deny-rule and ask-rule steps"):
- * the rules decide as in bypassPermissions mode, which keeps exactly those.
+ * The rule engine's decision with what the PreToolUse hooks said. A hook's `allow` skips the
+ * prompt but not deny or ask rules, protected paths or plan mode (Claude Code: "a hook that
+ * returns allow doesn't skip the deny-rule and ask-rule steps"): the rules decide as in
+ * bypassPermissions mode, which keeps exactly those — and (issue 29) never for a call that may
+ * touch something outside the working directories: that one is decided as without the hook (it
+ * asks where it would have asked). A hook's `ask` makes the call ask, with the hook's reason (a
+ * denial stays a denial); an ask under a hook's allow in dontAsk mode is denied.
  */
-export function permissionContextUnderHook(context: PermissionContext, hook: HookPermission | undefined): PermissionContext {
-  if (hook?.decision !== 'allow' || context.mode === 'plan') return context;
-  return { ...context, mode: 'bypassPermissions' };
-}
-
-/** A PreToolUse hook's `ask`: the call asks a person, with the hook's reason (a denial stays a denial); an ask under a hook's allow in dontAsk mode is denied. */
-export function withHookPermission(decision: PermissionDecision, mode: PermissionMode, hook: HookPermission | undefined): PermissionDecision {
+export function decideUnderHook(call: { toolName: string; input: unknown }, facts: ToolFacts, context: PermissionContext, hook: HookPermission | undefined): PermissionDecision {
+  const hookAllows = hook?.decision === 'allow' && context.mode !== 'plan' && !reachesOutsideWorkingDirectories(call, facts, context);
+  const decision = decidePermission(call, facts, hookAllows ? { ...context, mode: 'bypassPermissions' } : context);
   if (hook?.decision === 'ask' && decision.behavior !== 'deny') {
     return { behavior: 'ask', reason: hook.reason ? `PreToolUse hook: ${hook.reason}` : 'a PreToolUse hook asks' };
   }
-  if (hook?.decision === 'allow' && decision.behavior === 'ask' && mode === 'dontAsk') {
+  if (hook?.decision === 'allow' && decision.behavior === 'ask' && context.mode === 'dontAsk') {
     return { behavior: 'deny', reason: `${decision.reason}; dontAsk mode`, message: `Permission to use this tool was not granted in advance (dontAsk mode denies whatever is not pre-approved).` };
   }
   return decision;

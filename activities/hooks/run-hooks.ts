@@ -5,12 +5,11 @@
  * workflow decides with decideHookOutcome (common/hooks.ts) on this recorded result, so a replay
  * never runs a hook again.
  */
-import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type { LoadHookSettingsInput, LoadHookSettingsResult, RunHooksInput, RunHooksResult } from '../../common/activity-types';
 import { type HookRunOutcome, type HookSettings, hookInputJson, mergeHookSettings, parseHookJson, parseHookSettings } from '../../common/hooks';
 import { SETTING_SOURCES } from '../../common/permissions';
-import { settingsFiles } from '../settings';
+import { readJsonObjectFile, settingsFiles } from '../settings';
 import { boundHookOutput, runHookProcesses } from './runner';
 
 export interface HookActivitiesDeps {
@@ -29,22 +28,18 @@ export function createHookActivities(deps: HookActivitiesDeps) {
 /**
  * Hooks from the user's, the project's and the local settings (Claude Code reads all three),
  * filtered by `--setting-sources`; a bad file or entry is a warning naming it, the rest is kept.
- * (Malformed JSON is reported by loadSettings with the position; here it is only skipped.)
+ * (A file that is not valid JSON stops the session context first, with its position.) Issue 29:
+ * the project's and local files' hooks only when the session context recorded the workspace as
+ * trusted (`input.trusted`).
  */
 export async function loadHookSettings(input: LoadHookSettingsInput, home = os.homedir()): Promise<LoadHookSettingsResult> {
   const all: HookSettings[] = [];
   const warnings: string[] = [];
-  for (const { file } of settingsFiles(input.cwd, input.settingSources ?? SETTING_SOURCES, home)) {
-    const text = await readFile(file, 'utf8').catch(() => undefined);
-    if (text === undefined || text.trim() === '') continue;
-    let settings: unknown;
-    try {
-      settings = JSON.parse(text);
-    } catch {
-      continue;
-    }
-    if (!settings || typeof settings !== 'object' || Array.isArray(settings)) continue;
-    const parsed = parseHookSettings((settings as { hooks?: unknown }).hooks, file);
+  for (const { source, file } of settingsFiles(input.cwd, input.settingSources ?? SETTING_SOURCES, home)) {
+    if (source !== 'user' && input.trusted !== true) continue;
+    const read = await readJsonObjectFile(file);
+    if (read.kind !== 'object') continue;
+    const parsed = parseHookSettings(read.value.hooks, file);
     all.push(parsed.hooks);
     warnings.push(...parsed.problems);
   }

@@ -38,7 +38,7 @@ import {
   type McpToolAnnotations,
 } from '../../common/mcp-tools';
 import { SETTING_SOURCES } from '../../common/permissions';
-import { settingsFiles } from '../settings';
+import { readJsonObjectFile, settingsFiles } from '../settings';
 import { saveMcpApprovals } from './approvals';
 import { McpConnectionManager } from './connections';
 
@@ -72,7 +72,7 @@ function problemText(problem: McpConfigProblem): string {
   return `${problem.file}${problem.server ? `: server "${problem.server}"` : ''}: ${problem.message}; ${problem.server ? 'that server was' : 'its servers were'} ignored.`;
 }
 
-/** Reads `.mcp.json`, `~/.claude.json` (user and local scopes), `--mcp-config` and the approval settings. */
+/** Reads `.mcp.json` (a trusted workspace's), `~/.claude.json` (user and local scopes), `--mcp-config` and the approval settings. */
 export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir()): Promise<LoadMcpConfigResult> {
   const sources = input.settingSources ?? [...SETTING_SOURCES];
   const warnings: string[] = [];
@@ -83,7 +83,9 @@ export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir
   };
 
   let project: { file: string; servers: Record<string, McpServerConfig> } | undefined;
-  if (sources.includes('project')) {
+  // Issue 29: a workspace's `.mcp.json` (and its local approvals) only once the session context recorded it as trusted.
+  const trusted = input.trusted === true;
+  if (sources.includes('project') && trusted) {
     const file = path.join(input.cwd, '.mcp.json');
     const text = await read(file);
     if (text !== undefined && text.trim() !== '') project = { file, servers: collect(parseMcpConfigText(text, file)) };
@@ -124,7 +126,7 @@ export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir
     dynamic.push({ file, servers: collect(parseMcpConfigText(text, file)) });
   }
 
-  const approvals = await readApprovals(input.cwd, sources, home, warnings);
+  const approvals = await readApprovals(input.cwd, trusted ? sources : sources.filter((source) => source === 'user'), home, warnings);
   return { servers: mergeMcpServers({ user, project, local, dynamic }, approvals, input.strictMcpConfig === true), warnings };
 }
 
@@ -136,15 +138,9 @@ export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir
 async function readApprovals(cwd: string, sources: readonly (typeof SETTING_SOURCES)[number][], home: string, warnings: string[]): Promise<McpApprovalSettings> {
   const approvals: McpApprovalSettings = {};
   for (const { source, file } of settingsFiles(cwd, sources, home)) {
-    const text = await readFile(file, 'utf8').catch(() => undefined);
-    if (text === undefined || text.trim() === '') continue;
-    let settings: any;
-    try {
-      settings = JSON.parse(text);
-    } catch {
-      continue; // loadSettings reports the malformed file
-    }
-    if (!settings || typeof settings !== 'object') continue;
+    const read = await readJsonObjectFile(file);
+    if (read.kind !== 'object') continue; // a file that cannot be read stops the session context first
+    const settings = read.value as any;
     const keys = ['enableAllProjectMcpServers', 'enabledMcpjsonServers', 'disabledMcpjsonServers'] as const;
     if (source === 'project') {
       const present = keys.filter((key) => key in settings && key !== 'disabledMcpjsonServers');

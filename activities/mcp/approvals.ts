@@ -6,9 +6,10 @@
  * A file that is not a JSON object is left as it is and the activity fails (nothing is lost).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { McpApprovalDecision, SaveMcpApprovalsInput, SaveMcpApprovalsResult } from '../../common/activity-types';
+import { writeJsonFile } from '../settings';
 
 /**
  * The settings after a decision (pure): `approve` adds the servers to `enabledMcpjsonServers`,
@@ -48,10 +49,6 @@ export async function saveMcpApprovals(input: SaveMcpApprovalsInput): Promise<Sa
     }
     settings = parsed as Record<string, unknown>;
   }
-  const merged = mergeMcpApproval(settings, input.servers, input.decision);
-  await mkdir(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(merged, null, 2)}\n`);
-  await rename(temporary, file);
+  await writeJsonFile(file, mergeMcpApproval(settings, input.servers, input.decision));
   return { file };
 }

@@ -22,6 +22,7 @@ import { type Io, type OptionValues, CONFIG_OPTIONS, configFrom, parse, withChec
 import { connect, warnIfNoWorker } from '../connect';
 import { CONTINUE_OPTIONS, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
 import { promptForPermissions } from './permissions';
+import { checkHeadlessWorkspace } from '../workspace-trust';
 
 /** Options of `ask` only. */
 export const ASK_OPTIONS = {
@@ -196,7 +197,7 @@ export async function askCommand(args: string[], io: Io): Promise<number> {
   checkContinueFlags(values);
   // claude -p: a terminal answers permission requests inline; without one they are denied at once.
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
-  const config = await withCheckedModels({ ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) });
+  const config = await checkHeadlessWorkspace(await withCheckedModels({ ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) }), values, io.err);
   const prompt = await readAskPrompt(positionals, io);
   const { api, taskQueue, close } = await connect();
   const prompting = new AbortController();

@@ -26,6 +26,7 @@ import { CONTINUE_OPTIONS, type ResumeInput, checkContinueFlags, continuedConver
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
 import { describeTaskNotification } from '../task-notification';
+import { checkChatWorkspace } from '../workspace-trust';
 
 export interface ChatOptions {
   api: ConversationClient;
@@ -445,7 +446,9 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
       if (open) conversationId = from;
       else resume = await resumeFrom(api, from);
     }
-    return await chatCommand({ api, taskQueue, conversationId, config, resume, initialPrompt });
+    // Issue 29: a new conversation reads its settings first (one that cannot be read stops it) and asks about trust once.
+    const checked = conversationId === undefined ? await checkChatWorkspace(config, values, { input: process.stdin, output: process.stdout }) : config;
+    return await chatCommand({ api, taskQueue, conversationId, config: checked, resume, initialPrompt });
   } finally {
     await close();
   }

@@ -41,6 +41,9 @@ export const PERMISSION_USAGE = `Permissions (ask, start, chat):
   --disallowed-tools <rules>   deny rules, same syntax
   --add-dir <dir>              another directory the file tools may use (repeatable)
   --setting-sources <list>     which settings apply: user,project,local (default all three)
+  --trust                      trust this folder: its own hooks, MCP servers, allow rules and
+                               directories apply (recorded in ~/.claude.json, as Claude Code's
+                               trust dialog; untrusted, only its deny and ask rules do)
   --dangerously-skip-permissions
                                as --permission-mode bypassPermissions (Claude Code's flag)`;
 

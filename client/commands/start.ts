@@ -10,6 +10,7 @@ import { follow } from '../follow';
 import { UsageError } from '../usage-error';
 import { SESSION_LIMIT_OPTIONS, sessionLimitsFrom } from './ask';
 import { fetchTranscript, transcriptToResume } from './transcript';
+import { checkHeadlessWorkspace } from '../workspace-trust';
 
 export async function startCommand(args: string[], io: Io): Promise<number> {
   const options: OptionSpec = { ...CONFIG_OPTIONS, ...SESSION_LIMIT_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' }, resume: { type: 'string' } };
@@ -21,7 +22,7 @@ export async function startCommand(args: string[], io: Io): Promise<number> {
   const id = values.id as string | undefined;
   const idProblem = id === undefined ? undefined : conversationIdProblem(id);
   if (idProblem) throw new UsageError(`--id: ${idProblem}.`);
-  const config = await withCheckedModels({ ...configFrom(values, false), ...sessionLimitsFrom(values) });
+  const config = await checkHeadlessWorkspace(await withCheckedModels({ ...configFrom(values, false), ...sessionLimitsFrom(values) }), values, io.err);
   const { api, taskQueue, close } = await connect();
   try {
     const resume = resumeFrom ? { fromConversationId: resumeFrom, messages: transcriptToResume(resumeFrom, await fetchTranscript(api, resumeFrom)) } : undefined;

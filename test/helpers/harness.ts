@@ -122,6 +122,8 @@ export async function createHarness(
       // `permissions` was checked by default (issue 17 §8): that default has its own test
       // (permission-boundary.test.ts). Deny rules, protected paths and the sandbox still hold.
       permissions: { mode: 'bypassPermissions' },
+      // Issue 29: the person starting these trusts the workspace (its settings apply); trust.test.ts starts untrusted ones.
+      trusted: true,
       ...overrides,
     }),
     async startWorker(options = {}) {

@@ -2,7 +2,8 @@
  * `durable-agent chat` in a real terminal (tmux) shows hook messages (issue 22 §4): a hook's
  * `systemMessage`, what a hook told the model, and a PreToolUse block, as feed lines.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
@@ -34,7 +35,10 @@ describe('chat shows hook messages', () => {
     await writeFile(path.join(harness.workspace, '.claude', 'settings.json'), JSON.stringify({ hooks }));
     await harness.startWorker();
 
+    // Issue 29: chat asks once whether to trust the folder (its hooks apply only then); the answer is kept in this HOME.
+    const home = await mkdtemp(path.join(os.tmpdir(), 'hooks-chat-home-'));
     const command = [
+      `HOME=${home}`,
       `TEMPORAL_ADDRESS=${harness.address}`,
       `DURABLE_AGENT_TASK_QUEUE=${harness.taskQueue}`,
       process.execPath,
@@ -47,7 +51,12 @@ describe('chat shows hook messages', () => {
       '; echo "[chat exited $?]"; sleep 600',
     ].join(' ');
     const terminal = startTerminal('hooks-chat', command);
+    const question = await eventually(async () => screen(terminal), (text) => text.includes('Answer 1 or 2:'), 90_000);
+    expect(question).toContain(`Do you trust the files in this folder? ${harness.workspace}`);
+    expect(question).toContain('It has settings of its own: 2 hooks from .claude/settings.json.');
+    tmux('send-keys', '-t', terminal, '1', 'Enter');
     await eventually(async () => screen(terminal), ready, 90_000);
+    expect(JSON.parse(await readFile(path.join(home, '.claude.json'), 'utf8'))).toEqual({ projects: { [harness.workspace]: { hasTrustDialogAccepted: true } } });
     tmux('send-keys', '-t', terminal, 'clean the build', 'Enter');
     const shown = await eventually(async () => screen(terminal), (text) => text.includes('The hook stopped me.'), 60_000);
     expect(shown).toContain('[info] Prompt logged by the audit hook');

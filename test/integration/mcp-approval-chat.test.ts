@@ -42,6 +42,7 @@ describe('chat asks about .mcp.json servers', () => {
       process.execPath,
       path.join(REPO_ROOT, 'bin', 'durable-agent.js'),
       'chat',
+      '--trust', // issue 29: the workspace's .mcp.json is considered once it is trusted
       '--cwd',
       h.workspace,
       '--permission-mode',

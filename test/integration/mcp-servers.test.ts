@@ -334,7 +334,7 @@ describe('loadMcpConfig (Claude Code files)', () => {
       await writeFile(path.join(cwd, '.claude', 'settings.json'), JSON.stringify({ enableAllProjectMcpServers: true, disabledMcpjsonServers: ['off'] }));
       await writeFile(path.join(cwd, '.claude', 'settings.local.json'), JSON.stringify({ enabledMcpjsonServers: ['approved'] }));
       await writeFile(path.join(cwd, 'extra.json'), JSON.stringify({ mcpServers: { extra: { type: 'http', url: 'http://y/mcp' } } }));
-      const result = await loadMcpConfig({ cwd, mcpConfig: ['extra.json', '{"mcpServers":{"inline":{"command":"e"}}}'] }, home);
+      const result = await loadMcpConfig({ cwd, trusted: true, mcpConfig: ['extra.json', '{"mcpServers":{"inline":{"command":"e"}}}'] }, home);
       const byName = Object.fromEntries(result.servers.map((server) => [server.name, server]));
       expect(Object.keys(byName).sort()).toEqual(['approved', 'extra', 'here', 'inline', 'mine', 'off', 'waiting']);
       expect(byName.approved).toMatchObject({ scope: 'project', approval: 'approved' });

@@ -4,7 +4,7 @@
  * `awaiting_permission`) for the `decidePermission` update; decisions are exactly once, survive a
  * worker that is down and continue-as-new; `ask` without a terminal denies at once and lists the
  * denials; paths outside the workspace are denied when nobody can approve; a malformed
- * settings.json is a clear warning and loses nothing.
+ * settings.json ends the conversation with its position (issue 29: fail closed).
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
@@ -330,7 +330,7 @@ describe('nobody to approve', () => {
 });
 
 describe('settings files', () => {
-  it('a malformed settings.json is a warning naming the file and position; everything else still loads', async () => {
+  it('a malformed settings.json ends the conversation with the file and position (issue 29: fail closed, never fewer rules)', async () => {
     harness = await createHarness({
       script: [
         { content: [{ type: 'tool_use', id: 'toolu_set_1', name: 'Bash', input: { command: 'touch from-local-rule' } }] },
@@ -340,17 +340,12 @@ describe('settings files', () => {
     await mkdir(path.join(harness.workspace, '.claude'));
     await writeFile(path.join(harness.workspace, '.claude', 'settings.json'), '{\n  "permissions": { "allow": ["Bash"] \n');
     await writeFile(path.join(harness.workspace, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { allow: ['Bash(touch:*)'] } }));
-    await writeFile(path.join(harness.workspace, 'CLAUDE.md'), 'Always answer in haiku.');
     await harness.startWorker();
-    const { conversationId, inputUuid } = await start(harness, 'touch', { permissions: { canApprove: false } });
-    const result = await harness.api.waitForResult(conversationId, inputUuid!);
-
-    expect(result).toMatchObject({ subtype: 'success', result: 'Settings survived.', permission_denials: [] });
-    expect(await exists(path.join(harness.workspace, 'from-local-rule'))).toBe(true); // the local file's rule applies
-    expect(JSON.stringify(harness.model.requests[0].body.messages)).toContain('Always answer in haiku.'); // CLAUDE.md still loaded
-    const { events } = await harness.api.events(conversationId);
-    const warnings = events.flatMap((event) => (event.message.type === 'system' && event.message.level === 'warning' ? [event.message.content] : []));
-    expect(warnings.join('\n')).toMatch(/\.claude\/settings\.json is not valid JSON \(line 3, column 1: .*\); its settings \(permission rules, hooks\) were ignored/);
+    const { conversationId } = await start(harness, 'touch', { permissions: { canApprove: false } });
+    const failure = await harness.client.workflow.getHandle(conversationId).result().catch((error: unknown) => error as { cause?: { type?: string; message?: string } });
+    expect(failure).toMatchObject({ cause: { type: 'InvalidSettings', message: expect.stringMatching(/\.claude\/settings\.json:3:1: not valid JSON/) } });
+    expect(harness.model.requests).toHaveLength(0);
+    expect(await exists(path.join(harness.workspace, 'from-local-rule'))).toBe(false);
   }, 120_000);
 
   it('--setting-sources user refuses the workspace settings (rules and Stop hooks)', async () => {

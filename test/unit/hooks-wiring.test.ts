@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type HookDecision, decideHookOutcome } from '../../common/hooks';
-import { type PermissionContext, decidePermission } from '../../common/permissions';
+import type { PermissionContext } from '../../common/permissions';
 import { toolFacts } from '../../common/tool-facts';
 import { blockedPromptText, preToolUseAction, withPostToolUseFeedback, withSessionStartContext } from '../../workflows/extensions/hooks-decisions';
-import { permissionContextUnderHook, withHookPermission } from '../../workflows/permission-gate';
+import { decideUnderHook } from '../../workflows/permission-gate';
 
 const decision = (over: Partial<HookDecision>): HookDecision => ({ hookName: 'PreToolUse:Bash', blocked: false, preventContinuation: false, additionalContext: [], userMessages: [], ...over });
 const pre = { hook_event_name: 'PreToolUse' as const, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: 't1' };
@@ -47,7 +47,7 @@ describe('a PreToolUse decision meets the permission rules', () => {
   });
   const write = { toolName: 'Write', input: { file_path: '/work/a.txt', content: 'a' } };
   const decide = (ctx: PermissionContext, hook?: { decision: 'allow' | 'ask'; reason?: string }) =>
-    withHookPermission(decidePermission(write, toolFacts({ name: write.toolName, input: write.input }), permissionContextUnderHook(ctx, hook)), ctx.mode, hook);
+    decideUnderHook(write, toolFacts({ name: write.toolName, input: write.input }), ctx, hook);
 
   it('without a hook: a Write asks in default mode', () => {
     expect(decide(context()).behavior).toBe('ask');
@@ -67,7 +67,7 @@ describe('a PreToolUse decision meets the permission rules', () => {
     const protectedWrite = { toolName: 'Write', input: { file_path: '/work/.git/config', content: 'x' } };
     const ctx = context();
     const hook = { decision: 'allow' as const };
-    const decided = withHookPermission(decidePermission(protectedWrite, toolFacts({ name: 'Write', input: protectedWrite.input }), permissionContextUnderHook(ctx, hook)), ctx.mode, hook);
+    const decided = decideUnderHook(protectedWrite, toolFacts({ name: 'Write', input: protectedWrite.input }), ctx, hook);
     expect(decided.behavior).toBe('ask');
   });
 

@@ -124,8 +124,12 @@ describe('hook settings and matchers (Claude Code format)', () => {
     await writeFile(path.join(home, '.claude', 'settings.json'), JSON.stringify({ hooks: { Notification: [{ hooks: [{ type: 'command', command: 'user-notify' }] }] } }));
     await writeFile(path.join(workspace, '.claude', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'project-check' }] }] } }));
     await writeFile(path.join(workspace, '.claude', 'settings.local.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'local-check' }] }], Nope: [] } }));
-    const all = await loadHookSettings({ cwd: workspace }, home);
+    const all = await loadHookSettings({ cwd: workspace, trusted: true }, home);
     expect(all.hooks.PreToolUse?.map((matcher) => matcher.hooks[0].command)).toEqual(['project-check', 'local-check']);
+    // Issue 29: an untrusted workspace's own hooks are not loaded (the user's are).
+    const untrusted = await loadHookSettings({ cwd: workspace }, home);
+    expect(untrusted.hooks.PreToolUse).toBeUndefined();
+    expect(untrusted.hooks.Notification).toHaveLength(1);
     expect(all.hooks.Notification?.[0].hooks[0].command).toBe('user-notify');
     expect(all.warnings).toEqual([expect.stringContaining('settings.local.json: hooks.Nope is not a hook event')]);
     const userOnly = await loadHookSettings({ cwd: workspace, settingSources: ['user'] }, home);

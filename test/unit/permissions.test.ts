@@ -200,7 +200,7 @@ describe('decisions', () => {
 });
 
 describe('settings files', () => {
-  it('merges user, project and local rules by --setting-sources; a malformed file is named with its position and skipped', async () => {
+  it('merges user, project and local rules by --setting-sources; a malformed file is an error naming its file, line and column (issue 29)', async () => {
     const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-settings-'));
     try {
       const home = path.join(root, 'home');
@@ -214,7 +214,7 @@ describe('settings files', () => {
       );
       await writeFile(path.join(cwd, '.claude', 'settings.local.json'), '{\n  "permissions": {\n    "allow": ["Edit"],\n  }\n}');
 
-      const all = await loadSettings(cwd, undefined, home);
+      const all = await loadSettings(cwd, undefined, home, { trusted: true });
       expect(all.permissions.allow).toEqual([{ rule: 'Bash(npm test:*)', source: 'userSettings' }]);
       expect(all.permissions.deny).toEqual([{ rule: 'Read(.env)', source: 'projectSettings' }]);
       expect(all.permissions.defaultMode).toBe('acceptEdits');
@@ -222,8 +222,9 @@ describe('settings files', () => {
       expect(all.permissions.additionalDirectories).toEqual([]);
       expect(all.warnings.join('\n')).toContain('additionalDirectories entry "../shared" ignored: it is outside the workspace');
       expect(all.stopHooks).toHaveLength(1);
-      expect(all.warnings.join('\n')).toContain('permissions.deny[1] ignored: Invalid permission rule "Bash(npm"');
-      expect(all.warnings.join('\n')).toMatch(/settings\.local\.json is not valid JSON \(line 4, column 3/);
+      // Issue 29: a deny rule that cannot be read, and a file that is not JSON, fail closed.
+      expect(all.errors.join('\n')).toContain('permissions.deny[1] cannot be read: Invalid permission rule "Bash(npm"');
+      expect(all.errors.join('\n')).toMatch(/settings\.local\.json:4:3: not valid JSON/);
 
       const userOnly = await loadSettings(cwd, ['user'], home);
       expect(userOnly.stopHooks).toEqual([]); // a user can refuse the workspace's hooks
@@ -245,7 +246,7 @@ describe('settings files', () => {
       await writeFile(path.join(cwd, '.claude', 'settings.json'), projectFile);
       await writeFile(path.join(cwd, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: ['../..'] } }));
 
-      const cloned = await loadSettings(cwd, undefined, home);
+      const cloned = await loadSettings(cwd, undefined, home, { trusted: true });
       expect(cloned.permissions.defaultMode).toBeUndefined();
       expect(cloned.permissions.additionalDirectories).toEqual([path.join(cwd, 'docs')]);
       const warnings = cloned.warnings.join('\n');
@@ -255,7 +256,7 @@ describe('settings files', () => {
 
       // The user's own settings may do both; a project may then repeat a directory the user opened.
       await writeFile(path.join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: [path.join(root, 'shared')] } }));
-      const trusted = await loadSettings(cwd, undefined, home);
+      const trusted = await loadSettings(cwd, undefined, home, { trusted: true });
       expect(trusted.permissions.defaultMode).toBe('bypassPermissions');
       expect(trusted.permissions.additionalDirectories).toEqual([path.join(root, 'shared'), path.join(cwd, 'docs'), path.join(root, 'shared')]);
     } finally {

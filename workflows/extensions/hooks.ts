@@ -6,6 +6,7 @@
  * their own path (workflows/deps/stop-hooks.ts). What a decision does is hooks-decisions.ts.
  */
 import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
+import type { SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import {
   type HookDecision,
@@ -35,6 +36,8 @@ export interface HooksHost {
   readonly toolPermissions: ToolPermissions;
   /** A subagent runs its parent's tool hooks; it has no session of its own (no SessionStart/End, prompts). */
   readonly subagent?: SubagentOrigin;
+  /** Issue 29: the session context, whose recorded trust decides whether the workspace's hooks load. */
+  readonly sessionContext?: SessionContext;
   permissionMode(): string | undefined;
   pushEvent(message: ConversationEvent['message']): void;
 }
@@ -109,6 +112,7 @@ export class SessionHooks implements ToolHooks {
       const loaded = await activities({ ...activityOptions(config).sessionContext, summary: 'Load hook settings' }).loadHookSettings({
         cwd: config.cwd,
         ...(config.settingSources && { settingSources: config.settingSources }),
+        ...(this.host.sessionContext?.workspaceTrust?.trusted && { trusted: true }),
       });
       this.state.settings = loaded.hooks;
       for (const warning of loaded.warnings) this.warn(warning);

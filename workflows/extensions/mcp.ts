@@ -8,7 +8,7 @@
  * Failed servers are warnings in the feed: the conversation goes on without them.
  */
 import { type ActivityOptions, ApplicationFailure, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { LoadMcpConfigResult, McpServerStatus } from '../../common/activity-types';
+import type { LoadMcpConfigResult, McpServerStatus, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
 import { MAX_MCP_RESULT_CHARS, isMcpToolName } from '../../common/mcp-tools';
@@ -50,6 +50,8 @@ export interface McpHost {
   readonly subagent?: unknown;
   /** The permission gate (a tool listed only after its call was checked is checked again). */
   readonly toolPermissions: Pick<ToolPermissions, 'check'>;
+  /** Issue 29: the session context, whose recorded trust decides whether `.mcp.json` servers load. */
+  readonly sessionContext?: SessionContext;
   pushEvent(message: ConversationEvent['message']): void;
   /** The UI's current details, drawn again after a listing (not a command: no history change). */
   refreshDetails?(): void;
@@ -250,6 +252,7 @@ export class McpServers {
         ...(config.settingSources && { settingSources: config.settingSources }),
         ...(config.mcpConfig && { mcpConfig: config.mcpConfig }),
         ...(config.strictMcpConfig && { strictMcpConfig: true }),
+        ...(this.host.sessionContext?.workspaceTrust?.trusted && { trusted: true }),
       });
       for (const warning of loaded.warnings) this.warn(warning);
       return loaded;
