@@ -144,11 +144,6 @@ export async function loadMemoryFiles(cwd: string, options: MemoryFileOptions = 
   return { files, notices };
 }
 
-/** The memory files alone (see {@link loadMemoryFiles}: its notices are dropped here). */
-export async function discoverMemoryFiles(cwd: string, options: MemoryFileOptions = {}): Promise<MemoryFile[]> {
-  return (await loadMemoryFiles(cwd, options)).files;
-}
-
 /**
  * The `@path` imports of a memory file, absolute, in order (Claude Code's rules): `@` at the start
  * or after whitespace, up to the next whitespace (`\ ` for a space), a `#fragment` dropped;

@@ -18,8 +18,10 @@ import { INVALID_SETTINGS_FAILURE, type LoadSessionContextInput, type SessionCon
 import type { AgentDefinition } from '../common/agents';
 import { parseAgentFile } from './agent-files';
 import { readCustomCommands } from './custom-commands';
-import { discoverMemoryFiles, formatMemoryFiles } from './memory-files';
+import { formatMemoryFiles, loadMemoryFiles } from './memory-files';
 import { SETTING_SOURCES } from '../common/permissions';
+import { type RuleWithSource, parsePermissionRule } from '../common/permission-rules';
+import { pathMatchesRule } from '../common/path-rules';
 import { loadSettings } from './settings';
 import { decideWorkspaceTrust, describeIgnoredSettings, settingsIgnoredWithoutTrust, untrustedWorkspaceLine } from './workspace-trust';
 
@@ -45,8 +47,20 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     const ignored = describeIgnoredSettings(await settingsIgnoredWithoutTrust(cwd, sources, home), cwd);
     if (ignored) workspaceTrust.ignored = ignored;
   }
-  const [memoryFiles, git, agents, commands] = await Promise.all([discoverMemoryFiles(cwd), readGitStatus(cwd), readAgents(cwd), readCustomCommands(cwd)]);
-  const warnings = [...(workspaceTrust.ignored ? [untrustedWorkspaceLine(cwd, workspaceTrust.ignored)] : []), ...settings.warnings, ...agents.errors, ...commands.errors];
+  const memoryOptions = {
+    home,
+    workingDirectories: settings.permissions.additionalDirectories,
+    isReadDenied: (realPath: string) => readDeniedBySettings(settings.permissions.deny, realPath, cwd, home),
+  };
+  const [memory, git, agents, commands] = await Promise.all([loadMemoryFiles(cwd, memoryOptions), readGitStatus(cwd), readAgents(cwd), readCustomCommands(cwd)]);
+  const memoryFiles = memory.files;
+  const warnings = [
+    ...(workspaceTrust.ignored ? [untrustedWorkspaceLine(cwd, workspaceTrust.ignored)] : []),
+    ...memory.notices,
+    ...settings.warnings,
+    ...agents.errors,
+    ...commands.errors,
+  ];
   return {
     cwd,
     claudeMd: formatMemoryFiles(memoryFiles),
@@ -64,6 +78,18 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     workspaceTrust,
     ...(settings.alwaysThinkingEnabled !== undefined ? { alwaysThinkingEnabled: settings.alwaysThinkingEnabled } : {}),
   };
+}
+
+/** Whether a `Read(…)` deny rule of the settings covers `realPath` (a memory file is then not read). */
+function readDeniedBySettings(deny: readonly RuleWithSource[], realPath: string, cwd: string, home: string): boolean {
+  return deny.some(({ rule }) => {
+    try {
+      const parsed = parsePermissionRule(rule);
+      return parsed.toolName === 'Read' && parsed.content !== undefined && pathMatchesRule(parsed.content, realPath, { cwd, homeDir: home });
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**

@@ -200,3 +200,23 @@ describe('@import syntax (Claude Code memory docs)', () => {
     expect(memoryImports(text, '/w', '/h')).toEqual(['/w/README.md', '/w/docs/a.md', '/h/notes.md', '/abs/b.md', '/w/my file.md.', '/w/after.md']);
   });
 });
+
+describe('the session context passes the refusal on', () => {
+  it('names a memory file it did not read among the warnings, applies Read deny rules to memory files, and keeps the secret out of the prompt', async () => {
+    const { loadSessionContext } = await import('../../activities/session-context');
+    const { home, workspace, key } = await setUp();
+    await link(key, path.join(workspace, 'CLAUDE.md'));
+    await write(path.join(workspace, 'private', 'notes.md'), 'private canary-2b');
+    await write(path.join(workspace, 'CLAUDE.local.md'), 'see @private/notes.md');
+    await write(path.join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { deny: ['Read(./private/**)'] } }));
+
+    const context = await loadSessionContext({ cwd: workspace }, home);
+    expect(context.claudeMd ?? '').not.toContain('canary');
+    expect(context.warnings).toEqual(
+      expect.arrayContaining([
+        `Memory file not read: ${path.join(workspace, 'CLAUDE.md')} links to a file that is a secret the sandbox hides (${key}).`,
+        expect.stringContaining(`${path.join(workspace, 'private', 'notes.md')}`),
+      ]),
+    );
+  });
+});

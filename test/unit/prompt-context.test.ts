@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readCustomCommands } from '../../activities/custom-commands';
-import { discoverMemoryFiles, formatMemoryFiles, memoryFileCandidates } from '../../activities/memory-files';
+import { formatMemoryFiles, loadMemoryFiles, memoryFileCandidates } from '../../activities/memory-files';
 import { defaultBranch, loadSessionContext, readGitStatus } from '../../activities/session-context';
 import type { SessionContext } from '../../common/activity-types';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '../../workflows/system-prompt';
@@ -47,7 +47,7 @@ describe('CLAUDE.md discovery', () => {
     await write(path.join(cwd, 'CLAUDE.md'), '   \n'); // empty: skipped
     await write(path.join(repo, 'packages', 'web', 'CLAUDE.md'), 'sibling: never read');
 
-    const files = (await discoverMemoryFiles(cwd, { home, managedPath: managed })).filter((file) => file.path.startsWith(root));
+    const files = (await loadMemoryFiles(cwd, { home, managedPath: managed })).files.filter((file) => file.path.startsWith(root));
     expect(files.map((file) => [path.relative(root, file.path), file.type])).toEqual([
       ['etc/CLAUDE.md', 'Managed'],
       ['home/.claude/CLAUDE.md', 'User'],
@@ -80,7 +80,7 @@ describe('CLAUDE.md discovery', () => {
     ]);
     const home = await tempDir();
     await write(path.join(home, '.claude', 'CLAUDE.md'), 'once');
-    const files = await discoverMemoryFiles(path.join(home, 'project'), { home, managedPath: undefined });
+    const files = (await loadMemoryFiles(path.join(home, 'project'), { home, managedPath: undefined })).files;
     expect(files.filter((file) => file.content === 'once')).toEqual([{ path: path.join(home, '.claude', 'CLAUDE.md'), type: 'User', content: 'once' }]);
   });
 });
