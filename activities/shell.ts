@@ -34,16 +34,20 @@ export const SHELL_RUN_MARKER = 'DURABLE_AGENT_SHELL_RUN_ID';
 
 /**
  * The worker's credentials, never passed to tool or hook processes: a command (or a prompt-injected
- * model) could print them into history and model context (issue 12, defect 4). A trailing `*`
- * matches a prefix.
+ * model) could print them into history and model context (issue 12, defect 4), or use them to drive
+ * the worker's own Temporal server (issue 29). A trailing `*` matches a prefix. Every `TEMPORAL_*`
+ * goes (API key, TLS files, gRPC metadata, envconfig file and profile) but the two that only say
+ * where the server is (TEMPORAL_KEPT_VARIABLES); so do the codec server's token and the encryption key.
  */
 export const CREDENTIAL_ENVIRONMENT_VARIABLES = [
   'ANTHROPIC_API_KEY',
   'ANTHROPIC_AUTH_TOKEN',
-  'TEMPORAL_API_KEY',
-  'TEMPORAL_TLS_*',
+  'TEMPORAL_*',
   'DURABLE_AGENT_ENCRYPTION_KEY*',
+  'DURABLE_AGENT_CODEC_TOKEN',
 ] as const;
+/** The Temporal variables a tool process keeps: where the server is, not how to get in. */
+export const TEMPORAL_KEPT_VARIABLES = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE'] as const;
 /** Comma-separated extra names (or prefixes ending in `*`) withheld from tool and hook processes. */
 export const TOOL_ENV_DENYLIST_VARIABLE = 'DURABLE_AGENT_TOOL_ENV_DENYLIST';
 
@@ -55,6 +59,7 @@ export function toolProcessEnvironment(env: NodeJS.ProcessEnv = process.env): Re
     .filter((entry) => entry !== '');
   const denied = [...CREDENTIAL_ENVIRONMENT_VARIABLES, ...configured];
   const isDenied = (name: string) =>
+    !(TEMPORAL_KEPT_VARIABLES as readonly string[]).includes(name) &&
     denied.some((entry) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry));
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
@@ -73,8 +78,10 @@ export interface SandboxLaunch {
   forwarder?: { node: string; script: string };
   /** Call when the command has ended (stops the proxy). */
   release?: () => Promise<void>;
-  /** Hosts the proxy refused, filled in as the command runs. */
-  refusedHosts?: string[];
+  /** Requests the allowed-domains proxy refused, filled in as the command runs. */
+  refusedRequests?: Array<{ target: string; reason: string }>;
+  /** The sandbox has no network at all (no allowedDomains). */
+  networkOff?: boolean;
 }
 
 export interface ShellOptions {
