@@ -22,7 +22,8 @@
  * background command and hook starts this way (activities/shell.ts runs it).
  */
 import { execFile, spawn } from 'node:child_process';
-import { access, constants, lstat, mkdir, mkdtemp, readFile, realpath, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { access, constants, lstat, mkdir, mkdtemp, readFile, realpath, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { anchorPathRule } from '../common/path-rules';
@@ -461,8 +462,10 @@ export async function sandboxPlan(options: {
     if (underWritable(candidate)) readOnly.push(candidate);
   };
   const homeReal = (await real(options.home)) ?? options.home;
-  for (const root of writable) for (const entry of PROTECTED_WORKSPACE_PATHS) await protect(path.join(root, entry.name), entry.kind);
-  if (underWritable(homeReal)) for (const entry of PROTECTED_HOME_PATHS) await protect(path.join(homeReal, entry.name), entry.kind);
+  await Promise.all([
+    ...writable.flatMap((root) => PROTECTED_WORKSPACE_PATHS.map((entry) => protect(path.join(root, entry.name), entry.kind))),
+    ...(underWritable(homeReal) ? PROTECTED_HOME_PATHS.map((entry) => protect(path.join(homeReal, entry.name), entry.kind)) : []),
+  ]);
   for (const candidate of options.denyWrite ?? []) {
     const resolved = await real(candidate);
     if (resolved && underWritable(resolved)) readOnly.push(resolved);
@@ -480,12 +483,16 @@ export async function sandboxPlan(options: {
     if (writable.includes(resolved)) return;
     (info.isDirectory() ? hiddenDirectories : hiddenFiles).push(resolved);
   };
-  for (const relative of HIDDEN_HOME_PATHS) await hide(path.join(options.home, relative));
-  for (const socket of HIDDEN_SOCKETS) await hide(socket);
-  await hide(options.env.SSH_AUTH_SOCK);
-  for (const secret of secretPaths(options.env)) await hide(secret);
-  await hide(options.stateDir);
-  for (const entry of options.denyRead ?? []) await hide(entry);
+  await Promise.all(
+    [
+      ...HIDDEN_HOME_PATHS.map((relative) => path.join(options.home, relative)),
+      ...HIDDEN_SOCKETS,
+      options.env.SSH_AUTH_SOCK,
+      ...secretPaths(options.env),
+      options.stateDir,
+      ...(options.denyRead ?? []),
+    ].map(hide),
+  );
 
   // The model is told where an oversized result was saved; it may grep it with Bash.
   const reexposed: string[] = [];
@@ -507,14 +514,20 @@ export async function sandboxPlan(options: {
   };
 }
 
-/** Placeholders this worker made, per path: how many running commands use it, and the parent directories it had to make. */
-const placeholders = new Map<string, { users: number; kind: PlaceholderKind; madeParents: string[] }>();
+/**
+ * Placeholders in use by this worker's running commands, per path: how many use it, and whether
+ * this worker made it (then the parent directories it had to make too) or found it made.
+ */
+const placeholders = new Map<string, { users: number; kind: PlaceholderKind; made: Promise<{ parents: string[] } | undefined> }>();
+/** Placeholders being removed: a command that needs the same path again waits for that first. */
+const removals = new Map<string, Promise<void>>();
 
 /**
  * Makes an empty placeholder (file or directory) for each absent protected path, so it can be
- * mounted read-only and nothing can be created there; the returned function takes this command's
- * share back and removes each placeholder once no running command (background ones included) uses
- * it and it is still an empty placeholder. A path someone else created meanwhile is left alone.
+ * mounted read-only and nothing can be created there; `release` takes this command's share back
+ * and removes each placeholder once no running command (background ones included) uses it and it
+ * is still an empty placeholder. A path someone else made meanwhile is left alone. Registered
+ * before the first await, so concurrent commands share one placeholder rather than race for it.
  */
 export async function acquirePlaceholders(
   entries: ReadonlyArray<{ path: string; kind: PlaceholderKind }>,
@@ -522,43 +535,65 @@ export async function acquirePlaceholders(
 ): Promise<{ release: () => Promise<void>; gitExcludes?: string }> {
   const held: string[] = [];
   for (const entry of entries) {
-    const existing = placeholders.get(entry.path);
-    if (existing) {
-      existing.users++;
-      held.push(entry.path);
-      continue;
+    let placeholder = placeholders.get(entry.path);
+    if (!placeholder) {
+      placeholder = { users: 0, kind: entry.kind, made: makePlaceholder(entry) };
+      placeholders.set(entry.path, placeholder);
     }
-    const madeParents: string[] = [];
-    for (let parent = path.dirname(entry.path); !(await lstat(parent).then(() => true, () => false)); parent = path.dirname(parent)) madeParents.unshift(parent);
-    try {
-      for (const parent of madeParents) await mkdir(parent);
-      if (entry.kind === 'directory') await mkdir(entry.path);
-      else await writeFile(entry.path, '', { flag: 'wx' });
-    } catch (error) {
-      // Made by someone else meanwhile: it exists, and is mounted read-only as it is.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      continue;
-    }
-    placeholders.set(entry.path, { users: 1, kind: entry.kind, madeParents });
+    placeholder.users++;
     held.push(entry.path);
   }
-  // Empty placeholder files would show as untracked in every `git status` inside: git ignores them there.
-  const files = entries.filter((entry) => entry.kind === 'file').map((entry) => path.basename(entry.path));
-  const gitExcludes = files.length > 0 ? await writeGitExcludes(files, env) : undefined;
   let released = false;
   const release = async () => {
     if (released) return;
     released = true;
-    if (gitExcludes) await rm(path.dirname(gitExcludes), { recursive: true, force: true });
-    for (const entry of held) {
-      const placeholder = placeholders.get(entry);
-      if (!placeholder || --placeholder.users > 0) continue;
-      placeholders.delete(entry);
-      await removeIfEmpty(entry, placeholder.kind);
-      for (const parent of [...placeholder.madeParents].reverse()) await rmdir(parent).catch(() => undefined);
-    }
+    await Promise.all(
+      held.map(async (entry) => {
+        const placeholder = placeholders.get(entry)!;
+        if (--placeholder.users > 0) return;
+        placeholders.delete(entry);
+        const removal = removePlaceholder(entry, placeholder.kind, placeholder.made);
+        removals.set(entry, removal);
+        await removal.finally(() => removals.get(entry) === removal && removals.delete(entry));
+      }),
+    );
   };
+  try {
+    await Promise.all(held.map((entry) => placeholders.get(entry)!.made));
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  // Empty placeholder files would show as untracked in every `git status` inside: git ignores them there.
+  const files = entries.filter((entry) => entry.kind === 'file').map((entry) => path.basename(entry.path));
+  const gitExcludes = files.length > 0 ? await gitExcludesFile(files, env) : undefined;
   return { release, gitExcludes };
+}
+
+/** Makes one placeholder (after any removal of the same path in flight); undefined when it was there already. */
+async function makePlaceholder(entry: { path: string; kind: PlaceholderKind }): Promise<{ parents: string[] } | undefined> {
+  await removals.get(entry.path);
+  const parents: string[] = [];
+  for (let parent = path.dirname(entry.path); !(await lstat(parent).then(() => true, () => false)); parent = path.dirname(parent)) parents.unshift(parent);
+  try {
+    for (const parent of parents) await mkdir(parent);
+    if (entry.kind === 'directory') await mkdir(entry.path);
+    else await writeFile(entry.path, '', { flag: 'wx' });
+    return { parents };
+  } catch (error) {
+    // Made by someone else meanwhile: it exists, and is mounted read-only as it is.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw error;
+  }
+}
+
+async function removePlaceholder(entry: string, kind: PlaceholderKind, made: Promise<{ parents: string[] } | undefined>): Promise<void> {
+  const mine = await made.catch(() => undefined);
+  if (!mine) return;
+  const info = await lstat(entry).catch(() => undefined);
+  if (info && kind === 'directory' && info.isDirectory()) await rmdir(entry).catch(() => undefined);
+  else if (info && kind === 'file' && info.isFile() && info.size === 0) await unlink(entry).catch(() => undefined);
+  for (const parent of [...mine.parents].reverse()) await rmdir(parent).catch(() => undefined);
 }
 
 let userExcludesFile: Promise<string> | undefined;
@@ -578,19 +613,29 @@ function userGitExcludesFile(env: NodeJS.ProcessEnv): Promise<string> {
   return userExcludesFile;
 }
 
-async function writeGitExcludes(names: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const own = await readFile(await userGitExcludesFile(env), 'utf8').catch(() => '');
-  const directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-git-excludes-'));
-  const file = path.join(directory, 'ignore');
-  await writeFile(file, `${own}${own === '' || own.endsWith('\n') ? '' : '\n'}# durable-agent sandbox: empty read-only placeholders\n${names.join('\n')}\n`);
-  return file;
-}
+/** This worker's ignore files, one per set of placeholder names (a handful at most), made once and removed when it exits. */
+const excludesFiles = new Map<string, Promise<string>>();
+let excludesDirectory: string | undefined;
 
-async function removeIfEmpty(entry: string, kind: PlaceholderKind): Promise<void> {
-  const info = await lstat(entry).catch(() => undefined);
-  if (!info) return;
-  if (kind === 'directory' && info.isDirectory()) await rmdir(entry).catch(() => undefined);
-  else if (kind === 'file' && info.isFile() && info.size === 0) await unlink(entry).catch(() => undefined);
+function gitExcludesFile(names: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const key = [...names].sort().join('\n');
+  let file = excludesFiles.get(key);
+  if (!file) {
+    file = (async () => {
+      const own = await readFile(await userGitExcludesFile(env), 'utf8').catch(() => '');
+      if (!excludesDirectory) {
+        excludesDirectory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-git-excludes-'));
+        const directory = excludesDirectory;
+        process.once('exit', () => rmSync(directory, { recursive: true, force: true }));
+      }
+      const target = path.join(excludesDirectory, `ignore-${excludesFiles.size}`);
+      await writeFile(target, `${own}${own === '' || own.endsWith('\n') ? '' : '\n'}# durable-agent sandbox: empty read-only placeholders\n${key}\n`);
+      return target;
+    })();
+    excludesFiles.set(key, file);
+    file.catch(() => excludesFiles.delete(key));
+  }
+  return file;
 }
 
 /** How many placeholders this worker holds (tests: none is left behind). */
