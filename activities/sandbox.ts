@@ -32,7 +32,7 @@ import type { SettingSource } from '../common/permissions';
 import { DEFAULT_DB_FILENAME } from '../infra/dev-server';
 import { temporalCacheRoot } from '../infra/temporal-cli';
 import { FORWARDER_SCRIPT, PROXY_MOUNT, startDomainProxy } from './sandbox-network';
-import { type SandboxLaunch, runShellCommand } from './shell';
+import { SANDBOX_EXEC_WITH_FORWARDER, type SandboxLaunch, runShellCommand } from './shell';
 import { isExcludedCommand, isInside, loadSandboxSettings } from './sandbox-settings';
 import { workspaceStateDir } from './tool-journal';
 
@@ -243,7 +243,12 @@ async function probe(env: NodeJS.ProcessEnv): Promise<SandboxAvailability> {
   return { available: false, bwrap, reason: `bubblewrap (${bwrap}) cannot start a sandbox here: ${why} (are unprivileged user namespaces disabled?)` };
 }
 
-async function findOnPath(program: string, searchPath: string): Promise<string | undefined> {
+/** The executable `program` names (a path, or a name on `searchPath`), or undefined. */
+export async function findOnPath(program: string, searchPath: string, cwd = '/'): Promise<string | undefined> {
+  if (program.includes('/')) {
+    const candidate = path.resolve(cwd, program);
+    return (await access(candidate, constants.X_OK).then(() => true, () => false)) ? candidate : undefined;
+  }
   for (const directory of searchPath.split(':').filter(Boolean)) {
     const candidate = path.join(directory, program);
     if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
@@ -448,7 +453,8 @@ export async function sandboxPlan(options: {
   const unpinnable: string[] = [];
   const protect = async (candidate: string, kind: PlaceholderKind) => {
     const info = await lstat(candidate).catch(() => undefined);
-    if (!info) {
+    // This worker's own placeholder (or one being removed) is held like an absent path, so it stays while the command runs.
+    if (!info || isPlaceholder(candidate)) {
       // Absent: a placeholder keeps the name (its parent inside a writable root, or nothing could create it).
       if (underWritable(candidate)) absent.push({ path: candidate, kind });
       return;
@@ -521,6 +527,10 @@ export async function sandboxPlan(options: {
 const placeholders = new Map<string, { users: number; kind: PlaceholderKind; made: Promise<{ parents: string[] } | undefined> }>();
 /** Placeholders being removed: a command that needs the same path again waits for that first. */
 const removals = new Map<string, Promise<void>>();
+
+function isPlaceholder(entry: string): boolean {
+  return placeholders.has(entry) || removals.has(entry);
+}
 
 /**
  * Makes an empty placeholder (file or directory) for each absent protected path, so it can be
@@ -655,6 +665,15 @@ function unique(entries: readonly string[]): string[] {
 function uniqueBy<T>(entries: readonly T[], key: (entry: T) => string): T[] {
   const seen = new Set<string>();
   return entries.filter((entry) => !seen.has(key(entry)) && seen.add(key(entry)) !== undefined);
+}
+
+/**
+ * `program args…` as a sandboxed argv (no shell in between: a stdio MCP server): bwrap's arguments,
+ * then the program; with the allowed-domains proxy, a small shell that starts its forwarder first.
+ */
+export function sandboxedArgv(launch: SandboxLaunch, program: string, args: readonly string[]): [string, string[]] {
+  if (!launch.forwarder) return [launch.program, [...launch.args, program, ...args]];
+  return [launch.program, [...launch.args, 'bash', '-c', SANDBOX_EXEC_WITH_FORWARDER, 'durable-agent-sandbox', launch.forwarder.node, launch.forwarder.script, program, ...args]];
 }
 
 /** What a command prints when it found no network (curl, git, npm, pip, Node, Python). */

@@ -108,17 +108,26 @@ const SANDBOX_SHELL =
   'bash -c "$1" 3>&-; status=$?; ' +
   'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$) ;; *) printf left >&3; break ;; esac; done; ' +
   'exit $status';
+/** Waits (up to 5 s) until the allowed-domains proxy's forwarder listens inside the sandbox. */
+const WAIT_FOR_FORWARDER =
+  'for ((attempt = 0; attempt < 500; attempt++)); do ' +
+  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ';
 /**
  * The same, first starting the allowed-domains proxy's forwarder (`$2 -e $3`, activities/
  * sandbox-network.ts) and waiting until it listens; it is not a leftover of the command.
  */
 const SANDBOX_SHELL_WITH_FORWARDER =
   '"$2" -e "$3" 3>&- < /dev/null > /dev/null 2>&1 & forwarder=$!; ' +
-  'for ((attempt = 0; attempt < 500; attempt++)); do ' +
-  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ' +
+  WAIT_FOR_FORWARDER +
   'bash -c "$1" 3>&-; status=$?; ' +
   'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$|$forwarder) ;; *) printf left >&3; break ;; esac; done; ' +
   'exit $status';
+
+/**
+ * The forwarder's start, then `exec` of the program and its arguments (`$3…`) in place of the
+ * shell: for a long-running program that is not a shell command (a stdio MCP server).
+ */
+export const SANDBOX_EXEC_WITH_FORWARDER = '"$1" -e "$2" < /dev/null > /dev/null 2>&1 & ' + WAIT_FOR_FORWARDER + 'shift 2; exec "$@"';
 
 export interface ShellRun {
   /** Set when the shell could not be started. */
