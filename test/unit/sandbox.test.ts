@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { RunStopHooksResult } from '../../common/activity-types';
 import {
   GIT_EXCLUDES_MOUNT,
+  acquirePlaceholders,
   bwrapArguments,
   decideSandbox,
   execFileInSandbox,
@@ -720,6 +721,26 @@ describe('sandbox settings (pure)', () => {
       await symlink(path.join(root, 'elsewhere'), path.join(ws, '.claude'));
       const decision = await decideSandbox({ cwd: ws, home: path.join(root, 'home'), stateDir: path.join(root, 'state') });
       expect(decision.refusal).toMatch(/\.claude is a symbolic link, which the sandbox cannot keep a command from replacing/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it("a placeholder this worker holds counts as absent in the next plan, so that command holds it too (a release cannot pull it from under its start)", async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-plan-'));
+    try {
+      const options = { cwd: root, writable: [root], home: path.join(root, 'home'), stateDir: path.join(root, 'state'), env: {} };
+      const first = await sandboxPlan(options);
+      const held = await acquirePlaceholders(first.absent);
+      expect(existsSync(path.join(root, '.vscode'))).toBe(true);
+      const second = await sandboxPlan(options);
+      expect(second.absent.map((entry) => entry.path).sort()).toEqual(first.absent.map((entry) => entry.path).sort());
+      expect(second.readOnly).toEqual([]);
+      const alsoHeld = await acquirePlaceholders(second.absent);
+      await held.release();
+      expect(existsSync(path.join(root, '.vscode'))).toBe(true);
+      await alsoHeld.release();
+      expect(readdirSync(root)).toEqual([]);
     } finally {
       await rm(root, { recursive: true, force: true });
     }
