@@ -31,6 +31,7 @@ import { domainAllowed, isHostLocalAddress, normalizeHost, resolveTarget } from 
 import { DEFAULT_DB_FILENAME } from '../../infra/dev-server';
 import { temporalCacheRoot } from '../../infra/temporal-cli';
 import { isExcludedCommand, mergeSandboxSettings } from '../../activities/sandbox-settings';
+import { startBackgroundCommand, superviseBackgroundCommand } from '../../activities/background/background-command';
 import { runStopHooks } from '../../activities/stop-hooks';
 import { executeTool, type ToolExecutionContext } from '../../activities/tools';
 
@@ -308,6 +309,20 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     for (const name of names) expect(existsSync(path.join(workspace, name)), `${name} while the long command runs`).toBe(true);
     expect((await long).content.split('\n').sort()).toEqual([...names].sort());
     for (const name of names) expect(existsSync(path.join(workspace, name)), `${name} after`).toBe(false);
+    expect(readdirSync(workspace)).toEqual([]);
+    expect(heldPlaceholders()).toEqual([]);
+  }, 30_000);
+
+  it('a background command holds its placeholders until it ends, whatever foreground commands come and go', async () => {
+    const task = { conversationId: 'conversation-sandbox', taskId: `placeholders-${caseNumber}`, cwd: workspace };
+    const started = await startBackgroundCommand({ stateDir }, { ...task, command: 'sleep 1.5; echo "use flake" > .envrc || echo refused' });
+    expect(started.refusal).toBeUndefined();
+    expect(existsSync(path.join(workspace, '.envrc'))).toBe(true);
+    expect((await bash('echo x > .envrc; ls -A .envrc')).content).toMatch(/Read-only file system/);
+    expect(existsSync(path.join(workspace, '.envrc'))).toBe(true);
+    const outcome = await superviseBackgroundCommand({ stateDir }, task, { pollMs: 50 });
+    expect(outcome).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect(await readFile(started.outputPath, 'utf8')).toMatch(/Read-only file system\n?refused/);
     expect(readdirSync(workspace)).toEqual([]);
     expect(heldPlaceholders()).toEqual([]);
   }, 30_000);
