@@ -269,6 +269,8 @@ export interface SandboxRequest {
   dangerouslyDisableSandbox?: boolean;
   /** The worker's state directory (hidden but for this workspace's persisted results). */
   stateDir?: string;
+  /** No network whatever the settings allow (the worker's own programs: no proxy to start). */
+  noNetwork?: boolean;
   /** `Read(…)` deny rules' contents (ToolAccess.readDeny): hidden in the sandbox too, where a path names them. */
   readDenyRules?: readonly string[];
   home?: string;
@@ -371,7 +373,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
   const readOnly = [...plan.readOnly, ...plan.absent.map((entry) => entry.path)];
   const gitExcludes = placeholders.gitExcludes;
   const gitEnvironment = sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined);
-  if (settings.allowedDomains.length > 0) {
+  if (settings.allowedDomains.length > 0 && !request.noNetwork) {
     // Only these domains, through a proxy outside the sandbox (sandbox-network.ts).
     const proxy = await startDomainProxy(settings.allowedDomains, env).catch(async (error: unknown) => {
       await releasePlaceholders();
@@ -732,7 +734,7 @@ export async function execFileInSandbox(
   args: readonly string[],
   options: { cwd: string; timeoutMs?: number; stateDir?: string; signal?: AbortSignal },
 ): Promise<string> {
-  const decision = await decideSandbox({ cwd: options.cwd, stateDir: options.stateDir, config: { network: { allowedDomains: [] } } });
+  const decision = await decideSandbox({ cwd: options.cwd, stateDir: options.stateDir, noNetwork: true });
   if (decision.refusal) throw new Error(decision.refusal);
   const run = await runShellCommand({
     command: [file, ...args].map(shellQuote).join(' '),
