@@ -370,7 +370,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
   // Absent protected paths get placeholders for as long as the command runs (released with it).
   const placeholders = await acquirePlaceholders(plan.absent, env);
   const releasePlaceholders = placeholders.release;
-  const readOnly = [...plan.readOnly, ...plan.absent.map((entry) => entry.path)];
+  const readOnly = [...plan.readOnly, ...placeholders.mounted];
   const gitExcludes = placeholders.gitExcludes;
   const gitEnvironment = sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined);
   if (settings.allowedDomains.length > 0 && !request.noNetwork) {
@@ -526,7 +526,10 @@ export async function sandboxPlan(options: {
  * Placeholders in use by this worker's running commands, per path: how many use it, and whether
  * this worker made it (then the parent directories it had to make too) or found it made.
  */
-const placeholders = new Map<string, { users: number; kind: PlaceholderKind; made: Promise<{ parents: string[] } | undefined> }>();
+const placeholders = new Map<string, { users: number; kind: PlaceholderKind; made: Promise<PlaceholderOutcome> }>();
+
+/** Made by this worker (with the parent directories it had to make), found made by someone else, or impossible to make here (nor by a command). */
+type PlaceholderOutcome = { parents: string[] } | 'existing' | 'impossible';
 /** Placeholders being removed: a command that needs the same path again waits for that first. */
 const removals = new Map<string, Promise<void>>();
 
@@ -544,7 +547,7 @@ function isPlaceholder(entry: string): boolean {
 export async function acquirePlaceholders(
   entries: ReadonlyArray<{ path: string; kind: PlaceholderKind }>,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ release: () => Promise<void>; gitExcludes?: string }> {
+): Promise<{ release: () => Promise<void>; mounted: string[]; gitExcludes?: string }> {
   const held: string[] = [];
   for (const entry of entries) {
     let placeholder = placeholders.get(entry.path);
@@ -570,38 +573,40 @@ export async function acquirePlaceholders(
       }),
     );
   };
-  try {
-    await Promise.all(held.map((entry) => placeholders.get(entry)!.made));
-  } catch (error) {
-    await release();
-    throw error;
-  }
+  const outcomes = await Promise.all(held.map((entry) => placeholders.get(entry)!.made));
+  // What cannot be made here (a root that is a file, a read-only file system) cannot be made by the command either: nothing to mount.
+  const mounted = held.filter((_, index) => outcomes[index] !== 'impossible');
   // Empty placeholder files would show as untracked in every `git status` inside: git ignores them there.
-  const files = entries.filter((entry) => entry.kind === 'file').map((entry) => path.basename(entry.path));
+  const files = entries.filter((entry) => entry.kind === 'file' && mounted.includes(entry.path)).map((entry) => path.basename(entry.path));
   const gitExcludes = files.length > 0 ? await gitExcludesFile(files, env) : undefined;
-  return { release, gitExcludes };
+  return { release, mounted, gitExcludes };
 }
 
-/** Makes one placeholder (after any removal of the same path in flight); undefined when it was there already. */
-async function makePlaceholder(entry: { path: string; kind: PlaceholderKind }): Promise<{ parents: string[] } | undefined> {
+/** Makes one placeholder, after any removal of the same path in flight. */
+async function makePlaceholder(entry: { path: string; kind: PlaceholderKind }): Promise<PlaceholderOutcome> {
   await removals.get(entry.path);
   const parents: string[] = [];
   for (let parent = path.dirname(entry.path); !(await lstat(parent).then(() => true, () => false)); parent = path.dirname(parent)) parents.unshift(parent);
+  const made: string[] = [];
   try {
-    for (const parent of parents) await mkdir(parent);
+    for (const parent of parents) {
+      await mkdir(parent);
+      made.push(parent);
+    }
     if (entry.kind === 'directory') await mkdir(entry.path);
     else await writeFile(entry.path, '', { flag: 'wx' });
     return { parents };
   } catch (error) {
+    for (const parent of made.reverse()) await rmdir(parent).catch(() => undefined);
     // Made by someone else meanwhile: it exists, and is mounted read-only as it is.
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'existing';
+    return 'impossible';
   }
 }
 
-async function removePlaceholder(entry: string, kind: PlaceholderKind, made: Promise<{ parents: string[] } | undefined>): Promise<void> {
-  const mine = await made.catch(() => undefined);
-  if (!mine) return;
+async function removePlaceholder(entry: string, kind: PlaceholderKind, made: Promise<PlaceholderOutcome>): Promise<void> {
+  const mine = await made;
+  if (typeof mine === 'string') return;
   const info = await lstat(entry).catch(() => undefined);
   if (info && kind === 'directory' && info.isDirectory()) await rmdir(entry).catch(() => undefined);
   else if (info && kind === 'file' && info.isFile() && info.size === 0) await unlink(entry).catch(() => undefined);

@@ -433,6 +433,13 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     expect(result.content).toMatch(/cannot use bare repository/);
     expect(existsSync(canary)).toBe(false);
   });
+  it('a writable root that is a file (where nothing can be made) still runs, with nothing to protect under it', async () => {
+    const file = path.join(outside, 'history.txt');
+    await writeFile(file, 'old\n');
+    expect(await bash(`echo new >> ${file} && cat ${file}`, { additionalDirectories: [file] })).toEqual({ isError: false, content: 'old\nnew' });
+    expect(heldPlaceholders()).toEqual([]);
+  });
+
   it('extra working directories are writable, others are not', async () => {
     const extra = path.join(outside, 'extra');
     await mkdir(extra);
