@@ -407,6 +407,14 @@ async function real(entry: string): Promise<string | undefined> {
   return realpath(entry).catch(() => undefined);
 }
 
+/** The real path of the nearest existing ancestor of `entry` (itself included), with the rest joined on. */
+async function realAncestor(entry: string): Promise<string> {
+  const resolved = await real(entry);
+  if (resolved) return resolved;
+  const parent = path.dirname(entry);
+  return parent === entry ? entry : path.join(await realAncestor(parent), path.basename(entry));
+}
+
 export type PlaceholderKind = 'file' | 'directory';
 
 /** A resolved plan, and what it needs before it can start. */
@@ -457,8 +465,8 @@ export async function sandboxPlan(options: {
     const info = await lstat(candidate).catch(() => undefined);
     // This worker's own placeholder (or one being removed) is held like an absent path, so it stays while the command runs.
     if (!info || isPlaceholder(candidate)) {
-      // Absent: a placeholder keeps the name (its parent inside a writable root, or nothing could create it).
-      if (underWritable(candidate)) absent.push({ path: candidate, kind });
+      // Absent: a placeholder keeps the name, where a command could create it (a parent that leads out through a link is read-only there).
+      if (underWritable(candidate) && underWritable(await realAncestor(path.dirname(candidate)))) absent.push({ path: candidate, kind });
       return;
     }
     if (info.isSymbolicLink()) {

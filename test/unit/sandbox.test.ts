@@ -740,6 +740,15 @@ describe('sandbox settings (pure)', () => {
       expect(absent).not.toContain('file:extra/.mcp.json');
       expect(plan.unpinnable).toEqual([]);
 
+      // A writable home whose .config leads out: nothing is made through the link.
+      const home = path.join(root, 'home');
+      await mkdir(path.join(root, 'outside-config'), { recursive: true });
+      await mkdir(home);
+      await symlink(path.join(root, 'outside-config'), path.join(home, '.config'));
+      const homePlan = await sandboxPlan({ cwd: home, writable: [home], home, stateDir: path.join(root, 'state'), env: {} });
+      expect(homePlan.absent.map((entry) => path.relative(home, entry.path))).toEqual(expect.arrayContaining(['.bashrc', '.gitconfig']));
+      expect(homePlan.absent.map((entry) => entry.path)).not.toContain(path.join(home, '.config', 'git'));
+
       await symlink(path.join(root, 'elsewhere'), path.join(ws, '.claude'));
       const decision = await decideSandbox({ cwd: ws, home: path.join(root, 'home'), stateDir: path.join(root, 'state') });
       expect(decision.refusal).toMatch(/\.claude is a symbolic link, which the sandbox cannot keep a command from replacing/);
