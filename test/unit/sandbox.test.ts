@@ -58,11 +58,27 @@ beforeAll(async () => {
   process.env.ANTHROPIC_API_KEY = FAKE_API_KEY;
 });
 
-afterAll(async () => {
-  for (const [name, value] of Object.entries(saved)) {
+/** Puts `saved` values back into process.env (undefined: removed). */
+function restoreEnvironment(values: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(values)) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
+}
+
+/** Runs `body` with these variables set in process.env, then restores them. */
+async function withEnvironment(values: Record<string, string>, body: () => Promise<void>): Promise<void> {
+  const previous = Object.fromEntries(Object.keys(values).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, values);
+  try {
+    await body();
+  } finally {
+    restoreEnvironment(previous);
+  }
+}
+
+afterAll(async () => {
+  restoreEnvironment(saved);
   await rm(base, { recursive: true, force: true });
 });
 
@@ -367,21 +383,14 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
       DURABLE_AGENT_ENCRYPTION_KEY: 'encryption-key-canary',
     };
     const kept = { TEMPORAL_ADDRESS: '127.0.0.1:7233', TEMPORAL_NAMESPACE: 'default' };
-    const saved = Object.fromEntries(Object.keys({ ...secrets, ...kept }).map((name) => [name, process.env[name]]));
-    Object.assign(process.env, secrets, kept);
-    try {
+    await withEnvironment({ ...secrets, ...kept }, async () => {
       const result = await bash('env', {}, { dangerouslyDisableSandbox: false });
       for (const value of Object.values(secrets)) expect(result.content).not.toContain(value);
       expect(result.content).toContain('TEMPORAL_ADDRESS=127.0.0.1:7233');
       expect(result.content).toContain('TEMPORAL_NAMESPACE=default');
       const unsandboxed = await bash('env', {}, { dangerouslyDisableSandbox: true });
       for (const value of Object.values(secrets)) expect(unsandboxed.content).not.toContain(value);
-    } finally {
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
-    }
+    });
   });
 
   it('the Temporal envconfig profile, TLS files, ~/.claude.json, the key file and the dev server database are hidden', async () => {
@@ -389,13 +398,8 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     await writeFile(path.join(home, '.config', 'temporalio', 'temporal.toml'), 'api_key = "envconfig-canary"\n');
     await writeFile(path.join(home, '.claude.json'), '{"projects":{"trust-canary":{}}}');
     const files = { TEMPORAL_CONFIG_FILE: 'config-file-canary', TEMPORAL_TLS_CLIENT_KEY_PATH: 'tls-file-canary', DURABLE_AGENT_ENCRYPTION_KEY_FILE: 'key-file-canary' };
-    const saved = Object.fromEntries(Object.keys(files).map((name) => [name, process.env[name]]));
-    for (const [name, canary] of Object.entries(files)) {
-      const file = path.join(outside, `${name}.txt`);
-      await writeFile(file, `${canary}\n`);
-      process.env[name] = file;
-    }
-    try {
+    for (const [name, canary] of Object.entries(files)) await writeFile(path.join(outside, `${name}.txt`), `${canary}\n`);
+    await withEnvironment(Object.fromEntries(Object.keys(files).map((name) => [name, path.join(outside, `${name}.txt`)])), async () => {
       const read = `cat ~/.config/temporalio/temporal.toml ~/.claude.json ${Object.keys(files).map((name) => path.join(outside, `${name}.txt`)).join(' ')}; echo done`;
       const result = await bash(read);
       expect(result.content).toContain('done');
@@ -407,12 +411,7 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
       for (const entry of [path.dirname(DEFAULT_DB_FILENAME), temporalCacheRoot()].filter((entry) => existsSync(entry))) {
         expect([...plan.hiddenDirectories, ...plan.hiddenFiles]).toContain(realpathSync(entry));
       }
-    } finally {
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
-    }
+    });
   });
 
   it("a bare repository made of plain files in a subfolder is not used: its config's textconv does not run", async () => {
