@@ -19,7 +19,8 @@
  *   capabilities; an ordinary user inside when the worker runs as root and the host allows it.
  *   (Not an IPC namespace: it doubles bwrap's start-up time for little — SysV IPC holds no secrets here.)
  * git inside runs with its repository config neutralised (SANDBOX_GIT_CONFIG). Every Bash command,
- * background command and hook starts this way (activities/shell.ts runs it).
+ * background command and hook starts this way (activities/shell.ts runs it), and a project's stdio
+ * MCP servers (activities/mcp/connections.ts, `sandboxedArgv`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -727,7 +728,7 @@ export async function sandboxStatusLine(env: NodeJS.ProcessEnv = process.env): P
   }
   const available = await sandboxAvailability(env);
   return available.available
-    ? `durable-agent worker: Bash sandbox active (bubblewrap at ${available.bwrap}): commands and Stop hooks run in it unless the settings turn it off`
+    ? `durable-agent worker: Bash sandbox active (bubblewrap at ${available.bwrap}${available.user ? `, as uid ${available.user.uid}` : ''}): commands, hooks and project MCP servers run in it, with no network but sandbox.network.allowedDomains, unless the settings turn it off`
     : `durable-agent worker: Bash sandbox UNAVAILABLE: ${available.reason}; commands run unsandboxed unless sandbox.failIfUnavailable is set`;
 }
 
