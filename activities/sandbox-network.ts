@@ -19,43 +19,90 @@ export const PROXY_MOUNT = '/tmp/.durable-agent-proxy';
 const SOCKET_NAME = 'proxy.sock';
 
 /**
- * `example.com` matches itself; `*.example.com` its subdomains (not itself); `*` any host.
- * Case-insensitive. 'wildcard' when only a pattern matched: the proxy then refuses addresses on
- * this host (loopback, link-local such as a cloud's metadata service), whatever the name says.
+ * A host as the URL standard reads it (what curl, Node and browsers connect to): lower case, no
+ * trailing dot, IPv4 in any spelling (`2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1`) as dotted
+ * decimal, IPv6 without brackets and compressed (`::ffff:127.0.0.1` → `::ffff:7f00:1`). Undefined
+ * when it is not a host at all.
  */
-export function domainMatch(host: string, allowedDomains: readonly string[]): 'exact' | 'wildcard' | undefined {
-  const name = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
-  let found: 'wildcard' | undefined;
-  for (const entry of allowedDomains) {
-    const pattern = entry.toLowerCase().replace(/\.$/, '');
-    if (name === pattern) return 'exact';
-    if (pattern === '*' || (pattern.startsWith('*.') && name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1)) found = 'wildcard';
+export function normalizeHost(host: string): string | undefined {
+  const bare = host.trim().replace(/^\[|\]$/g, '');
+  if (bare === '' || /[\s/?#@\\]/.test(bare)) return undefined;
+  try {
+    const name = new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}/`).hostname;
+    return name.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  } catch {
+    return undefined;
   }
-  return found;
 }
 
+/**
+ * `example.com` matches itself; `*.example.com` its subdomains (not itself); `*` any host.
+ * Case-insensitive, compared after normalizing (`normalizeHost`). Whatever matched, the proxy then
+ * refuses addresses on this host (`isHostLocalAddress`).
+ */
 export function domainAllowed(host: string, allowedDomains: readonly string[]): boolean {
-  return domainMatch(host, allowedDomains) !== undefined;
+  const name = normalizeHost(host);
+  if (name === undefined) return false;
+  return allowedDomains.some((entry) => {
+    const pattern = entry.trim().toLowerCase().replace(/\.$/, '');
+    if (pattern === '*') return true;
+    if (pattern.startsWith('*.')) return name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1;
+    return name === (normalizeHost(pattern) ?? pattern);
+  });
 }
 
-/** Loopback, link-local (169.254.169.254 serves cloud credentials), unspecified. */
+/**
+ * Addresses of this host and its link: loopback (127/8, ::1), unspecified (0/8, ::), IPv4-compatible
+ * IPv6 (::/96), link-local (169.254/16 serves cloud credentials, fe80::/10), site-local (fec0::/10).
+ * IPv4-mapped IPv6 (`::ffff:7f00:1`) is checked as the IPv4 address it maps (net.BlockList does).
+ */
+const HOST_LOCAL_ADDRESSES = new net.BlockList();
+HOST_LOCAL_ADDRESSES.addSubnet('127.0.0.0', 8, 'ipv4');
+HOST_LOCAL_ADDRESSES.addSubnet('0.0.0.0', 8, 'ipv4');
+HOST_LOCAL_ADDRESSES.addSubnet('169.254.0.0', 16, 'ipv4');
+HOST_LOCAL_ADDRESSES.addSubnet('::', 96, 'ipv6');
+HOST_LOCAL_ADDRESSES.addSubnet('fe80::', 10, 'ipv6');
+HOST_LOCAL_ADDRESSES.addSubnet('fec0::', 10, 'ipv6');
+
+/** Whether `address` (an IP literal in any spelling) is this host's own or its link's: never proxied, whatever the allow-list says. */
 export function isHostLocalAddress(address: string): boolean {
-  const v4 = address.replace(/^::ffff:/i, '');
-  if (net.isIPv4(v4)) return /^(127\.|169\.254\.|0\.)/.test(v4);
-  const lower = address.toLowerCase();
-  return lower === '::1' || lower === '::' || /^fe[89ab]/.test(lower);
+  const normalized = normalizeHost(address);
+  if (normalized === undefined) return true;
+  const family = net.isIP(normalized);
+  if (family === 0) return true;
+  return HOST_LOCAL_ADDRESSES.check(normalized, family === 4 ? 'ipv4' : 'ipv6');
 }
 
-/** Where to connect for `host`, or why not: a wildcard match must not resolve to this host's own services. */
-async function resolveTarget(host: string, allowedDomains: readonly string[]): Promise<{ address: string } | { refused: string }> {
-  const match = domainMatch(host, allowedDomains);
-  if (match === undefined) return { refused: `${host} is not in sandbox.network.allowedDomains` };
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (match === 'exact') return { address: bare };
-  const addresses = net.isIP(bare) ? [{ address: bare }] : await lookup(bare, { all: true }).catch(() => []);
-  if (addresses.length === 0) return { refused: `${host} does not resolve` };
-  if (addresses.some((entry) => isHostLocalAddress(entry.address))) return { refused: `${host} resolves to a local or link-local address` };
-  return { address: addresses[0].address };
+/** The refusal's reason for the tool result, or the address to connect to. */
+export type ProxyTarget = { address: string } | { refused: string };
+
+/**
+ * Where to connect for `host`, or why not. The allow-list is matched on the normalized name; the
+ * name is then resolved once and every address checked (the connection goes to a checked address,
+ * so a second lookup cannot answer differently): this host's addresses and the worker's Temporal
+ * server (`forbidden`, "address:port") are refused even under `"*"`.
+ */
+export async function resolveTarget(host: string, port: number, allowedDomains: readonly string[], forbidden: ReadonlySet<string> = new Set()): Promise<ProxyTarget> {
+  const name = normalizeHost(host);
+  if (name === undefined) return { refused: `${host} is not a valid host name` };
+  if (!domainAllowed(name, allowedDomains)) return { refused: `${name} is not in sandbox.network.allowedDomains` };
+  const addresses = net.isIP(name) ? [name] : (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
+  if (addresses.length === 0) return { refused: `${name} does not resolve` };
+  if (addresses.some(isHostLocalAddress)) return { refused: `${name} is an address of this host (loopback, link-local or unspecified), which the sandbox never reaches` };
+  if (addresses.some((address) => forbidden.has(`${normalizeHost(address)}:${port}`))) return { refused: `${name}:${port} is the worker's Temporal server` };
+  return { address: addresses[0] };
+}
+
+/** "address:port" of the worker's Temporal server (TEMPORAL_ADDRESS, default localhost:7233), resolved, for `resolveTarget`. */
+export async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Promise<Set<string>> {
+  const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address.trim());
+  if (!match) return new Set();
+  const name = normalizeHost(match[1]);
+  if (name === undefined) return new Set();
+  const port = match[2] ?? '7233';
+  const addresses = net.isIP(name) ? [name] : (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
+  return new Set(addresses.map((entry) => `${normalizeHost(entry)}:${port}`));
 }
 
 /** Runs inside the sandbox (`node -e`): 127.0.0.1:PORT → the proxy's unix socket. */
@@ -69,15 +116,22 @@ export interface DomainProxy {
   directory: string;
   /** Environment for the sandboxed command. */
   env: Record<string, string>;
-  /** Requests refused so far ("host:port"), for the tool result. */
-  refused: string[];
+  /** Requests refused so far, for the tool result. */
+  refused: RefusedRequest[];
   close(): Promise<void>;
 }
 
+/** A request the proxy refused: "host:port" and why. */
+export interface RefusedRequest {
+  target: string;
+  reason: string;
+}
+
 /** Starts a proxy for one command: allowed domains only, closed when the command ends. */
-export async function startDomainProxy(allowedDomains: readonly string[]): Promise<DomainProxy> {
+export async function startDomainProxy(allowedDomains: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<DomainProxy> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-proxy-'));
-  const refused: string[] = [];
+  const refused: RefusedRequest[] = [];
+  const forbidden = await temporalServerEndpoints(env);
   const sockets = new Set<net.Socket>();
   const server = http.createServer(async (request, response) => {
     // Plain HTTP through a proxy: an absolute URL.
@@ -88,14 +142,16 @@ export async function startDomainProxy(allowedDomains: readonly string[]): Promi
       response.writeHead(400).end('Bad request: the sandbox proxy takes absolute URLs\n');
       return;
     }
-    const resolved = target.protocol === 'http:' ? await resolveTarget(target.hostname, allowedDomains) : { refused: `${target.protocol} is not proxied` };
+    const port = Number(target.port || 80);
+    const resolved: ProxyTarget =
+      target.protocol === 'http:' ? await resolveTarget(target.hostname, port, allowedDomains, forbidden) : { refused: `${target.protocol} is not proxied` };
     if ('refused' in resolved) {
-      refused.push(`${target.hostname}:${target.port || 80}`);
+      refused.push({ target: `${target.hostname}:${port}`, reason: resolved.refused });
       response.writeHead(403, { 'content-type': 'text/plain' }).end(`Blocked by the sandbox: ${resolved.refused}\n`);
       return;
     }
     // To the vetted address (a second lookup could answer differently), with the original Host header.
-    const upstream = http.request({ host: resolved.address, port: target.port || 80, path: `${target.pathname}${target.search}`, method: request.method, headers: request.headers }, (reply) => {
+    const upstream = http.request({ host: resolved.address, port, path: `${target.pathname}${target.search}`, method: request.method, headers: request.headers }, (reply) => {
       response.writeHead(reply.statusCode ?? 502, reply.headers);
       reply.pipe(response);
     });
@@ -105,9 +161,9 @@ export async function startDomainProxy(allowedDomains: readonly string[]): Promi
   server.on('connect', async (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     client.on('error', () => undefined);
     const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(request.url ?? '');
-    const resolved = match ? await resolveTarget(match[1], allowedDomains) : { refused: 'not host:port' };
+    const resolved: ProxyTarget = match ? await resolveTarget(match[1], Number(match[2]), allowedDomains, forbidden) : { refused: 'CONNECT takes host:port' };
     if (!match || 'refused' in resolved) {
-      refused.push(request.url ?? '?');
+      refused.push({ target: request.url ?? '?', reason: 'refused' in resolved ? resolved.refused : '' });
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nBlocked by the sandbox: ${'refused' in resolved ? resolved.refused : ''}\n`);
       return;
     }

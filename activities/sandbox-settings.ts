@@ -9,8 +9,9 @@
  * it: a key that would weaken it is ignored with a warning naming the file and the key.
  *
  * Keys (Claude Code's names): `enabled` (default true here), `failIfUnavailable` (default false),
- * `allowUnsandboxedCommands` (default true), `excludedCommands`, `network.allowedDomains` (absent:
- * network on; `[]`: off; a list: only those domains, through a proxy — activities/sandbox-network.ts),
+ * `allowUnsandboxedCommands` (default true), `excludedCommands`, `network.allowedDomains` (absent or
+ * `[]`: no network, as Claude Code's sandbox; a list: only those domains, through a proxy that never
+ * reaches this host's own addresses — activities/sandbox-network.ts),
  * `filesystem.allowWrite`, `filesystem.denyWrite`, `filesystem.denyRead`.
  */
 import { readFile, stat } from 'node:fs/promises';
@@ -27,8 +28,8 @@ export interface SandboxSettings {
   allowUnsandboxedCommands: boolean;
   /** Commands run outside the sandbox (see `isExcludedCommand`). */
   excludedCommands: string[];
-  /** Absent: network on. Empty: off. Otherwise only these domains (`*.example.com` for subdomains), through the proxy. */
-  allowedDomains?: string[];
+  /** Empty: no network. Otherwise only these domains (`*.example.com` for subdomains, `*` any), through the proxy. */
+  allowedDomains: string[];
   /** Writable besides the working directories and the private /tmp. */
   allowWrite: string[];
   /** Read-only even inside the working directories. */
@@ -42,7 +43,7 @@ export const DEFAULT_SANDBOX_SETTINGS: Readonly<SandboxSettings> = Object.freeze
   failIfUnavailable: false,
   allowUnsandboxedCommands: true,
   excludedCommands: [],
-  allowedDomains: undefined,
+  allowedDomains: [],
   allowWrite: [],
   denyWrite: [],
   denyRead: [],
@@ -75,7 +76,7 @@ export interface MergeContext {
  * files; the tests call this directly.
  */
 export function mergeSandboxSettings(layers: readonly SandboxSettingsLayer[], context: MergeContext): ResolvedSandboxSettings {
-  const settings: SandboxSettings = { ...DEFAULT_SANDBOX_SETTINGS, excludedCommands: [], allowWrite: [], denyWrite: [], denyRead: [] };
+  const settings: SandboxSettings = { ...DEFAULT_SANDBOX_SETTINGS, excludedCommands: [], allowedDomains: [], allowWrite: [], denyWrite: [], denyRead: [] };
   const warnings: string[] = [];
   for (const layer of layers) {
     if (layer.value === undefined) continue;
@@ -121,11 +122,10 @@ function applyLayer(into: SandboxSettings, layer: SandboxSettingsLayer, value: R
       const domains = stringList(value.network.allowedDomains, `${origin}: sandbox.network.allowedDomains`, warnings);
       if (domains) {
         const normalized = domains.map((domain) => domain.trim().toLowerCase()).filter((domain) => domain !== '');
-        if (trusted) into.allowedDomains = [...new Set([...(into.allowedDomains ?? []), ...normalized])];
-        else if (into.allowedDomains === undefined) into.allowedDomains = normalized;
+        if (trusted) into.allowedDomains = [...new Set([...into.allowedDomains, ...normalized])];
         else {
           // A workspace file may narrow the list, never widen it.
-          const wider = normalized.filter((domain) => !into.allowedDomains!.includes(domain));
+          const wider = normalized.filter((domain) => !into.allowedDomains.includes(domain));
           if (wider.length > 0) refuse('network.allowedDomains', `${wider.join(', ')} not allowed by your user settings`);
           into.allowedDomains = into.allowedDomains.filter((domain) => normalized.includes(domain));
         }

@@ -1,29 +1,39 @@
 /**
- * The OS sandbox under the permission rules (issue 17 §10; Claude Code's sandboxed Bash uses
- * bubblewrap on Linux too). The rule engine decides what may run; this bounds what a command that
- * runs can touch, so a command the parser misjudges still cannot write outside the working
- * directories or read the worker's credentials:
- * - the root filesystem read-only; the working directories and a private /tmp writable;
- * - the user's secrets (`~/.ssh`, `~/.aws`, …), the state directory (journal, other workspaces'
- *   results), the encryption key file and container-engine sockets hidden;
- * - `.git/hooks`, `.git/config`, `.claude/` (…) of each working directory read-only, so a command
- *   cannot configure git or the agent into running code outside the sandbox later (mount points
- *   cannot be renamed; `.git` itself is one too). Known limit: new files in `.git` (`commondir`)
- *   and a repository created where there was none are not covered — git run by the worker in a
- *   workspace must not trust its config;
- * - its own PID namespace with a fresh /proc (the worker's /proc/<pid>/environ invisible), no
- *   capabilities (the worker may run as root), and no network when the settings say so.
+ * The OS sandbox: the boundary, whatever the permission rules thought of a command (issue 17 §10,
+ * issue 29; Claude Code's sandboxed Bash uses bubblewrap on Linux too). A command the parser
+ * misjudges still cannot reach:
+ * - anything outside the working directories for writing: the root filesystem read-only, the
+ *   working directories and a private /tmp writable;
+ * - what runs code later outside it: every protected path (`.git` whole, `.claude`, `.mcp.json`,
+ *   `.envrc`, `.husky`, `.vscode`, … in every writable root; shell start-up files and git's config
+ *   in a writable home) read-only whether or not it exists (an absent one gets an empty placeholder
+ *   while commands run: mount points cannot be created, renamed or replaced);
+ * - the worker's services: no network of its own (`--unshare-net`, so not the Temporal server nor
+ *   any loopback service); allowed domains only through the proxy (sandbox-network.ts), which
+ *   never connects to this host's addresses;
+ * - secrets: `~/.ssh` and the like, the state directory, the encryption key file, the Temporal
+ *   envconfig profile and TLS files, the dev server's database, `~/.claude.json` and container-engine
+ *   sockets hidden; the environment carries no credential (shell.ts `toolProcessEnvironment`);
+ * - the host's kernel settings and other processes: its own PID namespace with a fresh /proc whose
+ *   host-wide writable entries (`/proc/sys`, `/proc/sysrq-trigger`, …) are read-only; no
+ *   capabilities; an ordinary user inside when the worker runs as root and the host allows it.
  *   (Not an IPC namespace: it doubles bwrap's start-up time for little — SysV IPC holds no secrets here.)
- * Every Bash command and every Stop hook starts this way (activities/shell.ts runs it).
+ * git inside runs with its repository config neutralised (SANDBOX_GIT_CONFIG). Every Bash command,
+ * background command and hook starts this way (activities/shell.ts runs it), and a project's stdio
+ * MCP servers (activities/mcp/connections.ts, `sandboxedArgv`).
  */
-import { spawn } from 'node:child_process';
-import { access, constants, realpath, stat } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { access, constants, lstat, mkdir, mkdtemp, readFile, realpath, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { anchorPathRule } from '../common/path-rules';
+import { PROTECTED_DIRECTORIES, PROTECTED_HOME_FILES, PROTECTED_WORKSPACE_FILES } from '../common/permission-rules';
 import type { SettingSource } from '../common/permissions';
+import { DEFAULT_DB_FILENAME } from '../infra/dev-server';
+import { temporalCacheRoot } from '../infra/temporal-cli';
 import { FORWARDER_SCRIPT, PROXY_MOUNT, startDomainProxy } from './sandbox-network';
-import { type SandboxLaunch, runShellCommand } from './shell';
+import { SANDBOX_EXEC_WITH_FORWARDER, type SandboxLaunch, runShellCommand } from './shell';
 import { isExcludedCommand, isInside, loadSandboxSettings } from './sandbox-settings';
 import { workspaceStateDir } from './tool-journal';
 
@@ -47,27 +57,66 @@ export const HIDDEN_HOME_PATHS = [
   '.pypirc',
   '.azure',
   '.claude/.credentials.json',
+  // Claude Code's per-project state, trust included: a command that wrote it would trust a workspace.
+  '.claude.json',
+  // The Temporal CLI's envconfig profiles (an API key, TLS files, the server's address).
+  '.config/temporalio',
 ] as const;
 
 /** Sockets that hand out root on the host (a read-only mount does not stop connect()). */
 export const HIDDEN_SOCKETS = ['/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock', '/run/podman/podman.sock'] as const;
 
 /**
- * Read-only inside every working directory: what git or the agent would later run or obey outside
- * the sandbox (hooks, `core.fsmonitor`, `.claude/settings.json`, editor tasks). `.git` itself stays
- * writable (commits work) unless it is a file (a worktree's pointer to its git directory).
+ * Read-only in every writable root, whether or not they exist yet (an absent one gets an empty
+ * placeholder for the command's duration): what git, the agent, editors and package managers run
+ * or obey later outside the sandbox. The names are the permission engine's (common/permission-rules.ts),
+ * so Write/Edit to them ask and Bash cannot change them at all.
  */
-export const PROTECTED_WORKSPACE_PATHS = ['.git/hooks', '.git/config', '.claude', '.vscode', '.idea'] as const;
+export const PROTECTED_WORKSPACE_PATHS: ReadonlyArray<{ name: string; kind: PlaceholderKind }> = [
+  ...PROTECTED_DIRECTORIES.map((name) => ({ name, kind: 'directory' as const })),
+  ...PROTECTED_WORKSPACE_FILES.map((name) => ({ name, kind: 'file' as const })),
+];
 /** Read-only under the home directory when it is writable (the workspace is home): shell start-up files and git's config. */
-export const PROTECTED_HOME_PATHS = ['.bashrc', '.bash_profile', '.bash_login', '.profile', '.zshrc', '.zshenv', '.zprofile', '.gitconfig', '.config/git'] as const;
+export const PROTECTED_HOME_PATHS: ReadonlyArray<{ name: string; kind: PlaceholderKind }> = [
+  ...PROTECTED_HOME_FILES.map((name) => ({ name, kind: 'file' as const })),
+  { name: '.config/git', kind: 'directory' },
+];
+
+/** Host-wide entries of a fresh /proc that a process of any namespace could write (`/proc/sys/kernel/core_pattern` runs as root on the host). */
+export const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
+
+/** The user a command runs as when the worker runs as root and the host allows a user namespace (mapped to the worker's uid: files keep its ownership). */
+export const SANDBOX_USER = { uid: 1000, gid: 1000 } as const;
+
+/**
+ * git inside the sandbox ignores what a repository's own files could make it run or trust
+ * (`GIT_CONFIG_COUNT` outranks every config file): a bare repository made of plain files in a
+ * subfolder is not discovered, and no fsmonitor starts.
+ */
+export const SANDBOX_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
+  ['safe.bareRepository', 'explicit'],
+  ['core.fsmonitor', 'false'],
+];
+
+/** Where a placeholders' ignore file is mounted inside the sandbox (its private /tmp). */
+export const GIT_EXCLUDES_MOUNT = '/tmp/.durable-agent-git-excludes';
+
+/** `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` for SANDBOX_GIT_CONFIG (and the placeholders' ignore file, when there is one). */
+export function sandboxGitEnvironment(excludesFile?: string): Record<string, string> {
+  const entries = [...SANDBOX_GIT_CONFIG, ...(excludesFile ? [['core.excludesFile', excludesFile] as const] : [])];
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(entries.length) };
+  entries.forEach(([key, value], index) => {
+    env[`GIT_CONFIG_KEY_${index}`] = key;
+    env[`GIT_CONFIG_VALUE_${index}`] = value;
+  });
+  return env;
+}
 
 /** What a sandboxed command may see and touch. All paths are absolute, real and existing. */
 export interface SandboxPlan {
   cwd: string;
   writable: string[];
-  /** Inside writable directories, bound onto themselves (writable) so they cannot be renamed or replaced. */
-  pinned?: string[];
-  /** Inside writable directories, kept read-only. */
+  /** Inside writable directories, kept read-only (protected paths, placeholders included). */
   readOnly: string[];
   /** Replaced by an empty read-only directory. */
   hiddenDirectories: string[];
@@ -75,9 +124,12 @@ export interface SandboxPlan {
   hiddenFiles: string[];
   /** Exposed read-only again inside a hidden directory (this workspace's persisted tool results). */
   reexposed: string[];
-  network: boolean;
-  /** The allowed-domains proxy's socket directory, mounted read-only at PROXY_MOUNT (network off otherwise). */
+  /** The allowed-domains proxy's socket directory, mounted read-only at PROXY_MOUNT. Absent: no network at all. */
   proxyDirectory?: string;
+  /** A file mounted read-only at GIT_EXCLUDES_MOUNT (git's excludes: the user's, plus the placeholders). */
+  gitExcludes?: string;
+  /** Run as this user in a user namespace (only when the worker is root and the host allows it). */
+  user?: { uid: number; gid: number };
 }
 
 type MountKind = 'bind' | 'reexpose' | 'ro-bind' | 'hide-directory' | 'hide-file';
@@ -91,7 +143,7 @@ const KIND_ORDER: Record<MountKind, number> = { bind: 0, 'ro-bind': 1, 'hide-dir
  */
 export function bwrapArguments(plan: SandboxPlan): string[] {
   const mounts: Array<{ kind: MountKind; path: string }> = [
-    ...[...plan.writable, ...(plan.pinned ?? [])].map((entry) => ({ kind: 'bind' as const, path: entry })),
+    ...plan.writable.map((entry) => ({ kind: 'bind' as const, path: entry })),
     ...plan.readOnly.map((entry) => ({ kind: 'ro-bind' as const, path: entry })),
     ...plan.hiddenDirectories.map((entry) => ({ kind: 'hide-directory' as const, path: entry })),
     ...plan.hiddenFiles.map((entry) => ({ kind: 'hide-file' as const, path: entry })),
@@ -100,12 +152,17 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
   const depth = (entry: string) => entry.split('/').filter(Boolean).length;
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind]);
   const args = [
+    ...(plan.user ? ['--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid)] : []),
     '--ro-bind', '/', '/',
     '--dev', '/dev',
     '--proc', '/proc',
+    ...PROC_READ_ONLY.flatMap((entry) => ['--ro-bind-try', entry, entry]),
     '--tmpfs', '/tmp',
     '--unshare-pid',
-    ...(plan.network ? [] : ['--unshare-net']),
+    // No network of its own, as Claude Code's sandbox: loopback is the sandbox's own, so the
+    // worker's Temporal server and every local service are out of reach; allowed domains go
+    // through the proxy's socket (PROXY_MOUNT).
+    '--unshare-net',
     '--die-with-parent',
     // The worker may run as root: without this, the command could remount / read-write.
     '--cap-drop', 'ALL',
@@ -131,6 +188,7 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     }
   }
   if (plan.proxyDirectory) args.push('--ro-bind', plan.proxyDirectory, PROXY_MOUNT);
+  if (plan.gitExcludes) args.push('--ro-bind', plan.gitExcludes, GIT_EXCLUDES_MOUNT);
   for (const entry of remounts) args.push('--remount-ro', entry);
   args.push('--chdir', plan.cwd);
   return args;
@@ -141,6 +199,8 @@ export type { SandboxLaunch } from './shell';
 export interface SandboxAvailability {
   available: boolean;
   bwrap?: string;
+  /** The user commands run as (a user namespace), when the worker is root and the host allows it. */
+  user?: { uid: number; gid: number };
   /** Why not, when unavailable. */
   reason?: string;
 }
@@ -167,21 +227,29 @@ async function probe(env: NodeJS.ProcessEnv): Promise<SandboxAvailability> {
   if (process.platform !== 'linux') return { available: false, reason: `the sandbox uses bubblewrap, which needs Linux (this is ${process.platform})` };
   const bwrap = env[BWRAP_PATH_VARIABLE] || (await findOnPath('bwrap', env.PATH ?? ''));
   if (!bwrap) return { available: false, reason: 'bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap)' };
-  const cwd = os.tmpdir();
-  const args = bwrapArguments({ cwd: '/', writable: [], readOnly: [], hiddenDirectories: [], hiddenFiles: [], reexposed: [], network: false });
-  const outcome = await new Promise<{ code: number | null; stderr: string; error?: Error }>((resolve) => {
-    const child = spawn(bwrap, [...args, 'true'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', (error) => resolve({ code: null, stderr, error }));
-    child.once('close', (code) => resolve({ code, stderr }));
-  });
+  const empty: SandboxPlan = { cwd: '/', writable: [], readOnly: [], hiddenDirectories: [], hiddenFiles: [], reexposed: [] };
+  const attempt = (plan: SandboxPlan) =>
+    new Promise<{ code: number | null; stderr: string; error?: Error }>((resolve) => {
+      const child = spawn(bwrap, [...bwrapArguments(plan), 'true'], { cwd: os.tmpdir(), stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('error', (error) => resolve({ code: null, stderr, error }));
+      child.once('close', (code) => resolve({ code, stderr }));
+    });
+  // As root, a user namespace makes the command an ordinary user inside (where the kernel allows one).
+  if (process.getuid?.() === 0 && (await attempt({ ...empty, user: SANDBOX_USER })).code === 0) return { available: true, bwrap, user: { ...SANDBOX_USER } };
+  const outcome = await attempt(empty);
   if (outcome.code === 0) return { available: true, bwrap };
   const why = outcome.error?.message ?? (outcome.stderr.trim() || `exit code ${outcome.code}`);
   return { available: false, bwrap, reason: `bubblewrap (${bwrap}) cannot start a sandbox here: ${why} (are unprivileged user namespaces disabled?)` };
 }
 
-async function findOnPath(program: string, searchPath: string): Promise<string | undefined> {
+/** The executable `program` names (a path, or a name on `searchPath`), or undefined. */
+export async function findOnPath(program: string, searchPath: string, cwd = '/'): Promise<string | undefined> {
+  if (program.includes('/')) {
+    const candidate = path.resolve(cwd, program);
+    return (await access(candidate, constants.X_OK).then(() => true, () => false)) ? candidate : undefined;
+  }
   for (const directory of searchPath.split(':').filter(Boolean)) {
     const candidate = path.join(directory, program);
     if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
@@ -202,6 +270,8 @@ export interface SandboxRequest {
   dangerouslyDisableSandbox?: boolean;
   /** The worker's state directory (hidden but for this workspace's persisted results). */
   stateDir?: string;
+  /** No network whatever the settings allow (the worker's own programs: no proxy to start). */
+  noNetwork?: boolean;
   /** `Read(…)` deny rules' contents (ToolAccess.readDeny): hidden in the sandbox too, where a path names them. */
   readDenyRules?: readonly string[];
   home?: string;
@@ -279,7 +349,6 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     notices.push(`[ran WITHOUT the sandbox: ${available.reason}]`);
     return { notices, description: 'unsandboxed: sandbox unavailable' };
   }
-  const network = settings.allowedDomains === undefined;
   const plan = await sandboxPlan({
     cwd: request.cwd,
     writable: [request.cwd, ...(request.additionalDirectories ?? []), ...settings.allowWrite],
@@ -288,34 +357,91 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     home,
     stateDir: request.stateDir ?? (env.DURABLE_AGENT_STATE_DIR || path.join(home, '.durable-agent')),
     env,
-    network,
+    user: available.user,
   });
-  if (settings.allowedDomains !== undefined && settings.allowedDomains.length > 0) {
+  if (plan.unpinnable.length > 0) {
+    return {
+      notices,
+      refusal:
+        `Not run: ${plan.unpinnable.join(', ')} ${plan.unpinnable.length === 1 ? 'is a symbolic link' : 'are symbolic links'}, which the sandbox cannot keep a command from replacing ` +
+        '(a protected path must stay read-only). Replace the link with the directory or file itself, or run the command with dangerouslyDisableSandbox: true (it asks the user).',
+      description: 'refused: a protected path is a symbolic link',
+    };
+  }
+  // Absent protected paths get placeholders for as long as the command runs (released with it).
+  const placeholders = await acquirePlaceholders(plan.absent, env);
+  const releasePlaceholders = placeholders.release;
+  const readOnly = [...plan.readOnly, ...placeholders.mounted];
+  const gitExcludes = placeholders.gitExcludes;
+  const gitEnvironment = sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined);
+  if (settings.allowedDomains.length > 0 && !request.noNetwork) {
     // Only these domains, through a proxy outside the sandbox (sandbox-network.ts).
-    const proxy = await startDomainProxy(settings.allowedDomains);
+    const proxy = await startDomainProxy(settings.allowedDomains, env).catch(async (error: unknown) => {
+      await releasePlaceholders();
+      throw error;
+    });
     return {
       launch: {
         program: available.bwrap!,
-        args: bwrapArguments({ ...plan, proxyDirectory: proxy.directory }),
-        env: proxy.env,
+        args: bwrapArguments({ ...plan, readOnly, proxyDirectory: proxy.directory, gitExcludes }),
+        env: { ...proxy.env, ...gitEnvironment },
         forwarder: { node: process.execPath, script: FORWARDER_SCRIPT },
-        release: () => proxy.close(),
-        refusedHosts: proxy.refused,
+        release: async () => {
+          await proxy.close();
+          await releasePlaceholders();
+        },
+        refusedRequests: proxy.refused,
       },
       notices,
       description: `sandboxed (network: ${settings.allowedDomains.join(', ')} only)`,
     };
   }
   return {
-    launch: { program: available.bwrap!, args: bwrapArguments(plan) },
+    launch: { program: available.bwrap!, args: bwrapArguments({ ...plan, readOnly, gitExcludes }), env: gitEnvironment, release: releasePlaceholders, networkOff: true },
     notices,
-    description: `sandboxed (network ${network ? 'on' : 'off'})`,
+    description: 'sandboxed (network off)',
   };
 }
 
 /** The real path of `entry`, or undefined when it does not exist. */
 async function real(entry: string): Promise<string | undefined> {
   return realpath(entry).catch(() => undefined);
+}
+
+/** The real path of the nearest existing ancestor of `entry` (itself included), with the rest joined on. */
+async function realAncestor(entry: string): Promise<string> {
+  const resolved = await real(entry);
+  if (resolved) return resolved;
+  const parent = path.dirname(entry);
+  return parent === entry ? entry : path.join(await realAncestor(parent), path.basename(entry));
+}
+
+export type PlaceholderKind = 'file' | 'directory';
+
+/** A resolved plan, and what it needs before it can start. */
+export interface ResolvedSandboxPlan extends SandboxPlan {
+  /** Protected paths that do not exist yet: a placeholder is made for each, then mounted read-only. */
+  absent: Array<{ path: string; kind: PlaceholderKind }>;
+  /** Protected paths that are symbolic links (a mount would land on the target; the link could be replaced). */
+  unpinnable: string[];
+}
+
+/**
+ * Where a worker's secrets live besides the home directory's: the envconfig file TEMPORAL_CONFIG_FILE
+ * names (and $XDG_CONFIG_HOME/temporalio), TLS files TEMPORAL_TLS_* name, the encryption key file,
+ * the dev server's database (`npm run server`) and the Temporal CLI's cache.
+ */
+export function secretPaths(env: NodeJS.ProcessEnv): string[] {
+  const named = Object.entries(env)
+    .filter(([name, value]) => (name === 'TEMPORAL_CONFIG_FILE' || name.startsWith('TEMPORAL_TLS_')) && value !== undefined && path.isAbsolute(value))
+    .map(([, value]) => value!);
+  return [
+    ...named,
+    ...(env.XDG_CONFIG_HOME ? [path.join(env.XDG_CONFIG_HOME, 'temporalio')] : []),
+    ...(env.DURABLE_AGENT_ENCRYPTION_KEY_FILE ? [env.DURABLE_AGENT_ENCRYPTION_KEY_FILE] : []),
+    path.dirname(DEFAULT_DB_FILENAME),
+    temporalCacheRoot(),
+  ];
 }
 
 /** Resolves the plan's paths on the host: only existing paths are mounted (bwrap cannot create mount points on a read-only root). */
@@ -327,31 +453,39 @@ export async function sandboxPlan(options: {
   home: string;
   stateDir: string;
   env: NodeJS.ProcessEnv;
-  network: boolean;
-}): Promise<SandboxPlan> {
+  user?: { uid: number; gid: number };
+}): Promise<ResolvedSandboxPlan> {
   const cwd = (await real(options.cwd)) ?? path.resolve(options.cwd);
   const writable = unique(await resolveAll(options.writable.map((entry) => path.resolve(options.cwd, entry))));
   const underWritable = (entry: string) => writable.some((root) => isInside(entry, root));
 
-  const protectedCandidates = [
-    ...writable.flatMap((root) => PROTECTED_WORKSPACE_PATHS.map((relative) => path.join(root, relative))),
-    ...PROTECTED_HOME_PATHS.map((relative) => path.join(options.home, relative)),
-    ...(options.denyWrite ?? []),
-  ];
   const readOnly: string[] = [];
-  for (const candidate of protectedCandidates) {
+  const absent: ResolvedSandboxPlan['absent'] = [];
+  const unpinnable: string[] = [];
+  const protect = async (candidate: string, kind: PlaceholderKind) => {
+    const info = await lstat(candidate).catch(() => undefined);
+    // This worker's own placeholder (or one being removed) is held like an absent path, so it stays while the command runs.
+    if (!info || isPlaceholder(candidate)) {
+      // Absent: a placeholder keeps the name, where a command could create it (a parent that leads out through a link is read-only there).
+      if (underWritable(candidate) && underWritable(await realAncestor(path.dirname(candidate)))) absent.push({ path: candidate, kind });
+      return;
+    }
+    if (info.isSymbolicLink()) {
+      const resolved = await real(candidate);
+      if (underWritable(candidate)) unpinnable.push(candidate);
+      if (resolved && underWritable(resolved)) readOnly.push(resolved);
+      return;
+    }
+    if (underWritable(candidate)) readOnly.push(candidate);
+  };
+  const homeReal = (await real(options.home)) ?? options.home;
+  await Promise.all([
+    ...writable.flatMap((root) => PROTECTED_WORKSPACE_PATHS.map((entry) => protect(path.join(root, entry.name), entry.kind))),
+    ...(underWritable(homeReal) ? PROTECTED_HOME_PATHS.map((entry) => protect(path.join(homeReal, entry.name), entry.kind)) : []),
+  ]);
+  for (const candidate of options.denyWrite ?? []) {
     const resolved = await real(candidate);
     if (resolved && underWritable(resolved)) readOnly.push(resolved);
-  }
-  // A worktree's `.git` file names its git directory: rewritten, it would point git at any config.
-  // A `.git` directory stays writable (commits) but becomes a mount point, which cannot be renamed:
-  // otherwise `mv .git old && mkdir .git` would leave a new config in its place.
-  const pinned: string[] = [];
-  for (const root of writable) {
-    const dotGit = path.join(root, '.git');
-    const info = await stat(dotGit).catch(() => undefined);
-    if (info?.isFile()) readOnly.push(dotGit);
-    else if (info?.isDirectory()) pinned.push((await real(dotGit)) ?? dotGit);
   }
 
   const hiddenDirectories: string[] = [];
@@ -366,12 +500,16 @@ export async function sandboxPlan(options: {
     if (writable.includes(resolved)) return;
     (info.isDirectory() ? hiddenDirectories : hiddenFiles).push(resolved);
   };
-  for (const relative of HIDDEN_HOME_PATHS) await hide(path.join(options.home, relative));
-  for (const socket of HIDDEN_SOCKETS) await hide(socket);
-  await hide(options.env.SSH_AUTH_SOCK);
-  await hide(options.env.DURABLE_AGENT_ENCRYPTION_KEY_FILE);
-  await hide(options.stateDir);
-  for (const entry of options.denyRead ?? []) await hide(entry);
+  await Promise.all(
+    [
+      ...HIDDEN_HOME_PATHS.map((relative) => path.join(options.home, relative)),
+      ...HIDDEN_SOCKETS,
+      options.env.SSH_AUTH_SOCK,
+      ...secretPaths(options.env),
+      options.stateDir,
+      ...(options.denyRead ?? []),
+    ].map(hide),
+  );
 
   // The model is told where an oversized result was saved; it may grep it with Bash.
   const reexposed: string[] = [];
@@ -383,13 +521,152 @@ export async function sandboxPlan(options: {
   return {
     cwd,
     writable,
-    pinned: unique(pinned.filter(underWritable)),
     readOnly: unique(readOnly),
     hiddenDirectories: unique(hiddenDirectories),
     hiddenFiles: unique(hiddenFiles),
     reexposed: unique(reexposed),
-    network: options.network,
+    ...(options.user ? { user: options.user } : {}),
+    absent: uniqueBy(absent, (entry) => entry.path),
+    unpinnable: unique(unpinnable),
   };
+}
+
+/**
+ * Placeholders in use by this worker's running commands, per path: how many use it, and whether
+ * this worker made it (then the parent directories it had to make too) or found it made.
+ */
+const placeholders = new Map<string, { users: number; kind: PlaceholderKind; made: Promise<PlaceholderOutcome> }>();
+
+/** Made by this worker (with the parent directories it had to make), found made by someone else, or impossible to make here (nor by a command). */
+type PlaceholderOutcome = { parents: string[] } | 'existing' | 'impossible';
+/** Placeholders being removed: a command that needs the same path again waits for that first. */
+const removals = new Map<string, Promise<void>>();
+
+function isPlaceholder(entry: string): boolean {
+  return placeholders.has(entry) || removals.has(entry);
+}
+
+/**
+ * Makes an empty placeholder (file or directory) for each absent protected path, so it can be
+ * mounted read-only and nothing can be created there; `release` takes this command's share back
+ * and removes each placeholder once no running command (background ones included) uses it and it
+ * is still an empty placeholder. A path someone else made meanwhile is left alone. Registered
+ * before the first await, so concurrent commands share one placeholder rather than race for it.
+ */
+export async function acquirePlaceholders(
+  entries: ReadonlyArray<{ path: string; kind: PlaceholderKind }>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ release: () => Promise<void>; mounted: string[]; gitExcludes?: string }> {
+  const held: string[] = [];
+  for (const entry of entries) {
+    let placeholder = placeholders.get(entry.path);
+    if (!placeholder) {
+      placeholder = { users: 0, kind: entry.kind, made: makePlaceholder(entry) };
+      placeholders.set(entry.path, placeholder);
+    }
+    placeholder.users++;
+    held.push(entry.path);
+  }
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await Promise.all(
+      held.map(async (entry) => {
+        const placeholder = placeholders.get(entry)!;
+        if (--placeholder.users > 0) return;
+        placeholders.delete(entry);
+        const removal = removePlaceholder(entry, placeholder.kind, placeholder.made);
+        removals.set(entry, removal);
+        await removal.finally(() => removals.get(entry) === removal && removals.delete(entry));
+      }),
+    );
+  };
+  const outcomes = await Promise.all(held.map((entry) => placeholders.get(entry)!.made));
+  // What cannot be made here (a root that is a file, a read-only file system) cannot be made by the command either: nothing to mount.
+  const mounted = held.filter((_, index) => outcomes[index] !== 'impossible');
+  // Empty placeholder files would show as untracked in every `git status` inside: git ignores them there.
+  const files = entries.filter((entry) => entry.kind === 'file' && mounted.includes(entry.path)).map((entry) => path.basename(entry.path));
+  const gitExcludes = files.length > 0 ? await gitExcludesFile(files, env) : undefined;
+  return { release, mounted, gitExcludes };
+}
+
+/** Makes one placeholder, after any removal of the same path in flight. */
+async function makePlaceholder(entry: { path: string; kind: PlaceholderKind }): Promise<PlaceholderOutcome> {
+  await removals.get(entry.path);
+  const parents: string[] = [];
+  for (let parent = path.dirname(entry.path); !(await lstat(parent).then(() => true, () => false)); parent = path.dirname(parent)) parents.unshift(parent);
+  const made: string[] = [];
+  try {
+    for (const parent of parents) {
+      await mkdir(parent);
+      made.push(parent);
+    }
+    if (entry.kind === 'directory') await mkdir(entry.path);
+    else await writeFile(entry.path, '', { flag: 'wx' });
+    return { parents };
+  } catch (error) {
+    for (const parent of made.reverse()) await rmdir(parent).catch(() => undefined);
+    // Made by someone else meanwhile: it exists, and is mounted read-only as it is.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'existing';
+    return 'impossible';
+  }
+}
+
+async function removePlaceholder(entry: string, kind: PlaceholderKind, made: Promise<PlaceholderOutcome>): Promise<void> {
+  const mine = await made;
+  if (typeof mine === 'string') return;
+  const info = await lstat(entry).catch(() => undefined);
+  if (info && kind === 'directory' && info.isDirectory()) await rmdir(entry).catch(() => undefined);
+  else if (info && kind === 'file' && info.isFile() && info.size === 0) await unlink(entry).catch(() => undefined);
+  for (const parent of [...mine.parents].reverse()) await rmdir(parent).catch(() => undefined);
+}
+
+let userExcludesFile: Promise<string> | undefined;
+
+/**
+ * The user's own git excludes file (core.excludesFile in the global config, else git's default),
+ * looked up once per worker: the placeholders' ignore file replaces it inside, so it carries it.
+ */
+function userGitExcludesFile(env: NodeJS.ProcessEnv): Promise<string> {
+  userExcludesFile ??= new Promise<string>((resolve) => {
+    const fallback = path.join(env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'git', 'ignore');
+    // Only the user's global file is read (no repository's config): cwd is /.
+    execFile('git', ['config', '--global', '--path', '--get', 'core.excludesFile'], { cwd: '/', timeout: 5_000 }, (error, stdout) =>
+      resolve(error || stdout.trim() === '' ? fallback : stdout.trim()),
+    );
+  });
+  return userExcludesFile;
+}
+
+/** This worker's ignore files, one per set of placeholder names (a handful at most), made once and removed when it exits. */
+const excludesFiles = new Map<string, Promise<string>>();
+let excludesDirectory: string | undefined;
+
+function gitExcludesFile(names: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const key = [...names].sort().join('\n');
+  let file = excludesFiles.get(key);
+  if (!file) {
+    file = (async () => {
+      const own = await readFile(await userGitExcludesFile(env), 'utf8').catch(() => '');
+      if (!excludesDirectory) {
+        excludesDirectory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-git-excludes-'));
+        const directory = excludesDirectory;
+        process.once('exit', () => rmSync(directory, { recursive: true, force: true }));
+      }
+      const target = path.join(excludesDirectory, `ignore-${excludesFiles.size}`);
+      await writeFile(target, `${own}${own === '' || own.endsWith('\n') ? '' : '\n'}# durable-agent sandbox: empty read-only placeholders\n${key}\n`);
+      return target;
+    })();
+    excludesFiles.set(key, file);
+    file.catch(() => excludesFiles.delete(key));
+  }
+  return file;
+}
+
+/** How many placeholders this worker holds (tests: none is left behind). */
+export function heldPlaceholders(): string[] {
+  return [...placeholders.keys()];
 }
 
 async function resolveAll(entries: readonly string[]): Promise<string[]> {
@@ -401,6 +678,49 @@ function unique(entries: readonly string[]): string[] {
   return [...new Set(entries)];
 }
 
+function uniqueBy<T>(entries: readonly T[], key: (entry: T) => string): T[] {
+  const seen = new Set<string>();
+  return entries.filter((entry) => !seen.has(key(entry)) && seen.add(key(entry)) !== undefined);
+}
+
+/**
+ * `program args…` as a sandboxed argv (no shell in between: a stdio MCP server): bwrap's arguments,
+ * then the program; with the allowed-domains proxy, a small shell that starts its forwarder first.
+ */
+export function sandboxedArgv(launch: SandboxLaunch, program: string, args: readonly string[]): [string, string[]] {
+  if (!launch.forwarder) return [launch.program, [...launch.args, program, ...args]];
+  return [launch.program, [...launch.args, 'bash', '-c', SANDBOX_EXEC_WITH_FORWARDER, 'durable-agent-sandbox', launch.forwarder.node, launch.forwarder.script, program, ...args]];
+}
+
+/** What a command prints when it found no network (curl, git, npm, pip, Node, Python). */
+const NO_NETWORK_OUTPUT = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|EAI_AGAIN|ENETUNREACH|No address associated with hostname|Failed to establish a new connection/;
+/** What git prints when it could not change the read-only `.git`. */
+const READ_ONLY_GIT_OUTPUT = /\.git\b[^\n]*(Read-only file system|Permission denied)|(Read-only file system|Permission denied)[^\n]*\.git\b/;
+
+/**
+ * Lines for a sandboxed command's result (after it ran): the network requests the proxy refused
+ * and how to allow a domain, a failure that looks like no network at all, and a failed change to
+ * the read-only `.git` (commits run outside the sandbox, which asks the user).
+ */
+export function sandboxResultNotices(launch: SandboxLaunch | undefined, run: { exitCode: number | null; stdout: string; stderr: string }): string[] {
+  if (!launch) return [];
+  const notices: string[] = [];
+  const howToAllow = 'To allow a domain, add it to sandbox.network.allowedDomains in your user settings (~/.claude/settings.json) or the conversation\'s config';
+  const refused = [...new Map((launch.refusedRequests ?? []).map((entry) => [entry.target, entry.reason])).entries()];
+  if (refused.length > 0) {
+    notices.push(`[sandbox: network requests blocked: ${refused.map(([target, reason]) => `${target} (${reason})`).join('; ')}. ${howToAllow} (this host's own addresses are never reachable).]`);
+  }
+  if (run.exitCode === 0) return notices;
+  const output = `${run.stdout}\n${run.stderr}`;
+  if (launch.networkOff && NO_NETWORK_OUTPUT.test(output)) {
+    notices.push(`[sandbox: commands run with no network (sandbox.network.allowedDomains is empty). ${howToAllow}, or run the command with dangerouslyDisableSandbox: true (it asks the user).]`);
+  }
+  if (READ_ONLY_GIT_OUTPUT.test(output)) {
+    notices.push('[sandbox: .git is read-only in the sandbox, so commits and other changes to the repository fail here; run them with dangerouslyDisableSandbox: true (it asks the user).]');
+  }
+  return notices;
+}
+
 /** One line for the worker's banner: whether commands will run sandboxed on this host. */
 export async function sandboxStatusLine(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   if ((env[SANDBOX_ENVIRONMENT_VARIABLE] ?? '').toLowerCase() === 'off') {
@@ -408,7 +728,7 @@ export async function sandboxStatusLine(env: NodeJS.ProcessEnv = process.env): P
   }
   const available = await sandboxAvailability(env);
   return available.available
-    ? `durable-agent worker: Bash sandbox active (bubblewrap at ${available.bwrap}): commands and Stop hooks run in it unless the settings turn it off`
+    ? `durable-agent worker: Bash sandbox active (bubblewrap at ${available.bwrap}${available.user ? `, as uid ${available.user.uid}` : ''}): commands, hooks and project MCP servers run in it, with no network but sandbox.network.allowedDomains, unless the settings turn it off`
     : `durable-agent worker: Bash sandbox UNAVAILABLE: ${available.reason}; commands run unsandboxed unless sandbox.failIfUnavailable is set`;
 }
 
@@ -428,7 +748,7 @@ export async function execFileInSandbox(
   args: readonly string[],
   options: { cwd: string; timeoutMs?: number; stateDir?: string; signal?: AbortSignal },
 ): Promise<string> {
-  const decision = await decideSandbox({ cwd: options.cwd, stateDir: options.stateDir, config: { network: { allowedDomains: [] } } });
+  const decision = await decideSandbox({ cwd: options.cwd, stateDir: options.stateDir, noNetwork: true });
   if (decision.refusal) throw new Error(decision.refusal);
   const run = await runShellCommand({
     command: [file, ...args].map(shellQuote).join(' '),

@@ -34,16 +34,20 @@ export const SHELL_RUN_MARKER = 'DURABLE_AGENT_SHELL_RUN_ID';
 
 /**
  * The worker's credentials, never passed to tool or hook processes: a command (or a prompt-injected
- * model) could print them into history and model context (issue 12, defect 4). A trailing `*`
- * matches a prefix.
+ * model) could print them into history and model context (issue 12, defect 4), or use them to drive
+ * the worker's own Temporal server (issue 29). A trailing `*` matches a prefix. Every `TEMPORAL_*`
+ * goes (API key, TLS files, gRPC metadata, envconfig file and profile) but the two that only say
+ * where the server is (TEMPORAL_KEPT_VARIABLES); so do the codec server's token and the encryption key.
  */
 export const CREDENTIAL_ENVIRONMENT_VARIABLES = [
   'ANTHROPIC_API_KEY',
   'ANTHROPIC_AUTH_TOKEN',
-  'TEMPORAL_API_KEY',
-  'TEMPORAL_TLS_*',
+  'TEMPORAL_*',
   'DURABLE_AGENT_ENCRYPTION_KEY*',
+  'DURABLE_AGENT_CODEC_TOKEN',
 ] as const;
+/** The Temporal variables a tool process keeps: where the server is, not how to get in. */
+export const TEMPORAL_KEPT_VARIABLES = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE'] as const;
 /** Comma-separated extra names (or prefixes ending in `*`) withheld from tool and hook processes. */
 export const TOOL_ENV_DENYLIST_VARIABLE = 'DURABLE_AGENT_TOOL_ENV_DENYLIST';
 
@@ -55,6 +59,7 @@ export function toolProcessEnvironment(env: NodeJS.ProcessEnv = process.env): Re
     .filter((entry) => entry !== '');
   const denied = [...CREDENTIAL_ENVIRONMENT_VARIABLES, ...configured];
   const isDenied = (name: string) =>
+    !(TEMPORAL_KEPT_VARIABLES as readonly string[]).includes(name) &&
     denied.some((entry) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry));
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
@@ -73,8 +78,10 @@ export interface SandboxLaunch {
   forwarder?: { node: string; script: string };
   /** Call when the command has ended (stops the proxy). */
   release?: () => Promise<void>;
-  /** Hosts the proxy refused, filled in as the command runs. */
-  refusedHosts?: string[];
+  /** Requests the allowed-domains proxy refused, filled in as the command runs. */
+  refusedRequests?: Array<{ target: string; reason: string }>;
+  /** The sandbox has no network at all (no allowedDomains). */
+  networkOff?: boolean;
 }
 
 export interface ShellOptions {
@@ -101,17 +108,26 @@ const SANDBOX_SHELL =
   'bash -c "$1" 3>&-; status=$?; ' +
   'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$) ;; *) printf left >&3; break ;; esac; done; ' +
   'exit $status';
+/** Waits (up to 5 s) until the allowed-domains proxy's forwarder listens inside the sandbox. */
+const WAIT_FOR_FORWARDER =
+  'for ((attempt = 0; attempt < 500; attempt++)); do ' +
+  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ';
 /**
  * The same, first starting the allowed-domains proxy's forwarder (`$2 -e $3`, activities/
  * sandbox-network.ts) and waiting until it listens; it is not a leftover of the command.
  */
 const SANDBOX_SHELL_WITH_FORWARDER =
   '"$2" -e "$3" 3>&- < /dev/null > /dev/null 2>&1 & forwarder=$!; ' +
-  'for ((attempt = 0; attempt < 500; attempt++)); do ' +
-  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ' +
+  WAIT_FOR_FORWARDER +
   'bash -c "$1" 3>&-; status=$?; ' +
   'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$|$forwarder) ;; *) printf left >&3; break ;; esac; done; ' +
   'exit $status';
+
+/**
+ * The forwarder's start, then `exec` of the program and its arguments (`$3…`) in place of the
+ * shell: for a long-running program that is not a shell command (a stdio MCP server).
+ */
+export const SANDBOX_EXEC_WITH_FORWARDER = '"$1" -e "$2" < /dev/null > /dev/null 2>&1 & ' + WAIT_FOR_FORWARDER + 'shift 2; exec "$@"';
 
 export interface ShellRun {
   /** Set when the shell could not be started. */

@@ -44,8 +44,11 @@ export type PermissionDecision =
   | { behavior: 'deny'; reason: string; message: string }
   | { behavior: 'ask'; reason: string };
 
-/** Directories whose writes still ask in bypassPermissions (Claude Code protects the repository and its settings). */
-export const PROTECTED_DIRECTORIES = ['.git', '.claude', '.vscode', '.idea'];
+/**
+ * Directories whose writes still ask in bypassPermissions (Claude Code protects the repository and
+ * its settings); git hooks managers too. The sandbox keeps them read-only in every writable root.
+ */
+export const PROTECTED_DIRECTORIES = ['.git', '.claude', '.vscode', '.idea', '.husky'];
 export const PROTECTED_EXCEPTIONS = ['.claude/commands', '.claude/agents', '.claude/skills'];
 
 /**
@@ -138,12 +141,16 @@ export function splitRuleList(value: string): string[] {
 // normalizePath, resolvePath, isInside and pathMatchesRule live in ./path-rules (picomatch globs);
 // re-exported here because callers of the rule engine import them from this module.
 
-/** Files of the shell's and git's start-up that run code when another program starts (Claude Code protects them too). */
-const PROTECTED_FILES = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.gitconfig', '.gitmodules', '.ripgreprc', '.mcp.json', '.npmrc'];
+/** A project's files that make git, the agent, direnv or a package manager run code later (the sandbox keeps them read-only in every writable root). */
+export const PROTECTED_WORKSPACE_FILES = ['.mcp.json', '.envrc', '.gitmodules', '.npmrc', '.yarnrc', '.yarnrc.yml'];
+/** Files of the shell's and git's start-up that run code when another program starts (read-only in the sandbox when the home directory is writable). */
+export const PROTECTED_HOME_FILES = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.gitconfig', '.ripgreprc'];
+/** Protected wherever they are (Claude Code protects them too). */
+const PROTECTED_FILES = [...PROTECTED_WORKSPACE_FILES, ...PROTECTED_HOME_FILES];
 
 /**
  * Whether writing `target` (an absolute, resolved path) could change what runs or what is allowed:
- * any path with a `.git`, `.claude`, `.vscode` or `.idea` segment at any depth (except
+ * any path with a `.git`, `.claude`, `.vscode`, `.idea` or `.husky` segment at any depth (except
  * `.claude/commands`, `.claude/agents`, `.claude/skills`), and the shell's and git's start-up files
  * anywhere. Such writes ask in every mode (issue 17 §5).
  */

@@ -193,7 +193,7 @@ async function listOne(connections: McpConnectionManager, input: ListMcpServersI
     return { ...base, state: 'needs-approval', error: `project server from ${entry.file} is not approved (enableAllProjectMcpServers or enabledMcpjsonServers in your settings)` };
   }
   if (entry.approval === 'rejected') return { ...base, state: 'disabled', error: 'listed in disabledMcpjsonServers' };
-  const connection = await connections.get(input.scope, entry.name, entry.config, input.cwd);
+  const connection = await connections.get(input.scope, entry.name, entry.config, input.cwd, entry.scope);
   if (connection.state !== 'connected' || !connection.client) {
     return { ...base, state: 'failed', error: connection.error ?? 'not connected', listChangedCount: connection.listChangedCount };
   }
@@ -254,7 +254,7 @@ export async function callMcpTool(connections: McpConnectionManager, input: Call
   if (input.server.approval !== 'approved') return error(`MCP server "${input.server.name}" is not approved, so ${input.toolName} cannot run.`);
   const heartbeat = setInterval(() => context.heartbeat(), 1_000);
   try {
-    const connection = await connections.get(input.scope, input.server.name, input.server.config, input.cwd);
+    const connection = await connections.get(input.scope, input.server.name, input.server.config, input.cwd, input.server.scope);
     if (connection.state !== 'connected' || !connection.client) {
       return error(`MCP server "${input.server.name}" is not connected: ${connection.error ?? 'unknown error'}`, connection.listChangedCount);
     }

@@ -17,8 +17,9 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { pathToFileURL } from 'node:url';
-import { type McpServerConfig, expandServerConfig } from '../../common/mcp-config';
+import { type McpScope, type McpServerConfig, expandServerConfig } from '../../common/mcp-config';
 import { sha256Hex } from '../../common/digest';
+import { decideSandbox, findOnPath, sandboxedArgv } from '../sandbox';
 import { toolProcessEnvironment } from '../shell';
 
 /** Our client's name and version in the MCP handshake. */
@@ -64,6 +65,8 @@ export interface McpConnection {
   /** Calls running on it now: an idle sweep never closes a connection in use. */
   inUse: number;
   stderrTail: string;
+  /** Ends what the server's sandbox holds (its proxy, its placeholders): called once it has closed. */
+  release?: () => Promise<void>;
 }
 
 export interface McpConnectionManagerOptions {
@@ -71,6 +74,8 @@ export interface McpConnectionManagerOptions {
   idleMs?: number;
   /** The worker's environment (default process.env): read for `${VAR}` expansion, minus credentials. */
   env?: NodeJS.ProcessEnv;
+  /** The worker's state directory, hidden from a project's sandboxed servers (default: DURABLE_AGENT_STATE_DIR or ~/.durable-agent). */
+  stateDir?: string;
 }
 
 /** Connections of one worker process. */
@@ -80,12 +85,14 @@ export class McpConnectionManager {
   private readonly connectTimeoutMs: number;
   private readonly idleMs: number;
   private readonly env: NodeJS.ProcessEnv;
+  private readonly stateDir: string | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(options: McpConnectionManagerOptions = {}) {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
     this.idleMs = options.idleMs ?? DEFAULT_MCP_IDLE_MS;
     this.env = options.env ?? process.env;
+    this.stateDir = options.stateDir;
   }
 
   /** The connection key: the scope, the server's name and a digest of its configuration (a changed config is a new server). */
@@ -96,9 +103,11 @@ export class McpConnectionManager {
   /**
    * The connection for this server, connecting (or reconnecting after a failure or close) when
    * there is none. A server that cannot start gives a connection in state `failed` with the error;
-   * it is tried again on the next call.
+   * it is tried again on the next call. `serverScope`: where the server was configured; a
+   * project's (`.mcp.json`, workspace content) stdio server starts in the Bash sandbox, the user's
+   * and flag-given ones as the user.
    */
-  async get(scope: string, serverName: string, config: McpServerConfig, cwd: string): Promise<McpConnection> {
+  async get(scope: string, serverName: string, config: McpServerConfig, cwd: string, serverScope?: McpScope): Promise<McpConnection> {
     const key = McpConnectionManager.key(scope, serverName, config);
     const existing = this.connections.get(key);
     if (existing && existing.state === 'connected') {
@@ -107,7 +116,7 @@ export class McpConnectionManager {
     }
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
-    const connecting = this.connect(key, serverName, config, cwd).finally(() => this.pending.delete(key));
+    const connecting = this.connect(key, serverName, config, cwd, serverScope).finally(() => this.pending.delete(key));
     this.pending.set(key, connecting);
     return connecting;
   }
@@ -153,7 +162,7 @@ export class McpConnectionManager {
     return [...this.connections.values()].filter((connection) => connection.state === 'connected').length;
   }
 
-  private async connect(key: string, serverName: string, config: McpServerConfig, cwd: string): Promise<McpConnection> {
+  private async connect(key: string, serverName: string, config: McpServerConfig, cwd: string, serverScope: McpScope | undefined): Promise<McpConnection> {
     const previous = this.connections.get(key);
     const connection: McpConnection = { key, serverName, state: 'failed', listChangedCount: previous?.listChangedCount ?? 0, lastUsed: Date.now(), inUse: 0, stderrTail: '' };
     this.connections.set(key, connection);
@@ -166,9 +175,10 @@ export class McpConnectionManager {
     }
     let transport: Transport;
     try {
-      transport = this.transport(expanded.config, cwd, connection);
+      transport = await this.transport(expanded.config, cwd, connection, serverScope === 'project');
     } catch (error) {
       connection.error = (error as Error).message;
+      await releaseOnce(connection);
       return connection;
     }
     const client = new Client(MCP_CLIENT_INFO, { capabilities: { roots: { listChanged: false } } });
@@ -181,6 +191,7 @@ export class McpConnectionManager {
     client.setNotificationHandler(PromptListChangedNotificationSchema, async () => undefined);
     client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => undefined);
     client.onclose = () => {
+      void releaseOnce(connection);
       if (connection.state === 'connected') {
         connection.state = 'failed';
         connection.error = `the server closed the connection${connection.stderrTail ? `; its stderr ended with: ${connection.stderrTail.trim().slice(-1_000)}` : ''}`;
@@ -190,6 +201,7 @@ export class McpConnectionManager {
       await client.connect(transport, { timeout: this.connectTimeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
+      await releaseOnce(connection);
       const stderr = connection.stderrTail.trim();
       connection.error = `could not connect: ${(error as Error).message}${stderr ? `; stderr: ${stderr.slice(-1_000)}` : ''}`;
       return connection;
@@ -200,20 +212,27 @@ export class McpConnectionManager {
     return connection;
   }
 
-  private transport(config: McpServerConfig, cwd: string, connection: McpConnection): Transport {
+  private async transport(config: McpServerConfig, cwd: string, connection: McpConnection, sandboxed: boolean): Promise<Transport> {
     if (config.type === 'http' || config.type === 'sse') {
       const url = new URL(config.url);
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`url ${JSON.stringify(config.url)} is not http(s)`);
       const requestInit = config.headers ? { headers: config.headers } : undefined;
       return config.type === 'http' ? new StreamableHTTPClientTransport(url, { requestInit }) : new SSEClientTransport(url, { requestInit });
     }
-    const transport = new StdioClientTransport({
-      command: config.command,
-      args: config.args ?? [],
-      env: mcpServerEnvironment(config.env, this.env),
-      cwd,
-      stderr: 'pipe',
-    });
+    let [command, args, env] = [config.command, config.args ?? [], mcpServerEnvironment(config.env, this.env)];
+    if (sandboxed) {
+      // A project's server is workspace content, as its Bash commands and hooks are (issue 29).
+      const decision = await decideSandbox({ cwd, stateDir: this.stateDir, env: this.env });
+      if (decision.refusal) throw new Error(decision.refusal);
+      if (decision.launch) {
+        connection.release = decision.launch.release;
+        // As spawn would say, rather than bwrap's own words from inside (the caller releases the sandbox).
+        if (!(await findOnPath(command, env.PATH ?? '', cwd))) throw new Error(`spawn ${command} ENOENT: not found`);
+        [command, args] = sandboxedArgv(decision.launch, command, args);
+        env = { ...env, TMPDIR: '/tmp', ...decision.launch.env };
+      }
+    }
+    const transport = new StdioClientTransport({ command, args, env, cwd, stderr: 'pipe' });
     transport.stderr?.on('data', (chunk: Buffer) => {
       connection.stderrTail = (connection.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
@@ -240,4 +259,11 @@ export class McpConnectionManager {
       this.idleTimer = undefined;
     }
   }
+}
+
+/** Calls the connection's release once (its sandbox's proxy and placeholders). */
+async function releaseOnce(connection: McpConnection): Promise<void> {
+  const release = connection.release;
+  connection.release = undefined;
+  await release?.().catch(() => undefined);
 }

@@ -7,7 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput, interpretExitCode } from '../../common/tools/bash';
-import { decideSandbox } from '../sandbox';
+import { decideSandbox, sandboxResultNotices } from '../sandbox';
 import { CAPTURE_HEAD_BYTES, MAX_CAPTURE_BYTES, runShellCommand } from '../shell';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
@@ -66,9 +66,7 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
 
   const parts = [run.stdout.trimEnd(), run.stderr.trimEnd()].filter((part) => part !== '');
   // Last, after the output: why it ran unsandboxed, or a workspace file's ignored sandbox keys.
-  const notices = sandbox.notices;
-  const refused = [...new Set(sandbox.launch?.refusedHosts ?? [])];
-  if (refused.length > 0) notices.push(`[sandbox: network requests to ${refused.join(', ')} were blocked: not in sandbox.network.allowedDomains]`);
+  const notices = [...sandbox.notices, ...sandboxResultNotices(sandbox.launch, run)];
   // First, so that the preview of a result over the budget (its first characters) says so too.
   if (run.truncated) parts.unshift(omittedOutputNotice(run.outputBytes, run.omittedBytes));
   if (run.backgroundKilled) parts.push('[processes the command left running in the background were terminated when it finished]');

@@ -74,6 +74,15 @@ describe('protected files ask in every mode', () => {
     ['.idea/workspace.xml'],
     ['.bashrc'],
     ['link-to-git-config', `${CWD}/.git/config`],
+    // What the sandbox keeps read-only, whether or not it exists (issue 29).
+    ['.git/commondir'],
+    ['.envrc'],
+    ['.husky/pre-commit'],
+    ['.yarnrc.yml'],
+    ['.yarnrc'],
+    ['.npmrc'],
+    ['.mcp.json'],
+    ['.gitmodules'],
   ];
   for (const [file, real] of cases) {
     it(`${file}${real ? ` (→ ${real})` : ''}`, () => {

@@ -5,7 +5,7 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -13,9 +13,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStopHooksResult } from '../../common/activity-types';
-import { bwrapArguments, decideSandbox, execFileInSandbox, readDenyPaths, resetSandboxAvailability, sandboxAvailability } from '../../activities/sandbox';
-import { domainAllowed, isHostLocalAddress } from '../../activities/sandbox-network';
+import {
+  GIT_EXCLUDES_MOUNT,
+  acquirePlaceholders,
+  bwrapArguments,
+  decideSandbox,
+  execFileInSandbox,
+  heldPlaceholders,
+  readDenyPaths,
+  resetSandboxAvailability,
+  sandboxAvailability,
+  sandboxGitEnvironment,
+  sandboxPlan,
+  secretPaths,
+} from '../../activities/sandbox';
+import { domainAllowed, isHostLocalAddress, normalizeHost, resolveTarget } from '../../activities/sandbox-network';
+import { DEFAULT_DB_FILENAME } from '../../infra/dev-server';
+import { temporalCacheRoot } from '../../infra/temporal-cli';
 import { isExcludedCommand, mergeSandboxSettings } from '../../activities/sandbox-settings';
+import { startBackgroundCommand, superviseBackgroundCommand } from '../../activities/background/background-command';
 import { runStopHooks } from '../../activities/stop-hooks';
 import { executeTool, type ToolExecutionContext } from '../../activities/tools';
 
@@ -42,11 +58,27 @@ beforeAll(async () => {
   process.env.ANTHROPIC_API_KEY = FAKE_API_KEY;
 });
 
-afterAll(async () => {
-  for (const [name, value] of Object.entries(saved)) {
+/** Puts `saved` values back into process.env (undefined: removed). */
+function restoreEnvironment(values: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(values)) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
+}
+
+/** Runs `body` with these variables set in process.env, then restores them. */
+async function withEnvironment(values: Record<string, string>, body: () => Promise<void>): Promise<void> {
+  const previous = Object.fromEntries(Object.keys(values).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, values);
+  try {
+    await body();
+  } finally {
+    restoreEnvironment(previous);
+  }
+}
+
+afterAll(async () => {
+  restoreEnvironment(saved);
   await rm(base, { recursive: true, force: true });
 });
 
@@ -159,98 +191,253 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     expect(Number(count.content)).toBeLessThan(10);
   });
 
-  it('network: on by default; off when the settings say so (allowedDomains: [])', async () => {
+  it('network: off by default (as Claude Code), so loopback services such as the Temporal server are out of reach', async () => {
     const server = net.createServer((socket) => socket.end('hello\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as net.AddressInfo).port;
     const connect = `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3`;
     try {
-      expect(await bash(connect)).toEqual({ isError: false, content: 'hello' });
-      const off = await bash(connect, { sandboxConfig: { network: { allowedDomains: [] } } });
+      const off = await bash(connect);
       expect(off.isError).toBe(true);
       expect(off.content).toMatch(/Connection refused|Network is unreachable|connect/);
-      await writeUserSettings({ network: { allowedDomains: [] } });
-      expect((await bash(connect)).isError).toBe(true);
-      // A project file cannot turn it back on.
+      expect(off.content).not.toContain('hello');
+      // A failure that looks like no network says how to allow a domain.
+      const named = await bash('curl -sS http://example.com/');
+      expect(named.content).toMatch(/Could not resolve host/);
+      expect(named.content).toMatch(/no network \(sandbox\.network\.allowedDomains is empty\)\. To allow a domain, add it to sandbox\.network\.allowedDomains/);
+      // A project file cannot turn it on.
       await writeProjectSettings({ network: { allowedDomains: ['127.0.0.1'] } });
       const project = await bash(connect);
       expect(project.isError).toBe(true);
-      expect(project.content).toMatch(/sandbox\.network\.allowedDomains ignored/);
+      expect(project.content).toMatch(/sandbox\.network\.allowedDomains ignored: 127\.0\.0\.1 not allowed/);
     } finally {
       server.close();
     }
   }, 30_000);
 
-  it('network: an allowedDomains list lets through only those domains, through the proxy', async () => {
-    // 127.0.0.2, not 127.0.0.1: loopback stays inside the sandbox (NO_PROXY), as a local dev server would.
+  /** A non-loopback IPv4 address of this host (the proxy refuses loopback ones), if it has one. */
+  const externalAddress = Object.values(os.networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
+
+  it.skipIf(!externalAddress)('network: an allowedDomains list lets through only those domains, through the proxy', async () => {
     const server = http.createServer((request, response) => response.end(`hello ${request.method}\n`));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
     const port = (server.address() as net.AddressInfo).port;
-    const config = { sandboxConfig: { network: { allowedDomains: ['127.0.0.2'] } } };
+    const config = { sandboxConfig: { network: { allowedDomains: [externalAddress!] } } };
     try {
       // Plain HTTP through the proxy, and a CONNECT tunnel (-p), as HTTPS uses.
-      expect(await bash(`curl -sS http://127.0.0.2:${port}/ && curl -sS -p http://127.0.0.2:${port}/`, config)).toEqual({ isError: false, content: 'hello GET\nhello GET' });
-      const blocked = await bash(`curl -sS -p http://127.0.0.3:${port}/`, config);
+      expect(await bash(`curl -sS http://${externalAddress}:${port}/ && curl -sS -p http://${externalAddress}:${port}/`, config)).toEqual({ isError: false, content: 'hello GET\nhello GET' });
+      const blocked = await bash(`curl -sS -p http://blocked.invalid:${port}/`, config);
       expect(blocked.isError).toBe(true);
       expect(blocked.content).toMatch(/CONNECT tunnel failed, response 403/);
-      expect(blocked.content).toMatch(/network requests to 127\.0\.0\.3:\d+ were blocked/);
+      expect(blocked.content).toMatch(/network requests blocked: blocked\.invalid:\d+ \(blocked\.invalid is not in sandbox\.network\.allowedDomains\)\. To allow a domain, add it to sandbox\.network\.allowedDomains/);
       // Around the proxy there is no route.
-      expect((await bash(`exec 3<>/dev/tcp/127.0.0.2/${port} && echo connected`, config)).isError).toBe(true);
+      expect((await bash(`exec 3<>/dev/tcp/${externalAddress}/${port} && echo connected`, config)).isError).toBe(true);
       // The user's list, which a project file may narrow.
-      await writeUserSettings({ network: { allowedDomains: ['127.0.0.2', 'example.com'] } });
-      expect((await bash(`curl -sS http://127.0.0.2:${port}/`)).isError).toBe(false);
+      await writeUserSettings({ network: { allowedDomains: [externalAddress!, 'example.com'] } });
+      expect((await bash(`curl -sS http://${externalAddress}:${port}/`)).isError).toBe(false);
       await writeProjectSettings({ network: { allowedDomains: ['example.com'] } });
-      expect((await bash(`curl -fsS http://127.0.0.2:${port}/`)).isError).toBe(true);
+      expect((await bash(`curl -fsS http://${externalAddress}:${port}/`)).isError).toBe(true);
     } finally {
       server.close();
     }
   }, 30_000);
 
-  it("network: '*' allows any host through the proxy, but not this host's loopback or link-local (metadata) addresses", async () => {
+  it("network: even '*' or the exact name never reaches this host's own addresses, in any spelling", async () => {
     const server = http.createServer((request, response) => response.end('reached\n'));
     await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
     const port = (server.address() as net.AddressInfo).port;
-    const config = { sandboxConfig: { network: { allowedDomains: ['*'] } } };
+    const hosts = ['127.0.0.2', 'localhost', '[::1]', '[::ffff:7f00:1]', '[::ffff:127.0.0.1]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '0', '[::]', '169.254.169.254'];
+    const config = { sandboxConfig: { network: { allowedDomains: ['*', ...hosts] } } };
+    // Raw requests to the proxy's forwarder, so curl's own URL parsing does not normalize them first.
+    const raw = (request: string) => `exec 3<>/dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT && printf '${request}\\r\\nHost: x\\r\\n\\r\\n' >&3 && head -1 <&3`;
     try {
-      for (const url of [`http://127.0.0.2:${port}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`, 'http://169.254.169.254/latest/meta-data/']) {
-        const result = await bash(`curl -fsS --noproxy '' -p --max-time 5 ${url}`, config);
-        expect(result.isError, url).toBe(true);
-        expect(result.content, url).toMatch(/403/);
-      }
+      const requests = hosts.flatMap((host) => [raw(`CONNECT ${host}:${port} HTTP/1.1`), raw(`GET http://${host}:${port}/ HTTP/1.1`)]);
+      const result = await bash(requests.join('; '), config);
+      expect(result.content).not.toContain('reached');
+      expect(result.content).not.toContain('200');
+      expect(result.content.match(/HTTP\/1\.1 403/g)).toHaveLength(requests.length);
+      expect(result.content).toMatch(/an address of this host/);
       // A non-loopback address of this host: reachable through the proxy.
-      const external = Object.values(os.networkInterfaces()).flat().find((entry) => entry && entry.family === 'IPv4' && !entry.internal);
-      if (external) expect(await bash(`curl -fsS -p http://${external.address}:${port}/`, config)).toEqual({ isError: false, content: 'reached' });
+      if (externalAddress) expect(await bash(`curl -fsS -p http://${externalAddress}:${port}/`, config)).toEqual({ isError: false, content: 'reached' });
     } finally {
       server.close();
     }
   }, 30_000);
 
-  it('git and npm work; .git/config, .git/hooks and .claude stay read-only', async () => {
+  it('git and npm work; commits and every other change to .git fail, with a notice on how to commit', async () => {
     execFileSync('git', ['init', '-q', workspace]);
     await mkdir(path.join(workspace, '.claude'), { recursive: true });
     await writeFile(path.join(workspace, 'a.txt'), 'a');
-    const result = await bash('npm --version && git status --short && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm one && git log --oneline | wc -l');
+    const result = await bash('npm --version && git status --short && git log --oneline 2>/dev/null | wc -l && git diff --stat');
     expect(result.isError).toBe(false);
-    expect(result.content).toMatch(/^\d+\.\d+\.\d+\n\?\? a\.txt\n1$/);
+    expect(result.content).toMatch(/^\d+\.\d+\.\d+\n\?\? a\.txt\n0$/);
+
+    const commit = await bash('git add a.txt && git -c user.name=t -c user.email=t@t commit -qm one');
+    expect(commit.isError).toBe(true);
+    expect(commit.content).toMatch(/index\.lock': Read-only file system/);
+    expect(commit.content).toMatch(/\[sandbox: \.git is read-only in the sandbox, so commits .* dangerouslyDisableSandbox: true \(it asks the user\)\.\]/);
 
     const config = readFileSync(path.join(workspace, '.git', 'config'), 'utf8');
     const attempt = await bash(
-      'git config core.fsmonitor "touch /tmp/pwned"; echo "[core]\n\tfsmonitor = x" >> .git/config; echo x > .git/hooks/pre-commit; echo {} > .claude/settings.json',
+      'git config core.fsmonitor "touch /tmp/pwned"; echo "[core]\n\tfsmonitor = x" >> .git/config; echo x > .git/hooks/pre-commit; echo /x > .git/commondir; mkdir .git/modules; echo {} > .claude/settings.json',
     );
     expect(attempt.content).toMatch(/Read-only file system|could not lock config file/);
     expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).toBe(config);
-    expect(existsSync(path.join(workspace, '.git', 'hooks', 'pre-commit'))).toBe(false);
-    expect(existsSync(path.join(workspace, '.claude', 'settings.json'))).toBe(false);
+    for (const made of ['.git/hooks/pre-commit', '.git/commondir', '.git/modules', '.claude/settings.json']) expect(existsSync(path.join(workspace, made)), made).toBe(false);
 
     // Nor by moving them aside: mount points cannot be renamed.
-    const moved = await bash('mv .git .git-old; mkdir -p .git; echo evil > .git/config; mv .claude .claude-old; mv .git/hooks .git/hooks-old');
+    const moved = await bash('mv .git .git-old; mkdir -p .git; echo evil > .git/config; mv .claude .claude-old');
     expect(moved.content).toMatch(/Device or resource busy/);
     expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).toBe(config);
     expect(existsSync(path.join(workspace, '.git-old'))).toBe(false);
     expect(existsSync(path.join(workspace, '.claude-old'))).toBe(false);
-    expect(existsSync(path.join(workspace, '.git', 'hooks-old'))).toBe(false);
-    expect((await bash('git status --short')).content).toBe('Tool ran without output or errors');
+    expect((await bash('git status --short')).content).toBe('?? a.txt');
   }, 30_000);
+
+  it('protected paths that do not exist cannot be created; their placeholders go when the last command using them ends', async () => {
+    const attack = [
+      'mkdir -p .claude && echo {} > .claude/settings.json',
+      'echo {} > .claude/settings.local.json',
+      `echo '{"mcpServers":{}}' > .mcp.json`,
+      'echo "touch pwned" > .envrc',
+      'mkdir -p .husky && echo x > .husky/pre-commit',
+      'echo "yarnPath: x.js" > .yarnrc.yml',
+      'echo x > .yarnrc',
+      'echo x > .npmrc',
+      'echo x > .gitmodules',
+      'mkdir -p .vscode && echo {} > .vscode/tasks.json',
+      'mkdir -p .idea/x',
+      'git init -q',
+      'mkdir -p .git/hooks && echo x > .git/config',
+      'rm -rf .claude .git; mv .mcp.json gone; ln -s /tmp .vscode',
+      'ls -A',
+    ];
+    const names = ['.claude', '.mcp.json', '.envrc', '.husky', '.yarnrc.yml', '.yarnrc', '.npmrc', '.gitmodules', '.vscode', '.idea', '.git'];
+    // A long command holds the placeholders while a short one comes and goes.
+    const long = bash('sleep 1.5; ls -A');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const result = await bash(attack.join('; '));
+    expect(result.content).toMatch(/Read-only file system/);
+    // Inside, the placeholders are there and empty; git does not list them.
+    for (const name of names) expect(result.content).toContain(`${name}\n`);
+    for (const name of names) expect(existsSync(path.join(workspace, name)), `${name} while the long command runs`).toBe(true);
+    expect((await long).content.split('\n').sort()).toEqual([...names].sort());
+    for (const name of names) expect(existsSync(path.join(workspace, name)), `${name} after`).toBe(false);
+    expect(readdirSync(workspace)).toEqual([]);
+    expect(heldPlaceholders()).toEqual([]);
+  }, 30_000);
+
+  it('a background command holds its placeholders until it ends, whatever foreground commands come and go', async () => {
+    const task = { conversationId: 'conversation-sandbox', taskId: `placeholders-${caseNumber}`, cwd: workspace };
+    const started = await startBackgroundCommand({ stateDir }, { ...task, command: 'sleep 1.5; echo "use flake" > .envrc || echo refused' });
+    expect(started.refusal).toBeUndefined();
+    expect(existsSync(path.join(workspace, '.envrc'))).toBe(true);
+    expect((await bash('echo x > .envrc; ls -A .envrc')).content).toMatch(/Read-only file system/);
+    expect(existsSync(path.join(workspace, '.envrc'))).toBe(true);
+    const outcome = await superviseBackgroundCommand({ stateDir }, task, { pollMs: 50 });
+    expect(outcome).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect(await readFile(started.outputPath, 'utf8')).toMatch(/Read-only file system\n?refused/);
+    expect(readdirSync(workspace)).toEqual([]);
+    expect(heldPlaceholders()).toEqual([]);
+  }, 30_000);
+
+  it('a placeholder someone filled, or a path made outside meanwhile, stays; an empty .git placeholder does not confuse git', async () => {
+    // The workspace inside another repository: git inside and outside still finds the outer one.
+    const outer = path.dirname(workspace);
+    execFileSync('git', ['init', '-q', outer]);
+    const running = bash('sleep 1; git rev-parse --show-toplevel');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: workspace, encoding: 'utf8' }).trim()).toBe(outer);
+    await writeFile(path.join(workspace, '.envrc'), 'export A=1\n'); // the user's own editor, on the host
+    expect((await running).content).toBe(outer);
+    expect(readFileSync(path.join(workspace, '.envrc'), 'utf8')).toBe('export A=1\n');
+    expect(existsSync(path.join(workspace, '.git'))).toBe(false);
+    // Not in any repository: an empty .git is no repository.
+    await rm(path.join(outer, '.git'), { recursive: true });
+    expect((await bash('git status')).content).toMatch(/not a git repository/);
+  }, 30_000);
+
+  it('/proc/sys and the other host-wide /proc entries are read-only; the command is not root', async () => {
+    const before = readFileSync('/proc/sys/kernel/core_pattern', 'utf8');
+    // Only ever inside bwrap: these are the host's files.
+    const result = await bash('echo "|/tmp/pwned" > /proc/sys/kernel/core_pattern; echo 1 > /proc/sys/vm/drop_caches; echo h > /proc/sysrq-trigger; id -u; touch made-by-me');
+    expect(result.content).toMatch(/\/proc\/sys\/kernel\/core_pattern: (Read-only file system|Permission denied)/);
+    expect(result.content).toMatch(/\/proc\/sysrq-trigger: (Read-only file system|Permission denied|No such file or directory)/);
+    expect(readFileSync('/proc/sys/kernel/core_pattern', 'utf8')).toBe(before);
+    const { user } = await sandboxAvailability();
+    if (process.getuid!() === 0 && user) expect(result.content).toMatch(new RegExp(`^${user.uid}$`, 'm'));
+    // Files it makes belong to the worker's user on the host.
+    expect(statSync(path.join(workspace, 'made-by-me')).uid).toBe(process.getuid!());
+  });
+
+  it("the worker's Temporal and codec credentials are not in a command's environment; where the server is, is", async () => {
+    const secrets = {
+      TEMPORAL_API_KEY: 'temporal-api-key-canary',
+      TEMPORAL_GRPC_META_AUTHORIZATION: 'grpc-meta-canary',
+      TEMPORAL_TLS_CLIENT_KEY_DATA: 'tls-key-canary',
+      TEMPORAL_CONFIG_FILE: path.join(outside, 'temporal.toml'),
+      TEMPORAL_PROFILE: 'profile-canary',
+      DURABLE_AGENT_CODEC_TOKEN: 'codec-token-canary',
+      DURABLE_AGENT_ENCRYPTION_KEY: 'encryption-key-canary',
+    };
+    const kept = { TEMPORAL_ADDRESS: '127.0.0.1:7233', TEMPORAL_NAMESPACE: 'default' };
+    await withEnvironment({ ...secrets, ...kept }, async () => {
+      const result = await bash('env', {}, { dangerouslyDisableSandbox: false });
+      for (const value of Object.values(secrets)) expect(result.content).not.toContain(value);
+      expect(result.content).toContain('TEMPORAL_ADDRESS=127.0.0.1:7233');
+      expect(result.content).toContain('TEMPORAL_NAMESPACE=default');
+      const unsandboxed = await bash('env', {}, { dangerouslyDisableSandbox: true });
+      for (const value of Object.values(secrets)) expect(unsandboxed.content).not.toContain(value);
+    });
+  });
+
+  it('the Temporal envconfig profile, TLS files, ~/.claude.json, the key file and the dev server database are hidden', async () => {
+    await mkdir(path.join(home, '.config', 'temporalio'), { recursive: true });
+    await writeFile(path.join(home, '.config', 'temporalio', 'temporal.toml'), 'api_key = "envconfig-canary"\n');
+    await writeFile(path.join(home, '.claude.json'), '{"projects":{"trust-canary":{}}}');
+    const files = { TEMPORAL_CONFIG_FILE: 'config-file-canary', TEMPORAL_TLS_CLIENT_KEY_PATH: 'tls-file-canary', DURABLE_AGENT_ENCRYPTION_KEY_FILE: 'key-file-canary' };
+    for (const [name, canary] of Object.entries(files)) await writeFile(path.join(outside, `${name}.txt`), `${canary}\n`);
+    await withEnvironment(Object.fromEntries(Object.keys(files).map((name) => [name, path.join(outside, `${name}.txt`)])), async () => {
+      const read = `cat ~/.config/temporalio/temporal.toml ~/.claude.json ${Object.keys(files).map((name) => path.join(outside, `${name}.txt`)).join(' ')}; echo done`;
+      const result = await bash(read);
+      expect(result.content).toContain('done');
+      expect(result.content).not.toMatch(/canary/);
+      expect(existsSync(path.join(home, '.claude.json'))).toBe(true);
+      // The dev server's database (`npm run server`) and the Temporal CLI's cache: hidden when they exist.
+      const plan = await sandboxPlan({ cwd: workspace, writable: [workspace], home, stateDir, env: process.env });
+      expect(secretPaths(process.env)).toEqual(expect.arrayContaining([path.dirname(DEFAULT_DB_FILENAME), temporalCacheRoot()]));
+      for (const entry of [path.dirname(DEFAULT_DB_FILENAME), temporalCacheRoot()].filter((entry) => existsSync(entry))) {
+        expect([...plan.hiddenDirectories, ...plan.hiddenFiles]).toContain(realpathSync(entry));
+      }
+    });
+  });
+
+  it("a bare repository made of plain files in a subfolder is not used: its config's textconv does not run", async () => {
+    execFileSync('git', ['init', '-q', workspace]);
+    const bare = path.join(workspace, 'sub');
+    execFileSync('git', ['init', '-q', '--bare', bare]);
+    // A commit in it with a file whose diff goes through a textconv driver that leaves a canary.
+    const seed = path.join(outside, 'seed');
+    execFileSync('git', ['clone', '-q', bare, seed]);
+    await writeFile(path.join(seed, 'a.bin'), 'one\n');
+    execFileSync('git', ['-C', seed, 'add', '.']);
+    execFileSync('git', ['-C', seed, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'x']);
+    execFileSync('git', ['-C', seed, 'push', '-q', 'origin', 'HEAD']);
+    await writeFile(path.join(bare, 'info', 'attributes'), '*.bin diff=evil\n');
+    const canary = path.join(workspace, 'textconv-ran');
+    await writeFile(path.join(bare, 'config'), `${readFileSync(path.join(bare, 'config'), 'utf8')}[diff "evil"]\n\ttextconv = sh -c 'touch ${canary}; cat "$0"'\n`);
+    const result = await bash('git -C sub log -p; git -C sub show HEAD');
+    expect(result.content).toMatch(/cannot use bare repository/);
+    expect(existsSync(canary)).toBe(false);
+  });
+  it('a writable root that is a file (where nothing can be made) still runs, with nothing to protect under it', async () => {
+    const file = path.join(outside, 'history.txt');
+    await writeFile(file, 'old\n');
+    expect(await bash(`echo new >> ${file} && cat ${file}`, { additionalDirectories: [file] })).toEqual({ isError: false, content: 'old\nnew' });
+    expect(heldPlaceholders()).toEqual([]);
+  });
 
   it('extra working directories are writable, others are not', async () => {
     const extra = path.join(outside, 'extra');
@@ -483,8 +670,6 @@ describe('sandbox settings (pure)', () => {
     expect(domainAllowed('evilgithub.com', ['*.github.com'])).toBe(false);
     expect(domainAllowed('github.com.evil.net', ['github.com'])).toBe(false);
     expect(domainAllowed('anything.org', ['*'])).toBe(true);
-    expect(['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '169.254.169.254', 'fe80::1', '0.0.0.0'].every(isHostLocalAddress)).toBe(true);
-    expect(['10.0.0.1', '93.184.216.34', '2606:4700::1'].some(isHostLocalAddress)).toBe(false);
   });
 
   it('excludedCommands cover plain simple commands only', () => {
@@ -506,13 +691,104 @@ describe('sandbox settings (pure)', () => {
       hiddenDirectories: ['/s', '/h/.ssh'],
       hiddenFiles: ['/h/.netrc'],
       reexposed: ['/s/workspaces/x/tool-results'],
-      network: false,
     }).join(' ');
     expect(args).toContain('--unshare-net');
     expect(args).toContain('--cap-drop ALL');
+    expect(args).not.toContain('--unshare-user');
     const order = ['--bind /h /h', '--tmpfs /s', '--bind /s/ws /s/ws', '--tmpfs /h/.ssh', '--ro-bind /dev/null /h/.netrc', '--ro-bind /s/ws/.git/config', '--ro-bind /s/workspaces/x/tool-results', '--remount-ro /s', '--chdir /s/ws'];
     const positions = order.map((part) => args.indexOf(part));
     expect(positions.every((position) => position >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
+
+  it('bwrap arguments: no network whatever the plan; /proc/sys read-only over the fresh /proc; a user namespace when asked', () => {
+    const plan = { cwd: '/w', writable: ['/w'], readOnly: ['/w/.git', '/w/.mcp.json'], hiddenDirectories: [], hiddenFiles: [], reexposed: [] };
+    const args = bwrapArguments({ ...plan, proxyDirectory: '/tmp/p', gitExcludes: '/tmp/e/ignore', user: { uid: 1000, gid: 1000 } }).join(' ');
+    expect(args).toContain('--unshare-net');
+    expect(args.indexOf('--proc /proc')).toBeLessThan(args.indexOf('--ro-bind-try /proc/sys /proc/sys'));
+    expect(args).toContain('--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger');
+    expect(args.startsWith('--unshare-user --uid 1000 --gid 1000 ')).toBe(true);
+    expect(args).toContain('--ro-bind /w/.git /w/.git');
+    expect(args).toContain('--ro-bind /w/.mcp.json /w/.mcp.json');
+    expect(args.indexOf('--tmpfs /tmp')).toBeLessThan(args.indexOf(`--ro-bind /tmp/e/ignore ${GIT_EXCLUDES_MOUNT}`));
+    expect(sandboxGitEnvironment(GIT_EXCLUDES_MOUNT)).toEqual({
+      GIT_CONFIG_COUNT: '3',
+      GIT_CONFIG_KEY_0: 'safe.bareRepository',
+      GIT_CONFIG_VALUE_0: 'explicit',
+      GIT_CONFIG_KEY_1: 'core.fsmonitor',
+      GIT_CONFIG_VALUE_1: 'false',
+      GIT_CONFIG_KEY_2: 'core.excludesFile',
+      GIT_CONFIG_VALUE_2: GIT_EXCLUDES_MOUNT,
+    });
+  });
+
+  it('the plan protects every protected name in every writable root, existing or not, and refuses a linked one', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-plan-'));
+    try {
+      const ws = path.join(root, 'ws');
+      const extra = path.join(root, 'extra');
+      await mkdir(path.join(ws, '.git'), { recursive: true });
+      await mkdir(extra, { recursive: true });
+      await writeFile(path.join(extra, '.mcp.json'), '{}');
+      const plan = await sandboxPlan({ cwd: ws, writable: [ws, extra], home: path.join(root, 'home'), stateDir: path.join(root, 'state'), env: {} });
+      expect(plan.readOnly).toEqual(expect.arrayContaining([path.join(ws, '.git'), path.join(extra, '.mcp.json')]));
+      const absent = plan.absent.map((entry) => `${entry.kind}:${path.relative(root, entry.path)}`);
+      for (const name of ['.claude', '.vscode', '.idea', '.husky']) expect(absent).toEqual(expect.arrayContaining([`directory:ws/${name}`, `directory:extra/${name}`]));
+      for (const name of ['.mcp.json', '.envrc', '.gitmodules', '.npmrc', '.yarnrc', '.yarnrc.yml']) expect(absent).toContain(`file:ws/${name}`);
+      expect(absent).toContain('directory:extra/.git');
+      expect(absent).not.toContain('file:extra/.mcp.json');
+      expect(plan.unpinnable).toEqual([]);
+
+      // A writable home whose .config leads out: nothing is made through the link.
+      const home = path.join(root, 'home');
+      await mkdir(path.join(root, 'outside-config'), { recursive: true });
+      await mkdir(home);
+      await symlink(path.join(root, 'outside-config'), path.join(home, '.config'));
+      const homePlan = await sandboxPlan({ cwd: home, writable: [home], home, stateDir: path.join(root, 'state'), env: {} });
+      expect(homePlan.absent.map((entry) => path.relative(home, entry.path))).toEqual(expect.arrayContaining(['.bashrc', '.gitconfig']));
+      expect(homePlan.absent.map((entry) => entry.path)).not.toContain(path.join(home, '.config', 'git'));
+
+      await symlink(path.join(root, 'elsewhere'), path.join(ws, '.claude'));
+      const decision = await decideSandbox({ cwd: ws, home: path.join(root, 'home'), stateDir: path.join(root, 'state') });
+      expect(decision.refusal).toMatch(/\.claude is a symbolic link, which the sandbox cannot keep a command from replacing/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it("a placeholder this worker holds counts as absent in the next plan, so that command holds it too (a release cannot pull it from under its start)", async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-plan-'));
+    try {
+      const options = { cwd: root, writable: [root], home: path.join(root, 'home'), stateDir: path.join(root, 'state'), env: {} };
+      const first = await sandboxPlan(options);
+      const held = await acquirePlaceholders(first.absent);
+      expect(existsSync(path.join(root, '.vscode'))).toBe(true);
+      const second = await sandboxPlan(options);
+      expect(second.absent.map((entry) => entry.path).sort()).toEqual(first.absent.map((entry) => entry.path).sort());
+      expect(second.readOnly).toEqual([]);
+      const alsoHeld = await acquirePlaceholders(second.absent);
+      await held.release();
+      expect(existsSync(path.join(root, '.vscode'))).toBe(true);
+      await alsoHeld.release();
+      expect(readdirSync(root)).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('proxy addresses are compared after parsing: every spelling of a local address is local', async () => {
+    const local = ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '[::ffff:7f00:1]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '0', '0.0.0.0', '::', '169.254.169.254', 'fe80::1', '::127.0.0.1'];
+    for (const address of local) expect(isHostLocalAddress(address), address).toBe(true);
+    expect(['10.0.0.1', '93.184.216.34', '2606:4700::1', '::ffff:93.184.216.34'].some(isHostLocalAddress)).toBe(false);
+    expect(normalizeHost('0x7f000001')).toBe('127.0.0.1');
+    expect(normalizeHost('[::ffff:127.0.0.1]')).toBe('::ffff:7f00:1');
+    expect(normalizeHost('Example.COM.')).toBe('example.com');
+    expect(normalizeHost('a b')).toBeUndefined();
+    for (const host of ['2130706433', '[::ffff:7f00:1]', 'localhost', '127.1']) {
+      expect(await resolveTarget(host, 80, ['*', host]), host).toMatchObject({ refused: expect.stringMatching(/an address of this host/) });
+    }
+    expect(await resolveTarget('example.com', 80, ['github.com'])).toEqual({ refused: 'example.com is not in sandbox.network.allowedDomains' });
+    expect(await resolveTarget('93.184.216.34', 7233, ['*'], new Set(['93.184.216.34:7233']))).toMatchObject({ refused: expect.stringMatching(/Temporal server/) });
+    expect(await resolveTarget('93.184.216.34', 443, ['*'], new Set(['93.184.216.34:7233']))).toEqual({ address: '93.184.216.34' });
   });
 });
