@@ -49,8 +49,10 @@ describe('an MCP call whose worker is SIGKILLed', () => {
   it('is reported "may have run" once and not called again', async () => {
     harness = await createHarness();
     const h = harness;
-    const script = path.join(h.stateDir, 'recorder.cjs');
-    const record = path.join(h.stateDir, 'calls.txt');
+    // A project's stdio server runs in the Bash sandbox: the state directory is hidden there, so the script lives beside
+    // the home and the record in the workspace (writable inside).
+    const script = path.join(process.env.HOME!, 'recorder.cjs');
+    const record = path.join(h.workspace, 'calls.txt');
     await writeFile(script, SERVER_SCRIPT);
     await writeFile(record, '');
     await writeFile(
