@@ -19,15 +19,11 @@ import type { BashFacts, CallFacts, PathFact } from './permission-facts';
 import { decideBash } from './bash-permissions';
 import { isMcpToolName, mcpRuleCovers } from './mcp-tools';
 import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
-import { getToolSpec, toolNamesWhere } from './tool-specs';
+import { EDIT_TOOLS, READ_TOOLS, getToolSpec, toolNamesWhere } from './tool-specs';
 
 export * from './permission-rules';
 import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, PROTECTED_DIRECTORIES, PROTECTED_EXCEPTIONS, isProtectedPath, isWorkspaceRule, parsePermissionRule } from './permission-rules';
 
-/** File tools that only read (Read rules cover them). */
-const READ_TOOLS = toolNamesWhere((spec) => spec.fileAccess?.access === 'read');
-/** File tools that change files (Edit rules cover them). */
-const EDIT_TOOLS = toolNamesWhere((spec) => spec.fileAccess?.access === 'write');
 /**
  * Tools that need no permission in Claude Code (rules still apply), by their spec's `permission`:
  * Agent (its own tools are checked in the subagent) and SendMessage (it continues one); the task

@@ -63,6 +63,11 @@ export function toolNamesWhere(test: (spec: ToolSpec) => boolean): ReadonlySet<s
   return new Set(TOOL_SPECS.filter(test).map((spec) => spec.name));
 }
 
+/** File tools that only read: Read rules cover them. */
+export const READ_TOOLS = toolNamesWhere((spec) => spec.fileAccess?.access === 'read');
+/** File tools that change files: Edit rules cover them. */
+export const EDIT_TOOLS = toolNamesWhere((spec) => spec.fileAccess?.access === 'write');
+
 /** True when `name` is one of our tools. */
 export function isToolName(name: string): boolean {
   return TOOL_NAMES.includes(name);
