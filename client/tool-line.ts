@@ -55,11 +55,12 @@ export function toolPreview(name: string, input: unknown, maxLines = 6): string[
     if (lines.length > maxLines) shown.push(`    … ${lines.length - maxLines} more lines`);
     return shown;
   };
-  if (name === 'Write' && typeof record.content === 'string') return record.content === '' ? ['    (an empty file)'] : clip(record.content, '│ ');
-  if (name === 'Edit' && typeof record.old_string === 'string' && typeof record.new_string === 'string') {
-    return [...clip(record.old_string, '- '), ...clip(record.new_string, '+ ')];
-  }
-  return [];
+  const fields = getToolSpec(name)?.approvalPreview ?? [];
+  if (!fields.every(({ field }) => typeof record[field] === 'string')) return [];
+  return fields.flatMap(({ field, mark, empty }) => {
+    const text = record[field] as string;
+    return text === '' && empty !== undefined ? [`    ${empty}`] : clip(text, mark);
+  });
 }
 
 /**
@@ -71,7 +72,8 @@ export function toolPreview(name: string, input: unknown, maxLines = 6): string[
  * what they would write.
  */
 export function approvalView(name: string, input: unknown, width: number, indent = '    '): { call: string; lines: string[] } {
-  const command = name === 'Bash' ? ((input ?? {}) as Record<string, unknown>).command : undefined;
+  const commandField = getToolSpec(name)?.shellCommandField;
+  const command = commandField === undefined ? undefined : ((input ?? {}) as Record<string, unknown>)[commandField];
   if (typeof command === 'string') {
     if (!command.includes('\n') && command.length <= ARGUMENT_LENGTH) return { call: `${name}(${showInvisibleCharacters(command, 'show')})`, lines: [] };
     return { call: name, lines: wholeTextLines(command, width, indent) };

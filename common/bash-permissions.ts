@@ -17,6 +17,7 @@
 import type { BashCommandFact, BashFacts, PathFact } from './permission-facts';
 import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, isProtectedPath, parsePermissionRule } from './permission-rules';
 import { anchorPathRule, globToRegExp, isInside, normalizePath, type PathRuleContext, pathMatchesRule } from './path-rules';
+import { EDIT_TOOLS } from './tool-specs';
 
 type RuleKind = 'deny' | 'ask' | 'allow';
 type Match = 'yes' | 'maybe' | 'no';
@@ -328,7 +329,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   const askRules = rulesFor(context.rules.ask, ['Bash']);
   const allowRules = rulesFor(context.rules.allow, ['Bash']);
   const readDeny = rulesFor(context.rules.deny, ['Read']);
-  const editDeny = rulesFor(context.rules.deny, ['Edit', 'Write']);
+  // Edit rules and every writing file tool's own (Write) rules govern a command's writes.
+  const editDeny = rulesFor(context.rules.deny, ['Edit', ...EDIT_TOOLS]);
   const workspace = context.workingDirectories[0] ?? '/';
   const pathContext = { cwd: workspace, homeDir: context.homeDir };
   const { commands, problems } = facts;

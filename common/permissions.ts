@@ -19,15 +19,11 @@ import type { BashFacts, CallFacts, PathFact } from './permission-facts';
 import { decideBash } from './bash-permissions';
 import { isMcpToolName, mcpRuleCovers } from './mcp-tools';
 import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
-import { TOOL_SPECS } from './tool-specs';
+import { EDIT_TOOLS, READ_TOOLS, getToolSpec, toolNamesWhere } from './tool-specs';
 
 export * from './permission-rules';
 import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, PROTECTED_DIRECTORIES, PROTECTED_EXCEPTIONS, isProtectedPath, isWorkspaceRule, parsePermissionRule } from './permission-rules';
 
-/** Tools that only read. */
-const READ_TOOLS = new Set(['Read', 'Glob', 'Grep']);
-/** Tools that change files. */
-const EDIT_TOOLS = new Set(['Edit', 'Write']);
 /**
  * Tools that need no permission in Claude Code (rules still apply), by their spec's `permission`:
  * Agent (its own tools are checked in the subagent) and SendMessage (it continues one); the task
@@ -36,25 +32,25 @@ const EDIT_TOOLS = new Set(['Edit', 'Write']);
  * background work — those two in every mode, plan mode included (TaskStop is not read-only).
  * Any other tool without a decision of its own asks (fail closed).
  */
-export const TOOLS_WITHOUT_PERMISSION: ReadonlySet<string> = new Set(TOOL_SPECS.filter((spec) => spec.permission !== undefined).map((spec) => spec.name));
+export const TOOLS_WITHOUT_PERMISSION = toolNamesWhere((spec) => spec.permission !== undefined);
 /** Of those, the ones allowed before the mode is looked at. */
-const TOOLS_WITHOUT_PERMISSION_IN_ANY_MODE: ReadonlySet<string> = new Set(TOOL_SPECS.filter((spec) => spec.permission === 'none-in-any-mode').map((spec) => spec.name));
+const TOOLS_WITHOUT_PERMISSION_IN_ANY_MODE = toolNamesWhere((spec) => spec.permission === 'none-in-any-mode');
 
 export { globToRegExp, isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 
-/** The paths a file tool call touches, absolute (empty for other tools or unparseable input). */
+/** The paths a file tool call touches (its spec's `fileAccess`), absolute (empty for other tools or unparseable input). */
 export function toolPaths(toolName: string, input: unknown, cwd: string): string[] {
-  if (typeof input !== 'object' || input === null) return [];
+  const access = getToolSpec(toolName)?.fileAccess;
+  if (access === undefined || typeof input !== 'object' || input === null) return [];
   const record = input as Record<string, unknown>;
-  if ((toolName === 'Read' || EDIT_TOOLS.has(toolName)) && typeof record.file_path === 'string') return [resolvePath(cwd, record.file_path)];
-  if (toolName === 'Glob' || toolName === 'Grep') {
-    const root = resolvePath(cwd, typeof record.path === 'string' ? record.path : '.');
-    const paths = [root];
-    // A Glob pattern may itself leave the root (`/etc/*`, `../**`): its static prefix counts too.
-    if (toolName === 'Glob' && typeof record.pattern === 'string') paths.push(resolvePath(root, staticPrefix(record.pattern)));
-    return paths;
-  }
-  return [];
+  const literal = record[access.pathField];
+  if (access.target === 'file') return typeof literal === 'string' ? [resolvePath(cwd, literal)] : [];
+  const root = resolvePath(cwd, typeof literal === 'string' ? literal : '.');
+  const paths = [root];
+  // A glob pattern may itself leave the root (`/etc/*`, `../**`): its static prefix counts too.
+  const pattern = access.patternField === undefined ? undefined : record[access.patternField];
+  if (typeof pattern === 'string') paths.push(resolvePath(root, staticPrefix(pattern)));
+  return paths;
 }
 
 /** The directories of a glob pattern before its first wildcard. */
@@ -423,7 +419,7 @@ export function ruleForAlways(toolName: string, input: unknown, cwd: string): st
   }
   const [first] = toolPaths(toolName, input, cwd);
   if (!first) return toolName;
-  const directory = READ_TOOLS.has(toolName) && toolName !== 'Read' ? first : first.slice(0, first.lastIndexOf('/')) || '/';
+  const directory = getToolSpec(toolName)?.fileAccess?.target === 'directory' ? first : first.slice(0, first.lastIndexOf('/')) || '/';
   if (/[()*?[\]]/.test(directory)) return toolName;
   return `${toolName}(/${directory === '/' ? '/' : `${directory}/`}**)`;
 }

@@ -27,6 +27,42 @@ export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
    * decision for asks (fail closed).
    */
   readonly permission?: 'none' | 'none-in-any-mode';
+  /** The file or directory the call touches (unset: none). */
+  readonly fileAccess?: FileAccess;
+  /**
+   * The input field holding a shell command: its facts are gathered on the workspace's host
+   * (common/permission-facts.ts) and a person approving it sees it whole (client/tool-line.ts).
+   */
+  readonly shellCommandField?: string;
+  /** Micro-compaction may clear its old results (Claude Code's compactable tools; workflows/micro-compact.ts). */
+  readonly microCompactable?: boolean;
+  /**
+   * Short and read-only: may run as a local activity, in the workflow task that asked for it
+   * (at-least-once, a minute at most; workflows/deps/tool-run.ts), and be prefetched while the
+   * model streams (workflows/tool-prefetch.ts).
+   */
+  readonly localActivity?: boolean;
+  /**
+   * Input fields a person sees whole (clipped to a few lines) before allowing a call, each line
+   * behind `mark`; `empty`: the line shown instead when the field is the empty string.
+   */
+  readonly approvalPreview?: readonly { readonly field: string; readonly mark: string; readonly empty?: string }[];
+}
+
+/**
+ * The path a file tool touches, judged by the permission engine's path rules
+ * (common/permissions.ts) and gathered as facts on the workspace's host
+ * (activities/permission-facts/paths.ts).
+ */
+export interface FileAccess {
+  /** `read`: Read rules cover the tool; `write`: Edit rules do. */
+  readonly access: 'read' | 'write';
+  /** The input field holding the path. */
+  readonly pathField: string;
+  /** `file`: the field names the file (required); `directory`: the directory searched, the working directory when absent. */
+  readonly target: 'file' | 'directory';
+  /** An input field holding a glob pattern, whose leading directories are touched too (`../**`, `/etc/*` leave the root). */
+  readonly patternField?: string;
 }
 
 /** Helper that keeps the schema's inferred type attached to the spec. */

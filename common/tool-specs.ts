@@ -31,32 +31,7 @@ export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec
 export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
 export { sendMessageInputSchema, sendMessageToolSpec, type SendMessageInput } from './tools/send-message';
 
-/** Claude Code's tool names, in the order the model sees them. */
-export const TOOL_NAMES = [
-  'Read',
-  'Write',
-  'Edit',
-  'Bash',
-  'Glob',
-  'Grep',
-  'Agent',
-  // issue 21: background commands (workflows/background/commands.ts)
-  'TaskOutput',
-  'TaskStop',
-  // issue 21: background agents (SendMessage); the task list, wakeups and cron jobs (answered in the workflow: workflows/background/)
-  'SendMessage',
-  'TaskCreate',
-  'TaskGet',
-  'TaskList',
-  'TaskUpdate',
-  'ScheduleWakeup',
-  'CronCreate',
-  'CronDelete',
-  'CronList',
-] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
-
-/** Every tool the agent offers, in `TOOL_NAMES` order. */
+/** Every tool the agent offers, in the order the model sees them: the one list of tools. */
 export const TOOL_SPECS: readonly ToolSpec[] = [
   readToolSpec,
   writeToolSpec,
@@ -68,6 +43,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   // Issue 21: background commands (workflows/background/commands.ts).
   taskOutputToolSpec,
   taskStopToolSpec,
+  // Issue 21: background agents (SendMessage); the task list, wakeups and cron jobs (answered in the workflow: workflows/background/).
   sendMessageToolSpec,
   taskCreateToolSpec,
   taskGetToolSpec,
@@ -79,9 +55,22 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   cronListToolSpec,
 ];
 
+/** Claude Code's tool names, in `TOOL_SPECS` order. */
+export const TOOL_NAMES: readonly string[] = TOOL_SPECS.map((spec) => spec.name);
+
+/** The names of the tools whose spec passes `test`, in `TOOL_SPECS` order: every tool-name set derives from the specs. */
+export function toolNamesWhere(test: (spec: ToolSpec) => boolean): ReadonlySet<string> {
+  return new Set(TOOL_SPECS.filter(test).map((spec) => spec.name));
+}
+
+/** File tools that only read: Read rules cover them. */
+export const READ_TOOLS = toolNamesWhere((spec) => spec.fileAccess?.access === 'read');
+/** File tools that change files: Edit rules cover them. */
+export const EDIT_TOOLS = toolNamesWhere((spec) => spec.fileAccess?.access === 'write');
+
 /** True when `name` is one of our tools. */
-export function isToolName(name: string): name is ToolName {
-  return (TOOL_NAMES as readonly string[]).includes(name);
+export function isToolName(name: string): boolean {
+  return TOOL_NAMES.includes(name);
 }
 
 /** The spec named `name`, or undefined for an unknown tool (which becomes an is_error result). */

@@ -8,11 +8,9 @@
  */
 import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { CronDeliveryResult, CronFireActivities, CronFireInput } from '../common/cron';
+import { CRON_FIRE_OPTIONS } from './deps/activity-options';
 
-const { deliverCronPrompt } = proxyActivities<CronFireActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 20 },
-});
+const { deliverCronPrompt } = proxyActivities<CronFireActivities>(CRON_FIRE_OPTIONS);
 
 export async function cronFireWorkflow(input: CronFireInput): Promise<CronDeliveryResult> {
   if (input.jitterMs > 0) await sleep(input.jitterMs);

@@ -6,10 +6,11 @@
  * are kept. The cache-editing mode needs the API's cache_edits and is not used. Pure.
  */
 import type { ToolResultBlock, TranscriptMessage, UserMessage } from '../common/messages';
+import { toolNamesWhere } from '../common/tool-specs';
 import { roughTokenCount } from './auto-compact';
 
-/** Claude Code's compactable tools that exist here (file read, shell, grep, glob, file edit, file write). */
-export const COMPACTABLE_TOOLS: ReadonlySet<string> = new Set(['Read', 'Bash', 'Grep', 'Glob', 'Edit', 'Write']);
+/** Claude Code's compactable tools that exist here (file read, shell, grep, glob, file edit, file write): their specs' `microCompactable`. */
+export const COMPACTABLE_TOOLS = toolNamesWhere((spec) => spec.microCompactable === true);
 export const CLEARED_TOOL_RESULT = '[Old tool result content cleared]';
 export const DEFAULT_MICROCOMPACT_GAP_MS = 60 * 60 * 1000;
 /** Results of compactable tools kept whole (the most recent ones). */

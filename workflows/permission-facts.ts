@@ -5,26 +5,20 @@
  * the gate decides on (replay reads it back). A local activity when tools run on the workflow's
  * own queue (no server round trip); a regular one on the workspace's queue otherwise.
  */
-import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../common/activity-interface';
+import { workflowInfo } from '@temporalio/workflow';
 import type { ConversationConfig } from '../common/config';
 import type { ToolUseBlock } from '../common/messages';
 import type { CallFacts } from '../common/permission-facts';
 import { toolCallSummary } from '../common/tool-ui';
-
-const OPTIONS = {
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumAttempts: 5 },
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-} as const;
+import { LOCAL_TOOL_OPTIONS, activities, localActivities } from './deps/activity-options';
 
 /** The call's facts, from the activity on the workspace's host. */
 export async function gatherCallFacts(config: ConversationConfig, block: ToolUseBlock, homeDir: string | undefined): Promise<CallFacts | undefined> {
   const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
   const summary = `Check permission: ${toolCallSummary(block.name, block.input)}`;
   const proxy = local
-    ? proxyLocalActivities<Activities>({ ...OPTIONS, summary })
-    : proxyActivities<Activities>({ ...OPTIONS, taskQueue: config.toolTaskQueue, summary });
+    ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary })
+    : activities({ ...LOCAL_TOOL_OPTIONS, taskQueue: config.toolTaskQueue, summary });
   const { facts } = await proxy.gatherPermissionFacts({ cwd: config.cwd, homeDir, calls: [{ toolUseId: block.id, name: block.name, input: block.input }] });
   return facts.find((fact) => fact.toolUseId === block.id);
 }

@@ -27,6 +27,7 @@ import type { ToolUseBlock } from '../common/messages';
 import type { CallFacts, ToolAccess } from '../common/permission-facts';
 import { toolFacts } from '../common/tool-facts';
 import { toolAccessFor } from '../common/tool-access';
+import { toolNamesWhere } from '../common/tool-specs';
 import { bashAlwaysRule } from '../common/bash-permissions';
 import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
@@ -35,8 +36,8 @@ import { cutText } from '../common/cut-text';
 import type { HookPermission } from './extensions/hooks-decisions';
 
 
-/** Tools whose decision depends on facts only the workspace's host has. */
-const TOOLS_WITH_FACTS = new Set(['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep']);
+/** Tools whose decision depends on facts only the workspace's host has: the file tools and the shell. */
+const TOOLS_WITH_FACTS = toolNamesWhere((spec) => spec.fileAccess !== undefined || spec.shellCommandField !== undefined);
 
 export function needsFacts(toolName: string): boolean {
   return TOOLS_WITH_FACTS.has(toolName);

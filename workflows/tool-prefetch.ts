@@ -33,7 +33,7 @@ export interface PlanSources {
   config: Pick<ConversationConfig, 'cwd' | 'tools' | 'toolTaskQueue' | 'localReadOnlyTools' | 'prefetchReadOnlyTools' | 'maxToolUseConcurrency'>;
   /** The workflow's own task queue. */
   taskQueue: string;
-  /** The tools that run as local activities (query-deps.ts LOCAL_TOOLS). */
+  /** The tools that run as local activities (deps/tool-run.ts LOCAL_TOOLS: the specs' `localActivity`). */
   localTools: ReadonlySet<string>;
   /** The permission gate's context, or undefined when tools run unchecked; absent: the host cannot tell (no prefetch). */
   permission: (() => PermissionContext | undefined) | undefined;

@@ -109,22 +109,22 @@ export function splitStaticPrefix(pattern: string): { prefix: string; rest: stri
  * character, the one path it names. Invalid input (the tool reports the error) and other tools: [].
  */
 export async function gatherPathFacts(toolName: string, input: unknown, cwd: string, homeDir: string): Promise<NonNullable<CallFacts['paths']>> {
-  if (!['Read', 'Write', 'Edit', 'Glob', 'Grep'].includes(toolName)) return [];
   const spec = getToolSpec(toolName);
-  if (spec === undefined || !spec.inputSchema.safeParse(input).success) return [];
+  const access = spec?.fileAccess;
+  if (spec === undefined || access === undefined || !spec.inputSchema.safeParse(input).success) return [];
   const record = input as Record<string, unknown>;
   const facts: { access: PathAccess; literal: string; base: string }[] = [];
-  if (toolName === 'Read') facts.push({ access: 'read', literal: String(record.file_path), base: cwd });
-  else if (toolName === 'Write' || toolName === 'Edit') facts.push({ access: 'write', literal: String(record.file_path), base: cwd });
+  const field = record[access.pathField];
+  if (access.target === 'file') facts.push({ access: access.access, literal: String(field), base: cwd });
   else {
-    const rootLiteral = typeof record.path === 'string' ? record.path : '.';
-    facts.push({ access: 'read', literal: rootLiteral, base: cwd });
-    if (toolName === 'Glob' && typeof record.pattern === 'string') {
+    const rootLiteral = typeof field === 'string' ? field : '.';
+    facts.push({ access: access.access, literal: rootLiteral, base: cwd });
+    const pattern = access.patternField === undefined ? undefined : record[access.patternField];
+    if (typeof pattern === 'string') {
       const root = absolutePathOf(rootLiteral, cwd, homeDir);
-      const pattern = record.pattern;
       const { prefix } = splitStaticPrefix(pattern);
       const literal = GLOB_CHARACTERS.test(pattern) ? prefix || '.' : pattern;
-      facts.push({ access: 'read', literal, base: root });
+      facts.push({ access: access.access, literal, base: root });
     }
   }
   const gathered = await Promise.all(facts.map(async (fact) => ({ access: fact.access, path: await resolvePathFact(fact.literal, fact.base, homeDir) })));

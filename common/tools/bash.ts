@@ -70,6 +70,8 @@ Usage notes:
   // A background command is never started while the model still streams (a retried call may not ask for it again).
   isConcurrencySafe: (input) => input.run_in_background !== true && classifyBashCommand(input.command).readOnly,
   maxResultSizeChars: 30_000,
+  shellCommandField: 'command',
+  microCompactable: true,
   summarize: (input) => `Bash${input.run_in_background === true ? ' (background)' : ''}: ${oneLine(input.command, SUMMARY_COMMAND_LENGTH)}`,
 });
 

@@ -28,5 +28,11 @@ Usage:
   isReadOnly: () => false,
   isConcurrencySafe: () => false,
   maxResultSizeChars: 10_000,
+  fileAccess: { access: 'write', pathField: 'file_path', target: 'file' },
+  microCompactable: true,
+  approvalPreview: [
+    { field: 'old_string', mark: '- ' },
+    { field: 'new_string', mark: '+ ' },
+  ],
   summarize: (input) => `Edit ${input.file_path}`,
 });

@@ -30,5 +30,8 @@ export const globToolSpec = defineTool({
   isReadOnly: () => true,
   isConcurrencySafe: () => true,
   maxResultSizeChars: 20_000,
+  fileAccess: { access: 'read', pathField: 'path', target: 'directory', patternField: 'pattern' },
+  microCompactable: true,
+  localActivity: true,
   summarize: (input) => `Glob ${input.pattern}${input.path === undefined ? '' : ` in ${input.path}`}`,
 });

@@ -76,5 +76,8 @@ Usage:
   isReadOnly: () => true,
   isConcurrencySafe: () => true,
   maxResultSizeChars: 20_000,
+  fileAccess: { access: 'read', pathField: 'path', target: 'directory' },
+  microCompactable: true,
+  localActivity: true,
   summarize: (input) => `Grep ${input.pattern}${input.path === undefined ? '' : ` in ${input.path}`}`,
 });

@@ -44,5 +44,8 @@ Usage:
   isReadOnly: () => true,
   isConcurrencySafe: () => true,
   maxResultSizeChars: 100_000,
+  fileAccess: { access: 'read', pathField: 'file_path', target: 'file' },
+  microCompactable: true,
+  localActivity: true,
   summarize: (input) => `Read ${input.file_path}`,
 });

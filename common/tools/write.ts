@@ -23,5 +23,8 @@ Usage:
   isReadOnly: () => false,
   isConcurrencySafe: () => false,
   maxResultSizeChars: 10_000,
+  fileAccess: { access: 'write', pathField: 'file_path', target: 'file' },
+  microCompactable: true,
+  approvalPreview: [{ field: 'content', mark: '│ ', empty: '(an empty file)' }],
   summarize: (input) => `Write ${input.file_path}`,
 });

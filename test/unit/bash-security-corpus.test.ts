@@ -761,6 +761,7 @@ const issue29Paths: Case[] = [
     { command: 'cat lnk?/secret.txt', deny: ['Read(/@OUT@/**)'], expect: 'deny' },
     { command: 'rm -f certs/*.key', deny: ['Edit(certs/server.key)'], expect: 'deny' },
     { command: 'cp src/x.ts cert?/server.key', deny: ['Edit(certs/server.key)'], expect: 'deny' },
+    { command: 'rm -f certs/*.key', deny: ['Write(certs/server.key)'], expect: 'deny' },
   ]),
   { command: 'rm -f lnk?/secret.txt', allow: ['Bash(rm -f:*)'], expect: 'ask' },
   { command: 'rm -f src/*.ts', allow: ['Bash(rm -f:*)'], expect: 'allow' },

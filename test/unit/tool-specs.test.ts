@@ -10,6 +10,11 @@ import {
   isToolName, isToolUseConcurrencySafe, isToolUseStartableEarly } from '../../common/tool-specs';
 import { parseAgentFile } from '../../activities/agent-files';
 import { agentTools, findAgent } from '../../common/agents';
+import { TOOLS_WITHOUT_PERMISSION, ruleForAlways, toolPaths } from '../../common/permissions';
+import { COMPACTABLE_TOOLS } from '../../workflows/micro-compact';
+import { LOCAL_TOOLS } from '../../workflows/deps/tool-run';
+import { needsFacts } from '../../workflows/permission-gate';
+import { toolPreview } from '../../client/tool-line';
 
 function spec(name: string) {
   const found = getToolSpec(name);
@@ -21,6 +26,38 @@ describe('tool specs registry', () => {
   it("uses Claude Code's names, in order", () => {
     expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
+  });
+
+  // Issue 30: every tool-name set derives from the specs. The workflow decides on these sets (which
+  // calls run locally, in which order they are prefetched, which results are cleared, which calls
+  // gather facts), so their members and order are pinned: a change would change recorded histories.
+  it('derives the tool-name sets from the specs, with the members the hand-kept sets had', () => {
+    expect([...COMPACTABLE_TOOLS].sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write']);
+    expect([...LOCAL_TOOLS]).toEqual(['Read', 'Glob', 'Grep']);
+    expect(TOOL_NAMES.filter(needsFacts)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
+    expect(needsFacts('mcp__server__tool')).toBe(false);
+    expect([...TOOLS_WITHOUT_PERMISSION]).toEqual(['Agent', 'TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
+    const access = Object.fromEntries(TOOL_SPECS.flatMap((tool) => (tool.fileAccess ? [[tool.name, tool.fileAccess.access]] : [])));
+    expect(access).toEqual({ Read: 'read', Write: 'write', Edit: 'write', Glob: 'read', Grep: 'read' });
+  });
+
+  it("reads a file tool's paths from the fields its spec names", () => {
+    expect(toolPaths('Read', { file_path: 'a/b.txt' }, '/w')).toEqual(['/w/a/b.txt']);
+    expect(toolPaths('Write', { file_path: '/etc/x', content: '' }, '/w')).toEqual(['/etc/x']);
+    expect(toolPaths('Edit', { file_path: 7 }, '/w')).toEqual([]);
+    expect(toolPaths('Grep', { pattern: 'x' }, '/w')).toEqual(['/w']);
+    expect(toolPaths('Glob', { pattern: '../up/*.ts', path: 'src' }, '/w')).toEqual(['/w/src', '/w/up']);
+    expect(toolPaths('Bash', { command: 'cat /etc/passwd' }, '/w')).toEqual([]);
+    expect(ruleForAlways('Grep', { pattern: 'x', path: 'src' }, '/w')).toBe('Grep(//w/src/**)');
+    expect(ruleForAlways('Read', { file_path: 'src/a.ts' }, '/w')).toBe('Read(//w/src/**)');
+  });
+
+  it("previews what a call would write from the fields its spec names", () => {
+    expect(toolPreview('Write', { file_path: 'a', content: '' })).toEqual(['    (an empty file)']);
+    expect(toolPreview('Write', { file_path: 'a', content: 'one\ntwo\n' })).toEqual(['    │ one', '    │ two']);
+    expect(toolPreview('Edit', { file_path: 'a', old_string: '', new_string: 'x' })).toEqual(['    - ', '    + x']);
+    expect(toolPreview('Edit', { file_path: 'a', old_string: 'x' })).toEqual([]);
+    expect(toolPreview('Bash', { command: 'ls' })).toEqual([]);
   });
 
   it('finds specs by name and returns undefined for unknown tools', () => {

@@ -9,7 +9,6 @@
  * the conversation's end cancels the agents still there. Bookkeeping: agent-tasks.ts (pure).
  */
 import {
-  ActivityCancellationType,
   CancellationScope,
   ChildWorkflowCancellationType,
   type ChildWorkflowHandle,
@@ -28,7 +27,7 @@ import { taskOutputInputSchema } from '../../common/tools/task-output';
 import { taskStopInputSchema } from '../../common/tools/task-stop';
 import type { BackgroundAgentReport, BackgroundAgentSummary } from './agent-types';
 import { type ConversationInput, type ConversationSummary, type InputOrigin, userInputSignal } from '../definitions';
-import { activities } from '../deps/activity-options';
+import { WATCH_AGENT_OPTIONS, activities } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
 import { PATCHES, patched } from '../patches';
@@ -197,14 +196,7 @@ export class BackgroundAgents {
   /** After continue-as-new: waits for the agent's child to close (watchAgentWorkflow), then as if this run had started it. */
   private watch(task: AgentTask): void {
     const watching = CancellationScope.nonCancellable(() =>
-      activities({
-        // An agent may wait for SendMessage for days: an attempt that reaches this watches again.
-        startToCloseTimeout: '1 day',
-        heartbeatTimeout: '30 seconds',
-        retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-        cancellationType: ActivityCancellationType.TRY_CANCEL,
-        summary: `Watch agent ${task.id}: ${task.description}`,
-      }).watchAgentWorkflow({ workflowId: task.childWorkflowId }),
+      activities({ ...WATCH_AGENT_OPTIONS, summary: `Watch agent ${task.id}: ${task.description}` }).watchAgentWorkflow({ workflowId: task.childWorkflowId }),
     );
     watching.then(
       (closed) => this.onChildClosedElsewhere(task.id, closed),

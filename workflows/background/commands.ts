@@ -9,7 +9,7 @@
  * The tasks are this module's carried state; after continue-as-new the new run supervises the
  * ones still running again. `end` stops them; `abort` leaves them alone (as Claude Code).
  */
-import { ActivityCancellationType, type ActivityOptions, CancellationScope, isCancellation, uuid4 } from '@temporalio/workflow';
+import { type ActivityOptions, CancellationScope, isCancellation, uuid4 } from '@temporalio/workflow';
 import { type BackgroundOutcome, taskNotificationText } from '../../common/background';
 import type { ConversationConfig } from '../../common/config';
 import type { ToolUseBlock } from '../../common/messages';
@@ -18,7 +18,7 @@ import { bashInputSchema } from '../../common/tools/bash';
 import { taskOutputInputSchema } from '../../common/tools/task-output';
 import { taskStopInputSchema } from '../../common/tools/task-stop';
 import type { InputOrigin } from '../definitions';
-import { activities } from '../deps/activity-options';
+import { SHORT_ACTIVITY_OPTIONS, activities, superviseCommandOptions, taskOutputOptions } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolPermissions, ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
 import { sandboxInputs } from '../deps/tool-run';
@@ -38,9 +38,6 @@ export interface BackgroundCommandsHost {
   /** The UI's current details changed (a task started or ended). */
   refreshDetails(): void;
 }
-
-/** The supervisor's heartbeat timeout at most (it beats every second). */
-const SUPERVISE_HEARTBEAT_TIMEOUT_MS = 10_000;
 
 /** The tool names this route answers (Bash only with run_in_background). */
 const TASK_TOOLS = new Set(['TaskOutput', 'TaskStop']);
@@ -174,7 +171,7 @@ export class BackgroundCommands {
     // An abort of the query must not orphan a command that started: the start and its record are not cancellable.
     return CancellationScope.nonCancellable(async () => {
       const started = await activities(
-        this.options({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 5 }, summary: `Start ${taskId}: ${call.summary}` }),
+        this.options({ ...SHORT_ACTIVITY_OPTIONS, summary: `Start ${taskId}: ${call.summary}` }),
       ).startBackgroundCommand({
         ...this.ref(taskId),
         command: input.command,
@@ -209,15 +206,7 @@ export class BackgroundCommands {
     const task = this.tasks[taskId];
     const supervising = CancellationScope.nonCancellable(() =>
       activities(
-        this.options({
-          // A command may run for days: an attempt that reaches this re-attaches on the next one.
-          startToCloseTimeout: '1 day',
-          // It beats every second; a dead worker's attempt is retried within ~10 s (sooner when tools' heartbeats are).
-          heartbeatTimeout: Math.min(this.host.config.toolHeartbeatTimeoutMs, SUPERVISE_HEARTBEAT_TIMEOUT_MS),
-          retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-          cancellationType: ActivityCancellationType.TRY_CANCEL,
-          summary: `Background ${taskId}: ${oneLine(task.description, 60)}`,
-        }),
+        this.options({ ...superviseCommandOptions(this.host.config), summary: `Background ${taskId}: ${oneLine(task.description, 60)}` }),
       ).superviseBackgroundCommand(this.ref(taskId)),
     );
     supervising.then(
@@ -248,14 +237,7 @@ export class BackgroundCommands {
     const { task_id: taskId, block, timeout } = parsed.data;
     if (!this.tasks[taskId]) return noTaskFound(taskId);
     const result = await activities(
-      this.options({
-        startToCloseTimeout: (block ? timeout : 0) + 60_000,
-        heartbeatTimeout: this.host.config.toolHeartbeatTimeoutMs,
-        retry: { initialInterval: '1 second', maximumAttempts: 5 },
-        // An abort stops the waiting at once (the command is not touched).
-        cancellationType: ActivityCancellationType.TRY_CANCEL,
-        summary: call.summary,
-      }),
+      this.options({ ...taskOutputOptions(this.host.config, block ? timeout : 0), summary: call.summary }),
     ).readTaskOutput({ ...this.ref(taskId), block, timeout });
     return { isError: false, content: result.content };
   }
@@ -274,7 +256,7 @@ export class BackgroundCommands {
   }
 
   private stop(taskId: string, summary: string) {
-    return activities(this.options({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 5 }, summary })).stopBackgroundCommand(this.ref(taskId));
+    return activities(this.options({ ...SHORT_ACTIVITY_OPTIONS, summary })).stopBackgroundCommand(this.ref(taskId));
   }
 
   /** `end`: each running command is stopped (its supervisor then reports it killed). No command when none runs. */

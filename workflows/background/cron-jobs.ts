@@ -15,7 +15,7 @@ import { oneLine } from '../../common/cut-text';
 import type { ToolUseBlock } from '../../common/messages';
 import type { CronCreateInput } from '../../common/tools/cron-create';
 import type { CronDeleteInput } from '../../common/tools/cron-delete';
-import { activities } from '../deps/activity-options';
+import { SHORT_ACTIVITY_OPTIONS, activities } from '../deps/activity-options';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
 import { PATCHES, patched } from '../patches';
 import type { CronJobRecord } from './cron-job-record';
@@ -44,7 +44,7 @@ export function cronTimeZone(config: Pick<ConversationConfig, 'timeZone'>): stri
 
 function cronActivities(summary: string) {
   // On the conversation's own queue: the main worker has the Temporal client.
-  return activities({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 5 }, summary });
+  return activities({ ...SHORT_ACTIVITY_OPTIONS, summary });
 }
 
 export class CronJobs implements ToolRoute {

@@ -9,7 +9,7 @@
  */
 import { uuid4 } from '@temporalio/workflow';
 import type { ToolUseBlock } from '../../common/messages';
-import { activities } from '../deps/activity-options';
+import { AGENT_TRANSCRIPT_OPTIONS, activities } from '../deps/activity-options';
 import type { ToolOutcome, ToolRouteCall } from '../deps/tool-routes';
 import { type PreparedSubagent, type SubagentHost, executeSubagent, prepareSubagent } from '../subagents';
 import { type AgentTask, type AgentTasksState, agentTaskId } from './agent-tasks';
@@ -41,8 +41,7 @@ export async function runForegroundAgent(host: SubagentHost, state: AgentTasksSt
 /** SendMessage to an agent whose child has ended: a new child resumes its transcript with the message. */
 export async function continueFinishedAgent(host: SubagentHost, task: AgentTask, message: string, block: ToolUseBlock, call: ToolRouteCall): Promise<ToolOutcome> {
   const transcript = await activities({
-    startToCloseTimeout: '2 minutes',
-    retry: { initialInterval: '1 second', maximumAttempts: 5 },
+    ...AGENT_TRANSCRIPT_OPTIONS,
     summary: `Read agent ${task.id}'s transcript (${task.childWorkflowId})`,
   }).readAgentTranscript({ workflowId: task.childWorkflowId });
   if ('problem' in transcript) return { isError: true, content: `Agent ${task.id} ("${task.description}") cannot be continued: ${transcript.problem}` };

@@ -1,6 +1,8 @@
 /**
- * Activity options, in one place (style §16): the model, tool, Stop-hook and session-context
- * activities' timeouts, retries and cancellation, and the proxies built from them.
+ * Activity options, in one place (style §16): every activity's timeouts, retries and
+ * cancellation — the model, tools, hooks, session context, permission facts, MCP, background
+ * commands and agents, cron jobs — and the proxies built from them. A changed value changes what
+ * new runs record (replay compares commands, not options, but a retried attempt behaves otherwise).
  */
 import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../../common/activity-interface';
@@ -71,7 +73,11 @@ export function localActivities(options: LocalActivityOptions): Activities {
   return proxyLocalActivities<Activities>(options);
 }
 
-/** Options of the read-only tools that run as local activities (tool-run.ts). */
+/**
+ * Options of a short read on the workspace's host: the read-only tools that run as local
+ * activities (tool-run.ts) and the permission facts (permission-facts.ts; a regular activity on
+ * the workspace's queue when that is another worker's).
+ */
 export const LOCAL_TOOL_OPTIONS: LocalActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumAttempts: 5 },
@@ -84,4 +90,75 @@ export const LOCAL_TOOL_OPTIONS: LocalActivityOptions = {
  */
 export function localModelCallOptions(handoffAfterMs: number, summary: string): LocalActivityOptions {
   return { startToCloseTimeout: handoffAfterMs + 60_000, retry: { maximumAttempts: 1 }, cancellationType: ActivityCancellationType.TRY_CANCEL, summary };
+}
+
+/** A hook event's runHooks activity: as Stop hooks, ending a little after the longest hook's own timeout (the runner enforces each). */
+export function hookRunOptions(config: ConversationConfig, longestHookSeconds: number, summary: string): ActivityOptions {
+  return { ...activityOptions(config).stopHooks, startToCloseTimeout: `${longestHookSeconds + 30} seconds`, summary };
+}
+
+/**
+ * Options of the MCP config and listing activities: on the workspace's host; the listing heartbeats
+ * while servers start (reading the config is a few file reads, and does not).
+ */
+export function mcpListingOptions(config: ConversationConfig, summary: string, heartbeats: boolean): ActivityOptions {
+  return {
+    taskQueue: config.toolTaskQueue,
+    startToCloseTimeout: '2 minutes',
+    ...(heartbeats && { heartbeatTimeout: config.toolHeartbeatTimeoutMs }),
+    retry: { initialInterval: '1 second', maximumAttempts: 3 },
+    summary,
+  };
+}
+
+/** Reading the MCP config as a local activity, when the workspace is this worker's host. */
+export const MCP_CONFIG_LOCAL_OPTIONS: LocalActivityOptions = { startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 3 } };
+
+/** A minute's work on Temporal or a background command's process (a cron job's Schedule, a command's start or stop): retried 5 times. */
+export const SHORT_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 5 } };
+
+/** Reading a finished agent's transcript from its child's history. */
+export const AGENT_TRANSCRIPT_OPTIONS: ActivityOptions = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1 second', maximumAttempts: 5 } };
+
+/** A cron job's fire delivering its prompt (workflows/cron-fire.ts). */
+export const CRON_FIRE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 20 },
+};
+
+/** The supervisor's heartbeat timeout at most (it beats every second). */
+const SUPERVISE_HEARTBEAT_TIMEOUT_MS = 10_000;
+/** An agent's watcher's heartbeat timeout. */
+const WATCH_AGENT_HEARTBEAT_TIMEOUT = '30 seconds';
+
+/**
+ * A watcher of something that may run for days (a background command's supervisor, a background
+ * agent's watcher): an attempt that reaches a day re-attaches on the next one; heartbeats find a
+ * dead worker; an abort stops the watching at once.
+ */
+function watcherOptions(heartbeatTimeout: ActivityOptions['heartbeatTimeout']): ActivityOptions {
+  return {
+    startToCloseTimeout: '1 day',
+    heartbeatTimeout,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+  };
+}
+
+/** A background command's supervisor: it beats every second, so a dead worker's attempt is retried within ~10 s (sooner when tools' heartbeats are). */
+export function superviseCommandOptions(config: ConversationConfig): ActivityOptions {
+  return watcherOptions(Math.min(config.toolHeartbeatTimeoutMs, SUPERVISE_HEARTBEAT_TIMEOUT_MS));
+}
+
+/** A background agent's watcher after continue-as-new (an agent may wait for SendMessage for days). */
+export const WATCH_AGENT_OPTIONS: ActivityOptions = watcherOptions(WATCH_AGENT_HEARTBEAT_TIMEOUT);
+
+/** TaskOutput: the wait it asked for and a minute; an abort stops the waiting at once (the command is not touched). */
+export function taskOutputOptions(config: ConversationConfig, waitMs: number): ActivityOptions {
+  return {
+    startToCloseTimeout: waitMs + 60_000,
+    heartbeatTimeout: config.toolHeartbeatTimeoutMs,
+    retry: { initialInterval: '1 second', maximumAttempts: 5 },
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+  };
 }

@@ -10,7 +10,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import { resultSummary } from '../../common/stream-items';
 import { STRUCTURED_OUTPUT_TOOL_NAME } from '../../common/structured-output';
 import { toolResultBudget } from '../../common/tool-result-budget';
-import { getToolSpec, isToolUseConcurrencySafe } from '../../common/tool-specs';
+import { getToolSpec, isToolUseConcurrencySafe, toolNamesWhere } from '../../common/tool-specs';
 import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { PATCHES, patched } from '../patches';
@@ -24,12 +24,13 @@ import type { ActiveQuery, QueryHost } from './query-host';
 import { type ToolRoute, routeFor } from './tool-routes';
 
 /**
- * Short read-only tools run as local activities: in the workflow task that asked for them, on
- * the worker that runs the workflow, with no server round trip (one dispatch per loop iteration
- * instead of two). They keep the durability guarantees: read-only calls may simply run again
- * (a local activity is at-least-once), and they never run long (a minute at most, unlike Bash).
+ * Short read-only tools (their specs' `localActivity`: Read, Glob, Grep) run as local activities:
+ * in the workflow task that asked for them, on the worker that runs the workflow, with no server
+ * round trip (one dispatch per loop iteration instead of two). They keep the durability
+ * guarantees: read-only calls may simply run again (a local activity is at-least-once), and they
+ * never run long (a minute at most, unlike Bash). In `TOOL_SPECS` order, the order prefetches start.
  */
-export const LOCAL_TOOLS: ReadonlySet<string> = new Set(['Read', 'Glob', 'Grep']);
+export const LOCAL_TOOLS = toolNamesWhere((spec) => spec.localActivity === true);
 
 /**
  * Whether this call runs as a local activity: a LOCAL_TOOLS call, when tools run on the

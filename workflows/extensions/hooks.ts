@@ -17,7 +17,7 @@ import {
 } from '../../common/hooks';
 import type { ToolUseBlock } from '../../common/messages';
 import type { ConversationEvent, PendingInput, SubagentOrigin } from '../definitions';
-import { activities, activityOptions } from '../deps/activity-options';
+import { activities, activityOptions, hookRunOptions } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolHooks, ToolPermissions } from '../deps/query-host';
 import { sandboxInputs } from '../deps/tool-run';
@@ -132,15 +132,9 @@ export class SessionHooks implements ToolHooks {
     const commands = this.state.settings ? selectHookCommands(this.state.settings, event) : [];
     if (commands.length === 0 || !patched(PATCHES.hooksLifecycle)) return {};
     const { config, conversationId } = this.host;
-    const options = activityOptions(config).stopHooks;
     const longest = Math.max(...commands.map((command) => command.timeout ?? 60));
     try {
-      const { outcomes } = await activities({
-        ...options,
-        // Each hook has its own timeout (the runner enforces it); the activity ends a little after the longest.
-        startToCloseTimeout: `${longest + 30} seconds`,
-        summary: summary ?? `${event.hook_event_name} hooks (${commands.length})`,
-      }).runHooks({
+      const { outcomes } = await activities(hookRunOptions(config, longest, summary ?? `${event.hook_event_name} hooks (${commands.length})`)).runHooks({
         conversationId,
         cwd: config.cwd,
         event,

@@ -7,7 +7,7 @@
  * the session's tool route; a call that reports `tools/list_changed` and `/mcp` list again.
  * Failed servers are warnings in the feed: the conversation goes on without them.
  */
-import { type ActivityOptions, ApplicationFailure, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { LoadMcpConfigResult, McpServerStatus, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
@@ -16,7 +16,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import type { ToolFacts } from '../../common/permissions';
 import { toolResultBudget } from '../../common/tool-result-budget';
 import type { ConversationEvent } from '../definitions';
-import { activities, localActivities } from '../deps/activity-options';
+import { MCP_CONFIG_LOCAL_OPTIONS, activities, localActivities, mcpListingOptions } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolPermissions } from '../deps/query-host';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
@@ -55,20 +55,6 @@ export interface McpHost {
   pushEvent(message: ConversationEvent['message']): void;
   /** The UI's current details, drawn again after a listing (not a command: no history change). */
   refreshDetails?(): void;
-}
-
-/**
- * Options of the config and listing activities: on the workspace's host; the listing heartbeats
- * while servers start (reading the config is a few file reads, and does not).
- */
-function listingOptions(config: ConversationConfig, summary: string, heartbeats: boolean): ActivityOptions {
-  return {
-    taskQueue: config.toolTaskQueue,
-    startToCloseTimeout: '2 minutes',
-    ...(heartbeats && { heartbeatTimeout: config.toolHeartbeatTimeoutMs }),
-    retry: { initialInterval: '1 second', maximumAttempts: 3 },
-    summary,
-  };
 }
 
 /** The conversation's MCP servers: state (one object, carried whole), the tool route, the prompt parts. */
@@ -156,7 +142,7 @@ export class McpServers {
     const { config } = this.host;
     let file: string;
     try {
-      ({ file } = await activities(listingOptions(config, `Save MCP approval (${request.decision}: ${request.servers.join(', ')})`, false)).saveMcpApprovals({
+      ({ file } = await activities(mcpListingOptions(config, `Save MCP approval (${request.decision}: ${request.servers.join(', ')})`, false)).saveMcpApprovals({
         cwd: config.cwd,
         servers: [...request.servers],
         decision: request.decision,
@@ -246,7 +232,7 @@ export class McpServers {
     try {
       // A few file reads: a local activity when the workspace is this worker's host (no server round trip), as permission facts are.
       const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
-      const proxy = local ? localActivities({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumAttempts: 3 }, summary: 'Load MCP config' }) : activities(listingOptions(config, 'Load MCP config', false));
+      const proxy = local ? localActivities({ ...MCP_CONFIG_LOCAL_OPTIONS, summary: 'Load MCP config' }) : activities(mcpListingOptions(config, 'Load MCP config', false));
       const loaded = await proxy.loadMcpConfig({
         cwd: config.cwd,
         ...(config.settingSources && { settingSources: config.settingSources }),
@@ -275,7 +261,7 @@ export class McpServers {
     if (!state) return;
     let servers: McpServerStatus[];
     try {
-      ({ servers } = await activities(listingOptions(this.host.config, 'List MCP servers', true)).listMcpServers({
+      ({ servers } = await activities(mcpListingOptions(this.host.config, 'List MCP servers', true)).listMcpServers({
         scope: this.scope,
         cwd: this.host.config.cwd,
         servers: state.servers,
