@@ -164,6 +164,10 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     // through the proxy's socket (PROXY_MOUNT).
     '--unshare-net',
     '--die-with-parent',
+    // A session of its own, with no controlling terminal: a process started with the worker's
+    // terminal (a project's stdio MCP server is not detached) could otherwise push keystrokes into
+    // it (TIOCSTI), which the person's shell or chat then reads as their own input, outside the sandbox.
+    '--new-session',
     // The worker may run as root: without this, the command could remount / read-write.
     '--cap-drop', 'ALL',
   ];

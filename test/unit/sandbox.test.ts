@@ -4,7 +4,7 @@
  * the commands a misjudging parser would allow, and the sandbox is what stops them.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -19,12 +19,14 @@ import {
   bwrapArguments,
   decideSandbox,
   execFileInSandbox,
+  findOnPath,
   heldPlaceholders,
   readDenyPaths,
   resetSandboxAvailability,
   sandboxAvailability,
   sandboxGitEnvironment,
   sandboxPlan,
+  sandboxedArgv,
   secretPaths,
 } from '../../activities/sandbox';
 import { domainAllowed, isHostLocalAddress, normalizeHost, resolveTarget } from '../../activities/sandbox-network';
@@ -189,6 +191,31 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     // Only the sandbox's own processes are there (its init, the shells, ls, grep).
     const count = await bash("ls /proc | grep -cE '^[0-9]+$'");
     expect(Number(count.content)).toBeLessThan(10);
+  });
+
+  it("a program started with the worker's terminal (as a project's stdio MCP server is) cannot push keystrokes into it", async () => {
+    // `script` gives the launcher a terminal, as a worker run in a terminal has; the program is
+    // started as MCP servers are (sandboxedArgv, not detached), then an interactive shell reads
+    // that terminal, as the person's shell does once the worker stops.
+    const script = await findOnPath('script', process.env.PATH ?? '');
+    if (!script) throw new Error('util-linux `script` is needed for the terminal case');
+    const decision = await decideSandbox({ cwd: workspace, stateDir });
+    const canary = path.join(outside, 'typed-into-the-terminal');
+    const [program, args] = sandboxedArgv(
+      decision.launch!,
+      'bash',
+      ['-c', `(exec 3<>/dev/tty) 2>/dev/null && echo HAS-TERMINAL; exec perl -e 'require "sys/ioctl.ph"; open(my $t, ">", "/dev/tty") or exit 3; ioctl($t, &TIOCSTI, $_) for split //, "touch ${canary}; exit\\n"'`],
+    );
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+    try {
+      const run = spawnSync(script, ['-qec', `${[program, ...args].map(quote).join(' ')}; exec timeout --foreground -s KILL 3 bash --norc --noprofile -i`, '/dev/null'], {
+        input: '', encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...decision.launch!.env },
+      });
+      expect(run.stdout).not.toContain('HAS-TERMINAL');
+    } finally {
+      await decision.launch!.release?.();
+    }
+    expect(existsSync(canary)).toBe(false);
   });
 
   it('network: off by default (as Claude Code), so loopback services such as the Temporal server are out of reach', async () => {
@@ -705,6 +732,7 @@ describe('sandbox settings (pure)', () => {
     const plan = { cwd: '/w', writable: ['/w'], readOnly: ['/w/.git', '/w/.mcp.json'], hiddenDirectories: [], hiddenFiles: [], reexposed: [] };
     const args = bwrapArguments({ ...plan, proxyDirectory: '/tmp/p', gitExcludes: '/tmp/e/ignore', user: { uid: 1000, gid: 1000 } }).join(' ');
     expect(args).toContain('--unshare-net');
+    expect(args).toContain('--new-session');
     expect(args.indexOf('--proc /proc')).toBeLessThan(args.indexOf('--ro-bind-try /proc/sys /proc/sys'));
     expect(args).toContain('--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger');
     expect(args.startsWith('--unshare-user --uid 1000 --gid 1000 ')).toBe(true);
