@@ -159,6 +159,9 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     ...PROC_READ_ONLY.flatMap((entry) => ['--ro-bind-try', entry, entry]),
     '--tmpfs', '/tmp',
     '--unshare-pid',
+    // Its own System V IPC and POSIX message queues: the worker's (its user's) shared memory and
+    // queues would otherwise be its to read, change and remove (the sandbox user maps to the worker's).
+    '--unshare-ipc',
     // No network of its own, as Claude Code's sandbox: loopback is the sandbox's own, so the
     // worker's Temporal server and every local service are out of reach; allowed domains go
     // through the proxy's socket (PROXY_MOUNT).

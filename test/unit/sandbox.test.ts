@@ -218,6 +218,22 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     expect(existsSync(canary)).toBe(false);
   });
 
+  it("the worker's System V IPC (message queues, shared memory) is not the sandbox's to read or remove", async () => {
+    const key = `0x${(0x5a000000 + Math.floor(Math.random() * 0xffffff)).toString(16)}`;
+    // A queue of the worker's user, readable by anyone (as postgres' or an application's shared memory may be).
+    const created = spawnSync('perl', ['-e', `use IPC::SysV qw(IPC_CREAT); my $id = msgget(${key}, IPC_CREAT | 0644); defined $id or die; print $id`], { encoding: 'utf8' });
+    expect(created.status, created.stderr).toBe(0);
+    const id = Number(created.stdout);
+    try {
+      const seen = await bash(`ipcs -q; ipcrm -q ${id} && echo REMOVED`);
+      expect(seen.content).not.toContain(key);
+      expect(seen.content).not.toContain('REMOVED');
+      expect(spawnSync('perl', ['-e', `use IPC::SysV qw(IPC_STAT); my $buf; msgctl(${id}, IPC_STAT, $buf) or exit 1`]).status).toBe(0);
+    } finally {
+      spawnSync('perl', ['-e', `msgctl(${id}, 0, 0)`]);
+    }
+  });
+
   it('network: off by default (as Claude Code), so loopback services such as the Temporal server are out of reach', async () => {
     const server = net.createServer((socket) => socket.end('hello\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -733,6 +749,7 @@ describe('sandbox settings (pure)', () => {
     const args = bwrapArguments({ ...plan, proxyDirectory: '/tmp/p', gitExcludes: '/tmp/e/ignore', user: { uid: 1000, gid: 1000 } }).join(' ');
     expect(args).toContain('--unshare-net');
     expect(args).toContain('--new-session');
+    expect(args).toContain('--unshare-ipc');
     expect(args.indexOf('--proc /proc')).toBeLessThan(args.indexOf('--ro-bind-try /proc/sys /proc/sys'));
     expect(args).toContain('--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger');
     expect(args.startsWith('--unshare-user --uid 1000 --gid 1000 ')).toBe(true);
