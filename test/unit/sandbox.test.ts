@@ -234,6 +234,32 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     }
   });
 
+  it("services' unix sockets under /run (the system bus, postgres, libvirt, agents) are out of reach; /run's own links stay", async () => {
+    // As root, /run is where a service's socket would be; elsewhere the case cannot be set up.
+    let directory: string;
+    try {
+      directory = await mkdtemp('/run/durable-agent-sandbox-test-');
+    } catch {
+      console.warn('SKIPPING the /run socket case: /run is not writable here (run as root)');
+      return;
+    }
+    const socket = path.join(directory, 'service.sock');
+    const server = net.createServer((connection) => connection.end('SOCKET-CANARY\n'));
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      const connect = `node -e 'const c = require("net").connect(process.argv[1]); c.on("data", (d) => process.stdout.write(d)); c.on("error", (e) => console.log(e.code))' ${socket}; ls /run`;
+      const result = await bash(connect);
+      expect(result.content).not.toContain('SOCKET-CANARY');
+      // Unsandboxed, the same command reaches it (the case can fail).
+      expect((await bash(connect, {}, { dangerouslyDisableSandbox: true })).content).toContain('SOCKET-CANARY');
+      const links = readdirSync('/run', { withFileTypes: true }).filter((entry) => entry.isSymbolicLink()).map((entry) => entry.name);
+      for (const link of links) expect(result.content.split('\n')).toContain(link);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
   it('network: off by default (as Claude Code), so loopback services such as the Temporal server are out of reach', async () => {
     const server = net.createServer((socket) => socket.end('hello\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
