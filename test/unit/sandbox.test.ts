@@ -328,8 +328,14 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
       expect(result.content).not.toContain('200');
       expect(result.content.match(/HTTP\/1\.1 403/g)).toHaveLength(requests.length);
       expect(result.content).toMatch(/an address of this host/);
-      // A non-loopback address of this host: reachable through the proxy.
-      if (externalAddress) expect(await bash(`curl -fsS -p http://${externalAddress}:${port}/`, config)).toEqual({ isError: false, content: 'reached' });
+      // A non-loopback address of this host (a LAN, bridge or VPN interface's): refused under '*' though the service answers there (named exactly, it is reached: the previous case).
+      if (externalAddress) {
+        const own = { sandboxConfig: { network: { allowedDomains: ['*'] } } };
+        const through = await bash(`curl -sS -p http://${externalAddress}:${port}/; curl -sS http://${externalAddress}:${port}/`, own);
+        expect(through.content).not.toContain('reached');
+        expect(through.content).toMatch(/an address of this host/);
+        expect(await bash(`curl -fsS http://${externalAddress}:${port}/`, {}, { dangerouslyDisableSandbox: true })).toEqual({ isError: false, content: 'reached' });
+      }
     } finally {
       server.close();
     }
@@ -861,5 +867,11 @@ describe('sandbox settings (pure)', () => {
     expect(await resolveTarget('example.com', 80, ['github.com'])).toEqual({ refused: 'example.com is not in sandbox.network.allowedDomains' });
     expect(await resolveTarget('93.184.216.34', 7233, ['*'], new Set(['93.184.216.34:7233']))).toMatchObject({ refused: expect.stringMatching(/Temporal server/) });
     expect(await resolveTarget('93.184.216.34', 443, ['*'], new Set(['93.184.216.34:7233']))).toEqual({ address: '93.184.216.34' });
+    // This host's interface addresses (a LAN, bridge or VPN one), on every port, unless the list names them exactly.
+    const own = new Set(['192.0.2.7', 'fd00::7']);
+    for (const host of ['192.0.2.7', '[fd00::7]', '[::ffff:192.0.2.7]', '3221226247']) {
+      expect(await resolveTarget(host, 443, ['*'], new Set(), own), host).toMatchObject({ refused: expect.stringMatching(/an address of this host/) });
+    }
+    expect(await resolveTarget('192.0.2.7', 443, ['192.0.2.7'], new Set(), own)).toEqual({ address: '192.0.2.7' });
   });
 });
