@@ -83,6 +83,19 @@ export function hostInterfaceAddresses(): Set<string> {
   return new Set(addresses.filter((address) => address !== undefined));
 }
 
+/** Whether `address` is one of `addresses`, in any spelling (an IPv4-mapped IPv6 address as the IPv4 it maps). */
+function containsAddress(addresses: ReadonlySet<string>, address: string): boolean {
+  const normalized = normalizeHost(address);
+  const family = normalized === undefined ? 0 : net.isIP(normalized);
+  if (family === 0) return false;
+  const list = new net.BlockList();
+  for (const entry of addresses) {
+    const entryFamily = net.isIP(entry);
+    if (entryFamily !== 0) list.addAddress(entry, entryFamily === 4 ? 'ipv4' : 'ipv6');
+  }
+  return list.check(normalized!, family === 4 ? 'ipv4' : 'ipv6');
+}
+
 /** The refusal's reason for the tool result, or the address to connect to. */
 export type ProxyTarget = { address: string } | { refused: string };
 
@@ -107,9 +120,10 @@ export async function resolveTarget(
   if (addresses.length === 0) return { refused: `${name} does not resolve` };
   // An interface's address is reached only when the user named it (or a name for it) exactly, never through `*` or `*.domain`.
   const named = allowedDomains.some((entry) => !entry.trim().startsWith('*') && domainAllowed(name, [entry]));
-  const own = (address: string) => !named && ownAddresses.has(normalizeHost(address) ?? address);
+  const own = (address: string) => !named && containsAddress(ownAddresses, address);
   if (addresses.some((address) => isHostLocalAddress(address) || own(address))) return { refused: `${name} is an address of this host (loopback, one of its interfaces', link-local or unspecified), which the sandbox never reaches` };
-  if (addresses.some((address) => forbidden.has(`${normalizeHost(address)}:${port}`))) return { refused: `${name}:${port} is the worker's Temporal server` };
+  const temporal = new Set([...forbidden].filter((entry) => entry.endsWith(`:${port}`)).map((entry) => entry.slice(0, -`:${port}`.length)));
+  if (addresses.some((address) => containsAddress(temporal, address))) return { refused: `${name}:${port} is the worker's Temporal server` };
   return { address: addresses[0] };
 }
 

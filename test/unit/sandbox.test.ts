@@ -865,11 +865,13 @@ describe('sandbox settings (pure)', () => {
       expect(await resolveTarget(host, 80, ['*', host]), host).toMatchObject({ refused: expect.stringMatching(/an address of this host/) });
     }
     expect(await resolveTarget('example.com', 80, ['github.com'])).toEqual({ refused: 'example.com is not in sandbox.network.allowedDomains' });
-    expect(await resolveTarget('93.184.216.34', 7233, ['*'], new Set(['93.184.216.34:7233']))).toMatchObject({ refused: expect.stringMatching(/Temporal server/) });
+    for (const host of ['93.184.216.34', '[::ffff:93.184.216.34]', '[::ffff:5db8:d822]', '1572395042']) {
+      expect(await resolveTarget(host, 7233, ['*'], new Set(['93.184.216.34:7233'])), host).toMatchObject({ refused: expect.stringMatching(/Temporal server/) });
+    }
     expect(await resolveTarget('93.184.216.34', 443, ['*'], new Set(['93.184.216.34:7233']))).toEqual({ address: '93.184.216.34' });
     // This host's interface addresses (a LAN, bridge or VPN one), on every port, unless the list names them exactly.
     const own = new Set(['192.0.2.7', 'fd00::7']);
-    for (const host of ['192.0.2.7', '[fd00::7]', '[::ffff:192.0.2.7]', '3221226247']) {
+    for (const host of ['192.0.2.7', '[fd00::7]', '[::ffff:192.0.2.7]', '3221225991']) {
       expect(await resolveTarget(host, 443, ['*'], new Set(), own), host).toMatchObject({ refused: expect.stringMatching(/an address of this host/) });
     }
     expect(await resolveTarget('192.0.2.7', 443, ['192.0.2.7'], new Set(), own)).toEqual({ address: '192.0.2.7' });
