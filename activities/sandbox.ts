@@ -464,6 +464,15 @@ export function secretPaths(env: NodeJS.ProcessEnv): string[] {
   ];
 }
 
+/**
+ * The worker's own credentials on disk, which the worker-side file tools (Read, Write, Edit, Grep,
+ * Glob) refuse whatever the decision, as the sandbox hides them from commands: `secretPaths` and
+ * the Temporal envconfig profiles under the home directory.
+ */
+export function workerCredentialPaths(env: NodeJS.ProcessEnv, home: string): string[] {
+  return [...secretPaths(env), path.join(home, '.config', 'temporalio')];
+}
+
 /** Resolves the plan's paths on the host: only existing paths are mounted (bwrap cannot create mount points on a read-only root). */
 export async function sandboxPlan(options: {
   cwd: string;
