@@ -73,23 +73,57 @@ export function isHostLocalAddress(address: string): boolean {
   return HOST_LOCAL_ADDRESSES.check(normalized, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+/**
+ * This host's own interface addresses (its LAN, container-bridge and VPN addresses): a service
+ * bound to every address (`0.0.0.0`, a published container port such as docker-compose's Temporal
+ * on 7233) answers on each of them as on loopback.
+ */
+export function hostInterfaceAddresses(): Set<string> {
+  const addresses = Object.values(os.networkInterfaces()).flatMap((entries) => entries ?? []).map((entry) => normalizeHost(entry.address));
+  return new Set(addresses.filter((address) => address !== undefined));
+}
+
+/** Whether `address` is one of `addresses`, in any spelling (an IPv4-mapped IPv6 address as the IPv4 it maps). */
+function containsAddress(addresses: ReadonlySet<string>, address: string): boolean {
+  const normalized = normalizeHost(address);
+  const family = normalized === undefined ? 0 : net.isIP(normalized);
+  if (family === 0) return false;
+  const list = new net.BlockList();
+  for (const entry of addresses) {
+    const entryFamily = net.isIP(entry);
+    if (entryFamily !== 0) list.addAddress(entry, entryFamily === 4 ? 'ipv4' : 'ipv6');
+  }
+  return list.check(normalized!, family === 4 ? 'ipv4' : 'ipv6');
+}
+
 /** The refusal's reason for the tool result, or the address to connect to. */
 export type ProxyTarget = { address: string } | { refused: string };
 
 /**
  * Where to connect for `host`, or why not. The allow-list is matched on the normalized name; the
  * name is then resolved once and every address checked (the connection goes to a checked address,
- * so a second lookup cannot answer differently): this host's addresses and the worker's Temporal
- * server (`forbidden`, "address:port") are refused even under `"*"`.
+ * so a second lookup cannot answer differently): this host's addresses (loopback and the like, and
+ * `ownAddresses`, its interfaces' on every port, unless the list names the host exactly) and the worker's Temporal server (`forbidden`,
+ * "address:port") are refused even under `"*"`.
  */
-export async function resolveTarget(host: string, port: number, allowedDomains: readonly string[], forbidden: ReadonlySet<string> = new Set()): Promise<ProxyTarget> {
+export async function resolveTarget(
+  host: string,
+  port: number,
+  allowedDomains: readonly string[],
+  forbidden: ReadonlySet<string> = new Set(),
+  ownAddresses: ReadonlySet<string> = hostInterfaceAddresses(),
+): Promise<ProxyTarget> {
   const name = normalizeHost(host);
   if (name === undefined) return { refused: `${host} is not a valid host name` };
   if (!domainAllowed(name, allowedDomains)) return { refused: `${name} is not in sandbox.network.allowedDomains` };
   const addresses = net.isIP(name) ? [name] : (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
   if (addresses.length === 0) return { refused: `${name} does not resolve` };
-  if (addresses.some(isHostLocalAddress)) return { refused: `${name} is an address of this host (loopback, link-local or unspecified), which the sandbox never reaches` };
-  if (addresses.some((address) => forbidden.has(`${normalizeHost(address)}:${port}`))) return { refused: `${name}:${port} is the worker's Temporal server` };
+  // An interface's address is reached only when the user named it (or a name for it) exactly, never through `*` or `*.domain`.
+  const named = allowedDomains.some((entry) => !entry.trim().startsWith('*') && domainAllowed(name, [entry]));
+  const own = (address: string) => !named && containsAddress(ownAddresses, address);
+  if (addresses.some((address) => isHostLocalAddress(address) || own(address))) return { refused: `${name} is an address of this host (loopback, one of its interfaces', link-local or unspecified), which the sandbox never reaches` };
+  const temporal = new Set([...forbidden].filter((entry) => entry.endsWith(`:${port}`)).map((entry) => entry.slice(0, -`:${port}`.length)));
+  if (addresses.some((address) => containsAddress(temporal, address))) return { refused: `${name}:${port} is the worker's Temporal server` };
   return { address: addresses[0] };
 }
 
@@ -132,6 +166,7 @@ export async function startDomainProxy(allowedDomains: readonly string[], env: N
   const directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-proxy-'));
   const refused: RefusedRequest[] = [];
   const forbidden = await temporalServerEndpoints(env);
+  const ownAddresses = hostInterfaceAddresses();
   const sockets = new Set<net.Socket>();
   const server = http.createServer(async (request, response) => {
     // Plain HTTP through a proxy: an absolute URL.
@@ -144,7 +179,7 @@ export async function startDomainProxy(allowedDomains: readonly string[], env: N
     }
     const port = Number(target.port || 80);
     const resolved: ProxyTarget =
-      target.protocol === 'http:' ? await resolveTarget(target.hostname, port, allowedDomains, forbidden) : { refused: `${target.protocol} is not proxied` };
+      target.protocol === 'http:' ? await resolveTarget(target.hostname, port, allowedDomains, forbidden, ownAddresses) : { refused: `${target.protocol} is not proxied` };
     if ('refused' in resolved) {
       refused.push({ target: `${target.hostname}:${port}`, reason: resolved.refused });
       response.writeHead(403, { 'content-type': 'text/plain' }).end(`Blocked by the sandbox: ${resolved.refused}\n`);
@@ -161,7 +196,7 @@ export async function startDomainProxy(allowedDomains: readonly string[], env: N
   server.on('connect', async (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     client.on('error', () => undefined);
     const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(request.url ?? '');
-    const resolved: ProxyTarget = match ? await resolveTarget(match[1], Number(match[2]), allowedDomains, forbidden) : { refused: 'CONNECT takes host:port' };
+    const resolved: ProxyTarget = match ? await resolveTarget(match[1], Number(match[2]), allowedDomains, forbidden, ownAddresses) : { refused: 'CONNECT takes host:port' };
     if (!match || 'refused' in resolved) {
       refused.push({ target: request.url ?? '?', reason: 'refused' in resolved ? resolved.refused : '' });
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nBlocked by the sandbox: ${'refused' in resolved ? resolved.refused : ''}\n`);

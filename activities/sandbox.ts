@@ -24,7 +24,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { access, constants, lstat, mkdir, mkdtemp, readFile, realpath, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { anchorPathRule } from '../common/path-rules';
@@ -65,6 +65,16 @@ export const HIDDEN_HOME_PATHS = [
 
 /** Sockets that hand out root on the host (a read-only mount does not stop connect()). */
 export const HIDDEN_SOCKETS = ['/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock', '/run/podman/podman.sock'] as const;
+
+/**
+ * Where services keep their unix sockets (the system bus, systemd, postgres, libvirt, containerd,
+ * tailscale, each user's runtime directory with its ssh and gpg agents): hidden whole, since a
+ * read-only mount does not stop connect(). Its top-level links (NixOS's `current-system`, `shm`)
+ * are made again inside, and RUNTIME_KEPT mounted back read-only.
+ */
+export const RUNTIME_DIRECTORY = '/run';
+/** Inside the hidden runtime directory, what programs run from (NixOS's setuid wrappers on PATH). */
+export const RUNTIME_KEPT = ['/run/wrappers'] as const;
 
 /**
  * Read-only in every writable root, whether or not they exist yet (an absent one gets an empty
@@ -124,6 +134,8 @@ export interface SandboxPlan {
   hiddenFiles: string[];
   /** Exposed read-only again inside a hidden directory (this workspace's persisted tool results). */
   reexposed: string[];
+  /** Symbolic links made again inside a hidden directory (the runtime directory's own). */
+  symlinks?: Array<{ path: string; target: string }>;
   /** The allowed-domains proxy's socket directory, mounted read-only at PROXY_MOUNT. Absent: no network at all. */
   proxyDirectory?: string;
   /** A file mounted read-only at GIT_EXCLUDES_MOUNT (git's excludes: the user's, plus the placeholders). */
@@ -159,11 +171,18 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     ...PROC_READ_ONLY.flatMap((entry) => ['--ro-bind-try', entry, entry]),
     '--tmpfs', '/tmp',
     '--unshare-pid',
+    // Its own System V IPC and POSIX message queues: the worker's (its user's) shared memory and
+    // queues would otherwise be its to read, change and remove (the sandbox user maps to the worker's).
+    '--unshare-ipc',
     // No network of its own, as Claude Code's sandbox: loopback is the sandbox's own, so the
     // worker's Temporal server and every local service are out of reach; allowed domains go
     // through the proxy's socket (PROXY_MOUNT).
     '--unshare-net',
     '--die-with-parent',
+    // A session of its own, with no controlling terminal: a process started with the worker's
+    // terminal (a project's stdio MCP server is not detached) could otherwise push keystrokes into
+    // it (TIOCSTI), which the person's shell or chat then reads as their own input, outside the sandbox.
+    '--new-session',
     // The worker may run as root: without this, the command could remount / read-write.
     '--cap-drop', 'ALL',
   ];
@@ -187,6 +206,7 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
         break;
     }
   }
+  for (const link of plan.symlinks ?? []) args.push('--symlink', link.target, link.path);
   if (plan.proxyDirectory) args.push('--ro-bind', plan.proxyDirectory, PROXY_MOUNT);
   if (plan.gitExcludes) args.push('--ro-bind', plan.gitExcludes, GIT_EXCLUDES_MOUNT);
   for (const entry of remounts) args.push('--remount-ro', entry);
@@ -444,6 +464,15 @@ export function secretPaths(env: NodeJS.ProcessEnv): string[] {
   ];
 }
 
+/**
+ * The worker's own credentials on disk, which the worker-side file tools (Read, Write, Edit, Grep,
+ * Glob) refuse whatever the decision, as the sandbox hides them from commands: `secretPaths` and
+ * the Temporal envconfig profiles under the home directory.
+ */
+export function workerCredentialPaths(env: NodeJS.ProcessEnv, home: string): string[] {
+  return [...secretPaths(env), path.join(home, '.config', 'temporalio')];
+}
+
 /** Resolves the plan's paths on the host: only existing paths are mounted (bwrap cannot create mount points on a read-only root). */
 export async function sandboxPlan(options: {
   cwd: string;
@@ -503,6 +532,7 @@ export async function sandboxPlan(options: {
   await Promise.all(
     [
       ...HIDDEN_HOME_PATHS.map((relative) => path.join(options.home, relative)),
+      RUNTIME_DIRECTORY,
       ...HIDDEN_SOCKETS,
       options.env.SSH_AUTH_SOCK,
       ...secretPaths(options.env),
@@ -513,6 +543,10 @@ export async function sandboxPlan(options: {
 
   // The model is told where an oversized result was saved; it may grep it with Bash.
   const reexposed: string[] = [];
+  for (const kept of RUNTIME_KEPT) {
+    const resolved = await real(kept);
+    if (resolved) reexposed.push(resolved);
+  }
   const workspaceState = workspaceStateDir(options.stateDir, options.cwd);
   for (const directory of ['tool-results', 'hook-output']) {
     const resolved = await real(path.join(workspaceState, directory));
@@ -525,10 +559,26 @@ export async function sandboxPlan(options: {
     hiddenDirectories: unique(hiddenDirectories),
     hiddenFiles: unique(hiddenFiles),
     reexposed: unique(reexposed),
+    symlinks: hiddenDirectories.includes(RUNTIME_DIRECTORY) ? await runtimeLinks() : [],
     ...(options.user ? { user: options.user } : {}),
     absent: uniqueBy(absent, (entry) => entry.path),
     unpinnable: unique(unpinnable),
   };
+}
+
+/** The runtime directory's top-level symbolic links, to be made again inside the hidden one. */
+async function runtimeLinks(): Promise<Array<{ path: string; target: string }>> {
+  const entries = await readdir(RUNTIME_DIRECTORY, { withFileTypes: true }).catch(() => []);
+  const links = await Promise.all(
+    entries
+      .filter((entry) => entry.isSymbolicLink())
+      .map(async (entry) => {
+        const link = path.join(RUNTIME_DIRECTORY, entry.name);
+        const target = await readlink(link).catch(() => undefined);
+        return target === undefined ? undefined : { path: link, target };
+      }),
+  );
+  return links.filter((link) => link !== undefined);
 }
 
 /**

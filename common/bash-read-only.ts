@@ -15,7 +15,7 @@
  */
 import { type ArgvPath, compileOptions, maySplit, mayYieldOption, type OptionTable, parseArgv, refused } from './bash-read-only/getopt';
 import { classifyGit } from './bash-read-only/git';
-import { PROGRAMS, type ProgramSpec } from './bash-read-only/programs';
+import { FOLLOWS_LINKS, PROGRAMS, type ProgramSpec } from './bash-read-only/programs';
 
 export type { ArgvPath } from './bash-read-only/getopt';
 
@@ -160,7 +160,7 @@ function classifyTest(argv: readonly string[], dynamic: readonly boolean[]): Rea
 const FIND_PRIMARIES: Readonly<Record<string, number>> = {
   '-print': 0, '-print0': 0, '-ls': 0, '-prune': 0, '-quit': 0, '-true': 0, '-false': 0, '-empty': 0,
   '-executable': 0, '-readable': 0, '-writable': 0, '-nogroup': 0, '-nouser': 0, '-xdev': 0, '-mount': 0,
-  '-depth': 0, '-d': 0, '-follow': 0, '-daystart': 0, '-noleaf': 0, '-ignore_readdir_race': 0,
+  '-depth': 0, '-d': 0, '-daystart': 0, '-noleaf': 0, '-ignore_readdir_race': 0,
   '-noignore_readdir_race': 0, '-not': 0, '!': 0, '-a': 0, '-and': 0, '-o': 0, '-or': 0, '(': 0, ')': 0, ',': 0,
   '-help': 0, '--help': 0, '-version': 0, '--version': 0, '-warn': 0, '-nowarn': 0,
   '-name': 1, '-iname': 1, '-path': 1, '-ipath': 1, '-wholename': 1, '-iwholename': 1, '-regex': 1, '-iregex': 1,
@@ -177,6 +177,7 @@ const FIND_REFUSED: Readonly<Record<string, string>> = {
   '-delete': 'find -delete deletes files', '-fprint': 'find -fprint writes a file',
   '-fprint0': 'find -fprint0 writes a file', '-fprintf': 'find -fprintf writes a file',
   '-fls': 'find -fls writes a file',
+  '-follow': `find -follow ${FOLLOWS_LINKS}`,
   '-files0-from': 'find -files0-from reads its start points from a file, which cannot be checked before it runs',
 };
 const FIND_WRITE_PRIMARIES = new Set(['-fprint', '-fprint0', '-fprintf', '-fls']);
@@ -188,7 +189,13 @@ const FIND_WRITE_PRIMARIES = new Set(['-fprint', '-fprint0', '-fprintf', '-fls']
 function classifyFind(argv: readonly string[], dynamic: readonly boolean[]): ReadOnlyVerdict {
   const paths: ArgvPath[] = [];
   let index = 1;
-  while (index < argv.length && !dynamic[index] && /^-([HLP]|O[0-9]?)$/.test(argv[index])) index += 1;
+  let follows = false;
+  while (index < argv.length && !dynamic[index] && /^-([HLP]|O[0-9]?)$/.test(argv[index])) {
+    // -L follows every link met (the last of -H/-L/-P counts); -H only the start points, which are checked on their real path.
+    if (/^-[HLP]$/.test(argv[index])) follows = argv[index] === '-L';
+    index += 1;
+  }
+  if (follows) return refuse(`find -L ${FOLLOWS_LINKS}`);
   if (argv[index] === '-D') return refuse('find -D is a debugging form we do not model');
   // Start points.
   while (index < argv.length) {
@@ -216,7 +223,7 @@ function classifyFind(argv: readonly string[], dynamic: readonly boolean[]): Rea
         return refuse(refusal, paths); // the command's words run to `;` or `+`: not a find expression
       }
       if (word === '-files0-from' && argv[index + 1] !== undefined) paths.push({ index: index + 1, access: 'read', text: argv[index + 1] });
-      index += word === '-delete' ? 1 : word === '-fprintf' ? 3 : 2;
+      index += word === '-delete' || word === '-follow' ? 1 : word === '-fprintf' ? 3 : 2;
       continue;
     }
     if (FIND_READ_PRIMARIES.has(word) || /^-newer[aBcm][aBcm]$/.test(word)) {

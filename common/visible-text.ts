@@ -11,10 +11,13 @@
  * Characters a terminal or a browser would act on or draw as nothing: controls (C0, DEL, C1 — ESC
  * included, so an escape sequence shows as `⟨U+001B⟩[2J`), format characters (bidi controls
  * U+202A–U+202E, U+2066–U+2069, U+200E/U+200F, U+061C; zero-width U+200B–U+200D, U+2060, U+FEFF;
- * soft hyphen, tag characters …), lone surrogates, the line and paragraph separators, and the
- * Hangul fillers that draw as blanks.
+ * soft hyphen, tag characters …), lone surrogates, the line and paragraph separators, the
+ * Hangul fillers and the braille blank that draw as blanks, spaces other than the space itself
+ * (a no-break space draws as one, yet bash does not split words on it: `rm -rf build\u00A0/` is one
+ * word that reads as two), and the variation selectors and combining grapheme joiner that draw as
+ * nothing while making two names differ.
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0]/gu;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0\u2800\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u034F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu;
 
 /** How one invisible character is shown: `⟨U+202E⟩`. */
 export function characterMarker(character: string): string {

@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { ToolAccess } from '../../common/permission-facts';
 import { isInside, normalizePath, pathMatchesRule } from '../../common/path-rules';
 import { absolutePathOf, isSpecialPath, resolveRealPath } from '../permission-facts/paths';
+import { workerCredentialPaths } from '../sandbox';
 
 /** A tool error saying why the tool did not act (the model can act on it). */
 export class AccessRefusal {
@@ -33,12 +34,22 @@ export class AccessGuard {
     readonly homeDir: string,
     /** The working directories, lexical and real (a workspace under a linked directory has both). */
     private readonly areas: string[],
+    /** The worker's credentials (workerCredentialPaths), lexical and real: never read, listed or written. */
+    private readonly credentials: string[],
   ) {}
 
   static async create(access: ToolAccess, cwd: string): Promise<AccessGuard> {
     const lexical = access.workingDirectories.map(normalizePath);
     const real = await Promise.all(lexical.map(async (directory) => (await realpath(directory).catch(() => directory))));
-    return new AccessGuard(access, lexical[0] ?? normalizePath(cwd), access.homeDir ?? os.homedir(), [...new Set([...lexical, ...real])]);
+    const homeDir = access.homeDir ?? os.homedir();
+    const credentials = workerCredentialPaths(process.env, homeDir).map((entry) => path.resolve(entry));
+    const realCredentials = await Promise.all(credentials.map(async (entry) => realpath(entry).catch(() => entry)));
+    return new AccessGuard(access, lexical[0] ?? normalizePath(cwd), homeDir, [...new Set([...lexical, ...real])], [...new Set([...credentials, ...realCredentials])]);
+  }
+
+  /** Whether `absolute` or `real` is where the worker keeps its own credentials. */
+  private isCredential(absolute: string, real: string): boolean {
+    return this.credentials.some((entry) => isInside(absolute, entry) || isInside(real, entry));
   }
 
   /** The tool's path as the facts resolved it: `~` expanded, absolute, normalised. */
@@ -78,6 +89,12 @@ export class AccessGuard {
           `To ${use} ${real}, use that path, which asks for permission.`,
       );
     }
+    if (this.isCredential(absolute, real)) {
+      return new AccessRefusal(
+        `${absolute} is where this worker keeps its own credentials (Temporal profiles, TLS files, the encryption key, the dev server's database): ` +
+          'the tools neither read nor write it, whatever the permission mode.',
+      );
+    }
     if (use === 'read') {
       if (isSpecialPath(absolute) || isSpecialPath(real)) {
         return new AccessRefusal(`${absolute} is under /proc, /sys or /dev: the file tools do not read process, kernel or device files.`);
@@ -101,7 +118,7 @@ export class AccessGuard {
 
   /** fileVisible's checks once the real path is known (Grep and Glob resolve real paths per directory). */
   visibleAt(absolute: string, real: string, extraAreas: readonly string[]): boolean {
-    if (!this.realInside(real, extraAreas) || isSpecialPath(absolute) || isSpecialPath(real)) return false;
+    if (!this.realInside(real, extraAreas) || isSpecialPath(absolute) || isSpecialPath(real) || this.isCredential(absolute, real)) return false;
     return this.readDenyRule(absolute, real) === undefined;
   }
 

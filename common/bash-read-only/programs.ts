@@ -81,7 +81,7 @@ export function patternThenPaths(patternOptions: readonly string[]): OperandRule
 const HELP = ['--help', '--version'];
 
 /** Paths are checked where the command starts; a link met on the way down is not. */
-const FOLLOWS_LINKS = 'follows symbolic links met while recursing, to files outside the checked paths';
+export const FOLLOWS_LINKS = 'follows symbolic links met while recursing, to files outside the checked paths';
 
 const FILES0_FROM = 'reads a list of further files to read, which cannot be checked before it runs';
 

@@ -25,6 +25,8 @@ const INVISIBLES = [
   ...['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069', '\u200E', '\u200F', '\u061C'],
   ...['\u200B', '\u200C', '\u200D', '\u2060', '\uFEFF'],
   ...['\u0000', '\u0007', '\u0008', '\u000B', '\u000C', '\r', '\u001b', '\u007f', '\u0085', '\u009b'],
+  // Spaces bash does not split on, and characters that draw as nothing while making names differ.
+  ...['\u00A0', '\u2000', '\u2007', '\u200A', '\u202F', '\u205F', '\u3000', '\u1680', '\u2800', '\u034F', '\uFE0F'],
 ];
 
 /** The command back from its displayed lines: `│ ` starts a line of the command, `↳ ` continues it. */
@@ -48,6 +50,8 @@ describe('showInvisibleCharacters', () => {
     }
     expect(showInvisibleCharacters(`${RLO}x${ESC}[31m`)).toBe('⟨U+202E⟩x⟨U+001B⟩[31m');
     expect(showInvisibleCharacters('one\n\ttwo')).toBe('one\n\ttwo');
+    expect(showInvisibleCharacters('rm -rf build\u00A0/ a\u{E0100}')).toBe('rm -rf build⟨U+00A0⟩/ a⟨U+E0100⟩');
+    expect(showInvisibleCharacters('café naïve 日本語 ✓')).toBe('café naïve 日本語 ✓');
     expect(showInvisibleCharacters('one\n\ttwo', 'show')).toBe('one⟨U+000A⟩⟨U+0009⟩two');
     // Beyond the BMP (a tag character) and the line separator.
     expect(showInvisibleCharacters('a\u{E0041}b\u2028c')).toBe('a⟨U+E0041⟩b⟨U+2028⟩c');

@@ -76,7 +76,7 @@ const READ_ONLY: readonly string[] = [
   'rg -S foo', 'rg --json foo', 'rg -uu foo', 'rg --hidden -l foo', 'rg -rn foo',
   // find
   "find . -name '*.ts'", "find . -name '*.ts' -type f", 'find src -maxdepth 2 -type d', 'find . -newer x -print',
-  'find . ( -name a -o -name b ) -print', 'find -L . -name x', 'find', 'find . -path ./node_modules -prune -o -print',
+  'find . ( -name a -o -name b ) -print', 'find -H . -name x', 'find', 'find . -path ./node_modules -prune -o -print',
   "find . -printf '%p\\n'", 'find . -newermt 2020-01-01', 'find src/* -type f',
   // tree, jq
   'tree', 'tree -L 2', 'tree -a -I node_modules src', 'tree --dirsfirst',
@@ -138,6 +138,8 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['grep --deref foo src', /symbolic links/],
   ['rg -L foo', /symbolic links/],
   ['rg --follow foo', /symbolic links/],
+  ['find -L . -name x', /follows symbolic links/],
+  ['find . -follow', /follows symbolic links/],
   // jq modules and filter files
   ['jq \'import "x" as $x; .\' f.json', /import\/include/],
   ['jq \'include "lib"; .\' f.json', /import\/include/],

@@ -776,7 +776,14 @@ const issue29Paths: Case[] = [
     'diff -r src src',
     'git show HEAD:../outside/secret.txt',
     'cat /e*/passw?',
+    // find that follows every link it meets (lnk1 leads out), as rg -L and grep -R.
+    'find -L . -name secret.txt',
+    'find -P -L . -name secret.txt',
+    'find . -follow -name secret.txt',
+    'find . -name secret.txt -follow',
   ].map((command) => ({ command, expect: 'ask' as const })),
+  { command: 'find -L -P . -name x', expect: 'allow' },
+  { command: 'find -H . -name x', expect: 'allow' },
   { command: 'cat lnk?/secret.txt', allow: ['Bash(cat:*)'], expect: 'ask' },
   { command: 'git log -p -- src', deny: KEY, mode: 'bypassPermissions', expect: 'allow' },
   // Names only: status and ls-files do not show what the files hold.

@@ -4,7 +4,7 @@
  * the commands a misjudging parser would allow, and the sandbox is what stops them.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -19,12 +19,14 @@ import {
   bwrapArguments,
   decideSandbox,
   execFileInSandbox,
+  findOnPath,
   heldPlaceholders,
   readDenyPaths,
   resetSandboxAvailability,
   sandboxAvailability,
   sandboxGitEnvironment,
   sandboxPlan,
+  sandboxedArgv,
   secretPaths,
 } from '../../activities/sandbox';
 import { domainAllowed, isHostLocalAddress, normalizeHost, resolveTarget } from '../../activities/sandbox-network';
@@ -191,6 +193,73 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     expect(Number(count.content)).toBeLessThan(10);
   });
 
+  it("a program started with the worker's terminal (as a project's stdio MCP server is) cannot push keystrokes into it", async () => {
+    // `script` gives the launcher a terminal, as a worker run in a terminal has; the program is
+    // started as MCP servers are (sandboxedArgv, not detached), then an interactive shell reads
+    // that terminal, as the person's shell does once the worker stops.
+    const script = await findOnPath('script', process.env.PATH ?? '');
+    if (!script) throw new Error('util-linux `script` is needed for the terminal case');
+    const decision = await decideSandbox({ cwd: workspace, stateDir });
+    const canary = path.join(outside, 'typed-into-the-terminal');
+    const [program, args] = sandboxedArgv(
+      decision.launch!,
+      'bash',
+      ['-c', `(exec 3<>/dev/tty) 2>/dev/null && echo HAS-TERMINAL; exec perl -e 'require "sys/ioctl.ph"; open(my $t, ">", "/dev/tty") or exit 3; ioctl($t, &TIOCSTI, $_) for split //, "touch ${canary}; exit\\n"'`],
+    );
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+    try {
+      const run = spawnSync(script, ['-qec', `${[program, ...args].map(quote).join(' ')}; exec timeout --foreground -s KILL 3 bash --norc --noprofile -i`, '/dev/null'], {
+        input: '', encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...decision.launch!.env },
+      });
+      expect(run.stdout).not.toContain('HAS-TERMINAL');
+    } finally {
+      await decision.launch!.release?.();
+    }
+    expect(existsSync(canary)).toBe(false);
+  });
+
+  it("the worker's System V IPC (message queues, shared memory) is not the sandbox's to read or remove", async () => {
+    const key = `0x${(0x5a000000 + Math.floor(Math.random() * 0xffffff)).toString(16)}`;
+    // A queue of the worker's user, readable by anyone (as postgres' or an application's shared memory may be).
+    const created = spawnSync('perl', ['-e', `use IPC::SysV qw(IPC_CREAT); my $id = msgget(${key}, IPC_CREAT | 0644); defined $id or die; print $id`], { encoding: 'utf8' });
+    expect(created.status, created.stderr).toBe(0);
+    const id = Number(created.stdout);
+    try {
+      const seen = await bash(`ipcs -q; ipcrm -q ${id} && echo REMOVED`);
+      expect(seen.content).not.toContain(key);
+      expect(seen.content).not.toContain('REMOVED');
+      expect(spawnSync('perl', ['-e', `use IPC::SysV qw(IPC_STAT); my $buf; msgctl(${id}, IPC_STAT, $buf) or exit 1`]).status).toBe(0);
+    } finally {
+      spawnSync('perl', ['-e', `msgctl(${id}, 0, 0)`]);
+    }
+  });
+
+  it("services' unix sockets under /run (the system bus, postgres, libvirt, agents) are out of reach; /run's own links stay", async () => {
+    // As root, /run is where a service's socket would be; elsewhere the case cannot be set up.
+    let directory: string;
+    try {
+      directory = await mkdtemp('/run/durable-agent-sandbox-test-');
+    } catch {
+      console.warn('SKIPPING the /run socket case: /run is not writable here (run as root)');
+      return;
+    }
+    const socket = path.join(directory, 'service.sock');
+    const server = net.createServer((connection) => connection.end('SOCKET-CANARY\n'));
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      const connect = `node -e 'const c = require("net").connect(process.argv[1]); c.on("data", (d) => process.stdout.write(d)); c.on("error", (e) => console.log(e.code))' ${socket}; ls /run`;
+      const result = await bash(connect);
+      expect(result.content).not.toContain('SOCKET-CANARY');
+      // Unsandboxed, the same command reaches it (the case can fail).
+      expect((await bash(connect, {}, { dangerouslyDisableSandbox: true })).content).toContain('SOCKET-CANARY');
+      const links = readdirSync('/run', { withFileTypes: true }).filter((entry) => entry.isSymbolicLink()).map((entry) => entry.name);
+      for (const link of links) expect(result.content.split('\n')).toContain(link);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
   it('network: off by default (as Claude Code), so loopback services such as the Temporal server are out of reach', async () => {
     const server = net.createServer((socket) => socket.end('hello\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -259,8 +328,14 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
       expect(result.content).not.toContain('200');
       expect(result.content.match(/HTTP\/1\.1 403/g)).toHaveLength(requests.length);
       expect(result.content).toMatch(/an address of this host/);
-      // A non-loopback address of this host: reachable through the proxy.
-      if (externalAddress) expect(await bash(`curl -fsS -p http://${externalAddress}:${port}/`, config)).toEqual({ isError: false, content: 'reached' });
+      // A non-loopback address of this host (a LAN, bridge or VPN interface's): refused under '*' though the service answers there (named exactly, it is reached: the previous case).
+      if (externalAddress) {
+        const own = { sandboxConfig: { network: { allowedDomains: ['*'] } } };
+        const through = await bash(`curl -sS -p http://${externalAddress}:${port}/; curl -sS http://${externalAddress}:${port}/`, own);
+        expect(through.content).not.toContain('reached');
+        expect(through.content).toMatch(/an address of this host/);
+        expect(await bash(`curl -fsS http://${externalAddress}:${port}/`, {}, { dangerouslyDisableSandbox: true })).toEqual({ isError: false, content: 'reached' });
+      }
     } finally {
       server.close();
     }
@@ -705,6 +780,8 @@ describe('sandbox settings (pure)', () => {
     const plan = { cwd: '/w', writable: ['/w'], readOnly: ['/w/.git', '/w/.mcp.json'], hiddenDirectories: [], hiddenFiles: [], reexposed: [] };
     const args = bwrapArguments({ ...plan, proxyDirectory: '/tmp/p', gitExcludes: '/tmp/e/ignore', user: { uid: 1000, gid: 1000 } }).join(' ');
     expect(args).toContain('--unshare-net');
+    expect(args).toContain('--new-session');
+    expect(args).toContain('--unshare-ipc');
     expect(args.indexOf('--proc /proc')).toBeLessThan(args.indexOf('--ro-bind-try /proc/sys /proc/sys'));
     expect(args).toContain('--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger');
     expect(args.startsWith('--unshare-user --uid 1000 --gid 1000 ')).toBe(true);
@@ -788,7 +865,15 @@ describe('sandbox settings (pure)', () => {
       expect(await resolveTarget(host, 80, ['*', host]), host).toMatchObject({ refused: expect.stringMatching(/an address of this host/) });
     }
     expect(await resolveTarget('example.com', 80, ['github.com'])).toEqual({ refused: 'example.com is not in sandbox.network.allowedDomains' });
-    expect(await resolveTarget('93.184.216.34', 7233, ['*'], new Set(['93.184.216.34:7233']))).toMatchObject({ refused: expect.stringMatching(/Temporal server/) });
+    for (const host of ['93.184.216.34', '[::ffff:93.184.216.34]', '[::ffff:5db8:d822]', '1572395042']) {
+      expect(await resolveTarget(host, 7233, ['*'], new Set(['93.184.216.34:7233'])), host).toMatchObject({ refused: expect.stringMatching(/Temporal server/) });
+    }
     expect(await resolveTarget('93.184.216.34', 443, ['*'], new Set(['93.184.216.34:7233']))).toEqual({ address: '93.184.216.34' });
+    // This host's interface addresses (a LAN, bridge or VPN one), on every port, unless the list names them exactly.
+    const own = new Set(['192.0.2.7', 'fd00::7']);
+    for (const host of ['192.0.2.7', '[fd00::7]', '[::ffff:192.0.2.7]', '3221225991']) {
+      expect(await resolveTarget(host, 443, ['*'], new Set(), own), host).toMatchObject({ refused: expect.stringMatching(/an address of this host/) });
+    }
+    expect(await resolveTarget('192.0.2.7', 443, ['192.0.2.7'], new Set(), own)).toEqual({ address: '192.0.2.7' });
   });
 });

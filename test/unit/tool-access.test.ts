@@ -212,6 +212,41 @@ describe('process, kernel and device files', () => {
   });
 });
 
+describe("the worker's own credentials", () => {
+  it('Read, Grep, Glob and Write refuse the Temporal envconfig profile and a TLS file, whatever was approved (bypassPermissions included)', async () => {
+    const profile = path.join(home, '.config', 'temporalio', 'temporal.toml');
+    const tls = path.join(outside, 'client.key');
+    await mkdir(path.dirname(profile), { recursive: true });
+    await writeFile(profile, 'api_key = "CANARY-ENVCONFIG"\n');
+    await writeFile(tls, 'CANARY-TLS-KEY\n');
+    const previous = process.env.TEMPORAL_TLS_CLIENT_KEY_PATH;
+    process.env.TEMPORAL_TLS_CLIENT_KEY_PATH = tls;
+    try {
+      // As a decision that allowed the call gives it: the home directory and the outside directory approved.
+      const wide = access({ workingDirectories: [workspace, home, outside] });
+      for (const file of [profile, tls]) {
+        const read = await executeTool('Read', { file_path: file }, context(wide));
+        expect(read.isError, file).toBe(true);
+        expect(read.content).toMatch(/own credentials/);
+      }
+      await symlink(profile, path.join(workspace, 'profile'));
+      expect((await executeTool('Read', { file_path: path.join(workspace, 'profile') }, context(wide))).content).not.toContain('CANARY');
+      for (const root of [home, outside, workspace]) {
+        expect((await executeTool('Grep', { pattern: 'CANARY', path: root, output_mode: 'content' }, context(wide))).content).not.toContain('CANARY');
+      }
+      expect((await executeTool('Glob', { pattern: '**/*.toml', path: home }, context(wide))).content).not.toContain('temporal.toml');
+      const write = await executeTool('Write', { file_path: profile, content: 'address = "attacker:7233"\n' }, context(wide));
+      expect(write.isError).toBe(true);
+      expect(await readFile(profile, 'utf8')).toContain('CANARY-ENVCONFIG');
+      // Without access (no decision's checks), Grep finds it: the case can fail.
+      expect((await executeTool('Grep', { pattern: 'CANARY', path: home, output_mode: 'content' }, context(null))).content).toContain('CANARY');
+    } finally {
+      if (previous === undefined) delete process.env.TEMPORAL_TLS_CLIENT_KEY_PATH;
+      else process.env.TEMPORAL_TLS_CLIENT_KEY_PATH = previous;
+    }
+  });
+});
+
 describe('roots of Grep and Glob', () => {
   it('a root swapped for a link after the facts were gathered is refused', async () => {
     await mkdir(path.join(workspace, 'data'));
