@@ -49,9 +49,9 @@ describe('an MCP call whose worker is SIGKILLed', () => {
   it('is reported "may have run" once and not called again', async () => {
     harness = await createHarness();
     const h = harness;
-    // A project's stdio server runs in the Bash sandbox: the state directory is hidden there, so the script lives beside
-    // the home and the record in the workspace (writable inside).
-    const script = path.join(process.env.HOME!, 'recorder.cjs');
+    // A project's stdio server runs in the Bash sandbox: the state directory is hidden and /tmp is private there, so the
+    // script and the record live in the workspace (writable inside).
+    const script = path.join(h.workspace, 'recorder.cjs');
     const record = path.join(h.workspace, 'calls.txt');
     await writeFile(script, SERVER_SCRIPT);
     await writeFile(record, '');
