@@ -10,8 +10,8 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationConfigInput } from '../../common/config';
-import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { isolateEnvironment } from '../helpers/cli';
+import { resultsById } from '../helpers/tool-results';
 import { type Harness, createHarness } from '../helpers/harness';
 
 isolateEnvironment();
@@ -20,20 +20,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-function resultsById(requests: RecordedRequest[]): Map<string, { content: string; is_error?: boolean }> {
-  const results = new Map<string, { content: string; is_error?: boolean }>();
-  for (const request of requests) {
-    for (const message of request.body.messages as Array<{ content: unknown }>) {
-      if (!Array.isArray(message.content)) continue;
-      for (const block of message.content as Array<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>) {
-        if (block.type !== 'tool_result' || !block.tool_use_id) continue;
-        results.set(block.tool_use_id, { content: typeof block.content === 'string' ? block.content : JSON.stringify(block.content), is_error: block.is_error });
-      }
-    }
-  }
-  return results;
-}
 
 async function runHeadless(h: Harness, permissions: NonNullable<ConversationConfigInput['permissions']>) {
   const { conversationId, inputUuid } = await h.api.start({ prompt: 'go', config: h.config({ permissions: { canApprove: false, ...permissions } }), taskQueue: h.taskQueue });

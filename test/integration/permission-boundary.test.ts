@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationConfigInput } from '../../common/config';
-import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { isolateEnvironment } from '../helpers/cli';
+import { resultsById } from '../helpers/tool-results';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
 
 isolateEnvironment();
@@ -23,22 +23,6 @@ afterEach(async () => {
   if (outside) await rm(outside, { recursive: true, force: true });
   outside = undefined;
 });
-
-/** The tool_result blocks the model got, by tool_use id. */
-function resultsById(requests: RecordedRequest[]): Map<string, { content: string; is_error?: boolean }> {
-  const results = new Map<string, { content: string; is_error?: boolean }>();
-  for (const request of requests) {
-    for (const message of request.body.messages as Array<{ content: unknown }>) {
-      if (!Array.isArray(message.content)) continue;
-      for (const block of message.content as Array<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>) {
-        if (block.type !== 'tool_result' || !block.tool_use_id) continue;
-        const content = typeof block.content === 'string' ? block.content : JSON.stringify(block.content);
-        results.set(block.tool_use_id, { content, is_error: block.is_error });
-      }
-    }
-  }
-  return results;
-}
 
 /** A conversation where nobody can approve (as `ask` without a terminal): whatever would ask is denied. */
 async function runHeadless(h: Harness, prompt: string, permissions: NonNullable<ConversationConfigInput['permissions']>) {
