@@ -20,7 +20,7 @@ import { parseAgentFile } from './agent-files';
 import { readCustomCommands } from './custom-commands';
 import { formatMemoryFiles, loadMemoryFiles } from './memory-files';
 import { SETTING_SOURCES } from '../common/permissions';
-import { type RuleWithSource, parsePermissionRule } from '../common/permission-rules';
+import { readDenyPatterns } from '../common/tool-access';
 import { pathMatchesRule } from '../common/path-rules';
 import { loadSettings } from './settings';
 import { decideWorkspaceTrust, describeIgnoredSettings, settingsIgnoredWithoutTrust, untrustedWorkspaceLine } from './workspace-trust';
@@ -47,10 +47,12 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     const ignored = describeIgnoredSettings(await settingsIgnoredWithoutTrust(cwd, sources, home), cwd);
     if (ignored) workspaceTrust.ignored = ignored;
   }
+  // The file tools' own reading of the Read deny rules (a bare `Read` denies every file).
+  const readDeny = readDenyPatterns(settings.permissions.deny);
   const memoryOptions = {
     home,
     workingDirectories: settings.permissions.additionalDirectories,
-    isReadDenied: (realPath: string) => readDeniedBySettings(settings.permissions.deny, realPath, cwd, home),
+    isReadDenied: (realPath: string) => readDeny.some((pattern) => pathMatchesRule(pattern, realPath, { cwd, homeDir: home })),
   };
   const [memory, git, agents, commands] = await Promise.all([loadMemoryFiles(cwd, memoryOptions), readGitStatus(cwd), readAgents(cwd), readCustomCommands(cwd)]);
   const memoryFiles = memory.files;
@@ -78,18 +80,6 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     workspaceTrust,
     ...(settings.alwaysThinkingEnabled !== undefined ? { alwaysThinkingEnabled: settings.alwaysThinkingEnabled } : {}),
   };
-}
-
-/** Whether a `Read(…)` deny rule of the settings covers `realPath` (a memory file is then not read). */
-function readDeniedBySettings(deny: readonly RuleWithSource[], realPath: string, cwd: string, home: string): boolean {
-  return deny.some(({ rule }) => {
-    try {
-      const parsed = parsePermissionRule(rule);
-      return parsed.toolName === 'Read' && parsed.content !== undefined && pathMatchesRule(parsed.content, realPath, { cwd, homeDir: home });
-    } catch {
-      return false;
-    }
-  });
 }
 
 /**

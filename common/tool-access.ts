@@ -11,15 +11,7 @@ import { type PermissionContext, parsePermissionRule } from './permissions';
  * write may go to.
  */
 export function toolAccessFor(context: PermissionContext, facts: CallFacts | undefined): ToolAccess {
-  const readDeny: string[] = [];
-  for (const { rule } of context.rules.deny) {
-    try {
-      const parsed = parsePermissionRule(rule);
-      if (parsed.toolName === 'Read') readDeny.push(parsed.content ?? '**');
-    } catch {
-      // Unparseable rules never match (as in the engine).
-    }
-  }
+  const readDeny = readDenyPatterns(context.rules.deny);
   const paths = facts?.paths ?? [];
   const realOf = (access: PathAccess) => paths.filter((entry) => entry.access === access).map((entry) => entry.path.real);
   const allowedReads = realOf('read');
@@ -29,4 +21,18 @@ export function toolAccessFor(context: PermissionContext, facts: CallFacts | und
     ...(context.homeDir ? { homeDir: context.homeDir } : {}),
     ...(paths.some((entry) => entry.access === 'write') ? { allowedRealPaths: realOf('write') } : {}),
   };
+}
+
+/** The path patterns of the `Read(…)` deny rules (a bare `Read` denies every path: `**`); unparseable rules never match, as in the engine. */
+export function readDenyPatterns(deny: ReadonlyArray<{ rule: string }>): string[] {
+  const patterns: string[] = [];
+  for (const { rule } of deny) {
+    try {
+      const parsed = parsePermissionRule(rule);
+      if (parsed.toolName === 'Read') patterns.push(parsed.content ?? '**');
+    } catch {
+      // Unparseable rules never match (as in the engine).
+    }
+  }
+  return patterns;
 }

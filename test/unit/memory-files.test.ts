@@ -219,4 +219,15 @@ describe('the session context passes the refusal on', () => {
       ]),
     );
   });
+
+  it('a bare Read deny rule denies every memory file of the workspace, as it denies every file to the file tools', async () => {
+    const { loadSessionContext } = await import('../../activities/session-context');
+    const { home, workspace } = await setUp();
+    await write(path.join(workspace, 'CLAUDE.md'), 'workspace canary-3c');
+    await write(path.join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { deny: ['Read'] } }));
+
+    const context = await loadSessionContext({ cwd: workspace }, home);
+    expect(context.claudeMd ?? '').not.toContain('canary');
+    expect(context.warnings).toEqual(expect.arrayContaining([expect.stringContaining(`Memory file not read: ${path.join(workspace, 'CLAUDE.md')} is under a Read deny rule`)]));
+  });
 });
