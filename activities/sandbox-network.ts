@@ -78,7 +78,7 @@ export function isHostLocalAddress(address: string): boolean {
  * bound to every address (`0.0.0.0`, a published container port such as docker-compose's Temporal
  * on 7233) answers on each of them as on loopback.
  */
-export function hostInterfaceAddresses(): Set<string> {
+function hostInterfaceAddresses(): Set<string> {
   const addresses = Object.values(os.networkInterfaces()).flatMap((entries) => entries ?? []).map((entry) => normalizeHost(entry.address));
   return new Set(addresses.filter((address) => address !== undefined));
 }
@@ -128,7 +128,7 @@ export async function resolveTarget(
 }
 
 /** "address:port" of the worker's Temporal server (TEMPORAL_ADDRESS, default localhost:7233), resolved, for `resolveTarget`. */
-export async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Promise<Set<string>> {
+async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Promise<Set<string>> {
   const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address.trim());
   if (!match) return new Set();

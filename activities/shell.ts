@@ -47,7 +47,7 @@ export const CREDENTIAL_ENVIRONMENT_VARIABLES = [
   'DURABLE_AGENT_CODEC_TOKEN',
 ] as const;
 /** The Temporal variables a tool process keeps: where the server is, not how to get in. */
-export const TEMPORAL_KEPT_VARIABLES = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE'] as const;
+const TEMPORAL_KEPT_VARIABLES = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE'] as const;
 /** Comma-separated extra names (or prefixes ending in `*`) withheld from tool and hook processes. */
 export const TOOL_ENV_DENYLIST_VARIABLE = 'DURABLE_AGENT_TOOL_ENV_DENYLIST';
 
