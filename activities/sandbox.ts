@@ -393,7 +393,8 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
   const releasePlaceholders = placeholders.release;
   const readOnly = [...plan.readOnly, ...placeholders.mounted];
   const gitExcludes = placeholders.gitExcludes;
-  const gitEnvironment = sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined);
+  // The sandbox's /tmp is private, and the worker's TMPDIR may not be writable in it.
+  const environment = { TMPDIR: '/tmp', ...sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined) };
   if (settings.allowedDomains.length > 0 && !request.noNetwork) {
     // Only these domains, through a proxy outside the sandbox (sandbox-network.ts).
     const proxy = await startDomainProxy(settings.allowedDomains, env).catch(async (error: unknown) => {
@@ -404,7 +405,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
       launch: {
         program: available.bwrap!,
         args: bwrapArguments({ ...plan, readOnly, proxyDirectory: proxy.directory, gitExcludes }),
-        env: { ...proxy.env, ...gitEnvironment },
+        env: { ...environment, ...proxy.env },
         forwarder: { node: process.execPath, script: FORWARDER_SCRIPT },
         release: async () => {
           await proxy.close();
@@ -417,7 +418,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     };
   }
   return {
-    launch: { program: available.bwrap!, args: bwrapArguments({ ...plan, readOnly, gitExcludes }), env: gitEnvironment, release: releasePlaceholders, networkOff: true },
+    launch: { program: available.bwrap!, args: bwrapArguments({ ...plan, readOnly, gitExcludes }), env: environment, release: releasePlaceholders, networkOff: true },
     notices,
     description: 'sandboxed (network off)',
   };
