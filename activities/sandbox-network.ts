@@ -96,6 +96,12 @@ function containsAddress(addresses: ReadonlySet<string>, address: string): boole
   return list.check(normalized!, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+/** The addresses a normalized host stands for: itself when it is an IP literal, else what it resolves to ([] when it does not). */
+async function addressesOf(name: string): Promise<string[]> {
+  if (net.isIP(name)) return [name];
+  return (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
+}
+
 /** The refusal's reason for the tool result, or the address to connect to. */
 export type ProxyTarget = { address: string } | { refused: string };
 
@@ -116,7 +122,7 @@ export async function resolveTarget(
   const name = normalizeHost(host);
   if (name === undefined) return { refused: `${host} is not a valid host name` };
   if (!domainAllowed(name, allowedDomains)) return { refused: `${name} is not in sandbox.network.allowedDomains` };
-  const addresses = net.isIP(name) ? [name] : (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
+  const addresses = await addressesOf(name);
   if (addresses.length === 0) return { refused: `${name} does not resolve` };
   // An interface's address is reached only when the user named it (or a name for it) exactly, never through `*` or `*.domain`.
   const named = allowedDomains.some((entry) => !entry.trim().startsWith('*') && domainAllowed(name, [entry]));
@@ -135,7 +141,7 @@ async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Pr
   const name = normalizeHost(match[1]);
   if (name === undefined) return new Set();
   const port = match[2] ?? '7233';
-  const addresses = net.isIP(name) ? [name] : (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
+  const addresses = await addressesOf(name);
   return new Set(addresses.map((entry) => `${normalizeHost(entry)}:${port}`));
 }
 
