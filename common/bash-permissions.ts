@@ -16,7 +16,7 @@
  */
 import type { BashCommandFact, BashFacts, PathFact } from './permission-facts';
 import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, isProtectedPath, parsePermissionRule } from './permission-rules';
-import { anchorPathRule, globToRegExp, isInside, normalizePath, type PathRuleContext, pathMatchesRule } from './path-rules';
+import { isInside, normalizePath, pathMatchesRule, ruleMayMatchInside } from './path-rules';
 import { EDIT_TOOLS } from './tool-specs';
 
 type RuleKind = 'deny' | 'ask' | 'allow';
@@ -264,29 +264,6 @@ function broadMatch(content: string, command: BashCommandFact, homeDir?: string)
 export function bashRuleMatches(ruleContent: string, command: BashCommandFact, kind: RuleKind, homeDir?: string): boolean {
   if (kind === 'allow') return allowMatches(ruleContent, command, homeDir);
   return broadMatch(ruleContent, command, homeDir) === 'yes';
-}
-
-/**
- * Whether a path rule may match something inside `directory` (absolute, normalised): its anchor is
- * inside, or its pattern's segments agree with the directory's as far as the directory goes (a
- * `**` agrees with anything). A file deleted long ago matches as well as one that exists.
- */
-export function ruleMayMatchInside(content: string, directory: string, context: PathRuleContext): boolean {
-  const anchored = anchorPathRule(content, context);
-  if (anchored === undefined) return false;
-  const { root, pattern } = anchored;
-  if (isInside(root, directory)) return true;
-  if (!isInside(directory, root)) return false;
-  if (pattern === '') return true;
-  const below = directory.slice(root === '/' ? 1 : root.length + 1).split('/');
-  const segments = pattern.split('/');
-  for (let index = 0; index < below.length; index++) {
-    const segment = segments[index];
-    if (segment === undefined) return true; // the pattern named a directory above: it covers everything inside
-    if (segment === '**') return true;
-    if (!globToRegExp(segment).test(below[index])) return false;
-  }
-  return true;
 }
 
 // ---- the decision ----
