@@ -306,8 +306,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   const askRules = rulesFor(context.rules.ask, ['Bash']);
   const allowRules = rulesFor(context.rules.allow, ['Bash']);
   const readDeny = rulesFor(context.rules.deny, ['Read']);
-  // Edit rules and every writing file tool's own (Write) rules govern a command's writes.
-  const editDeny = rulesFor(context.rules.deny, ['Edit', ...EDIT_TOOLS]);
+  // The writing file tools' rules (Edit's, and Write's own) govern a command's writes.
+  const editDeny = rulesFor(context.rules.deny, [...EDIT_TOOLS]);
   const workspace = context.workingDirectories[0] ?? '/';
   const pathContext = { cwd: workspace, homeDir: context.homeDir };
   const { commands, problems } = facts;
