@@ -61,7 +61,7 @@ export function memoryFileCandidates(cwd: string, home: string, managedPath: str
 }
 
 /** How deep `@path` imports nest (Claude Code: five hops). */
-export const MAX_IMPORT_DEPTH = 5;
+const MAX_IMPORT_DEPTH = 5;
 
 /** What memory loading found: the files read, in order, and notices for the person about files it would not read. */
 export interface MemoryFiles {

@@ -78,7 +78,7 @@ export function isHostLocalAddress(address: string): boolean {
  * bound to every address (`0.0.0.0`, a published container port such as docker-compose's Temporal
  * on 7233) answers on each of them as on loopback.
  */
-export function hostInterfaceAddresses(): Set<string> {
+function hostInterfaceAddresses(): Set<string> {
   const addresses = Object.values(os.networkInterfaces()).flatMap((entries) => entries ?? []).map((entry) => normalizeHost(entry.address));
   return new Set(addresses.filter((address) => address !== undefined));
 }
@@ -94,6 +94,12 @@ function containsAddress(addresses: ReadonlySet<string>, address: string): boole
     if (entryFamily !== 0) list.addAddress(entry, entryFamily === 4 ? 'ipv4' : 'ipv6');
   }
   return list.check(normalized!, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** The addresses a normalized host stands for: itself when it is an IP literal, else what it resolves to ([] when it does not). */
+async function addressesOf(name: string): Promise<string[]> {
+  if (net.isIP(name)) return [name];
+  return (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
 }
 
 /** The refusal's reason for the tool result, or the address to connect to. */
@@ -116,7 +122,7 @@ export async function resolveTarget(
   const name = normalizeHost(host);
   if (name === undefined) return { refused: `${host} is not a valid host name` };
   if (!domainAllowed(name, allowedDomains)) return { refused: `${name} is not in sandbox.network.allowedDomains` };
-  const addresses = net.isIP(name) ? [name] : (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
+  const addresses = await addressesOf(name);
   if (addresses.length === 0) return { refused: `${name} does not resolve` };
   // An interface's address is reached only when the user named it (or a name for it) exactly, never through `*` or `*.domain`.
   const named = allowedDomains.some((entry) => !entry.trim().startsWith('*') && domainAllowed(name, [entry]));
@@ -128,14 +134,14 @@ export async function resolveTarget(
 }
 
 /** "address:port" of the worker's Temporal server (TEMPORAL_ADDRESS, default localhost:7233), resolved, for `resolveTarget`. */
-export async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Promise<Set<string>> {
+async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Promise<Set<string>> {
   const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address.trim());
   if (!match) return new Set();
   const name = normalizeHost(match[1]);
   if (name === undefined) return new Set();
   const port = match[2] ?? '7233';
-  const addresses = net.isIP(name) ? [name] : (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
+  const addresses = await addressesOf(name);
   return new Set(addresses.map((entry) => `${normalizeHost(entry)}:${port}`));
 }
 

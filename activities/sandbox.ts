@@ -72,9 +72,9 @@ export const HIDDEN_SOCKETS = ['/var/run/docker.sock', '/run/docker.sock', '/run
  * read-only mount does not stop connect(). Its top-level links (NixOS's `current-system`, `shm`)
  * are made again inside, and RUNTIME_KEPT mounted back read-only.
  */
-export const RUNTIME_DIRECTORY = '/run';
+const RUNTIME_DIRECTORY = '/run';
 /** Inside the hidden runtime directory, what programs run from (NixOS's setuid wrappers on PATH). */
-export const RUNTIME_KEPT = ['/run/wrappers'] as const;
+const RUNTIME_KEPT = ['/run/wrappers'] as const;
 
 /**
  * Read-only in every writable root, whether or not they exist yet (an absent one gets an empty
@@ -82,28 +82,28 @@ export const RUNTIME_KEPT = ['/run/wrappers'] as const;
  * or obey later outside the sandbox. The names are the permission engine's (common/permission-rules.ts),
  * so Write/Edit to them ask and Bash cannot change them at all.
  */
-export const PROTECTED_WORKSPACE_PATHS: ReadonlyArray<{ name: string; kind: PlaceholderKind }> = [
+const PROTECTED_WORKSPACE_PATHS: ReadonlyArray<{ name: string; kind: PlaceholderKind }> = [
   ...PROTECTED_DIRECTORIES.map((name) => ({ name, kind: 'directory' as const })),
   ...PROTECTED_WORKSPACE_FILES.map((name) => ({ name, kind: 'file' as const })),
 ];
 /** Read-only under the home directory when it is writable (the workspace is home): shell start-up files and git's config. */
-export const PROTECTED_HOME_PATHS: ReadonlyArray<{ name: string; kind: PlaceholderKind }> = [
+const PROTECTED_HOME_PATHS: ReadonlyArray<{ name: string; kind: PlaceholderKind }> = [
   ...PROTECTED_HOME_FILES.map((name) => ({ name, kind: 'file' as const })),
   { name: '.config/git', kind: 'directory' },
 ];
 
 /** Host-wide entries of a fresh /proc that a process of any namespace could write (`/proc/sys/kernel/core_pattern` runs as root on the host). */
-export const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
+const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'] as const;
 
 /** The user a command runs as when the worker runs as root and the host allows a user namespace (mapped to the worker's uid: files keep its ownership). */
-export const SANDBOX_USER = { uid: 1000, gid: 1000 } as const;
+const SANDBOX_USER = { uid: 1000, gid: 1000 } as const;
 
 /**
  * git inside the sandbox ignores what a repository's own files could make it run or trust
  * (`GIT_CONFIG_COUNT` outranks every config file): a bare repository made of plain files in a
  * subfolder is not discovered, and no fsmonitor starts.
  */
-export const SANDBOX_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
+const SANDBOX_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['safe.bareRepository', 'explicit'],
   ['core.fsmonitor', 'false'],
 ];
@@ -393,7 +393,8 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
   const releasePlaceholders = placeholders.release;
   const readOnly = [...plan.readOnly, ...placeholders.mounted];
   const gitExcludes = placeholders.gitExcludes;
-  const gitEnvironment = sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined);
+  // The sandbox's /tmp is private, and the worker's TMPDIR may not be writable in it.
+  const environment = { TMPDIR: '/tmp', ...sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined) };
   if (settings.allowedDomains.length > 0 && !request.noNetwork) {
     // Only these domains, through a proxy outside the sandbox (sandbox-network.ts).
     const proxy = await startDomainProxy(settings.allowedDomains, env).catch(async (error: unknown) => {
@@ -404,7 +405,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
       launch: {
         program: available.bwrap!,
         args: bwrapArguments({ ...plan, readOnly, proxyDirectory: proxy.directory, gitExcludes }),
-        env: { ...proxy.env, ...gitEnvironment },
+        env: { ...environment, ...proxy.env },
         forwarder: { node: process.execPath, script: FORWARDER_SCRIPT },
         release: async () => {
           await proxy.close();
@@ -417,7 +418,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     };
   }
   return {
-    launch: { program: available.bwrap!, args: bwrapArguments({ ...plan, readOnly, gitExcludes }), env: gitEnvironment, release: releasePlaceholders, networkOff: true },
+    launch: { program: available.bwrap!, args: bwrapArguments({ ...plan, readOnly, gitExcludes }), env: environment, release: releasePlaceholders, networkOff: true },
     notices,
     description: 'sandboxed (network off)',
   };

@@ -77,7 +77,7 @@ export async function readJsonObjectFile(file: string): Promise<JsonObjectRead> 
 }
 
 /** `text` (from `label`, a file or `--mcp-config #1`) as a JSON object (see JsonObjectRead). */
-export function parseJsonObject(text: string, label: string): JsonObjectRead {
+function parseJsonObject(text: string, label: string): JsonObjectRead {
   if (text.trim() === '') return { kind: 'absent' };
   let value: unknown;
   try {
@@ -228,7 +228,7 @@ function isWithin(target: string, directory: string): boolean {
 }
 
 /** Where a JSON.parse error is, 1-based (Node names the position, or the line and column, in its message). */
-export function jsonErrorLocation(text: string, error: unknown): { line: number; column: number; message: string } {
+function jsonErrorLocation(text: string, error: unknown): { line: number; column: number; message: string } {
   const message = error instanceof Error ? error.message : String(error);
   const lineColumn = /line (\d+) column (\d+)/.exec(message);
   if (lineColumn) return { line: Number(lineColumn[1]), column: Number(lineColumn[2]), message };

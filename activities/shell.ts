@@ -47,7 +47,7 @@ export const CREDENTIAL_ENVIRONMENT_VARIABLES = [
   'DURABLE_AGENT_CODEC_TOKEN',
 ] as const;
 /** The Temporal variables a tool process keeps: where the server is, not how to get in. */
-export const TEMPORAL_KEPT_VARIABLES = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE'] as const;
+const TEMPORAL_KEPT_VARIABLES = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE'] as const;
 /** Comma-separated extra names (or prefixes ending in `*`) withheld from tool and hook processes. */
 export const TOOL_ENV_DENYLIST_VARIABLE = 'DURABLE_AGENT_TOOL_ENV_DENYLIST';
 
@@ -72,7 +72,7 @@ export function toolProcessEnvironment(env: NodeJS.ProcessEnv = process.env): Re
 export interface SandboxLaunch {
   program: string;
   args: string[];
-  /** Added to the command's environment (the proxy variables). */
+  /** Added to the command's environment: TMPDIR (the sandbox's private /tmp), git's neutralised config, the proxy variables. */
   env?: Record<string, string>;
   /** Started inside before the command (the proxy forwarder): `node -e script`. */
   forwarder?: { node: string; script: string };
@@ -328,8 +328,7 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
     // controlling terminal, so a sandboxed command cannot push input into one (TIOCSTI).
     detached: true,
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', sandbox ? 'pipe' : 'ignore'],
-    // The sandbox's /tmp is private and the worker's TMPDIR may not be writable in it.
-    env: { ...toolProcessEnvironment(), ...(sandbox ? { TMPDIR: '/tmp', ...sandbox.env } : {}), ...options.env, [SHELL_RUN_MARKER]: runId },
+    env: { ...toolProcessEnvironment(), ...sandbox?.env, ...options.env, [SHELL_RUN_MARKER]: runId },
   });
   let leftInSandbox = false;
   const leftovers = child.stdio[3] as NodeJS.ReadableStream | null | undefined;

@@ -17,7 +17,7 @@ import type { SettingSource } from '../common/permissions';
 import { readJsonObjectFile, settingsFiles, writeJsonFile } from './settings';
 
 /** Claude Code's own state file, where the trust dialog's answer is kept. */
-export function claudeJsonFile(home: string): string {
+function claudeJsonFile(home: string): string {
   return path.join(home, '.claude.json');
 }
 

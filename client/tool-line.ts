@@ -84,7 +84,7 @@ export function approvalView(name: string, input: unknown, width: number, indent
 }
 
 /** `text` whole under a call: each line `│ `, wrapped to `width` (a wrapped line's rest `↳ `), invisible characters shown. */
-export function wholeTextLines(text: string, width: number, indent = '    '): string[] {
+function wholeTextLines(text: string, width: number, indent = '    '): string[] {
   const first = `${indent}│ `;
   const rest = `${indent}↳ `;
   const room = Math.max(20, width - first.length);

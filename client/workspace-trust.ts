@@ -52,7 +52,7 @@ export async function checkWorkspace(config: ConversationConfigInput, values: Op
 }
 
 /** The config with the trust the check found (only `true` is said: the worker's host may still trust it). */
-export function withTrust<T extends ConversationConfigInput>(config: T, check: WorkspaceCheck): T {
+function withTrust<T extends ConversationConfigInput>(config: T, check: WorkspaceCheck): T {
   return check.trusted ? { ...config, trusted: true } : config;
 }
 
@@ -64,7 +64,7 @@ export async function checkHeadlessWorkspace<T extends ConversationConfigInput>(
 }
 
 /** The question chat asks once, in an untrusted workspace with settings of its own (Claude Code's trust dialog). */
-export function trustQuestion(cwd: string, ignored: string): string {
+function trustQuestion(cwd: string, ignored: string): string {
   return [
     `Do you trust the files in this folder? ${cwd}`,
     `It has settings of its own: ${ignored}.`,

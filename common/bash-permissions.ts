@@ -16,7 +16,7 @@
  */
 import type { BashCommandFact, BashFacts, PathFact } from './permission-facts';
 import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, isProtectedPath, parsePermissionRule } from './permission-rules';
-import { anchorPathRule, globToRegExp, isInside, normalizePath, type PathRuleContext, pathMatchesRule } from './path-rules';
+import { isInside, normalizePath, pathMatchesRule, ruleMayMatchInside } from './path-rules';
 import { EDIT_TOOLS } from './tool-specs';
 
 type RuleKind = 'deny' | 'ask' | 'allow';
@@ -266,29 +266,6 @@ export function bashRuleMatches(ruleContent: string, command: BashCommandFact, k
   return broadMatch(ruleContent, command, homeDir) === 'yes';
 }
 
-/**
- * Whether a path rule may match something inside `directory` (absolute, normalised): its anchor is
- * inside, or its pattern's segments agree with the directory's as far as the directory goes (a
- * `**` agrees with anything). A file deleted long ago matches as well as one that exists.
- */
-export function ruleMayMatchInside(content: string, directory: string, context: PathRuleContext): boolean {
-  const anchored = anchorPathRule(content, context);
-  if (anchored === undefined) return false;
-  const { root, pattern } = anchored;
-  if (isInside(root, directory)) return true;
-  if (!isInside(directory, root)) return false;
-  if (pattern === '') return true;
-  const below = directory.slice(root === '/' ? 1 : root.length + 1).split('/');
-  const segments = pattern.split('/');
-  for (let index = 0; index < below.length; index++) {
-    const segment = segments[index];
-    if (segment === undefined) return true; // the pattern named a directory above: it covers everything inside
-    if (segment === '**') return true;
-    if (!globToRegExp(segment).test(below[index])) return false;
-  }
-  return true;
-}
-
 // ---- the decision ----
 
 interface BashRule {
@@ -329,8 +306,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   const askRules = rulesFor(context.rules.ask, ['Bash']);
   const allowRules = rulesFor(context.rules.allow, ['Bash']);
   const readDeny = rulesFor(context.rules.deny, ['Read']);
-  // Edit rules and every writing file tool's own (Write) rules govern a command's writes.
-  const editDeny = rulesFor(context.rules.deny, ['Edit', ...EDIT_TOOLS]);
+  // The writing file tools' rules (Edit's, and Write's own) govern a command's writes.
+  const editDeny = rulesFor(context.rules.deny, [...EDIT_TOOLS]);
   const workspace = context.workingDirectories[0] ?? '/';
   const pathContext = { cwd: workspace, homeDir: context.homeDir };
   const { commands, problems } = facts;

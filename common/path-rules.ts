@@ -130,3 +130,26 @@ export function pathMatchesRule(content: string, target: string, context: PathRu
   }
   return false;
 }
+
+/**
+ * Whether a path rule may match something inside `directory` (absolute, normalised): its anchor is
+ * inside, or its pattern's segments agree with the directory's as far as the directory goes (a
+ * `**` agrees with anything). A file deleted long ago matches as well as one that exists.
+ */
+export function ruleMayMatchInside(content: string, directory: string, context: PathRuleContext): boolean {
+  const anchored = anchorPathRule(content, context);
+  if (anchored === undefined) return false;
+  const { root, pattern } = anchored;
+  if (isInside(root, directory)) return true;
+  if (!isInside(directory, root)) return false;
+  if (pattern === '') return true;
+  const below = directory.slice(root === '/' ? 1 : root.length + 1).split('/');
+  const segments = pattern.split('/');
+  for (let index = 0; index < below.length; index++) {
+    const segment = segments[index];
+    if (segment === undefined) return true; // the pattern named a directory above: it covers everything inside
+    if (segment === '**') return true;
+    if (!globToRegExp(segment).test(below[index])) return false;
+  }
+  return true;
+}

@@ -2,7 +2,7 @@
  * Claude Code's permission rules, modes and contexts — the vocabulary the rule engines share
  * (common/permissions.ts for every tool, common/bash-permissions.ts for Bash): pure, Node-free.
  */
-import { type PathRuleContext, anchorPathRule, isInside, normalizePath } from './path-rules';
+import { normalizePath } from './path-rules';
 
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
@@ -74,44 +74,6 @@ export function permissionRuleProblem(text: string): string | undefined {
   } catch (error) {
     return (error as Error).message;
   }
-}
-
-// ---- rule scope (issue 29): what a workspace's own rules may reach ----
-
-/** Sources a workspace writes itself: `.claude/settings.json` and `.claude/settings.local.json`. */
-const WORKSPACE_RULE_SOURCES: ReadonlySet<RuleSource> = new Set(['projectSettings', 'localSettings']);
-
-/** Whether a rule came from the workspace's own files (then an allow rule covers nothing outside the workspace). */
-export function isWorkspaceRule(entry: RuleWithSource): boolean {
-  return WORKSPACE_RULE_SOURCES.has(entry.source);
-}
-
-/** Tools whose rule content is a path pattern (gitignore-style, ./path-rules). */
-const PATH_RULE_TOOLS = new Set(['Read', 'Edit', 'Write', 'Glob', 'Grep', 'NotebookEdit']);
-
-/**
- * Why a path rule reaches outside `context.cwd` (`Write(//abs/**)`, `Read(~/.ssh/**)`,
- * `Edit(/../x)`, a `..` anywhere in its pattern), or undefined when it stays inside it or is no
- * path rule. A `~/` rule with no home directory known reaches outside (it cannot be placed).
- */
-export function pathRuleReachOutside(text: string, context: PathRuleContext): string | undefined {
-  let rule: PermissionRule;
-  try {
-    rule = parsePermissionRule(text);
-  } catch {
-    return undefined;
-  }
-  if (!PATH_RULE_TOOLS.has(rule.toolName) || rule.content === undefined) return undefined;
-  const anchored = anchorPathRule(rule.content, context);
-  if (anchored === undefined) return 'its path starts at a home directory that is not known';
-  const segments = anchored.pattern.split('/').filter(Boolean);
-  if (segments.includes('..')) return 'its path climbs out with ".."';
-  // Where the pattern is fixed: its anchor and the segments before the first wildcard (`//work/repo/src/**` → /work/repo/src).
-  const firstWildcard = segments.findIndex((segment) => /[*?[{]/.test(segment));
-  const fixed = firstWildcard === -1 ? segments : segments.slice(0, firstWildcard);
-  const start = normalizePath(`${anchored.root}/${fixed.join('/')}`);
-  if (!isInside(start, context.cwd)) return `its path starts at ${start}, outside the workspace (${normalizePath(context.cwd)})`;
-  return undefined;
 }
 
 /**

@@ -18,11 +18,11 @@
 import type { BashFacts, CallFacts, PathFact } from './permission-facts';
 import { decideBash } from './bash-permissions';
 import { isMcpToolName, mcpRuleCovers } from './mcp-tools';
-import { isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
+import { type PathRuleContext, anchorPathRule, isInside, normalizePath, pathMatchesRule, resolvePath } from './path-rules';
 import { EDIT_TOOLS, READ_TOOLS, getToolSpec, toolNamesWhere } from './tool-specs';
 
 export * from './permission-rules';
-import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, PROTECTED_DIRECTORIES, PROTECTED_EXCEPTIONS, isProtectedPath, isWorkspaceRule, parsePermissionRule } from './permission-rules';
+import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleSource, type RuleWithSource, PROTECTED_DIRECTORIES, PROTECTED_EXCEPTIONS, isProtectedPath, parsePermissionRule } from './permission-rules';
 
 /**
  * Tools that need no permission in Claude Code (rules still apply), by their spec's `permission`:
@@ -351,6 +351,44 @@ function ruleOnPaths(entry: RuleWithSource, view: CallView, targets: string[], m
   if (targets.length === 0) return false;
   const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: view.cwd, homeDir: view.homeDir });
   return mode === 'any' ? targets.some(matches) : targets.every(matches);
+}
+
+// ---- rule scope (issue 29): what a workspace's own rules may reach ----
+
+/** Sources a workspace writes itself: `.claude/settings.json` and `.claude/settings.local.json`. */
+const WORKSPACE_RULE_SOURCES: ReadonlySet<RuleSource> = new Set(['projectSettings', 'localSettings']);
+
+/** Whether a rule came from the workspace's own files (then an allow rule covers nothing outside the workspace). */
+function isWorkspaceRule(entry: RuleWithSource): boolean {
+  return WORKSPACE_RULE_SOURCES.has(entry.source);
+}
+
+/** Tools whose rule content is a path pattern (gitignore-style, ./path-rules): the file tools (their specs' `fileAccess`), and Claude Code's NotebookEdit, which a rule may name. */
+const PATH_RULE_TOOLS: ReadonlySet<string> = new Set([...toolNamesWhere((spec) => spec.fileAccess !== undefined), 'NotebookEdit']);
+
+/**
+ * Why a path rule reaches outside `context.cwd` (`Write(//abs/**)`, `Read(~/.ssh/**)`,
+ * `Edit(/../x)`, a `..` anywhere in its pattern), or undefined when it stays inside it or is no
+ * path rule. A `~/` rule with no home directory known reaches outside (it cannot be placed).
+ */
+export function pathRuleReachOutside(text: string, context: PathRuleContext): string | undefined {
+  let rule: PermissionRule;
+  try {
+    rule = parsePermissionRule(text);
+  } catch {
+    return undefined;
+  }
+  if (!PATH_RULE_TOOLS.has(rule.toolName) || rule.content === undefined) return undefined;
+  const anchored = anchorPathRule(rule.content, context);
+  if (anchored === undefined) return 'its path starts at a home directory that is not known';
+  const segments = anchored.pattern.split('/').filter(Boolean);
+  if (segments.includes('..')) return 'its path climbs out with ".."';
+  // Where the pattern is fixed: its anchor and the segments before the first wildcard (`//work/repo/src/**` → /work/repo/src).
+  const firstWildcard = segments.findIndex((segment) => /[*?[{]/.test(segment));
+  const fixed = firstWildcard === -1 ? segments : segments.slice(0, firstWildcard);
+  const start = normalizePath(`${anchored.root}/${fixed.join('/')}`);
+  if (!isInside(start, context.cwd)) return `its path starts at ${start}, outside the workspace (${normalizePath(context.cwd)})`;
+  return undefined;
 }
 
 /**

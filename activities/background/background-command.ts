@@ -226,7 +226,7 @@ export async function startBackgroundCommand(deps: BackgroundDeps, input: StartB
       // setsid(): its own session and process group, no controlling terminal; it outlives this worker.
       detached: true,
       stdio: ['ignore', output.fd, output.fd],
-      env: { ...toolProcessEnvironment(), ...(sandbox ? { TMPDIR: '/tmp', ...sandbox.env } : {}), [SHELL_RUN_MARKER]: marker.slice(SHELL_RUN_MARKER.length + 1) },
+      env: { ...toolProcessEnvironment(), ...sandbox?.env, [SHELL_RUN_MARKER]: marker.slice(SHELL_RUN_MARKER.length + 1) },
     });
     const started = await new Promise<{ pid: number } | { error: Error }>((resolve) => {
       child.once('spawn', () => resolve({ pid: child.pid! }));

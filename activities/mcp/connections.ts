@@ -229,7 +229,7 @@ export class McpConnectionManager {
         // As spawn would say, rather than bwrap's own words from inside (the caller releases the sandbox).
         if (!(await findOnPath(command, env.PATH ?? '', cwd))) throw new Error(`spawn ${command} ENOENT: not found`);
         [command, args] = sandboxedArgv(decision.launch, command, args);
-        env = { ...env, TMPDIR: '/tmp', ...decision.launch.env };
+        env = { ...env, ...decision.launch.env };
       }
     }
     const transport = new StdioClientTransport({ command, args, env, cwd, stderr: 'pipe' });

@@ -16,7 +16,7 @@ import { Language, type Node, Parser } from 'web-tree-sitter';
 import { type ArgvPath, classifyArgv } from '../../common/bash-read-only';
 import type { BashCommandFact, BashFacts, PathAccess, PathFact } from '../../common/permission-facts';
 import { discoverGitRepository, type GitRepository } from './git-repository';
-import { expandGlob, MAX_GLOB_MATCHES } from './glob';
+import { expandGlob, findUnescaped, hasGlob, MAX_GLOB_MATCHES, unescapePattern } from './glob';
 
 export interface BashFactsContext {
   /** The directory the command starts in, absolute. */
@@ -72,31 +72,6 @@ function escapeAll(text: string): string {
   let out = '';
   for (const char of text) out += `\\${char}`;
   return out;
-}
-
-function unescape(pattern: string): string {
-  let out = '';
-  for (let index = 0; index < pattern.length; index++) {
-    if (pattern[index] === '\\' && index + 1 < pattern.length) index++;
-    out += pattern[index];
-  }
-  return out;
-}
-
-/** Index of the first unescaped occurrence of one of `chars` at or after `from`, or -1. */
-function findUnescaped(pattern: string, chars: string, from = 0): number {
-  for (let index = from; index < pattern.length; index++) {
-    if (pattern[index] === '\\') {
-      index++;
-      continue;
-    }
-    if (chars.includes(pattern[index])) return index;
-  }
-  return -1;
-}
-
-function hasGlob(pattern: string): boolean {
-  return findUnescaped(pattern, '*?[') >= 0;
 }
 
 /** Bash brace expansion of an escaped pattern (`{a,b}`, `{1..3}`, `{a..e..2}`); undefined when too large. */
@@ -946,8 +921,8 @@ class Walker {
     return expanded.map((alternative) => {
       const tilde = this.tilde(alternative);
       if (tilde === undefined) return { value: raw, dynamic: true, kind: 'expansion', pattern: alternative, raw };
-      if (hasGlob(tilde)) return { value: braced ? unescape(tilde) : raw, dynamic: true, kind: 'glob', pattern: tilde, raw: braced ? unescape(tilde) : raw };
-      return { value: unescape(tilde), dynamic: braced, kind: 'static', pattern: tilde, raw };
+      if (hasGlob(tilde)) return { value: braced ? unescapePattern(tilde) : raw, dynamic: true, kind: 'glob', pattern: tilde, raw: braced ? unescapePattern(tilde) : raw };
+      return { value: unescapePattern(tilde), dynamic: braced, kind: 'static', pattern: tilde, raw };
     });
   }
 
@@ -1399,9 +1374,9 @@ export function globPrefix(pattern: string): string | undefined {
   const first = findUnescaped(pattern, '*?[');
   const slash = pattern.lastIndexOf('/', first);
   const rest = pattern.slice(first);
-  if (rest.split('/').some((segment) => unescape(segment) === '..')) return undefined;
+  if (rest.split('/').some((segment) => unescapePattern(segment) === '..')) return undefined;
   if (slash < 0) return '.';
-  return unescape(pattern.slice(0, slash)) || '/';
+  return unescapePattern(pattern.slice(0, slash)) || '/';
 }
 
 /**
@@ -1471,7 +1446,7 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
       walker.problem(`the path ${word.raw} is only known when the command runs`);
       return;
     }
-    requests.push({ ...how, literal: unescape(pattern), glob: pattern });
+    requests.push({ ...how, literal: unescapePattern(pattern), glob: pattern });
   };
 
   let readOnly: boolean;

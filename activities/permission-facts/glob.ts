@@ -35,16 +35,31 @@ function splitSegments(pattern: string): string[] {
   return segments;
 }
 
-function unescapeSegment(segment: string): string {
-  return segment.replace(/\\(.)/gs, '$1');
+/** An escaped pattern as text: each backslash-escaped character is itself. */
+export function unescapePattern(pattern: string): string {
+  let out = '';
+  for (let index = 0; index < pattern.length; index++) {
+    if (pattern[index] === '\\' && index + 1 < pattern.length) index++;
+    out += pattern[index];
+  }
+  return out;
 }
 
-function isGlobSegment(segment: string): boolean {
-  for (let index = 0; index < segment.length; index++) {
-    if (segment[index] === '\\') index++;
-    else if ('*?['.includes(segment[index])) return true;
+/** Index of the first unescaped occurrence of one of `chars` at or after `from`, or -1. */
+export function findUnescaped(pattern: string, chars: string, from = 0): number {
+  for (let index = from; index < pattern.length; index++) {
+    if (pattern[index] === '\\') {
+      index++;
+      continue;
+    }
+    if (chars.includes(pattern[index])) return index;
   }
-  return false;
+  return -1;
+}
+
+/** Whether an escaped pattern has a wildcard (`*`, `?`, `[`) Bash would expand. */
+export function hasGlob(pattern: string): boolean {
+  return findUnescaped(pattern, '*?[') >= 0;
 }
 
 export type GlobExpansion = { matches: string[] } | { tooMany: true };
@@ -61,8 +76,8 @@ export async function expandGlob(pattern: string, cwd: string, limit = MAX_GLOB_
   const join = (prefix: string, name: string) => (prefix === '' ? name : prefix === '/' ? `/${name}` : `${prefix}/${name}`);
   let candidates = [root];
   for (const segment of segments) {
-    if (!isGlobSegment(segment)) {
-      const literal = unescapeSegment(segment);
+    if (!hasGlob(segment)) {
+      const literal = unescapePattern(segment);
       candidates = candidates.map((prefix) => join(prefix, literal));
       continue;
     }

@@ -261,7 +261,7 @@ const PATHSPEC_GLOB = /[*?[\\]/;
  * that shows content (`showsContent`) reads a directory throughout, and a path in its history
  * need not exist now.
  */
-export function gitOperandPaths(operand: ParsedOperand, showsContent: boolean): ArgvPath[] {
+function gitOperandPaths(operand: ParsedOperand, showsContent: boolean): ArgvPath[] {
   const { index, text } = operand;
   const read = (path: string, fromTop: boolean, history = true): ArgvPath => ({
     index,

@@ -2,7 +2,7 @@
  * Issue 29's file-system facts on real files in a temp directory: pathname expansion as Bash does
  * it (activities/permission-facts/glob.ts), the repository git would discover
  * (activities/permission-facts/git-repository.ts), and whether a Read rule may match inside a
- * directory git reads through (common/bash-permissions.ts `ruleMayMatchInside`).
+ * directory git reads through (common/path-rules.ts `ruleMayMatchInside`).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoverGitRepository } from '../../activities/permission-facts/git-repository';
 import { expandGlob } from '../../activities/permission-facts/glob';
-import { ruleMayMatchInside } from '../../common/bash-permissions';
+import { ruleMayMatchInside } from '../../common/path-rules';
 
 let root: string;
 let workspace: string;
