@@ -15,7 +15,7 @@ import { open, readdir, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { isInside } from '../common/path-rules';
-import { HIDDEN_HOME_PATHS } from './sandbox';
+import { HIDDEN_HOME_PATHS, workerCredentialPaths } from './sandbox';
 
 export type MemoryType = 'Managed' | 'User' | 'Project' | 'Local';
 
@@ -95,7 +95,9 @@ export async function loadMemoryFiles(cwd: string, options: MemoryFileOptions = 
   const managedPath = 'managedPath' in options ? options.managedPath : MANAGED_CLAUDE_MD;
   const workspace = path.resolve(cwd);
   const allowedRoots = await Promise.all([workspace, ...(options.workingDirectories ?? [])].map((root) => realOrResolved(root)));
-  const secrets = await Promise.all(HIDDEN_HOME_PATHS.map((relative) => realOrResolved(path.join(home, relative))));
+  // What the sandbox hides from commands and the file tools refuse: the home's secrets and the worker's own credentials.
+  const secretCandidates = [...HIDDEN_HOME_PATHS.map((relative) => path.join(home, relative)), ...workerCredentialPaths(process.env, home)];
+  const secrets = await Promise.all(secretCandidates.map((candidate) => realOrResolved(candidate)));
   const files: MemoryFile[] = [];
   const notices: string[] = [];
   const seen = new Set<string>();

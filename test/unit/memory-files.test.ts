@@ -231,3 +231,25 @@ describe('the session context passes the refusal on', () => {
     expect(context.warnings).toEqual(expect.arrayContaining([expect.stringContaining(`Memory file not read: ${path.join(workspace, 'CLAUDE.md')} is under a Read deny rule`)]));
   });
 });
+
+describe("the worker's own credentials", () => {
+  it('an @import of the Temporal envconfig profile or a TLS key the worker was given is not read, even from the user\'s own CLAUDE.md', async () => {
+    const { home, workspace, root } = await setUp();
+    const tlsKey = path.join(root, 'tls', 'client.key');
+    await write(tlsKey, 'tls canary-4d');
+    await write(path.join(home, '.config', 'temporalio', 'temporal.toml'), 'api_key = "canary-5e"');
+    await write(path.join(home, '.claude', 'CLAUDE.md'), '@~/.config/temporalio/temporal.toml');
+    await write(path.join(workspace, 'CLAUDE.md'), `@${tlsKey}`);
+    const saved = process.env.TEMPORAL_TLS_CLIENT_KEY_PATH;
+    process.env.TEMPORAL_TLS_CLIENT_KEY_PATH = tlsKey;
+    try {
+      const { files, notices } = await load(workspace, home);
+      expect(formatMemoryFiles(files)).not.toContain('canary');
+      expect(notices).toHaveLength(2);
+      expect(notices.join('\n')).toContain('is a secret the sandbox hides');
+    } finally {
+      if (saved === undefined) delete process.env.TEMPORAL_TLS_CLIENT_KEY_PATH;
+      else process.env.TEMPORAL_TLS_CLIENT_KEY_PATH = saved;
+    }
+  });
+});
