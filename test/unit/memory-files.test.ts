@@ -238,15 +238,16 @@ describe("the worker's own credentials", () => {
     const tlsKey = path.join(root, 'tls', 'client.key');
     await write(tlsKey, 'tls canary-4d');
     await write(path.join(home, '.config', 'temporalio', 'temporal.toml'), 'api_key = "canary-5e"');
-    await write(path.join(home, '.claude', 'CLAUDE.md'), '@~/.config/temporalio/temporal.toml');
-    await write(path.join(workspace, 'CLAUDE.md'), `@${tlsKey}`);
+    await write(path.join(home, '.claude', 'CLAUDE.md'), `@~/.config/temporalio/temporal.toml\n\n@${tlsKey}`);
     const saved = process.env.TEMPORAL_TLS_CLIENT_KEY_PATH;
     process.env.TEMPORAL_TLS_CLIENT_KEY_PATH = tlsKey;
     try {
       const { files, notices } = await load(workspace, home);
       expect(formatMemoryFiles(files)).not.toContain('canary');
-      expect(notices).toHaveLength(2);
-      expect(notices.join('\n')).toContain('is a secret the sandbox hides');
+      expect(notices).toEqual([
+        expect.stringMatching(/temporal\.toml \(imported by .*\) is a secret the sandbox hides/),
+        expect.stringMatching(/client\.key \(imported by .*\) is a secret the sandbox hides/),
+      ]);
     } finally {
       if (saved === undefined) delete process.env.TEMPORAL_TLS_CLIENT_KEY_PATH;
       else process.env.TEMPORAL_TLS_CLIENT_KEY_PATH = saved;
