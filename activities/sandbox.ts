@@ -30,7 +30,7 @@ import path from 'node:path';
 import { anchorPathRule } from '../common/path-rules';
 import { PROTECTED_DIRECTORIES, PROTECTED_HOME_FILES, PROTECTED_WORKSPACE_FILES } from '../common/permission-rules';
 import type { SettingSource } from '../common/permissions';
-import { DEFAULT_DB_FILENAME } from '../infra/dev-server';
+import { DEFAULT_DB_FILENAME, REPO_ROOT } from '../infra/dev-server';
 import { temporalCacheRoot } from '../infra/temporal-cli';
 import { FORWARDER_SCRIPT, PROXY_MOUNT, startDomainProxy } from './sandbox-network';
 import { SANDBOX_EXEC_WITH_FORWARDER, type SandboxLaunch, runShellCommand } from './shell';
@@ -484,6 +484,8 @@ export async function sandboxPlan(options: {
   stateDir: string;
   env: NodeJS.ProcessEnv;
   user?: { uid: number; gid: number };
+  /** The worker's own installation (default: this checkout), kept visible when it lives under /tmp. */
+  installation?: string;
 }): Promise<ResolvedSandboxPlan> {
   const cwd = (await real(options.cwd)) ?? path.resolve(options.cwd);
   const writable = unique(await resolveAll(options.writable.map((entry) => path.resolve(options.cwd, entry))));
@@ -548,6 +550,11 @@ export async function sandboxPlan(options: {
     const resolved = await real(kept);
     if (resolved) reexposed.push(resolved);
   }
+  // The worker's own installation stays visible (read-only) as it is anywhere else on the read-only root, also
+  // when it lives under the host's /tmp, which the sandbox replaces with its own (a clone under /tmp: the MCP
+  // servers and scripts a workspace names from it would vanish). Its database directory stays hidden (deeper).
+  const installation = await real(options.installation ?? REPO_ROOT);
+  if (installation && isInside(installation, '/tmp') && !underWritable(installation)) reexposed.push(installation);
   const workspaceState = workspaceStateDir(options.stateDir, options.cwd);
   for (const directory of ['tool-results', 'hook-output']) {
     const resolved = await real(path.join(workspaceState, directory));

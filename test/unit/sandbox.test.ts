@@ -799,6 +799,31 @@ describe('sandbox settings (pure)', () => {
     });
   });
 
+  it("the worker's installation under /tmp stays readable inside (the sandbox's /tmp is its own), its database still hidden", async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-install-'));
+    try {
+      const installation = path.join(root, 'checkout');
+      const ws = path.join(root, 'ws');
+      await mkdir(path.join(installation, '.durable-agent'), { recursive: true });
+      await mkdir(ws, { recursive: true });
+      await writeFile(path.join(installation, 'server.js'), 'installation-canary');
+      await writeFile(path.join(installation, '.durable-agent', 'temporal.db'), 'database-canary');
+      await writeFile(path.join(root, 'other.txt'), 'other-canary');
+      const options = { cwd: ws, writable: [ws], home: path.join(root, 'home'), stateDir: path.join(root, 'state'), env: {}, installation };
+      const plan = await sandboxPlan(options);
+      expect(plan.reexposed).toContain(installation);
+      const plain = bwrapArguments({ ...plan, hiddenDirectories: [...plan.hiddenDirectories, path.join(installation, '.durable-agent')] });
+      const read = (file: string) => spawnSync('bwrap', [...plain, 'cat', file], { encoding: 'utf8' }).stdout;
+      expect(read(path.join(installation, 'server.js'))).toBe('installation-canary');
+      expect(read(path.join(installation, '.durable-agent', 'temporal.db'))).toBe('');
+      expect(read(path.join(root, 'other.txt'))).toBe(''); // the rest of the host's /tmp stays out of sight
+      // An installation inside a working directory is that directory's (writable), not re-mounted read-only over it.
+      expect((await sandboxPlan({ ...options, cwd: root, writable: [root] })).reexposed).not.toContain(installation);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('the plan protects every protected name in every writable root, existing or not, and refuses a linked one', async () => {
     const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-plan-'));
     try {
