@@ -20,6 +20,8 @@ import type { ToolEffect } from './tools/types';
 import { writeFileChecked } from './tools/write';
 import type { Client } from '@temporalio/client';
 import { livePublisher } from './live-publisher';
+import { NETWORK_REQUEST_UPDATE, type NetworkRequest, type NetworkRequestAnswer } from '../common/network-request';
+import type { AskDomain } from './sandbox-network';
 
 export const PREVIEW_CHARS = 2_000;
 const HEARTBEAT_INTERVAL_MS = 1_000;
@@ -127,6 +129,7 @@ export function createToolRunner(deps: RunToolDeps) {
         sandboxConfig: input.sandbox,
         stateDir: deps.stateDir,
         beginEffect,
+        askDomain: input.access?.askForDomains ? askConversation(deps.temporalClient, context, input.toolUseId) : undefined,
       });
     } catch (error) {
       if (context.cancellationSignal.aborted) {
@@ -240,4 +243,19 @@ async function applyResultBudget(
     `Use Read with offset/limit (or Grep) on that file to see more.\n\nPreview (first ${PREVIEW_CHARS} characters):\n` +
     `${result.content.slice(0, PREVIEW_CHARS)}\n...\n</persisted-output>`;
   return { content, isError: result.isError, persistedPath };
+}
+
+/**
+ * A sandboxed command's request for a domain its allow-list does not name, sent to the conversation
+ * that runs the call (the `requestNetworkAccess` update; it waits while a person decides). No client
+ * (a local activity, a test without one) or a failed update: refused.
+ */
+function askConversation(client: Client | undefined, context: Context, toolUseId: string): AskDomain | undefined {
+  const workflowId = context.info.workflowExecution?.workflowId;
+  if (!client || context.info.isLocal || workflowId === undefined) return undefined;
+  return async (host, port) => {
+    const request: NetworkRequest = { toolUseId, host, port };
+    const answer = await client.workflow.getHandle(workflowId).executeUpdate<NetworkRequestAnswer, [NetworkRequest]>(NETWORK_REQUEST_UPDATE, { args: [request] });
+    return answer.behavior === 'allow';
+  };
 }

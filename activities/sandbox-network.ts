@@ -4,9 +4,17 @@
  * it, lets through only CONNECT tunnels and plain HTTP requests to the allowed domains. Inside, a
  * small forwarder listens on 127.0.0.1:PROXY_PORT and the usual proxy variables point at it, so
  * curl, git, npm and pip go through the proxy; anything that ignores them has no route out.
+ *
+ * A domain not on the list asks, as Claude Code's "Network request outside of sandbox" prompt
+ * does, when the conversation has someone to answer (`askDomain`: the Bash activity asks its
+ * workflow, which asks the person; denied when nobody answers): the proxy holds the request until
+ * the answer, once per host and command. This host's own addresses and the worker's Temporal
+ * server are refused before anyone is asked.
  */
 import { lookup } from 'node:dns/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import type { Forwarder } from './shell';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -105,6 +113,9 @@ async function addressesOf(name: string): Promise<string[]> {
 /** The refusal's reason for the tool result, or the address to connect to. */
 export type ProxyTarget = { address: string } | { refused: string };
 
+/** Asks whether a sandboxed command may reach `host` (not on the allow-list): true to let it through. */
+export type AskDomain = (host: string, port: number) => Promise<boolean>;
+
 /**
  * Where to connect for `host`, or why not. The allow-list is matched on the normalized name; the
  * name is then resolved once and every address checked (the connection goes to a checked address,
@@ -118,18 +129,24 @@ export async function resolveTarget(
   allowedDomains: readonly string[],
   forbidden: ReadonlySet<string> = new Set(),
   ownAddresses: ReadonlySet<string> = hostInterfaceAddresses(),
+  askDomain?: AskDomain,
 ): Promise<ProxyTarget> {
   const name = normalizeHost(host);
   if (name === undefined) return { refused: `${host} is not a valid host name` };
-  if (!domainAllowed(name, allowedDomains)) return { refused: `${name} is not in sandbox.network.allowedDomains` };
+  const listed = domainAllowed(name, allowedDomains);
+  if (!listed && !askDomain) return { refused: `${name} is not in sandbox.network.allowedDomains` };
   const addresses = await addressesOf(name);
   if (addresses.length === 0) return { refused: `${name} does not resolve` };
-  // An interface's address is reached only when the user named it (or a name for it) exactly, never through `*` or `*.domain`.
-  const named = allowedDomains.some((entry) => !entry.trim().startsWith('*') && domainAllowed(name, [entry]));
+  // An interface's address is reached only when the user named it (or a name for it) exactly, never
+  // through `*` or `*.domain`: on the list, or approved by name when asked.
+  const named = !listed || allowedDomains.some((entry) => !entry.trim().startsWith('*') && domainAllowed(name, [entry]));
   const own = (address: string) => !named && containsAddress(ownAddresses, address);
   if (addresses.some((address) => isHostLocalAddress(address) || own(address))) return { refused: `${name} is an address of this host (loopback, one of its interfaces', link-local or unspecified), which the sandbox never reaches` };
   const temporal = new Set([...forbidden].filter((entry) => entry.endsWith(`:${port}`)).map((entry) => entry.slice(0, -`:${port}`.length)));
   if (addresses.some((address) => containsAddress(temporal, address))) return { refused: `${name}:${port} is the worker's Temporal server` };
+  if (!listed && !(await askDomain!(name, port).catch(() => false))) {
+    return { refused: `${name} is not in sandbox.network.allowedDomains, and the request to reach it was denied` };
+  }
   return { address: addresses[0] };
 }
 
@@ -143,6 +160,27 @@ async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Pr
   const port = match[2] ?? '7233';
   const addresses = await addressesOf(name);
   return new Set(addresses.map((entry) => `${normalizeHost(entry)}:${port}`));
+}
+
+/**
+ * The forwarder started inside the sandbox, 127.0.0.1:PROXY_PORT → the proxy's unix socket: socat
+ * when the host has it (as Claude Code's sandbox; it starts in a few milliseconds), else Node
+ * running FORWARDER_SCRIPT (about 100 ms more per command).
+ */
+export async function proxyForwarder(): Promise<Forwarder> {
+  socat ??= findSocat();
+  const found = await socat;
+  if (found) return { program: found, args: [`TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${path.join(PROXY_MOUNT, SOCKET_NAME)}`] };
+  return { program: process.execPath, args: ['-e', FORWARDER_SCRIPT] };
+}
+let socat: Promise<string | undefined> | undefined;
+
+/** socat in a system directory the sandbox shows read-only (a binary under the workspace could be swapped by a command). */
+async function findSocat(): Promise<string | undefined> {
+  for (const candidate of ['/usr/bin/socat', '/bin/socat', '/usr/local/bin/socat']) {
+    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+  }
+  return undefined;
 }
 
 /** Runs inside the sandbox (`node -e`): 127.0.0.1:PORT → the proxy's unix socket. */
@@ -167,12 +205,22 @@ export interface RefusedRequest {
   reason: string;
 }
 
-/** Starts a proxy for one command: allowed domains only, closed when the command ends. */
-export async function startDomainProxy(allowedDomains: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<DomainProxy> {
+/**
+ * Starts a proxy for one command: allowed domains only (and those `askDomain` approves, asked once
+ * per host for this command), closed when the command ends.
+ */
+export async function startDomainProxy(allowedDomains: readonly string[], env: NodeJS.ProcessEnv = process.env, askDomain?: AskDomain): Promise<DomainProxy> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-proxy-'));
   const refused: RefusedRequest[] = [];
   const forbidden = await temporalServerEndpoints(env);
   const ownAddresses = hostInterfaceAddresses();
+  const answers = new Map<string, Promise<boolean>>();
+  const ask: AskDomain | undefined = askDomain
+    ? (host, port) => {
+        if (!answers.has(host)) answers.set(host, askDomain(host, port).catch(() => false));
+        return answers.get(host)!;
+      }
+    : undefined;
   const sockets = new Set<net.Socket>();
   const server = http.createServer(async (request, response) => {
     // Plain HTTP through a proxy: an absolute URL.
@@ -185,7 +233,7 @@ export async function startDomainProxy(allowedDomains: readonly string[], env: N
     }
     const port = Number(target.port || 80);
     const resolved: ProxyTarget =
-      target.protocol === 'http:' ? await resolveTarget(target.hostname, port, allowedDomains, forbidden, ownAddresses) : { refused: `${target.protocol} is not proxied` };
+      target.protocol === 'http:' ? await resolveTarget(target.hostname, port, allowedDomains, forbidden, ownAddresses, ask) : { refused: `${target.protocol} is not proxied` };
     if ('refused' in resolved) {
       refused.push({ target: `${target.hostname}:${port}`, reason: resolved.refused });
       response.writeHead(403, { 'content-type': 'text/plain' }).end(`Blocked by the sandbox: ${resolved.refused}\n`);
@@ -202,7 +250,7 @@ export async function startDomainProxy(allowedDomains: readonly string[], env: N
   server.on('connect', async (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     client.on('error', () => undefined);
     const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(request.url ?? '');
-    const resolved: ProxyTarget = match ? await resolveTarget(match[1], Number(match[2]), allowedDomains, forbidden, ownAddresses) : { refused: 'CONNECT takes host:port' };
+    const resolved: ProxyTarget = match ? await resolveTarget(match[1], Number(match[2]), allowedDomains, forbidden, ownAddresses, ask) : { refused: 'CONNECT takes host:port' };
     if (!match || 'refused' in resolved) {
       refused.push({ target: request.url ?? '?', reason: 'refused' in resolved ? resolved.refused : '' });
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nBlocked by the sandbox: ${'refused' in resolved ? resolved.refused : ''}\n`);

@@ -32,7 +32,7 @@ import { PROTECTED_DIRECTORIES, PROTECTED_HOME_FILES, PROTECTED_WORKSPACE_FILES 
 import type { SettingSource } from '../common/permissions';
 import { DEFAULT_DB_FILENAME, REPO_ROOT } from '../infra/dev-server';
 import { temporalCacheRoot } from '../infra/temporal-cli';
-import { FORWARDER_SCRIPT, PROXY_MOUNT, startDomainProxy } from './sandbox-network';
+import { type AskDomain, PROXY_MOUNT, proxyForwarder, startDomainProxy } from './sandbox-network';
 import { SANDBOX_EXEC_WITH_FORWARDER, type SandboxLaunch, runShellCommand } from './shell';
 import { isExcludedCommand, isInside, loadSandboxSettings } from './sandbox-settings';
 import { workspaceStateDir } from './tool-journal';
@@ -292,6 +292,11 @@ export interface SandboxRequest {
   stateDir?: string;
   /** No network whatever the settings allow (the worker's own programs: no proxy to start). */
   noNetwork?: boolean;
+  /**
+   * Asks the conversation whether a domain not in `allowedDomains` may be reached (someone can
+   * answer): the proxy then runs even with an empty list. Absent: unlisted domains are refused.
+   */
+  askDomain?: AskDomain;
   /** `Read(…)` deny rules' contents (ToolAccess.readDeny): hidden in the sandbox too, where a path names them. */
   readDenyRules?: readonly string[];
   home?: string;
@@ -395,9 +400,9 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
   const gitExcludes = placeholders.gitExcludes;
   // The sandbox's /tmp is private, and the worker's TMPDIR may not be writable in it.
   const environment = { TMPDIR: '/tmp', ...sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined) };
-  if (settings.allowedDomains.length > 0 && !request.noNetwork) {
-    // Only these domains, through a proxy outside the sandbox (sandbox-network.ts).
-    const proxy = await startDomainProxy(settings.allowedDomains, env).catch(async (error: unknown) => {
+  if ((settings.allowedDomains.length > 0 || request.askDomain) && !request.noNetwork) {
+    // Only these domains (and those a person approves when asked), through a proxy outside the sandbox (sandbox-network.ts).
+    const proxy = await startDomainProxy(settings.allowedDomains, env, request.askDomain).catch(async (error: unknown) => {
       await releasePlaceholders();
       throw error;
     });
@@ -406,7 +411,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
         program: available.bwrap!,
         args: bwrapArguments({ ...plan, readOnly, proxyDirectory: proxy.directory, gitExcludes }),
         env: { ...environment, ...proxy.env },
-        forwarder: { node: process.execPath, script: FORWARDER_SCRIPT },
+        forwarder: await proxyForwarder(),
         release: async () => {
           await proxy.close();
           await releasePlaceholders();
@@ -414,7 +419,10 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
         refusedRequests: proxy.refused,
       },
       notices,
-      description: `sandboxed (network: ${settings.allowedDomains.join(', ')} only)`,
+      description:
+        settings.allowedDomains.length > 0
+          ? `sandboxed (network: ${settings.allowedDomains.join(', ')} only${request.askDomain ? '; other domains ask' : ''})`
+          : 'sandboxed (network: each domain asks)',
     };
   }
   return {
@@ -747,11 +755,11 @@ function uniqueBy<T>(entries: readonly T[], key: (entry: T) => string): T[] {
  */
 export function sandboxedArgv(launch: SandboxLaunch, program: string, args: readonly string[]): [string, string[]] {
   if (!launch.forwarder) return [launch.program, [...launch.args, program, ...args]];
-  return [launch.program, [...launch.args, 'bash', '-c', SANDBOX_EXEC_WITH_FORWARDER, 'durable-agent-sandbox', launch.forwarder.node, launch.forwarder.script, program, ...args]];
+  return [launch.program, [...launch.args, 'bash', '-c', SANDBOX_EXEC_WITH_FORWARDER, 'durable-agent-sandbox', launch.forwarder.program, ...launch.forwarder.args, program, ...args]];
 }
 
 /** What a command prints when it found no network (curl, git, npm, pip, Node, Python). */
-const NO_NETWORK_OUTPUT = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|EAI_AGAIN|ENETUNREACH|No address associated with hostname|Failed to establish a new connection/;
+const NO_NETWORK_OUTPUT = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|EAI_AGAIN|ENETUNREACH|No address associated with hostname|Failed to establish a new connection|Couldn't connect to server/;
 /** What git prints when it could not change the read-only `.git`. */
 const READ_ONLY_GIT_OUTPUT = /\.git\b[^\n]*(Read-only file system|Permission denied)|(Read-only file system|Permission denied)[^\n]*\.git\b/;
 

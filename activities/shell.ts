@@ -74,8 +74,8 @@ export interface SandboxLaunch {
   args: string[];
   /** Added to the command's environment: TMPDIR (the sandbox's private /tmp), git's neutralised config, the proxy variables. */
   env?: Record<string, string>;
-  /** Started inside before the command (the proxy forwarder): `node -e script`. */
-  forwarder?: { node: string; script: string };
+  /** Started inside before the command (the proxy forwarder): `program arg1 arg2` (socat, else `node -e script`). */
+  forwarder?: Forwarder;
   /** Call when the command has ended (stops the proxy). */
   release?: () => Promise<void>;
   /** Requests the allowed-domains proxy refused, filled in as the command runs. */
@@ -113,21 +113,29 @@ const WAIT_FOR_FORWARDER =
   'for ((attempt = 0; attempt < 500; attempt++)); do ' +
   '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ';
 /**
- * The same, first starting the allowed-domains proxy's forwarder (`$2 -e $3`, activities/
- * sandbox-network.ts) and waiting until it listens; it is not a leftover of the command.
+ * The same, first starting the allowed-domains proxy's forwarder (`$2 $3 $4`, activities/
+ * sandbox-network.ts) and waiting until it listens; neither it nor a connection's process it
+ * forked (socat's `fork`) is a leftover of the command.
  */
 const SANDBOX_SHELL_WITH_FORWARDER =
-  '"$2" -e "$3" 3>&- < /dev/null > /dev/null 2>&1 & forwarder=$!; ' +
+  '"$2" "$3" "$4" 3>&- < /dev/null > /dev/null 2>&1 & forwarder=$!; ' +
   WAIT_FOR_FORWARDER +
   'bash -c "$1" 3>&-; status=$?; ' +
-  'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$|$forwarder) ;; *) printf left >&3; break ;; esac; done; ' +
+  'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$|$forwarder) continue ;; esac; ' +
+  'read -r _ _ _ parent _ < "$entry/stat" 2> /dev/null; [ "$parent" = "$forwarder" ] && continue; printf left >&3; break; done; ' +
   'exit $status';
 
 /**
- * The forwarder's start, then `exec` of the program and its arguments (`$3…`) in place of the
+ * The forwarder's start, then `exec` of the program and its arguments (`$4…`) in place of the
  * shell: for a long-running program that is not a shell command (a stdio MCP server).
  */
-export const SANDBOX_EXEC_WITH_FORWARDER = '"$1" -e "$2" < /dev/null > /dev/null 2>&1 & ' + WAIT_FOR_FORWARDER + 'shift 2; exec "$@"';
+export const SANDBOX_EXEC_WITH_FORWARDER = '"$1" "$2" "$3" < /dev/null > /dev/null 2>&1 & ' + WAIT_FOR_FORWARDER + 'shift 3; exec "$@"';
+
+/** The proxy's forwarder inside the sandbox: a program and its two arguments. */
+export interface Forwarder {
+  program: string;
+  args: readonly [string, string];
+}
 
 export interface ShellRun {
   /** Set when the shell could not be started. */
@@ -320,7 +328,7 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
   const [program, args] = !sandbox
     ? ['bash', ['-c', options.command]]
     : sandbox.forwarder
-      ? [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL_WITH_FORWARDER, 'durable-agent-sandbox', options.command, sandbox.forwarder.node, sandbox.forwarder.script]]
+      ? [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL_WITH_FORWARDER, 'durable-agent-sandbox', options.command, sandbox.forwarder.program, ...sandbox.forwarder.args]]
       : [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL, 'durable-agent-sandbox', options.command]];
   const child = spawn(program, args, {
     cwd: options.cwd,

@@ -119,4 +119,9 @@ export interface ToolAccess {
    * not one of these at the moment it opens the file (a symlink swapped in after the check) fails.
    */
   allowedRealPaths?: string[];
+  /**
+   * Bash: someone can answer, so the sandbox's proxy runs and a domain not in
+   * `sandbox.network.allowedDomains` asks the conversation (common/network-request.ts) instead of being refused.
+   */
+  askForDomains?: boolean;
 }

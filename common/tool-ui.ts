@@ -3,6 +3,7 @@
  * activity's summary, the heartbeat details), and the failure a tool error is reported as.
  * Pure: imported by the workflow bundle.
  */
+import { NETWORK_REQUEST_TOOL } from './network-request';
 import { getToolSpec } from './tool-specs';
 import { oneLine, shorten } from './cut-text';
 
@@ -23,6 +24,10 @@ export interface ToolErrorDetails {
 /** "Bash: node test.js", "Read math.js"; the tool's name when its input does not parse. */
 export function toolCallSummary(name: string, input: unknown): string {
   const spec = getToolSpec(name);
+  if (name === NETWORK_REQUEST_TOOL) {
+    const { host, port } = (input ?? {}) as { host?: unknown; port?: unknown };
+    return `Network request outside of sandbox: ${String(host)}:${String(port)}`;
+  }
   // A tool without a spec of ours (an MCP server's): its fields, `mcp__github__get_issue: owner: a, number: 7`.
   if (!spec) {
     const fields = inputFields(input);

@@ -7,6 +7,7 @@
  */
 import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import { INVALID_SETTINGS_FAILURE, type SessionContext } from '../common/activity-types';
+import { networkRequestProblem } from '../common/network-request';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
 import {
   type ConversationInput,
@@ -16,6 +17,7 @@ import {
   approveMcpServersUpdate,
   compactUpdate,
   decidePermissionUpdate,
+  requestNetworkAccessUpdate,
   endSignal,
   eventsQuery,
   historyQuery,
@@ -100,6 +102,12 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   // A permission decision (approve / deny): exactly once; a duplicate returns the recorded one.
   setHandler(decidePermissionUpdate, (request) => session.permissions.decide(request), { validator: (request) => session.permissions.validate(request) });
+  setHandler(requestNetworkAccessUpdate, (request) => session.toolPermissions.networkRequest(request), {
+    validator: (request) => {
+      const problem = networkRequestProblem(request);
+      if (problem) throw ApplicationFailure.nonRetryable(problem, 'InvalidNetworkRequest');
+    },
+  });
   // Issue 22: "Use the MCP server … from .mcp.json?" answered (saved in settings.local.json, then listed again).
   setHandler(approveMcpServersUpdate, (request) => session.mcp.approve(request), { description: 'Approve or reject .mcp.json servers: {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}', validator: (request) => session.mcp.validateApproval(request) });
 

@@ -5,6 +5,7 @@
  *   temporal workflow signal --workflow-id ID --name userInput --input '{"prompt":"hi"}'
  *   temporal workflow query  --workflow-id ID --type status
  */
+import { NETWORK_REQUEST_UPDATE, type NetworkRequest, type NetworkRequestAnswer } from '../common/network-request';
 import type { CallFacts } from '../common/permission-facts';
 import { type Sinks, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
@@ -97,6 +98,11 @@ export const abortSignal = defineSignal<[AbortInput?]>('abort');
  * decision, a duplicate gets the recorded one, an unknown id is rejected by the validator.
  */
 export const decidePermissionUpdate = defineUpdate<RecordedPermissionDecision, [PermissionDecisionRequest]>('decidePermission');
+/**
+ * A sandboxed Bash command asks to reach a domain its allow-list does not name (sent by the Bash
+ * activity while the command runs): answered from the session, by a person, or denied.
+ */
+export const requestNetworkAccessUpdate = defineUpdate<NetworkRequestAnswer, [NetworkRequest]>(NETWORK_REQUEST_UPDATE);
 /** Ends the conversation once the running query (if any) finishes. */
 export const endSignal = defineSignal<[]>('end');
 /**

@@ -27,6 +27,15 @@ import type { ToolUseBlock } from '../common/messages';
 import type { CallFacts, ToolAccess } from '../common/permission-facts';
 import { toolFacts } from '../common/tool-facts';
 import { toolAccessFor } from '../common/tool-access';
+import {
+  NETWORK_REQUEST_TOOL,
+  type NetworkRequest,
+  type NetworkRequestAnswer,
+  canAskForDomains,
+  decideNetworkRequest,
+  networkAllowRule,
+  networkRequestId,
+} from '../common/network-request';
 import { toolNamesWhere } from '../common/tool-specs';
 import { bashAlwaysRule } from '../common/bash-permissions';
 import { toolCallSummary } from '../common/tool-ui';
@@ -229,6 +238,10 @@ export class PermissionGate {
    * commands, a substitution), so approving `rm -f *.o` always never lets `rm -f -r / x.o` through.
    */
   private alwaysRule(toolName: string, toolUseId: string): string | undefined {
+    if (toolName === NETWORK_REQUEST_TOOL) {
+      const host = (this.pendingInputs.get(toolUseId) as { host?: unknown } | undefined)?.host;
+      return typeof host === 'string' ? networkAllowRule(host) : undefined;
+    }
     const bash = this.pendingFacts.get(toolUseId)?.bash;
     if (toolName === 'Bash' && bash) {
       const content = bashAlwaysRule(bash);
@@ -251,13 +264,33 @@ export class PermissionGate {
       facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
     }
     const decision = decideUnderHook({ toolName: block.name, input: block.input }, facts, context, hook);
-    const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: toolAccessFor(this.context(), facts.gathered) } : { behavior: 'allow' });
+    const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: this.accessFor(block, facts.gathered) } : { behavior: 'allow' });
     if (decision.behavior === 'allow') return allow();
     if (decision.behavior === 'deny') return this.deny(block, decision.message);
     if (!this.config.permissions.canApprove) return this.deny(block, noApproverMessage(block.name));
     if (facts.gathered) this.pendingFacts.set(block.id, facts.gathered);
     const verdict = await this.waitForDecision(block, decision.reason, host).finally(() => this.pendingFacts.delete(block.id));
     return verdict.behavior === 'allow' ? allow() : verdict;
+  }
+
+  /** What runTool enforces where the call acts; a Bash call's sandbox may ask for new domains when someone can answer. */
+  private accessFor(block: ToolUseBlock, facts: CallFacts): ToolAccess {
+    const access = toolAccessFor(this.context(), facts);
+    return block.name === 'Bash' && canAskForDomains(this.mode, this.config.permissions?.canApprove ?? false) ? { ...access, askForDomains: true } : access;
+  }
+
+  /**
+   * A sandboxed command asks to reach a domain its allow-list does not name (the `requestNetworkAccess`
+   * update, sent by the Bash activity while the command runs): allowed at once after "don't ask
+   * again", denied when nobody can answer, else asked like a tool call (approve/deny, chat's y/n/a).
+   */
+  async networkRequest(request: NetworkRequest, host: PermissionGateHost): Promise<NetworkRequestAnswer> {
+    const decision = decideNetworkRequest(request, { mode: this.mode, canApprove: this.config.permissions?.canApprove ?? false, sessionAllow: this.sessionAllow });
+    if (decision !== 'ask') return { behavior: decision, decidedBy: decision === 'allow' ? 'session' : 'no-approver' };
+    const block: ToolUseBlock = { type: 'tool_use', id: networkRequestId(request), name: NETWORK_REQUEST_TOOL, input: { host: request.host, port: request.port } };
+    const verdict = await this.waitForDecision(block, `Network request outside of sandbox: ${request.host}:${request.port} is not in sandbox.network.allowedDomains`, host);
+    const decidedBy = this.decisions.get(block.id)?.decidedBy === 'timeout' ? 'timeout' : 'user';
+    return { behavior: verdict.behavior, decidedBy };
   }
 
   /**

@@ -216,7 +216,7 @@ export async function startBackgroundCommand(deps: BackgroundDeps, input: StartB
   const inner = !sandbox
     ? ['bash', '-c', input.command]
     : sandbox.forwarder
-      ? [sandbox.program, ...sandbox.args, 'bash', '-c', SANDBOX_SHELL_WITH_FORWARDER, 'durable-agent-background', input.command, sandbox.forwarder.node, sandbox.forwarder.script]
+      ? [sandbox.program, ...sandbox.args, 'bash', '-c', SANDBOX_SHELL_WITH_FORWARDER, 'durable-agent-background', input.command, sandbox.forwarder.program, ...sandbox.forwarder.args]
       : [sandbox.program, ...sandbox.args, 'bash', '-c', input.command];
   const output = await open(paths.output, 'a');
   let record: BackgroundRecord;

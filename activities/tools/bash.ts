@@ -43,6 +43,7 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     dangerouslyDisableSandbox: input.dangerouslyDisableSandbox,
     stateDir: context.stateDir,
     readDenyRules: context.access?.readDeny,
+    askDomain: context.askDomain,
   });
   if (sandbox.refusal) return { isError: true, content: [sandbox.refusal, ...sandbox.notices].join('\n') };
   // From here the command may change anything, and nothing can tell afterwards how far it got:

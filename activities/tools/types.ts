@@ -1,4 +1,5 @@
 /** Types shared by the tool implementations and their dispatcher (own module, so neither imports the other). */
+import type { AskDomain } from '../sandbox-network';
 import type { ToolAccess } from '../../common/permission-facts';
 import type { SettingSource } from '../../common/permissions';
 import type { FileVersion } from './files';
@@ -36,6 +37,11 @@ export interface ToolExecutionContext {
    * stop the tool (another attempt took the call over). Absent: nothing is journaled.
    */
   beginEffect?: (effect: ToolEffect) => Promise<void>;
+  /**
+   * Bash in the sandbox: asks the conversation whether the command may reach a domain not in
+   * `sandbox.network.allowedDomains` (ToolAccess.askForDomains). Absent: such domains are refused.
+   */
+  askDomain?: AskDomain;
 }
 
 /** Up to this many characters of a file tool's intended content are journaled, to finish a torn write. */

@@ -5,6 +5,7 @@
  */
 import { uuid4 } from '@temporalio/workflow';
 import type { ToolUseBlock } from '../../common/messages';
+import type { NetworkRequest, NetworkRequestAnswer } from '../../common/network-request';
 import type { CallFacts } from '../../common/permission-facts';
 import type { PermissionContext } from '../../common/permissions';
 import type { ConversationEvent, Phase } from '../definitions';
@@ -34,6 +35,14 @@ export class SessionPermissions implements ToolPermissions {
       onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
       onRequest: (request) => this.onRequest(request),
     }, hook);
+  }
+
+  /** A sandboxed command asks to reach a domain (the `requestNetworkAccess` update): answered like a tool call's request. */
+  networkRequest(request: NetworkRequest): Promise<NetworkRequestAnswer> {
+    return this.gate.networkRequest(request, {
+      onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
+      onRequest: (pending) => this.onRequest(pending),
+    });
   }
 
   /** Facts a model call gathered where the tool acts (the gate need not gather them again). */
