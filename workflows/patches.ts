@@ -14,6 +14,12 @@
  * never call Temporal's `patched()` / `deprecatePatch()` yourself or with a literal id
  * (test/unit/patches.test.ts fails otherwise, and on an entry nobody uses). Remove the entry and
  * its old branch once no run pinned to a build without the fix is left.
+ *
+ * Where to ask it: not first right after a local activity's result (a model call's, a Read's).
+ * sdk-core (@temporalio/worker 1.23.0, 1.24.0) can close a workflow task with a local activity's
+ * marker before the workflow saw its result; on replay the result comes one task earlier, before
+ * that task's patch markers, and the switch answers `false` where it answered `true` live
+ * (docs/architecture.md, "Replay switches").
  */
 import { deprecatePatch as temporalDeprecatePatch, patched as temporalPatched } from '@temporalio/workflow';
 
