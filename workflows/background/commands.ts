@@ -114,8 +114,7 @@ export class BackgroundCommands {
       onEnd: () => this.stopAll(),
     });
     // After continue-as-new: the previous run's supervisors are gone; new ones re-attach.
-    const running = this.runningIds();
-    for (const id of running) this.supervise(id);
+    for (const id of this.runningIds()) this.supervise(id);
   }
 
   /** The carried state (continue-as-new). */
