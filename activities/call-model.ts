@@ -14,7 +14,6 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { CallModelInput, CallModelLocalInput, CallModelLocalResult, CallModelResult } from '../common/activity-types';
 import { type AssistantApiMessage, type AssistantContentBlock, type StopReason, buildApiMessages } from '../common/messages';
-import type { SystemPromptBlock } from '../common/activity-types';
 import { type ModelInfo, thinkingOwner } from '../common/models';
 import type { NormalizeOptions } from '../common/messages';
 import { metadataUserId } from './installation-id';
@@ -114,7 +113,7 @@ export async function materializeRequest(
   setup: RequestSetup,
 ): Promise<MaterializedRequest> {
   if (!input.transcript || !input.context) {
-    return { system: repairLegacySystem(input.system ?? []), messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
+    return { system: input.system ?? [], messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
   }
   const [messages, context] = await Promise.all([
     cache.materialize(input.conversationId, input.transcript, source),
@@ -133,7 +132,7 @@ export async function materializeRequest(
 /** The request from the worker's cache alone (or inline), or undefined when the cache does not hold it. */
 export function materializeCachedRequest(input: CallModelInput, cache: TranscriptCache, setup: RequestSetup): MaterializedRequest | undefined {
   if (!input.transcript || !input.context) {
-    return { system: repairLegacySystem(input.system ?? []), messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
+    return { system: input.system ?? [], messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
   }
   const messages = cache.cached(input.conversationId, input.transcript);
   const context = messages && cache.cachedContext(input.context.digest);
@@ -282,24 +281,6 @@ export function createCallModelLocal(deps: CallModelDeps) {
     const key = handOverModelCallRun(run, handoffQueue, (input.handoffStartTimeoutMs ?? DEFAULT_HANDOFF_START_TIMEOUT_MS) + ORPHAN_GRACE_MS);
     return { type: 'handoff', reason, attach: { key, taskQueue: handoffQueue }, elapsedMs: elapsedMs() };
   };
-}
-
-/**
- * Calls scheduled by older code put the seed's dynamic boundary on the wire as an empty text
- * block with cache_control, which the API rejects: drop empty blocks, moving a dropped block's
- * cache breakpoint to the block before it.
- */
-export function repairLegacySystem(system: SystemPromptBlock[]): SystemPromptBlock[] {
-  const repaired: SystemPromptBlock[] = [];
-  for (const block of system) {
-    if (block.text.trim() !== '') {
-      repaired.push(block);
-      continue;
-    }
-    const previous = repaired[repaired.length - 1];
-    if (block.cache_control && previous && !previous.cache_control) repaired[repaired.length - 1] = { ...previous, cache_control: block.cache_control };
-  }
-  return repaired;
 }
 
 export function asPromptTooLong(error: unknown): Omit<Extract<CallModelResult, { type: 'prompt_too_long' }>, 'durationMs' | 'attempt'> | undefined {

@@ -56,17 +56,8 @@ export class ToolJournal {
     return path.join(workspaceStateDir(this.stateDir, cwd), 'journal', conversationDirectory(conversationId), `${safeName(toolUseId)}.json`);
   }
 
-  /** Where entries lived before they were keyed by conversation. */
-  private legacyFile(cwd: string, toolUseId: string): string {
-    return path.join(workspaceStateDir(this.stateDir, cwd), 'journal', `${safeName(toolUseId)}.json`);
-  }
-
   async get(cwd: string, conversationId: string, toolUseId: string): Promise<JournalEntry | undefined> {
-    const entry = await readEntry(this.file(cwd, conversationId, toolUseId));
-    if (entry !== undefined) return entry;
-    // An entry written before the upgrade still answers its own conversation's retry, no other's.
-    const legacy = await readEntry(this.legacyFile(cwd, toolUseId));
-    return legacy?.conversationId === conversationId && legacy.toolUseId === toolUseId ? legacy : undefined;
+    return readEntry(this.file(cwd, conversationId, toolUseId));
   }
 
   /** Atomic write (rename), so a crash never leaves a torn entry. */

@@ -7,10 +7,9 @@
  * `error_max_structured_output_retries`. The model is not forced with `tool_choice` (that would
  * forbid thinking and any other tool first): a Stop-hook-like check sends it back when it ends
  * its turn without a valid call. Pure: used by the CLI (checking the schema before anything
- * starts), the workflow (recording verdicts; validating calls itself only in old histories) and
- * the model activity (the tool definition). The checkStructuredOutput activity validates calls.
+ * starts), the workflow (recording verdicts) and the model activity (the tool definition). The
+ * checkStructuredOutput activity validates calls.
  */
-import { z } from 'zod';
 import { jsonSchemaProblem } from './json-schema-check';
 
 /** Claude Code's name for the tool. */
@@ -105,28 +104,6 @@ export function parseOutputSchema(text: string): OutputSchema {
 
 /** The outcome of validating one StructuredOutput call. */
 export type StructuredOutputCheck = { valid: true; value: unknown } | { valid: false; error: string };
-
-/**
- * A zod validator for `schema` (compiled once; call it for each StructuredOutput call). Only for
- * replaying histories recorded before the check moved to the checkStructuredOutput activity
- * (issue 23): zod's fromJSONSchema is semi-experimental and refuses valid 2020-12 schemas.
- */
-export function compileOutputSchema(schema: OutputSchema): (input: unknown) => StructuredOutputCheck {
-  let validator: z.ZodType | undefined;
-  let compileError: string | undefined;
-  try {
-    validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-  } catch (error) {
-    compileError = (error as Error).message;
-  }
-  return (input) => {
-    if (!validator) return { valid: false, error: `The output schema cannot be checked: ${compileError}` };
-    const parsed = validator.safeParse(input);
-    if (parsed.success) return { valid: true, value: input };
-    const problems = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'root'}: ${issue.message}`);
-    return { valid: false, error: `The output does not match the required schema: ${problems.join('; ')}` };
-  };
-}
 
 /** Per-query state: the accepted output, and how many calls were invalid. */
 export interface StructuredOutputState {

@@ -4,9 +4,16 @@
  *   npx tsx scripts/record-histories.ts [scenario ...]     (default: all)
  *
  * Each scenario runs a real conversation (ephemeral dev server, real worker, the scripted model
- * server) and saves its event history. The replay test then proves that today's workflow code
- * still replays yesterday's histories. Re-record only on purpose: a workflow change that breaks
- * replay needs `patched()` / versioning, not new fixtures.
+ * server) and saves its event history. The replay test then proves that today's workflow code is
+ * deterministic: it replays, command for command, what it recorded.
+ *
+ * Re-record the histories whenever the workflow code changes (all of them: `npx tsx
+ * scripts/record-histories.ts`, a few minutes). They prove determinism of today's code, not
+ * compatibility with yesterday's: upgrades are carried by Worker Versioning (docs/deployment.md,
+ * "Upgrades with Worker Versioning": a conversation stays on the build it started on), so a
+ * replay failure after a change only means these files are stale. The exception is a hotfix to
+ * code that pinned conversations run (workflows/patches.ts): check that it replays the histories
+ * recorded before it, then re-record.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { Client, Connection } from '@temporalio/client';
@@ -237,9 +244,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     // Issue 23: StructuredOutput checked in the checkStructuredOutput local activity (its verdict
-    // recorded), with a schema zod's fromJSONSchema refused (if/then/else): one invalid call, one valid.
-    // Its pair, structured-output-in-workflow.json, was recorded by this script on the code before
-    // (commit a2214c0, zod in the workflow), so the unpatched branch keeps replaying too.
+    // recorded), with a schema that needs a full 2020-12 validator (if/then/else): one invalid call, one valid.
     name: 'structured-output',
     prompt: 'Where should the parcel go?',
     config: {
@@ -477,7 +482,7 @@ const SCENARIOS: Scenario[] = [
   {
     // Issue 22: a `.mcp.json` server waiting for approval, approved by the approveMcpServers update
     // (saved in settings.local.json, listed again), then a general-purpose subagent that inherits
-    // and calls its tool (patches mcp-approval-in-chat and subagent-mcp-tools).
+    // and calls its tool.
     name: 'mcp-approval-subagent',
     prompt: 'What tools do you have?',
     files: {
@@ -547,7 +552,8 @@ async function main(): Promise<void> {
           id,
           prompt: scenario.prompt,
           taskQueue,
-          config: { cwd: workspace, modelInitialRetryIntervalMs: 100, permissions: { mode: 'bypassPermissions' }, ...scenario.config },
+          // Issue 29: a trusted workspace, as the test harness starts them (its settings, hooks and .mcp.json apply).
+          config: { cwd: workspace, trusted: true, modelInitialRetryIntervalMs: 100, permissions: { mode: 'bypassPermissions' }, ...scenario.config },
         });
         firstRunId = started.handle.firstExecutionRunId;
         await scenario.drive(api, started.conversationId, started.inputUuid!);

@@ -36,8 +36,7 @@ export interface ContinueAsNewInput {
 
 /**
  * `true`/`false`, or `'suggested'` when only the server's suggestion speaks for it: the caller
- * decides that case with {@link followsSuggestion} (behind a patch, since older runs followed
- * every suggestion).
+ * decides that case with {@link followsSuggestion}.
  */
 export function continueAsNewDecision(input: ContinueAsNewInput): boolean | 'suggested' {
   if (!input.fits) return false;

@@ -5,7 +5,7 @@
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
  */
-import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import { INVALID_SETTINGS_FAILURE, type SessionContext } from '../common/activity-types';
 import { networkRequestProblem } from '../common/network-request';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
@@ -26,31 +26,16 @@ import {
 } from './definitions';
 import { handleInternalMessages } from './internal-messages';
 import { processUserInput } from './process-user-input';
-import { PATCHES, decidePatchEpoch, patched } from './patches';
 import { activities, activityOptions } from './deps/activity-options';
 import { ConversationSession } from './session';
 import { idleTimerSummary } from './ui-details';
-import { uiPatched } from './visibility';
 
 /** Default page of the `transcriptSlice` query: well below the payload limit. */
 const TRANSCRIPT_SLICE_BYTES = 1_000_000;
 
-/**
- * The default before PATCHES.modelsApiDefaultModel: a 200k-window id the API never served, whose
- * limits the recorded compactions of conversations started before were decided on; they keep it
- * on replay. Spelled out of parts (spelled out of parts: no code may name it as a model to use). */
-const PRE_MODELS_API_DEFAULT_MODEL = ['claude-sonnet', '5', '5'].join('-');
-
-function withRecordedDefaultModel(config: ConversationInput['config']): ConversationInput['config'] {
-  if (config === null || typeof config !== 'object' || (config as { model?: unknown }).model !== undefined) return config;
-  return patched(PATCHES.modelsApiDefaultModel) ? config : { ...config, model: PRE_MODELS_API_DEFAULT_MODEL };
-}
-
 /** A conversation: a long-lived workflow that runs one query per user input. */
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationSummary> {
-  // Before any command: the run's patch epoch (patches.ts).
-  decidePatchEpoch();
-  const parsed = conversationConfigSchema.safeParse(withRecordedDefaultModel(input.config));
+  const parsed = conversationConfigSchema.safeParse(input.config);
   if (!parsed.success) {
     // A ZodError would fail the workflow task and retry forever; an ApplicationFailure fails the run.
     throw ApplicationFailure.nonRetryable(
@@ -149,14 +134,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       return false;
     }
     // Unversioned workers and servers before Upgrade-on-Continue-as-New ignore the option.
-    if (patched(PATCHES.upgradeOnContinueAsNew)) {
-      return makeContinueAsNewFunc<typeof conversationWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ config: input.config, carried });
-    }
-    return continueAsNew<typeof conversationWorkflow>({ config: input.config, carried });
+    return makeContinueAsNewFunc<typeof conversationWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ config: input.config, carried });
   };
   /** A newer Worker Deployment version is current: move to it between queries (the run itself stays pinned). */
-  const newerVersionIsCurrent = () =>
-    session.continueAsNewFitsPayload && workflowInfo().targetWorkerDeploymentVersionChanged && patched(PATCHES.upgradeOnContinueAsNew);
+  const newerVersionIsCurrent = () => session.continueAsNewFitsPayload && workflowInfo().targetWorkerDeploymentVersionChanged;
 
   /**
    * Waits for input or `end`; false when the idle timeout passed first. While background work is
@@ -172,9 +153,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     // Notification hooks (issue 22): idle_prompt after a minute without input, when configured.
     if (await session.hooks.waitForIdleNotice(inputOrEnd)) return true;
     // The idle timer says what it is in the UI (not an unlabeled "1d").
-    return uiPatched()
-      ? await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) })
-      : await condition(inputOrEnd, config.idleTimeoutMs);
+    return await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) });
   };
 
   // ---- main body: wait for input, run queries, carry state forward ----
@@ -195,7 +174,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       if (!session.hasQueuedInput) break; // end requested with nothing queued
       suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
-        if (session.sessionContextStale && patched(PATCHES.slashCommandsReloadContext)) await loadSessionContext();
+        if (session.sessionContextStale) await loadSessionContext();
         await session.hooks.sessionStartIfDue(); // SessionStart after a compaction or /clear (issue 22)
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
         const query = await processUserInput(session, session.nextInput()!);

@@ -3,12 +3,10 @@
  * offset-addressed log clients long-poll (an update), fed by this workflow (events, tool starts
  * and results: in memory, no history) and by activities (model deltas, Bash output: one signal
  * per batch). Its state travels across continue-as-new, so a reader resumes at its offset.
- *
- * Behind the `streaming-workflow-stream` patch: a run recorded before it has no stream (clients
- * fall back to polling the `events` query) and replays as it ran.
+ * A conversation configured without it has no stream (clients fall back to polling the `events`
+ * query).
  */
 import { defaultPayloadConverter, defineQuery } from '@temporalio/workflow';
-import { PATCHES, patched } from './patches';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { STREAM_TOPICS, type ToolStreamItem } from '../common/stream-items';
 import type { ConversationEvent } from './definitions';
@@ -53,9 +51,9 @@ export const CARRIED_STREAM_BYTES = 200_000;
 export class LiveStream {
   private constructor(private readonly stream: WorkflowStream | undefined) {}
 
-  /** Opens the stream (a new run, or one carried over); a run recorded before the patch gets none. */
+  /** Opens the stream (a new run, or one carried over); none when the conversation turned it off. */
   static open(prior: WorkflowStreamState | undefined, enabled = true): LiveStream {
-    return new LiveStream(enabled && patched(PATCHES.streamingWorkflowStream) ? new WorkflowStream(prior) : undefined);
+    return new LiveStream(enabled ? new WorkflowStream(prior) : undefined);
   }
 
   get enabled(): boolean {

@@ -40,7 +40,6 @@ import { toolNamesWhere } from '../common/tool-specs';
 import { bashAlwaysRule } from '../common/bash-permissions';
 import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
-import { PATCHES, patched } from './patches';
 import { cutText } from '../common/cut-text';
 import type { HookPermission } from './extensions/hooks-decisions';
 
@@ -50,11 +49,6 @@ const TOOLS_WITH_FACTS = toolNamesWhere((spec) => spec.fileAccess !== undefined 
 
 export function needsFacts(toolName: string): boolean {
   return TOOLS_WITH_FACTS.has(toolName);
-}
-
-/** Whether this run decides on gathered facts (false while replaying a run recorded before them). */
-export function decidesOnFacts(): boolean {
-  return patched(PATCHES.permissionFacts);
 }
 
 /** Decisions kept (and carried across continue-as-new) for duplicate decisions. */
@@ -256,11 +250,10 @@ export class PermissionGate {
    * cancelled while it waits (abort).
    */
   async check(block: ToolUseBlock, host: PermissionGateHost, hook?: HookPermission): Promise<GateVerdict> {
-    // Runs recorded before permissions (and, before permissions-by-default, conversations without them) run tools unchecked.
-    if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return { behavior: 'allow' };
+    if (!this.config.permissions) return { behavior: 'allow' };
     const facts = this.extensionFacts?.(block) ?? toolFacts(block);
     const context = this.context();
-    if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
+    if (facts.validInput && needsFacts(block.name) && this.gather) {
       facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
     }
     const decision = decideUnderHook({ toolName: block.name, input: block.input }, facts, context, hook);
@@ -314,9 +307,9 @@ export class PermissionGate {
    * neither a request nor a denial may come from a call the final answer does not contain.
    */
   allowsWithoutAsking(block: ToolUseBlock): boolean {
-    if (!this.config.permissions || !patched(PATCHES.permissionsCheck)) return true;
+    if (!this.config.permissions) return true;
     const facts = this.extensionFacts?.(block) ?? toolFacts(block);
-    if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
+    if (facts.validInput && needsFacts(block.name) && this.gather) {
       // Without the facts of where it acts, a call waits for the final answer (and the gate's full check).
       facts.gathered = this.factsKnown(block);
       if (!facts.gathered) return false;
@@ -336,7 +329,7 @@ export class PermissionGate {
       const timeoutMs = this.config.permissions!.approvalTimeoutMs;
       try {
         const decided = await condition(() => this.decisions.has(block.id), timeoutMs, {
-          summary: patched(PATCHES.temporalUiTimeline) ? permissionWaitSummary(toolCallSummary(block.name, block.input), timeoutMs) : `Waiting for permission: ${block.name} (${block.id})`,
+          summary: permissionWaitSummary(toolCallSummary(block.name, block.input), timeoutMs),
         });
         if (!decided) {
           this.record({ toolUseId: block.id, toolName: block.name, behavior: 'deny', decidedBy: 'timeout', decidedAt: Date.now(), message: timeoutMessage(block.name, timeoutMs) });

@@ -6,7 +6,6 @@
  * and `start --follow` print it — and a custom command becomes the prompt of a query.
  */
 import { uuid4 } from '@temporalio/workflow';
-import { PATCHES, patched } from './patches';
 import { resolveModelName } from '../common/models';
 import type { UserMessage } from '../common/messages';
 import type { PendingInput } from './definitions';
@@ -23,10 +22,10 @@ export async function processUserInput(session: ConversationSession, input: Pend
   if (input.command) return input; // already expanded (carried across continue-as-new)
   // A subagent's prompt comes from the model, not a person: never a command.
   const parsed = session.subagent ? undefined : parseSlashCommand(input.prompt);
-  if (!parsed || !patched(PATCHES.slashCommandsProcessInput)) return input;
+  if (!parsed) return input;
   const commands = session.sessionContext?.commands ?? [];
-  // issue 21 §4: /loop (before: an unknown command, answered locally).
-  if (parsed.name.toLowerCase() === 'loop' && patched(PATCHES.scheduleWakeup)) {
+  // issue 21 §4: /loop.
+  if (parsed.name.toLowerCase() === 'loop') {
     const loop = await runLoopCommand(loopHost(session), input, parsed.args);
     if ('query' in loop) return loop.query;
     answerLocally(session, input, parsed.name, parsed.args, loop.answer, loop.isError);

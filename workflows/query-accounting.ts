@@ -14,7 +14,6 @@ import {
   STRUCTURED_OUTPUT_ACCEPTED,
   type StructuredOutputCheck,
   type StructuredOutputState,
-  compileOutputSchema,
   structuredOutputRetriesExhausted,
 } from '../common/structured-output';
 
@@ -31,7 +30,6 @@ export class QueryAccounting {
 
   constructor(
     private readonly config: Limits,
-    private readonly validate: ((input: unknown) => StructuredOutputCheck) | undefined,
     carried?: QueryAccountingState,
   ) {
     this.state = carried ?? { modelUsage: {}, structuredOutput: INITIAL_STRUCTURED_OUTPUT_STATE };
@@ -50,15 +48,6 @@ export class QueryAccounting {
         ? mergeModelUsage(this.state.modelUsage, childModelUsage)
         : addModelUsage(this.state.modelUsage, fallbackModel, usage, costUsd, this.config),
     };
-  }
-
-  /**
-   * A StructuredOutput call checked here, by zod's fromJSONSchema in the workflow: only for
-   * histories recorded before the check moved to the checkStructuredOutput activity (issue 23).
-   */
-  provideStructuredOutput(input: unknown): { content: string; isError: boolean } {
-    const check = this.validate ? this.validate(input) : ({ valid: false, error: 'This conversation asks for no structured output.' } as const);
-    return this.recordStructuredOutput(check);
   }
 
   /** A StructuredOutput call's verdict: accepted (its input is the query's output) or an error result the model can act on. */
@@ -101,9 +90,4 @@ export class QueryAccounting {
   toCarried(): QueryAccountingState {
     return this.state;
   }
-}
-
-/** The validator for a conversation's schema, or undefined without one (compiled once per run). */
-export function outputValidator(config: Pick<ConversationConfig, 'jsonSchema'>): ((input: unknown) => StructuredOutputCheck) | undefined {
-  return config.jsonSchema ? compileOutputSchema(config.jsonSchema) : undefined;
 }

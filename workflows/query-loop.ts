@@ -39,7 +39,7 @@ import {
   systemMessage,
   yieldMissingToolResultBlocks,
 } from './messages';
-import { type CompactionParams, type LoopEvent, type LoopOutput, type QueryParams, type State, type Suspended, withoutLegacyMessages } from './query-state';
+import { type CompactionParams, type LoopEvent, type LoopOutput, type QueryParams, type State, type Suspended } from './query-state';
 import { type StopHookDecision, handleStopHooks } from './stop-hooks';
 import { type BudgetTracker, checkTokenBudget, createBudgetTracker } from './token-budget';
 import type { Transcript, TranscriptRef } from './transcript';
@@ -228,7 +228,7 @@ function startQuery(params: QueryParams, deps: QueryDeps, session: LoopSession):
     budgetTracker: resume?.budgetTracker ?? createBudgetTracker(),
     queryOutputTokens: resume?.queryOutputTokens ?? 0,
     state: resume
-      ? withoutLegacyMessages(resume.state)
+      ? resume.state
       : {
           autoCompactTracking: { compacted: false, turnCounter: 0, consecutiveFailures: compaction.consecutiveFailures },
           maxOutputTokensRecoveryCount: 0,

@@ -110,9 +110,3 @@ export type LoopOutput = Message | LoopEvent;
 export function isLoopEvent(output: LoopOutput): output is LoopEvent {
   return output.type === 'model' || output.type === 'transition' || output.type === 'compacting' || output.type === 'compaction' || output.type === 'context_tokens';
 }
-
-/** Checkpoints written before the transcript had one owner carried the loop's copy of it. */
-export function withoutLegacyMessages(state: State & { messages?: unknown }): State {
-  const { messages: _ignored, ...rest } = state;
-  return rest;
-}

@@ -21,13 +21,11 @@ import type { ConversationConfig, ConversationConfigInput } from '../common/conf
 import type { HookSettings } from '../common/hooks';
 import type { ToolUseBlock, Usage } from '../common/messages';
 import type { ModelUsage } from '../common/result';
-import { MODEL_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, startSearchAttributes } from '../common/search-attributes';
+import { STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, sqlSafeSearchAttributes, startSearchAttributes } from '../common/search-attributes';
 import { type AgentInput, agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
 import { resolveModelName } from '../common/models';
-import { PATCHES, patched } from './patches';
 import type { ConversationInput, ConversationSummary } from './definitions';
 import type { ToolOutcome } from './tool-orchestration';
-import { sqlSafe, uiPatched } from './visibility';
 
 /** What the subagent runner needs from the parent session. */
 export interface SubagentHost {
@@ -77,10 +75,6 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
     return { isError: true, content: `Invalid Agent input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
   }
   const input = parsed.data;
-  // Histories recorded before `model` and `run_in_background` existed rejected both (zod's strict object).
-  if ((input.model !== undefined || input.run_in_background !== undefined) && !patched(PATCHES.backgroundAgents)) {
-    return { isError: true, content: 'Invalid Agent input: (input): Unrecognized key(s) in object' };
-  }
   const custom = host.sessionContext?.agents ?? [];
   const agent = findAgent(input.subagent_type, custom);
   if (!agent) {
@@ -96,9 +90,9 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
   }
   const offered = host.config.tools ?? [...TOOL_NAMES];
   // Issue 22: the parent's MCP tools join what the agent type may get (all for general-purpose; the
-  // listed `mcp__…` names for an agent with a `tools` list). Runs recorded before gave children none.
+  // listed `mcp__…` names for an agent with a `tools` list).
   const parentMcp = host.mcp?.offeredToolNames ?? [];
-  const withMcp = parentMcp.length > 0 && patched(PATCHES.subagentMcpTools);
+  const withMcp = parentMcp.length > 0;
   const tools = agentTools(agent, withMcp ? [...offered, ...parentMcp.filter((name) => !offered.includes(name))] : offered);
   const mcp = withMcp ? host.mcp?.inheritable(tools) : undefined;
   const config: ConversationConfigInput = {
@@ -185,18 +179,9 @@ export function childFailureMessage(error: unknown): string {
   return error instanceof ChildWorkflowFailure && error.cause ? error.cause.message : error instanceof Error ? error.message : String(error);
 }
 
-/**
- * A child's start attributes: those its parent has (so only registered ones), or in a history
- * from before the UI changes, the two it was started with then.
- */
+/** A child's start attributes: those its parent has (so only registered ones). */
 function childSearchAttributes(model: string, prompt: string, cwd: string): SearchAttributePair[] {
-  if (!uiPatched()) {
-    return [
-      { key: STATUS_SEARCH_ATTRIBUTE, value: 'calling_model' },
-      { key: MODEL_SEARCH_ATTRIBUTE, value: model },
-    ];
-  }
   const parent = workflowInfo().typedSearchAttributes;
   const registered = new Set(SEARCH_ATTRIBUTES.filter((key) => parent.get(key) !== undefined).map((key) => key.name));
-  return sqlSafe(startSearchAttributes({ status: 'running', model, firstPrompt: prompt, workspace: cwd, now: new Date(Date.now()) }, registered));
+  return sqlSafeSearchAttributes(startSearchAttributes({ status: 'running', model, firstPrompt: prompt, workspace: cwd, now: new Date(Date.now()) }, registered));
 }

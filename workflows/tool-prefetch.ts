@@ -1,8 +1,8 @@
 /**
  * Tool prefetch, the workflow's side (common/tool-prefetch.ts has the rules): the plan a local
  * model call gets — which reads it may run before it returns — and the results it brought back,
- * kept on the query until the tool executor asks for them. Pure decisions; `query-deps.ts` wires
- * them in (`patched(PATCHES.toolPrefetch)` where a prefetched result replaces a local activity).
+ * kept on the query until the tool executor asks for them. Pure decisions; `deps/model-call.ts` and
+ * `deps/tool-run.ts` wire them in (where a prefetched result replaces a local activity).
  *
  * A prefetched result is used only for the call it was run for: same id, same tool and input,
  * same number of calls sharing the result budget; once. Anything else — a call started early

@@ -15,7 +15,6 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallModelInput } from '../../common/activity-types';
 import { statusQuery } from '../../workflows/definitions';
-import { PATCHES, PATCH_EPOCHS, type Patch } from '../../workflows/patches';
 import { modelCallRunStats } from '../../activities/model-call-runs';
 import { Worker } from '@temporalio/worker';
 import { TranscriptCache } from '../../activities/transcript-cache';
@@ -57,19 +56,9 @@ function scheduledModelCalls(events: HistoryEvent[]): Array<{ taskQueue: string;
     }));
 }
 
-function patchMarkers(events: HistoryEvent[], id: string): number {
-  return events.filter((event) => {
-    const attributes = event.markerRecordedEventAttributes;
-    if (attributes?.markerName !== 'core_patch') return false;
-    const payload = attributes.details?.['patch-data']?.payloads?.[0];
-    return payload ? JSON.stringify(defaultPayloadConverter.fromPayload(payload)).includes(id) : false;
-  }).length;
-}
-
-/** The run took this switch's patched branch: its own marker, or the marker of a patch epoch that covers it (workflows/patches.ts). */
-function tookPatch(events: HistoryEvent[], patch: Patch): boolean {
-  const epochs = PATCH_EPOCHS.filter((epoch) => epoch.covers.some((name) => PATCHES[name].id === patch.id));
-  return patchMarkers(events, patch.id) === 1 || epochs.some((epoch) => patchMarkers(events, epoch.id) === 1);
+/** Replay-switch markers: none, upgrades go by Worker Versioning (workflows/patches.ts is empty but for a hotfix). */
+function patchMarkers(events: HistoryEvent[]): number {
+  return events.filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_patch').length;
 }
 
 describe('local-first model calls', () => {
@@ -94,7 +83,7 @@ describe('local-first model calls', () => {
     const markers = localActivityMarkers(events, 'callModelLocal');
     expect(markers).toHaveLength(2);
     expect(localActivityMarkers(events, 'runTool')).toHaveLength(1);
-    expect(tookPatch(events, PATCHES.localModelCalls)).toBe(true);
+    expect(patchMarkers(events)).toBe(0);
     // The marker holds the answer, never the transcript or the system prompt.
     const markerText = markers.map((marker) => JSON.stringify(defaultPayloadConverter.fromPayload(marker.markerRecordedEventAttributes!.details!.result!.payloads![0]))).join('\n');
     expect(markerText).toContain('The notes say hello.');
@@ -267,9 +256,7 @@ describe('reads prefetched by the local phase of a model call', () => {
     expect(localActivityMarkers(events, 'callModelLocal')).toHaveLength(2);
     expect(localActivityMarkers(events, 'runTool')).toEqual([]);
     expect(scheduledToolCalls(events)).toBe(0);
-    expect(tookPatch(events, PATCHES.toolPrefetch)).toBe(true);
-    // A run started on code with the patch epoch asks no covered switch on its own.
-    expect(patchMarkers(events, PATCHES.toolPrefetch.id)).toBe(0);
+    expect(patchMarkers(events)).toBe(0);
     expect(JSON.stringify(harness.model.requests[1].body.messages)).toContain('prefetched hello');
     // The reads have no event of their own: the next model call's label names them (issue 19, item 15).
     const labels = localActivityMarkers(events, 'callModelLocal').map((event) => defaultPayloadConverter.fromPayload(event.userMetadata!.summary!));
@@ -284,7 +271,7 @@ describe('reads prefetched by the local phase of a model call', () => {
     expect(regular.result).toMatchObject({ subtype: 'success', result: 'Read them.' });
     const regularEvents = await historyOf(harness, regular.conversationId);
     expect(scheduledToolCalls(regularEvents)).toBe(3);
-    expect(patchMarkers(regularEvents, PATCHES.toolPrefetch.id)).toBe(0);
+    expect(patchMarkers(regularEvents)).toBe(0);
 
     expect(harness.model.requests).toHaveLength(4);
     for (const request of harness.model.requests) expectValidApiOrder(request);

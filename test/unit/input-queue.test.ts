@@ -23,7 +23,7 @@ describe('what a running query takes between turns (seed §2.2 ⑦)', () => {
     expect(takenByRunningQuery([typed('first'), typed('/compact'), typed('after')], waits)).toBe(1);
   });
 
-  it('takes everything when nothing waits (runs recorded before the switches)', () => {
+  it('takes everything when nothing waits, and nothing from an empty queue', () => {
     expect(takenByRunningQuery([typed('/compact'), fromCron('job')], () => false)).toBe(2);
     expect(takenByRunningQuery([], waits)).toBe(0);
   });

@@ -16,7 +16,7 @@ describe('routeModelCall', () => {
     expect(routeModelCall(true, 10_000, 500)).toEqual({ kind: 'regular' });
   });
 
-  it('is always regular when local model calls are off (config, or a history recorded before them)', () => {
+  it('is always regular when local model calls are off (the conversation’s config)', () => {
     expect(routeModelCall(false, 0)).toEqual({ kind: 'regular' });
   });
 

@@ -1,7 +1,7 @@
 /** Small pure decisions: API message normalization, error classification, hook protocol, cost. */
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { classifyModelError, repairLegacySystem } from '../../activities/call-model';
+import { classifyModelError } from '../../activities/call-model';
 import { interpretHookRun } from '../../activities/stop-hooks';
 import { costOfUsage } from '../../common/cost';
 import { type AssistantMessage, type TranscriptMessage, normalizeMessagesForApi } from '../../common/messages';
@@ -106,20 +106,5 @@ describe('costOfUsage', () => {
     expect(costOfUsage('claude-sonnet-4-6', usage)).toBeCloseTo(18);
     expect(costOfUsage('claude-haiku-4-5', usage)).toBeCloseTo(6);
     expect(costOfUsage('claude-sonnet-4-6', { ...usage, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 1_000_000 })).toBeCloseTo(0.3);
-  });
-});
-
-describe('repairLegacySystem (model calls scheduled by older code)', () => {
-  it('drops the empty boundary block and moves its cache breakpoint to the block before it', () => {
-    expect(
-      repairLegacySystem([
-        { type: 'text', text: 'static' },
-        { type: 'text', text: '', cache_control: { type: 'ephemeral' } },
-        { type: 'text', text: 'dynamic' },
-      ]),
-    ).toEqual([
-      { type: 'text', text: 'static', cache_control: { type: 'ephemeral' } },
-      { type: 'text', text: 'dynamic' },
-    ]);
   });
 });

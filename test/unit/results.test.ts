@@ -7,14 +7,9 @@ import { checkBudget } from '../../common/budget';
 import { EMPTY_USAGE } from '../../common/messages';
 import { addModelUsage, mergeModelUsage } from '../../common/model-usage';
 import { TERMINAL_REASONS, subtypeFor } from '../../common/result';
-import {
-  MAX_STRUCTURED_OUTPUT_RETRIES,
-  OutputSchemaError,
-  STRUCTURED_OUTPUT_ACCEPTED,
-  compileOutputSchema,
-  parseOutputSchema,
-} from '../../common/structured-output';
-import { QueryAccounting, outputValidator } from '../../workflows/query-accounting';
+import { structuredOutputVerdict } from '../../activities/structured-output';
+import { MAX_STRUCTURED_OUTPUT_RETRIES, OutputSchemaError, STRUCTURED_OUTPUT_ACCEPTED, parseOutputSchema } from '../../common/structured-output';
+import { QueryAccounting } from '../../workflows/query-accounting';
 
 const schema = {
   type: 'object',
@@ -74,17 +69,6 @@ describe('output schemas', () => {
     // Valid in shape, but not something answers can be checked against.
     expect(problem('{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}')).toMatch(/answers cannot be checked against it: Reference not found: #\/\$defs\/missing/);
   });
-
-  it('validates answers and names each problem by path', () => {
-    const validate = compileOutputSchema(schema);
-    expect(validate({ name: 'x', count: 2 })).toEqual({ valid: true, value: { name: 'x', count: 2 } });
-    const bad = validate({ name: 3, count: -1, extra: true });
-    expect(bad.valid).toBe(false);
-    const error = (bad as { error: string }).error;
-    expect(error).toContain('name:');
-    expect(error).toContain('count:');
-    expect(error).toContain('extra');
-  });
 });
 
 describe('model usage', () => {
@@ -109,12 +93,14 @@ describe('model usage', () => {
 
 describe('QueryAccounting', () => {
   const config = { jsonSchema: schema, maxBudgetUsd: 0.01 };
+  /** A StructuredOutput call as the workflow records it: the checkStructuredOutput activity's verdict. */
+  const provide = (accounting: QueryAccounting, input: unknown) => accounting.recordStructuredOutput(structuredOutputVerdict({ schema, input }));
 
   it('accepts a valid StructuredOutput call and reports it in the result', () => {
-    const accounting = new QueryAccounting(config, outputValidator(config));
+    const accounting = new QueryAccounting(config);
     expect(accounting.structuredOutputMissing).toBe(true);
-    expect(accounting.provideStructuredOutput({ name: 'x' })).toMatchObject({ isError: true });
-    expect(accounting.provideStructuredOutput({ name: 'x', count: 1 })).toEqual({ content: STRUCTURED_OUTPUT_ACCEPTED, isError: false });
+    expect(provide(accounting, { name: 'x' })).toMatchObject({ isError: true });
+    expect(provide(accounting, { name: 'x', count: 1 })).toEqual({ content: STRUCTURED_OUTPUT_ACCEPTED, isError: false });
     expect(accounting.structuredOutputMissing).toBe(false);
     expect(accounting.resultFields({ reason: 'completed' }, '')).toMatchObject({ errors: [], structured_output: { name: 'x', count: 1 } });
     // An error result carries no output, and says why.
@@ -125,29 +111,28 @@ describe('QueryAccounting', () => {
   });
 
   it(`ends the query after ${MAX_STRUCTURED_OUTPUT_RETRIES} invalid calls, checked after tool results only`, () => {
-    const accounting = new QueryAccounting(config, outputValidator(config));
-    for (let call = 1; call < MAX_STRUCTURED_OUTPUT_RETRIES; call++) accounting.provideStructuredOutput({});
+    const accounting = new QueryAccounting(config);
+    for (let call = 1; call < MAX_STRUCTURED_OUTPUT_RETRIES; call++) provide(accounting, {});
     expect(accounting.checkLimits('tool_results', 0)).toBeUndefined();
-    accounting.provideStructuredOutput({});
+    provide(accounting, {});
     expect(accounting.checkLimits('assistant', 0)).toBeUndefined();
     expect(accounting.checkLimits('tool_results', 0)).toMatchObject({ reason: 'structured_output_retry_exhausted' });
     // Carried across continue-as-new, the count goes on.
-    const resumed = new QueryAccounting(config, outputValidator(config), accounting.toCarried());
+    const resumed = new QueryAccounting(config, accounting.toCarried());
     expect(resumed.checkLimits('tool_results', 0)?.reason).toBe('structured_output_retry_exhausted');
   });
 
   it('stops on the budget after a reply and after tool results', () => {
-    const accounting = new QueryAccounting(config, undefined);
+    const accounting = new QueryAccounting(config);
     expect(accounting.checkLimits('assistant', 0.009)).toBeUndefined();
     expect(accounting.checkLimits('assistant', 0.01)).toMatchObject({ reason: 'budget_exhausted' });
     expect(accounting.checkLimits('tool_results', 0.02)).toMatchObject({ reason: 'budget_exhausted' });
   });
 
   it('has no limits and wants no output without a budget or schema', () => {
-    const accounting = new QueryAccounting({}, undefined);
+    const accounting = new QueryAccounting({});
     expect(accounting.structuredOutputMissing).toBe(false);
     expect(accounting.checkLimits('tool_results', 1e9)).toBeUndefined();
-    expect(accounting.provideStructuredOutput({})).toMatchObject({ isError: true });
   });
 });
 

@@ -147,7 +147,7 @@ describe('prefetched results on the workflow side', () => {
     expect(takePrefetched(calls, { ...a, input: { file_path: 'other.txt' } }, 1)).toBeUndefined();
   });
 
-  it('none from an answer without prefetched results (older histories, a regular call)', () => {
+  it('none from an answer without prefetched results (a regular call)', () => {
     expect(prefetchedCalls({ type: 'message', message: message([a]), durationMs: 1, attempt: 1 })).toBeUndefined();
     expect(prefetchedCalls({ type: 'prompt_too_long', errorMessage: 'x', durationMs: 1, attempt: 1 })).toBeUndefined();
   });

@@ -27,7 +27,7 @@ export interface AgentTask {
   /** The last answer. */
   result?: string;
   isError?: boolean;
-  /** A foreground Agent call (PATCHES.sendMessageFinishedAgents): its child ended with its answer; SendMessage continues it in a new child. */
+  /** A foreground Agent call: its child ended with its answer; SendMessage continues it in a new child. */
   foreground?: boolean;
   /** The first child's workflow id, when SendMessage continued the agent in newer children (`<first>--msg-<n>`; childWorkflowId is the newest). */
   rootWorkflowId?: string;

@@ -30,7 +30,6 @@ import { type ConversationInput, type ConversationSummary, type InputOrigin, use
 import { WATCH_AGENT_OPTIONS, activities } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
-import { PATCHES, patched } from '../patches';
 import { continueFinishedAgent, runForegroundAgent } from './finished-agents';
 import { type SubagentHost, childFailureMessage, prepareSubagent } from '../subagents';
 import {
@@ -81,19 +80,18 @@ export class BackgroundAgents {
     this.state = { tasks: (carried?.tasks ?? []).map((task) => ({ ...task })) };
     host.registerToolRoute({
       name: 'background agents',
-      // Before this patch the schema rejected run_in_background: recorded histories take the old path.
-      takes: (block) => block.name === 'Agent' && runsInBackground(block) && patched(PATCHES.backgroundAgents),
+      takes: (block) => block.name === 'Agent' && runsInBackground(block),
       run: (call) => this.launch(call),
     });
     host.registerToolRoute({
       name: 'foreground agents',
-      // Recorded so SendMessage can continue them (finished-agents.ts); before the patch they ran on tool-run.ts's default path.
-      takes: (block) => block.name === 'Agent' && !runsInBackground(block) && patched(PATCHES.sendMessageFinishedAgents),
+      // Recorded so SendMessage can continue them (finished-agents.ts).
+      takes: (block) => block.name === 'Agent' && !runsInBackground(block),
       run: (call) => runForegroundAgent(this.host, this.state, call),
     });
     host.registerToolRoute({
       name: 'SendMessage',
-      takes: (block) => block.name === 'SendMessage' && patched(PATCHES.backgroundAgents),
+      takes: (block) => block.name === 'SendMessage',
       run: (call) => this.sendMessage(call.block, call),
     });
     host.registerToolRoute({
@@ -108,11 +106,10 @@ export class BackgroundAgents {
     });
     // After continue-as-new this run has no handle on the agents' children: a watcher waits for each, so one
     // terminated or failed from outside is reported (and stops holding off the idle timeout) instead of waited for forever.
-    const alive = this.state.tasks.filter((task) => !task.foreground && isAlive(task));
-    if (alive.length > 0 && patched(PATCHES.backgroundAgentWatch)) for (const task of alive) this.watch(task);
+    for (const task of this.state.tasks.filter((task) => !task.foreground && isAlive(task))) this.watch(task);
   }
 
-  /** For continue-as-new (nothing when no agent was ever started, so older runs carry what they did). */
+  /** For continue-as-new (nothing when no agent was ever started). */
   carried(): { backgroundAgents?: AgentTasksState } {
     return this.state.tasks.length > 0 ? { backgroundAgents: { tasks: this.state.tasks.map((task) => ({ ...task })) } } : {};
   }
@@ -249,7 +246,7 @@ export class BackgroundAgents {
     if ('problem' in found) return { isError: true, content: found.problem };
     const task = found.task;
     // Its child ended (a foreground agent answered, a background one timed out idle): a new child continues its transcript.
-    if (task.status === 'ended' && patched(PATCHES.sendMessageFinishedAgents)) return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
+    if (task.status === 'ended') return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
     // A foreground agent still answering its Agent call (a call beside it): it reports by its result, not by notification.
     if (task.foreground && task.status === 'running') {
       return { isError: true, content: `Agent ${task.id} ("${task.description}") is still answering its Agent call; send the message after that call returns.` };
@@ -263,10 +260,9 @@ export class BackgroundAgents {
       await getExternalWorkflowHandle(task.childWorkflowId).signal(userInputSignal, { prompt: parsed.data.message });
     } catch (error) {
       if (isCancellation(error)) throw error;
-      // Its workflow is gone (it timed out idle, or was stopped from outside): continued from its transcript, or (before the patch) refused.
+      // Its workflow is gone (it timed out idle, or was stopped from outside): continued from its transcript.
       task.status = 'ended';
-      if (patched(PATCHES.sendMessageFinishedAgents)) return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
-      return { isError: true, content: `Agent ${task.id} ("${task.description}") has ended; it cannot take messages. Start a new agent instead.` };
+      return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
     }
     if (wasRunning) {
       return {
@@ -320,7 +316,7 @@ export class BackgroundAgents {
     }
   }
 
-  /** The conversation ends: every agent still there is cancelled (none: no command, as in older histories). */
+  /** The conversation ends: every agent still there is cancelled (none: no command). */
   private async stopAll(): Promise<void> {
     for (const task of this.state.tasks.filter(isAlive)) await this.stop(task);
   }

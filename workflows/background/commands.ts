@@ -22,7 +22,6 @@ import { SHORT_ACTIVITY_OPTIONS, activities, superviseCommandOptions, taskOutput
 import { failureMessage } from '../deps/failures';
 import type { ToolPermissions, ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
 import { sandboxInputs } from '../deps/tool-run';
-import { PATCHES, patched } from '../patches';
 import type { BackgroundTask, BackgroundTaskStatus, BackgroundTasks } from './command-tasks';
 
 export type { BackgroundTask, BackgroundTaskStatus, BackgroundTasks } from './command-tasks';
@@ -47,7 +46,7 @@ export function newTaskId(uuid: string): string {
   return `b${uuid.replace(/-/g, '').slice(0, 8)}`;
 }
 
-/** Whether this call is one the route runs, on the call alone (before the patch is asked). */
+/** Whether this call is one the route runs, on the call alone. */
 export function isBackgroundCall(block: Pick<ToolUseBlock, 'name' | 'input'>): boolean {
   if (TASK_TOOLS.has(block.name)) return true;
   return block.name === 'Bash' && (block.input as { run_in_background?: unknown } | null)?.run_in_background === true;
@@ -106,8 +105,7 @@ export class BackgroundCommands {
     this.tasks = { ...(carried ?? {}) };
     host.registerToolRoute({
       name: 'background commands',
-      // Runs recorded before this route sent these calls to runTool (which rejected them): replay keeps that.
-      takes: (block) => isBackgroundCall(block) && patched(PATCHES.backgroundCommands),
+      takes: (block) => isBackgroundCall(block),
       run: (call) => this.run(call),
     });
     host.registerBackgroundWork({
@@ -116,8 +114,7 @@ export class BackgroundCommands {
       onEnd: () => this.stopAll(),
     });
     // After continue-as-new: the previous run's supervisors are gone; new ones re-attach.
-    const running = this.runningIds();
-    if (running.length > 0 && patched(PATCHES.backgroundCommands)) for (const id of running) this.supervise(id);
+    for (const id of this.runningIds()) this.supervise(id);
   }
 
   /** The carried state (continue-as-new). */

@@ -17,7 +17,6 @@ import type { CronCreateInput } from '../../common/tools/cron-create';
 import type { CronDeleteInput } from '../../common/tools/cron-delete';
 import { SHORT_ACTIVITY_OPTIONS, activities } from '../deps/activity-options';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
-import { PATCHES, patched } from '../patches';
 import type { CronJobRecord } from './cron-job-record';
 
 export type { CronJobRecord } from './cron-job-record';
@@ -62,7 +61,7 @@ export class CronJobs implements ToolRoute {
   }
 
   takes(block: ToolUseBlock): boolean {
-    return CRON_TOOLS.has(block.name) && patched(PATCHES.cronSchedules);
+    return CRON_TOOLS.has(block.name);
   }
 
   async run({ block, summary }: ToolRouteCall): Promise<ToolOutcome> {

@@ -1,5 +1,5 @@
 /**
- * SendMessage to a FINISHED agent (issue 21 item 3, PATCHES.sendMessageFinishedAgents). A
+ * SendMessage to a FINISHED agent (issue 21 item 3). A
  * foreground Agent call's child ends with its answer, so the parent records it as an agent (id,
  * description, type, child workflow id) and its result names the agent id. SendMessage to an
  * agent whose child has ended reads that child's transcript (`readAgentTranscript`, on the main

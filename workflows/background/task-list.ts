@@ -7,7 +7,6 @@
 import type { ToolUseBlock } from '../../common/messages';
 import { type TaskCall, type TaskListState, applyTaskCall, emptyTaskList, taskListLines } from '../../common/tasks';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
-import { PATCHES, patched } from '../patches';
 import { parseRouteInput } from './route-input';
 
 export const TASK_LIST_TOOLS: ReadonlySet<string> = new Set(['TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']);
@@ -24,9 +23,8 @@ export class TaskList implements ToolRoute {
     this.state = carried ?? emptyTaskList();
   }
 
-  // patched() only for a task tool, so other calls record no marker.
   takes(block: ToolUseBlock): boolean {
-    return TASK_LIST_TOOLS.has(block.name) && patched(PATCHES.taskList);
+    return TASK_LIST_TOOLS.has(block.name);
   }
 
   async run({ block }: ToolRouteCall): Promise<ToolOutcome> {

@@ -13,7 +13,6 @@ import { oneLine } from '../../common/cut-text';
 import type { ToolUseBlock } from '../../common/messages';
 import type { ScheduleWakeupInput } from '../../common/tools/schedule-wakeup';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
-import { PATCHES, patched } from '../patches';
 import { parseRouteInput } from './route-input';
 
 /** What a wakeup needs from the session. */
@@ -45,7 +44,7 @@ export class Wakeups implements ToolRoute {
   }
 
   takes(block: ToolUseBlock): boolean {
-    return block.name === 'ScheduleWakeup' && patched(PATCHES.scheduleWakeup);
+    return block.name === 'ScheduleWakeup';
   }
 
   async run({ block }: ToolRouteCall): Promise<ToolOutcome> {

@@ -7,12 +7,10 @@
 import { isCancellation, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { CallModelInput, CallModelLocalResult, CallModelResult } from '../../common/activity-types';
 import { continueAfterAttachFailure, routeModelCall } from '../local-model-calls';
-import { PATCHES, patched } from '../patches';
 import type { ModelRequest, ModelResponse } from '../query-loop';
 import { prefetchedCalls, toolPrefetchPlan } from '../tool-prefetch';
 import type { StreamingToolExecutor } from '../tool-orchestration';
 import { modelCallSummary, modelCallSummaryWithReads } from '../ui-details';
-import { uiPatched } from '../visibility';
 import { type ActivityOptionsSet, activities, localActivities, localModelCallOptions, thinkingOptions } from './activity-options';
 import { attachFailure, failureMessage, isOverloadedFailure } from './failures';
 import type { LocalChain } from './local-chain';
@@ -64,7 +62,7 @@ export function createModelCall(
    * fails — or regular from the start.
    */
   const startModelCall = async (input: CallModelInput, summary: string): Promise<CallModelResult | Exclude<CallModelLocalResult, { type: 'handoff' }>> => {
-    const route = routeModelCall(config.localModelCalls !== false && patched(PATCHES.localModelCalls), chain.elapsedMs);
+    const route = routeModelCall(config.localModelCalls !== false, chain.elapsedMs);
     if (route.kind === 'regular') return regularModelCall(input, summary);
     let local: CallModelLocalResult;
     try {
@@ -132,9 +130,8 @@ export function createModelCall(
     query.prefetched = undefined;
     const reads = query.prefetchedRun ?? [];
     query.prefetchedRun = undefined;
-    const summary = !uiPatched()
-      ? `${request.model}: turn ${host.turnCount}`
-      : reads.length > 0 && patched(PATCHES.temporalUiTimeline)
+    const summary =
+      reads.length > 0
         ? modelCallSummaryWithReads(request.model, host.conversationTurn, host.queryCount, reads)
         : modelCallSummary(request.model, host.conversationTurn, host.queryCount);
     try {

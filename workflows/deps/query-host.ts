@@ -49,7 +49,6 @@ export interface QueryHost {
   readonly sessionContext: SessionContext | undefined;
   /** A subagent's usage and cost count in this conversation's totals. */
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
-  readonly turnCount: number;
   /** The query's structured output and limits (`jsonSchema`, `maxBudgetUsd`). */
   readonly accounting: QueryAccounting;
   /** Turn number over the whole conversation, and queries so far (the UI's labels). */

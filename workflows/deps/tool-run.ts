@@ -13,7 +13,6 @@ import { toolResultBudget } from '../../common/tool-result-budget';
 import { getToolSpec, isToolUseConcurrencySafe, toolNamesWhere } from '../../common/tool-specs';
 import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
-import { PATCHES, patched } from '../patches';
 import { runSubagent, subagentWorkflowId } from '../subagents';
 import { StreamingToolExecutor } from '../tool-orchestration';
 import { takePrefetched } from '../tool-prefetch';
@@ -39,8 +38,7 @@ export const LOCAL_TOOLS = toolNamesWhere((spec) => spec.localActivity === true)
  */
 function runsLocally(config: ConversationConfig, name: string): boolean {
   if (!config.localReadOnlyTools || !LOCAL_TOOLS.has(name)) return false;
-  if (config.toolTaskQueue !== undefined && config.toolTaskQueue !== workflowInfo().taskQueue) return false;
-  return patched(PATCHES.localReadOnlyTools);
+  return config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
 }
 
 /** What Bash's sandbox (and a Stop hook's) needs from the conversation: the working directories besides cwd, and which settings files apply. */
@@ -70,11 +68,9 @@ export function createRunTool(
     host.live?.publishTool({ type: 'tool_start', toolUseId: block.id, name: block.name, summary });
     let outcome: { content: string; isError: boolean } | undefined;
     try {
-      // Structured output is checked in the workflow: no activity, nothing to retry.
+      // Structured output (issue 23): checked once by a standard validator in a local activity, its
+      // verdict recorded, so replay cannot decide differently.
       if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) {
-        // Issue 23: checked once by a standard validator in a local activity, its verdict recorded, so
-        // replay cannot decide differently; older histories checked it here with zod.
-        if (!patched(PATCHES.structuredOutputActivity)) return (outcome = host.accounting.provideStructuredOutput(block.input));
         const check = await localActivities({ ...LOCAL_TOOL_OPTIONS, summary }).checkStructuredOutput({ schema: config.jsonSchema, input: block.input });
         return (outcome = host.accounting.recordStructuredOutput(check));
       }
@@ -101,7 +97,7 @@ export function createRunTool(
       const local = runsLocally(config, block.name);
       // The model call's local phase ran this read already (workflows/tool-prefetch.ts): its result, recorded in that call's marker.
       const prefetched = local ? takePrefetched(query.prefetched, block, siblings) : undefined;
-      if (prefetched && patched(PATCHES.toolPrefetch)) {
+      if (prefetched) {
         // As below (a failed call's persisted file is not offered back, as the ToolError path does not).
         if (!prefetched.isError && prefetched.persistedPath) host.toolPermissions.allowReadOf(prefetched.persistedPath);
         query.prefetchedRun = [...(query.prefetchedRun ?? []), summary];
@@ -168,8 +164,6 @@ export function createToolExecutor(
     maxConcurrency: config.maxToolUseConcurrency,
     parentScope: query.scope,
     // A route that decides it (MCP: read-only annotated tools) says whether a call runs beside others; the rest by their spec.
-    // Only such routes are asked: another route's takes() may record its patch marker, which must
-    // come when the call runs (as recorded), not when the reply's calls are partitioned.
     isConcurrencySafe: (block) => {
       const route = routes.find((candidate) => candidate.concurrencySafe !== undefined && candidate.takes(block));
       return route?.concurrencySafe ? route.concurrencySafe(block) : isToolUseConcurrencySafe(block);

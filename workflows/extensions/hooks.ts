@@ -21,7 +21,6 @@ import { activities, activityOptions, hookRunOptions } from '../deps/activity-op
 import { failureMessage } from '../deps/failures';
 import type { ToolHooks, ToolPermissions } from '../deps/query-host';
 import { sandboxInputs } from '../deps/tool-run';
-import { PATCHES, patched } from '../patches';
 import { type HooksState, type PreToolUseAction, type SessionStartSource, blockedPromptText, preToolUseAction, systemReminder, withPostToolUseFeedback, withSessionStartContext } from './hooks-decisions';
 
 type SessionEndReason = Extract<HookEvent, { hook_event_name: 'SessionEnd' }>['reason'];
@@ -106,7 +105,7 @@ export class SessionHooks implements ToolHooks {
    * warning and the conversation goes on without hooks (its Stop hooks come with the session context).
    */
   async load(): Promise<void> {
-    if (!this.needsSettings || !patched(PATCHES.hooksLifecycle)) return;
+    if (!this.needsSettings) return;
     const { config } = this.host;
     try {
       const loaded = await activities({ ...activityOptions(config).sessionContext, summary: 'Load hook settings' }).loadHookSettings({
@@ -130,7 +129,7 @@ export class SessionHooks implements ToolHooks {
    */
   private async run(event: HookEvent, summary?: string): Promise<{ decision?: HookDecision; failed?: string }> {
     const commands = this.state.settings ? selectHookCommands(this.state.settings, event) : [];
-    if (commands.length === 0 || !patched(PATCHES.hooksLifecycle)) return {};
+    if (commands.length === 0) return {};
     const { config, conversationId } = this.host;
     const longest = Math.max(...commands.map((command) => command.timeout ?? 60));
     try {
@@ -294,7 +293,7 @@ export class SessionHooks implements ToolHooks {
    * True when `ready` came first. Nothing (no timer) without such hooks.
    */
   async waitForIdleNotice(ready: () => boolean): Promise<boolean> {
-    if (this.host.subagent || !this.matchesNotification('idle_prompt') || !patched(PATCHES.hooksLifecycle)) return false;
+    if (this.host.subagent || !this.matchesNotification('idle_prompt')) return false;
     if (await condition(ready, IDLE_PROMPT_AFTER_MS, { summary: 'Idle notification (Notification hooks, idle_prompt)' })) return true;
     await this.run({ hook_event_name: 'Notification', notification_type: 'idle_prompt', message: 'Claude is waiting for your input' });
     return ready();

@@ -20,7 +20,6 @@ import { MCP_CONFIG_LOCAL_OPTIONS, activities, localActivities, mcpListingOption
 import { failureMessage } from '../deps/failures';
 import type { ToolPermissions } from '../deps/query-host';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
-import { PATCHES, patched } from '../patches';
 import {
   type McpApprovalOutcome,
   type McpApprovalRequest,
@@ -108,8 +107,7 @@ export class McpServers {
 
   /** Session start: the config, then the servers' listing; problems go to the feed, never stop the conversation. */
   async load(): Promise<void> {
-    // Runs recorded before MCP servers were wired issue no MCP activity.
-    if (!this.needsLoad || !patched(PATCHES.mcpTools)) return;
+    if (!this.needsLoad) return;
     const loaded = await this.loadConfig();
     this.state = { servers: loaded?.servers ?? [], listing: [] };
     if (this.state.servers.length > 0) await this.list();
@@ -137,8 +135,6 @@ export class McpServers {
    * listed again (as `/mcp`); the next model call offers an approved server's tools.
    */
   async approve(request: McpApprovalRequest): Promise<McpApprovalOutcome> {
-    // Only a run that receives this update issues these commands; the marker says so in its history.
-    if (!patched(PATCHES.mcpApprovalInChat)) throw ApplicationFailure.nonRetryable('MCP approval is not available in this run.', 'InvalidMcpApproval');
     const { config } = this.host;
     let file: string;
     try {

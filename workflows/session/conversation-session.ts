@@ -63,7 +63,7 @@ export class ConversationSession implements SubmitHost {
   /** The conversation's settings; `/model` replaces the model. */
   config: ConversationConfig;
   readonly transcript: Transcript;
-  /** The live channel clients read (issue 10); disabled in runs recorded before it. */
+  /** The live channel clients read (issue 10); disabled when the config turns it off (`liveStream`). */
   readonly live: LiveStream;
   private readonly feed: EventsFeed;
   readonly ledger: UsageLedger;

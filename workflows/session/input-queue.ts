@@ -5,7 +5,6 @@
  */
 import { log, uuid4 } from '@temporalio/workflow';
 import type { InputOrigin, PendingInput, UserInput } from '../definitions';
-import { PATCHES, patched } from '../patches';
 import { isSlashCommand } from '../slash-commands';
 
 export class InputQueue {
@@ -49,11 +48,7 @@ export class InputQueue {
    * Inputs after one that waits keep their order behind it.
    */
   takeForRunningQuery(): PendingInput[] {
-    // The switches are asked only about an input they concern (as before the cron switch existed).
-    const count = takenByRunningQuery(
-      this.pending,
-      (input) => (isSlashCommand(input.prompt) && patched(PATCHES.slashCommandsQueuedCommandWaits)) || (input.origin === 'cron' && patched(PATCHES.cronFiresWhenIdle)),
-    );
+    const count = takenByRunningQuery(this.pending, (input) => isSlashCommand(input.prompt) || input.origin === 'cron');
     return this.pending.splice(0, count);
   }
 }

@@ -11,7 +11,6 @@ import { workflowInfo } from '@temporalio/workflow';
 import type { CompactOutcome } from '../compact';
 import { continueAsNewDecision, followsSuggestion } from '../continue-as-new';
 import type { CarriedState, CompactionOutcome, CompactionState, PendingInput, QueryInProgress, SubagentOrigin } from '../definitions';
-import { PATCHES, patched } from '../patches';
 
 /**
  * The session's own durable state: everything continue-as-new carries that no other owner
@@ -66,11 +65,10 @@ export function sessionStateFrom(carried: CarriedState | undefined, subagent: Su
 /**
  * Safe defaults (issue 17 §8): a conversation started without a `permissions` config (the stock
  * `temporal` CLI, a client) checks every tool in default mode — someone may answer through the
- * `decidePermission` update — instead of running everything unchecked. Runs recorded before this
- * keep their unchecked tools.
+ * `decidePermission` update — instead of running everything unchecked.
  */
 export function withDefaultPermissions(config: ConversationConfig): ConversationConfig {
-  if (config.permissions || !patched(PATCHES.permissionsByDefault)) return config;
+  if (config.permissions) return config;
   return { ...config, permissions: permissionsConfigSchema.parse({}) };
 }
 
@@ -84,7 +82,7 @@ export function recordCompaction(before: CompactionState, outcome: CompactOutcom
 /**
  * History passed the configured size, or a compaction made it a natural point, or Temporal
  * suggests it and history is large enough for that to be worth the transcript it costs
- * (continue-as-new.ts; runs from before the patch follow every suggestion).
+ * (continue-as-new.ts).
  */
 export function continueAsNewNow(run: { fits: boolean; maxEvents: number; compactedThisRun: boolean }): boolean {
   const info = workflowInfo();
@@ -97,7 +95,5 @@ export function continueAsNewNow(run: { fits: boolean; maxEvents: number; compac
     compactedThisRun: run.compactedThisRun,
   });
   if (decision !== 'suggested') return decision;
-  // Only here: patched() writes a marker, so it is asked only when the answer matters.
-  if (!patched(PATCHES.weighContinueAsNewSuggestion)) return true;
   return followsSuggestion({ historyLength: info.historyLength, historySizeBytes: info.historySize });
 }

@@ -9,7 +9,7 @@ import { costOfUsage } from '../../common/cost';
 import { EMPTY_USAGE, type Usage, addUsage } from '../../common/messages';
 import type { ModelUsage, Terminal } from '../../common/result';
 import type { QueryInProgress } from '../definitions';
-import { QueryAccounting, outputValidator } from '../query-accounting';
+import { QueryAccounting } from '../query-accounting';
 
 export class UsageLedger {
   private sessionUsage: Usage;
@@ -18,7 +18,6 @@ export class UsageLedger {
   private usageBefore: Usage;
   private costBefore: number;
   private apiMs = 0;
-  private readonly validateOutput: ReturnType<typeof outputValidator>;
   /** The running (or last) query's usage per model, structured output and limits. */
   private queryAccounting: QueryAccounting;
 
@@ -30,8 +29,7 @@ export class UsageLedger {
     this.sessionCostUsd = carried?.totalCostUsd ?? 0;
     this.usageBefore = this.sessionUsage;
     this.costBefore = this.sessionCostUsd;
-    this.validateOutput = outputValidator(config);
-    this.queryAccounting = new QueryAccounting(config, this.validateOutput);
+    this.queryAccounting = new QueryAccounting(config);
   }
 
   get usage(): Usage {
@@ -57,7 +55,7 @@ export class UsageLedger {
     this.apiMs = resumed?.apiDurationMs ?? 0;
     this.usageBefore = resumed?.usageBefore ?? this.sessionUsage;
     this.costBefore = resumed?.costBefore ?? this.sessionCostUsd;
-    this.queryAccounting = new QueryAccounting(this.config, this.validateOutput, resumed?.accounting);
+    this.queryAccounting = new QueryAccounting(this.config, resumed?.accounting);
   }
 
   /** A model call or a compaction of `model`. */
