@@ -97,7 +97,7 @@ describe('Worker Versioning', () => {
         { content: [{ type: 'text', text: 'Third answer.' }] },
       ],
     });
-    await startVersion('n');
+    const n = await startVersion('n');
     await setCurrent('n');
     const first = await runToResult(h, 'Remember the word "heron".', { continueAsNewAfterEvents: 100_000 });
     expect(first.result.result).toBe('First answer.');
@@ -106,6 +106,11 @@ describe('Worker Versioning', () => {
 
     await startVersion('n1');
     await setCurrent('n1');
+    // N's worker restarted (as a deploy does): its cache is empty, so the next task comes through
+    // the task queue, where matching tells the run that N+1 is current (a task on a worker's sticky
+    // queue does not carry that: see docs/deployment.md).
+    await h.stopWorker(n);
+    await startVersion('n');
     // Idle on N until this input wakes it: it moves first, so N+1's code answers.
     const second = await h.api.send(first.conversationId, 'Which word?');
     expect((await h.api.waitForResult(first.conversationId, second)).result).toBe('Second answer.');
