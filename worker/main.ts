@@ -21,11 +21,10 @@ import {
   type BecomeCurrentOutcome,
   WorkerVersioningError,
   becomeCurrentVersion,
-  bundleBuildId,
   versionedDeployment,
   versioningFromEnvironment,
 } from './versioning';
-import { KeptBundles, bundleWorkflows } from './workflow-bundles';
+import { prepareWorkerVersion } from './workflow-bundles';
 import { RetainedVersions } from './retained-versions';
 import { createWorkspaceWorker } from './workspace-worker';
 
@@ -106,15 +105,10 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
       ...(versioning && buildId ? { deployment: versionedDeployment(versioning.deploymentName, buildId) } : {}),
       handoff,
     });
-  let version: { buildId: string; bundles: KeptBundles } | undefined;
-  let code: string | undefined;
-  if (versioning) {
-    ({ code } = await bundleWorkflows({ dataConverter: settings.dataConverter, logger: Runtime.instance().logger, banner: options.bundleBanner }));
-    const buildId = versioning.buildIdOverride ?? bundleBuildId(code);
-    version = { buildId, bundles: new KeptBundles(stateDir, versioning.deploymentName) };
-    await version.bundles.keep(buildId, code);
-  }
-  const worker = await workerFor(code, version?.buildId);
+  const version = versioning
+    ? await prepareWorkerVersion(versioning, { stateDir, dataConverter: settings.dataConverter, logger: Runtime.instance().logger, banner: options.bundleBanner })
+    : undefined;
+  const worker = await workerFor(version?.code, version?.buildId);
   const retained =
     versioning && version
       ? new RetainedVersions({

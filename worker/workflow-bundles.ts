@@ -8,6 +8,7 @@ import { type Logger, type WorkerOptions, bundleWorkflowCode } from '@temporalio
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WORKFLOWS_PATH } from './worker';
+import { bundleBuildId } from './versioning';
 
 /** A workflow bundle: its code and the build id derived from it. */
 export interface WorkflowBundle {
@@ -62,4 +63,28 @@ export class KeptBundles {
   remove(buildId: string): Promise<void> {
     return rm(this.file(buildId), { force: true });
   }
+}
+
+/** A versioned worker's version: its bundle, build id, and where its bundles are kept. */
+export interface WorkerVersion {
+  deploymentName: string;
+  buildId: string;
+  code: string;
+  bundles: KeptBundles;
+}
+
+/**
+ * Bundles the workflow code, derives the build id from it (unless overridden) and keeps the bundle
+ * in the state directory, so that this machine can serve runs pinned to this version after it
+ * moved on to newer code (worker/retained-versions.ts).
+ */
+export async function prepareWorkerVersion(
+  versioning: { deploymentName: string; buildIdOverride?: string },
+  options: { stateDir: string; dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string },
+): Promise<WorkerVersion> {
+  const { code } = await bundleWorkflows(options);
+  const buildId = versioning.buildIdOverride ?? bundleBuildId(code);
+  const bundles = new KeptBundles(options.stateDir, versioning.deploymentName);
+  await bundles.keep(buildId, code);
+  return { deploymentName: versioning.deploymentName, buildId, code, bundles };
 }

@@ -71,7 +71,11 @@ describe('one machine upgraded in place', () => {
     // Its next input: N's task is taken by the Worker the process runs from N's kept bundle (no
     // other poller of N exists), the run moves to N+1, which answers with the whole transcript.
     const second = await h.api.send(first.conversationId, 'Which word?');
-    expect((await h.api.waitForResult(first.conversationId, second)).result).toBe('Second answer.');
+    const answered = await Promise.race([
+      h.api.waitForResult(first.conversationId, second),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no worker of N took the pinned run\'s task within 90 s')), 90_000).unref()),
+    ]);
+    expect(answered.result).toBe('Second answer.');
     expect((await runOf(first.conversationId)).buildId).toBe(n1);
     expect(h.model.requests[1].body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(JSON.stringify(h.model.requests[1].body.messages[0].content)).toContain('heron');
