@@ -1,6 +1,7 @@
 /**
- * A single machine strands nothing (issue 30): for every kept bundle of an OLDER version of this
- * worker's deployment, while any open run is still pinned to that version, this process runs an
+ * A single machine strands nothing (issue 30): for every kept bundle of ANOTHER version of this
+ * worker's deployment, while any open run is still pinned to that version (or it is the
+ * deployment's current version), this process runs an
  * extra Worker for it — same task queue, same activities, that bundle, that version — and when
  * none is pinned any more it stops that Worker and deletes the bundle. Checked at start and every
  * `intervalMs`. docs/deployment.md, "Upgrades with Worker Versioning".
@@ -53,12 +54,19 @@ export class RetainedVersions {
   /** One pass over the kept bundles: serve the pinned versions, retire the drained ones. */
   async check(): Promise<void> {
     const { bundles, currentBuildId } = this.options;
+    // The deployment's current version, when this process is not on it (this machine restarted on older
+    // code, a rollback by redeploy): served from its kept bundle and never deleted, since new
+    // conversations go there before any of them counts as pinned.
+    const deploymentCurrent = await this.options.service
+      .describeWorkerDeployment({ namespace: this.options.namespace, deploymentName: this.options.deploymentName })
+      .then((response) => response.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined)
+      .catch(() => undefined);
     for (const buildId of await bundles.buildIds()) {
       if (buildId === currentBuildId || this.stopped) continue;
       const ref: VersionRef = { namespace: this.options.namespace, deploymentName: this.options.deploymentName, buildId };
       let pinned: number;
       try {
-        pinned = await pinnedOpenRuns(this.options.service, ref);
+        pinned = buildId === deploymentCurrent ? Math.max(1, await pinnedOpenRuns(this.options.service, ref)) : await pinnedOpenRuns(this.options.service, ref);
       } catch (error) {
         this.log(`could not count the runs pinned to ${buildId} (kept for now): ${error instanceof Error ? error.message : String(error)}`);
         continue;
@@ -68,7 +76,11 @@ export class RetainedVersions {
         const worker = await this.options.createWorker(buildId, await bundles.read(buildId));
         const done = worker.run().catch((error: unknown) => this.log(`the worker of version ${buildId} failed: ${String(error)}`));
         this.running.set(buildId, { worker, done });
-        this.log(`serving ${pinned} run(s) still pinned to version ${this.options.deploymentName}:${buildId} from its kept bundle`);
+        this.log(
+          buildId === deploymentCurrent
+            ? `serving the deployment's current version ${this.options.deploymentName}:${buildId} from its kept bundle`
+            : `serving ${pinned} run(s) still pinned to version ${this.options.deploymentName}:${buildId} from its kept bundle`,
+        );
       } else if (pinned === 0) {
         if (entry) await this.stopOne(buildId);
         await bundles.remove(buildId);
