@@ -26,7 +26,8 @@ RUN npm ci --omit=dev && npm cache clean --force
 
 COPY . .
 
-RUN mkdir -p /workspace && chown node:node /workspace
+# /state: the worker's state directory (docker-compose mounts a volume there; a new volume takes this ownership).
+RUN mkdir -p /workspace /state && chown node:node /workspace /state
 USER node
 
 # tsx directly rather than `npx tsx`: no npm process in between, so SIGTERM from `docker stop` reaches the worker

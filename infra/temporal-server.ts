@@ -14,7 +14,12 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { acquireLock, goVersion, runStreaming, temporalCacheRoot } from './temporal-cli';
 
-/** docker-compose.yml's `TEMPORAL_VERSION` default (test/unit/postgres-stack.test.ts checks they agree). */
+/**
+ * docker-compose.yml's `TEMPORAL_VERSION` default (test/unit/postgres-stack.test.ts checks they agree). 1.31.0
+ * already has what versioned workers need (issue 30): Worker Deployments, `initialVersioningBehavior` on
+ * continue-as-new, and `system.enableSendTargetVersionChanged` on by default (read in its source:
+ * common/dynamicconfig/constants.go, service/history/workflow/workflow_task_state_machine.go), so it stays.
+ */
 export const TEMPORAL_SERVER_VERSION = '1.31.0';
 const MODULE = 'go.temporal.io/server';
 /** `go.mod` of go.temporal.io/server v1.31.0 says `go 1.25`. */

@@ -9,7 +9,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import type { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,6 +21,8 @@ import { formatEvent } from '../client/format';
 import { DEFAULT_MODEL } from '../common/config';
 import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
 import { createWorker } from '../worker/worker';
+import { becomeCurrentVersion, versionedDeployment, versioningFromEnvironment } from '../worker/versioning';
+import { prepareWorkerVersion } from '../worker/workflow-bundles';
 import { DEMO_PROMPT, demoTurn } from '../worker/scripted-model';
 import { installPeopleLogger } from '../worker/runtime-logger';
 import { DEFAULT_DB_FILENAME, DEFAULT_UI_PORT, type DevServer, REPO_ROOT, isTemporalReachable, startDevServer } from '../infra/dev-server';
@@ -98,18 +100,35 @@ async function main(): Promise<void> {
   const othersPoll = scripted ? await hasPollers(client, settings.namespace, settings.taskQueue) : false;
   const taskQueue = othersPoll ? `demo-${randomUUID().slice(0, 8)}` : settings.taskQueue;
   const connection = await NativeConnection.connect(connectionOptions({ ...settings, address }));
+  // On the main task queue the demo's worker is versioned as `durable-agent worker` is (issue 30): a queue with a
+  // current version sends new conversations to that version's workers only. It becomes current only when no other
+  // worker polls the queue (theirs stays current otherwise, and answers). A queue of its own stays unversioned.
+  const versioning = taskQueue === settings.taskQueue ? versioningFromEnvironment() : undefined;
+  const othersPollMain = versioning ? await hasPollers(client, settings.namespace, taskQueue) : false;
+  const version = versioning
+    ? await prepareWorkerVersion(versioning, { stateDir: defaultStateDir(), dataConverter: settings.dataConverter, logger: Runtime.instance().logger })
+    : undefined;
   const worker = await createWorker({
     connection,
     namespace: settings.namespace,
     taskQueue,
     dataConverter: settings.dataConverter,
     activities: createActivities({ anthropic, stateDir: defaultStateDir(), temporalClient: client }),
+    ...(version ? { workflowBundle: { code: version.code }, deployment: versionedDeployment(version.deploymentName, version.buildId) } : {}),
   });
   const api = new ConversationClient(client);
 
   let exitCode = 0;
   let conversationId = '';
   await worker.runUntil(async () => {
+    if (version && versioning?.becomeCurrent && !othersPollMain) {
+      const outcome = await becomeCurrentVersion(
+        client.workflowService,
+        { namespace: settings.namespace, deploymentName: version.deploymentName, buildId: version.buildId },
+        { identity: `durable-agent demo ${process.pid}` },
+      );
+      if (typeof outcome !== 'string') console.warn(`Worker Deployment version ${version.deploymentName}:${version.buildId} is not current: ${outcome.notCurrent}`);
+    }
     const started = await api.start({ prompt: PROMPT, taskQueue, config: { cwd: DEMO_WORKSPACE, model, maxTurns: 20, permissions: UNATTENDED_PERMISSIONS } });
     conversationId = started.conversationId;
     console.log(

@@ -4,7 +4,7 @@
  * runs until SIGINT/SIGTERM, then shuts down gracefully (the SDK's Runtime handles the signals).
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { anthropicFromEnvironment, createActivities, defaultStateDir } from '../activities';
 import { startScriptedModelServer } from '../testing/scripted-model-server';
 import { installPeopleLogger } from './runtime-logger';
@@ -17,7 +17,15 @@ import { sandboxStatusLine } from '../activities/sandbox';
 import { ripgrepStatusLine } from '../activities/tools/ripgrep';
 import { createWorker } from './worker';
 import { WorkerTuningError, workerTuningFromEnvironment } from './tuning';
-import { WorkerVersioningError, workerDeploymentFromEnvironment } from './versioning';
+import {
+  type BecomeCurrentOutcome,
+  WorkerVersioningError,
+  becomeCurrentVersion,
+  versionedDeployment,
+  versioningFromEnvironment,
+} from './versioning';
+import { prepareWorkerVersion } from './workflow-bundles';
+import { RetainedVersions } from './retained-versions';
 import { createWorkspaceWorker } from './workspace-worker';
 
 export interface RunWorkerOptions {
@@ -28,6 +36,13 @@ export interface RunWorkerOptions {
    * the API: every feature can be tried without a key (issue 19, item 5).
    */
   scripted?: boolean;
+  /**
+   * Text prepended to the workflow bundle: the same source, another content hash, so another
+   * build id (tests make version N+1 without a second commit).
+   */
+  bundleBanner?: string;
+  /** How often older kept versions are checked for pinned runs (default 60 s). */
+  retainedVersionsIntervalMs?: number;
 }
 
 export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: RunWorkerOptions = {}): Promise<void> {
@@ -36,7 +51,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
   const settings = temporalSettings(env);
   // Checked before connecting: a bad value is a clear error, not a half-started worker.
   const tuning = workerTuningFromEnvironment(env);
-  const deployment = workerDeploymentFromEnvironment(env);
+  const versioning = versioningFromEnvironment(env);
   const client = await connectClient(settings);
   let connection: NativeConnection;
   try {
@@ -74,22 +89,66 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
       'durable-agent worker: ANTHROPIC_API_KEY is not set (nor ANTHROPIC_BASE_URL); model calls will fail with a clear error until it is.',
     );
   }
-  const worker = await createWorker({
-    connection,
-    namespace: settings.namespace,
-    taskQueue: settings.taskQueue,
-    dataConverter: settings.dataConverter,
-    activities: createActivities({ anthropic, stateDir: defaultStateDir(env), temporalClient: client, mcpConnections }),
-    overrides: tuning,
-    deployment,
-  });
+  // Versioned by default (issue 30): the build id is the bundle's content hash, and the bundle is
+  // kept in the state directory so that this machine serves the runs pinned to it after an upgrade.
+  const stateDir = defaultStateDir(env);
+  const activities = createActivities({ anthropic, stateDir, temporalClient: client, mcpConnections });
+  const workerFor = (code: string | undefined, buildId: string | undefined, handoff = true) =>
+    createWorker({
+      connection,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+      dataConverter: settings.dataConverter,
+      activities,
+      overrides: tuning,
+      ...(code !== undefined ? { workflowBundle: { code } } : {}),
+      ...(versioning && buildId ? { deployment: versionedDeployment(versioning.deploymentName, buildId) } : {}),
+      handoff,
+    });
+  const version = versioning
+    ? await prepareWorkerVersion(versioning, { stateDir, dataConverter: settings.dataConverter, logger: Runtime.instance().logger, banner: options.bundleBanner })
+    : undefined;
+  const worker = await workerFor(version?.code, version?.buildId);
+  const retained =
+    versioning && version
+      ? new RetainedVersions({
+          service: client.workflowService,
+          namespace: settings.namespace,
+          deploymentName: versioning.deploymentName,
+          currentBuildId: version.buildId,
+          bundles: version.bundles,
+          createWorker: (buildId, bundleCode) => workerFor(bundleCode, buildId, false),
+          intervalMs: options.retainedVersionsIntervalMs,
+        })
+      : undefined;
   await runUntilStopped(
     worker,
-    `durable-agent worker: polling task queue "${settings.taskQueue}" on ${settings.address} (namespace ${settings.namespace})` +
-      `, model calls handed over on "${worker.handoffTaskQueue}"` +
-      (deployment ? `, Worker Deployment version ${deployment.version.deploymentName}.${deployment.version.buildId} (conversations pinned)` : '') +
-      (scripted ? ', scripted model' : env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : '') +
-      (settings.dataConverter ? `, payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : ''),
+    async () => {
+      let versionLine = ', unversioned (DURABLE_AGENT_UNVERSIONED=1)';
+      if (versioning && version) {
+        const name = `${versioning.deploymentName}:${version.buildId}`;
+        const outcome: BecomeCurrentOutcome | undefined = versioning.becomeCurrent
+          ? await becomeCurrentVersion(client.workflowService, { namespace: settings.namespace, deploymentName: versioning.deploymentName, buildId: version.buildId }, { identity: `durable-agent worker ${process.pid}` })
+          : undefined;
+        const state =
+          outcome === undefined
+            ? 'not made current (DURABLE_AGENT_BECOME_CURRENT=0)'
+            : typeof outcome === 'string'
+              ? `${outcome === 'made current' ? 'now' : 'already'} the current version`
+              : `NOT current: ${outcome.notCurrent}`;
+        await retained?.start();
+        const serving = retained?.serving.length ? `; also serving runs pinned to ${retained.serving.join(', ')}` : '';
+        versionLine = `, Worker Deployment version ${name} (conversations pinned; ${state}${serving})`;
+      }
+      return (
+        `durable-agent worker: polling task queue "${settings.taskQueue}" on ${settings.address} (namespace ${settings.namespace})` +
+        `, model calls handed over on "${worker.handoffTaskQueue}"` +
+        versionLine +
+        (scripted ? ', scripted model' : env.ANTHROPIC_BASE_URL ? `, model API at ${env.ANTHROPIC_BASE_URL}` : '') +
+        (settings.dataConverter ? `, payloads encrypted with key ${settings.dataConverter.payloadCodecs[0].keyRing.primary.id}` : '')
+      );
+    },
+    { close: async () => retained?.stop() },
     closeMcp,
     connection,
     client.connection,
@@ -97,14 +156,20 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
   );
 }
 
-async function runUntilStopped(worker: Worker, banner: string, ...connections: Array<{ close(): Promise<void> }>): Promise<void> {
-  console.log(banner);
-  // Whether Bash commands and Stop hooks on this host will run in the OS sandbox (issue 17 §10).
-  console.log(await sandboxStatusLine());
-  // Whether Grep and Glob have their engine on this host (issue 23): said now, not at the first search.
-  console.log(ripgrepStatusLine());
+/** Runs the worker; the banner is made once it polls (a versioned worker first becomes current). */
+async function runUntilStopped(worker: Worker, banner: string | (() => Promise<string>), ...connections: Array<{ close(): Promise<void> }>): Promise<void> {
+  const running = worker.run();
   try {
-    await worker.run();
+    console.log(typeof banner === 'string' ? banner : await banner());
+    // Whether Bash commands and Stop hooks on this host will run in the OS sandbox (issue 17 §10).
+    console.log(await sandboxStatusLine());
+    // Whether Grep and Glob have their engine on this host (issue 23): said now, not at the first search.
+    console.log(ripgrepStatusLine());
+    await running;
+  } catch (error) {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running.catch(() => undefined);
+    throw error;
   } finally {
     await settleLivePublishers();
     for (const connection of connections) await connection.close();

@@ -41,6 +41,11 @@ export interface CreateWorkerOptions {
    * become current.
    */
   deployment?: WorkerOptions['workerDeploymentOptions'];
+  /**
+   * Poll a handoff queue of its own (default true). An older version's Worker in the same process
+   * (worker/retained-versions.ts) goes without: its model calls hand over to the main one's queue.
+   */
+  handoff?: boolean;
 }
 
 /**
@@ -163,6 +168,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<AgentW
     // sticky queue) costs 123–140 ms per hop.
     ...options.overrides,
   })) as AgentWorker;
+  if (options.handoff === false) return worker;
   const handoffQueue = handoffTaskQueueName(options.taskQueue);
   const handoffOverrides = activityWorkerOverrides(options.overrides);
   const handoffCapacity = handoffOverrides.maxConcurrentActivityTaskExecutions ?? HANDOFF_STREAMS_PER_PROCESS;

@@ -172,6 +172,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       }
       if (session.busy) continue; // a manual compaction runs: the input waits for it
       if (!session.hasQueuedInput) break; // end requested with nothing queued
+      // Woken on an older version by input: move first (the input is carried), so the current code answers it.
+      if (newerVersionIsCurrent()) await continueAsNewWith();
       suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
         if (session.sessionContextStale) await loadSessionContext();

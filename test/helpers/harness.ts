@@ -70,9 +70,13 @@ export interface Harness {
   stopWorker(worker: Worker): Promise<void>;
   /**
    * Starts a worker in a separate process (for crash tests): `tsx worker/main.ts`, with extra
-   * environment and modules loaded first (`--import`, e.g. test/helpers/hold-tool.cjs).
+   * environment and modules loaded first (`--import`, e.g. test/helpers/hold-tool.cjs), or another
+   * entry point (`script`). Unversioned unless the test's env says otherwise
+   * (`DURABLE_AGENT_UNVERSIONED: ''`): every test file shares one server, and a worker that makes its
+   * version current in deployment `durable-agent` would compete with the other files' workers
+   * (a version's task queues, at most 100, and the current version's must all be polled by the next).
    */
-  spawnWorkerProcess(options?: { env?: Record<string, string>; imports?: string[] }): Promise<ChildProcess>;
+  spawnWorkerProcess(options?: { env?: Record<string, string>; imports?: string[]; script?: string }): Promise<ChildProcess>;
   /** Stops everything; then throws if the model server refused any request (unless `expectRejections`). */
   close(): Promise<void>;
 }
@@ -84,7 +88,10 @@ export interface WorkerOverrides {
   workflowBundle?: NonNullable<Parameters<typeof createWorker>[0]['workflowBundle']>;
   /** The cache the workflows' sinks feed (default: the process's). */
   transcriptCache?: TranscriptCache;
-  /** Worker Versioning: the worker's deployment version (worker/versioning.ts); default unversioned. */
+  /**
+   * Worker Versioning: the worker's deployment version (worker/versioning.ts). Default unversioned:
+   * in-process workers of every test file share one server (see spawnWorkerProcess).
+   */
   deployment?: Parameters<typeof createWorker>[0]['deployment'];
 }
 
@@ -162,7 +169,7 @@ export async function createHarness(
     async spawnWorkerProcess(options = {}) {
       // `node --import tsx` (not the tsx CLI, which forks a second node): SIGKILL must hit the worker itself.
       const imports = (options.imports ?? []).flatMap((module) => ['--import', module]);
-      const child = spawn(process.execPath, ['--import', 'tsx', ...imports, path.join(REPO_ROOT, 'worker', 'main.ts')], {
+      const child = spawn(process.execPath, ['--import', 'tsx', ...imports, options.script ?? path.join(REPO_ROOT, 'worker', 'main.ts')], {
         cwd: REPO_ROOT,
         env: {
           ...process.env,
@@ -172,6 +179,7 @@ export async function createHarness(
           DURABLE_AGENT_STATE_DIR: stateDir,
           ANTHROPIC_BASE_URL: model.url,
           ANTHROPIC_API_KEY: 'test-key',
+          DURABLE_AGENT_UNVERSIONED: '1',
           ...options.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -40,8 +40,10 @@ describe('npm start', () => {
     expect(output.trim().split('\n').length).toBeLessThan(30);
     for (const line of output.split('\n')) expect(line.length, line).toBeLessThan(200);
 
-    // Afterwards: a worker on the main queue answers for the demo conversation.
-    await harness.startWorker();
+    // Afterwards: `npm run worker` on the main queue answers for the demo conversation. The demo's worker was
+    // versioned (issue 30) and its conversation is pinned to that version: this worker, built from the same
+    // source, has the same bundle, so the same build id, and serves it.
+    await harness.spawnWorkerProcess({ env: { DURABLE_AGENT_UNVERSIONED: '' } });
     const transcript = await run(harness, [path.join(REPO_ROOT, 'bin', 'durable-agent.js'), 'transcript', conversationId]);
     expect(transcript.code, transcript.err).toBe(0);
     expect(transcript.out).toContain('Find the bug in math.js');

@@ -1,30 +1,21 @@
 /**
- * Upgrades with Worker Versioning (issue 24, item 5), two worker versions side by side: a
- * conversation stays on the version it runs on within a run (a deploy never replays its history
- * against new code), moves to the current version when it continues as new, and the old version
- * drains. docs/deployment.md, "Upgrades with Worker Versioning".
- *
- * Pinning runs on the tests' dev server (CLI 1.5.1, server 1.29.1: Worker Deployments need no
- * dynamic config). Moving on continue-as-new and draining run on a dev server of their own from a
- * CLI whose server has Upgrade-on-Continue-as-New (CLI 1.9.1, server 1.32;
- * TEMPORAL_VERSIONING_CLI_PATH, or the cache's temporal-1.9.1), skipped when it is absent: server
- * 1.29.1 ignores `initialVersioningBehavior`, and the next run stayed on the old version (measured).
+ * Upgrades with Worker Versioning (issue 24 item 5, issue 30), versions side by side on the tests'
+ * dev server (Temporal CLI 1.9.1, server 1.32: Worker Deployments and Upgrade on Continue-as-New
+ * need no dynamic config). A conversation stays on the version it runs on within a run (a deploy
+ * never replays its history against new code) and moves to the current version when it continues
+ * as new: at the end of a query, and when input wakes it on an older version. The same process
+ * restarted on new code keeps serving the old version's runs: upgrade-single-machine.test.ts.
+ * docs/deployment.md, "Upgrades with Worker Versioning".
  */
 import { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type DevServer, startDevServer } from '../../infra/dev-server';
-import { temporalCacheRoot } from '../../infra/temporal-cli';
+import { afterEach, describe, expect, it } from 'vitest';
 import { versionedDeployment } from '../../worker/versioning';
-import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, eventually, localActivityType, runToResult } from '../helpers/harness';
 
-const VERSIONING_CLI = process.env.TEMPORAL_VERSIONING_CLI_PATH ?? path.join(temporalCacheRoot(), 'temporal-1.9.1', 'temporal');
 const PINNED = temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED;
-const DRAINED = temporal.api.enums.v1.VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED;
+const { WORKFLOW_EXECUTION_STATUS_COMPLETED: COMPLETED, WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW: CONTINUED_AS_NEW } = temporal.api.enums.v1.WorkflowExecutionStatus;
 
-let server: DevServer | undefined;
 let harness: Harness | undefined;
 
 afterEach(async () => {
@@ -32,20 +23,9 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const SCRIPT = [
-  { content: [{ type: 'text' as const, text: 'First answer.' }] },
-  { content: [{ type: 'text' as const, text: 'Answer for the new conversation.' }] },
-  { content: [{ type: 'text' as const, text: 'Second answer.' }] },
-  { content: [{ type: 'text' as const, text: 'Third answer.' }] },
-];
-
-/**
- * v1 and v2 side by side on `address`: a conversation started on v1 stays pinned to it (with v1's
- * worker stopped, v2 does not take its next input) and v1 answers it once back; a conversation
- * started after v2 became current runs on v2.
- */
-async function sideBySide(address: string) {
-  harness = await createHarness({ script: SCRIPT }, { address });
+/** A harness with helpers for one test deployment of its own. */
+async function versionedHarness(script: Parameters<typeof createHarness>[0]) {
+  harness = await createHarness(script);
   const h = harness;
   const deploymentName = `durable-agent-test-${randomUUID().slice(0, 8)}`;
   const setCurrent = (buildId: string) =>
@@ -60,79 +40,115 @@ async function sideBySide(address: string) {
           ),
       (done) => done,
     );
-  const runOf = async (conversationId: string) => {
-    const description = await h.client.workflow.getHandle(conversationId).describe();
+  const runOf = async (conversationId: string, runId?: string) => {
+    const description = await h.client.workflow.getHandle(conversationId, runId).describe();
     const info = description.raw.workflowExecutionInfo?.versioningInfo;
-    return { runId: description.runId, buildId: info?.deploymentVersion?.buildId, behavior: info?.behavior };
+    return { runId: description.runId, buildId: info?.deploymentVersion?.buildId, behavior: info?.behavior, status: description.raw.workflowExecutionInfo?.status };
   };
-
-  const v1 = await h.startWorker({ deployment: versionedDeployment(deploymentName, 'v1') });
-  await setCurrent('v1');
-  const first = await runToResult(h, 'Hello', { continueAsNewAfterEvents: 100_000 });
-  expect(first.result.result).toBe('First answer.');
-  const conversationId = first.conversationId;
-  const firstRun = await runOf(conversationId);
-  expect(firstRun).toMatchObject({ buildId: 'v1', behavior: PINNED });
-
-  // v2 deployed next to v1 and made current: new conversations start on it.
-  await h.startWorker({ deployment: versionedDeployment(deploymentName, 'v2') });
-  await setCurrent('v2');
-  const other = await runToResult(h, 'Hi there', { continueAsNewAfterEvents: 100_000 });
-  expect(other.result.result).toBe('Answer for the new conversation.');
-  expect(await runOf(other.conversationId)).toMatchObject({ buildId: 'v2', behavior: PINNED });
-
-  // Pinned within its run: with v1's worker gone, v2 does not take the conversation's next input.
-  await h.stopWorker(v1);
-  const second = await h.api.send(conversationId, 'And again?');
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
-  expect(h.model.requests).toHaveLength(2);
-  expect(await runOf(conversationId)).toEqual(firstRun);
-
-  // v1 back: it answers on the run's own version.
-  const v1Again = await h.startWorker({ deployment: versionedDeployment(deploymentName, 'v1') });
-  expect((await h.api.waitForResult(conversationId, second)).result).toBe('Second answer.');
-  return { h, deploymentName, conversationId, firstRun, runOf, v1Again };
+  /** Model calls (local or regular activities) in one run's history. */
+  const modelCalls = async (conversationId: string, runId: string) => {
+    const { events } = await h.client.workflow.getHandle(conversationId, runId).fetchHistory();
+    return (events ?? []).filter(
+      (event) => /^callModel/.test(localActivityType(event) ?? '') || /^callModel/.test(event.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+    ).length;
+  };
+  const startVersion = (buildId: string) => h.startWorker({ deployment: versionedDeployment(deploymentName, buildId) });
+  return { h, deploymentName, setCurrent, runOf, modelCalls, startVersion };
 }
 
-describe('Worker Versioning on the dev server', () => {
+describe('Worker Versioning', () => {
   it('runs two versions side by side: a conversation stays pinned to v1 within its run, a new one starts on v2', async () => {
-    await sideBySide(inject('temporalAddress'));
-  }, 120_000);
-});
-
-describe.skipIf(!existsSync(VERSIONING_CLI))(`Upgrade on continue-as-new (dev server from ${VERSIONING_CLI})`, () => {
-  beforeAll(async () => {
-    server = await startDevServer({
-      ephemeral: true,
-      headless: true,
-      cliPath: VERSIONING_CLI,
-      log: () => undefined,
-      // How soon a version no longer current counts its open pinned workflows (default 3 min each).
-      dynamicConfig: { 'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '1s', 'matching.wv.VersionDrainageStatusRefreshInterval': '1s' },
+    const { h, setCurrent, runOf, startVersion } = await versionedHarness({
+      script: [
+        { content: [{ type: 'text', text: 'First answer.' }] },
+        { content: [{ type: 'text', text: 'Answer for the new conversation.' }] },
+        { content: [{ type: 'text', text: 'Second answer.' }] },
+      ],
     });
+    const v1 = await startVersion('v1');
+    await setCurrent('v1');
+    const first = await runToResult(h, 'Hello', { continueAsNewAfterEvents: 100_000 });
+    const firstRun = await runOf(first.conversationId);
+    expect(firstRun).toMatchObject({ buildId: 'v1', behavior: PINNED });
+
+    await startVersion('v2');
+    await setCurrent('v2');
+    const other = await runToResult(h, 'Hi there', { continueAsNewAfterEvents: 100_000 });
+    expect(other.result.result).toBe('Answer for the new conversation.');
+    expect(await runOf(other.conversationId)).toMatchObject({ buildId: 'v2', behavior: PINNED });
+
+    // Pinned within its run: with v1's worker gone, v2 does not take the conversation's next input.
+    await h.stopWorker(v1);
+    const second = await h.api.send(first.conversationId, 'And again?');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(h.model.requests).toHaveLength(2);
+    expect(await runOf(first.conversationId)).toEqual(firstRun);
+
+    // v1 back: its worker takes the input's task, and the run moves to v2, which answers.
+    await startVersion('v1');
+    expect((await h.api.waitForResult(first.conversationId, second)).result).toBe('Second answer.');
   }, 120_000);
-  afterAll(async () => server?.stop());
 
-  it('moves a v1 conversation to v2 when it continues as new after its query, and v1 drains', async () => {
-    const { h, deploymentName, conversationId, firstRun, runOf, v1Again } = await sideBySide(server!.address);
-    // The query over, the run continued as new onto the current version.
-    const moved = await eventually(() => runOf(conversationId), (run) => run.runId !== firstRun.runId && run.buildId === 'v2');
-    expect(moved.behavior).toBe(PINNED);
-    expect((await h.api.status(conversationId)).queryCount).toBe(2);
+  it('(a) a conversation on N gets input after N+1 became current: it continues on N+1, which answers, with nothing lost', async () => {
+    const { h, setCurrent, runOf, modelCalls, startVersion } = await versionedHarness({
+      script: [
+        { content: [{ type: 'text', text: 'First answer.' }] },
+        { content: [{ type: 'text', text: 'Second answer.' }] },
+        { content: [{ type: 'text', text: 'Third answer.' }] },
+      ],
+    });
+    const n = await startVersion('n');
+    await setCurrent('n');
+    const first = await runToResult(h, 'Remember the word "heron".', { continueAsNewAfterEvents: 100_000 });
+    expect(first.result.result).toBe('First answer.');
+    const onN = await runOf(first.conversationId);
+    expect(onN).toMatchObject({ buildId: 'n', behavior: PINNED });
 
-    // v1 has nothing left to run: stopped for good, the conversation goes on on v2 alone.
-    await h.stopWorker(v1Again);
-    const third = await h.api.send(conversationId, 'One more?');
-    expect((await h.api.waitForResult(conversationId, third)).result).toBe('Third answer.');
-    // The carried transcript reached v2's run: the model saw the whole conversation.
-    const roles = h.model.requests[3].body.messages.map((message: { role: string }) => message.role);
-    expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    await startVersion('n1');
+    await setCurrent('n1');
+    // N's worker restarted (as a deploy does): its cache is empty, so the next task comes through
+    // the task queue, where matching tells the run that N+1 is current (a task on a worker's sticky
+    // queue does not carry that: see docs/deployment.md).
+    await h.stopWorker(n);
+    await startVersion('n');
+    // Idle on N until this input wakes it: it moves first, so N+1's code answers.
+    const second = await h.api.send(first.conversationId, 'Which word?');
+    expect((await h.api.waitForResult(first.conversationId, second)).result).toBe('Second answer.');
+    const onN1 = await runOf(first.conversationId);
+    expect(onN1).toMatchObject({ buildId: 'n1', behavior: PINNED });
+    expect(onN1.runId).not.toBe(onN.runId);
+    expect(await runOf(first.conversationId, onN.runId)).toMatchObject({ status: CONTINUED_AS_NEW });
+    expect(await modelCalls(first.conversationId, onN.runId)).toBe(1);
+    expect(await modelCalls(first.conversationId, onN1.runId)).toBe(1);
 
-    // And v1 drains: no open conversation is pinned to it.
-    await eventually(
-      () => h.client.workflowService.describeWorkerDeploymentVersion({ namespace: 'default', deploymentVersion: { deploymentName, buildId: 'v1' } }),
-      (response) => response.workerDeploymentVersionInfo?.drainageInfo?.status === DRAINED,
-      60_000,
-    );
-  }, 240_000);
+    // Nothing lost: the model saw the whole conversation, the transcript and the counters went along.
+    const lastRequest = h.model.requests[1].body.messages as Array<{ role: string; content: unknown }>;
+    expect(lastRequest.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(JSON.stringify(lastRequest[0].content)).toContain('heron');
+    const status = await h.api.status(first.conversationId);
+    expect(status.queryCount).toBe(2);
+    const third = await h.api.send(first.conversationId, 'And now?');
+    expect((await h.api.waitForResult(first.conversationId, third)).result).toBe('Third answer.');
+    expect(h.model.requests[2].body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+  }, 120_000);
+
+  it('(b) a run pinned to N finishes on N after N+1 became current', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { h, setCurrent, runOf, startVersion } = await versionedHarness({
+      script: [{ content: [{ type: 'text', text: 'Answered on N.' }], hold: { afterBlocks: 0, until: held } }],
+    });
+    await startVersion('n');
+    await setCurrent('n');
+    const started = await h.api.start({ prompt: 'One question', config: h.config({ oneShot: true }), taskQueue: h.taskQueue });
+    await eventually(async () => h.model.requests.length, (count) => count === 1);
+
+    // N+1 deployed and made current while N's run is in its query.
+    await startVersion('n1');
+    await setCurrent('n1');
+    release();
+    expect((await h.api.waitForResult(started.conversationId, started.inputUuid!)).result).toBe('Answered on N.');
+    const finished = await eventually(() => runOf(started.conversationId), (run) => run.status === COMPLETED);
+    expect(finished).toMatchObject({ buildId: 'n', behavior: PINNED });
+  }, 120_000);
 });

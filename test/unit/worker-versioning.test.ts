@@ -1,31 +1,47 @@
-/** worker/versioning.ts: the environment's build id makes a pinned, versioned worker; bad names are refused up front. */
+/** worker/versioning.ts: versioned by default, the build id from the bundle's content; bad names are refused up front. */
 import { describe, expect, it } from 'vitest';
-import { WorkerVersioningError, workerDeploymentFromEnvironment } from '../../worker/versioning';
+import { WorkerVersioningError, bundleBuildId, versionedDeployment, versioningFromEnvironment } from '../../worker/versioning';
 
-describe('workerDeploymentFromEnvironment', () => {
-  it('is unversioned without a build id', () => {
-    expect(workerDeploymentFromEnvironment({})).toBeUndefined();
-    expect(workerDeploymentFromEnvironment({ DURABLE_AGENT_BUILD_ID: '  ' })).toBeUndefined();
+describe('versioningFromEnvironment', () => {
+  it('is versioned by default, in deployment durable-agent, with the build id left to the bundle', () => {
+    expect(versioningFromEnvironment({})).toEqual({ deploymentName: 'durable-agent', becomeCurrent: true });
+    expect(versioningFromEnvironment({ DURABLE_AGENT_BUILD_ID: '  ' })).toEqual({ deploymentName: 'durable-agent', becomeCurrent: true });
   });
 
-  it('pins conversations to <deployment>.<build id>, deployment durable-agent by default', () => {
-    expect(workerDeploymentFromEnvironment({ DURABLE_AGENT_BUILD_ID: '3c7c029' })).toEqual({
-      version: { deploymentName: 'durable-agent', buildId: '3c7c029' },
-      useWorkerVersioning: true,
-      defaultVersioningBehavior: 'PINNED',
-    });
-    expect(workerDeploymentFromEnvironment({ DURABLE_AGENT_BUILD_ID: 'v1.2.3', DURABLE_AGENT_DEPLOYMENT_NAME: 'agents-eu' })?.version).toEqual({
+  it('takes a build id override, another deployment, and DURABLE_AGENT_BECOME_CURRENT=0', () => {
+    expect(versioningFromEnvironment({ DURABLE_AGENT_BUILD_ID: 'v1.2.3', DURABLE_AGENT_DEPLOYMENT_NAME: 'agents-eu', DURABLE_AGENT_BECOME_CURRENT: '0' })).toEqual({
       deploymentName: 'agents-eu',
-      buildId: 'v1.2.3',
+      buildIdOverride: 'v1.2.3',
+      becomeCurrent: false,
     });
+  });
+
+  it('is unversioned only when asked, and then refuses a build id or deployment name', () => {
+    expect(versioningFromEnvironment({ DURABLE_AGENT_UNVERSIONED: '1' })).toBeUndefined();
+    expect(versioningFromEnvironment({ DURABLE_AGENT_UNVERSIONED: '0' })).toBeDefined();
+    expect(() => versioningFromEnvironment({ DURABLE_AGENT_UNVERSIONED: 'true', DURABLE_AGENT_BUILD_ID: 'v1' })).toThrow(/DURABLE_AGENT_UNVERSIONED/);
   });
 
   it('refuses names the server would refuse, naming the variable', () => {
-    expect(() => workerDeploymentFromEnvironment({ DURABLE_AGENT_BUILD_ID: 'has space' })).toThrow(/DURABLE_AGENT_BUILD_ID/);
-    expect(() => workerDeploymentFromEnvironment({ DURABLE_AGENT_BUILD_ID: 'v1', DURABLE_AGENT_DEPLOYMENT_NAME: 'a.b' })).toThrow(
-      WorkerVersioningError,
-    );
-    // A deployment name alone would silently leave the worker unversioned.
-    expect(() => workerDeploymentFromEnvironment({ DURABLE_AGENT_DEPLOYMENT_NAME: 'agents' })).toThrow(/DURABLE_AGENT_BUILD_ID is not/);
+    expect(() => versioningFromEnvironment({ DURABLE_AGENT_BUILD_ID: 'has space' })).toThrow(/DURABLE_AGENT_BUILD_ID/);
+    expect(() => versioningFromEnvironment({ DURABLE_AGENT_DEPLOYMENT_NAME: 'a.b' })).toThrow(WorkerVersioningError);
+    expect(() => versioningFromEnvironment({ DURABLE_AGENT_DEPLOYMENT_NAME: 'a:b' })).toThrow(/DURABLE_AGENT_DEPLOYMENT_NAME/);
+  });
+});
+
+describe('bundleBuildId', () => {
+  it('is a short hash of the code: the same bundle keeps its id, any change makes a new one', () => {
+    const code = 'export function conversationWorkflow() {}';
+    expect(bundleBuildId(code)).toMatch(/^b[0-9a-f]{12}$/);
+    expect(bundleBuildId(code)).toBe(bundleBuildId(`${code}`));
+    expect(bundleBuildId(`// banner\n${code}`)).not.toBe(bundleBuildId(code));
+  });
+
+  it('makes a pinned deployment version', () => {
+    expect(versionedDeployment('durable-agent', 'b123')).toEqual({
+      version: { deploymentName: 'durable-agent', buildId: 'b123' },
+      useWorkerVersioning: true,
+      defaultVersioningBehavior: 'PINNED',
+    });
   });
 });

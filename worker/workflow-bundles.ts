@@ -1,0 +1,90 @@
+/**
+ * The worker's workflow bundle, built once at start (the same options the SDK uses for
+ * `workflowsPath`), and the bundles of earlier versions kept in the state directory so that one
+ * machine that pulls new code still serves the runs pinned to its older versions
+ * (worker/retained-versions.ts): `<stateDir>/workflow-bundles/<deployment>/<build id>.js`.
+ */
+import { type Logger, type WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { WORKFLOWS_PATH } from './worker';
+import { bundleBuildId } from './versioning';
+
+/** A workflow bundle: its code and the build id derived from it. */
+export interface WorkflowBundle {
+  code: string;
+}
+
+/**
+ * Bundles the workflow code as `Worker.create({ workflowsPath })` would: the data converter's
+ * payload and failure converters are bundled in (encrypted failures, infra/encryption-codec.ts).
+ * `banner`: text prepended to the code (tests build a second, different bundle from the same source).
+ */
+export async function bundleWorkflows(options: { dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string } = {}): Promise<WorkflowBundle> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    ...(options.dataConverter?.failureConverterPath ? { failureConverterPath: options.dataConverter.failureConverterPath } : {}),
+    ...(options.dataConverter?.payloadConverterPath ? { payloadConverterPath: options.dataConverter.payloadConverterPath } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  return { code: options.banner ? `${options.banner}\n${code}` : code };
+}
+
+/** The bundles of one deployment's versions this machine has run. */
+export class KeptBundles {
+  readonly directory: string;
+
+  constructor(stateDir: string, deploymentName: string) {
+    this.directory = path.join(stateDir, 'workflow-bundles', deploymentName);
+  }
+
+  file(buildId: string): string {
+    return path.join(this.directory, `${buildId}.js`);
+  }
+
+  /** Keeps a version's bundle (written to a temporary file first: a reader never sees half of one). */
+  async keep(buildId: string, code: string): Promise<void> {
+    await mkdir(this.directory, { recursive: true });
+    const temporary = `${this.file(buildId)}.${process.pid}.tmp`;
+    await writeFile(temporary, code);
+    await rename(temporary, this.file(buildId));
+  }
+
+  /** Build ids of the kept bundles. */
+  async buildIds(): Promise<string[]> {
+    const names = await readdir(this.directory).catch(() => [] as string[]);
+    return names.filter((name) => name.endsWith('.js')).map((name) => name.slice(0, -'.js'.length));
+  }
+
+  read(buildId: string): Promise<string> {
+    return readFile(this.file(buildId), 'utf8');
+  }
+
+  remove(buildId: string): Promise<void> {
+    return rm(this.file(buildId), { force: true });
+  }
+}
+
+/** A versioned worker's version: its bundle, build id, and where its bundles are kept. */
+export interface WorkerVersion {
+  deploymentName: string;
+  buildId: string;
+  code: string;
+  bundles: KeptBundles;
+}
+
+/**
+ * Bundles the workflow code, derives the build id from it (unless overridden) and keeps the bundle
+ * in the state directory, so that this machine can serve runs pinned to this version after it
+ * moved on to newer code (worker/retained-versions.ts).
+ */
+export async function prepareWorkerVersion(
+  versioning: { deploymentName: string; buildIdOverride?: string },
+  options: { stateDir: string; dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string },
+): Promise<WorkerVersion> {
+  const { code } = await bundleWorkflows(options);
+  const buildId = versioning.buildIdOverride ?? bundleBuildId(code);
+  const bundles = new KeptBundles(options.stateDir, versioning.deploymentName);
+  await bundles.keep(buildId, code);
+  return { deploymentName: versioning.deploymentName, buildId, code, bundles };
+}
