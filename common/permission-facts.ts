@@ -120,3 +120,13 @@ export interface ToolAccess {
    */
   allowedRealPaths?: string[];
 }
+
+/**
+ * Whether a Bash command line provably only reads, on its facts: nothing the gatherer could not
+ * follow and every simple command read-only. The one answer to "read-only" for Bash — the
+ * permission engine's plan mode and read-only default, concurrency, early start and the crash
+ * journal all read it (issue 29: one Bash analysis). No facts: not read-only (fail closed).
+ */
+export function isReadOnlyBash(facts: BashFacts | undefined): boolean {
+  return facts !== undefined && facts.problems.length === 0 && facts.commands.every((command) => command.readOnly);
+}

@@ -12,13 +12,18 @@ import type { CallFacts } from '../common/permission-facts';
 import { toolCallSummary } from '../common/tool-ui';
 import { LOCAL_TOOL_OPTIONS, activities, localActivities } from './deps/activity-options';
 
-/** The call's facts, from the activity on the workspace's host. */
-export async function gatherCallFacts(config: ConversationConfig, block: ToolUseBlock, homeDir: string | undefined): Promise<CallFacts | undefined> {
+/**
+ * The calls' facts, from one activity on the workspace's host (a reply's Bash calls are gathered
+ * together before the reply is partitioned: issue 29), in the calls' order.
+ */
+export async function gatherCallFacts(config: ConversationConfig, blocks: readonly ToolUseBlock[], homeDir: string | undefined): Promise<CallFacts[]> {
+  if (blocks.length === 0) return [];
   const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
-  const summary = `Check permission: ${toolCallSummary(block.name, block.input)}`;
+  const more = blocks.length > 1 ? ` (and ${blocks.length - 1} more)` : '';
+  const summary = `Check permission: ${toolCallSummary(blocks[0].name, blocks[0].input)}${more}`;
   const proxy = local
     ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary })
     : activities({ ...LOCAL_TOOL_OPTIONS, taskQueue: config.toolTaskQueue, summary });
-  const { facts } = await proxy.gatherPermissionFacts({ cwd: config.cwd, homeDir, calls: [{ toolUseId: block.id, name: block.name, input: block.input }] });
-  return facts.find((fact) => fact.toolUseId === block.id);
+  const { facts } = await proxy.gatherPermissionFacts({ cwd: config.cwd, homeDir, calls: blocks.map((block) => ({ toolUseId: block.id, name: block.name, input: block.input })) });
+  return facts;
 }

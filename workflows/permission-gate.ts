@@ -27,7 +27,7 @@ import type { ToolUseBlock } from '../common/messages';
 import type { CallFacts, ToolAccess } from '../common/permission-facts';
 import { toolFacts } from '../common/tool-facts';
 import { toolAccessFor } from '../common/tool-access';
-import { toolNamesWhere } from '../common/tool-specs';
+import { concurrencyNeedsFacts, isToolUseStartableEarly, toolNamesWhere } from '../common/tool-specs';
 import { bashAlwaysRule } from '../common/bash-permissions';
 import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
@@ -115,8 +115,8 @@ export interface PermissionGateHost {
  */
 export type GateVerdict = { behavior: 'allow'; access?: ToolAccess } | { behavior: 'deny'; message: string };
 
-/** Gathers a call's facts on the workspace's host (workflows/permission-facts.ts). */
-export type GatherFacts = (block: ToolUseBlock, homeDir: string | undefined) => Promise<CallFacts | undefined>;
+/** Gathers calls' facts on the workspace's host, in one activity (workflows/permission-facts.ts). */
+export type GatherFacts = (blocks: readonly ToolUseBlock[], homeDir: string | undefined) => Promise<CallFacts[]>;
 /** Facts of a tool the conversation offers beyond the built-in ones (issue 22: an MCP tool of the listing), or undefined. */
 export type ExtensionFacts = (block: ToolUseBlock) => ToolFacts | undefined;
 
@@ -248,7 +248,7 @@ export class PermissionGate {
     const facts = this.extensionFacts?.(block) ?? toolFacts(block);
     const context = this.context();
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
-      facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
+      facts.gathered = this.factsKnown(block) ?? (await this.gather([block], context.homeDir)).find((fact) => fact.toolUseId === block.id);
     }
     const decision = decideUnderHook({ toolName: block.name, input: block.input }, facts, context, hook);
     const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: toolAccessFor(this.context(), facts.gathered) } : { behavior: 'allow' });
@@ -268,6 +268,32 @@ export class PermissionGate {
     if (facts.toolUseId !== block.id) return;
     this.knownFacts.set(block.id, { input: JSON.stringify(block.input) ?? '', facts });
     while (this.knownFacts.size > DECISIONS_KEPT) this.knownFacts.delete(this.knownFacts.keys().next().value as string);
+  }
+
+  /**
+   * Issue 29 (one Bash analysis): the facts of a reply's calls whose concurrency depends on them
+   * (Bash: its parsed command), by tool_use id, before the reply is partitioned — those the gate
+   * knows (a streamed report, a prefetch), the rest gathered in one activity. The check reuses
+   * the facts of a call no unsafe call precedes (nothing run before it could change what they
+   * saw); a later call is checked on facts gathered when its turn comes.
+   */
+  async factsForReply(blocks: readonly ToolUseBlock[]): Promise<Map<string, CallFacts>> {
+    const facts = new Map<string, CallFacts>();
+    const missing: ToolUseBlock[] = [];
+    for (const block of blocks) {
+      if (!concurrencyNeedsFacts(block.name)) continue;
+      const known = this.factsKnown(block);
+      if (known) facts.set(block.id, known);
+      else missing.push(block);
+    }
+    if (missing.length === 0 || !this.gather) return facts;
+    for (const fact of await this.gather(missing, this.context().homeDir)) facts.set(fact.toolUseId, fact);
+    for (const block of blocks) {
+      const fact = facts.get(block.id);
+      if (fact && missing.includes(block)) this.rememberFacts(block, fact);
+      if (!isToolUseStartableEarly(block, fact)) break;
+    }
+    return facts;
   }
 
   private factsKnown(block: ToolUseBlock): CallFacts | undefined {

@@ -1,6 +1,6 @@
 /** Bash tool spec (pure; the workflow bundle imports it). */
 import { z } from 'zod';
-import { classifyBashCommand } from '../bash-classifier';
+import { isReadOnlyBash } from '../permission-facts';
 import { oneLine } from '../cut-text';
 import { defineTool } from '../tool-spec';
 
@@ -65,10 +65,11 @@ Usage notes:
 - Avoid using search commands like \`find\` and \`grep\`: use the Glob and Grep tools instead. Avoid \`cat\`, \`head\`, \`tail\` to read files: use the Read tool. Avoid \`sed\`/\`awk\` to edit files: use the Edit tool.
 - When issuing multiple commands, use the ';' or '&&' operator to separate them. DO NOT use newlines (newlines are ok in quoted strings).`,
   inputSchema: bashInputSchema,
-  // Conservative: a command counts as read-only only when the classifier can prove it.
-  isReadOnly: (input) => classifyBashCommand(input.command).readOnly,
+  // Read-only only when the parsed command's facts prove it (issue 29: one Bash analysis, the
+  // tree-sitter facts gathered where it runs); without facts — none gathered, or the parser failed — it is not.
+  isReadOnly: (_input, facts) => isReadOnlyBash(facts?.bash),
   // A background command is never started while the model still streams (a retried call may not ask for it again).
-  isConcurrencySafe: (input) => input.run_in_background !== true && classifyBashCommand(input.command).readOnly,
+  isConcurrencySafe: (input, facts) => input.run_in_background !== true && isReadOnlyBash(facts?.bash),
   maxResultSizeChars: 30_000,
   shellCommandField: 'command',
   microCompactable: true,

@@ -15,7 +15,7 @@ import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { PATCHES, patched } from '../patches';
 import { runSubagent, subagentWorkflowId } from '../subagents';
-import { StreamingToolExecutor } from '../tool-orchestration';
+import { StreamingToolExecutor, type ToolExecutorDeps } from '../tool-orchestration';
 import { takePrefetched } from '../tool-prefetch';
 import { type ActivityOptionsSet, LOCAL_TOOL_OPTIONS, activities, localActivities } from './activity-options';
 import { failureMessage, toolErrorResult } from './failures';
@@ -160,6 +160,7 @@ export function createToolExecutor(
   runTool: ReturnType<typeof createRunTool>,
   uuid: () => string,
   routes: readonly ToolRoute[] = [],
+  factsForReply?: ToolExecutorDeps['factsForReply'],
 ): StreamingToolExecutor {
   return new StreamingToolExecutor({
     uuid,
@@ -170,9 +171,11 @@ export function createToolExecutor(
     // A route that decides it (MCP: read-only annotated tools) says whether a call runs beside others; the rest by their spec.
     // Only such routes are asked: another route's takes() may record its patch marker, which must
     // come when the call runs (as recorded), not when the reply's calls are partitioned.
-    isConcurrencySafe: (block) => {
+    isConcurrencySafe: (block, facts) => {
       const route = routes.find((candidate) => candidate.concurrencySafe !== undefined && candidate.takes(block));
-      return route?.concurrencySafe ? route.concurrencySafe(block) : isToolUseConcurrencySafe(block);
+      return route?.concurrencySafe ? route.concurrencySafe(block) : isToolUseConcurrencySafe(block, facts);
     },
+    // Issue 29: a Bash call runs beside others only on its parsed command's facts (the gate's check reuses them).
+    ...(factsForReply && { factsForReply }),
   });
 }

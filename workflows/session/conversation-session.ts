@@ -133,7 +133,7 @@ export class ConversationSession implements SubmitHost {
       this.config,
       carried?.permissions,
       () => this.state.sessionContext?.permissionSettings,
-      (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
+      (blocks, homeDir) => gatherCallFacts(this.config, blocks, homeDir),
       (block) => this.mcp.permissionFacts(block),
     );
     this.reporting = new SubagentReporting(subagent);
