@@ -1035,6 +1035,12 @@ class Walker {
     let afterColon = false;
     for (let index = 0; index < node.childCount; index++) {
       const child = node.child(index)!;
+      // `${PATH:=/tmp/evil}` assigns, as `PATH=…` would: only a data variable may be set so.
+      if (!child.isNamed && (child.type === '=' || child.type === ':=')) {
+        const target = node.namedChildren.find((candidate) => candidate?.type === 'variable_name' || candidate?.type === 'subscript');
+        const name = target?.type === 'subscript' ? target.childForFieldName('name')?.text : target?.text;
+        if (name === undefined || !isDataVariable(name)) this.problem(`${text} assigns ${name ?? 'a variable'}, which is not known to be plain data (it may change what later commands run)`);
+      }
       if (!child.isNamed) {
         if (child.type === '@') this.problem(`${text} transforms a value (\${…@…}), which can run commands`);
         if (child.type === ':') afterColon = true;
