@@ -12,6 +12,7 @@ import { parseAgentFile } from '../../activities/agent-files';
 import { agentTools, findAgent } from '../../common/agents';
 import { TOOLS_WITHOUT_PERMISSION, ruleForAlways, toolPaths } from '../../common/permissions';
 import { gatherCallFacts } from '../../activities/permission-facts/gather';
+import { finalProgram } from '../../activities/permission-facts/bash';
 import { COMPACTABLE_TOOLS } from '../../workflows/micro-compact';
 import { LOCAL_TOOLS } from '../../workflows/deps/tool-run';
 import { needsFacts } from '../../workflows/permission-gate';
@@ -225,8 +226,17 @@ describe('interpretExitCode (Claude Code command semantics)', () => {
     ['mkdir a && grep x a/file', 1, true, undefined],
     ['npm test', 1, true, undefined],
     ['ls', 0, false, undefined],
-  ])('%s exiting %i → error %s', (command, code, isError, meaning) => {
-    expect(interpretExitCode(command, code)).toEqual(meaning ? { isError, meaning } : { isError });
+    // On the parsed command (issue 29): quotes and comments are the grammar's, a list is never one pipeline.
+    ["grep 'a|b' file", 1, false, 'no matches found'],
+    ['grep "x;y" file 2>/dev/null', 1, false, 'no matches found'],
+    ['grep x file # a && b', 1, false, 'no matches found'],
+    ['[[ -d out ]]', 1, true, undefined],
+    ['grep x file; true', 1, true, undefined],
+    ['true\ngrep x file', 1, true, undefined],
+    ['$CMD x', 1, true, undefined],
+    ["grep 'unterminated", 1, true, undefined],
+  ])('%s exiting %i → error %s', async (command, code, isError, meaning) => {
+    expect(interpretExitCode(await finalProgram(command), code)).toEqual(meaning ? { isError, meaning } : { isError });
   });
 });
 
