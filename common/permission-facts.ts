@@ -63,6 +63,8 @@ export interface BashCommandFact {
   paths: { access: PathAccess; path: PathFact; recursive?: boolean; history?: boolean }[];
   /** Some redirect writes a file (other than /dev/null). */
   writesByRedirect: boolean;
+  /** Some redirect reads a file (`< f`; not /dev/null or a descriptor). Absent in facts recorded before it existed. */
+  readsByRedirect?: boolean;
   /** The directory it runs in (after a `cd` earlier in the same list), absolute. */
   cwd: string;
   /** Reached through a wrapper that runs code from a string (`bash -c`, `sh -c`, `eval`, `watch`), `xargs` or `find -exec`. */

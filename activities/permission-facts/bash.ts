@@ -1519,6 +1519,7 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     reason = pending.notReadOnly;
   }
   let writesByRedirect = false;
+  const readsByRedirect = pending.redirects.some((redirect) => redirect.access === 'read');
   for (const redirect of pending.redirects) {
     if (redirect.access === 'write') {
       writesByRedirect = true;
@@ -1583,6 +1584,7 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     reason,
     paths,
     writesByRedirect,
+    readsByRedirect,
     cwd,
     nested: pending.nested,
     wrappers: pending.wrappers,
