@@ -15,7 +15,7 @@ import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { PATCHES, patched } from '../patches';
 import { runSubagent, subagentWorkflowId } from '../subagents';
-import { StreamingToolExecutor, type ToolExecutorDeps } from '../tool-orchestration';
+import { StreamingToolExecutor } from '../tool-orchestration';
 import { takePrefetched } from '../tool-prefetch';
 import { type ActivityOptionsSet, LOCAL_TOOL_OPTIONS, activities, localActivities } from './activity-options';
 import { failureMessage, toolErrorResult } from './failures';
@@ -160,7 +160,7 @@ export function createToolExecutor(
   runTool: ReturnType<typeof createRunTool>,
   uuid: () => string,
   routes: readonly ToolRoute[] = [],
-  factsForReply?: ToolExecutorDeps['factsForReply'],
+  factsForReply?: ConstructorParameters<typeof StreamingToolExecutor>[0]['factsForReply'],
 ): StreamingToolExecutor {
   return new StreamingToolExecutor({
     uuid,
