@@ -12,11 +12,13 @@ import type { CallFacts } from '../common/permission-facts';
 import { toolCallSummary } from '../common/tool-ui';
 import { LOCAL_TOOL_OPTIONS, activities, localActivities } from './deps/activity-options';
 
-/**
- * The calls' facts, from one activity on the workspace's host (a reply's Bash calls are gathered
- * together before the reply is partitioned: issue 29), in the calls' order.
- */
-export async function gatherCallFacts(config: ConversationConfig, blocks: readonly ToolUseBlock[], homeDir: string | undefined): Promise<CallFacts[]> {
+/** The call's facts, from the activity on the workspace's host. */
+export async function gatherCallFacts(config: ConversationConfig, block: ToolUseBlock, homeDir: string | undefined): Promise<CallFacts | undefined> {
+  return (await gatherCallsFacts(config, [block], homeDir)).find((fact) => fact.toolUseId === block.id);
+}
+
+/** Several calls' facts from one activity (issue 29: a reply's Bash calls, gathered before the reply is partitioned). */
+export async function gatherCallsFacts(config: ConversationConfig, blocks: readonly ToolUseBlock[], homeDir: string | undefined): Promise<CallFacts[]> {
   if (blocks.length === 0) return [];
   const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
   const more = blocks.length > 1 ? ` (and ${blocks.length - 1} more)` : '';

@@ -115,8 +115,10 @@ export interface PermissionGateHost {
  */
 export type GateVerdict = { behavior: 'allow'; access?: ToolAccess } | { behavior: 'deny'; message: string };
 
-/** Gathers calls' facts on the workspace's host, in one activity (workflows/permission-facts.ts). */
-export type GatherFacts = (blocks: readonly ToolUseBlock[], homeDir: string | undefined) => Promise<CallFacts[]>;
+/** Gathers a call's facts on the workspace's host (workflows/permission-facts.ts). */
+export type GatherFacts = (block: ToolUseBlock, homeDir: string | undefined) => Promise<CallFacts | undefined>;
+/** Gathers several calls' facts on the workspace's host in one activity (issue 29: a reply's Bash calls). */
+export type GatherReplyFacts = (blocks: readonly ToolUseBlock[], homeDir: string | undefined) => Promise<CallFacts[]>;
 /** Facts of a tool the conversation offers beyond the built-in ones (issue 22: an MCP tool of the listing), or undefined. */
 export type ExtensionFacts = (block: ToolUseBlock) => ToolFacts | undefined;
 
@@ -139,6 +141,7 @@ export class PermissionGate {
     private readonly settings: () => PermissionSettings | undefined,
     private readonly gather?: GatherFacts,
     private readonly extensionFacts?: ExtensionFacts,
+    private readonly gatherReply?: GatherReplyFacts,
   ) {
     this.sessionAllow = [...(carried?.sessionAllow ?? [])];
     this.decisions = new Map((carried?.decisions ?? []).map((decision) => [decision.toolUseId, decision]));
@@ -248,7 +251,7 @@ export class PermissionGate {
     const facts = this.extensionFacts?.(block) ?? toolFacts(block);
     const context = this.context();
     if (facts.validInput && needsFacts(block.name) && this.gather && decidesOnFacts()) {
-      facts.gathered = this.factsKnown(block) ?? (await this.gather([block], context.homeDir)).find((fact) => fact.toolUseId === block.id);
+      facts.gathered = this.factsKnown(block) ?? (await this.gather(block, context.homeDir));
     }
     const decision = decideUnderHook({ toolName: block.name, input: block.input }, facts, context, hook);
     const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: toolAccessFor(this.context(), facts.gathered) } : { behavior: 'allow' });
@@ -286,8 +289,8 @@ export class PermissionGate {
       if (known) facts.set(block.id, known);
       else missing.push(block);
     }
-    if (missing.length === 0 || !this.gather) return facts;
-    for (const fact of await this.gather(missing, this.context().homeDir)) facts.set(fact.toolUseId, fact);
+    if (missing.length === 0 || !this.gatherReply) return facts;
+    for (const fact of await this.gatherReply(missing, this.context().homeDir)) facts.set(fact.toolUseId, fact);
     for (const block of blocks) {
       const fact = facts.get(block.id);
       if (fact && missing.includes(block)) this.rememberFacts(block, fact);

@@ -60,8 +60,11 @@ export interface ToolExecutorDeps {
   maxConcurrency: number;
   /** The query's scope: aborting the query cancels every tool through it. */
   parentScope: CancellationScope;
-  /** Concurrency safety of a call (default: the built-in tool's spec, on the call's facts); issue 22 adds MCP tools annotated read-only. */
-  isConcurrencySafe?: (block: ToolUseBlock, facts?: CallFacts) => boolean;
+  /**
+   * Concurrency safety of a call where something other than the built-in tool's spec decides it
+   * (issue 22: MCP tools annotated read-only); undefined: the spec decides, on the call's facts.
+   */
+  isConcurrencySafe?: (block: ToolUseBlock) => boolean | undefined;
   /**
    * Issue 29 (one Bash analysis): the facts of a reply's calls whose concurrency depends on them
    * (Bash), by tool_use id, gathered where they act before the reply is partitioned. Absent, or
@@ -130,7 +133,8 @@ export class StreamingToolExecutor implements ToolExecutor {
     // Let dropped work release its concurrency slots before the final calls start.
     await Promise.all(dropped);
     const facts = await this.factsForReply(toolUses);
-    for (const batch of partitionToolCalls(toolUses, this.deps.isConcurrencySafe, facts)) {
+    const safe = (block: ToolUseBlock, known?: CallFacts) => this.deps.isConcurrencySafe?.(block) ?? isToolUseConcurrencySafe(block, known);
+    for (const batch of partitionToolCalls(toolUses, safe, facts)) {
       const tools = batch.blocks.map((block) => this.tracked.get(block.id) ?? this.start(block, batch.isConcurrencySafe, toolUses.length));
       for (const tool of tools) {
         const outcome = await tool.promise;

@@ -171,9 +171,9 @@ export function createToolExecutor(
     // A route that decides it (MCP: read-only annotated tools) says whether a call runs beside others; the rest by their spec.
     // Only such routes are asked: another route's takes() may record its patch marker, which must
     // come when the call runs (as recorded), not when the reply's calls are partitioned.
-    isConcurrencySafe: (block, facts) => {
+    isConcurrencySafe: (block) => {
       const route = routes.find((candidate) => candidate.concurrencySafe !== undefined && candidate.takes(block));
-      return route?.concurrencySafe ? route.concurrencySafe(block) : isToolUseConcurrencySafe(block, facts);
+      return route?.concurrencySafe ? route.concurrencySafe(block) : undefined;
     },
     // Issue 29: a Bash call runs beside others only on its parsed command's facts (the gate's check reuses them).
     ...(factsForReply && { factsForReply }),
