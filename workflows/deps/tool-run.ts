@@ -10,7 +10,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import { resultSummary } from '../../common/stream-items';
 import { STRUCTURED_OUTPUT_TOOL_NAME } from '../../common/structured-output';
 import { toolResultBudget } from '../../common/tool-result-budget';
-import { getToolSpec, isToolUseConcurrencySafe, toolNamesWhere } from '../../common/tool-specs';
+import { getToolSpec, toolNamesWhere } from '../../common/tool-specs';
 import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { PATCHES, patched } from '../patches';
