@@ -27,13 +27,15 @@ import type { ToolUseBlock } from '../common/messages';
 import type { CallFacts, ToolAccess } from '../common/permission-facts';
 import { toolFacts } from '../common/tool-facts';
 import { toolAccessFor } from '../common/tool-access';
-import { concurrencyNeedsFacts, isToolUseStartableEarly, toolNamesWhere } from '../common/tool-specs';
+import { toolNamesWhere } from '../common/tool-specs';
 import { bashAlwaysRule } from '../common/bash-permissions';
 import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
 import { PATCHES, patched } from './patches';
 import { cutText } from '../common/cut-text';
 import type { HookPermission } from './extensions/hooks-decisions';
+// Issue 29: a reply's Bash calls are judged on their facts before it is partitioned (factsForReply).
+import { concurrencyNeedsFacts, isToolUseStartableEarly } from '../common/tool-specs';
 
 
 /** Tools whose decision depends on facts only the workspace's host has: the file tools and the shell. */
