@@ -212,6 +212,17 @@ describe('the local phase runs them through runTool’s own function (prefetchTo
     expect(await env.run(() => prefetchTools(answer([use('Bash', { command: 'ls' })]), plan({ cwd: workspace }), 'c', runner.runToolToResult))).toBeUndefined();
   });
 
+  it('a Bash call before a read is judged on its parsed command where the prefetch runs (issue 29): read-only lets the read run, a write stops it', async () => {
+    const runTool = async (input: RunToolInput) => ({ toolUseId: input.toolUseId, content: `read ${input.toolUseId}`, isError: false, durationMs: 0 });
+    const after = read('a.txt');
+    const readOnly = await prefetchTools(answer([use('Bash', { command: 'ls | wc -l' }), after]), plan({ cwd: workspace }), 'c', runTool);
+    expect(readOnly?.map((entry) => entry.toolUseId)).toEqual([after.id]);
+    const later = read('b.txt');
+    expect(await prefetchTools(answer([use('Bash', { command: 'ls > listing.txt' }), later]), plan({ cwd: workspace }), 'c', runTool)).toBeUndefined();
+    const last = read('c.txt');
+    expect(await prefetchTools(answer([use('Bash', { command: 'echo ${PATH:=/tmp/evil}; ls' }), last]), plan({ cwd: workspace }), 'c', runTool)).toBeUndefined();
+  });
+
   it('a call not done by the deadline, or that throws, is left to the workflow', async () => {
     const fast = read('fast.txt');
     const slow = read('slow.txt');
