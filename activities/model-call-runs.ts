@@ -24,7 +24,7 @@ import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { CallModelInput, SystemPromptBlock } from '../common/activity-types';
 import type { ApiMessage } from '../common/messages';
-import { isToolUseStartableEarly } from '../common/tool-specs';
+import { concurrencyNeedsFacts, isToolUseStartableEarly } from '../common/tool-specs';
 import { type LivePublisher, livePublisher } from './live-publisher';
 import { modelToolDefinitions } from './tool-definitions';
 import type { ModelInfo } from '../common/models';
@@ -289,7 +289,10 @@ export class ModelCallRun {
       stream.on('contentBlock', (block) => {
         blocks++;
         if (block.type !== 'tool_use' || sawUnsafe) return;
-        if (!isToolUseStartableEarly(block)) {
+        // Issue 29: a Bash call is judged on its parsed command's facts, gathered below before it is
+        // reported; where facts cannot be gathered here (tools run on another host), it is unsafe.
+        const judgedOnFacts = concurrencyNeedsFacts(block.name);
+        if (judgedOnFacts ? !input.streamToolUses?.permissionFacts : !isToolUseStartableEarly(block)) {
           sawUnsafe = true;
           return;
         }
@@ -306,6 +309,8 @@ export class ModelCallRun {
               const facts = target.permissionFacts
                 ? await gatherCallFacts({ toolUseId: block.id, name: block.name, input: block.input }, target.permissionFacts.cwd, target.permissionFacts.homeDir)
                 : undefined;
+              // A command that may change things is unsafe: neither it nor any later call is reported.
+              if (judgedOnFacts && !isToolUseStartableEarly(block, facts)) return false;
               await reportToolUse(target, { ...report, ...(facts && { facts }) });
               return true;
             } catch (error) {

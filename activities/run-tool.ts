@@ -10,7 +10,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunToolInput, RunToolResult } from '../common/activity-types';
-import { getToolSpec } from '../common/tool-specs';
+import { concurrencyNeedsFacts, getToolSpec } from '../common/tool-specs';
+import { gatherCallFacts } from './permission-facts/gather';
 import { TOOL_ERROR_FAILURE_TYPE, type ToolErrorDetails, type ToolHeartbeatDetails, toolCallSummary, toolErrorMessage } from '../common/tool-ui';
 import { findProcessesWithEnvironment } from './shell';
 import { type JournalEntry, ToolJournal, interruptedWriteOutcome, resumption, workspaceStateDir } from './tool-journal';
@@ -70,7 +71,7 @@ export function createToolRunner(deps: RunToolDeps) {
   async function runToolToResult(input: RunToolInput, signal?: AbortSignal): Promise<RunToolResult> {
     const context = Context.current();
     const startedAt = Date.now();
-    const mutating = isMutating(input.name, input.input);
+    const mutating = await isMutating(input);
     let entry: JournalEntry | undefined;
 
     if (mutating) {
@@ -219,12 +220,20 @@ async function stopLeftoverProcesses(previous: JournalEntry): Promise<string> {
   return ' Its processes were still running and have been stopped.';
 }
 
-/** Mutating = a known tool whose valid input is not read-only. Invalid input never runs, so it needs no journal. */
-function isMutating(name: string, input: unknown): boolean {
-  const spec = getToolSpec(name);
+/**
+ * Mutating = a known tool whose valid input is not read-only. Invalid input never runs, so it needs
+ * no journal. A Bash command is read-only only on its parsed command's facts, gathered here where
+ * it runs (issue 29: one Bash analysis); a command that cannot be examined is journaled.
+ */
+async function isMutating(input: RunToolInput): Promise<boolean> {
+  const spec = getToolSpec(input.name);
   if (!spec) return false;
-  const parsed = spec.inputSchema.safeParse(input);
-  return parsed.success && !spec.isReadOnly(parsed.data);
+  const parsed = spec.inputSchema.safeParse(input.input);
+  if (!parsed.success) return false;
+  const facts = concurrencyNeedsFacts(input.name)
+    ? await gatherCallFacts({ toolUseId: input.toolUseId, name: input.name, input: input.input }, input.cwd, input.access?.homeDir)
+    : undefined;
+  return !spec.isReadOnly(parsed.data, facts);
 }
 
 /** seed §2.7 layer 1 (applyToolResultBudget), applied where the output is produced. */

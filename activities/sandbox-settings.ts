@@ -17,6 +17,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { BashFacts } from '../common/permission-facts';
 import { SETTING_SOURCES, type SettingSource } from '../common/permissions';
 
 /** The effective sandbox configuration of one call. Paths are absolute. */
@@ -168,22 +169,22 @@ export function isInside(candidate: string, root: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
-/** Characters that make a command more than one plain simple command. */
-const SHELL_SYNTAX = /[;&|<>$`(){}[\]*?~!#'"\\\n\r\t=%^]/;
-
 /**
- * Whether `command` is one of the user's `excludedCommands` (run outside the sandbox): an entry
- * `npm` or `npm:*` covers `npm`, `npm run x`; `docker ps` covers `docker ps -a`. Only a plain
- * simple command qualifies — no operators, quoting, expansions, redirects or assignments — so
- * `npm test; curl evil` or `npm $(rm -rf ~)` never leaves the sandbox through an entry (fails closed).
+ * Whether a command is one of the user's `excludedCommands` (run outside the sandbox), on its
+ * parsed facts (activities/permission-facts/bash.ts; issue 29: one Bash analysis): an entry `npm`
+ * or `npm:*` covers `npm`, `npm run x`; `docker ps` covers `docker ps -a`. Only one plain simple
+ * command qualifies — nothing the parser could not follow, no wrapper or nesting, no redirect from
+ * or to a file, no word known only at run time — so `npm test; curl evil` or `npm $(rm -rf ~)`
+ * never leaves the sandbox through an entry. No facts: not excluded (fails closed).
  */
-export function isExcludedCommand(command: string, excludedCommands: readonly string[]): boolean {
-  if (excludedCommands.length === 0 || SHELL_SYNTAX.test(command)) return false;
-  const words = command.trim().split(/ +/);
-  if (words[0] === undefined || words[0] === '') return false;
+export function isExcludedCommand(facts: BashFacts | undefined, excludedCommands: readonly string[]): boolean {
+  if (excludedCommands.length === 0 || facts === undefined || facts.problems.length > 0 || facts.commands.length !== 1) return false;
+  const [command] = facts.commands;
+  if (command.argv.length === 0 || command.nested || command.wrappers.length > 0 || command.writesByRedirect || command.readsByRedirect !== false) return false;
+  if (command.dynamicWords.some(Boolean)) return false;
   return excludedCommands.some((entry) => {
     const prefix = entry.replace(/:\*$/, '').trim().split(/\s+/);
-    return prefix.length <= words.length && prefix.every((word, index) => word === words[index]);
+    return prefix.length <= command.argv.length && prefix.every((word, index) => word === command.argv[index]);
   });
 }
 

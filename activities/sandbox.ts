@@ -34,6 +34,9 @@ import { DEFAULT_DB_FILENAME, REPO_ROOT } from '../infra/dev-server';
 import { temporalCacheRoot } from '../infra/temporal-cli';
 import { type AskDomain, PROXY_MOUNT, proxyForwarder, startDomainProxy } from './sandbox-network';
 import { SANDBOX_EXEC_WITH_FORWARDER, type SandboxLaunch, runShellCommand } from './shell';
+import type { BashFacts } from '../common/permission-facts';
+import { gatherBashFacts } from './permission-facts/bash';
+import { resolvePathFact } from './permission-facts/paths';
 import { isExcludedCommand, isInside, loadSandboxSettings } from './sandbox-settings';
 import { workspaceStateDir } from './tool-journal';
 
@@ -337,6 +340,15 @@ export interface SandboxDecision {
 }
 
 /** How the command in `request` should run: the sandbox's settings, the call's flags and what the host can do. */
+/** A command's parsed facts for `excludedCommands` (undefined when it cannot be examined: not excluded). */
+async function commandFacts(command: string, cwd: string, home: string): Promise<BashFacts | undefined> {
+  try {
+    return await gatherBashFacts(command, { cwd, homeDir: home, resolve: (literal, base) => resolvePathFact(literal, base, home) });
+  } catch {
+    return undefined;
+  }
+}
+
 export async function decideSandbox(request: SandboxRequest): Promise<SandboxDecision> {
   const env = request.env ?? process.env;
   const home = request.home ?? os.homedir();
@@ -352,7 +364,7 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     return { notices, description: `unsandboxed: ${SANDBOX_ENVIRONMENT_VARIABLE}=off on this worker` };
   }
   if (!settings.enabled) return { notices, description: 'unsandboxed: sandbox.enabled is false' };
-  if (request.command !== undefined && isExcludedCommand(request.command, settings.excludedCommands)) {
+  if (request.command !== undefined && settings.excludedCommands.length > 0 && isExcludedCommand(await commandFacts(request.command, request.cwd, home), settings.excludedCommands)) {
     return { notices, description: 'unsandboxed: the command is in sandbox.excludedCommands' };
   }
   if (request.dangerouslyDisableSandbox) {

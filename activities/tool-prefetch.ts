@@ -10,7 +10,8 @@
 import { CancelledFailure } from '@temporalio/common';
 import type { AssistantApiMessage } from '../common/messages';
 import type { RunToolInput, RunToolResult } from '../common/activity-types';
-import { type PrefetchedToolResult, type ToolPrefetchPlan, allowedWithoutAsking, toolsToPrefetch } from '../common/tool-prefetch';
+import type { CallFacts } from '../common/permission-facts';
+import { type PrefetchedToolResult, type ToolPrefetchPlan, allowedWithoutAsking, callsJudgedOnFacts, toolsToPrefetch } from '../common/tool-prefetch';
 import { toolAccessFor } from '../common/tool-access';
 import { gatherCallFacts } from './permission-facts/gather';
 
@@ -36,7 +37,7 @@ export async function prefetchTools(
   deadlineMs = PREFETCH_DEADLINE_MS,
 ): Promise<PrefetchedToolResult[] | undefined> {
   if (message.stop_reason !== 'tool_use') return undefined;
-  const calls = toolsToPrefetch(message.content, plan);
+  const calls = toolsToPrefetch(message.content, plan, await factsOfShellCalls(message, plan));
   if (calls.length === 0) return undefined;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new Error(`prefetched tool calls not done within ${deadlineMs} ms`)), deadlineMs);
@@ -72,6 +73,17 @@ export async function prefetchTools(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Issue 29: the facts of the Bash calls before a call the plan could prefetch (a read-only command
+ * does not stop the reads after it; one that may change things, or cannot be examined, does).
+ */
+async function factsOfShellCalls(message: AssistantApiMessage, plan: ToolPrefetchPlan): Promise<Map<string, CallFacts> | undefined> {
+  const calls = callsJudgedOnFacts(message.content, plan);
+  if (calls.length === 0) return undefined;
+  const facts = await Promise.all(calls.map((call) => gatherCallFacts({ toolUseId: call.id, name: call.name, input: call.input }, plan.cwd, plan.permission?.homeDir)));
+  return new Map(facts.map((fact) => [fact.toolUseId, fact]));
 }
 
 /** `fn` over `items` with at most `limit` running at once; results in `items`' order. */

@@ -63,6 +63,8 @@ export interface BashCommandFact {
   paths: { access: PathAccess; path: PathFact; recursive?: boolean; history?: boolean }[];
   /** Some redirect writes a file (other than /dev/null). */
   writesByRedirect: boolean;
+  /** Some redirect reads a file (`< f`; not /dev/null or a descriptor). Absent in facts recorded before it existed. */
+  readsByRedirect?: boolean;
   /** The directory it runs in (after a `cd` earlier in the same list), absolute. */
   cwd: string;
   /** Reached through a wrapper that runs code from a string (`bash -c`, `sh -c`, `eval`, `watch`), `xargs` or `find -exec`. */
@@ -124,4 +126,14 @@ export interface ToolAccess {
    * `sandbox.network.allowedDomains` asks the conversation (common/network-request.ts) instead of being refused.
    */
   askForDomains?: boolean;
+}
+
+/**
+ * Whether a Bash command line provably only reads, on its facts: nothing the gatherer could not
+ * follow and every simple command read-only. The one answer to "read-only" for Bash — the
+ * permission engine's plan mode and read-only default, concurrency, early start and the crash
+ * journal all read it (issue 29: one Bash analysis). No facts: not read-only (fail closed).
+ */
+export function isReadOnlyBash(facts: BashFacts | undefined): boolean {
+  return facts !== undefined && facts.problems.length === 0 && facts.commands.every((command) => command.readOnly);
 }

@@ -6,8 +6,8 @@
  *
  * Rule syntax (Claude Code's): `Tool` or `Tool(specifier)`.
  * - `Bash(npm test)` exact command; `Bash(npm test:*)` the command or it followed by arguments;
- *   `Bash(git * main)` `*` matches anything. A compound command (`a && b`) is allowed only when
- *   every part is; it is denied or asked when any part matches.
+ *   `Bash(git * main)` `*` matches anything. Matched on the command's parsed facts only
+ *   (common/bash-permissions.ts; issue 29: one Bash analysis): a call without them asks.
  * - `Read(...)`, `Edit(...)`, `Write(...)` take gitignore-style paths (globs: ./path-rules): `//abs/path`, `~/path`
  *   (home), `/path` (the workspace root), `path` or `./path` (the workspace; a pattern without
  *   a slash matches at any depth). `Read` rules cover Read, Glob and Grep; `Edit` rules cover Edit
@@ -65,69 +65,6 @@ function staticPrefix(pattern: string): string {
   return fixed.join('/') || '.';
 }
 
-// ---- Bash ----
-
-/** Splits a command on `&&`, `||`, `;`, `|` and newlines outside quotes. */
-export function splitCompoundCommand(command: string): string[] {
-  const parts: string[] = [];
-  let current = '';
-  let quote: string | undefined;
-  for (let index = 0; index < command.length; index++) {
-    const char = command[index];
-    if (quote) {
-      if (char === '\\' && quote === '"' && index + 1 < command.length) {
-        current += char + command[++index];
-        continue;
-      }
-      if (char === quote) quote = undefined;
-      current += char;
-      continue;
-    }
-    if (char === '\\' && index + 1 < command.length) {
-      current += char + command[++index];
-      continue;
-    }
-    if (char === '"' || char === "'") {
-      quote = char;
-      current += char;
-      continue;
-    }
-    const two = command.slice(index, index + 2);
-    if (two === '&&' || two === '||') {
-      parts.push(current);
-      current = '';
-      index++;
-      continue;
-    }
-    if (char === ';' || char === '|' || char === '\n' || char === '&') {
-      parts.push(current);
-      current = '';
-      continue;
-    }
-    current += char;
-  }
-  parts.push(current);
-  return parts.map((part) => part.trim()).filter((part) => part !== '');
-}
-
-/** One simple command against a Bash rule's content. */
-export function bashCommandMatches(content: string, command: string): boolean {
-  const trimmed = command.trim();
-  if (content.endsWith(':*')) {
-    const prefix = content.slice(0, -2).trim();
-    return trimmed === prefix || trimmed.startsWith(`${prefix} `);
-  }
-  if (!content.includes('*')) return trimmed === content.trim();
-  // `ls *` also matches a bare `ls` (a single trailing wildcard after a space is optional).
-  const optionalTail = /^[^*]* \*$/.test(content);
-  const source = content
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  if (new RegExp(`^${source}$`, 's').test(trimmed)) return true;
-  return optionalTail && trimmed === content.slice(0, -2).trim();
-}
-
 // ---- matching and the decision ----
 
 interface CallView {
@@ -152,19 +89,14 @@ function ruleCoversTool(ruleTool: string, toolName: string, mcpServer?: string):
 }
 
 /**
- * Whether `rule` matches the call. `mode` 'any' (deny, ask): some part of a compound Bash
- * command matches; 'all' (allow): every part does.
+ * Whether `rule` matches the call. `mode` 'any' (deny, ask): some path matches; 'all' (allow):
+ * every path does. A Bash rule with a command is matched on the parsed command only (decideBash):
+ * never here.
  */
-export function ruleMatches(rule: PermissionRule, call: CallView, mode: 'any' | 'all'): boolean {
+function ruleMatches(rule: PermissionRule, call: CallView, mode: 'any' | 'all'): boolean {
   if (!ruleCoversTool(rule.toolName, call.toolName, call.mcpServer)) return false;
   if (rule.content === undefined) return true;
-  const input = (call.input ?? {}) as Record<string, unknown>;
-  if (call.toolName === 'Bash') {
-    if (typeof input.command !== 'string') return false;
-    const parts = splitCompoundCommand(input.command);
-    if (parts.length === 0) return false;
-    return mode === 'any' ? parts.some((part) => bashCommandMatches(rule.content!, part)) : parts.every((part) => bashCommandMatches(rule.content!, part));
-  }
+  if (call.toolName === 'Bash') return false;
   const paths = toolPaths(call.toolName, call.input, call.cwd);
   if (paths.length === 0) return false;
   const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: call.cwd, homeDir: call.homeDir });
@@ -184,32 +116,21 @@ function firstMatch(rules: RuleWithSource[], call: CallView, mode: 'any' | 'all'
   });
 }
 
-/**
- * For a compound Bash command, allow rules must cover every part; parts may be covered by
- * different rules (`Bash(git add:*)` and `Bash(git commit:*)` together allow `git add . && git commit`).
- */
+/** The allow rule covering the call. Issue 29: a workspace's own allow rule covers nothing outside the workspace. */
 function allowedByRules(all: RuleWithSource[], call: CallView): RuleWithSource | undefined {
-  // Issue 29: a workspace's own allow rule covers nothing outside the workspace.
   const paths = toolPaths(call.toolName, call.input, call.cwd);
-  const rules = all.filter((entry) => withinRuleScope(entry, paths, call.cwd));
-  const whole = firstMatch(rules, call, 'all');
-  if (whole || call.toolName !== 'Bash') return whole;
-  const command = (call.input as { command?: unknown })?.command;
-  if (typeof command !== 'string') return undefined;
-  const parts = splitCompoundCommand(command);
-  if (parts.length < 2) return undefined;
-  const covering = parts.map((part) => firstMatch(rules, { ...call, input: { command: part } }, 'all'));
-  return covering.every(Boolean) ? covering[0] : undefined;
+  return firstMatch(all.filter((entry) => withinRuleScope(entry, paths, call.cwd)), call, 'all');
 }
 
 export interface ToolFacts {
-  /** The call only reads (the tool's own `isReadOnly` on valid input; the Bash classifier for Bash). */
+  /** The call only reads (the tool's own `isReadOnly` on valid input; for Bash, on its gathered facts). */
   readOnly: boolean;
   /** The input is valid for the tool (invalid input is never run: the tool reports the error). */
   validInput: boolean;
   /**
    * What an activity found where the tool acts (issue 17): real paths, the parsed command. Absent
-   * for calls decided before facts existed (recorded histories): the lexical checks decide then.
+   * for calls decided before facts existed (recorded histories): file tools are then judged on
+   * their input's paths; a Bash call is a command nobody examined, and asks (issue 29).
    */
   gathered?: CallFacts;
   /** Issue 22: an MCP tool of the recorded listing, by its server's configured name (rules `mcp__server…`). */
@@ -245,8 +166,8 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   if (asked) return { behavior: 'ask', reason: describeRule(asked) };
 
   if (TOOLS_WITHOUT_PERMISSION_IN_ANY_MODE.has(toolName)) return { behavior: 'allow', reason: `${toolName} needs no permission` };
-  const gatheredBash = facts.gathered?.bash;
-  if (toolName === 'Bash' && gatheredBash) return decideBashCall(view, gatheredBash, context);
+  // Bash decides on its parsed command only; without facts on none (UNEXAMINED_COMMAND: it asks).
+  if (toolName === 'Bash') return decideBashCall(view, facts.gathered?.bash ?? UNEXAMINED_COMMAND, context);
   const gatheredPaths = facts.gathered?.paths;
   if (gatheredPaths && (READ_TOOLS.has(toolName) || EDIT_TOOLS.has(toolName))) return decideOnPathFacts(view, facts, gatheredPaths, context);
   const paths = toolPaths(toolName, view.input, view.cwd);
@@ -273,10 +194,6 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
     if (context.mode === 'acceptEdits') return { behavior: 'allow', reason: 'acceptEdits mode allows edits inside the working directories' };
     return { behavior: 'ask', reason: `${toolName} changes files` };
   }
-  if (toolName === 'Bash') {
-    if (facts.readOnly) return { behavior: 'allow', reason: 'read-only command' };
-    return { behavior: 'ask', reason: 'the command may change things' };
-  }
   // Claude Code asks for an MCP tool no rule allows (whatever its annotations say).
   if (view.mcpServer !== undefined) return { behavior: 'ask', reason: `${toolName} is a tool of the MCP server "${view.mcpServer}", and no rule allows it` };
   // Agent, the task list, wakeups, cron (TOOLS_WITHOUT_PERMISSION); any other tool fails closed: it asks.
@@ -284,6 +201,9 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   return { behavior: 'ask', reason: `${toolName} has no permission decision of its own` };
 }
 
+
+/** A Bash command without facts (none gathered: what the checker does not understand asks; deny rules on the whole tool still deny). */
+const UNEXAMINED_COMMAND: BashFacts = { problems: ['the command was not examined (no facts were gathered for it)'], commands: [] };
 
 /**
  * A Bash call's decision on its parsed command (common/bash-permissions.ts), and one escalation
@@ -445,16 +365,13 @@ export function timeoutMessage(toolName: string, waitedMs: number): string {
 }
 
 /**
- * The allow rule `--always` adds for the rest of the session: the exact Bash command; for a file
- * tool, that tool in the file's directory (`Edit(//abs/dir/**)`), so approving one write outside
- * the workspace does not open the whole disk; otherwise the tool.
+ * The allow rule `--always` adds for the rest of the session: for a file tool, that tool in the
+ * file's directory (`Edit(//abs/dir/**)`), so approving one write outside the workspace does not
+ * open the whole disk; none for Bash (the gate makes its rule from the parsed command); otherwise the tool.
  */
-export function ruleForAlways(toolName: string, input: unknown, cwd: string): string {
-  if (toolName === 'Bash') {
-    const command = (input as { command?: unknown })?.command;
-    if (typeof command === 'string' && command.trim() && !/[()]/.test(command)) return `Bash(${command.trim()})`;
-    return toolName;
-  }
+export function ruleForAlways(toolName: string, input: unknown, cwd: string): string | undefined {
+  // A Bash rule is made from the parsed command (common/bash-permissions.ts bashAlwaysRule): without its facts, none.
+  if (toolName === 'Bash') return undefined;
   const [first] = toolPaths(toolName, input, cwd);
   if (!first) return toolName;
   const directory = getToolSpec(toolName)?.fileAccess?.target === 'directory' ? first : first.slice(0, first.lastIndexOf('/')) || '/';

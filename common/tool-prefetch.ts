@@ -19,7 +19,7 @@ import { decidePermission } from './permissions';
 import type { StreamTarget } from './stream-items';
 import { toolFacts } from './tool-facts';
 import { toolResultBudget } from './tool-result-budget';
-import { isToolUseStartableEarly } from './tool-specs';
+import { concurrencyNeedsFacts, isToolUseStartableEarly } from './tool-specs';
 
 /** What the workflow allows the local phase of a model call to run (`CallModelLocalInput.prefetch`). */
 export interface ToolPrefetchPlan {
@@ -58,17 +58,32 @@ type ContentBlock = { type: string; id?: string; name?: string; input?: unknown 
  * The calls of an answer to prefetch under `plan`. `siblings` (the budget's divisor) is the
  * number of tool_use blocks in the message: what the tool executor passes for a final answer.
  */
-export function toolsToPrefetch(content: readonly ContentBlock[], plan: ToolPrefetchPlan): PrefetchCall[] {
-  const blocks = content.filter((block): block is ContentBlock & { id: string; name: string } => block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string');
+export function toolsToPrefetch(content: readonly ContentBlock[], plan: ToolPrefetchPlan, facts?: ReadonlyMap<string, CallFacts>): PrefetchCall[] {
+  const blocks = toolUseBlocks(content);
   const calls: PrefetchCall[] = [];
   for (const block of blocks) {
-    // An unsafe call runs before every later one: stop there.
-    if (!isToolUseStartableEarly({ name: block.name, input: block.input })) break;
+    // An unsafe call runs before every later one: stop there (a Bash call is safe only on its facts, `facts`).
+    if (!isToolUseStartableEarly({ name: block.name, input: block.input }, facts?.get(block.id))) break;
     if (!plan.tools.includes(block.name)) continue;
     if (!allowedWithoutAsking({ name: block.name, input: block.input }, plan.permission)) continue;
     calls.push({ id: block.id, name: block.name, input: block.input, maxResultSizeChars: toolResultBudget(plan.maxResultSizeChars[block.name] ?? DEFAULT_MAX_RESULT_SIZE_CHARS, blocks.length) });
   }
   return calls;
+}
+
+function toolUseBlocks(content: readonly ContentBlock[]): (ContentBlock & { id: string; name: string })[] {
+  return content.filter((block): block is ContentBlock & { id: string; name: string } => block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string');
+}
+
+/**
+ * The calls of an answer whose facts `toolsToPrefetch` needs (issue 29: a Bash call is safe only on
+ * its parsed command): those that come before a call the plan could prefetch. None otherwise.
+ */
+export function callsJudgedOnFacts(content: readonly ContentBlock[], plan: ToolPrefetchPlan): { id: string; name: string; input: unknown }[] {
+  const blocks = toolUseBlocks(content);
+  let last = blocks.length - 1;
+  while (last >= 0 && !plan.tools.includes(blocks[last].name)) last--;
+  return blocks.slice(0, Math.max(0, last)).filter((block) => concurrencyNeedsFacts(block.name)).map(({ id, name, input }) => ({ id, name, input }));
 }
 
 /** A tool's result cap when its spec names none (as the workflow's runTool). */

@@ -3,6 +3,7 @@
  * activities (execution). Nothing here may touch Node APIs: the workflow bundle imports it.
  */
 import type { z } from 'zod';
+import type { CallFacts } from './permission-facts';
 
 /** A tool as the loop sees it: name, schema and the decisions the seed (§2.4) leaves to the tool. */
 export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
@@ -12,10 +13,14 @@ export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
   readonly description: string;
   /** Zod schema of the input; validated in the workflow and again in the activity. */
   readonly inputSchema: Schema;
-  /** True when the call never changes the workspace (decides journaling). */
-  isReadOnly(input: z.infer<Schema>): boolean;
-  /** True when the call may run beside other concurrency-safe calls (seed §2.4). */
-  isConcurrencySafe(input: z.infer<Schema>): boolean;
+  /**
+   * True when the call never changes the workspace (decides journaling, early start, plan mode).
+   * `facts`: what was gathered where the tool acts (common/permission-facts.ts); a tool whose
+   * answer depends on them (Bash: the parsed command) says false without them.
+   */
+  isReadOnly(input: z.infer<Schema>, facts?: CallFacts): boolean;
+  /** True when the call may run beside other concurrency-safe calls (seed §2.4); `facts` as for `isReadOnly`. */
+  isConcurrencySafe(input: z.infer<Schema>, facts?: CallFacts): boolean;
   /** Results longer than this are persisted to disk and replaced by a preview (seed §2.7, layer 1). */
   readonly maxResultSizeChars: number;
   /** A short human label for status and the Temporal UI, e.g. "Read src/app.ts", "Bash: npm test". */

@@ -2,6 +2,7 @@
  * The tool registry both sides share: the workflow uses the specs for scheduling decisions
  * (seed §2.4), the activities for validation before execution. Pure: no Node imports.
  */
+import type { CallFacts } from './permission-facts';
 import type { ToolSpec } from './tool-spec';
 import { agentToolSpec } from './tools/agent';
 import { bashToolSpec } from './tools/bash';
@@ -78,9 +79,12 @@ export function getToolSpec(name: string): ToolSpec | undefined {
   return TOOL_SPECS.find((spec) => spec.name === name);
 }
 
-/** The tool's own decision on its parsed input (seed §2.4); unknown tools and invalid input count as unsafe. */
-export function isToolUseConcurrencySafe(block: { name: string; input: unknown }): boolean {
-  return decide(block, (spec, input) => spec.isConcurrencySafe(input));
+/**
+ * The tool's own decision on its parsed input (seed §2.4); unknown tools and invalid input count as
+ * unsafe. `facts`: the call's gathered facts (Bash decides on its parsed command; without them it is unsafe).
+ */
+export function isToolUseConcurrencySafe(block: { name: string; input: unknown }, facts?: CallFacts): boolean {
+  return decide(block, (spec, input) => spec.isConcurrencySafe(input, facts));
 }
 
 /**
@@ -88,8 +92,13 @@ export function isToolUseConcurrencySafe(block: { name: string; input: unknown }
  * retried model call can answer differently, so work started early must have no side effects
  * (an Agent runs beside its siblings, but only once the answer is final).
  */
-export function isToolUseStartableEarly(block: { name: string; input: unknown }): boolean {
-  return decide(block, (spec, input) => spec.isConcurrencySafe(input) && spec.isReadOnly(input));
+export function isToolUseStartableEarly(block: { name: string; input: unknown }, facts?: CallFacts): boolean {
+  return decide(block, (spec, input) => spec.isConcurrencySafe(input, facts) && spec.isReadOnly(input, facts));
+}
+
+/** Whether a call's answer to the questions above depends on facts gathered where it acts (Bash: its parsed command). */
+export function concurrencyNeedsFacts(name: string): boolean {
+  return getToolSpec(name)?.shellCommandField !== undefined;
 }
 
 function decide(block: { name: string; input: unknown }, decision: (spec: ToolSpec, input: unknown) => boolean): boolean {

@@ -14,11 +14,18 @@ import { LOCAL_TOOL_OPTIONS, activities, localActivities } from './deps/activity
 
 /** The call's facts, from the activity on the workspace's host. */
 export async function gatherCallFacts(config: ConversationConfig, block: ToolUseBlock, homeDir: string | undefined): Promise<CallFacts | undefined> {
+  return (await gatherCallsFacts(config, [block], homeDir)).find((fact) => fact.toolUseId === block.id);
+}
+
+/** Several calls' facts from one activity (issue 29: a reply's Bash calls, gathered before the reply is partitioned). */
+export async function gatherCallsFacts(config: ConversationConfig, blocks: readonly ToolUseBlock[], homeDir: string | undefined): Promise<CallFacts[]> {
+  if (blocks.length === 0) return [];
   const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
-  const summary = `Check permission: ${toolCallSummary(block.name, block.input)}`;
+  const more = blocks.length > 1 ? ` (and ${blocks.length - 1} more)` : '';
+  const summary = `Check permission: ${toolCallSummary(blocks[0].name, blocks[0].input)}${more}`;
   const proxy = local
     ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary })
     : activities({ ...LOCAL_TOOL_OPTIONS, taskQueue: config.toolTaskQueue, summary });
-  const { facts } = await proxy.gatherPermissionFacts({ cwd: config.cwd, homeDir, calls: [{ toolUseId: block.id, name: block.name, input: block.input }] });
-  return facts.find((fact) => fact.toolUseId === block.id);
+  const { facts } = await proxy.gatherPermissionFacts({ cwd: config.cwd, homeDir, calls: blocks.map((block) => ({ toolUseId: block.id, name: block.name, input: block.input })) });
+  return facts;
 }

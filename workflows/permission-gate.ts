@@ -42,6 +42,8 @@ import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
 import { cutText } from '../common/cut-text';
 import type { HookPermission } from './extensions/hooks-decisions';
+// Issue 29: a reply's Bash calls are judged on their facts before it is partitioned (factsForReply).
+import { concurrencyNeedsFacts, isToolUseStartableEarly } from '../common/tool-specs';
 
 
 /** Tools whose decision depends on facts only the workspace's host has: the file tools and the shell. */
@@ -120,6 +122,8 @@ export type GateVerdict = { behavior: 'allow'; access?: ToolAccess } | { behavio
 
 /** Gathers a call's facts on the workspace's host (workflows/permission-facts.ts). */
 export type GatherFacts = (block: ToolUseBlock, homeDir: string | undefined) => Promise<CallFacts | undefined>;
+/** Gathers several calls' facts on the workspace's host in one activity (issue 29: a reply's Bash calls). */
+export type GatherReplyFacts = (blocks: readonly ToolUseBlock[], homeDir: string | undefined) => Promise<CallFacts[]>;
 /** Facts of a tool the conversation offers beyond the built-in ones (issue 22: an MCP tool of the listing), or undefined. */
 export type ExtensionFacts = (block: ToolUseBlock) => ToolFacts | undefined;
 
@@ -142,6 +146,7 @@ export class PermissionGate {
     private readonly settings: () => PermissionSettings | undefined,
     private readonly gather?: GatherFacts,
     private readonly extensionFacts?: ExtensionFacts,
+    private readonly gatherReply?: GatherReplyFacts,
   ) {
     this.sessionAllow = [...(carried?.sessionAllow ?? [])];
     this.decisions = new Map((carried?.decisions ?? []).map((decision) => [decision.toolUseId, decision]));
@@ -294,6 +299,32 @@ export class PermissionGate {
     if (facts.toolUseId !== block.id) return;
     this.knownFacts.set(block.id, { input: JSON.stringify(block.input) ?? '', facts });
     while (this.knownFacts.size > DECISIONS_KEPT) this.knownFacts.delete(this.knownFacts.keys().next().value as string);
+  }
+
+  /**
+   * Issue 29 (one Bash analysis): the facts of a reply's calls whose concurrency depends on them
+   * (Bash: its parsed command), by tool_use id, before the reply is partitioned — those the gate
+   * knows (a streamed report, a prefetch), the rest gathered in one activity. The check reuses
+   * the facts of a call no unsafe call precedes (nothing run before it could change what they
+   * saw); a later call is checked on facts gathered when its turn comes.
+   */
+  async factsForReply(blocks: readonly ToolUseBlock[]): Promise<Map<string, CallFacts>> {
+    const facts = new Map<string, CallFacts>();
+    const missing: ToolUseBlock[] = [];
+    for (const block of blocks) {
+      if (!concurrencyNeedsFacts(block.name)) continue;
+      const known = this.factsKnown(block);
+      if (known) facts.set(block.id, known);
+      else missing.push(block);
+    }
+    if (missing.length === 0 || !this.gatherReply) return facts;
+    for (const fact of await this.gatherReply(missing, this.context().homeDir)) facts.set(fact.toolUseId, fact);
+    for (const block of blocks) {
+      const fact = facts.get(block.id);
+      if (fact && missing.includes(block)) this.rememberFacts(block, fact);
+      if (!isToolUseStartableEarly(block, fact)) break;
+    }
+    return facts;
   }
 
   private factsKnown(block: ToolUseBlock): CallFacts | undefined {

@@ -30,7 +30,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     now: () => Date.now(),
     isAborted: () => query.aborted,
     callModel: (request, executor) => callModel(request, executor as StreamingToolExecutor),
-    newToolExecutor: () => createToolExecutor(host.config, query, runTool, uuid4, host.toolRoutes),
+    newToolExecutor: () => createToolExecutor(host.config, query, runTool, uuid4, host.toolRoutes, (blocks) => host.toolPermissions.factsForReply(blocks)),
     runStopHooks: createRunStopHooks(host, query, options),
     compactConversation: (request) => compactConversation(host, query, request),
   };

@@ -6,6 +6,7 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { isToolUseConcurrencySafe, isToolUseStartableEarly } from '../common/tool-specs';
 import type { AssistantMessage, Message, ToolUseBlock, UserMessage } from '../common/messages';
+import type { CallFacts } from '../common/permission-facts';
 import { createToolResultMessage } from './messages';
 import type { ToolExecutor } from './query-loop';
 
@@ -19,15 +20,17 @@ export interface ToolCallBatch {
 
 /**
  * seed §2.4 partitionToolCalls: consecutive concurrency-safe calls form one concurrent batch;
- * every other call is a serial batch of its own. Batches run in order.
+ * every other call is a serial batch of its own. Batches run in order. `facts`: the calls' facts
+ * gathered where they act, by tool_use id (a Bash call is concurrency-safe only on its facts).
  */
 export function partitionToolCalls(
   blocks: readonly ToolUseBlock[],
-  isConcurrencySafe: (block: ToolUseBlock) => boolean = isToolUseConcurrencySafe,
+  isConcurrencySafe: (block: ToolUseBlock, facts?: CallFacts) => boolean = isToolUseConcurrencySafe,
+  facts?: ReadonlyMap<string, CallFacts>,
 ): ToolCallBatch[] {
   const batches: ToolCallBatch[] = [];
   for (const block of blocks) {
-    const safe = isConcurrencySafe(block);
+    const safe = isConcurrencySafe(block, facts?.get(block.id));
     const last = batches[batches.length - 1];
     if (safe && last?.isConcurrencySafe) last.blocks.push(block);
     else batches.push({ isConcurrencySafe: safe, blocks: [block] });
@@ -57,8 +60,17 @@ export interface ToolExecutorDeps {
   maxConcurrency: number;
   /** The query's scope: aborting the query cancels every tool through it. */
   parentScope: CancellationScope;
-  /** Concurrency safety of a call (default: the built-in tool's spec); issue 22 adds MCP tools annotated read-only. */
-  isConcurrencySafe?: (block: ToolUseBlock) => boolean;
+  /**
+   * Concurrency safety of a call where something other than the built-in tool's spec decides it
+   * (issue 22: MCP tools annotated read-only); undefined: the spec decides, on the call's facts.
+   */
+  isConcurrencySafe?: (block: ToolUseBlock) => boolean | undefined;
+  /**
+   * Issue 29 (one Bash analysis): the facts of a reply's calls whose concurrency depends on them
+   * (Bash), by tool_use id, gathered where they act before the reply is partitioned. Absent, or
+   * failing: such calls run alone (what is not known to be read-only is not concurrency-safe).
+   */
+  factsForReply?: (blocks: readonly ToolUseBlock[]) => Promise<ReadonlyMap<string, CallFacts>>;
 }
 
 interface TrackedTool {
@@ -84,13 +96,14 @@ export class StreamingToolExecutor implements ToolExecutor {
   constructor(private readonly deps: ToolExecutorDeps) {}
 
   /**
-   * Called for each tool_use block as it finishes streaming. Only concurrency-safe calls that no
+   * Called for each tool_use block as it finishes streaming, with its facts when the model call
+   * gathered them (a Bash call starts early only on them). Only concurrency-safe calls that no
    * unsafe call precedes start early: a retried model call can answer differently, so work
    * started early must have no side effects.
    */
-  addTool(block: ToolUseBlock): void {
+  addTool(block: ToolUseBlock, facts?: CallFacts): void {
     if (this.tracked.has(block.id) || this.sawUnsafeWhileStreaming) return;
-    if (!isToolUseStartableEarly(block)) {
+    if (!isToolUseStartableEarly(block, facts)) {
       this.sawUnsafeWhileStreaming = true;
       return;
     }
@@ -119,13 +132,31 @@ export class StreamingToolExecutor implements ToolExecutor {
     }
     // Let dropped work release its concurrency slots before the final calls start.
     await Promise.all(dropped);
-    for (const batch of partitionToolCalls(toolUses, this.deps.isConcurrencySafe)) {
+    const facts = await this.factsForReply(toolUses);
+    const safe = (block: ToolUseBlock, known?: CallFacts) => this.deps.isConcurrencySafe?.(block) ?? isToolUseConcurrencySafe(block, known);
+    for (const batch of partitionToolCalls(toolUses, safe, facts)) {
       const tools = batch.blocks.map((block) => this.tracked.get(block.id) ?? this.start(block, batch.isConcurrencySafe, toolUses.length));
       for (const tool of tools) {
         const outcome = await tool.promise;
         this.tracked.delete(tool.block.id);
         yield this.resultMessage(tool, outcome, assistant);
       }
+    }
+  }
+
+  /**
+   * The facts the partition needs (issue 29), in the query's scope: none for a single call (it is a
+   * batch of its own whatever it is), after an abort, or when gathering fails — then every call
+   * that depends on them runs alone.
+   */
+  private async factsForReply(toolUses: ToolUseBlock[]): Promise<ReadonlyMap<string, CallFacts> | undefined> {
+    const gather = this.deps.factsForReply;
+    if (!gather || toolUses.length < 2 || this.deps.isAborted()) return undefined;
+    try {
+      return await this.deps.parentScope.run(() => gather(toolUses));
+    } catch {
+      // A cancellation (abort) or a failed activity: the calls still get their results (cancelled ones, or each checked alone).
+      return undefined;
     }
   }
 

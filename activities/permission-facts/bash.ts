@@ -1035,6 +1035,12 @@ class Walker {
     let afterColon = false;
     for (let index = 0; index < node.childCount; index++) {
       const child = node.child(index)!;
+      // `${PATH:=/tmp/evil}` assigns, as `PATH=…` would: only a data variable may be set so.
+      if (!child.isNamed && (child.type === '=' || child.type === ':=')) {
+        const target = node.namedChildren.find((candidate) => candidate?.type === 'variable_name' || candidate?.type === 'subscript');
+        const name = target?.type === 'subscript' ? target.childForFieldName('name')?.text : target?.text;
+        if (name === undefined || !isDataVariable(name)) this.problem(`${text} assigns ${name ?? 'a variable'}, which is not known to be plain data (it may change what later commands run)`);
+      }
       if (!child.isNamed) {
         if (child.type === '@') this.problem(`${text} transforms a value (\${…@…}), which can run commands`);
         if (child.type === ':') afterColon = true;
@@ -1394,6 +1400,37 @@ export async function gatherBashFacts(command: string, context: BashFactsContext
   return { problems: walker.problems, commands };
 }
 
+/**
+ * The program whose exit status a command line ends with, when the line is one pipeline or one
+ * command, by the grammar (`LANG=C cat log | grep x 2>/dev/null` → `grep`, `[ -f x ]` → `[`);
+ * undefined for anything else (a list, where an earlier command's status may be the one seen; a
+ * parse error; a name only known at run time). For the exit code's meaning
+ * (common/tools/bash.ts `interpretExitCode`), not a permission.
+ */
+export async function finalProgram(command: string): Promise<string | undefined> {
+  const parser = await loadBashParser();
+  const tree = parser.parse(command);
+  if (!tree) return undefined;
+  try {
+    if (tree.rootNode.hasError) return undefined;
+    const statements = tree.rootNode.namedChildren.filter((node): node is Node => node !== null && node.type !== 'comment');
+    let node: Node | null | undefined = statements.length === 1 ? statements[0] : undefined;
+    for (let depth = 0; node && depth < 8; depth++) {
+      if (node.type === 'redirected_statement') node = node.childForFieldName('body');
+      else if (node.type === 'pipeline') node = node.namedChildren.filter((child): child is Node => child !== null && child.type !== 'comment').at(-1);
+      else break;
+    }
+    if (node?.type === 'test_command') return node.text.startsWith('[[') ? '[[' : '[';
+    if (node?.type !== 'command') return undefined;
+    const name = node.childForFieldName('name');
+    const word = name?.namedChildCount === 1 ? name.namedChildren[0] : undefined;
+    if (word?.type !== 'word' || /[\\$`'"]/.test(word.text)) return undefined;
+    return path.posix.basename(word.text);
+  } finally {
+    tree.delete();
+  }
+}
+
 /** Where a git command starts looking for its repository (`-C dir` moves it); undefined when it names one (`--git-dir`, `--work-tree`, `--bare`). */
 function gitStart(argv: string[], dynamicWords: boolean[], cwd: string): string | undefined {
   let start = cwd;
@@ -1482,6 +1519,7 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     reason = pending.notReadOnly;
   }
   let writesByRedirect = false;
+  const readsByRedirect = pending.redirects.some((redirect) => redirect.access === 'read');
   for (const redirect of pending.redirects) {
     if (redirect.access === 'write') {
       writesByRedirect = true;
@@ -1546,6 +1584,7 @@ async function finish(pending: PendingCommand, walker: Walker, context: BashFact
     reason,
     paths,
     writesByRedirect,
+    readsByRedirect,
     cwd,
     nested: pending.nested,
     wrappers: pending.wrappers,

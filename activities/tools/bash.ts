@@ -7,6 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput, interpretExitCode } from '../../common/tools/bash';
+import { finalProgram } from '../permission-facts/bash';
 import { decideSandbox, sandboxResultNotices } from '../sandbox';
 import { CAPTURE_HEAD_BYTES, MAX_CAPTURE_BYTES, runShellCommand } from '../shell';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
@@ -81,7 +82,7 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
     return { isError: true, content: parts.join('\n') };
   }
   if (run.exitCode !== 0) {
-    const exit = interpretExitCode(input.command, run.exitCode);
+    const exit = interpretExitCode(run.exitCode === 1 ? await finalProgram(input.command).catch(() => undefined) : undefined, run.exitCode);
     parts.push(exit.meaning ? `Exit code ${run.exitCode} (${exit.meaning})` : `Exit code ${run.exitCode}`);
     return { isError: exit.isError, content: parts.join('\n') };
   }

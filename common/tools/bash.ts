@@ -1,6 +1,6 @@
 /** Bash tool spec (pure; the workflow bundle imports it). */
 import { z } from 'zod';
-import { classifyBashCommand } from '../bash-classifier';
+import { isReadOnlyBash } from '../permission-facts';
 import { oneLine } from '../cut-text';
 import { defineTool } from '../tool-spec';
 
@@ -65,10 +65,11 @@ Usage notes:
 - Avoid using search commands like \`find\` and \`grep\`: use the Glob and Grep tools instead. Avoid \`cat\`, \`head\`, \`tail\` to read files: use the Read tool. Avoid \`sed\`/\`awk\` to edit files: use the Edit tool.
 - When issuing multiple commands, use the ';' or '&&' operator to separate them. DO NOT use newlines (newlines are ok in quoted strings).`,
   inputSchema: bashInputSchema,
-  // Conservative: a command counts as read-only only when the classifier can prove it.
-  isReadOnly: (input) => classifyBashCommand(input.command).readOnly,
+  // Read-only only when the parsed command's facts prove it (issue 29: one Bash analysis, the
+  // tree-sitter facts gathered where it runs); without facts — none gathered, or the parser failed — it is not.
+  isReadOnly: (_input, facts) => isReadOnlyBash(facts?.bash),
   // A background command is never started while the model still streams (a retried call may not ask for it again).
-  isConcurrencySafe: (input) => input.run_in_background !== true && classifyBashCommand(input.command).readOnly,
+  isConcurrencySafe: (input, facts) => input.run_in_background !== true && isReadOnlyBash(facts?.bash),
   maxResultSizeChars: 30_000,
   shellCommandField: 'command',
   microCompactable: true,
@@ -91,14 +92,13 @@ const EXIT_ONE_MEANINGS: Record<string, string> = {
  * Whether a non-zero exit is an error. `grep` finding nothing, `diff` finding differences and
  * `test` being false exit with 1 without anything having gone wrong; treating them as errors
  * would also cancel the rest of the message (the Bash cascade). Only a single pipeline is judged
- * this way: in `a && grep x`, an exit code of 1 may come from `a`.
+ * this way: in `a && grep x`, an exit code of 1 may come from `a`. `finalProgram`: the program the
+ * line's one pipeline ends with, from the parsed command (activities/permission-facts/bash.ts
+ * `finalProgram`; issue 29: no hand tokenizer), or undefined when it is not one pipeline.
  */
-export function interpretExitCode(command: string, exitCode: number): { isError: boolean; meaning?: string } {
+export function interpretExitCode(finalProgram: string | undefined, exitCode: number): { isError: boolean; meaning?: string } {
   if (exitCode === 0) return { isError: false };
-  if (exitCode !== 1 || /&&|\|\||;|\n/.test(command)) return { isError: true };
-  const lastStage = command.split('|').at(-1)!.trim();
-  const words = lastStage.split(/\s+/).filter((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
-  const program = (words[0] ?? '').split('/').at(-1)!;
-  const meaning = Object.hasOwn(EXIT_ONE_MEANINGS, program) ? EXIT_ONE_MEANINGS[program] : undefined;
+  if (exitCode !== 1 || finalProgram === undefined) return { isError: true };
+  const meaning = Object.hasOwn(EXIT_ONE_MEANINGS, finalProgram) ? EXIT_ONE_MEANINGS[finalProgram] : undefined;
   return meaning ? { isError: false, meaning } : { isError: true };
 }

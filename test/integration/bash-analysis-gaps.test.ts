@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationConfigInput } from '../../common/config';
 import { isolateEnvironment } from '../helpers/cli';
 import { resultsById } from '../helpers/tool-results';
-import { type Harness, createHarness } from '../helpers/harness';
+import { type Harness, createHarness, localActivityType } from '../helpers/harness';
 
 isolateEnvironment();
 let harness: Harness | undefined;
@@ -103,4 +103,60 @@ describe('issue 29: one Bash analysis, its gaps closed', () => {
     expect(result.permission_denials.map((denial) => denial.tool_use_id)).toEqual(['toolu_rm']);
     expect(await exists(path.join(harness.workspace, 'src', 'x.ts'))).toBe(true);
   }, 180_000);
+
+  it('the facts schedule a reply: read-only Bash calls run side by side on facts gathered once, a write alone, a call after it on fresh facts', async () => {
+    const reply = [
+      ['toolu_ls', 'ls src'],
+      ['toolu_cat', 'cat src/x.ts'],
+      ['toolu_write', 'touch written.txt'],
+      ['toolu_after', 'ls'],
+      ['toolu_expand', 'echo ${PATH:=/tmp/evil}; ls'],
+    ] as const;
+    harness = await createHarness({
+      script: [{ content: reply.map(([id, command]) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command } })) }, { content: [{ type: 'text', text: 'Done.' }] }],
+    });
+    await makeRepository(harness.workspace);
+    await harness.startWorker();
+    // No early start while streaming: every call is scheduled from the final reply, on facts gathered for it.
+    const { conversationId, inputUuid } = await harness.api.start({
+      prompt: 'go',
+      config: harness.config({ streamingToolExecution: false, permissions: { canApprove: false, allow: ['Bash(touch written.txt)'] } }),
+      taskQueue: harness.taskQueue,
+    });
+    const result = await harness.api.waitForResult(conversationId, inputUuid!);
+    const results = resultsById(harness.model.requests);
+    expect(results.get('toolu_cat')).toMatchObject({ content: expect.stringContaining('export const x') });
+    expect(results.get('toolu_after')).toMatchObject({ content: expect.stringContaining('written.txt') });
+    // The assignment by expansion is not read-only: it asks, and nobody can approve.
+    expect(result.permission_denials.map((denial) => denial.tool_use_id)).toEqual(['toolu_expand']);
+
+    const events = (await harness.client.workflow.getHandle(conversationId).fetchHistory()).events ?? [];
+    const id = (event: (typeof events)[number]) => Number(String(event.eventId));
+    const runTools = new Map<string, { scheduled: number; closed?: number }>();
+    const byScheduled = new Map<number, string>();
+    for (const event of events) {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled?.activityType?.name === 'runTool') {
+        const toolUseId = (JSON.parse(Buffer.from(scheduled.input!.payloads![0].data!).toString()) as { toolUseId: string }).toolUseId;
+        runTools.set(toolUseId, { scheduled: id(event) });
+        byScheduled.set(id(event), toolUseId);
+      }
+      const closed = event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes;
+      if (closed) {
+        const toolUseId = byScheduled.get(Number(String(closed.scheduledEventId)));
+        if (toolUseId) runTools.get(toolUseId)!.closed = id(event);
+      }
+    }
+    const at = (toolUseId: string) => runTools.get(toolUseId)!;
+    // The two reads run together: the second is scheduled before the first closes.
+    expect(at('toolu_cat').scheduled).toBeLessThan(at('toolu_ls').closed!);
+    // The write runs alone, after both; the read after it only once it closed.
+    expect(at('toolu_write').scheduled).toBeGreaterThan(Math.max(at('toolu_ls').closed!, at('toolu_cat').closed!));
+    expect(at('toolu_after').scheduled).toBeGreaterThan(at('toolu_write').closed!);
+    // Facts: one activity for the reply's five calls (the gate reuses them for the calls before and
+    // including the write), then one for each call after the write, gathered when its turn came.
+    const gathers = events.filter((event) => localActivityType(event) === 'gatherPermissionFacts');
+    expect(gathers).toHaveLength(3);
+  }, 180_000);
 });
+

@@ -2,7 +2,7 @@
  * Tools on the real dev server (seed §2.4, §2.8): partitioning and ordered results, streaming tool
  * execution, the Bash error cascade, abort while streaming / while tools run, and queued input.
  *
- * "Slow" read-only tools are `cat <fifo>`: the classifier proves `cat` read-only, and the command
+ * "Slow" read-only tools are `cat <fifo>`: the parsed command's facts prove `cat` read-only, and the command
  * blocks until the test writes to the FIFO, so the test decides when it finishes — no sleeps, no
  * timing assertions. Holding the FIFO's write end also tells the test whether the process lives
  * (a write to a FIFO nobody reads fails with EPIPE).

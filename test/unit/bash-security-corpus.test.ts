@@ -633,6 +633,10 @@ const issue29Execute: Case[] = [
     'BASH_CMDS=([cat]=/bin/rm); cat src/x.ts',
     'BASH_CMDS[cat]=/bin/rm; cat src/x.ts',
     'BASH_ALIASES=([ls]=id); ls',
+    // An assignment by expansion (the retired hand tokenizer caught it; the walker did not).
+    'echo ${PATH:=/tmp/evil}; ls',
+    ': ${BASH_ENV=/tmp/evil}; bash -c ls',
+    'echo ${PS4:=x} ${a[1]:=y}',
     'x=(a b); echo ok',
     'a[1]=x; echo ok',
     "declare 'a[$(id)]=1'",
@@ -680,9 +684,11 @@ const issue29Execute: Case[] = [
   { command: 'BASH_CMDS=([grep]=/bin/bash); grep -c id src/x.ts', mode: 'plan', expect: 'deny' },
   { command: "declare 'a[$(id)]=1'", mode: 'plan', expect: 'deny' },
   { command: "typeset $'a\\x5b$(id)]=1'", mode: 'plan', expect: 'deny' },
+  { command: 'echo ${PATH:=/tmp/evil}; ls', mode: 'plan', expect: 'deny' },
+  { command: 'echo ${PATH:=/tmp/evil}; ls', allow: ['Bash(ls:*)', 'Bash(echo:*)'], expect: 'ask' },
   { command: 'BASH_CMDS=([cat]=/bin/rm); cat src/x.ts', allow: ['Bash(cat:*)'], expect: 'ask' },
   // Plain data stays plain.
-  ...['x=1; echo $x', 'count=3; echo "$count"', 'declare x=1; echo ok', 'local_name=src; ls src', 'LC_ALL=C; ls', 'for f in a b; do echo $f; done', 'export NO_COLOR=1; ls'].map((command) => ({ command, expect: 'allow' as const })),
+  ...['x=1; echo $x', 'echo ${name:=default} ${PATH:-none} ${HOME-x}', 'count=3; echo "$count"', 'declare x=1; echo ok', 'local_name=src; ls src', 'LC_ALL=C; ls', 'for f in a b; do echo $f; done', 'export NO_COLOR=1; ls'].map((command) => ({ command, expect: 'allow' as const })),
 ];
 
 // ---- issue 29, class 5: git beyond its words ----

@@ -1,6 +1,7 @@
 /** seed §2.4: partitioning tool calls into concurrent and serial batches. */
 import { describe, expect, it } from 'vitest';
 import type { ToolUseBlock } from '../../common/messages';
+import { gatherPermissionFacts } from '../../activities/permission-facts/gather';
 import { isToolUseConcurrencySafe } from '../../common/tool-specs';
 import { describeToolUse, partitionToolCalls } from '../../workflows/tool-orchestration';
 
@@ -22,11 +23,12 @@ describe('partitionToolCalls', () => {
     expect(partitionToolCalls(blocks).flatMap((batch) => batch.blocks)).toEqual(blocks);
   });
 
-  it('lets read-only Bash join a concurrent batch and keeps writing Bash serial', () => {
-    expect(names(partitionToolCalls([bash('ls -la'), bash('git status'), read('a'), bash('npm test')]))).toEqual([
-      'concurrent:Bash,Bash,Read',
-      'serial:Bash',
-    ]);
+  it('lets read-only Bash join a concurrent batch and keeps writing Bash serial, on the facts of the real parser (issue 29)', async () => {
+    const blocks = [bash('ls -la'), bash('git status'), read('a'), bash('npm test'), bash('cat a | wc -l'), bash('echo hi > out.txt')];
+    const facts = new Map((await gatherPermissionFacts({ cwd: process.cwd(), calls: blocks.map((block) => ({ toolUseId: block.id, name: block.name, input: block.input })) })).facts.map((fact) => [fact.toolUseId, fact]));
+    expect(names(partitionToolCalls(blocks, undefined, facts))).toEqual(['concurrent:Bash,Bash,Read', 'serial:Bash', 'concurrent:Bash', 'serial:Bash']);
+    // Without facts (none gathered, or the activity failed) no Bash call runs beside another.
+    expect(names(partitionToolCalls(blocks))).toEqual(['serial:Bash', 'serial:Bash', 'concurrent:Read', 'serial:Bash', 'serial:Bash', 'serial:Bash']);
   });
 
   it('treats unknown tools and schema-invalid input as unsafe', () => {

@@ -15,7 +15,8 @@ import { executeTool } from '../../activities/tools';
 import type { RunToolInput, RunToolResult } from '../../common/activity-types';
 import type { AssistantApiMessage, AssistantContentBlock, ToolUseBlock } from '../../common/messages';
 import type { PermissionContext } from '../../common/permissions';
-import { type PrefetchedToolResult, type ToolPrefetchPlan, toolsToPrefetch } from '../../common/tool-prefetch';
+import { gatherCallFacts } from '../../activities/permission-facts/gather';
+import { type PrefetchedToolResult, type ToolPrefetchPlan, callsJudgedOnFacts, toolsToPrefetch } from '../../common/tool-prefetch';
 import { toolResultBudget } from '../../common/tool-result-budget';
 import { LOCAL_TOOLS } from '../../workflows/deps/tool-run';
 import { prefetchedCalls, takePrefetched, toolPrefetchPlan } from '../../workflows/tool-prefetch';
@@ -47,13 +48,19 @@ describe('which calls are prefetched (toolsToPrefetch)', () => {
     expect(toolsToPrefetch(blocks, plan({ tools: [] }))).toEqual([]);
   });
 
-  it('nothing after an unsafe call (it runs first and may change what a read sees); a read-only Bash is no barrier', () => {
+  it('nothing after an unsafe call (it runs first and may change what a read sees); a read-only Bash is no barrier', async () => {
     const [a, edit, b] = [read('a.txt'), use('Edit', { file_path: 'b.txt', old_string: 'x', new_string: 'y' }), read('b.txt')];
     expect(ids_(toolsToPrefetch([a, edit, b], plan()))).toEqual([a.id]);
+    // A Bash call is judged on its facts (issue 29): the reads after it wait without them.
     const [c, ls, d] = [read('c.txt'), use('Bash', { command: 'ls' }), read('d.txt')];
-    expect(ids_(toolsToPrefetch([c, ls, d], plan()))).toEqual([c.id, d.id]);
+    const lsFacts = await gatherCallFacts({ toolUseId: ls.id, name: 'Bash', input: ls.input }, CWD);
+    expect(ids_(toolsToPrefetch([c, ls, d], plan(), new Map([[ls.id, lsFacts]])))).toEqual([c.id, d.id]);
+    expect(ids_(toolsToPrefetch([c, ls, d], plan()))).toEqual([c.id]);
+    expect(callsJudgedOnFacts([c, ls, d], plan()).map((call) => call.id)).toEqual([ls.id]);
+    expect(callsJudgedOnFacts([c, d, ls], plan())).toEqual([]);
     const [e, rm, f] = [read('e.txt'), use('Bash', { command: 'rm -rf build' }), read('f.txt')];
-    expect(ids_(toolsToPrefetch([e, rm, f], plan()))).toEqual([e.id]);
+    const rmFacts = await gatherCallFacts({ toolUseId: rm.id, name: 'Bash', input: rm.input }, CWD);
+    expect(ids_(toolsToPrefetch([e, rm, f], plan(), new Map([[rm.id, rmFacts]])))).toEqual([e.id]);
     // Invalid input is not concurrency-safe: a serial call of its own.
     const [bad, g] = [use('Read', { path: 'nope' }), read('g.txt')];
     expect(toolsToPrefetch([bad, g], plan())).toEqual([]);
@@ -203,6 +210,17 @@ describe('the local phase runs them through runTool’s own function (prefetchTo
     const env = new MockActivityEnvironment();
     expect(await env.run(() => prefetchTools(answer([read('a.txt')], 'max_tokens'), plan({ cwd: workspace }), 'c', runner.runToolToResult))).toBeUndefined();
     expect(await env.run(() => prefetchTools(answer([use('Bash', { command: 'ls' })]), plan({ cwd: workspace }), 'c', runner.runToolToResult))).toBeUndefined();
+  });
+
+  it('a Bash call before a read is judged on its parsed command where the prefetch runs (issue 29): read-only lets the read run, a write stops it', async () => {
+    const runTool = async (input: RunToolInput) => ({ toolUseId: input.toolUseId, content: `read ${input.toolUseId}`, isError: false, durationMs: 0 });
+    const after = read('a.txt');
+    const readOnly = await prefetchTools(answer([use('Bash', { command: 'ls | wc -l' }), after]), plan({ cwd: workspace }), 'c', runTool);
+    expect(readOnly?.map((entry) => entry.toolUseId)).toEqual([after.id]);
+    const later = read('b.txt');
+    expect(await prefetchTools(answer([use('Bash', { command: 'ls > listing.txt' }), later]), plan({ cwd: workspace }), 'c', runTool)).toBeUndefined();
+    const last = read('c.txt');
+    expect(await prefetchTools(answer([use('Bash', { command: 'echo ${PATH:=/tmp/evil}; ls' }), last]), plan({ cwd: workspace }), 'c', runTool)).toBeUndefined();
   });
 
   it('a call not done by the deadline, or that throws, is left to the workflow', async () => {

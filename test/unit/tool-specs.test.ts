@@ -11,6 +11,8 @@ import {
 import { parseAgentFile } from '../../activities/agent-files';
 import { agentTools, findAgent } from '../../common/agents';
 import { TOOLS_WITHOUT_PERMISSION, ruleForAlways, toolPaths } from '../../common/permissions';
+import { gatherCallFacts } from '../../activities/permission-facts/gather';
+import { finalProgram } from '../../activities/permission-facts/bash';
 import { COMPACTABLE_TOOLS } from '../../workflows/micro-compact';
 import { LOCAL_TOOLS } from '../../workflows/deps/tool-run';
 import { needsFacts } from '../../workflows/permission-gate';
@@ -115,19 +117,35 @@ describe('read-only and concurrency decisions', () => {
     ['Bash', { command: 'ls -la | wc -l' }, true],
     ['Bash', { command: 'npm test' }, false],
     ['Bash', { command: 'echo hi > out.txt' }, false],
-    ['Bash', { command: '' }, false],
-  ] as const)('%s %j -> %s', (name, input, expected) => {
+    ['Bash', { command: '' }, true], // runs nothing (the permission engine allows it too)
+  ] as const)('%s %j -> %s', async (name, input, expected) => {
     const tool = spec(name);
     const parsed = tool.inputSchema.parse(input);
-    expect(tool.isReadOnly(parsed)).toBe(expected);
-    expect(tool.isConcurrencySafe(parsed)).toBe(expected);
+    // Bash is judged on its command's facts from the real parser (issue 29: the one Bash analysis).
+    const facts = await gatherCallFacts({ toolUseId: 't', name, input }, process.cwd());
+    expect(tool.isReadOnly(parsed, facts)).toBe(expected);
+    expect(tool.isConcurrencySafe(parsed, facts)).toBe(expected);
   });
 
-  it('a background Bash keeps its read-only fact (the same permission decision) but never starts while the model streams', () => {
+  it('a Bash call without facts (none gathered, or the parser failed) is neither read-only nor concurrency-safe', async () => {
     const tool = spec('Bash');
-    const parsed = tool.inputSchema.parse({ command: 'git status', run_in_background: true });
-    expect(tool.isReadOnly(parsed)).toBe(true);
+    const parsed = tool.inputSchema.parse({ command: 'ls' });
+    expect(tool.isReadOnly(parsed)).toBe(false);
     expect(tool.isConcurrencySafe(parsed)).toBe(false);
+    expect(isToolUseStartableEarly({ name: 'Bash', input: { command: 'ls' } })).toBe(false);
+    const failed = { toolUseId: 't', bash: { problems: ['the command could not be examined (parser failed)'], commands: [] } };
+    expect(tool.isReadOnly(parsed, failed)).toBe(false);
+    const facts = await gatherCallFacts({ toolUseId: 't', name: 'Bash', input: { command: 'ls' } }, process.cwd());
+    expect(isToolUseStartableEarly({ name: 'Bash', input: { command: 'ls' } }, facts)).toBe(true);
+  });
+
+  it('a background Bash keeps its read-only fact (the same permission decision) but never starts while the model streams', async () => {
+    const tool = spec('Bash');
+    const input = { command: 'git status', run_in_background: true };
+    const parsed = tool.inputSchema.parse(input);
+    const facts = await gatherCallFacts({ toolUseId: 't', name: 'Bash', input }, process.cwd());
+    expect(tool.isReadOnly(parsed, facts)).toBe(true);
+    expect(tool.isConcurrencySafe(parsed, facts)).toBe(false);
     expect(tool.summarize(parsed)).toBe('Bash (background): git status');
   });
 });
@@ -208,8 +226,17 @@ describe('interpretExitCode (Claude Code command semantics)', () => {
     ['mkdir a && grep x a/file', 1, true, undefined],
     ['npm test', 1, true, undefined],
     ['ls', 0, false, undefined],
-  ])('%s exiting %i → error %s', (command, code, isError, meaning) => {
-    expect(interpretExitCode(command, code)).toEqual(meaning ? { isError, meaning } : { isError });
+    // On the parsed command (issue 29): quotes and comments are the grammar's, a list is never one pipeline.
+    ["grep 'a|b' file", 1, false, 'no matches found'],
+    ['grep "x;y" file 2>/dev/null', 1, false, 'no matches found'],
+    ['grep x file # a && b', 1, false, 'no matches found'],
+    ['[[ -d out ]]', 1, true, undefined],
+    ['grep x file; true', 1, true, undefined],
+    ['true\ngrep x file', 1, true, undefined],
+    ['$CMD x', 1, true, undefined],
+    ["grep 'unterminated", 1, true, undefined],
+  ])('%s exiting %i → error %s', async (command, code, isError, meaning) => {
+    expect(interpretExitCode(await finalProgram(command), code)).toEqual(meaning ? { isError, meaning } : { isError });
   });
 });
 

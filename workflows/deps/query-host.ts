@@ -100,6 +100,8 @@ export interface ToolPermissions {
   check(block: ToolUseBlock, hook?: HookPermission): Promise<GateVerdict>;
   /** Facts a model call gathered for a tool_use of its answer, where the tool acts (the gate need not gather them again). */
   rememberFacts(block: { id: string; input: unknown }, facts: CallFacts): void;
+  /** Issue 29: the facts of a reply's calls whose concurrency depends on them (Bash), by tool_use id, gathered before the reply is partitioned. */
+  factsForReply(blocks: readonly ToolUseBlock[]): Promise<ReadonlyMap<string, CallFacts>>;
   /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
   allowReadOf(file: string): void;
   /** The gate's rule context, or undefined when tools run unchecked (a local model call prefetches what it allows). */

@@ -10,7 +10,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import { resultSummary } from '../../common/stream-items';
 import { STRUCTURED_OUTPUT_TOOL_NAME } from '../../common/structured-output';
 import { toolResultBudget } from '../../common/tool-result-budget';
-import { getToolSpec, isToolUseConcurrencySafe, toolNamesWhere } from '../../common/tool-specs';
+import { getToolSpec, toolNamesWhere } from '../../common/tool-specs';
 import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { runSubagent, subagentWorkflowId } from '../subagents';
@@ -156,6 +156,7 @@ export function createToolExecutor(
   runTool: ReturnType<typeof createRunTool>,
   uuid: () => string,
   routes: readonly ToolRoute[] = [],
+  factsForReply?: ConstructorParameters<typeof StreamingToolExecutor>[0]['factsForReply'],
 ): StreamingToolExecutor {
   return new StreamingToolExecutor({
     uuid,
@@ -166,7 +167,9 @@ export function createToolExecutor(
     // A route that decides it (MCP: read-only annotated tools) says whether a call runs beside others; the rest by their spec.
     isConcurrencySafe: (block) => {
       const route = routes.find((candidate) => candidate.concurrencySafe !== undefined && candidate.takes(block));
-      return route?.concurrencySafe ? route.concurrencySafe(block) : isToolUseConcurrencySafe(block);
+      return route?.concurrencySafe ? route.concurrencySafe(block) : undefined;
     },
+    // Issue 29: a Bash call runs beside others only on its parsed command's facts (the gate's check reuses them).
+    ...(factsForReply && { factsForReply }),
   });
 }

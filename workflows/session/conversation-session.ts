@@ -25,7 +25,7 @@ import type { McpToolDefinition } from '../../common/mcp-context';
 import type { ToolRoute } from '../deps/tool-routes';
 import { BackgroundAgents } from '../background/agents';
 import { LiveStream } from '../live-stream';
-import { gatherCallFacts } from '../permission-facts';
+import { gatherCallFacts, gatherCallsFacts } from '../permission-facts';
 import { PermissionGate } from '../permission-gate';
 import type { QueryAccounting } from '../query-accounting';
 import type { ActiveQuery } from '../query-deps';
@@ -135,6 +135,7 @@ export class ConversationSession implements SubmitHost {
       () => this.state.sessionContext?.permissionSettings,
       (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
       (block) => this.mcp.permissionFacts(block),
+      (blocks, homeDir) => gatherCallsFacts(this.config, blocks, homeDir),
     );
     this.reporting = new SubagentReporting(subagent);
     // Background agents: registered before the background commands' route (this one takes TaskOutput/TaskStop on agent ids).

@@ -36,8 +36,10 @@ export function acceptStreamedToolUse(
       query.streamAttempt = streamed.attempt;
     }
     const block = streamed.block as ToolUseBlock;
-    if (streamed.facts) permissions.rememberFacts(block, streamed.facts as CallFacts);
+    const facts = streamed.facts && (streamed.facts as CallFacts).toolUseId === block.id ? (streamed.facts as CallFacts) : undefined;
+    if (facts) permissions.rememberFacts(block, facts);
     // A call that needs a person or is denied starts once the answer is final (not from a stream that may be discarded).
-    if (isToolUseStartableEarly(block) && (!permissions.allowsWithoutAsking(block) || hooksFirst?.(block))) return;
-    query.executor.addTool(block);
+    // A Bash call is startable only on its parsed command's facts (issue 29).
+    if (isToolUseStartableEarly(block, facts) && (!permissions.allowsWithoutAsking(block) || hooksFirst?.(block))) return;
+    query.executor.addTool(block, facts);
 }

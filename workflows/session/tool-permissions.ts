@@ -50,6 +50,11 @@ export class SessionPermissions implements ToolPermissions {
     this.gate.rememberFacts(block, facts);
   }
 
+  /** Issue 29: the facts of a reply's Bash calls, gathered together before the reply is partitioned (the gate's check reuses them). */
+  factsForReply(blocks: readonly ToolUseBlock[]): Promise<Map<string, CallFacts>> {
+    return this.gate.factsForReply(blocks);
+  }
+
   /** A large result the tool saved (outside the workspace): the model may read it back. */
   allowReadOf(file: string): void {
     this.gate.allowReadOf(file);
