@@ -49,7 +49,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const session = new ConversationSession(workflowInfo().workflowId, config, input.carried, input.subagent, input.resume?.messages);
   /** A newer Worker Deployment version is current: move to it between queries (the run itself stays pinned). */
   const newerVersionIsCurrent = () => session.continueAsNewFitsPayload && workflowInfo().targetWorkerDeploymentVersionChanged;
-  /** `durable-agent upgrade` found a newer version current: the idle wait ends and the run moves. */
+  /** `durable-agent upgrade` found a newer version current: the run moves when idle (the wait ends) or after its query. */
   let upgradeAsked = false;
 
   // ---- handlers first: signals can arrive before the main body runs ----
@@ -70,9 +70,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     (): UpgradeAnswer => {
       const buildId = workflowInfo().currentDeploymentVersion?.buildId ?? '';
       if (!newerVersionIsCurrent()) return { outcome: 'not_told', buildId };
-      if (session.busy) return { outcome: 'after_query', buildId };
-      upgradeAsked = true;
-      return { outcome: 'moving', buildId };
+      upgradeAsked = true; // idle: the wait ends; in a query: it moves when the query ends (that task may not say so again)
+      return { outcome: session.busy ? 'after_query' : 'moving', buildId };
     },
     { description: 'Move an idle conversation to the current worker version now (it otherwise moves at its next input)' },
   );
@@ -212,7 +211,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       break;
     }
     if (session.endRequested && !session.hasQueuedInput) break;
-    if (session.shouldContinueAsNew() || newerVersionIsCurrent()) await continueAsNewWith();
+    if (session.shouldContinueAsNew() || upgradeAsked || newerVersionIsCurrent()) {
+      upgradeAsked = false;
+      await continueAsNewWith();
+    }
   }
   // `end`, the idle timeout, a one-shot's result: background commands and agents stop, session-only jobs go (abort never gets here).
   await session.endBackgroundWork();

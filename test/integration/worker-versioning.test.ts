@@ -283,4 +283,38 @@ describe.skipIf(unavailable)(`Worker Versioning on the PostgreSQL stack (server 
     expect(noServer.code).toBe(1);
     expect(noServer.err).toContain('Cannot reach the Temporal server at 127.0.0.1:1');
   }, 180_000);
+
+  it('`durable-agent upgrade` during a query: the query finishes on N, then the conversation moves to N+1', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { h, setCurrent, runOf, modelCalls, startVersion } = await versionedHarness(
+      { script: [{ content: [{ type: 'text', text: 'Answered on N.' }], hold: { afterBlocks: 0, until: held } }] },
+      { address: stack!.address },
+    );
+    process.env.TEMPORAL_ADDRESS = stack!.address;
+    process.env.TEMPORAL_NAMESPACE = 'default';
+    await startVersion('n');
+    await setCurrent('n');
+    // A generous heartbeat timeout: the held model call must outlast N+1's start on a loaded machine.
+    const config = h.config({ modelHeartbeatTimeoutMs: 30_000, continueAsNewAfterEvents: 100_000 });
+    const started = await h.api.start({ prompt: 'One question', config, taskQueue: h.taskQueue });
+    await eventually(async () => h.model.requests.length, (count) => count === 1);
+    const onN = await runOf(started.conversationId);
+    expect(onN).toMatchObject({ buildId: 'n', behavior: PINNED });
+
+    await startVersion('n1');
+    await setCurrent('n1');
+    const upgraded = await cli('upgrade', started.conversationId);
+    expect(upgraded).toMatchObject({ code: 0, out: `${started.conversationId}: a query runs on n; the conversation moves to n1 when it ends\n` });
+    expect(await runOf(started.conversationId)).toEqual(onN);
+
+    release();
+    expect((await h.api.waitForResult(started.conversationId, started.inputUuid!)).result).toBe('Answered on N.');
+    const moved = await eventually(() => runOf(started.conversationId), (run) => run.runId !== onN.runId && run.buildId === 'n1' && run.behavior === PINNED);
+    expect(await runOf(started.conversationId, onN.runId)).toMatchObject({ status: CONTINUED_AS_NEW });
+    // One model request, answered in N's run (local first, maybe handed over to a regular activity: 1 or 2 calls).
+    expect(h.model.requests).toHaveLength(1);
+    expect(await modelCalls(started.conversationId, onN.runId)).toBeGreaterThanOrEqual(1);
+    expect(await modelCalls(started.conversationId, moved.runId)).toBe(0);
+  }, 120_000);
 });
