@@ -110,8 +110,9 @@ export async function upgradeConversation(client: Client, conversationId: string
   if (!to) return { conversationId, kind: 'not_moved', from, reason: `Worker Deployment ${version.deploymentName} has no current version` };
   if (to === from) return { conversationId, kind: 'current', buildId: from };
 
-  // The update's task must come through the task queue (where the server says which version is current), not a
-  // worker's sticky queue.
+  // The update's task must come through the task queue (where the server says which version is current), not the
+  // sticky queue of a worker holding the run (an input's task there does not say it; measured on 1.31, the update's
+  // task said it even without this reset, which is for servers where it would not).
   await client.workflowService
     .resetStickyTaskQueue({ namespace, execution: { workflowId: conversationId, runId: description.runId } })
     .catch(() => undefined);
