@@ -44,6 +44,9 @@ Usage:
   durable-agent deny <id> <toolUseId> [message]  refuse it (the message is told to the model)
   durable-agent abort <id>                       interrupt the running query (the conversation stays open)
   durable-agent end <id>                         end the conversation after the running query
+  durable-agent upgrade <id> | --all [--timeout s]
+                                                 move idle conversations to the current worker version now
+                                                 (otherwise at their next input; needs Temporal server 1.31+)
   durable-agent chat [options] [id | "prompt"]   interactive session on a new (or that) conversation:
                                                  streamed answers, permission prompts inline (y / n / always);
                                                  Ctrl-C aborts, Ctrl-D leaves (it stays alive)
@@ -105,7 +108,7 @@ DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CON
 ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_ENCRYPTION_KEY or DURABLE_AGENT_ENCRYPTION_KEY_FILE
 (encrypt history: base64 of 32 random bytes, several comma-separated for rotation, the first encrypts).
 Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
-abort, end; status, events, history; compact {"instructions": "..."}; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"};
+abort, end; status, events, history; compact {"instructions": "..."}; upgrade; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"};
 approveMcpServers {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}.`;
 
 const defaultIo: Io = {
@@ -145,6 +148,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'abort':
       case 'end':
         return await abortOrEndCommand(rest, io, command);
+      case 'upgrade':
+        return await (await import('./commands/upgrade')).upgradeCommand(rest, io);
       case 'list':
         return await listCommand(rest, io);
       case 'transcript':

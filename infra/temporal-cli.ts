@@ -4,10 +4,9 @@
  * Lookup order — the first one that works wins, and the chosen source is logged:
  *   1. `$TEMPORAL_CLI_PATH` (an explicit setting: if it is set but broken we fail loudly instead of guessing);
  *   2. `temporal` on PATH (must answer `temporal --version`);
- *   3. the cached build `${DURABLE_AGENT_CACHE_DIR ?? ~/.cache/durable-agent}/temporal-1.9.1/temporal`;
- *   4. a build with Go into that directory, if `go` is installed (a lock file makes concurrent callers wait for
- *      one build instead of building twice): the module from the Go module proxy, plus its nested `cliext`
- *      module, which the module zip leaves out and the proxy does not serve (see {@link buildWithGo});
+ *   3. the cached build `${DURABLE_AGENT_CACHE_DIR ?? ~/.cache/durable-agent}/temporal-1.5.1/temporal`;
+ *   4. `go install github.com/temporalio/cli/cmd/temporal@v1.5.1` into that directory, if `go` is installed
+ *      (a lock file makes concurrent callers wait for one build instead of building twice);
  *   5. the download that `@temporalio/testing` does for `TestWorkflowEnvironment.createLocal()`
  *      (https://temporal.download, needs internet access; cached under `<cache dir>/sdk-download/`).
  *
@@ -19,18 +18,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/**
- * CLI 1.9.1 runs Temporal Server 1.32.0: Worker Deployments with Upgrade on Continue-as-New
- * (`targetWorkerDeploymentVersionChanged`, `initialVersioningBehavior`), which server 1.29.1 of CLI 1.5.1 ignored.
- */
-export const TEMPORAL_CLI_VERSION = '1.9.1';
-export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli';
-/** `go.mod` of github.com/temporalio/cli v1.9.1 says `go 1.26.8`. */
-const MIN_GO = { minor: 26, patch: 8 };
-/** A checkout of github.com/temporalio/cli whose `cliext/` completes the module (when GitHub is out of reach). */
-export const TEMPORAL_CLI_SOURCE_VARIABLE = 'TEMPORAL_CLI_SOURCE';
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
+/** `go.mod` of github.com/temporalio/cli v1.5.1 says `go 1.25.0`. */
+const MIN_GO_MINOR = 25;
 
-export type TemporalCliSource = 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go build' | '@temporalio/testing download';
+export type TemporalCliSource = 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go install' | '@temporalio/testing download';
 
 export interface EnsureTemporalCliOptions {
   log?: (line: string) => void;
@@ -57,11 +50,10 @@ export function cachedCliPath(): string {
   return path.join(cachedCliDir(), exe);
 }
 
-const goBuildCommand = () =>
-  `git clone --depth 1 --branch v${TEMPORAL_CLI_VERSION} https://github.com/temporalio/cli && cd cli && ` +
-  `CGO_ENABLED=0 go build -o ${cachedCliPath()} ./cmd/temporal`;
-/** Same linker flags as the CLI's release builds (.goreleaser.yml): stripped, and `--version` says the version. */
-const GO_LDFLAGS = `-s -w -X github.com/temporalio/cli/internal/temporalcli.Version=${TEMPORAL_CLI_VERSION}`;
+const goInstallCommand = () =>
+  `GOBIN=${cachedCliDir()} go install ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`;
+/** Same linker flags as the CLI's release builds (.goreleaser.yml): stripped, and `--version` says 1.5.1. */
+const GO_LDFLAGS = `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`;
 
 /** Runs `<bin> --version`; returns its first output line, or undefined if it does not run. */
 export function cliVersion(bin: string): string | undefined {
@@ -120,11 +112,11 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
       return built;
     } catch (err) {
       const msg = (err as Error).message;
-      log(`go build failed: ${msg}`);
-      tried.push(`go build (${go.raw}): failed: ${msg}`);
+      log(`go install failed: ${msg}`);
+      tried.push(`go install (${go.raw}): failed: ${msg}`);
     }
   } else {
-    tried.push('go build: `go` is not installed');
+    tried.push('go install: `go` is not installed');
   }
 
   // 5. @temporalio/testing's own download (needs internet).
@@ -142,10 +134,9 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
       ...tried.map((t) => `  - ${t}`),
       '',
       'Fix it in one of these ways:',
-      `  - install Go >= 1.${MIN_GO.minor}.${MIN_GO.patch} (https://go.dev/dl/) and re-run \`npm run temporal:ensure\`, or build it yourself:`,
-      `      ${goBuildCommand()}`,
-      '    (needs access to the Go module proxy, proxy.golang.org, and GitHub — or a checkout of the CLI in',
-      `    ${TEMPORAL_CLI_SOURCE_VARIABLE}; the first build takes 10–35 minutes on two cores)`,
+      `  - install Go >= 1.${MIN_GO_MINOR} (https://go.dev/dl/) and re-run \`npm run temporal:ensure\`, or build it yourself:`,
+      `      ${goInstallCommand()}`,
+      '    (needs access to the Go module proxy, proxy.golang.org; the first build takes several minutes)',
       '  - or install a Temporal CLI release (https://github.com/temporalio/cli/releases,',
       '    `brew install temporal`, or `curl -sSf https://temporal.download/cli.sh | sh`) and put `temporal` on PATH,',
       '  - or set TEMPORAL_CLI_PATH=/path/to/temporal to use a binary you already have.',
@@ -171,21 +162,14 @@ export interface GoVersion {
   raw: string;
   major: number;
   minor: number;
-  patch: number;
 }
 
 export function goVersion(): GoVersion | undefined {
   const res = spawnSync('go', ['version'], { encoding: 'utf8', timeout: 30_000 });
   if (res.error || res.status !== 0) return undefined;
   const raw = res.stdout.trim();
-  const m = /go(\d+)\.(\d+)(?:\.(\d+))?/.exec(raw.replace(/^go version /, ''));
-  return { raw, major: m ? Number(m[1]) : 0, minor: m ? Number(m[2]) : 0, patch: m?.[3] ? Number(m[3]) : 0 };
-}
-
-/** Whether this Go is at least the CLI's `go` line (otherwise GOTOOLCHAIN=auto fetches one). */
-export function goIsRecentEnough(go: GoVersion): boolean {
-  if (go.major !== 1) return go.major > 1;
-  return go.minor > MIN_GO.minor || (go.minor === MIN_GO.minor && go.patch >= MIN_GO.patch);
+  const m = /go(\d+)\.(\d+)/.exec(raw.replace(/^go version /, ''));
+  return { raw, major: m ? Number(m[1]) : 0, minor: m ? Number(m[2]) : 0 };
 }
 
 async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<TemporalCli> {
@@ -201,23 +185,24 @@ async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<
       return { path: target, source: 'cache' };
     }
 
-    log(`Building the Temporal CLI v${TEMPORAL_CLI_VERSION} with ${go.raw}; the first build takes 10–35 minutes…`);
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    log(`Building the Temporal CLI v${TEMPORAL_CLI_VERSION} from the Go module proxy; the first build takes several minutes…`);
+    log(`  $ CGO_ENABLED=0 ${goInstallCommand().replace(' go install ', ` go install -ldflags='${GO_LDFLAGS}' `)}   (${go.raw})`);
+    // Build into a private GOBIN, then rename into place, so nobody ever sees a half-written binary.
+    const staging = fs.mkdtempSync(path.join(dir, '.gobin-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, GOBIN: staging };
     // The release binaries are built without cgo (.goreleaser.yml); doing the same means no C compiler is needed.
     if (env.CGO_ENABLED === undefined) env.CGO_ENABLED = '0';
-    if (!goIsRecentEnough(go) && !process.env.GOTOOLCHAIN) {
+    if (go.major === 1 && go.minor < MIN_GO_MINOR && !process.env.GOTOOLCHAIN) {
       // Let go fetch a new enough toolchain (through the module proxy) instead of failing.
       env.GOTOOLCHAIN = 'auto';
-      log(`  ${go.raw} is older than go1.${MIN_GO.minor}.${MIN_GO.patch}; setting GOTOOLCHAIN=auto so go fetches a newer toolchain`);
+      log(`  ${go.raw} is older than go1.${MIN_GO_MINOR}; setting GOTOOLCHAIN=auto so go fetches a newer toolchain`);
     }
-    const source = await cliSource(dir, env, log);
-    const staging = fs.mkdtempSync(path.join(dir, '.build-'));
     try {
-      log(`  $ CGO_ENABLED=${env.CGO_ENABLED} go build -ldflags='${GO_LDFLAGS}' -o ${target} ./cmd/temporal   (in ${source})`);
-      await runStreaming('go', ['build', `-ldflags=${GO_LDFLAGS}`, '-o', path.join(staging, exe), './cmd/temporal'], env, log, () => lock.touch(), source);
+      await runStreaming('go', ['install', `-ldflags=${GO_LDFLAGS}`, `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], env, log, () =>
+        lock.touch(),
+      );
       const builtPath = path.join(staging, exe);
-      if (!fs.existsSync(builtPath)) throw new Error(`go build succeeded but ${builtPath} is missing`);
-      // Renamed into place, so nobody ever sees a half-written binary.
+      if (!fs.existsSync(builtPath)) throw new Error(`go install succeeded but ${builtPath} is missing`);
       fs.renameSync(builtPath, target);
     } finally {
       fs.rmSync(staging, { recursive: true, force: true });
@@ -225,76 +210,10 @@ async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<
     const builtVersion = cliVersion(target);
     if (!builtVersion) throw new Error(`the freshly built ${target} does not run \`--version\``);
     log(`Built ${target} (${builtVersion})`);
-    return { path: target, source: 'go build' };
+    return { path: target, source: 'go install' };
   } finally {
     lock.release();
   }
-}
-
-/**
- * The CLI's source, complete, in `<dir>/.source-v<version>`: the module from the Go module proxy
- * (`go mod download`), plus `cliext/`. The module's go.mod replaces the nested module
- * github.com/temporalio/cli/cliext with `./cliext`, which a module zip leaves out (a directory with
- * its own go.mod) and the proxy serves no release of — so `go install …@v1.9.1` cannot build it.
- * `cliext/` comes from $TEMPORAL_CLI_SOURCE (a checkout of the CLI), or a shallow clone of the tag.
- * The directory's path stays the same between builds, so Go's build cache serves a rebuild.
- */
-async function cliSource(dir: string, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<string> {
-  const source = path.join(dir, `.source-v${TEMPORAL_CLI_VERSION}`);
-  if (fs.existsSync(path.join(source, 'cliext', 'go.mod')) && fs.existsSync(path.join(source, 'go.mod'))) return source;
-  fs.rmSync(source, { recursive: true, force: true });
-  log(`  $ go mod download -json ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`);
-  const download = spawnSync('go', ['mod', 'download', '-json', `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], {
-    env,
-    cwd: os.tmpdir(),
-    encoding: 'utf8',
-    timeout: 20 * 60_000,
-  });
-  const module = (() => {
-    try {
-      return JSON.parse(download.stdout) as { Dir?: string; Error?: string };
-    } catch {
-      return { Error: `${download.stderr || download.error?.message || 'no output'}`.trim() };
-    }
-  })();
-  if (!module.Dir) throw new Error(`go mod download ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION} failed: ${module.Error ?? 'no Dir'}`);
-  fs.cpSync(module.Dir, source, { recursive: true });
-  makeWritable(source); // the module cache is read-only
-  let checkout = process.env[TEMPORAL_CLI_SOURCE_VARIABLE];
-  let clone: string | undefined;
-  if (!checkout) {
-    clone = fs.mkdtempSync(path.join(dir, '.clone-'));
-    log(`  $ git clone --depth 1 --branch v${TEMPORAL_CLI_VERSION} https://github.com/temporalio/cli   (for cliext/)`);
-    const cloned = spawnSync('git', ['clone', '--quiet', '--depth', '1', '--branch', `v${TEMPORAL_CLI_VERSION}`, 'https://github.com/temporalio/cli', clone], {
-      encoding: 'utf8',
-      timeout: 10 * 60_000,
-    });
-    if (cloned.status !== 0) {
-      fs.rmSync(clone, { recursive: true, force: true });
-      fs.rmSync(source, { recursive: true, force: true });
-      throw new Error(
-        `the module lacks cliext/ and cloning github.com/temporalio/cli failed (${(cloned.stderr || cloned.error?.message || '').trim()}); ` +
-          `set ${TEMPORAL_CLI_SOURCE_VARIABLE} to a checkout of the CLI (its cliext/ is used)`,
-      );
-    }
-    checkout = clone;
-  }
-  try {
-    if (!fs.existsSync(path.join(checkout, 'cliext', 'go.mod'))) throw new Error(`${checkout} has no cliext/go.mod`);
-    fs.cpSync(path.join(checkout, 'cliext'), path.join(source, 'cliext'), { recursive: true });
-  } finally {
-    if (clone) fs.rmSync(clone, { recursive: true, force: true });
-  }
-  return source;
-}
-
-function makeWritable(directory: string): void {
-  for (const entry of fs.readdirSync(directory, { withFileTypes: true })) {
-    const full = path.join(directory, entry.name);
-    fs.chmodSync(full, entry.isDirectory() ? 0o755 : 0o644);
-    if (entry.isDirectory()) makeWritable(full);
-  }
-  fs.chmodSync(directory, 0o755);
 }
 
 /** Runs a command, forwarding each output line to `log`, with a progress note every minute. */
@@ -304,11 +223,10 @@ export function runStreaming(
   env: NodeJS.ProcessEnv,
   log: (line: string) => void,
   onTick?: () => void,
-  cwd?: string,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
+    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const tail: string[] = [];
     const onLine = (line: string) => {
       if (!line.trim()) return;

@@ -22,6 +22,8 @@ import {
   eventsQuery,
   historyQuery,
   statusQuery,
+  type UpgradeAnswer,
+  upgradeUpdate,
   userInputSignal,
 } from './definitions';
 import { handleInternalMessages } from './internal-messages';
@@ -45,6 +47,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   }
   const config: ConversationConfig = parsed.data;
   const session = new ConversationSession(workflowInfo().workflowId, config, input.carried, input.subagent, input.resume?.messages);
+  /** A newer Worker Deployment version is current: move to it between queries (the run itself stays pinned). */
+  const newerVersionIsCurrent = () => session.continueAsNewFitsPayload && workflowInfo().targetWorkerDeploymentVersionChanged;
+  /** `durable-agent upgrade` found a newer version current: the run moves when idle (the wait ends) or after its query. */
+  let upgradeAsked = false;
 
   // ---- handlers first: signals can arrive before the main body runs ----
   // Named handlers are what the UI offers a person (descriptions shown there); internal ones are not named.
@@ -58,6 +64,17 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(statusQuery, () => session.status(), { description: 'Phase, turns, tools in flight, usage, context, last result' });
   setHandler(eventsQuery, (afterSeq = 0) => session.eventsSince(afterSeq), { description: 'Progress events from a sequence number: [afterSeq]' });
   setHandler(historyQuery, () => session.transcript.toJSON(), { description: 'The transcript the model sees' });
+  // It only wakes the idle wait (below), which then continues as new.
+  setHandler(
+    upgradeUpdate,
+    (): UpgradeAnswer => {
+      const buildId = workflowInfo().currentDeploymentVersion?.buildId ?? '';
+      if (!newerVersionIsCurrent()) return { outcome: 'not_told', buildId };
+      upgradeAsked = true; // idle: the wait ends; in a query: it moves when the query ends (that task may not say so again)
+      return { outcome: session.busy ? 'after_query' : 'moving', buildId };
+    },
+    { description: 'Move an idle conversation to the current worker version now (it otherwise moves at its next input)' },
+  );
   handleInternalMessages({
     toolUseStreamed: (raw) => session.onToolUseStreamed(raw),
     subagentProgress: (progress) => session.onSubagentProgress(progress),
@@ -136,8 +153,6 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     // Unversioned workers and servers before Upgrade-on-Continue-as-New ignore the option.
     return makeContinueAsNewFunc<typeof conversationWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ config: input.config, carried });
   };
-  /** A newer Worker Deployment version is current: move to it between queries (the run itself stays pinned). */
-  const newerVersionIsCurrent = () => session.continueAsNewFitsPayload && workflowInfo().targetWorkerDeploymentVersionChanged;
 
   /**
    * Waits for input or `end`; false when the idle timeout passed first. While background work is
@@ -145,7 +160,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
    * a notification or a fire is what comes next; the idle timer starts once nothing is pending.
    */
   const waitForInputOrEnd = async (): Promise<boolean> => {
-    const inputOrEnd = () => (session.hasQueuedInput && !session.busy) || session.endRequested;
+    const inputOrEnd = () => ((session.hasQueuedInput || upgradeAsked) && !session.busy) || session.endRequested;
     while (session.hasBackgroundWork) {
       await condition(() => inputOrEnd() || !session.hasBackgroundWork);
       if (inputOrEnd()) return true;
@@ -171,9 +186,13 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         break;
       }
       if (session.busy) continue; // a manual compaction runs: the input waits for it
-      if (!session.hasQueuedInput) break; // end requested with nothing queued
-      // Woken on an older version by input: move first (the input is carried), so the current code answers it.
-      if (newerVersionIsCurrent()) await continueAsNewWith();
+      if (!session.hasQueuedInput && (session.endRequested || !upgradeAsked)) break; // end requested with nothing queued
+      // Woken on an older version by input or `upgrade`: move first (input is carried), so the current code answers it.
+      if (upgradeAsked || newerVersionIsCurrent()) {
+        upgradeAsked = false;
+        await continueAsNewWith(); // returns only when the state does not fit one payload
+        if (!session.hasQueuedInput) continue;
+      }
       suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
         if (session.sessionContextStale) await loadSessionContext();
@@ -192,7 +211,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       break;
     }
     if (session.endRequested && !session.hasQueuedInput) break;
-    if (session.shouldContinueAsNew() || newerVersionIsCurrent()) await continueAsNewWith();
+    if (session.shouldContinueAsNew() || upgradeAsked || newerVersionIsCurrent()) {
+      upgradeAsked = false;
+      await continueAsNewWith();
+    }
   }
   // `end`, the idle timeout, a one-shot's result: background commands and agents stop, session-only jobs go (abort never gets here).
   await session.endBackgroundWork();

@@ -106,6 +106,19 @@ export const requestNetworkAccessUpdate = defineUpdate<NetworkRequestAnswer, [Ne
 /** Ends the conversation once the running query (if any) finishes. */
 export const endSignal = defineSignal<[]>('end');
 /**
+ * `durable-agent upgrade`: an idle conversation gets no workflow task, so it never hears that a
+ * newer Worker Deployment version is current. This update is such a task: when it tells the run so,
+ * the idle run continues as new on that version now (a query in progress moves at its end).
+ * `moving`: it continues as new now; `after_query`: when the running query ends; `not_told`: this
+ * task did not say a newer version is current (or the state does not fit one payload): it stays.
+ */
+export interface UpgradeAnswer {
+  outcome: 'moving' | 'after_query' | 'not_told';
+  /** The build id of the version this run is on. */
+  buildId: string;
+}
+export const upgradeUpdate = defineUpdate<UpgradeAnswer, []>('upgrade');
+/**
  * Issue 22: a person's answer to "Use the MCP server … from .mcp.json?" for servers waiting for
  * approval: saved in the workspace's `.claude/settings.local.json`, then the servers are listed
  * again and the answer gives their new states. Unknown or not-pending names are rejected by the validator.
