@@ -18,6 +18,37 @@ import { isInside, normalizePath, pathMatchesRule } from '../../common/path-rule
 import { absolutePathOf, isSpecialPath, resolveRealPath } from '../permission-facts/paths';
 import { workerCredentialPaths } from '../sandbox';
 
+/**
+ * The worker's credentials (workerCredentialPaths), lexical and real, for `homeDir`: resolved once
+ * per home directory and environment (the names that place them) and again after
+ * CREDENTIALS_FRESH_MS, not on every call (bench/iteration-overhead: seven real-path lookups per
+ * Read cost about half a millisecond per loop iteration).
+ */
+async function workerCredentials(homeDir: string): Promise<string[]> {
+  const key = `${homeDir}\0${credentialEnvironment(process.env)}`;
+  const cached = credentialCache.get(key);
+  if (cached && Date.now() - cached.at < CREDENTIALS_FRESH_MS) return cached.paths;
+  const paths = (async () => {
+    const credentials = workerCredentialPaths(process.env, homeDir).map((entry) => path.resolve(entry));
+    const realCredentials = await Promise.all(credentials.map(async (entry) => realpath(entry).catch(() => entry)));
+    return [...new Set([...credentials, ...realCredentials])];
+  })();
+  credentialCache.clear();
+  credentialCache.set(key, { at: Date.now(), paths });
+  return paths;
+}
+const CREDENTIALS_FRESH_MS = 5_000;
+const credentialCache = new Map<string, { at: number; paths: Promise<string[]> }>();
+
+/** The environment variables that place the worker's credentials (secretPaths reads these), as one string. */
+function credentialEnvironment(env: NodeJS.ProcessEnv): string {
+  let key = '';
+  for (const name in env) {
+    if (name === 'TEMPORAL_CONFIG_FILE' || name.startsWith('TEMPORAL_TLS_') || name === 'XDG_CONFIG_HOME' || name.startsWith('DURABLE_AGENT_') || name === 'HOME') key += `${name}=${env[name]}\0`;
+  }
+  return key;
+}
+
 /** A tool error saying why the tool did not act (the model can act on it). */
 export class AccessRefusal {
   constructor(readonly message: string) {}
@@ -42,9 +73,7 @@ export class AccessGuard {
     const lexical = access.workingDirectories.map(normalizePath);
     const real = await Promise.all(lexical.map(async (directory) => (await realpath(directory).catch(() => directory))));
     const homeDir = access.homeDir ?? os.homedir();
-    const credentials = workerCredentialPaths(process.env, homeDir).map((entry) => path.resolve(entry));
-    const realCredentials = await Promise.all(credentials.map(async (entry) => realpath(entry).catch(() => entry)));
-    return new AccessGuard(access, lexical[0] ?? normalizePath(cwd), homeDir, [...new Set([...lexical, ...real])], [...new Set([...credentials, ...realCredentials])]);
+    return new AccessGuard(access, lexical[0] ?? normalizePath(cwd), homeDir, [...new Set([...lexical, ...real])], await workerCredentials(homeDir));
   }
 
   /** Whether `absolute` or `real` is where the worker keeps its own credentials. */
