@@ -16,19 +16,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresStack, postgresUnavailable, startPostgresStack } from '../../infra/postgres-stack';
-import { serverBinariesUnavailable } from '../../infra/temporal-server';
+import { afterEach, describe, expect, it } from 'vitest';
 import { bundleBuildId } from '../../worker/versioning';
+import { postgresStackForSuite, postgresStackUnavailable } from '../helpers/postgres-suite';
 import { type Harness, REPO_ROOT, createHarness, eventually, runToResult } from '../helpers/harness';
 
 const VERSIONED_WORKER = path.join(REPO_ROOT, 'test', 'helpers', 'versioned-worker.ts');
 const { WORKFLOW_EXECUTION_STATUS_COMPLETED: COMPLETED } = temporal.api.enums.v1.WorkflowExecutionStatus;
-const unavailable = postgresUnavailable() ?? serverBinariesUnavailable();
+const unavailable = postgresStackUnavailable;
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -116,23 +113,10 @@ describe('one machine upgraded in place, on the dev server (server 1.29.1: runs 
 });
 
 describe.skipIf(unavailable)(`one machine upgraded in place, on the PostgreSQL stack (server 1.31.0: Upgrade on Continue-as-New)${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
-  let stateDir: string | undefined;
-  let stack: PostgresStack | undefined;
-
-  beforeAll(async () => {
-    stateDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-pg-single-machine-'));
-    // PostgreSQL runs as the postgres user when we are root: it must reach its data directory.
-    await chmod(stateDir, 0o755);
-    stack = await startPostgresStack({ stateDir, noFsync: true, log: process.env.DURABLE_AGENT_STACK_LOG ? undefined : () => undefined });
-  }, 45 * 60_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-    if (stateDir) await rm(stateDir, { recursive: true, force: true });
-  }, 60_000);
+  const stack = postgresStackForSuite('single-machine');
 
   it('the run pinned to N, served from the kept bundle, moves to N+1 on its next input; then the process drops N', async () => {
-    const { n, n1, bundles, runOf, conversationId, pinnedRun } = await restartedOnNewVersion(stack!.address);
+    const { n, n1, bundles, runOf, conversationId, pinnedRun } = await restartedOnNewVersion(stack.address());
     // The input woke it on N, where the task said N+1 is current: it moved, and N+1 answered.
     const moved = await runOf(conversationId);
     expect(moved.buildId).toBe(n1);
