@@ -8,6 +8,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import net from 'node:net';
 import { DEFAULT_TASK_QUEUE } from '../common/config';
 import { encryptionDataConverter, keyRingFromEnvironment } from './encryption-codec';
+import { closeSafeInterceptors } from './grpc-retry';
 
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
 
@@ -92,7 +93,7 @@ export async function connectClient(settings: TemporalSettings = temporalSetting
   if (refused) throw new TemporalUnreachableError(settings.address, refused.replace(/^(\w+): .*$/, (_, code: string) => (code === 'ECONNREFUSED' ? 'nothing listens there' : code)));
   let connection: Connection;
   try {
-    connection = await Connection.connect({ ...connectionOptions(settings), connectTimeout: timeoutMs });
+    connection = await Connection.connect({ ...connectionOptions(settings), connectTimeout: timeoutMs, interceptors: closeSafeInterceptors() });
     await connection.workflowService.getSystemInfo({});
   } catch (error) {
     throw new TemporalUnreachableError(settings.address, error instanceof Error ? error.message.split('\n')[0] : String(error));

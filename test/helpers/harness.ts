@@ -3,6 +3,7 @@
  * real Anthropic SDK talking to the scripted model server, real files in a temp workspace.
  * Workflow code is bundled once per test file; each test gets its own task queue and worker.
  */
+import { closeSafeInterceptors } from '../../infra/grpc-retry';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import Anthropic from '@anthropic-ai/sdk';
@@ -100,7 +101,7 @@ export async function createHarness(
   harnessOptions: HarnessOptions = {},
 ): Promise<Harness> {
   const address = harnessOptions.address ?? inject('temporalAddress');
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address, interceptors: closeSafeInterceptors() });
   const client = new Client({ connection, namespace: 'default', dataConverter: harnessOptions.dataConverter });
   const model = await startScriptedModelServer(modelOptions);
   const taskQueue = `test-${randomUUID()}`;
