@@ -115,14 +115,17 @@ const WAIT_FOR_FORWARDER =
 /**
  * The same, first starting the allowed-domains proxy's forwarder (`$2 $3 $4`, activities/
  * sandbox-network.ts) and waiting until it listens; neither it nor a connection's process it
- * forked (socat's `fork`) is a leftover of the command.
+ * forked (socat's `fork`) is a leftover of the command. A process whose stat cannot be read has
+ * ended since the glob listed it (a connection's process closing): not a leftover either — the
+ * error of that redirection is silenced around the whole `read`, or bash prints it to the command's
+ * stderr.
  */
 const SANDBOX_SHELL_WITH_FORWARDER =
   '"$2" "$3" "$4" 3>&- < /dev/null > /dev/null 2>&1 & forwarder=$!; ' +
   WAIT_FOR_FORWARDER +
   'bash -c "$1" 3>&-; status=$?; ' +
   'for entry in /proc/[0-9]*; do case ${entry#/proc/} in 1|$$|$forwarder) continue ;; esac; ' +
-  'read -r _ _ _ parent _ < "$entry/stat" 2> /dev/null; [ "$parent" = "$forwarder" ] && continue; printf left >&3; break; done; ' +
+  '{ read -r _ _ _ parent _ < "$entry/stat"; } 2> /dev/null || continue; [ "$parent" = "$forwarder" ] && continue; printf left >&3; break; done; ' +
   'exit $status';
 
 /**

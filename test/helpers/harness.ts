@@ -61,6 +61,12 @@ export interface Harness {
   api: ConversationClient;
   model: ScriptedModelServer;
   taskQueue: string;
+  /**
+   * The Worker Deployment a versioned worker of this test joins (`DURABLE_AGENT_DEPLOYMENT_NAME`): the
+   * test files share one server, and versions of one deployment compete for "current" (the next must
+   * poll every task queue of the current one), so no test's worker joins another's deployment.
+   */
+  deploymentName: string;
   workspace: string;
   stateDir: string;
   /** A conversation config for this harness's workspace, with quick crash-recovery timeouts. */
@@ -73,7 +79,7 @@ export interface Harness {
    * Starts a worker in a separate process (for crash tests): `tsx worker/main.ts`, with extra
    * environment and modules loaded first (`--import`, e.g. test/helpers/hold-tool.cjs), or another
    * entry point (`script`). Unversioned unless the test's env says otherwise
-   * (`DURABLE_AGENT_UNVERSIONED: ''`): every test file shares one server, and a worker that makes its
+   * (`DURABLE_AGENT_UNVERSIONED: ''`, with `DURABLE_AGENT_DEPLOYMENT_NAME: harness.deploymentName`): every test file shares one server, and a worker that makes its
    * version current in deployment `durable-agent` would compete with the other files' workers
    * (a version's task queues, at most 100, and the current version's must all be polled by the next).
    */
@@ -105,6 +111,7 @@ export async function createHarness(
   const client = new Client({ connection, namespace: 'default', dataConverter: harnessOptions.dataConverter });
   const model = await startScriptedModelServer(modelOptions);
   const taskQueue = `test-${randomUUID()}`;
+  const deploymentName = `test-deployment-${randomUUID()}`;
   const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-workspace-'));
   const stateDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-state-'));
   const workers: Array<{ worker: Worker; running: Promise<void>; connection: NativeConnection }> = [];
@@ -116,6 +123,7 @@ export async function createHarness(
     api: new ConversationClient(client),
     model,
     taskQueue,
+    deploymentName,
     workspace,
     stateDir,
     config: (overrides = {}) => ({

@@ -16,7 +16,7 @@ afterEach(async () => {
 
 function run(h: Harness, args: string[]): Promise<{ code: number; out: string; err: string; ms: number }> {
   const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...rest } = process.env;
-  const env = { ...rest, TEMPORAL_ADDRESS: h.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_TASK_QUEUE: h.taskQueue, DURABLE_AGENT_STATE_DIR: h.stateDir };
+  const env = { ...rest, TEMPORAL_ADDRESS: h.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_TASK_QUEUE: h.taskQueue, DURABLE_AGENT_STATE_DIR: h.stateDir, DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName };
   const started = Date.now();
   return new Promise((resolve) => {
     execFile(process.execPath, args, { cwd: REPO_ROOT, env, timeout: 120_000 }, (error, out, err) =>
@@ -43,7 +43,7 @@ describe('npm start', () => {
     // Afterwards: `npm run worker` on the main queue answers for the demo conversation. The demo's worker was
     // versioned (issue 30) and its conversation is pinned to that version: this worker, built from the same
     // source, has the same bundle, so the same build id, and serves it.
-    await harness.spawnWorkerProcess({ env: { DURABLE_AGENT_UNVERSIONED: '' } });
+    await harness.spawnWorkerProcess({ env: { DURABLE_AGENT_UNVERSIONED: '', DURABLE_AGENT_DEPLOYMENT_NAME: harness.deploymentName } });
     const transcript = await run(harness, [path.join(REPO_ROOT, 'bin', 'durable-agent.js'), 'transcript', conversationId]);
     expect(transcript.code, transcript.err).toBe(0);
     expect(transcript.out).toContain('Find the bug in math.js');

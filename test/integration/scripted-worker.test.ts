@@ -25,7 +25,7 @@ afterEach(async () => {
 
 function environment(h: Harness): NodeJS.ProcessEnv {
   const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...rest } = process.env;
-  return { ...rest, TEMPORAL_ADDRESS: h.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_TASK_QUEUE: h.taskQueue, DURABLE_AGENT_STATE_DIR: h.stateDir };
+  return { ...rest, TEMPORAL_ADDRESS: h.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_TASK_QUEUE: h.taskQueue, DURABLE_AGENT_STATE_DIR: h.stateDir, DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName };
 }
 
 function durableAgent(h: Harness, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
