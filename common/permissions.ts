@@ -283,8 +283,8 @@ function isWorkspaceRule(entry: RuleWithSource): boolean {
   return WORKSPACE_RULE_SOURCES.has(entry.source);
 }
 
-/** Tools whose rule content is a path pattern (gitignore-style, ./path-rules): the file tools (their specs' `fileAccess`), and Claude Code's NotebookEdit, which a rule may name. */
-const PATH_RULE_TOOLS: ReadonlySet<string> = new Set([...toolNamesWhere((spec) => spec.fileAccess !== undefined), 'NotebookEdit']);
+/** Tools whose rule content is a path pattern (gitignore-style, ./path-rules): the file tools (their specs' `fileAccess`). */
+const PATH_RULE_TOOLS = toolNamesWhere((spec) => spec.fileAccess !== undefined);
 
 /**
  * Why a path rule reaches outside `context.cwd` (`Write(//abs/**)`, `Read(~/.ssh/**)`,
