@@ -4,35 +4,35 @@
  */
 import type { CallFacts } from './permission-facts';
 import type { ToolSpec } from './tool-spec';
-import { agentToolSpec } from './tools/agent';
+import { readToolSpec } from './tools/read';
+import { writeToolSpec } from './tools/write';
+import { editToolSpec } from './tools/edit';
 import { bashToolSpec } from './tools/bash';
-import { cronCreateToolSpec } from './tools/cron-create';
-import { cronDeleteToolSpec } from './tools/cron-delete';
-import { cronListToolSpec } from './tools/cron-list';
-import { scheduleWakeupToolSpec } from './tools/schedule-wakeup';
+import { globToolSpec } from './tools/glob';
+import { grepToolSpec } from './tools/grep';
+import { agentToolSpec } from './tools/agent';
+import { taskOutputToolSpec } from './tools/task-output';
+import { taskStopToolSpec } from './tools/task-stop';
+import { sendMessageToolSpec } from './tools/send-message';
 import { taskCreateToolSpec } from './tools/task-create';
 import { taskGetToolSpec } from './tools/task-get';
 import { taskListToolSpec } from './tools/task-list';
 import { taskUpdateToolSpec } from './tools/task-update';
-import { editToolSpec } from './tools/edit';
-import { globToolSpec } from './tools/glob';
-import { grepToolSpec } from './tools/grep';
-import { readToolSpec } from './tools/read';
-import { taskOutputToolSpec } from './tools/task-output';
-import { taskStopToolSpec } from './tools/task-stop';
-import { sendMessageToolSpec } from './tools/send-message';
-import { writeToolSpec } from './tools/write';
+import { scheduleWakeupToolSpec } from './tools/schedule-wakeup';
+import { cronCreateToolSpec } from './tools/cron-create';
+import { cronDeleteToolSpec } from './tools/cron-delete';
+import { cronListToolSpec } from './tools/cron-list';
 
-export { agentInputSchema, agentToolSpec, type AgentInput } from './tools/agent';
-export { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, bashInputSchema, bashToolSpec, interpretExitCode, type BashInput } from './tools/bash';
-export { editInputSchema, editToolSpec, type EditInput } from './tools/edit';
-export { GLOB_MAX_RESULTS, globInputSchema, globToolSpec, type GlobInput } from './tools/glob';
-export { GREP_OUTPUT_MODES, grepInputSchema, grepToolSpec, type GrepInput, type GrepOutputMode } from './tools/grep';
-export { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, readInputSchema, readToolSpec, type ReadInput } from './tools/read';
-export { writeInputSchema, writeToolSpec, type WriteInput } from './tools/write';
-export { sendMessageInputSchema, sendMessageToolSpec, type SendMessageInput } from './tools/send-message';
+// What older importers take from here; a tool's own constants and types are imported from its spec file.
+export { agentInputSchema, type AgentInput } from './tools/agent';
+export { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, interpretExitCode } from './tools/bash';
 
-/** Every tool the agent offers, in the order the model sees them: the one list of tools. */
+/**
+ * Every tool the agent offers, in the order the model sees them: the one list of tools, and the
+ * one place a new tool is registered (its spec file's import above and its entry here). Every
+ * name set, the permission engine's file rules, the facts gathered and the approval preview
+ * derive from these specs.
+ */
 export const TOOL_SPECS: readonly ToolSpec[] = [
   readToolSpec,
   writeToolSpec,
