@@ -52,6 +52,27 @@ export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
    * behind `mark`; `empty`: the line shown instead when the field is the empty string.
    */
   readonly approvalPreview?: readonly { readonly field: string; readonly mark: string; readonly empty?: string }[];
+  /**
+   * A tool that changes one file (its `fileAccess` path, access `write`) by a pure edit of its text:
+   * the activity side reads the file where the tool acts (the AccessGuard's checks), hands its text
+   * here, then journals and writes what comes back, as Edit does (activities/tools/file-edit.ts).
+   * Such a tool needs no implementation file of its own. `text`: the file's content, undefined when
+   * it does not exist; `newId`: a fresh random id, for what the edit creates.
+   */
+  editFile?(input: z.infer<Schema>, text: string | undefined, context: { readonly filePath: string; newId(): string }): FileEdit;
+  /** A file format the tool edits, and how Read shows such a file (NotebookEdit: a `.ipynb` as its cells). */
+  readonly fileFormat?: FileFormat;
+}
+
+/** What `editFile` decided: the file's new text and the call's result, or why nothing changes (an error result). */
+export type FileEdit = { readonly text: string; readonly result: string } | { readonly error: string };
+
+/** A file format a tool declares (common/tool-specs.ts `fileFormatFor`). */
+export interface FileFormat {
+  /** How the file's name ends, e.g. `.ipynb` (compared without case). */
+  readonly extension: string;
+  /** The file's text as Read shows it, or undefined when it is not of the format after all (Read shows its lines). */
+  show(text: string): string | undefined;
 }
 
 /**

@@ -3,7 +3,7 @@
  * (seed §2.4), the activities for validation before execution. Pure: no Node imports.
  */
 import type { CallFacts } from './permission-facts';
-import type { ToolSpec } from './tool-spec';
+import type { FileFormat, ToolSpec } from './tool-spec';
 import { readToolSpec } from './tools/read';
 import { writeToolSpec } from './tools/write';
 import { editToolSpec } from './tools/edit';
@@ -30,8 +30,9 @@ export { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, interpretExitCode } from 
 /**
  * Every tool the agent offers, in the order the model sees them: the one list of tools, and the
  * one place a new tool is registered (its spec file's import above and its entry here). Every
- * name set, the permission engine's file rules, the facts gathered and the approval preview
- * derive from these specs.
+ * name set, the permission engine's file rules, the facts gathered, the approval preview, the
+ * activity-side implementations of file-editing tools (activities/tools/index.ts) and Read's view
+ * of a file format derive from these specs.
  */
 export const TOOL_SPECS: readonly ToolSpec[] = [
   readToolSpec,
@@ -68,6 +69,12 @@ export function toolNamesWhere(test: (spec: ToolSpec) => boolean): ReadonlySet<s
 export const READ_TOOLS = toolNamesWhere((spec) => spec.fileAccess?.access === 'read');
 /** File tools that change files: Edit rules cover them. */
 export const EDIT_TOOLS = toolNamesWhere((spec) => spec.fileAccess?.access === 'write');
+
+/** The file format a spec declares for `filePath` (by how its name ends), if any: Read shows such a file as the format says. */
+export function fileFormatFor(filePath: string): FileFormat | undefined {
+  const name = filePath.toLowerCase();
+  return TOOL_SPECS.find((spec) => spec.fileFormat !== undefined && name.endsWith(spec.fileFormat.extension.toLowerCase()))?.fileFormat;
+}
 
 /** True when `name` is one of our tools. */
 export function isToolName(name: string): boolean {

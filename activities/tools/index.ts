@@ -5,7 +5,7 @@
  * cancellation.
  */
 import type { z } from 'zod';
-import { TOOL_NAMES, getToolSpec } from '../../common/tool-specs';
+import { TOOL_NAMES, TOOL_SPECS, getToolSpec } from '../../common/tool-specs';
 import type { ToolSpec } from '../../common/tool-spec';
 import { bashToolSpec } from '../../common/tools/bash';
 import { editToolSpec } from '../../common/tools/edit';
@@ -15,6 +15,7 @@ import { readToolSpec } from '../../common/tools/read';
 import { writeToolSpec } from '../../common/tools/write';
 import { executeBash } from './bash';
 import { executeEdit } from './edit';
+import { executeFileEdit } from './file-edit';
 import { executeGlob } from './glob';
 import { executeGrep } from './grep';
 import { executeRead } from './read';
@@ -42,6 +43,11 @@ function implement<Schema extends z.ZodType>(
   };
 }
 
+/**
+ * The tools that run here: those with an implementation file of their own, and every tool whose
+ * spec edits a file by a pure function of its text (`editFile`: activities/tools/file-edit.ts),
+ * which needs none. The other specs are answered in the workflow (workflows/background/, subagents).
+ */
 const IMPLEMENTATIONS: Readonly<Record<string, ToolImplementation>> = {
   [readToolSpec.name]: implement(readToolSpec, executeRead),
   [writeToolSpec.name]: implement(writeToolSpec, executeWrite),
@@ -49,6 +55,9 @@ const IMPLEMENTATIONS: Readonly<Record<string, ToolImplementation>> = {
   [bashToolSpec.name]: implement(bashToolSpec, executeBash),
   [globToolSpec.name]: implement(globToolSpec, executeGlob),
   [grepToolSpec.name]: implement(grepToolSpec, executeGrep),
+  ...Object.fromEntries(
+    TOOL_SPECS.filter((spec) => spec.editFile !== undefined).map((spec) => [spec.name, implement(spec, (input, context) => executeFileEdit(spec, input as Record<string, unknown>, context))]),
+  ),
 };
 
 /** Zod issues as `field: problem`, joined with `; ` — e.g. `old_string: expected string, received undefined`. */

@@ -1,6 +1,7 @@
 /** Read tool implementation: `cat -n` style numbered lines, streamed so large files stay cheap. */
-import { type FileHandle, stat } from 'node:fs/promises';
+import { type FileHandle, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { fileFormatFor } from '../../common/tool-specs';
 import { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, type ReadInput } from '../../common/tools/read';
 import { AccessGuard, AccessRefusal } from './access';
 import { type BoundedLine, formatNumberedLine, looksBinary, nonRegularFileKind, readBoundedLines } from './files';
@@ -11,6 +12,9 @@ import type { ToolExecutionContext, ToolExecutionResult } from './types';
  * line is skipped, so no file can make Read build a string V8 cannot hold.
  */
 export const READ_MAX_LINE_BYTES = READ_MAX_LINE_LENGTH * 4;
+
+/** Larger files of a format a tool declares (a notebook) are shown as lines: the format's view holds the whole file. */
+export const READ_FORMAT_MAX_BYTES = 32 * 1024 * 1024;
 
 function truncateLine(line: BoundedLine): string {
   if (line.cutAtBytes !== undefined) {
@@ -59,18 +63,26 @@ export async function executeRead(input: ReadInput, context: ToolExecutionContex
     source = opened;
   }
   try {
-    return await readLines(filePath, source, input, signal);
+    return await readLines(filePath, source, input, signal, fileStat.size);
   } finally {
     if (typeof source !== 'string') await source.close();
   }
 }
 
-async function readLines(filePath: string, source: string | FileHandle, input: ReadInput, signal: AbortSignal): Promise<ToolExecutionResult> {
+async function readLines(filePath: string, source: string | FileHandle, input: ReadInput, signal: AbortSignal, size: number): Promise<ToolExecutionResult> {
   if (await looksBinary(source)) {
     return {
       isError: true,
       content: `Cannot read ${filePath}: it appears to be a binary file. Use Bash (e.g. file, xxd, or a format-specific tool) to inspect it.`,
     };
+  }
+  // A format a tool's spec declares (a notebook: its cells) is shown as the format says, unless the model asked for lines.
+  const format = input.offset === undefined && input.limit === undefined && size <= READ_FORMAT_MAX_BYTES ? fileFormatFor(filePath) : undefined;
+  if (format) {
+    const text = typeof source === 'string' ? await readFile(source, 'utf8') : await source.readFile({ encoding: 'utf8' });
+    signal.throwIfAborted();
+    const shown = format.show(text);
+    if (shown !== undefined) return { isError: false, content: shown };
   }
 
   const firstLine = Math.max(input.offset ?? 1, 1);
