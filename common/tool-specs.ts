@@ -7,6 +7,7 @@ import type { FileFormat, ToolSpec } from './tool-spec';
 import { readToolSpec } from './tools/read';
 import { writeToolSpec } from './tools/write';
 import { editToolSpec } from './tools/edit';
+import { notebookEditToolSpec } from './tools/notebook-edit';
 import { bashToolSpec } from './tools/bash';
 import { globToolSpec } from './tools/glob';
 import { grepToolSpec } from './tools/grep';
@@ -38,6 +39,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   readToolSpec,
   writeToolSpec,
   editToolSpec,
+  notebookEditToolSpec,
   bashToolSpec,
   globToolSpec,
   grepToolSpec,
