@@ -57,6 +57,7 @@ describe('conversation workflow', () => {
       'Read',
       'Write',
       'Edit',
+      'NotebookEdit',
       'Bash',
       'Glob',
       'Grep',

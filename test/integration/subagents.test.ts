@@ -53,7 +53,7 @@ describe('subagents', () => {
     const childRequest = harness.model.requests.find(isChild)!;
     expect(firstUserText(childRequest)).toContain('Count the .txt files');
     // No Agent, and nothing scheduled (a subagent ends with its answer); its own task list and background commands (stopped when it ends).
-    expect(toolNames(childRequest)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'TaskOutput', 'TaskStop', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']);
+    expect(toolNames(childRequest)).toEqual(['Read', 'Write', 'Edit', 'NotebookEdit', 'Bash', 'Glob', 'Grep', 'TaskOutput', 'TaskStop', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']);
     for (const request of harness.model.requests) expectValidApiOrder(request);
 
     // The child is a workflow of its own: described, and answering the status query.

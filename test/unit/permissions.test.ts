@@ -170,7 +170,7 @@ describe('decisions', () => {
     expect(plain('ScheduleWakeup', context({ ask: ['ScheduleWakeup'] }))).toBe('ask');
     // A tool the engine has no decision for asks — it is never allowed by default.
     expect(plain('WebFetch', context())).toBe('ask');
-    expect(plain('NotebookEdit', context({ mode: 'acceptEdits' }))).toBe('ask');
+    expect(plain('MultiEdit', context({ mode: 'acceptEdits' }))).toBe('ask');
     expect(plain('WebFetch', context({ mode: 'dontAsk' }))).toBe('deny');
     // MCP tools: ask without a rule (even when annotated read-only); `mcp__server`, `mcp__server__*` and the tool's own name cover it.
     const mcp = { readOnly: true, mcpServer: 'github' };

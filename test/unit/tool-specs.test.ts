@@ -26,7 +26,7 @@ function spec(name: string) {
 
 describe('tool specs registry', () => {
   it("uses Claude Code's names, in order", () => {
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'NotebookEdit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
   });
 
@@ -36,11 +36,11 @@ describe('tool specs registry', () => {
   it('derives the tool-name sets from the specs, with the members the hand-kept sets had', () => {
     expect([...COMPACTABLE_TOOLS].sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write']);
     expect([...LOCAL_TOOLS]).toEqual(['Read', 'Glob', 'Grep']);
-    expect(TOOL_NAMES.filter(needsFacts)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
+    expect(TOOL_NAMES.filter(needsFacts)).toEqual(['Read', 'Write', 'Edit', 'NotebookEdit', 'Bash', 'Glob', 'Grep']);
     expect(needsFacts('mcp__server__tool')).toBe(false);
     expect([...TOOLS_WITHOUT_PERMISSION]).toEqual(['Agent', 'TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
     const access = Object.fromEntries(TOOL_SPECS.flatMap((tool) => (tool.fileAccess ? [[tool.name, tool.fileAccess.access]] : [])));
-    expect(access).toEqual({ Read: 'read', Write: 'write', Edit: 'write', Glob: 'read', Grep: 'read' });
+    expect(access).toEqual({ Read: 'read', Write: 'write', Edit: 'write', NotebookEdit: 'write', Glob: 'read', Grep: 'read' });
   });
 
   it("reads a file tool's paths from the fields its spec names", () => {
@@ -76,6 +76,7 @@ describe('tool specs registry', () => {
       Read: 100_000,
       Write: 10_000,
       Edit: 10_000,
+      NotebookEdit: 100_000,
       Bash: 30_000,
       Glob: 20_000,
       Grep: 20_000,

@@ -87,7 +87,7 @@ describe('executeTool dispatch and validation', () => {
     const result = await executeTool('WebFetch', { url: 'x' }, context());
     expect(result).toEqual({
       isError: true,
-      content: 'No such tool available: WebFetch. Available tools: Read, Write, Edit, Bash, Glob, Grep, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList',
+      content: 'No such tool available: WebFetch. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList',
     });
   });
 
