@@ -7,6 +7,7 @@
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gatherCallFacts } from '../../activities/permission-facts/gather';
 import { type ToolExecutionContext, executeTool } from '../../activities/tools';
@@ -16,7 +17,7 @@ import { type PermissionContext, decidePermission, ruleForAlways } from '../../c
 import { EDIT_TOOLS, TOOL_NAMES, getToolSpec } from '../../common/tool-specs';
 import { toolPreview } from '../../client/tool-line';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
-import { type Harness, createHarness, expectValidApiOrder, runToResult } from '../helpers/harness';
+import { type Harness, REPO_ROOT, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 
 /** A notebook as Jupyter writes it (nbformat 4.5: cells have ids; one-space indent; a final newline). */
 const NOTEBOOK = {
@@ -271,5 +272,35 @@ describe('NotebookEdit in a conversation', () => {
     expect(toolResults(requests[3])[0].content).toMatch(/^Inserted cell \S+ with The answer is above\.$/);
     expect(toolResults(requests[4])[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/denied/i) });
     for (const request of requests) expectValidApiOrder(request);
+  });
+
+  it('a worker SIGKILLed after the journal marked the edit started, before the write, makes the edit once on the next worker', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'NotebookEdit', input: { notebook_path: 'analysis.ipynb', cell_id: 'calc', new_source: 'print(42)' } }] },
+        { content: [{ type: 'text', text: 'Edited.' }] },
+      ],
+    });
+    const file = path.join(harness.workspace, 'analysis.ipynb');
+    await writeFile(file, jupyterText(NOTEBOOK));
+    const marker = path.join(harness.stateDir, 'worker-held');
+    const first = await harness.spawnWorkerProcess({
+      imports: [pathToFileURL(path.join(REPO_ROOT, 'test', 'helpers', 'hold-tool.cjs')).href],
+      env: { DURABLE_AGENT_TEST_HOLD: 'after-start:NotebookEdit', DURABLE_AGENT_TEST_HOLD_MARKER: marker },
+    });
+    const started = await harness.api.start({ prompt: 'print 42', config: harness.config(), taskQueue: harness.taskQueue });
+    await eventually(() => readFile(marker, 'utf8').catch(() => ''), (text) => text !== '');
+    expect(await readFile(file, 'utf8')).toBe(jupyterText(NOTEBOOK)); // parked before the write
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    await harness.spawnWorkerProcess();
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+
+    expect(result).toMatchObject({ subtype: 'success', result: 'Edited.' });
+    expect(harness.model.requests).toHaveLength(2);
+    expect(toolResults(harness.model.requests[1])[0]).toMatchObject({ content: 'Updated cell calc with print(42)' });
+    const edited = structuredClone(NOTEBOOK);
+    Object.assign(edited.cells[1], { execution_count: null, outputs: [], source: ['print(42)'] });
+    expect(await readFile(file, 'utf8')).toBe(jupyterText(edited));
   });
 });
