@@ -45,7 +45,6 @@ export function claudeCodeArgv(argv: readonly string[]): string[] {
 export const OTHER_CLAUDE_CODE_TOOLS = [
   'Task',
   'MultiEdit',
-  'NotebookEdit',
   'NotebookRead',
   'WebFetch',
   'WebSearch',
