@@ -1,6 +1,6 @@
 /**
  * conversationWorkflow — one workflow per conversation (seed §2.10, QueryEngine). The state and
- * the query logic live in `ConversationSession` (session.ts) and the loop's effects in
+ * the query logic live in `ConversationSession` (session/) and the loop's effects in
  * `createQueryDeps` (query-deps.ts); this function is the wiring: handlers first, then wait
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).

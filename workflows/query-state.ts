@@ -161,7 +161,7 @@ export interface QueryDeps {
   compactConversation(request: CompactRequestParams): Promise<CompactResponse>;
 }
 
-/** What the loop asks of the session layer (implemented by `ConversationSession`); what it tells it, it yields (`LoopEvent`). */
+/** What the loop asks of the session layer (implemented by `SessionQueries`, session/queries.ts); what it tells it, it yields (`LoopEvent`). */
 export interface LoopSession {
   /** Inputs that arrived while the query ran (seed §2.2 step ⑦, queued commands). */
   takeQueuedInputs(): UserMessage[];

@@ -1,6 +1,6 @@
 /**
  * What the loop's effects read and report on the session (`QueryHost`, implemented by
- * `ConversationSession`); the query they run in is `ActiveQuery` (workflows/active-query.ts).
+ * `SessionQueries`, session/queries.ts); the query they run in is `ActiveQuery` (workflows/active-query.ts).
  */
 import type { ActiveQuery } from '../active-query';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
@@ -23,8 +23,8 @@ import type { ActivityOptionsSet } from './activity-options';
 export type { ActiveQuery } from '../active-query';
 
 /**
- * What the effects read and report on the session (implemented by `ConversationSession`); what
- * the loop itself asks of the session is `LoopSession` (query-loop.ts).
+ * What the effects read and report on the session (implemented by `SessionQueries`); what the
+ * loop itself asks of the session is `LoopSession` (query-state.ts).
  */
 export interface QueryHost {
   readonly conversationId: string;
