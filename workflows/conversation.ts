@@ -1,6 +1,6 @@
 /**
  * conversationWorkflow — one workflow per conversation (seed §2.10, QueryEngine). The state and
- * the query logic live in `ConversationSession` (session.ts) and the loop's effects in
+ * the query logic live in `ConversationSession` (session/) and the loop's effects in
  * `createQueryDeps` (query-deps.ts); this function is the wiring: handlers first, then wait
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
@@ -14,7 +14,6 @@ import {
   type ConversationSummary,
   type QueryInProgress,
   abortSignal,
-  approveMcpServersUpdate,
   compactUpdate,
   decidePermissionUpdate,
   requestNetworkAccessUpdate,
@@ -78,9 +77,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   handleInternalMessages({
     toolUseStreamed: (raw) => session.onToolUseStreamed(raw),
     subagentProgress: (progress) => session.onSubagentProgress(progress),
-    backgroundAgentFinished: (report) => session.backgroundAgents.onFinished(report),
-    // issue 21 §5: a cron job's Schedule fired (internal: not offered in the UI's signal menu)
-    cronFired: (fire) => session.scheduled.onCronFired(fire),
+    // The parts' own: a background agent answered, a cron job's Schedule fired (issue 21; not offered in the UI's signal menu).
+    ...session.partHandlers(),
     requestContext: (digest) => session.requestContext(digest),
     transcriptSlice: ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)),
     liveRead: (from) => session.live.read(from),
@@ -110,8 +108,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       if (problem) throw ApplicationFailure.nonRetryable(problem, 'InvalidNetworkRequest');
     },
   });
-  // Issue 22: "Use the MCP server … from .mcp.json?" answered (saved in settings.local.json, then listed again).
-  setHandler(approveMcpServersUpdate, (request) => session.mcp.approve(request), { description: 'Approve or reject .mcp.json servers: {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}', validator: (request) => session.mcp.validateApproval(request) });
+  // The parts' named handlers (issue 22: approving .mcp.json servers).
+  session.parts.setHandlers();
 
   const loadSessionContext = async () => {
     let context: SessionContext | undefined;
@@ -134,9 +132,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   // seed §2.5: getSystemContext/getUserContext are memoized per session.
   if (session.needsSessionContext) await loadSessionContext();
   // Issue 22: the MCP servers' config and listing, once per conversation (carried across runs).
-  if (session.mcp.needsLoad) await session.mcp.load();
+  if (session.parts.mcp.needsLoad) await session.parts.mcp.load();
   // Issue 22: the hook settings, then SessionStart (a first run only; none of it when no hooks are configured).
-  await session.hooks.start(input.carried ? undefined : input.resume ? 'resume' : 'startup');
+  await session.parts.hooks.start(input.carried ? undefined : input.resume ? 'resume' : 'startup');
 
   /**
    * Continues as new with the conversation's state, or returns false when that state would not
@@ -166,7 +164,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       if (inputOrEnd()) return true;
     }
     // Notification hooks (issue 22): idle_prompt after a minute without input, when configured.
-    if (await session.hooks.waitForIdleNotice(inputOrEnd)) return true;
+    if (await session.parts.hooks.waitForIdleNotice(inputOrEnd)) return true;
     // The idle timer says what it is in the UI (not an unlabeled "1d").
     return await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) });
   };
@@ -196,7 +194,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
         if (session.sessionContextStale) await loadSessionContext();
-        await session.hooks.sessionStartIfDue(); // SessionStart after a compaction or /clear (issue 22)
+        await session.parts.hooks.sessionStartIfDue(); // SessionStart after a compaction or /clear (issue 22)
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
         const query = await processUserInput(session, session.nextInput()!);
         return query ? session.submitMessage(query) : undefined;
@@ -218,7 +216,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   }
   // `end`, the idle timeout, a one-shot's result: background commands and agents stop, session-only jobs go (abort never gets here).
   await session.endBackgroundWork();
-  await session.hooks.sessionEnd(endedBy === 'end_signal' ? 'prompt_input_exit' : 'other'); // SessionEnd (issue 22)
+  await session.parts.hooks.sessionEnd(endedBy === 'end_signal' ? 'prompt_input_exit' : 'other'); // SessionEnd (issue 22)
   session.setPhase('ended');
   await session.settleParentReports();
   session.live.detach(); // a waiting reader would otherwise keep the run open

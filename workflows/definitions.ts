@@ -331,8 +331,6 @@ export interface CarriedState {
   endRequested?: boolean;
   /** Compactions so far and the autocompact failure streak (the breaker is per conversation). */
   compaction?: CompactionState;
-  /** Manual compactions asked for and not yet run. */
-  pendingCompactions?: CompactRequest[];
   /** The model `/model` chose for the next queries. */
   selectedModel?: string;
   /** The session context is read again before the next input (after a compaction or `/clear`). */

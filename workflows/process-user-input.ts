@@ -89,19 +89,19 @@ export async function processUserInput(session: ConversationSession, input: Pend
     }
     case 'tasks': {
       const status = session.status();
-      output = tasksText({ taskLines: session.scheduled.tasks.lines(), wakeups: status.wakeups, cronJobs: status.cronJobs });
+      output = tasksText({ taskLines: session.parts.scheduled.tasks.lines(), wakeups: status.wakeups, cronJobs: status.cronJobs });
       break;
     }
     case 'clear': {
       // CLAUDE.md, git status and custom commands are read again before the next input.
-      await session.hooks.sessionEnd('clear'); // issue 22: SessionEnd(clear) now, SessionStart(clear) before the next input
+      await session.parts.hooks.sessionEnd('clear'); // issue 22: SessionEnd(clear) now, SessionStart(clear) before the next input
       const removed = session.clearConversation();
       output = `Conversation cleared (${removed} message${removed === 1 ? '' : 's'} removed). The next prompt starts with a fresh context.`;
       break;
     }
     case 'mcp':
       // Issue 22: the config read again (an approval since) and the servers listed again.
-      output = await session.mcp.command();
+      output = await session.parts.mcp.command();
       break;
     case 'compact': {
       // The manual compaction of the `compact` update (seed §2.7), with the user's instructions.
@@ -132,7 +132,7 @@ function answerLocally(session: ConversationSession, input: PendingInput, name: 
 /** What /loop needs from the session. */
 function loopHost(session: ConversationSession) {
   return {
-    cron: session.scheduled.cron,
+    cron: session.parts.scheduled.cron,
     wakeupMinimumSeconds: session.config.wakeupMinimumSeconds,
     info: (text: string) => session.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: text }),
   };

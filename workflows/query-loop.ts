@@ -4,139 +4,63 @@
  * It is deterministic and imports nothing from Temporal: every effect goes through `QueryDeps`
  * (the seed's `deps` seam), which the workflow wires to activities. The `State` object mirrors
  * the seed's field for field; every `continue` writes `state = { ... }` with a `transition`
- * naming why. One iteration reads as the seed's phases ① to ⑧, each a named step below.
+ * naming why. One iteration reads as the seed's phases ① to ⑧, each a named step below; the
+ * recovery paths after a reply (max_output_tokens, the end of a turn) are in query-recovery.ts,
+ * and `State`, the seams and the loop's context in query-state.ts.
  */
-import { ESCALATED_MAX_OUTPUT_TOKENS } from '../common/config';
-import type { SystemPromptBlock } from '../common/activity-types';
 import {
-  type AssistantApiMessage,
   type AssistantMessage,
-  type Message,
-  type SystemMessage,
   type ToolUseBlock,
-  type UserMessage,
   toolUseBlocksOf,
 } from '../common/messages';
 import type { Terminal } from '../common/result';
 import {
   type AutoCompactTrackingState,
-  type Thresholds,
   fitMaxTokens,
   isBreakerOpen,
   shouldAutoCompact,
   thresholdsForModel,
   tokenCountWithEstimation,
 } from './auto-compact';
-import { type CompactOutcome, type CompactRequestParams, type CompactResponse, compactTranscript } from './compact';
+import { type CompactOutcome, compactTranscript } from './compact';
 import { isMicrocompactDue, microcompactMessages } from './micro-compact';
 import { planSnip } from './snip-compact';
 import {
   INTERRUPT_MESSAGE,
   INTERRUPT_MESSAGE_FOR_TOOL_USE,
-  closeDanglingToolUses,
   interruptionMessage,
-  metaUserMessage,
-  systemMessage,
   yieldMissingToolResultBlocks,
 } from './messages';
-import { type CompactionParams, type LoopEvent, type LoopOutput, type QueryParams, type State, type Suspended } from './query-state';
-import { type StopHookDecision, handleStopHooks } from './stop-hooks';
-import { type BudgetTracker, checkTokenBudget, createBudgetTracker } from './token-budget';
-import type { Transcript, TranscriptRef } from './transcript';
+import { endOfTurn, nextTurnState, recoverFromMaxOutputTokens } from './query-recovery';
+import {
+  type CompactionParams,
+  type Continued,
+  type Ended,
+  type LoopEvent,
+  type LoopOutput,
+  type LoopRun,
+  type LoopSession,
+  type ModelResponse,
+  type Next,
+  type QueryDeps,
+  type QueryParams,
+  type State,
+  type Suspended,
+  type ToolExecutor,
+  end,
+  loopSystemMessage as system,
+} from './query-state';
+import { createBudgetTracker } from './token-budget';
 
 export type { StopHookDecision } from './stop-hooks';
 export type { AutoCompactTrackingState } from './auto-compact';
-export type { CompactionParams, Continue, LoopCheckpoint, LoopEvent, LoopOutput, QueryParams, State, Suspended } from './query-state';
+export type { CompactionParams, Continue, LoopCheckpoint, LoopEvent, LoopOutput, LoopSession, ModelRequest, ModelResponse, QueryDeps, QueryParams, State, Suspended, ToolExecutor } from './query-state';
+export { MAX_OUTPUT_TOKENS_RECOVERY_LIMIT, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE } from './query-recovery';
 export { prependUserContext } from '../common/messages';
 
-/** seed §2.8: at most three continuation nudges after a max_output_tokens stop. */
-export const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT = 3;
-
-export const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE =
-  'Output token limit hit. Resume directly where you left off — no apology, no recap of what you were doing. ' +
-  'Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.';
-
-/**
- * A model request as the loop builds it: the transcript by reference (the wiring never copies the
- * messages into an activity input; the worker materialises them), plus the prompt layers.
- */
-export interface ModelRequest {
-  model: string;
-  system: SystemPromptBlock[];
-  /** CLAUDE.md + date, prepended to the first user message on the worker (seed §2.5, Layer 3). */
-  userContext?: string;
-  transcript: TranscriptRef;
-  maxTokens: number;
-}
-
-/** The model call's outcome as data; the wiring classifies activity failures into these. */
-export type ModelResponse =
-  | { type: 'message'; message: AssistantApiMessage; durationMs: number }
-  | { type: 'prompt_too_long'; errorMessage: string; durationMs: number }
-  | { type: 'aborted' }
-  | { type: 'overloaded'; errorMessage: string }
-  | { type: 'error'; errorMessage: string };
-
-/** Runs the tool_use blocks of one assistant message (seed §2.4: runTools / StreamingToolExecutor). */
-export interface ToolExecutor {
-  /**
-   * Yields progress and, for every tool_use in request order, exactly one user message carrying
-   * its tool_result — also when aborted (synthesized results).
-   */
-  getRemainingResults(toolUses: ToolUseBlock[], assistant: AssistantMessage): AsyncGenerator<Message, void>;
-  /** Cancels and drops work started for a discarded model attempt. */
-  discard(): Promise<void>;
-}
-
-/** The loop's effects (seed `query/deps.ts`): wired to activities by `createQueryDeps`, to plain functions in tests. */
-export interface QueryDeps {
-  uuid(): string;
-  /** Workflow time (microcompact's gap, message timestamps). */
-  now(): number;
-  isAborted(): boolean;
-  newToolExecutor(): ToolExecutor;
-  callModel(request: ModelRequest, executor: ToolExecutor): Promise<ModelResponse>;
-  runStopHooks(args: { lastAssistant: AssistantMessage; stopHookActive: boolean }): Promise<StopHookDecision>;
-  /** The compaction model call (seed §2.7 compactConversation): an activity. */
-  compactConversation(request: CompactRequestParams): Promise<CompactResponse>;
-}
-
-/** What the loop asks of the session layer (implemented by `ConversationSession`); what it tells it, it yields (`LoopEvent`). */
-export interface LoopSession {
-  /** Inputs that arrived while the query ran (seed §2.2 step ⑦, queued commands). */
-  takeQueuedInputs(): UserMessage[];
-  /** True when the workflow wants to continue-as-new; checked at iteration boundaries. */
-  shouldSuspend?(): boolean;
-  /**
-   * The session's limits (seed §2.10: QueryEngine checks them after each message): the budget
-   * after a model reply; the budget and structured-output attempts after tool results.
-   */
-  checkLimits?(after: 'assistant' | 'tool_results'): Terminal | undefined;
-}
 
 const DEFAULT_COMPACTION: CompactionParams = { autoCompact: true, snip: false, microcompactGapMs: 0, consecutiveFailures: 0 };
 
-/** One query's loop: its fixed context and what it carries from iteration to iteration. */
-interface LoopRun {
-  readonly params: QueryParams;
-  readonly deps: QueryDeps;
-  readonly session: LoopSession;
-  readonly transcript: Transcript;
-  readonly thresholds: Thresholds;
-  readonly compaction: CompactionParams;
-  state: State;
-  currentModel: string;
-  /** seed §2.6: the budget tracker lives for the whole query, outside State. */
-  budgetTracker: BudgetTracker;
-  queryOutputTokens: number;
-}
-
-/** How a step ends: the query ends, the loop continues with a new state, or the iteration goes on with a value. */
-type Ended = { type: 'end'; terminal: Terminal };
-type Continued = { type: 'continue'; state: State };
-type Next<T> = { type: 'next'; value: T };
-
-const end = (terminal: Terminal): Ended => ({ type: 'end', terminal });
 
 /** seed §2.2: the core loop. Returns why it ended. */
 export async function* queryLoop(params: QueryParams, deps: QueryDeps, session: LoopSession): AsyncGenerator<LoopOutput, Terminal | Suspended> {
@@ -195,17 +119,7 @@ export async function* queryLoop(params: QueryParams, deps: QueryDeps, session: 
     yield* session.takeQueuedInputs();
 
     // ⑧ next state (the session appended the assistant message, results and queued inputs as they were yielded)
-    yield* continueWith(loop, {
-      ...loop.state,
-      turnCount: loop.state.turnCount + 1,
-      maxOutputTokensRecoveryCount: 0,
-      // A later request may outgrow the window again: it gets its own reactive compaction.
-      hasAttemptedReactiveCompact: false,
-      maxOutputTokensOverride: undefined,
-      // stopHookActive and the block count survive tool turns, as in Claude Code: a hook that
-      // blocked sees stop_hook_active on its next run even if the model used tools in between.
-      transition: { type: 'tool_use' },
-    });
+    yield* continueWith(loop, nextTurnState(loop.state));
   }
 }
 
@@ -247,10 +161,6 @@ function startQuery(params: QueryParams, deps: QueryDeps, session: LoopSession):
 function* continueWith(loop: LoopRun, next: State): Generator<LoopEvent, void> {
   loop.state = next;
   if (next.transition) yield { type: 'transition', transition: next.transition.type, turnCount: next.turnCount };
-}
-
-function system(loop: LoopRun, message: string, level: SystemMessage['level']): SystemMessage {
-  return systemMessage(loop.deps.uuid(), message, level);
 }
 
 /**
@@ -411,71 +321,6 @@ async function* afterStreaming(
   return yield* endOfTurn(loop, assistant);
 }
 
-/**
- * Withheld max_output_tokens (seed §2.8 ②). First escalate the cap once and retry the same
- * request; then keep the truncated output and nudge the model to resume.
- */
-async function* recoverFromMaxOutputTokens(loop: LoopRun, assistant: AssistantMessage): AsyncGenerator<LoopOutput, Ended | Continued> {
-  const { state, params, deps } = loop;
-  if (state.maxOutputTokensOverride === undefined && params.maxOutputTokens < ESCALATED_MAX_OUTPUT_TOKENS) {
-    return { type: 'continue', state: { ...state, maxOutputTokensOverride: ESCALATED_MAX_OUTPUT_TOKENS, transition: { type: 'max_output_tokens_escalate' } } };
-  }
-  if (state.maxOutputTokensRecoveryCount < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT) {
-    // The truncated reply stays in history; error results for its unfinished tool calls are
-    // yielded too, so the session's transcript (which later queries send) stays valid.
-    yield* closeDanglingToolUses(assistant, deps.uuid);
-    yield metaUserMessage(deps.uuid(), MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE);
-    return {
-      type: 'continue',
-      state: { ...state, maxOutputTokensRecoveryCount: state.maxOutputTokensRecoveryCount + 1, transition: { type: 'max_output_tokens_recovery' } },
-    };
-  }
-  yield { ...assistant, apiError: 'max_output_tokens' };
-  yield* yieldMissingToolResultBlocks([assistant], 'Output token limit reached', deps.uuid);
-  const error =
-    `The model's response hit the output token limit again after the limit was raised and ` +
-    `${MAX_OUTPUT_TOKENS_RECOVERY_LIMIT} continuation attempts.`;
-  yield system(loop, error, 'error');
-  return end({ reason: 'model_error', error });
-}
-
-/**
- * A reply without tool calls: a paused turn goes on; a refusal ends; the Stop hooks get a say
- * (seed §2.9, stop-hooks.ts); with a token budget an early stop is nudged to keep going (seed §2.6).
- */
-async function* endOfTurn(loop: LoopRun, assistant: AssistantMessage): AsyncGenerator<LoopOutput, Ended | Continued> {
-  const { state, params, deps } = loop;
-  const stopReason = assistant.message.stop_reason;
-  // The server paused a long turn; sending the content back lets it continue.
-  if (stopReason === 'pause_turn') return { type: 'continue', state: { ...state, transition: { type: 'pause_turn' } } };
-  if (stopReason === 'refusal') {
-    yield system(loop, 'The model declined to continue this request (stop_reason: refusal).', 'warning');
-    return end({ reason: 'completed' });
-  }
-  const hooks = yield* handleStopHooks(deps, { assistant, stopHookActive: state.stopHookActive ?? false, blockCount: state.stopHookBlockCount });
-  if (hooks.type === 'end') return end(hooks.terminal);
-  if (hooks.type === 'blocked') {
-    return { type: 'continue', state: { ...state, stopHookActive: true, stopHookBlockCount: state.stopHookBlockCount + 1, transition: { type: 'stop_hook_retry' } } };
-  }
-  if (params.tokenBudget) {
-    const decision = checkTokenBudget(loop.budgetTracker, params.agentId, params.tokenBudget, loop.queryOutputTokens);
-    loop.budgetTracker = decision.tracker;
-    if (decision.action === 'continue') {
-      yield metaUserMessage(deps.uuid(), decision.nudgeMessage);
-      return { type: 'continue', state: { ...state, stopHookActive: undefined, stopHookBlockCount: 0, transition: { type: 'token_budget_continuation' } } };
-    }
-    if (decision.completionEvent) {
-      const { pct, turnTokens, budget, continuationCount, diminishingReturns } = decision.completionEvent;
-      yield system(
-        loop,
-        `Token budget: ${turnTokens} of ${budget} output tokens (${pct}%) after ${continuationCount} continuation(s)` +
-          (diminishingReturns ? '; stopped on diminishing returns.' : '.'),
-        'info',
-      );
-    }
-  }
-  return end({ reason: 'completed' });
-}
 
 /** ⑥ tools (seed §2.4): every call's result, then the abort, the session's limits and max turns. */
 async function* runTools(

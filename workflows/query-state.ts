@@ -1,15 +1,18 @@
 /**
  * The loop's state and what crosses its boundary (seed §2.2): the `State` it carries from one
  * iteration to the next, the parameters of one query, the events it yields to the session besides
- * messages, and the checkpoint a suspended query resumes from.
+ * messages, the checkpoint a suspended query resumes from; the seams it calls through (`QueryDeps`,
+ * `LoopSession`); and one query's loop context (`LoopRun`) with the ways a step ends.
  */
 import type { SystemPromptBlock } from '../common/activity-types';
-import type { Message } from '../common/messages';
-import type { TransitionType } from '../common/result';
-import type { AutoCompactTrackingState } from './auto-compact';
-import type { CompactOutcome } from './compact';
+import type { AssistantApiMessage, AssistantMessage, Message, SystemMessage, ToolUseBlock, UserMessage } from '../common/messages';
+import type { Terminal, TransitionType } from '../common/result';
+import type { AutoCompactTrackingState, Thresholds } from './auto-compact';
+import type { CompactOutcome, CompactRequestParams, CompactResponse } from './compact';
+import { systemMessage } from './messages';
+import type { StopHookDecision } from './stop-hooks';
 import type { BudgetTracker } from './token-budget';
-import type { Transcript } from './transcript';
+import type { Transcript, TranscriptRef } from './transcript';
 
 export interface Continue {
   type: TransitionType;
@@ -109,4 +112,93 @@ export type LoopOutput = Message | LoopEvent;
 /** Whether a yielded value is a loop event rather than a message. */
 export function isLoopEvent(output: LoopOutput): output is LoopEvent {
   return output.type === 'model' || output.type === 'transition' || output.type === 'compacting' || output.type === 'compaction' || output.type === 'context_tokens';
+}
+
+// ---- the seams: what the loop calls (effects) and asks (the session) ----
+
+/**
+ * A model request as the loop builds it: the transcript by reference (the wiring never copies the
+ * messages into an activity input; the worker materialises them), plus the prompt layers.
+ */
+export interface ModelRequest {
+  model: string;
+  system: SystemPromptBlock[];
+  /** CLAUDE.md + date, prepended to the first user message on the worker (seed §2.5, Layer 3). */
+  userContext?: string;
+  transcript: TranscriptRef;
+  maxTokens: number;
+}
+
+/** The model call's outcome as data; the wiring classifies activity failures into these. */
+export type ModelResponse =
+  | { type: 'message'; message: AssistantApiMessage; durationMs: number }
+  | { type: 'prompt_too_long'; errorMessage: string; durationMs: number }
+  | { type: 'aborted' }
+  | { type: 'overloaded'; errorMessage: string }
+  | { type: 'error'; errorMessage: string };
+
+/** Runs the tool_use blocks of one assistant message (seed §2.4: runTools / StreamingToolExecutor). */
+export interface ToolExecutor {
+  /**
+   * Yields progress and, for every tool_use in request order, exactly one user message carrying
+   * its tool_result — also when aborted (synthesized results).
+   */
+  getRemainingResults(toolUses: ToolUseBlock[], assistant: AssistantMessage): AsyncGenerator<Message, void>;
+  /** Cancels and drops work started for a discarded model attempt. */
+  discard(): Promise<void>;
+}
+
+/** The loop's effects (seed `query/deps.ts`): wired to activities by `createQueryDeps`, to plain functions in tests. */
+export interface QueryDeps {
+  uuid(): string;
+  /** Workflow time (microcompact's gap, message timestamps). */
+  now(): number;
+  isAborted(): boolean;
+  newToolExecutor(): ToolExecutor;
+  callModel(request: ModelRequest, executor: ToolExecutor): Promise<ModelResponse>;
+  runStopHooks(args: { lastAssistant: AssistantMessage; stopHookActive: boolean }): Promise<StopHookDecision>;
+  /** The compaction model call (seed §2.7 compactConversation): an activity. */
+  compactConversation(request: CompactRequestParams): Promise<CompactResponse>;
+}
+
+/** What the loop asks of the session layer (implemented by `SessionQueries`, session/queries.ts); what it tells it, it yields (`LoopEvent`). */
+export interface LoopSession {
+  /** Inputs that arrived while the query ran (seed §2.2 step ⑦, queued commands). */
+  takeQueuedInputs(): UserMessage[];
+  /** True when the workflow wants to continue-as-new; checked at iteration boundaries. */
+  shouldSuspend?(): boolean;
+  /**
+   * The session's limits (seed §2.10: QueryEngine checks them after each message): the budget
+   * after a model reply; the budget and structured-output attempts after tool results.
+   */
+  checkLimits?(after: 'assistant' | 'tool_results'): Terminal | undefined;
+}
+
+// ---- one query's loop context and how a step ends (query-loop.ts, query-recovery.ts) ----
+
+/** One query's loop: its fixed context and what it carries from iteration to iteration. */
+export interface LoopRun {
+  readonly params: QueryParams;
+  readonly deps: QueryDeps;
+  readonly session: LoopSession;
+  readonly transcript: Transcript;
+  readonly thresholds: Thresholds;
+  readonly compaction: CompactionParams;
+  state: State;
+  currentModel: string;
+  /** seed §2.6: the budget tracker lives for the whole query, outside State. */
+  budgetTracker: BudgetTracker;
+  queryOutputTokens: number;
+}
+
+/** How a step ends: the query ends, the loop continues with a new state, or the iteration goes on with a value. */
+export type Ended = { type: 'end'; terminal: Terminal };
+export type Continued = { type: 'continue'; state: State };
+export type Next<T> = { type: 'next'; value: T };
+
+export const end = (terminal: Terminal): Ended => ({ type: 'end', terminal });
+
+/** A system message of the loop (its uuid from the deps). */
+export function loopSystemMessage(loop: LoopRun, message: string, level: SystemMessage['level']): SystemMessage {
+  return systemMessage(loop.deps.uuid(), message, level);
 }

@@ -26,10 +26,11 @@ import { sendMessageInputSchema } from '../../common/tools/send-message';
 import { taskOutputInputSchema } from '../../common/tools/task-output';
 import { taskStopInputSchema } from '../../common/tools/task-stop';
 import type { BackgroundAgentReport, BackgroundAgentSummary } from './agent-types';
-import { type ConversationInput, type ConversationSummary, type InputOrigin, userInputSignal } from '../definitions';
+import { type ConversationInput, type ConversationSummary, userInputSignal } from '../definitions';
 import { WATCH_AGENT_OPTIONS, activities } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
+import type { BackgroundWorkKind, PartContext, PartInternalHandlers, SessionPart } from '../session/session-part';
 import { continueFinishedAgent, runForegroundAgent } from './finished-agents';
 import { type SubagentHost, childFailureMessage, prepareSubagent } from '../subagents';
 import {
@@ -47,12 +48,8 @@ import {
   takeReport,
 } from './agent-tasks';
 
-/** What background agents need from the session (ConversationSession implements it). */
-export interface BackgroundAgentsHost extends SubagentHost {
-  registerToolRoute(route: ToolRoute): void;
-  registerBackgroundWork(work: { readonly name: string; pending(): boolean; onEnd(): Promise<void> }): void;
-  notify(key: string, prompt: string, origin: InputOrigin): boolean;
-}
+/** What background agents use of the conversation: what a subagent's launch needs, and notifications (session/session-part.ts). */
+type BackgroundAgentsContext = SubagentHost & Pick<PartContext, 'notify'>;
 
 /** The input's `run_in_background` flag, read before the input is checked (routing decides on the call alone). */
 function runsInBackground(block: ToolUseBlock): boolean {
@@ -64,46 +61,50 @@ function taskIdOf(block: ToolUseBlock): string | undefined {
   return typeof taskId === 'string' ? taskId : undefined;
 }
 
-export class BackgroundAgents {
+export class BackgroundAgents implements SessionPart {
+  readonly name = 'background agents';
   private readonly state: AgentTasksState;
   /** SendMessage calls waiting for an answer: agent id → the last answer's number when the message went. */
   private readonly awaitingAnswer = new Map<string, number>();
-
-  /**
-   * Registers the routes — the background Agent call, SendMessage, and TaskOutput / TaskStop for
-   * agent ids (before the background commands' route) — and the work kind the end stops.
-   */
-  constructor(
-    private readonly host: BackgroundAgentsHost,
-    carried: AgentTasksState | undefined,
-  ) {
-    this.state = { tasks: (carried?.tasks ?? []).map((task) => ({ ...task })) };
-    host.registerToolRoute({
+  /** The background Agent call, SendMessage, and TaskOutput / TaskStop for agent ids (before the background commands' route). */
+  readonly routes: readonly ToolRoute[] = [
+    {
       name: 'background agents',
       takes: (block) => block.name === 'Agent' && runsInBackground(block),
       run: (call) => this.launch(call),
-    });
-    host.registerToolRoute({
+    },
+    {
       name: 'foreground agents',
       // Recorded so SendMessage can continue them (finished-agents.ts).
       takes: (block) => block.name === 'Agent' && !runsInBackground(block),
       run: (call) => runForegroundAgent(this.host, this.state, call),
-    });
-    host.registerToolRoute({
+    },
+    {
       name: 'SendMessage',
       takes: (block) => block.name === 'SendMessage',
       run: (call) => this.sendMessage(call.block, call),
-    });
-    host.registerToolRoute({
+    },
+    {
       name: 'background agent tasks',
       takes: (block) => (block.name === 'TaskOutput' || block.name === 'TaskStop') && this.state.tasks.some((task) => task.id === taskIdOf(block)),
       run: (call) => (call.block.name === 'TaskOutput' ? this.taskOutput(call.block) : this.taskStop(call.block)),
-    });
-    host.registerBackgroundWork({
+    },
+  ];
+  /** The work kind the end stops. */
+  readonly backgroundWork: readonly BackgroundWorkKind[] = [
+    {
       name: 'background agents',
       pending: () => this.state.tasks.some((task) => task.status === 'running'),
       onEnd: () => this.stopAll(),
-    });
+    },
+  ];
+  readonly internalHandlers: PartInternalHandlers = { backgroundAgentFinished: (report) => this.onFinished(report) };
+
+  constructor(
+    private readonly host: BackgroundAgentsContext,
+    carried: AgentTasksState | undefined,
+  ) {
+    this.state = { tasks: (carried?.tasks ?? []).map((task) => ({ ...task })) };
     // After continue-as-new this run has no handle on the agents' children: a watcher waits for each, so one
     // terminated or failed from outside is reported (and stops holding off the idle timeout) instead of waited for forever.
     for (const task of this.state.tasks.filter((task) => !task.foreground && isAlive(task))) this.watch(task);
@@ -115,7 +116,7 @@ export class BackgroundAgents {
   }
 
   /** For `status`: every background agent of the conversation, or nothing. */
-  summaries(): { backgroundAgents?: BackgroundAgentSummary[] } {
+  status(): { backgroundAgents?: BackgroundAgentSummary[] } {
     // Foreground agents (recorded for SendMessage) show as the Agent calls they were.
     const background = this.state.tasks.filter((task) => !task.foreground);
     if (background.length === 0) return {};

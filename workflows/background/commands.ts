@@ -11,32 +11,22 @@
  */
 import { type ActivityOptions, CancellationScope, isCancellation, uuid4 } from '@temporalio/workflow';
 import { type BackgroundOutcome, taskNotificationText } from '../../common/background';
-import type { ConversationConfig } from '../../common/config';
 import type { ToolUseBlock } from '../../common/messages';
 import { oneLine } from '../../common/cut-text';
 import { bashInputSchema } from '../../common/tools/bash';
 import { taskOutputInputSchema } from '../../common/tools/task-output';
 import { taskStopInputSchema } from '../../common/tools/task-stop';
-import type { InputOrigin } from '../definitions';
 import { SHORT_ACTIVITY_OPTIONS, activities, superviseCommandOptions, taskOutputOptions } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
-import type { ToolPermissions, ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
+import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/query-host';
+import type { BackgroundWorkKind, PartContext, PartDetails, SessionPart } from '../session/session-part';
 import { sandboxInputs } from '../deps/tool-run';
 import type { BackgroundTask, BackgroundTaskStatus, BackgroundTasks } from './command-tasks';
 
 export type { BackgroundTask, BackgroundTaskStatus, BackgroundTasks } from './command-tasks';
 
-/** What the module needs of the session (implemented by ConversationSession). */
-export interface BackgroundCommandsHost {
-  readonly conversationId: string;
-  readonly config: ConversationConfig;
-  readonly toolPermissions: ToolPermissions;
-  notify(key: string, prompt: string, origin: InputOrigin): boolean;
-  registerToolRoute(route: ToolRoute): void;
-  registerBackgroundWork(work: { name: string; pending(): boolean; onEnd(): Promise<void> }): void;
-  /** The UI's current details changed (a task started or ended). */
-  refreshDetails(): void;
-}
+/** What the module uses of the conversation (session/session-part.ts). */
+type BackgroundCommandsContext = Pick<PartContext, 'conversationId' | 'config' | 'toolPermissions' | 'notify' | 'refreshDetails'>;
 
 /** The tool names this route answers (Bash only with run_in_background). */
 const TASK_TOOLS = new Set(['TaskOutput', 'TaskStop']);
@@ -95,31 +85,24 @@ export function runningTaskLines(tasks: BackgroundTasks): string[] {
     .map(([id, task]) => `${id} ${oneLine(task.description, 60)}`);
 }
 
-export class BackgroundCommands {
+export class BackgroundCommands implements SessionPart {
+  readonly name = 'background commands';
   private tasks: BackgroundTasks;
+  readonly routes: readonly ToolRoute[] = [{ name: 'background commands', takes: (block) => isBackgroundCall(block), run: (call) => this.run(call) }];
+  readonly backgroundWork: readonly BackgroundWorkKind[] = [{ name: 'background commands', pending: () => this.runningIds().length > 0, onEnd: () => this.stopAll() }];
 
   constructor(
-    private readonly host: BackgroundCommandsHost,
+    private readonly host: BackgroundCommandsContext,
     carried: BackgroundTasks | undefined,
   ) {
     this.tasks = { ...(carried ?? {}) };
-    host.registerToolRoute({
-      name: 'background commands',
-      takes: (block) => isBackgroundCall(block),
-      run: (call) => this.run(call),
-    });
-    host.registerBackgroundWork({
-      name: 'background commands',
-      pending: () => this.runningIds().length > 0,
-      onEnd: () => this.stopAll(),
-    });
     // After continue-as-new: the previous run's supervisors are gone; new ones re-attach.
     for (const id of this.runningIds()) this.supervise(id);
   }
 
   /** The carried state (continue-as-new). */
-  carried(): BackgroundTasks | undefined {
-    return Object.keys(this.tasks).length > 0 ? { ...this.tasks } : undefined;
+  carried(): { backgroundTasks?: BackgroundTasks } {
+    return Object.keys(this.tasks).length > 0 ? { backgroundTasks: { ...this.tasks } } : {};
   }
 
   /** For `status`, oldest first. */
@@ -127,9 +110,14 @@ export class BackgroundCommands {
     return Object.entries(this.tasks).map(([id, task]) => ({ id, ...task }));
   }
 
+  status(): { backgroundTasks?: BackgroundTaskStatus[] } {
+    const tasks = this.list();
+    return tasks.length > 0 ? { backgroundTasks: tasks } : {};
+  }
+
   /** For the UI's current details. */
-  runningLines(): string[] {
-    return runningTaskLines(this.tasks);
+  details(): Pick<PartDetails, 'background'> {
+    return { background: runningTaskLines(this.tasks) };
   }
 
   private runningIds(): string[] {

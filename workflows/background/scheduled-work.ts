@@ -1,57 +1,49 @@
 /**
  * The conversation's scheduled work and plan (issue 21 §4–6): the task list, wakeups and cron
- * jobs, made by the session in one line and carried in one (`carried()`). Each registers its tool
- * route (the workflow answers these tools itself) and, for wakeups and jobs, a background-work kind
- * (no idle timeout while one is pending; cleared at the end).
+ * jobs, one part of the session (session/session-part.ts), carried in one `carried()`. Each is a
+ * tool route (the workflow answers these tools itself) and wakeups and jobs are background-work
+ * kinds (no idle timeout while one is pending; cleared at the end).
  */
-import type { ConversationConfig } from '../../common/config';
 import type { CronFire } from '../../common/cron';
-import type { CarriedState, ConversationStatus, InputOrigin } from '../definitions';
+import type { CarriedState, ConversationStatus } from '../definitions';
 import type { ToolRoute } from '../deps/query-host';
+import type { BackgroundWorkKind, PartContext, PartDetails, PartInternalHandlers, SessionPart } from '../session/session-part';
 import { CronJobs } from './cron-jobs';
 import { TaskList } from './task-list';
 import { Wakeups } from './wakeups';
 
-/** What the scheduled work needs from the session (implemented by ConversationSession). */
-export interface ScheduledWorkHost {
-  readonly conversationId: string;
-  readonly config: ConversationConfig;
-  readonly subagent?: unknown;
-  notify(key: string, prompt: string, origin: InputOrigin): boolean;
-  registerToolRoute(route: ToolRoute): void;
-  registerBackgroundWork(work: { name: string; pending(): boolean; onEnd(): Promise<void> }): void;
-  refreshDetails(): void;
-}
-
-export class ScheduledWork {
+export class ScheduledWork implements SessionPart {
+  readonly name = 'scheduled work';
   readonly tasks: TaskList;
   readonly wakeups: Wakeups;
   readonly cron: CronJobs;
+  readonly routes: readonly ToolRoute[];
+  readonly backgroundWork: readonly BackgroundWorkKind[];
+  readonly internalHandlers: PartInternalHandlers = { cronFired: (fire) => this.onCronFired(fire) };
 
-  constructor(host: ScheduledWorkHost, carried: CarriedState | undefined) {
-    const onChange = () => host.refreshDetails();
-    const isSubagent = host.subagent !== undefined;
+  constructor(context: Pick<PartContext, 'conversationId' | 'config' | 'subagent' | 'notify' | 'refreshDetails'>, carried: Pick<CarriedState, 'taskList' | 'wakeups' | 'cronJobs'> | undefined) {
+    const onChange = () => context.refreshDetails();
+    const isSubagent = context.subagent !== undefined;
     this.tasks = new TaskList(carried?.taskList, onChange);
     this.wakeups = new Wakeups(carried?.wakeups, {
       get minimumSeconds() {
-        return host.config.wakeupMinimumSeconds;
+        return context.config.wakeupMinimumSeconds;
       },
       isSubagent,
-      notify: (key, prompt) => void host.notify(key, prompt, 'wakeup'),
+      notify: (key, prompt) => void context.notify(key, prompt, 'wakeup'),
       onChange,
     });
     this.cron = new CronJobs(carried?.cronJobs, {
-      conversationId: host.conversationId,
+      conversationId: context.conversationId,
       get config() {
-        return host.config;
+        return context.config;
       },
       isSubagent,
-      notify: (key, prompt) => void host.notify(key, prompt, 'cron'),
+      notify: (key, prompt) => void context.notify(key, prompt, 'cron'),
       onChange,
     });
-    for (const route of [this.tasks, this.wakeups, this.cron]) host.registerToolRoute(route);
-    host.registerBackgroundWork(this.wakeups);
-    host.registerBackgroundWork(this.cron);
+    this.routes = [this.tasks, this.wakeups, this.cron];
+    this.backgroundWork = [this.wakeups, this.cron];
   }
 
   /** The `cronFired` signal. */
@@ -76,7 +68,7 @@ export class ScheduledWork {
   }
 
   /** Lines for the UI's current details: the task list, then what is scheduled. */
-  detailLines(): { tasks: string[]; scheduled: string[] } {
+  details(): Pick<PartDetails, 'tasks' | 'scheduled'> {
     return {
       tasks: this.tasks.lines(),
       scheduled: [

@@ -124,12 +124,7 @@ export function createModelCall(
         ? { workflowId: conversationId, requestId, fallback: config.fallbackModel && request.model === config.fallbackModel && request.model !== config.model ? 1 : 0 }
         : undefined,
     };
-    query.requestId = requestId;
-    query.streamAttempt = undefined;
-    query.executor = executor;
-    query.prefetched = undefined;
-    const reads = query.prefetchedRun ?? [];
-    query.prefetchedRun = undefined;
+    const reads = query.startModelCall(requestId, executor);
     const summary =
       reads.length > 0
         ? modelCallSummaryWithReads(request.model, host.conversationTurn, host.queryCount, reads)
@@ -139,7 +134,7 @@ export function createModelCall(
       const result = await query.scope.run(() => startModelCall(activityInput, summary));
       if (result.finishedAt !== undefined) host.observeWorkerClock?.(result.finishedAt);
       if (result.type === 'message') {
-        query.prefetched = prefetchedCalls(result);
+        query.answeredWith(prefetchedCalls(result));
         for (const [id, call] of query.prefetched ?? []) if (call.facts) host.toolPermissions.rememberFacts({ id, input: call.block.input }, call.facts);
         host.recordModelResponse(result.message, request.model, result.durationMs);
         return { type: 'message', message: result.message, durationMs: result.durationMs };
@@ -149,7 +144,7 @@ export function createModelCall(
       if (query.aborted || isCancellation(error)) return { type: 'aborted' };
       return { type: isOverloadedFailure(error) ? 'overloaded' : 'error', errorMessage: failureMessage(error) };
     } finally {
-      query.requestId = undefined;
+      query.endModelCall();
     }
   };
 }

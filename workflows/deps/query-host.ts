@@ -1,8 +1,8 @@
 /**
  * What the loop's effects read and report on the session (`QueryHost`, implemented by
- * `ConversationSession`) and the query they run in (`ActiveQuery`).
+ * `SessionQueries`, session/queries.ts); the query they run in is `ActiveQuery` (workflows/active-query.ts).
  */
-import type { CancellationScope } from '@temporalio/workflow';
+import type { ActiveQuery } from '../active-query';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import type { McpToolDefinition } from '../../common/mcp-context';
@@ -14,30 +14,17 @@ import type { Phase, ToolInFlight } from '../definitions';
 import type { LiveStream } from '../live-stream';
 import type { GateVerdict } from '../permission-gate';
 import type { QueryAccounting } from '../query-accounting';
-import type { PrefetchedCalls } from '../tool-prefetch';
-import type { StreamingToolExecutor } from '../tool-orchestration';
 import type { Transcript } from '../transcript';
 import type { HookSettings } from '../../common/hooks';
 import type { HookPermission, PreToolUseAction } from '../extensions/hooks-decisions';
 import type { StopHookDecision } from '../stop-hooks';
 import type { ActivityOptionsSet } from './activity-options';
 
-/** The query being run: its cancellation scope and the model call in flight. */
-export interface ActiveQuery {
-  scope: CancellationScope;
-  aborted: boolean;
-  executor?: StreamingToolExecutor;
-  requestId?: string;
-  streamAttempt?: number;
-  /** Reads the last model call's local phase ran for its answer (workflows/tool-prefetch.ts). */
-  prefetched?: PrefetchedCalls;
-  /** Summaries of the prefetched reads whose results the next model call sends (its label names them). */
-  prefetchedRun?: string[];
-}
+export type { ActiveQuery } from '../active-query';
 
 /**
- * What the effects read and report on the session (implemented by `ConversationSession`); what
- * the loop itself asks of the session is `LoopSession` (query-loop.ts).
+ * What the effects read and report on the session (implemented by `SessionQueries`); what the
+ * loop itself asks of the session is `LoopSession` (query-state.ts).
  */
 export interface QueryHost {
   readonly conversationId: string;

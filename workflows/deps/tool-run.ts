@@ -100,7 +100,7 @@ export function createRunTool(
       if (prefetched) {
         // As below (a failed call's persisted file is not offered back, as the ToolError path does not).
         if (!prefetched.isError && prefetched.persistedPath) host.toolPermissions.allowReadOf(prefetched.persistedPath);
-        query.prefetchedRun = [...(query.prefetchedRun ?? []), summary];
+        query.usedPrefetchedRead(summary);
         return (outcome = { content: prefetched.content, isError: prefetched.isError });
       }
       const runner = local ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...options.tool, summary });

@@ -6,8 +6,6 @@
  * their own path (workflows/deps/stop-hooks.ts). What a decision does is hooks-decisions.ts.
  */
 import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
-import type { SessionContext } from '../../common/activity-types';
-import type { ConversationConfig } from '../../common/config';
 import {
   type HookDecision,
   type HookEvent,
@@ -16,10 +14,11 @@ import {
   selectHookCommands,
 } from '../../common/hooks';
 import type { ToolUseBlock } from '../../common/messages';
-import type { ConversationEvent, PendingInput, SubagentOrigin } from '../definitions';
+import type { PendingInput } from '../definitions';
 import { activities, activityOptions, hookRunOptions } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
-import type { ToolHooks, ToolPermissions } from '../deps/query-host';
+import type { ToolHooks } from '../deps/query-host';
+import type { PartContext, SessionPart } from '../session/session-part';
 import { sandboxInputs } from '../deps/tool-run';
 import { type HooksState, type PreToolUseAction, type SessionStartSource, blockedPromptText, preToolUseAction, systemReminder, withPostToolUseFeedback, withSessionStartContext } from './hooks-decisions';
 
@@ -28,29 +27,24 @@ type SessionEndReason = Extract<HookEvent, { hook_event_name: 'SessionEnd' }>['r
 /** Claude Code's idle threshold for the idle_prompt notification (`messageIdleNotifThresholdMs`). */
 export const IDLE_PROMPT_AFTER_MS = 60_000;
 
-/** What the hooks need of the session. */
-export interface HooksHost {
-  readonly conversationId: string;
-  readonly config: ConversationConfig;
-  readonly toolPermissions: ToolPermissions;
-  /** A subagent runs its parent's tool hooks; it has no session of its own (no SessionStart/End, prompts). */
-  readonly subagent?: SubagentOrigin;
-  /** Issue 29: the session context, whose recorded trust decides whether the workspace's hooks load. */
-  readonly sessionContext?: SessionContext;
-  permissionMode(): string | undefined;
-  pushEvent(message: ConversationEvent['message']): void;
-}
+/**
+ * What the hooks use of the conversation (session/session-part.ts): a subagent runs its parent's
+ * tool hooks but has no session of its own (no SessionStart/End, prompts); the session context's
+ * trust decides whether the workspace's hooks load (issue 29); hooks are told the permission mode.
+ */
+type HooksContext = Pick<PartContext, 'conversationId' | 'config' | 'toolPermissions' | 'subagent' | 'sessionContext' | 'pushEvent' | 'permissionMode'>;
 
 /** What UserPromptSubmit did to a prompt. */
 export type PromptSubmitOutcome = { type: 'blocked'; text: string } | { type: 'continue'; context?: string };
 
-export class SessionHooks implements ToolHooks {
+export class SessionHooks implements ToolHooks, SessionPart {
+  readonly name = 'hooks';
   private state: HooksState;
   /** Inputs PreToolUse hooks replaced, by tool_use id, until PostToolUse. */
   private readonly updatedInputs = new Map<string, Record<string, unknown>>();
 
   constructor(
-    private readonly host: HooksHost,
+    private readonly host: HooksContext,
     carried: HooksState | undefined,
     /** A subagent's hooks: its parent's settings (issue 22: tool hooks run in subagents too). */
     inherited?: HookSettings,
@@ -303,8 +297,8 @@ export class SessionHooks implements ToolHooks {
     return !!this.state.settings?.Notification && selectHookCommands(this.state.settings, { hook_event_name: 'Notification', notification_type: type, message: '' }).length > 0;
   }
 
-  toCarried(): HooksState | undefined {
-    return this.state.settings === undefined && !this.state.sessionStartContext ? undefined : { ...this.state };
+  carried(): { hooks?: HooksState } {
+    return this.state.settings === undefined && !this.state.sessionStartContext ? {} : { hooks: { ...this.state } };
   }
 
   private warn(content: string): void {

@@ -7,19 +7,19 @@
  * the session's tool route; a call that reports `tools/list_changed` and `/mcp` list again.
  * Failed servers are warnings in the feed: the conversation goes on without them.
  */
-import { ApplicationFailure, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { LoadMcpConfigResult, McpServerStatus, SessionContext } from '../../common/activity-types';
-import type { ConversationConfig } from '../../common/config';
+import { ApplicationFailure, isCancellation, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { LoadMcpConfigResult, McpServerStatus } from '../../common/activity-types';
 import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
 import { MAX_MCP_RESULT_CHARS, isMcpToolName } from '../../common/mcp-tools';
 import type { ToolUseBlock } from '../../common/messages';
 import type { ToolFacts } from '../../common/permissions';
 import { toolResultBudget } from '../../common/tool-result-budget';
-import type { ConversationEvent } from '../definitions';
+import { type ConversationStatus, approveMcpServersUpdate } from '../definitions';
 import { MCP_CONFIG_LOCAL_OPTIONS, activities, localActivities, mcpListingOptions } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import type { ToolPermissions } from '../deps/query-host';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
+import type { PartContext, PartDetails, SessionPart } from '../session/session-part';
 import {
   type McpApprovalOutcome,
   type McpApprovalRequest,
@@ -41,23 +41,12 @@ import {
 
 export type { McpCarried } from './mcp-state';
 
-/** What the MCP servers need of the session. */
-export interface McpHost {
-  readonly conversationId: string;
-  readonly config: ConversationConfig;
-  /** Subagents do not load servers of their own. */
-  readonly subagent?: unknown;
-  /** The permission gate (a tool listed only after its call was checked is checked again). */
-  readonly toolPermissions: Pick<ToolPermissions, 'check'>;
-  /** Issue 29: the session context, whose recorded trust decides whether `.mcp.json` servers load. */
-  readonly sessionContext?: SessionContext;
-  pushEvent(message: ConversationEvent['message']): void;
-  /** The UI's current details, drawn again after a listing (not a command: no history change). */
-  refreshDetails?(): void;
-}
+/** What the MCP servers use of the conversation (session/session-part.ts): the gate re-checks a tool listed only after its call was checked; the session context's trust decides whether `.mcp.json` servers load (issue 29). */
+type McpContext = Pick<PartContext, 'conversationId' | 'config' | 'subagent' | 'sessionContext' | 'pushEvent' | 'refreshDetails'> & { readonly toolPermissions: Pick<ToolPermissions, 'check'> };
 
 /** The conversation's MCP servers: state (one object, carried whole), the tool route, the prompt parts. */
-export class McpServers {
+export class McpServers implements SessionPart {
+  readonly name = 'MCP servers';
   private state: McpCarried | undefined;
   /** The offered tools' definitions: a new array only when the listing changes (the request context's digest follows it). */
   private definitions: McpToolDefinition[] = [];
@@ -66,7 +55,7 @@ export class McpServers {
   private listing: Promise<void> | undefined;
 
   constructor(
-    private readonly host: McpHost,
+    private readonly host: McpContext,
     carried: McpCarried | undefined,
     /** A subagent's: its parent's listing of the servers whose tools it gets (no listing of its own). */
     inherited?: McpCarried,
@@ -152,21 +141,17 @@ export class McpServers {
     return mcpApprovalOutcome(request, file, this.state ?? { servers: [], listing: [] });
   }
 
-  /** The UI's current details: each server's name, state and tool count (undefined when there are none). */
-  detailEntries(): Array<{ name: string; state: string; tools: number }> | undefined {
+  /** The UI's current details: each server's name, state and tool count (none when there are none). */
+  details(): Pick<PartDetails, 'mcpServers'> {
     const listing = this.state?.listing ?? [];
-    return listing.length > 0 ? listing.map((server) => ({ name: server.name, state: server.state, tools: server.tools.length })) : undefined;
+    return { mcpServers: listing.length > 0 ? listing.map((server) => ({ name: server.name, state: server.state, tools: server.tools.length })) : undefined };
   }
 
-  /** Project servers waiting for a person's approval (status; chat asks about each). */
-  needingApproval(): string[] | undefined {
-    const names = mcpServersNeedingApproval(this.state);
-    return names.length > 0 ? names : undefined;
-  }
-
-  /** `status`: one line per server, or undefined when there are none. */
-  statusLines(): string[] | undefined {
-    return this.state && this.state.listing.length > 0 ? mcpStatusLines(this.state.listing) : undefined;
+  /** `status`: one line per server, and the project servers waiting for a person's approval (chat asks about each); absent when none. */
+  status(): Pick<ConversationStatus, 'mcpServers' | 'mcpNeedsApproval'> {
+    const lines = this.state && this.state.listing.length > 0 ? mcpStatusLines(this.state.listing) : undefined;
+    const needing = mcpServersNeedingApproval(this.state);
+    return { ...(lines && { mcpServers: lines }), ...(needing.length > 0 && { mcpNeedsApproval: needing }) };
   }
 
   /** The permission engine's facts of a listed MCP tool (its server, for `mcp__server` rules). */
@@ -175,19 +160,27 @@ export class McpServers {
   }
 
   /** What continue-as-new carries (nothing in runs that never loaded the servers). */
-  toCarried(): McpCarried | undefined {
-    return this.state;
+  carried(): { mcp?: McpCarried } {
+    return this.state ? { mcp: this.state } : {};
   }
 
   /** The route of `mcp__…` calls: listed tools run on their server; any other is "No such tool available". */
-  route(): ToolRoute {
-    return {
+  readonly routes: readonly ToolRoute[] = [
+    {
       name: 'MCP servers',
       takes: (block) => this.state !== undefined && isMcpToolName(block.name),
       // Claude Code runs an MCP tool beside others only when its server annotates it read-only.
       concurrencySafe: (block) => (this.state ? findMcpTool(this.state.listing, block.name)?.concurrencySafe === true : false),
       run: (call) => this.call(call),
-    };
+    },
+  ];
+
+  /** Issue 22: "Use the MCP server … from .mcp.json?" answered (saved in settings.local.json, then listed again). */
+  setHandlers(): void {
+    setHandler(approveMcpServersUpdate, (request) => this.approve(request), {
+      description: 'Approve or reject .mcp.json servers: {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}',
+      validator: (request) => this.validateApproval(request),
+    });
   }
 
   private async call(call: ToolRouteCall): Promise<ToolOutcome> {
@@ -274,7 +267,7 @@ export class McpServers {
     const changed = before.length > 0 ? mcpToolsChangedLine(before, servers) : undefined;
     if (changed) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: changed });
     this.derive();
-    this.host.refreshDetails?.();
+    this.host.refreshDetails();
   }
 
   /** The offered definitions and instructions from the listing (new values only when they changed). */

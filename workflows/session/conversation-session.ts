@@ -1,64 +1,47 @@
 /**
  * The session layer (seed §2.10, QueryEngine), as an entity class (style §15, §19; the samples'
- * safe-message-handlers `ClusterManager`): its durable state is one serializable object
- * (`SessionState`), which the constructor takes and `toCarried()` returns with the parts other
- * owners carry (the transcript, the events feed, the usage ledger, the permission gate, the live
- * channel). The rest lives by concern in this folder: events-feed.ts, request-contexts.ts,
- * usage-ledger.ts, subagent-reporting.ts, submit-message.ts (one query), result-message.ts,
- * manual-compaction.ts. The workflow function (`conversation.ts`) only wires handlers to it and
- * calls its methods; nothing outside assigns its fields.
+ * safe-message-handlers `ClusterManager`) and a composition root (style §23, issue 30): its own
+ * durable state is one serializable object (`SessionState`: queued inputs, the session context,
+ * `end`, `/model`, delivered notifications); the owners it is made of — the transcript, the
+ * events feed, the usage ledger, the permission gate, the live channel, the queries (queries.ts:
+ * the running one and the record of those before) — and its parts (parts.ts: background agents,
+ * scheduled work, MCP servers, hooks, background commands, in one ordered list) each carry their
+ * own slice, which `toCarried()` collects in a loop. None of them holds the session: each gets
+ * the narrow things it uses. The workflow function (`conversation.ts`) only wires handlers to it
+ * and calls its methods; nothing outside assigns its fields.
  */
-import { CancellationScope, log, uuid4 } from '@temporalio/workflow';
-import { BackgroundCommands } from '../background/commands';
+import { log, uuid4 } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
-import type { AssistantApiMessage, TranscriptMessage, Usage, UserMessage } from '../../common/messages';
-import type { ModelUsage, ResultMessage, Terminal } from '../../common/result';
-import type { CompactOutcome } from '../compact';
+import type { TranscriptMessage, Usage, UserMessage } from '../../common/messages';
+import type { ResultMessage } from '../../common/result';
 import { fitContinueAsNewInput } from '../continue-as-new';
-import type { CarriedState, CompactionOutcome, CompactionState, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
-import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolInFlight, ToolUseStreamed, UserInput } from '../definitions';
+import type { CarriedState, CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
+import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolUseStreamed, UserInput } from '../definitions';
 import { failureMessage } from '../deps/failures';
-import { ScheduledWork } from '../background/scheduled-work';
-import { McpServers } from '../extensions/mcp';
-import type { McpToolDefinition } from '../../common/mcp-context';
-import type { ToolRoute } from '../deps/tool-routes';
-import { BackgroundAgents } from '../background/agents';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts, gatherCallsFacts } from '../permission-facts';
 import { PermissionGate } from '../permission-gate';
-import type { QueryAccounting } from '../query-accounting';
-import type { ActiveQuery } from '../query-deps';
-import { type LoopEvent, type LoopOutput, isLoopEvent } from '../query-state';
 import { Transcript } from '../transcript';
 import { ConversationVisibility } from '../visibility';
 import { contextStatus } from './context-status';
 import { EventsFeed } from './events-feed';
-import { compactNow } from './manual-compaction';
 import { InputQueue } from './input-queue';
-import { RequestContexts, feedWorkerCache, promptLayers, requestContextOf } from './request-contexts';
-import { localCommandResultMessage } from './result-message';
-import { type SessionState, continueAsNewNow, recordCompaction, sessionStateFrom, withDefaultPermissions } from './state';
+import { SessionParts } from './parts';
+import { SessionQueries } from './queries';
+import { SessionPrompts, feedWorkerCache } from './request-contexts';
+import type { PartInternalHandlers } from './session-part';
+import { type SessionState, continueAsNewNow, sessionStateFrom, withDefaultPermissions } from './state';
 import { acceptStreamedToolUse } from './streamed-tool-uses';
 import { SubagentReporting } from './subagent-reporting';
-import { QueryRun, type SubmitHost, inputMessage, submitMessage } from './submit-message';
+import { inputMessage } from './submit-message';
 import { SessionPermissions } from './tool-permissions';
 import { UsageLedger } from './usage-ledger';
-import { SessionHooks } from '../extensions/hooks';
-import { metaUserMessage } from '../messages';
 
-/** One kind of work that outlives a turn (issue 21), as the session sees it. */
-export interface BackgroundWorkKind {
-  /** For messages: "background commands", "wakeups"… */
-  readonly name: string;
-  /** Something of this kind is running or due: the conversation is not idle-timed out. */
-  pending(): boolean;
-  /** The conversation ends (`end`, idle timeout, one-shot): stop or delete what belongs to it. */
-  onEnd(): Promise<void>;
-}
+export type { BackgroundWorkKind } from './session-part';
 
-export class ConversationSession implements SubmitHost {
-  private state: SessionState;
+export class ConversationSession {
+  private readonly state: SessionState;
   private readonly inputs: InputQueue;
   /** The conversation's settings; `/model` replaces the model. */
   config: ConversationConfig;
@@ -66,47 +49,22 @@ export class ConversationSession implements SubmitHost {
   /** The live channel clients read (issue 10); disabled when the config turns it off (`liveStream`). */
   readonly live: LiveStream;
   private readonly feed: EventsFeed;
-  readonly ledger: UsageLedger;
+  private readonly ledger: UsageLedger;
   /** canUseTool: rules, modes and durable approvals (permission-gate.ts). */
   readonly permissions: PermissionGate;
   /** The gate as the tools use it, with what a waiting request does to the session. */
   readonly toolPermissions: SessionPermissions;
-  private readonly requestContexts = new RequestContexts();
+  private readonly prompts: SessionPrompts;
   private readonly reporting: SubagentReporting;
   /** Current details and search attributes (the Temporal UI, `durable-agent list`). */
   private readonly visibility = new ConversationVisibility();
-  readonly toolsInFlight = new Map<string, ToolInFlight>();
   phase: Phase = 'idle';
-  /** The model of the running (or last) query: the loop reports a switch to the fallback. */
-  currentModel: string;
-  private contextTokens = 0;
-  /** The running query (or manual compaction): its scope and the model call in flight. */
-  private query: ActiveQuery | undefined;
-  /** The running (or last) query's own progress. */
-  private run: QueryRun | undefined;
-  /** A query or a manual compaction is running: the other waits. */
-  private busyWith = false;
-  /** An abort that arrived before the resumed query was running again. */
-  private abortBeforeResume = false;
   /** False once the state proved too large for a continue-as-new payload. */
   private continueAsNewFits = true;
-  private compactedThisRun = false;
-  /** The last prompt a person sent, for the UI's current details (not carried across continue-as-new). */
-  private lastPrompt: string | undefined;
-  /** Kinds of background work (issue 21), see registerBackgroundWork. */
-  private readonly backgroundWork: BackgroundWorkKind[] = [];
-  /** Tools with their own route (workflows/deps/tool-routes.ts), in the order registered. */
-  readonly toolRoutes: ToolRoute[] = [];
-  /** The task list, wakeups and cron jobs (issue 21 §4–6; workflows/background/scheduled-work.ts). */
-  readonly scheduled: ScheduledWork;
-  /** Issue 22: the MCP servers, their listing and tool route. */
-  readonly mcp: McpServers;
-  /** Background agents and SendMessage (issue 21; workflows/background/agents.ts). */
-  readonly backgroundAgents: BackgroundAgents;
-  /** Claude Code's hooks besides Stop (issue 22): settings, events, SessionStart's context. */
-  readonly hooks: SessionHooks;
-  /** Background Bash, TaskOutput, TaskStop (issue 21): workflows/background/commands.ts. */
-  private readonly backgroundCommands: BackgroundCommands;
+  /** The running query and the record of those before (queries.ts). */
+  private readonly queries: SessionQueries;
+  /** Background agents, scheduled work, MCP servers, hooks, background commands: one ordered list (parts.ts). */
+  readonly parts: SessionParts;
 
   constructor(
     readonly conversationId: string,
@@ -128,54 +86,83 @@ export class ConversationSession implements SubmitHost {
     // The feed survives continue-as-new (its tail), so a client polling across the switch misses nothing.
     this.feed = new EventsFeed(carried, (event) => this.live.publishEvent(event));
     this.ledger = new UsageLedger(this.config, carried);
-    this.currentModel = this.config.model;
     this.permissions = new PermissionGate(
       this.config,
       carried?.permissions,
       () => this.state.sessionContext?.permissionSettings,
       (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
-      (block) => this.mcp.permissionFacts(block),
+      (block) => this.parts.mcp.permissionFacts(block),
       (blocks, homeDir) => gatherCallsFacts(this.config, blocks, homeDir),
     );
     this.reporting = new SubagentReporting(subagent);
-    // Background agents: registered before the background commands' route (this one takes TaskOutput/TaskStop on agent ids).
-    this.backgroundAgents = new BackgroundAgents(this, carried?.backgroundAgents);
     this.toolPermissions = new SessionPermissions(this.permissions, {
       conversationId,
       checked: this.config.permissions !== undefined,
       setPhase: (phase) => this.setPhase(phase),
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
-      onPermissionPrompt: (toolName) => this.hooks.notifyPermissionPrompt(toolName),
+      onPermissionPrompt: (toolName) => this.parts.hooks.notifyPermissionPrompt(toolName),
     });
-    this.scheduled = new ScheduledWork(this, carried);
-    // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts).
-    this.mcp = new McpServers(this, carried?.mcp, subagent?.mcp);
-    this.registerToolRoute(this.mcp.route());
-    this.hooks = new SessionHooks(this, carried?.hooks, subagent?.hookSettings);
-    this.backgroundCommands = new BackgroundCommands(this, carried?.backgroundTasks);
+    const config = () => this.config;
+    const sessionContext = () => this.state.sessionContext;
+    this.prompts = new SessionPrompts({
+      config,
+      sessionContext,
+      mcpInstructions: () => this.parts.mcp.instructionsSection,
+      mcpTools: () => this.parts.mcp.toolDefinitions,
+      userContext: (base) => this.parts.hooks.userContext(base),
+    });
+    const { transcript, live, ledger, permissions, toolPermissions, inputs, prompts, reporting } = this;
+    this.queries = new SessionQueries(
+      {
+        ...{ conversationId, subagent, transcript, live, ledger, permissions, toolPermissions, inputs, prompts, reporting },
+        parts: () => this.parts,
+        config,
+        sessionContext,
+        pushEvent: (message) => this.pushEvent(message),
+        setPhase: (phase) => this.setPhase(phase),
+        refreshDetails: () => this.refreshDetails(),
+        shouldContinueAsNew: () => this.shouldContinueAsNew(),
+        compacted: () => this.contextRestarted('compact'),
+      },
+      carried,
+    );
+    this.parts = new SessionParts(
+      {
+        conversationId,
+        get config() {
+          return config();
+        },
+        subagent,
+        get sessionContext() {
+          return sessionContext();
+        },
+        toolPermissions,
+        notify: (key, prompt, origin) => this.notify(key, prompt, origin),
+        pushEvent: (message) => this.pushEvent(message),
+        refreshDetails: () => this.refreshDetails(),
+        permissionMode: () => this.permissionMode(),
+        recordChildUsage: (usage, costUsd, modelUsage) => this.queries.recordChildUsage(usage, costUsd, modelUsage),
+        sessionAllowRules: () => [...this.permissions.sessionAllow],
+      },
+      carried,
+      subagent,
+    );
   }
 
   // ---- what others read ----
 
   get sessionContext(): SessionContext | undefined { return this.state.sessionContext; }
   get sessionContextStale(): boolean { return this.state.sessionContextStale === true; }
-  get queryCount(): number { return this.state.queryCount; }
-  get lastResult(): ResultMessage | undefined { return this.state.lastResult; }
+  get queryCount(): number { return this.queries.queryCount; }
+  get lastResult(): ResultMessage | undefined { return this.queries.lastResult; }
   get endRequested(): boolean { return this.state.endRequested === true; }
-  get compaction(): CompactionState { return this.state.compaction; }
   get usage(): Usage { return this.ledger.usage; }
   get totalCostUsd(): number { return this.ledger.totalCostUsd; }
-  /** The running query's structured output and limits. */
-  get accounting(): QueryAccounting { return this.ledger.accounting; }
-  get busy(): boolean { return this.busyWith; }
+  get busy(): boolean { return this.queries.busy; }
   get hasQueuedInput(): boolean { return this.inputs.length > 0; }
   /** A query suspended for continue-as-new, to resume before anything else. */
-  get resuming(): QueryInProgress | undefined { return this.state.queryInProgress; }
-  /** Turns of the running (or last) query. */
-  get turnCount(): number { return this.run?.turnCount ?? 0; }
-  /** Number of the current (or last) turn over the whole conversation. */
-  get conversationTurn(): number { return this.state.completedTurns + (this.query && this.run ? this.run.turnCount : 0); }
+  get resuming(): QueryInProgress | undefined { return this.queries.resuming; }
   /** Whether loading the session context should be tried in this run. */
   get needsSessionContext(): boolean { return !this.state.sessionContext && !this.state.sessionContextAttempted && !this.subagent; }
 
@@ -202,17 +189,11 @@ export class ConversationSession implements SubmitHost {
     return true;
   }
 
-  /**
-   * Kinds of background work (commands, agents, wakeups, cron jobs) each register whether they
-   * have something pending (the conversation is then never idle-timed out) and what `end` does to
-   * them. Registered in the constructor of their owner, in a fixed order (deterministic).
-   */
-  registerBackgroundWork(work: BackgroundWorkKind): void { this.backgroundWork.push(work); }
-  /** Something registered is still pending: the idle timeout waits. */
-  get hasBackgroundWork(): boolean { return this.backgroundWork.some((work) => work.pending()); }
+  /** Something of the parts' background work is still pending: the idle timeout waits. */
+  get hasBackgroundWork(): boolean { return this.parts.backgroundWork.some((work) => work.pending()); }
   /** `end`: each kind stops its work (background commands, agents, session-only jobs); `abort` never does. */
   async endBackgroundWork(): Promise<void> {
-    for (const work of this.backgroundWork) {
+    for (const work of this.parts.backgroundWork) {
       try {
         await work.onEnd();
       } catch (error) {
@@ -221,23 +202,14 @@ export class ConversationSession implements SubmitHost {
     }
   }
 
-  /** A tool the workflow answers itself or routes to its own activities (issues 21, 22). */
-  registerToolRoute(route: ToolRoute): void { this.toolRoutes.push(route); }
+  /** The internal signals the parts answer (a background agent's answer, a cron fire). */
+  partHandlers(): PartInternalHandlers { return this.parts.internalHandlers(); }
 
   /** `end` signal: the conversation ends after the running query. */
   requestEnd(): void { this.state.endRequested = true; }
 
   /** `abort` signal: cancels the running query's scope. */
-  abort(): void {
-    if (!this.query) {
-      // The new run receives buffered signals before its main body runs.
-      if (this.state.queryInProgress) this.abortBeforeResume = true;
-      return;
-    }
-    if (this.query.aborted) return;
-    this.query.aborted = true;
-    this.query.scope.cancel();
-  }
+  abort(): void { this.queries.abort(); }
 
   /** `subagentProgress` signal: one line of a child agent's work, in this conversation's feed. */
   onSubagentProgress(progress: SubagentProgress): void {
@@ -249,7 +221,10 @@ export class ConversationSession implements SubmitHost {
   }
 
   /** `toolUseStreamed` signal: a concurrency-safe tool the model activity saw complete while streaming. */
-  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.query, this.permissions, raw, (block) => this.hooks.hasPreToolUse(block)); }
+  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.queries.active, this.permissions, raw, (block) => this.parts.hooks.hasPreToolUse(block)); }
+
+  /** `requestContext` query: the request context a worker missed in its cache. */
+  requestContext(digest: string): RequestContext | null { return this.prompts.get(digest); }
 
   // ---- the session context ----
 
@@ -268,6 +243,13 @@ export class ConversationSession implements SubmitHost {
     this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content });
   }
 
+  /** After a compaction or `/clear`: SessionStart is due, and CLAUDE.md and git status are read again (a subagent's come from its parent). */
+  private contextRestarted(source: 'compact' | 'clear'): void {
+    this.parts.hooks.sessionRestarted(source);
+    if (this.subagent) delete this.state.sessionContextStale;
+    else this.state.sessionContextStale = true;
+  }
+
   // ---- the feed, phase and status ----
 
   pushEvent(message: ConversationEvent['message']): void { this.feed.push(message); }
@@ -278,85 +260,78 @@ export class ConversationSession implements SubmitHost {
     if (this.phase === next) return;
     this.phase = next;
     this.refreshDetails();
-    this.visibility.onPhase(next, { model: this.currentModel, turns: this.conversationTurn, costUsd: this.totalCostUsd });
+    this.visibility.onPhase(next, { model: this.queries.currentModel, turns: this.queries.conversationTurn, costUsd: this.totalCostUsd });
   }
 
-  /** The UI's current details: phase, tools, turn, cost, last answer. */
+  /** The UI's current details: phase, tools, turn, cost, last answer, and the parts' lines. */
   refreshDetails(): void {
-    const last = this.state.lastResult;
+    const { queries } = this;
+    const last = queries.lastResult;
     this.visibility.showDetails({
       phase: this.phase,
-      tools: [...this.toolsInFlight.values()].map((tool) => tool.summary),
-      turn: this.conversationTurn,
-      queryCount: this.state.queryCount,
-      model: this.currentModel,
+      tools: [...queries.toolsInFlight.values()].map((tool) => tool.summary),
+      turn: queries.conversationTurn,
+      queryCount: queries.queryCount,
+      model: queries.currentModel,
       costUsd: this.totalCostUsd,
       lastAnswer: last && { text: last.result, isError: last.is_error },
-      lastPrompt: this.lastPrompt,
+      lastPrompt: queries.lastPrompt,
       decisions: this.config.permissions ? this.permissions.toCarried().decisions.slice(-3) : undefined,
-      ...this.scheduled.detailLines(),
-      background: this.backgroundCommands?.runningLines(),
-      mcpServers: this.mcp.detailEntries(),
+      // While the parts are made, only those made so far have lines.
+      ...this.parts?.details(),
     });
   }
 
   status(): ConversationStatus {
+    const { queries } = this;
     return {
       conversationId: this.conversationId,
       phase: this.phase,
       model: this.config.model,
-      currentModel: this.currentModel,
-      turnCount: this.turnCount,
-      queryCount: this.state.queryCount,
-      transitions: this.query && this.run ? this.run.transitions : [],
-      lastQueryTransitions: this.state.lastQueryTransitions,
-      toolsInFlight: [...this.toolsInFlight.values()],
+      currentModel: queries.currentModel,
+      turnCount: queries.turnCount,
+      queryCount: queries.queryCount,
+      transitions: queries.transitions,
+      lastQueryTransitions: queries.lastQueryTransitions,
+      toolsInFlight: [...queries.toolsInFlight.values()],
       queuedInputs: this.inputs.length,
       usage: this.usage,
       totalCostUsd: this.totalCostUsd,
-      contextTokens: this.contextTokens,
+      contextTokens: queries.contextTokens,
       context: this.contextStatus(),
       messageCount: this.transcript.length,
-      lastResult: this.state.lastResult,
+      lastResult: queries.lastResult,
       ended: this.phase === 'ended',
       continuedAsNewCount: this.state.continuedAsNewCount,
       nextEventSeq: this.feed.nextEventSeq,
       pendingPermissions: this.permissions.pendingRequests(),
-      permissionMode: this.config.permissions ? this.permissions.mode : undefined,
-      ...this.scheduled.status(),
-      ...(this.mcp.statusLines() && { mcpServers: this.mcp.statusLines() }),
-      ...(this.mcp.needingApproval() && { mcpNeedsApproval: this.mcp.needingApproval() }),
-      ...this.backgroundAgents.summaries(),
-      ...(this.backgroundCommands.list().length > 0 && { backgroundTasks: this.backgroundCommands.list() }),
+      permissionMode: this.permissionMode(),
+      ...this.parts.status(),
     };
   }
 
   /** seed §2.6: the context against the thresholds, and compaction state. */
-  contextStatus(): ContextStatus { return contextStatus(this.config, this.contextTokens, this.state.compaction); }
+  contextStatus(): ContextStatus { return contextStatus(this.config, this.queries.contextTokens, this.queries.compaction); }
+
+  /** The mode hooks and `status` are told (none when tools run unchecked). */
+  permissionMode(): string | undefined { return this.config.permissions ? this.permissions.mode : undefined; }
 
   // ---- continue-as-new ----
 
   /** What the next run starts from (continue-as-new), or undefined when it would not fit one payload. */
   toCarried(input: { config: unknown }, queryInProgress?: QueryInProgress): CarriedState | undefined {
-    const next: CarriedState = {
-      ...this.state,
+    const owners: Array<() => Partial<CarriedState>> = [
+      () => ({ ...this.state, continuedAsNewCount: this.state.continuedAsNewCount + 1, sessionContextAttempted: true }),
       // seed §2.7: after a compaction only the boundary and what follows travel on.
-      messages: this.transcript.carried(),
-      ...this.ledger.carried(),
-      ...this.feed.carried(),
-      continuedAsNewCount: this.state.continuedAsNewCount + 1,
-      sessionContextAttempted: true,
-      queryInProgress,
-      ...(this.config.permissions && { permissions: this.permissions.toCarried() }),
-      ...this.scheduled.carried(),
-      ...(this.mcp.toCarried() && { mcp: this.mcp.toCarried() }),
-      ...this.backgroundAgents.carried(),
-      ...(this.hooks.toCarried() && { hooks: this.hooks.toCarried() }),
-    };
-    const streamState = this.live.carried();
-    if (streamState) next.streamState = streamState;
-    const backgroundTasks = this.backgroundCommands.carried();
-    if (backgroundTasks) next.backgroundTasks = backgroundTasks;
+      () => ({ messages: this.transcript.carried() }),
+      () => this.ledger.carried(),
+      () => this.feed.carried(),
+      () => this.queries.carried(queryInProgress),
+      () => (this.config.permissions ? { permissions: this.permissions.toCarried() } : {}),
+      () => (this.live.carried() ? { streamState: this.live.carried() } : {}),
+      () => this.parts.carried(),
+    ];
+    const next = Object.assign({}, ...owners.map((slice) => slice())) as CarriedState;
     const fitted = fitContinueAsNewInput(input.config, next);
     if (!fitted) {
       log.warn('Conversation state too large to continue as new; staying in this run');
@@ -370,88 +345,10 @@ export class ConversationSession implements SubmitHost {
 
   /** Whether this run should continue as new now (state.ts continueAsNewNow). */
   shouldContinueAsNew(): boolean {
-    return continueAsNewNow({ fits: this.continueAsNewFits, maxEvents: this.config.continueAsNewAfterEvents, compactedThisRun: this.compactedThisRun });
+    return continueAsNewNow({ fits: this.continueAsNewFits, maxEvents: this.config.continueAsNewAfterEvents, compactedThisRun: this.queries.compactedThisRun });
   }
 
-  // ---- permissions ----
-
-  /** Allow rules added during the session (`approve --always`): a subagent inherits them. */
-  sessionAllowRules(): string[] { return [...this.permissions.sessionAllow]; }
-
-  // ---- request contexts and usage (QueryHost) ----
-
-  /** The prompt layers of this session (seed §2.5): system prompt and user context. */
-  promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
-    const layers = promptLayers(this.config, this.sessionContext, this.mcp.instructionsSection);
-    return { ...layers, userContext: this.hooks.userContext(layers.userContext) };
-  }
-
-  /** HooksHost.permissionMode: the mode hooks are told (none when tools run unchecked). */
-  permissionMode(): string | undefined { return this.config.permissions ? this.permissions.mode : undefined; }
-
-  /** `requestContext` query: the request context a worker missed in its cache. */
-  requestContext(digest: string): RequestContext | null { return this.requestContexts.get(digest); }
-
-  currentRequestContext(): string {
-    if (this.requestContexts.current) return this.requestContexts.current;
-    const { systemPrompt, userContext } = this.promptLayers();
-    return this.registerRequestContext(systemPrompt, userContext);
-  }
-
-  registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string {
-    return this.requestContexts.register(requestContextOf(this.config, system, userContext, this.mcp.toolDefinitions));
-  }
-
-  /** QueryHost.extensionTools: the MCP servers' tools the model is offered. */
-  get extensionTools(): readonly McpToolDefinition[] { return this.mcp.toolDefinitions; }
-
-  /** QueryHost.observeWorkerClock: the latest clock reading a local activity reported (ms since epoch). */
-  observeWorkerClock(at: number): void { this.run?.observeWorkerClock(at); }
-
-  recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void {
-    this.recordUsage(message.usage, message.model || model, durationMs);
-    this.contextTokens = message.usage.input_tokens + message.usage.cache_creation_input_tokens + message.usage.cache_read_input_tokens;
-    this.refreshDetails();
-  }
-
-  recordUsage(usage: Usage, model: string, durationMs: number): void { this.ledger.recordModelCall(usage, model, durationMs); }
-
-  recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void {
-    this.ledger.recordChild(usage, costUsd, modelUsage, this.currentModel);
-  }
-
-  // ---- LoopSession: what the loop asks; what it tells comes with its messages (consume) ----
-
-  /** seed §2.10: the budget and structured-output limits, checked by the loop between messages. */
-  checkLimits(after: 'assistant' | 'tool_results'): Terminal | undefined { return this.ledger.checkLimits(after); }
-
-  takeQueuedInputs(): UserMessage[] {
-    return this.inputs.takeForRunningQuery().map((input): UserMessage => {
-      this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
-      this.lastPrompt = input.prompt;
-      this.run?.consumed(input.uuid);
-      return { type: 'user', uuid: input.uuid, message: { role: 'user', content: input.prompt } };
-    });
-  }
-
-  /** A compaction ended (the loop's, or a manual one): recorded, and the failure streak kept across queries. */
-  private onCompaction(outcome: CompactOutcome, consecutiveFailures: number): void {
-    this.state.compaction = recordCompaction(this.state.compaction, outcome, consecutiveFailures, Date.now());
-    if (outcome.compacted) {
-      this.compactedThisRun = true;
-      this.hooks.sessionRestarted('compact');
-      if (this.subagent) delete this.state.sessionContextStale;
-      else this.state.sessionContextStale = true;
-      this.contextTokens = outcome.postTokens ?? this.contextTokens;
-    }
-  }
-
-  shouldSuspend(): boolean {
-    // Mid-query continue-as-new keeps a long task's history bounded (architecture notes).
-    return this.shouldContinueAsNew();
-  }
-
-  // ---- one query (submit-message.ts) ----
+  // ---- queries (queries.ts) ----
 
   /**
    * seed §2.10 submitMessage: one query, from the user's input to the result message. With
@@ -460,127 +357,28 @@ export class ConversationSession implements SubmitHost {
    */
   async submitMessage(pending: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
     // UserPromptSubmit hooks (issue 22): a blocked prompt is answered here, without a query.
-    const input = resumed ? pending : await this.hooks.beforeQuery(pending, inputMessage(pending).typed, (output) => this.answerLocally(pending, undefined, output, true));
-    return input ? submitMessage(this, input, resumed, () => new CancellationScope({ cancellable: true })) : undefined;
+    const input = resumed ? pending : await this.parts.hooks.beforeQuery(pending, inputMessage(pending).typed, (output) => this.answerLocally(pending, undefined, output, true));
+    return input ? this.queries.submit(input, resumed) : undefined;
   }
 
   /** Runs the suspended query (if any) first; the caller continues as new with what it returns. */
-  async resumeSuspendedQuery(): Promise<QueryInProgress | undefined> {
-    const resumed = this.state.queryInProgress;
-    if (!resumed) return undefined;
-    const suspended = await this.submitMessage(resumed.pending, resumed);
-    delete this.state.queryInProgress;
-    return suspended;
-  }
+  resumeSuspendedQuery(): Promise<QueryInProgress | undefined> { return this.queries.resumeSuspended((pending, resumed) => this.submitMessage(pending, resumed)); }
 
   /** A suspended query that could not continue as new: this run goes on with it. */
-  resumeInThisRun(suspended: QueryInProgress): void { this.state.queryInProgress = suspended; }
+  resumeInThisRun(suspended: QueryInProgress): void { this.queries.resumeInThisRun(suspended); }
 
   /** Runs `work` as the one query or compaction in progress (`busy` meanwhile). */
-  async exclusively<T>(work: () => Promise<T>): Promise<T> {
-    this.busyWith = true;
-    try {
-      return await work();
-    } finally {
-      this.busyWith = false;
-    }
-  }
-
-  /** SubmitHost.startQuery */
-  startQuery(run: QueryRun, resumed: QueryInProgress | undefined, scope: CancellationScope): ActiveQuery {
-    this.run = run;
-    this.ledger.startQuery(resumed);
-    if (!resumed) {
-      const { message, typed } = inputMessage(run.pending);
-      this.state.queryCount++;
-      this.transcript.append(message);
-      // UserPromptSubmit hooks' context joins the prompt (issue 22).
-      if (run.pending.hookContext) this.transcript.append(metaUserMessage(uuid4(), run.pending.hookContext));
-      this.pushEvent({ type: 'user_input', uuid: run.pending.uuid, prompt: typed });
-      this.lastPrompt = typed;
-    }
-    const query: ActiveQuery = { scope, aborted: false };
-    this.query = query;
-    if (resumed && this.abortBeforeResume) {
-      this.abortBeforeResume = false;
-      query.aborted = true;
-      scope.cancel();
-    }
-    return query;
-  }
-
-  /** seed §2.10 Phase D: append to history, update status, feed the progress events; the loop's own events update what it reports. */
-  consume(output: LoopOutput): void {
-    if (isLoopEvent(output)) return this.onLoopEvent(output);
-    const message = output;
-    if (message.type === 'user' || message.type === 'assistant' || message.type === 'compact_boundary') this.transcript.append(message);
-    if (message.type === 'tombstone') this.transcript.remove(message.target);
-    if (this.query && this.run) this.run.observe(message);
-    this.pushEvent(message);
-    this.reporting.reportMessage(message);
-  }
-
-  /** The loop owns the query's model, turns, transitions and compaction streak; the session records what it reports. */
-  private onLoopEvent(event: LoopEvent): void {
-    switch (event.type) {
-      case 'model':
-        return void (this.currentModel = event.model);
-      case 'transition':
-        return this.run?.onTransition(event.transition, event.turnCount);
-      case 'compacting':
-        return this.setPhase('compacting');
-      case 'compaction':
-        return this.onCompaction(event.outcome, event.consecutiveFailures);
-      case 'context_tokens':
-        return void (this.contextTokens = event.tokens);
-    }
-  }
-
-  /** SubmitHost.endQuery */
-  endQuery(): void {
-    this.query = undefined;
-    this.toolsInFlight.clear();
-  }
-
-  /** SubmitHost.finishQuery: the result is recorded, shown, and the turns counted. */
-  finishQuery(result: ResultMessage): void {
-    this.state.lastQueryTransitions = result.transitions ?? [];
-    this.state.lastResult = result;
-    this.state.completedTurns += this.turnCount;
-    this.pushEvent(result);
-    this.reporting.reportAnswer(result, this.state.queryCount);
-    this.toolsInFlight.clear();
-    this.refreshDetails();
-  }
+  exclusively<T>(work: () => Promise<T>): Promise<T> { return this.queries.exclusively(work); }
 
   // ---- between queries ----
 
   /** Manual compaction (`compact` update, `/compact`): see manual-compaction.ts. */
-  compactNow(instructions?: string): Promise<CompactionOutcome> { return compactNow(this, instructions); }
-
-  /** ManualCompactionHost.startCompaction */
-  startCompaction(query: ActiveQuery): void {
-    this.query = query;
-    this.busyWith = true;
-  }
-
-  /** ManualCompactionHost.endCompaction */
-  endCompaction(): void {
-    this.query = undefined;
-    this.busyWith = false;
-    this.setPhase(this.inputs.length > 0 ? 'calling_model' : 'awaiting_input');
-  }
-
-  /** ManualCompactionHost.onManualCompaction: a success closes the breaker; a failure does not count toward it. */
-  onManualCompaction(outcome: CompactOutcome): CompactionOutcome {
-    this.onCompaction(outcome, outcome.compacted ? 0 : this.state.compaction.consecutiveFailures);
-    return this.state.compaction.lastCompaction!;
-  }
+  compactNow(instructions?: string): Promise<CompactionOutcome> { return this.queries.compactNow(instructions); }
 
   /** `/model`: the model of the next queries (validated by the caller). */
   selectModel(model: string): void {
     this.config = { ...this.config, model };
-    this.currentModel = model;
+    this.queries.selectModel(model);
     if (model !== this.initialConfig.model) this.state.selectedModel = model;
     else delete this.state.selectedModel;
   }
@@ -589,24 +387,13 @@ export class ConversationSession implements SubmitHost {
   clearConversation(): number {
     const removed = this.transcript.length;
     this.transcript.clear();
-    this.contextTokens = 0;
-    this.hooks.sessionRestarted('clear');
-    if (!this.subagent) this.state.sessionContextStale = true;
-    else delete this.state.sessionContextStale;
+    this.queries.cleared();
+    this.contextRestarted('clear');
     return removed;
   }
 
   /** A local command's answer (seed §2.10 shouldQuery = false): its record in the transcript, the feed, and a result message. */
-  answerLocally(input: PendingInput, record: UserMessage | undefined, output: string, isError: boolean): void {
-    this.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
-    if (record) {
-      this.transcript.append(record);
-      this.pushEvent(record);
-    }
-    const result = localCommandResultMessage({ output, isError, conversationId: this.conversationId, uuid: uuid4(), inputUuid: input.uuid, model: this.config.model });
-    this.state.lastResult = result;
-    this.pushEvent(result);
-  }
+  answerLocally(input: PendingInput, record: UserMessage | undefined, output: string, isError: boolean): void { this.queries.answerLocally(input, record, output, isError); }
 
   /** Waits until a subagent's parent has every progress report (see subagent-reporting.ts). */
   settleParentReports(): Promise<void> { return this.reporting.settle(); }

@@ -1,50 +1,37 @@
 /**
  * Manual compaction (`compact` update, Claude Code's `/compact [instructions]`), between queries:
  * the loop's own compaction (`compactTranscript`, workflows/compact.ts) with the user's
- * instructions, through the same compaction call as autocompact's (deps/compact-call.ts).
+ * instructions, through the same compaction call as autocompact's (deps/compact-call.ts). It runs
+ * as the conversation's query (`query`: an abort cancels it); the caller records the outcome.
  */
-import { CancellationScope, uuid4 } from '@temporalio/workflow';
+import { uuid4 } from '@temporalio/workflow';
+import type { ActiveQuery } from '../active-query';
 import { thresholdsForModel, tokenCountWithEstimation } from '../auto-compact';
 import { type CompactOutcome, compactTranscript } from '../compact';
 import type { CompactionOutcome } from '../definitions';
 import { compactConversation } from '../deps/compact-call';
-import type { ActiveQuery, QueryHost } from '../query-deps';
-import type { LoopOutput } from '../query-state';
-import type { Transcript } from '../transcript';
+import type { SubmitHost } from './submit-message';
 
-/** What manual compaction needs of the session. */
-export interface ManualCompactionHost extends Pick<QueryHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext' | 'hooks'> {
-  readonly transcript: Transcript;
-  /** The compaction runs as the session's query (an abort cancels it); it ends with `endQuery`. */
-  startCompaction(query: ActiveQuery): void;
-  endCompaction(): void;
-  /** A message of the compaction: appended and shown. */
-  consume(message: LoopOutput): void;
-  /** A success closes the breaker; a failure does not count toward it. */
-  onManualCompaction(outcome: CompactOutcome): CompactionOutcome;
-}
-
-export async function compactNow(session: ManualCompactionHost, instructions: string | undefined): Promise<CompactionOutcome> {
-  const scope = new CancellationScope({ cancellable: true });
-  const query: ActiveQuery = { scope, aborted: false };
-  session.startCompaction(query);
-  const preTokens = tokenCountWithEstimation(session.transcript.messages);
-  try {
-    const generator = compactTranscript(
-      session.transcript,
-      { uuid: uuid4, now: () => Date.now(), compactConversation: (request) => compactConversation(session, query, request) },
-      { trigger: 'manual', preTokens, customInstructions: instructions, contextWindow: thresholdsForModel(session.config.model, session.config).contextWindow },
-    );
-    let next = await generator.next();
-    while (!next.done) {
-      session.consume(next.value);
-      next = await generator.next();
-    }
-    const recorded = session.onManualCompaction(next.value);
-    // A success shows as its compact_boundary in the feed; a failure is said in words.
-    if (!recorded.compacted) session.consume({ type: 'system', uuid: uuid4(), level: 'warning', content: recorded.error ?? 'Not compacted.' });
-    return recorded;
-  } finally {
-    session.endCompaction();
+export async function compactNow(
+  queries: Pick<SubmitHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext' | 'hooks' | 'transcript' | 'consume'>,
+  query: ActiveQuery,
+  instructions: string | undefined,
+  /** Records the outcome (a success closes the breaker; a failure does not count toward it). */
+  record: (outcome: CompactOutcome) => CompactionOutcome,
+): Promise<CompactionOutcome> {
+  const preTokens = tokenCountWithEstimation(queries.transcript.messages);
+  const generator = compactTranscript(
+    queries.transcript,
+    { uuid: uuid4, now: () => Date.now(), compactConversation: (request) => compactConversation(queries, query, request) },
+    { trigger: 'manual', preTokens, customInstructions: instructions, contextWindow: thresholdsForModel(queries.config.model, queries.config).contextWindow },
+  );
+  let next = await generator.next();
+  while (!next.done) {
+    queries.consume(next.value);
+    next = await generator.next();
   }
+  const recorded = record(next.value);
+  // A success shows as its compact_boundary in the feed; a failure is said in words.
+  if (!recorded.compacted) queries.consume({ type: 'system', uuid: uuid4(), level: 'warning', content: recorded.error ?? 'Not compacted.' });
+  return recorded;
 }

@@ -84,3 +84,43 @@ export function requestContextOf(
   if (mcpTools.length > 0) context.mcpTools = [...mcpTools];
   return context;
 }
+
+/** Where the session's prompt layers come from (the config as it is now, the session context, the MCP servers, the hooks). */
+export interface PromptSources {
+  config(): ConversationConfig;
+  sessionContext(): SessionContext | undefined;
+  mcpInstructions(): string | undefined;
+  mcpTools(): readonly McpToolDefinition[];
+  /** SessionStart hooks' context joins the user context (issue 22). */
+  userContext(base: string | undefined): string | undefined;
+}
+
+/** The session's prompt layers (seed §2.5) and the request contexts named after them. */
+export class SessionPrompts {
+  private readonly contexts = new RequestContexts();
+
+  constructor(private readonly sources: PromptSources) {}
+
+  /** System prompt and user context of the next request. */
+  layers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
+    const layers = promptLayers(this.sources.config(), this.sources.sessionContext(), this.sources.mcpInstructions());
+    return { ...layers, userContext: this.sources.userContext(layers.userContext) };
+  }
+
+  /** Names the request context (these prompt layers and the tools) by digest and makes it available to workers. */
+  register(system: RequestContext['system'], userContext: string | undefined): string {
+    return this.contexts.register(requestContextOf(this.sources.config(), system, userContext, this.sources.mcpTools()));
+  }
+
+  /** The digest of the request context in effect (registered by the last model call, or now). */
+  current(): string {
+    if (this.contexts.current) return this.contexts.current;
+    const { systemPrompt, userContext } = this.layers();
+    return this.register(systemPrompt, userContext);
+  }
+
+  /** `requestContext` query: the request context a worker missed in its cache. */
+  get(digest: string): RequestContext | null {
+    return this.contexts.get(digest);
+  }
+}

@@ -6,23 +6,17 @@
  */
 import type { SessionContext } from '../../common/activity-types';
 import { type ConversationConfig, permissionsConfigSchema } from '../../common/config';
-import type { ResultMessage, TransitionType } from '../../common/result';
 import { workflowInfo } from '@temporalio/workflow';
 import type { CompactOutcome } from '../compact';
 import { continueAsNewDecision, followsSuggestion } from '../continue-as-new';
-import type { CarriedState, CompactionOutcome, CompactionState, PendingInput, QueryInProgress, SubagentOrigin } from '../definitions';
+import type { CarriedState, CompactionOutcome, CompactionState, PendingInput, SubagentOrigin } from '../definitions';
 
 /**
  * The session's own durable state: everything continue-as-new carries that no other owner
- * (transcript, feed, ledger, gate, live channel) holds.
+ * (transcript, feed, ledger, gate, live channel, the queries' record, the parts) holds.
  */
 export interface SessionState {
-  queryCount: number;
   pendingInputs: PendingInput[];
-  lastResult?: ResultMessage;
-  lastQueryTransitions: TransitionType[];
-  /** Turns of the queries before the running one (the UI numbers turns over the whole conversation). */
-  completedTurns: number;
   /** Runs before this one. */
   continuedAsNewCount: number;
   sessionContext?: SessionContext;
@@ -31,12 +25,8 @@ export interface SessionState {
   /** Read the session context again before the next input (after a compaction or `/clear`; Claude Code re-reads CLAUDE.md then). */
   sessionContextStale?: boolean;
   endRequested?: boolean;
-  /** Compactions and the autocompact failure streak (seed §2.7 circuit breaker, per conversation). */
-  compaction: CompactionState;
   /** The model `/model` chose (when it is not the configured one). */
   selectedModel?: string;
-  /** A query suspended by the previous run (or this one, when it could not continue as new), resumed before anything else. */
-  queryInProgress?: QueryInProgress;
   /** Keys of the notifications queued so far (issue 21: exactly one per background task, wakeup or fire). */
   deliveredNotifications?: string[];
 }
@@ -44,20 +34,14 @@ export interface SessionState {
 /** The session's state as a carried state holds it (the one place it is read in). */
 export function sessionStateFrom(carried: CarriedState | undefined, subagent: SubagentOrigin | undefined): SessionState {
   return {
-    queryCount: carried?.queryCount ?? 0,
     pendingInputs: carried?.pendingInputs ?? [],
-    lastResult: carried?.lastResult,
-    lastQueryTransitions: carried?.lastQueryTransitions ?? [],
-    completedTurns: carried?.completedTurns ?? 0,
     continuedAsNewCount: carried?.continuedAsNewCount ?? 0,
     // A subagent inherits its parent's session context instead of loading its own.
     sessionContext: carried?.sessionContext ?? subagent?.sessionContext,
     sessionContextAttempted: carried?.sessionContextAttempted,
     ...(carried?.sessionContextStale && { sessionContextStale: true }),
     endRequested: carried?.endRequested ?? false,
-    compaction: carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 },
     ...(carried?.selectedModel && { selectedModel: carried.selectedModel }),
-    queryInProgress: carried?.queryInProgress,
     ...(carried?.deliveredNotifications && { deliveredNotifications: carried.deliveredNotifications }),
   };
 }

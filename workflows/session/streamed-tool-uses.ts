@@ -9,7 +9,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import type { CallFacts } from '../../common/permission-facts';
 import { isToolUseStartableEarly } from '../../common/tool-specs';
 import { type ToolUseStreamed, toolUseStreamedSchema } from '../definitions';
-import type { ActiveQuery } from '../deps/query-host';
+import type { ActiveQuery } from '../active-query';
 import type { PermissionGate } from '../permission-gate';
 
 export function acceptStreamedToolUse(
@@ -33,7 +33,7 @@ export function acceptStreamedToolUse(
     if (streamed.attempt < attemptSeen) return;
     if (streamed.attempt > attemptSeen) {
       if (attemptSeen > 0) void query.executor.discard();
-      query.streamAttempt = streamed.attempt;
+      query.streamAttemptSeen(streamed.attempt);
     }
     const block = streamed.block as ToolUseBlock;
     const facts = streamed.facts && (streamed.facts as CallFacts).toolUseId === block.id ? (streamed.facts as CallFacts) : undefined;

@@ -4,7 +4,7 @@
  * the loop's messages are consumed by the session (seed §2.10 Phase D); a suspended query returns
  * its progress for continue-as-new.
  */
-import { type CancellationScope, log, uuid4 } from '@temporalio/workflow';
+import { log, uuid4 } from '@temporalio/workflow';
 import type { RequestContext } from '../../common/activity-types';
 import { type Message, type UserMessage, textOf } from '../../common/messages';
 import type { ResultMessage, Terminal, TransitionType } from '../../common/result';
@@ -101,7 +101,7 @@ export function inputMessage(pending: PendingInput): { message: UserMessage; typ
   return { message, typed };
 }
 
-/** What submitting a message needs of the session. */
+/** What submitting a message needs of the conversation (implemented by `SessionQueries`, queries.ts). */
 export interface SubmitHost extends QueryHost, LoopSession {
   readonly subagent?: SubagentOrigin;
   readonly transcript: Transcript;
@@ -109,8 +109,8 @@ export interface SubmitHost extends QueryHost, LoopSession {
   readonly permissions: PermissionGate;
   readonly compaction: CompactionState;
   promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined };
-  /** The query starts: the session's running query, its cancellation scope. */
-  startQuery(run: QueryRun, resumed: QueryInProgress | undefined, scope: CancellationScope): ActiveQuery;
+  /** The query starts: the conversation's running query, in its own cancellation scope. */
+  startQuery(run: QueryRun, resumed: QueryInProgress | undefined): ActiveQuery;
   /** seed §2.10 Phase D: a message or event the loop yielded. */
   consume(output: LoopOutput): void;
   /** The loop returned (or threw): nothing runs any more. */
@@ -124,15 +124,13 @@ export async function submitMessage(
   session: SubmitHost,
   pending: PendingInput,
   resumed: QueryInProgress | undefined,
-  newScope: () => CancellationScope,
 ): Promise<QueryInProgress | undefined> {
   const { config, transcript, ledger } = session;
   const run = new QueryRun(pending, resumed, config.tokenBudget);
   // A new query tries the primary model again; a resumed one keeps the model it had.
   // A custom command's `model` holds for its own query only.
   const model = pending.model ?? config.model;
-  const scope = newScope();
-  const query = session.startQuery(run, resumed, scope);
+  const query = session.startQuery(run, resumed);
 
   let terminal: Terminal | Suspended;
   const { systemPrompt, userContext } = session.promptLayers();
@@ -173,7 +171,7 @@ export async function submitMessage(
     // A bug in the loop must not lose the conversation: stop whatever still runs and end the
     // query with an error result (the history is repaired below).
     log.error('Query loop failed', { error: String(error) });
-    scope.cancel();
+    query.scope.cancel();
     terminal = { reason: 'model_error', error: `Internal error: ${failureMessage(error)}` };
   } finally {
     session.endQuery();

@@ -1,0 +1,91 @@
+/**
+ * The session's parts in one ordered list (issue 30, style §23). The order is the tool routes'
+ * precedence (background agents' TaskOutput/TaskStop on agent ids before the background
+ * commands'), the order background work is stopped in at the end, and the order the parts are
+ * made in (what a new run restarts — timers, supervisors, watchers — it restarts in this order).
+ * The session loops over `list` for carried state, `status`, the UI's details and handlers; none
+ * of the parts holds the session.
+ */
+import { BackgroundAgents } from '../background/agents';
+import { BackgroundCommands } from '../background/commands';
+import { ScheduledWork } from '../background/scheduled-work';
+import type { CarriedState, ConversationStatus, SubagentOrigin } from '../definitions';
+import type { ToolRoute } from '../deps/query-host';
+import { SessionHooks } from '../extensions/hooks';
+import { McpServers } from '../extensions/mcp';
+import type { BackgroundWorkKind, PartContext, PartDetails, PartInternalHandlers, SessionPart } from './session-part';
+
+export class SessionParts {
+  readonly backgroundAgents: BackgroundAgents;
+  readonly scheduled: ScheduledWork;
+  readonly mcp: McpServers;
+  readonly hooks: SessionHooks;
+  readonly backgroundCommands: BackgroundCommands;
+  /** Every part, in the order above. */
+  readonly list: SessionPart[] = [];
+  /** Tools with their own route (workflows/deps/tool-routes.ts), in precedence order. */
+  readonly routes: readonly ToolRoute[];
+  /** Kinds of work that outlive a turn (issue 21), in the order `end` stops them. */
+  readonly backgroundWork: readonly BackgroundWorkKind[];
+
+  constructor(context: PartContext, carried: CarriedState | undefined, subagent: SubagentOrigin | undefined) {
+    // Background agents are made first (their routes come first) and reach the hooks and MCP servers made after them when they launch a child.
+    const hooks = () => this.hooks;
+    const mcp = () => this.mcp;
+    this.backgroundAgents = this.add(
+      new BackgroundAgents(
+        {
+          conversationId: context.conversationId,
+          get config() {
+            return context.config;
+          },
+          get sessionContext() {
+            return context.sessionContext;
+          },
+          get hooks() {
+            return hooks();
+          },
+          get mcp() {
+            return mcp();
+          },
+          recordChildUsage: (usage, costUsd, modelUsage) => context.recordChildUsage(usage, costUsd, modelUsage),
+          sessionAllowRules: () => context.sessionAllowRules(),
+          notify: (key, prompt, origin) => context.notify(key, prompt, origin),
+        },
+        carried?.backgroundAgents,
+      ),
+    );
+    this.scheduled = this.add(new ScheduledWork(context, carried));
+    // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts), and the hooks besides Stop.
+    this.mcp = this.add(new McpServers(context, carried?.mcp, subagent?.mcp));
+    this.hooks = this.add(new SessionHooks(context, carried?.hooks, subagent?.hookSettings));
+    this.backgroundCommands = this.add(new BackgroundCommands(context, carried?.backgroundTasks));
+    this.routes = this.list.flatMap((part) => part.routes ?? []);
+    this.backgroundWork = this.list.flatMap((part) => part.backgroundWork ?? []);
+  }
+
+  private add<T extends SessionPart>(part: T): T {
+    this.list.push(part);
+    return part;
+  }
+
+  internalHandlers(): PartInternalHandlers {
+    return Object.assign({}, ...this.list.map((part) => part.internalHandlers ?? {})) as PartInternalHandlers;
+  }
+
+  setHandlers(): void {
+    for (const part of this.list) part.setHandlers?.();
+  }
+
+  carried(): Partial<CarriedState> {
+    return Object.assign({}, ...this.list.map((part) => part.carried())) as Partial<CarriedState>;
+  }
+
+  status(): Partial<ConversationStatus> {
+    return Object.assign({}, ...this.list.map((part) => part.status?.() ?? {})) as Partial<ConversationStatus>;
+  }
+
+  details(): PartDetails {
+    return Object.assign({}, ...this.list.map((part) => part.details?.() ?? {})) as PartDetails;
+  }
+}
