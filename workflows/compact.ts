@@ -29,7 +29,7 @@ export function compactInstruction(customInstructions?: string): string {
     '1. Primary request and intent: everything the user asked for, in detail.',
     '2. Key technical concepts: technologies, frameworks and ideas that came up.',
     '3. Files and code sections: files read, changed or created, with why they matter and the important snippets.',
-    '4. Errors and fixes: what went wrong and how it was fixed, including the user\'s feedback.',
+    "4. Errors and fixes: what went wrong and how it was fixed, including the user's feedback.",
     '5. Problem solving: problems solved and ongoing troubleshooting.',
     '6. All user messages: every user message that is not a tool result (quote security-relevant instructions verbatim).',
     '7. Pending tasks: what was asked and is not done yet.',
@@ -81,7 +81,8 @@ export function recentlyReadFiles(window: readonly TranscriptMessage[]): Restore
   let budget = POST_COMPACT_TOKEN_BUDGET;
   for (const [file, content] of [...latest.entries()].reverse()) {
     if (restored.length >= POST_COMPACT_MAX_FILES_TO_RESTORE) break;
-    const capped = roughTokenCount(content) > POST_COMPACT_MAX_TOKENS_PER_FILE ? `${content.slice(0, POST_COMPACT_MAX_TOKENS_PER_FILE * 4)}\n… (truncated)` : content;
+    const capped =
+      roughTokenCount(content) > POST_COMPACT_MAX_TOKENS_PER_FILE ? `${content.slice(0, POST_COMPACT_MAX_TOKENS_PER_FILE * 4)}\n… (truncated)` : content;
     const cost = roughTokenCount(capped);
     if (cost > budget) continue;
     budget -= cost;
@@ -96,7 +97,10 @@ export function latestUserRequest(window: readonly TranscriptMessage[]): string 
     const message = window[i];
     if (message.type !== 'user' || message.isMeta || message.isCompactSummary) continue;
     if (typeof message.message.content === 'string') return message.message.content;
-    const text = message.message.content.filter((block): block is TextBlock => block.type === 'text').map((block) => block.text).join('\n');
+    const text = message.message.content
+      .filter((block): block is TextBlock => block.type === 'text')
+      .map((block) => block.text)
+      .join('\n');
     if (text.trim()) return text;
   }
   return undefined;
@@ -121,7 +125,7 @@ export function buildPostCompactMessages(options: {
       type: 'text',
       text:
         'This session is being continued from an earlier conversation that ran out of context. ' +
-        'The summary below covers the earlier part; the full history is kept in the conversation\'s workflow history.\n\n' +
+        "The summary below covers the earlier part; the full history is kept in the conversation's workflow history.\n\n" +
         `${options.summary}\n\n` +
         'Continue from where the work left off without asking further questions, and without acknowledging this summary.',
     },
@@ -158,10 +162,7 @@ export function dropOldestRounds(window: readonly TranscriptMessage[], alreadySk
 
 /** What the compaction model call answered (the `compactConversation` activity, as data). */
 export type CompactResponse =
-  | { type: 'summary'; text: string }
-  | { type: 'prompt_too_long'; errorMessage: string }
-  | { type: 'error'; errorMessage: string }
-  | { type: 'aborted' };
+  { type: 'summary'; text: string } | { type: 'prompt_too_long'; errorMessage: string } | { type: 'error'; errorMessage: string } | { type: 'aborted' };
 
 /** A compaction request: the window by reference, minus the oldest `skip` messages. */
 export interface CompactRequestParams {

@@ -58,7 +58,8 @@ export function followsSuggestion(input: Pick<ContinueAsNewInput, 'historyLength
 export function fitContinueAsNewInput(config: unknown, carried: CarriedState): CarriedState | undefined {
   if (jsonBytes({ config, carried }) <= MAX_PAYLOAD_BYTES) return carried;
   const trimmed: CarriedState = { ...carried, recentEvents: [] };
-  if (trimmed.streamState) trimmed.streamState = { ...trimmed.streamState, base_offset: trimmed.streamState.base_offset + trimmed.streamState.log.length, log: [] };
+  if (trimmed.streamState)
+    trimmed.streamState = { ...trimmed.streamState, base_offset: trimmed.streamState.base_offset + trimmed.streamState.log.length, log: [] };
   return jsonBytes({ config, carried: trimmed }) > MAX_PAYLOAD_BYTES ? undefined : trimmed;
 }
 

@@ -5,7 +5,16 @@
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
  */
-import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  makeContinueAsNewFunc,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { INVALID_SETTINGS_FAILURE, type SessionContext } from '../common/activity-types';
 import { networkRequestProblem } from '../common/network-request';
 import { type ConversationConfig, conversationConfigSchema } from '../common/config';
@@ -55,11 +64,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   // Named handlers are what the UI offers a person (descriptions shown there); internal ones are not named.
   setHandler(userInputSignal, (raw) => session.enqueueInput(raw), { description: 'Send a prompt: {"prompt": "..."}' });
   setHandler(abortSignal, () => session.abort(), { description: 'Interrupt the running query (the conversation stays open)' });
-  setHandler(
-    endSignal,
-    () => session.requestEnd(),
-    { description: 'End the conversation after the running query' },
-  );
+  setHandler(endSignal, () => session.requestEnd(), { description: 'End the conversation after the running query' });
   setHandler(statusQuery, () => session.status(), { description: 'Phase, turns, tools in flight, usage, context, last result' });
   setHandler(eventsQuery, (afterSeq = 0) => session.eventsSince(afterSeq), { description: 'Progress events from a sequence number: [afterSeq]' });
   setHandler(historyQuery, () => session.transcript.toJSON(), { description: 'The transcript the model sees' });
@@ -93,8 +98,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     {
       description: 'Compact the conversation now: {"instructions"?: "..."}',
       validator: (request) => {
-        if (request !== undefined && (typeof request !== 'object' || request === null)) throw ApplicationFailure.nonRetryable('compact takes {"instructions"?: string}', 'InvalidCompactRequest');
-        if (request?.instructions !== undefined && typeof request.instructions !== 'string') throw ApplicationFailure.nonRetryable('compact: instructions must be a string', 'InvalidCompactRequest');
+        if (request !== undefined && (typeof request !== 'object' || request === null))
+          throw ApplicationFailure.nonRetryable('compact takes {"instructions"?: string}', 'InvalidCompactRequest');
+        if (request?.instructions !== undefined && typeof request.instructions !== 'string')
+          throw ApplicationFailure.nonRetryable('compact: instructions must be a string', 'InvalidCompactRequest');
         if (session.phase === 'ended') throw ApplicationFailure.nonRetryable('The conversation has ended; it cannot be compacted.', 'ConversationEnded');
       },
     },

@@ -123,10 +123,9 @@ export const upgradeUpdate = defineUpdate<UpgradeAnswer, []>('upgrade');
  * approval: saved in the workspace's `.claude/settings.local.json`, then the servers are listed
  * again and the answer gives their new states. Unknown or not-pending names are rejected by the validator.
  */
-export const approveMcpServersUpdate = defineUpdate<
-  import('./extensions/mcp-state').McpApprovalOutcome,
-  [import('./extensions/mcp-state').McpApprovalRequest]
->('approveMcpServers');
+export const approveMcpServersUpdate = defineUpdate<import('./extensions/mcp-state').McpApprovalOutcome, [import('./extensions/mcp-state').McpApprovalRequest]>(
+  'approveMcpServers',
+);
 export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStreamed');
 /** Internal: a subagent (child workflow) reports progress to its parent's events feed. */
 export const subagentProgressSignal = defineSignal<[SubagentProgress]>('subagentProgress');
@@ -136,16 +135,7 @@ export const cronFiredSignal = defineSignal<[import('../common/cron').CronFire]>
 export type { BackgroundAgentReport } from './background/agent-types';
 export const backgroundAgentFinishedSignal = defineSignal<[BackgroundAgentReport]>('backgroundAgentFinished');
 
-export const PHASES = [
-  'idle',
-  'calling_model',
-  'running_tools',
-  'compacting',
-  'stop_hooks',
-  'awaiting_input',
-  'awaiting_permission',
-  'ended',
-] as const;
+export const PHASES = ['idle', 'calling_model', 'running_tools', 'compacting', 'stop_hooks', 'awaiting_input', 'awaiting_permission', 'ended'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface ToolInFlight {
@@ -298,7 +288,6 @@ export interface SubagentOrigin {
   /** The parent's MCP servers whose tools the child gets (their recorded listing; the parent's connections): issue 22. */
   mcp?: import('./extensions/mcp-state').McpCarried;
 }
-
 
 /** A subagent's progress, reported to its parent's feed (one line per assistant message). */
 export interface SubagentProgress {

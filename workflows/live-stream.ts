@@ -12,7 +12,6 @@ import { STREAM_TOPICS, type ToolStreamItem } from '../common/stream-items';
 import type { ConversationEvent } from './definitions';
 import { cutText, cutTextAgain } from '../common/cut-text';
 
-
 /** One item of the live channel as `liveRead` returns it: decoded, at its global offset. */
 export interface LiveReadItem {
   topic: string;
@@ -72,7 +71,10 @@ export class LiveStream {
   read(fromOffset: number): LiveRead | null {
     if (!this.stream) return null;
     // The library keeps its log private and offers only the long poll; its fields are plain ones.
-    const { log, baseOffset } = this.stream as unknown as { log: Array<{ topic: string; payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] }>; baseOffset: number };
+    const { log, baseOffset } = this.stream as unknown as {
+      log: Array<{ topic: string; payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] }>;
+      baseOffset: number;
+    };
     return readLog(log, baseOffset, fromOffset, (payload) => defaultPayloadConverter.fromPayload(payload));
   }
 

@@ -60,10 +60,7 @@ export interface AttachFailure {
  * would have waited, one attempt later, with the overloaded count it reported. Undefined: the
  * failure stands (an abort, or one no retry can mend).
  */
-export function continueAfterAttachFailure(
-  failure: AttachFailure,
-  initialRetryIntervalMs: number,
-): { delayMs: number; overloadedBefore: number } | undefined {
+export function continueAfterAttachFailure(failure: AttachFailure, initialRetryIntervalMs: number): { delayMs: number; overloadedBefore: number } | undefined {
   if (failure.aborted || failure.nonRetryable) return undefined;
   const overloadedBefore = failure.type === 'overloaded_error' ? 1 : 0;
   // A failure with a type is the API's (retry after its delay, as the policy would); a timeout or

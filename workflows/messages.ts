@@ -40,11 +40,7 @@ export function createToolResultMessage(
  * seed §2.8: every tool_use gets a tool_result, whatever path the loop leaves by — an error
  * result is synthesized for each block of these assistant messages.
  */
-export function* yieldMissingToolResultBlocks(
-  assistantMessages: AssistantMessage[],
-  errorMessage: string,
-  uuid: () => string,
-): Generator<UserMessage, void> {
+export function* yieldMissingToolResultBlocks(assistantMessages: AssistantMessage[], errorMessage: string, uuid: () => string): Generator<UserMessage, void> {
   for (const assistant of assistantMessages) {
     for (const toolUse of toolUseBlocksOf(assistant)) {
       yield createToolResultMessage(uuid(), toolUse, errorMessage, true, assistant.uuid);

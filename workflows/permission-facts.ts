@@ -23,9 +23,11 @@ export async function gatherCallsFacts(config: ConversationConfig, blocks: reado
   const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
   const more = blocks.length > 1 ? ` (and ${blocks.length - 1} more)` : '';
   const summary = `Check permission: ${toolCallSummary(blocks[0].name, blocks[0].input)}${more}`;
-  const proxy = local
-    ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary })
-    : activities({ ...LOCAL_TOOL_OPTIONS, taskQueue: config.toolTaskQueue, summary });
-  const { facts } = await proxy.gatherPermissionFacts({ cwd: config.cwd, homeDir, calls: blocks.map((block) => ({ toolUseId: block.id, name: block.name, input: block.input })) });
+  const proxy = local ? localActivities({ ...LOCAL_TOOL_OPTIONS, summary }) : activities({ ...LOCAL_TOOL_OPTIONS, taskQueue: config.toolTaskQueue, summary });
+  const { facts } = await proxy.gatherPermissionFacts({
+    cwd: config.cwd,
+    homeDir,
+    calls: blocks.map((block) => ({ toolUseId: block.id, name: block.name, input: block.input })),
+  });
   return facts;
 }

@@ -69,7 +69,6 @@ export type {
   RecordedPermissionDecision,
 } from './permission-types';
 
-
 /** Tools whose decision depends on facts only the workspace's host has: the file tools and the shell. */
 const TOOLS_WITH_FACTS = toolNamesWhere((spec) => spec.fileAccess !== undefined || spec.shellCommandField !== undefined);
 
@@ -81,7 +80,6 @@ export function needsFacts(toolName: string): boolean {
 const DECISIONS_KEPT = 200;
 /** String fields of a waiting call's input are cut to this in `status` (a Write's whole file would not fit a query answer). */
 const STATUS_INPUT_CHARS = 1_000;
-
 
 export class PermissionGate {
   private readonly pending = new Map<string, PendingPermission>();
@@ -150,9 +148,11 @@ export class PermissionGate {
   /** The update's validator: rejects malformed decisions and ids that were never asked about. */
   validate(request: PermissionDecisionRequest): void {
     const invalid = (message: string) => ApplicationFailure.nonRetryable(message, 'InvalidPermissionDecision');
-    if (typeof request !== 'object' || request === null) throw invalid('decidePermission takes {"toolUseId": string, "behavior": "allow"|"deny", "message"?: string, "remember"?: boolean}');
+    if (typeof request !== 'object' || request === null)
+      throw invalid('decidePermission takes {"toolUseId": string, "behavior": "allow"|"deny", "message"?: string, "remember"?: boolean}');
     if (typeof request.toolUseId !== 'string' || request.toolUseId === '') throw invalid('decidePermission: toolUseId must be a non-empty string');
-    if (request.behavior !== 'allow' && request.behavior !== 'deny') throw invalid(`decidePermission: behavior must be "allow" or "deny", got ${JSON.stringify(request.behavior)}`);
+    if (request.behavior !== 'allow' && request.behavior !== 'deny')
+      throw invalid(`decidePermission: behavior must be "allow" or "deny", got ${JSON.stringify(request.behavior)}`);
     if (request.message !== undefined && typeof request.message !== 'string') throw invalid('decidePermission: message must be a string');
     if (request.remember !== undefined && typeof request.remember !== 'boolean') throw invalid('decidePermission: remember must be a boolean');
     if (this.pending.has(request.toolUseId) || this.decisions.has(request.toolUseId)) return;
@@ -239,10 +239,23 @@ export class PermissionGate {
    * again", denied when nobody can answer, else asked like a tool call (approve/deny, chat's y/n/a).
    */
   async networkRequest(request: NetworkRequest, host: PermissionGateHost): Promise<NetworkRequestAnswer> {
-    const decision = decideNetworkRequest(request, { mode: this.mode, canApprove: this.config.permissions?.canApprove ?? false, sessionAllow: this.sessionAllow });
+    const decision = decideNetworkRequest(request, {
+      mode: this.mode,
+      canApprove: this.config.permissions?.canApprove ?? false,
+      sessionAllow: this.sessionAllow,
+    });
     if (decision !== 'ask') return { behavior: decision, decidedBy: decision === 'allow' ? 'session' : 'no-approver' };
-    const block: ToolUseBlock = { type: 'tool_use', id: networkRequestId(request), name: NETWORK_REQUEST_TOOL, input: { host: request.host, port: request.port } };
-    const verdict = await this.waitForDecision(block, `Network request outside of sandbox: ${request.host}:${request.port} is not in sandbox.network.allowedDomains`, host);
+    const block: ToolUseBlock = {
+      type: 'tool_use',
+      id: networkRequestId(request),
+      name: NETWORK_REQUEST_TOOL,
+      input: { host: request.host, port: request.port },
+    };
+    const verdict = await this.waitForDecision(
+      block,
+      `Network request outside of sandbox: ${request.host}:${request.port} is not in sandbox.network.allowedDomains`,
+      host,
+    );
     const decidedBy = this.decisions.get(block.id)?.decidedBy === 'timeout' ? 'timeout' : 'user';
     return { behavior: verdict.behavior, decidedBy };
   }
@@ -319,7 +332,14 @@ export class PermissionGate {
           summary: permissionWaitSummary(toolCallSummary(block.name, block.input), timeoutMs),
         });
         if (!decided) {
-          this.record({ toolUseId: block.id, toolName: block.name, behavior: 'deny', decidedBy: 'timeout', decidedAt: Date.now(), message: timeoutMessage(block.name, timeoutMs) });
+          this.record({
+            toolUseId: block.id,
+            toolName: block.name,
+            behavior: 'deny',
+            decidedBy: 'timeout',
+            decidedAt: Date.now(),
+            message: timeoutMessage(block.name, timeoutMs),
+          });
         }
       } finally {
         this.pending.delete(block.id);
@@ -363,14 +383,23 @@ export class PermissionGate {
  * asks where it would have asked). A hook's `ask` makes the call ask, with the hook's reason (a
  * denial stays a denial); an ask under a hook's allow in dontAsk mode is denied.
  */
-export function decideUnderHook(call: { toolName: string; input: unknown }, facts: ToolFacts, context: PermissionContext, hook: HookPermission | undefined): PermissionDecision {
+export function decideUnderHook(
+  call: { toolName: string; input: unknown },
+  facts: ToolFacts,
+  context: PermissionContext,
+  hook: HookPermission | undefined,
+): PermissionDecision {
   const hookAllows = hook?.decision === 'allow' && context.mode !== 'plan' && !reachesOutsideWorkingDirectories(call, facts, context);
   const decision = decidePermission(call, facts, hookAllows ? { ...context, mode: 'bypassPermissions' } : context);
   if (hook?.decision === 'ask' && decision.behavior !== 'deny') {
     return { behavior: 'ask', reason: hook.reason ? `PreToolUse hook: ${hook.reason}` : 'a PreToolUse hook asks' };
   }
   if (hook?.decision === 'allow' && decision.behavior === 'ask' && context.mode === 'dontAsk') {
-    return { behavior: 'deny', reason: `${decision.reason}; dontAsk mode`, message: `Permission to use this tool was not granted in advance (dontAsk mode denies whatever is not pre-approved).` };
+    return {
+      behavior: 'deny',
+      reason: `${decision.reason}; dontAsk mode`,
+      message: `Permission to use this tool was not granted in advance (dontAsk mode denies whatever is not pre-approved).`,
+    };
   }
   return decision;
 }

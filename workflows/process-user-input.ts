@@ -13,7 +13,6 @@ import type { ConversationSession } from './session';
 import { runLoopCommand } from './background/loop-command';
 import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, tasksText, unknownCommandText } from './slash-commands';
 
-
 /**
  * Returns the input for the query to run, or undefined when the input was answered locally
  * (shouldQuery = false).

@@ -8,29 +8,13 @@
  * recovery paths after a reply (max_output_tokens, the end of a turn) are in query-recovery.ts,
  * and `State`, the seams and the loop's context in query-state.ts.
  */
-import {
-  type AssistantMessage,
-  type ToolUseBlock,
-  toolUseBlocksOf,
-} from '../common/messages';
+import { type AssistantMessage, type ToolUseBlock, toolUseBlocksOf } from '../common/messages';
 import type { Terminal } from '../common/result';
-import {
-  type AutoCompactTrackingState,
-  fitMaxTokens,
-  isBreakerOpen,
-  shouldAutoCompact,
-  thresholdsForModel,
-  tokenCountWithEstimation,
-} from './auto-compact';
+import { type AutoCompactTrackingState, fitMaxTokens, isBreakerOpen, shouldAutoCompact, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
 import { type CompactOutcome, compactTranscript } from './compact';
 import { isMicrocompactDue, microcompactMessages } from './micro-compact';
 import { planSnip } from './snip-compact';
-import {
-  INTERRUPT_MESSAGE,
-  INTERRUPT_MESSAGE_FOR_TOOL_USE,
-  interruptionMessage,
-  yieldMissingToolResultBlocks,
-} from './messages';
+import { INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, yieldMissingToolResultBlocks } from './messages';
 import { endOfTurn, nextTurnState, recoverFromMaxOutputTokens } from './query-recovery';
 import {
   type CompactionParams,
@@ -54,13 +38,25 @@ import { createBudgetTracker } from './token-budget';
 
 export type { StopHookDecision } from './stop-hooks';
 export type { AutoCompactTrackingState } from './auto-compact';
-export type { CompactionParams, Continue, LoopCheckpoint, LoopEvent, LoopOutput, LoopSession, ModelRequest, ModelResponse, QueryDeps, QueryParams, State, Suspended, ToolExecutor } from './query-state';
+export type {
+  CompactionParams,
+  Continue,
+  LoopCheckpoint,
+  LoopEvent,
+  LoopOutput,
+  LoopSession,
+  ModelRequest,
+  ModelResponse,
+  QueryDeps,
+  QueryParams,
+  State,
+  Suspended,
+  ToolExecutor,
+} from './query-state';
 export { MAX_OUTPUT_TOKENS_RECOVERY_LIMIT, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE } from './query-recovery';
 export { prependUserContext } from '../common/messages';
 
-
 const DEFAULT_COMPACTION: CompactionParams = { autoCompact: true, snip: false, microcompactGapMs: 0, consecutiveFailures: 0 };
-
 
 /** seed §2.2: the core loop. Returns why it ended. */
 export async function* queryLoop(params: QueryParams, deps: QueryDeps, session: LoopSession): AsyncGenerator<LoopOutput, Terminal | Suspended> {
@@ -288,7 +284,8 @@ async function* afterStreaming(
         yield interruptionMessage(deps.uuid(), INTERRUPT_MESSAGE);
         return end({ reason: 'aborted_streaming' });
       }
-      if (outcome.compacted) return { type: 'continue', state: { ...loop.state, hasAttemptedReactiveCompact: true, transition: { type: 'reactive_compact_retry' } } };
+      if (outcome.compacted)
+        return { type: 'continue', state: { ...loop.state, hasAttemptedReactiveCompact: true, transition: { type: 'reactive_compact_retry' } } };
     }
     const error = state.hasAttemptedReactiveCompact
       ? `The conversation is still too long for the model after compacting it: ${response.errorMessage}`
@@ -320,7 +317,6 @@ async function* afterStreaming(
   await executor.discard();
   return yield* endOfTurn(loop, assistant);
 }
-
 
 /** ⑥ tools (seed §2.4): every call's result, then the abort, the session's limits and max turns. */
 async function* runTools(

@@ -28,7 +28,10 @@ export function decideMaxOutputTokens(state: State, maxOutputTokens: number): Ma
     return { type: 'escalate', state: { ...state, maxOutputTokensOverride: ESCALATED_MAX_OUTPUT_TOKENS, transition: { type: 'max_output_tokens_escalate' } } };
   }
   if (state.maxOutputTokensRecoveryCount < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT) {
-    return { type: 'recover', state: { ...state, maxOutputTokensRecoveryCount: state.maxOutputTokensRecoveryCount + 1, transition: { type: 'max_output_tokens_recovery' } } };
+    return {
+      type: 'recover',
+      state: { ...state, maxOutputTokensRecoveryCount: state.maxOutputTokensRecoveryCount + 1, transition: { type: 'max_output_tokens_recovery' } },
+    };
   }
   return { type: 'exhausted' };
 }
@@ -66,8 +69,7 @@ export async function* recoverFromMaxOutputTokens(loop: LoopRun, assistant: Assi
   yield { ...assistant, apiError: 'max_output_tokens' };
   yield* yieldMissingToolResultBlocks([assistant], 'Output token limit reached', deps.uuid);
   const error =
-    `The model's response hit the output token limit again after the limit was raised and ` +
-    `${MAX_OUTPUT_TOKENS_RECOVERY_LIMIT} continuation attempts.`;
+    `The model's response hit the output token limit again after the limit was raised and ` + `${MAX_OUTPUT_TOKENS_RECOVERY_LIMIT} continuation attempts.`;
   yield system(loop, error, 'error');
   return end({ reason: 'model_error', error });
 }
@@ -88,7 +90,10 @@ export async function* endOfTurn(loop: LoopRun, assistant: AssistantMessage): As
   const hooks = yield* handleStopHooks(deps, { assistant, stopHookActive: state.stopHookActive ?? false, blockCount: state.stopHookBlockCount });
   if (hooks.type === 'end') return end(hooks.terminal);
   if (hooks.type === 'blocked') {
-    return { type: 'continue', state: { ...state, stopHookActive: true, stopHookBlockCount: state.stopHookBlockCount + 1, transition: { type: 'stop_hook_retry' } } };
+    return {
+      type: 'continue',
+      state: { ...state, stopHookActive: true, stopHookBlockCount: state.stopHookBlockCount + 1, transition: { type: 'stop_hook_retry' } },
+    };
   }
   if (params.tokenBudget) {
     const decision = checkTokenBudget(loop.budgetTracker, params.agentId, params.tokenBudget, loop.queryOutputTokens);

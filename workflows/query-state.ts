@@ -39,7 +39,6 @@ export interface State {
   stopHookBlockCount: number;
 }
 
-
 export interface QueryParams {
   /** The conversation's transcript (shared: the session appends what the loop yields). */
   transcript: Transcript;
@@ -111,7 +110,9 @@ export type LoopOutput = Message | LoopEvent;
 
 /** Whether a yielded value is a loop event rather than a message. */
 export function isLoopEvent(output: LoopOutput): output is LoopEvent {
-  return output.type === 'model' || output.type === 'transition' || output.type === 'compacting' || output.type === 'compaction' || output.type === 'context_tokens';
+  return (
+    output.type === 'model' || output.type === 'transition' || output.type === 'compacting' || output.type === 'compaction' || output.type === 'context_tokens'
+  );
 }
 
 // ---- the seams: what the loop calls (effects) and asks (the session) ----

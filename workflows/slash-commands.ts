@@ -88,14 +88,19 @@ export function splitArguments(args: string): string[] {
 export function helpText(custom: readonly CustomCommand[] = []): string {
   const line = (name: string, hint: string | undefined, description: string) => `  /${name}${hint ? ` ${hint}` : ''} — ${description}`;
   const lines = ['Commands:', ...LOCAL_COMMAND_HELP.map((command) => line(command.name, command.argumentHint, command.description))];
-  lines.push(line('loop', '[interval] <prompt>', 'Run a prompt now and again: every interval (5m, 2h: a cron job), or when the model decides (ScheduleWakeup)'));
+  lines.push(
+    line('loop', '[interval] <prompt>', 'Run a prompt now and again: every interval (5m, 2h: a cron job), or when the model decides (ScheduleWakeup)'),
+  );
   if (custom.length > 0) {
     lines.push('', 'Custom commands (.claude/commands):');
     for (const command of [...custom].sort((a, b) => a.name.localeCompare(b.name))) {
       lines.push(line(command.name, command.argumentHint, `${command.description} (${command.scope})`));
     }
   }
-  lines.push('', 'Anything else is sent to the model. A custom command is a Markdown file in .claude/commands/ (or ~/.claude/commands/); $ARGUMENTS takes what follows it.');
+  lines.push(
+    '',
+    'Anything else is sent to the model. A custom command is a Markdown file in .claude/commands/ (or ~/.claude/commands/); $ARGUMENTS takes what follows it.',
+  );
   return lines.join('\n');
 }
 
@@ -164,7 +169,9 @@ export function tasksText(status: {
   if (status.cronJobs && status.cronJobs.length > 0) {
     lines.push(
       'Cron jobs:',
-      ...status.cronJobs.map((job) => `  ${job.id} "${job.cron}" (${job.timeZone}) ${job.recurring ? 'recurring' : 'one-shot'}${job.durable ? ', durable' : ''}: ${job.prompt}`),
+      ...status.cronJobs.map(
+        (job) => `  ${job.id} "${job.cron}" (${job.timeZone}) ${job.recurring ? 'recurring' : 'one-shot'}${job.durable ? ', durable' : ''}: ${job.prompt}`,
+      ),
     );
   }
   return lines.join('\n');

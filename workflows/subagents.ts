@@ -6,14 +6,7 @@
  * a second one; cancelling the call (abort, a Bash cascade) cancels the child. A background call
  * (`run_in_background`) is prepared here too and started by workflows/background/agents.ts.
  */
-import {
-  ChildWorkflowCancellationType,
-  ChildWorkflowFailure,
-  ParentClosePolicy,
-  executeChild,
-  isCancellation,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ChildWorkflowCancellationType, ChildWorkflowFailure, ParentClosePolicy, executeChild, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { agentTools, availableAgents, findAgent } from '../common/agents';
@@ -72,13 +65,18 @@ export interface PreparedSubagent {
 export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, background?: { agentId: string }): PreparedSubagent | ToolOutcome {
   const parsed = agentInputSchema.safeParse(block.input);
   if (!parsed.success) {
-    return { isError: true, content: `Invalid Agent input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+    return {
+      isError: true,
+      content: `Invalid Agent input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}`,
+    };
   }
   const input = parsed.data;
   const custom = host.sessionContext?.agents ?? [];
   const agent = findAgent(input.subagent_type, custom);
   if (!agent) {
-    const known = availableAgents(custom).map((candidate) => candidate.name).join(', ');
+    const known = availableAgents(custom)
+      .map((candidate) => candidate.name)
+      .join(', ');
     return { isError: true, content: `Agent type '${input.subagent_type}' not found. Available agents: ${known}` };
   }
   // The call's `model` (an alias or an id) wins over the agent type's, which wins over the conversation's.
@@ -183,5 +181,7 @@ export function childFailureMessage(error: unknown): string {
 function childSearchAttributes(model: string, prompt: string, cwd: string): SearchAttributePair[] {
   const parent = workflowInfo().typedSearchAttributes;
   const registered = new Set(SEARCH_ATTRIBUTES.filter((key) => parent.get(key) !== undefined).map((key) => key.name));
-  return sqlSafeSearchAttributes(startSearchAttributes({ status: 'running', model, firstPrompt: prompt, workspace: cwd, now: new Date(Date.now()) }, registered));
+  return sqlSafeSearchAttributes(
+    startSearchAttributes({ status: 'running', model, firstPrompt: prompt, workspace: cwd, now: new Date(Date.now()) }, registered),
+  );
 }

@@ -50,8 +50,7 @@ export function checkTokenBudget(
   const pct = Math.round((turnTokens / budget) * 100);
   const deltaSinceLastCheck = globalTurnTokens - tracker.lastGlobalTurnTokens;
   // Two low-yield checks in a row, not one: a single short answer is not proof of exhaustion.
-  const isDiminishing =
-    tracker.continuationCount >= 3 && deltaSinceLastCheck < DIMINISHING_THRESHOLD && tracker.lastDeltaTokens < DIMINISHING_THRESHOLD;
+  const isDiminishing = tracker.continuationCount >= 3 && deltaSinceLastCheck < DIMINISHING_THRESHOLD && tracker.lastDeltaTokens < DIMINISHING_THRESHOLD;
   if (!isDiminishing && turnTokens < budget * COMPLETION_THRESHOLD) {
     const next: BudgetTracker = {
       continuationCount: tracker.continuationCount + 1,
@@ -72,8 +71,7 @@ export function checkTokenBudget(
 
 export function budgetContinuationMessage(pct: number, turnTokens: number, budget: number): string {
   return (
-    `Stopped at ${pct}% of token target (${turnTokens.toLocaleString('en-US')} / ${budget.toLocaleString('en-US')}). ` +
-    'Keep working — do not summarize.'
+    `Stopped at ${pct}% of token target (${turnTokens.toLocaleString('en-US')} / ${budget.toLocaleString('en-US')}). ` + 'Keep working — do not summarize.'
   );
 }
 

@@ -123,7 +123,13 @@ export class StreamingToolExecutor implements ToolExecutor {
     const finalIds = new Set(toolUses.map((block) => block.id));
     const dropped: Array<Promise<unknown>> = [];
     for (const [id, tool] of this.tracked) {
-      if (!finalIds.has(id) || !sameCall(tool.block, toolUses.find((block) => block.id === id)!)) {
+      if (
+        !finalIds.has(id) ||
+        !sameCall(
+          tool.block,
+          toolUses.find((block) => block.id === id)!,
+        )
+      ) {
         tool.scope.cancel();
         this.tracked.delete(id);
         dropped.push(tool.promise);

@@ -71,7 +71,13 @@ export function prefetchedCalls(result: CallModelResult | Exclude<CallModelLocal
   const calls: PrefetchedCalls = new Map();
   for (const prefetched of result.prefetched) {
     const block = blocks.find((candidate) => candidate.id === prefetched.toolUseId);
-    if (block) calls.set(prefetched.toolUseId, { block: { name: block.name, input: block.input }, siblings: blocks.length, result: prefetched.result, facts: prefetched.facts });
+    if (block)
+      calls.set(prefetched.toolUseId, {
+        block: { name: block.name, input: block.input },
+        siblings: blocks.length,
+        result: prefetched.result,
+        facts: prefetched.facts,
+      });
   }
   return calls.size > 0 ? calls : undefined;
 }

@@ -134,9 +134,7 @@ export class Transcript {
     this.replaceFrom((messages) =>
       messages.map((message) => {
         if (message.type !== 'assistant') return message;
-        const content = message.message.content.filter(
-          (block) => block.type !== 'redacted_thinking' && !(block.type === 'thinking' && block.signature),
-        );
+        const content = message.message.content.filter((block) => block.type !== 'redacted_thinking' && !(block.type === 'thinking' && block.signature));
         return content.length === message.message.content.length ? message : { ...message, message: { ...message.message, content } };
       }),
     );
@@ -174,9 +172,7 @@ export class Transcript {
     // Only the API window counts: an input a compaction already summarised is not in the request.
     const lastAnswered = Math.max(this.list.map((message) => message.type).lastIndexOf('assistant'), this.start - 1);
     const before = this.list.length;
-    this.replaceFrom((messages) =>
-      messages.filter((message, index) => !(index > lastAnswered && message.type === 'user' && inputs.has(message.uuid))),
-    );
+    this.replaceFrom((messages) => messages.filter((message, index) => !(index > lastAnswered && message.type === 'user' && inputs.has(message.uuid))));
     return this.list.length !== before;
   }
 

@@ -76,21 +76,26 @@ export function formatCurrentDetails(input: CurrentDetailsInput): string {
   }
   if (input.decisions && input.decisions.length > 0) {
     const decided = input.decisions.map(
-      (decision) => `${escapeMarkdown(decision.toolName)} ${decision.behavior === 'allow' ? 'allowed' : decision.decidedBy === 'timeout' ? 'denied (no answer in time)' : 'denied'}`,
+      (decision) =>
+        `${escapeMarkdown(decision.toolName)} ${decision.behavior === 'allow' ? 'allowed' : decision.decidedBy === 'timeout' ? 'denied (no answer in time)' : 'denied'}`,
     );
     lines.push(`**Permissions:** ${decided.join(' · ')}`);
   }
   if (input.tasks && input.tasks.length > 0) lines.push(`**Tasks:** ${input.tasks.map(escapeMarkdown).join(' · ')}`);
-  if (input.scheduled && input.scheduled.length > 0) lines.push(`**Scheduled:** ${input.scheduled.map((line) => escapeMarkdown(oneLine(line, 120))).join(' · ')}`);
+  if (input.scheduled && input.scheduled.length > 0)
+    lines.push(`**Scheduled:** ${input.scheduled.map((line) => escapeMarkdown(oneLine(line, 120))).join(' · ')}`);
   if (input.background && input.background.length > 0) {
     const shown = input.background.slice(0, BACKGROUND_LINES_SHOWN).map(escapeMarkdown);
     const more = input.background.length > shown.length ? ` · and ${input.background.length - shown.length} more` : '';
     lines.push(`**Background (${input.background.length} running):** ${shown.join(' · ')}${more}`);
   }
   if (input.mcpServers && input.mcpServers.length > 0) {
-    const shown = input.mcpServers.slice(0, MCP_SERVERS_SHOWN).map(
-      (server) => `${escapeMarkdown(server.name)}: ${server.state.replace('-', ' ')}${server.state === 'connected' ? ` (${server.tools} tool${server.tools === 1 ? '' : 's'})` : ''}`,
-    );
+    const shown = input.mcpServers
+      .slice(0, MCP_SERVERS_SHOWN)
+      .map(
+        (server) =>
+          `${escapeMarkdown(server.name)}: ${server.state.replace('-', ' ')}${server.state === 'connected' ? ` (${server.tools} tool${server.tools === 1 ? '' : 's'})` : ''}`,
+      );
     const more = input.mcpServers.length > shown.length ? ` · and ${input.mcpServers.length - shown.length} more` : '';
     lines.push(`**MCP servers:** ${shown.join(' · ')}${more}`);
   }
@@ -154,7 +159,6 @@ export function formatDuration(ms: number): string {
   }
   return parts.join(' ');
 }
-
 
 /** Model text must not turn into headings, links or HTML in the card; code spans are shown as they are. */
 function escapeMarkdown(text: string): string {

@@ -7,7 +7,14 @@
  * events per iteration were upserts).
  */
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { SEARCH_ATTRIBUTES, STATUS_SEARCH_ATTRIBUTE, type SearchStatus, progressSearchAttributes, searchStatusOf, sqlSafeSearchAttributes } from '../common/search-attributes';
+import {
+  SEARCH_ATTRIBUTES,
+  STATUS_SEARCH_ATTRIBUTE,
+  type SearchStatus,
+  progressSearchAttributes,
+  searchStatusOf,
+  sqlSafeSearchAttributes,
+} from '../common/search-attributes';
 import { type CurrentDetailsInput, formatCurrentDetails } from './ui-details';
 
 export class ConversationVisibility {
@@ -32,6 +39,8 @@ export class ConversationVisibility {
     const status: SearchStatus = searchStatusOf(phase);
     if (status === this.lastStatus) return;
     this.lastStatus = status;
-    upsertSearchAttributes(sqlSafeSearchAttributes(progressSearchAttributes({ status, ...values, now: new Date(Date.now()) }, (name) => this.present.has(name))));
+    upsertSearchAttributes(
+      sqlSafeSearchAttributes(progressSearchAttributes({ status, ...values, now: new Date(Date.now()) }, (name) => this.present.has(name))),
+    );
   }
 }

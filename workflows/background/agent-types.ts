@@ -40,7 +40,6 @@ export interface AgentTasksState {
   tasks: AgentTask[];
 }
 
-
 /** A background agent's answer to one input (its first prompt or a SendMessage), reported to its parent. */
 export interface BackgroundAgentReport {
   agentId: string;

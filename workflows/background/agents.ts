@@ -215,7 +215,15 @@ export class BackgroundAgents implements SessionPart {
     const result = summary.lastResult;
     // Its answer's signal did not arrive (a parent busy continuing as new when it was sent): the result says it.
     if (task.lastSeq === 0 && result) {
-      this.onFinished({ agentId, seq: 1, result: result.result, isError: result.is_error, usage: result.usage, costUsd: result.total_cost_usd, modelUsage: result.modelUsage });
+      this.onFinished({
+        agentId,
+        seq: 1,
+        result: result.result,
+        isError: result.is_error,
+        usage: result.usage,
+        costUsd: result.total_cost_usd,
+        modelUsage: result.modelUsage,
+      });
     }
     if (isAlive(task)) task.status = 'ended';
   }
@@ -241,7 +249,10 @@ export class BackgroundAgents implements SessionPart {
   private async sendMessage(block: ToolUseBlock, call: ToolRouteCall): Promise<ToolOutcome> {
     const parsed = sendMessageInputSchema.safeParse(block.input);
     if (!parsed.success) {
-      return { isError: true, content: `Invalid SendMessage input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+      return {
+        isError: true,
+        content: `Invalid SendMessage input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}`,
+      };
     }
     const found = findAgentTask(this.state, parsed.data.to);
     if ('problem' in found) return { isError: true, content: found.problem };
@@ -250,10 +261,16 @@ export class BackgroundAgents implements SessionPart {
     if (task.status === 'ended') return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
     // A foreground agent still answering its Agent call (a call beside it): it reports by its result, not by notification.
     if (task.foreground && task.status === 'running') {
-      return { isError: true, content: `Agent ${task.id} ("${task.description}") is still answering its Agent call; send the message after that call returns.` };
+      return {
+        isError: true,
+        content: `Agent ${task.id} ("${task.description}") is still answering its Agent call; send the message after that call returns.`,
+      };
     }
     if (!isAlive(task)) {
-      return { isError: true, content: `Agent ${task.id} ("${task.description}") has ${task.status === 'killed' ? 'been stopped' : task.status}; it cannot take messages. Start a new agent instead.` };
+      return {
+        isError: true,
+        content: `Agent ${task.id} ("${task.description}") has ${task.status === 'killed' ? 'been stopped' : task.status}; it cannot take messages. Start a new agent instead.`,
+      };
     }
     const wasRunning = task.status === 'running';
     const after = task.lastSeq;
@@ -288,7 +305,10 @@ export class BackgroundAgents implements SessionPart {
   private async taskOutput(block: ToolUseBlock): Promise<ToolOutcome> {
     const parsed = taskOutputInputSchema.safeParse(block.input);
     if (!parsed.success) {
-      return { isError: true, content: `Invalid TaskOutput input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}` };
+      return {
+        isError: true,
+        content: `Invalid TaskOutput input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}`,
+      };
     }
     const task = this.state.tasks.find((candidate) => candidate.id === parsed.data.task_id)!;
     let timedOut = false;
@@ -302,7 +322,11 @@ export class BackgroundAgents implements SessionPart {
     const parsed = taskStopInputSchema.safeParse(block.input);
     if (!parsed.success) return { isError: true, content: `Invalid TaskStop input: ${parsed.error.issues.map((issue) => issue.message).join('; ')}` };
     const task = this.state.tasks.find((candidate) => candidate.id === parsed.data.task_id)!;
-    if (!isAlive(task)) return { isError: false, content: `Agent ${task.id} ("${task.description}") already ${task.status === 'killed' ? 'stopped' : task.status}; nothing to stop.` };
+    if (!isAlive(task))
+      return {
+        isError: false,
+        content: `Agent ${task.id} ("${task.description}") already ${task.status === 'killed' ? 'stopped' : task.status}; nothing to stop.`,
+      };
     await this.stop(task);
     return { isError: false, content: `Stopped agent ${task.id} ("${task.description}").` };
   }

@@ -89,7 +89,9 @@ export class BackgroundCommands implements SessionPart {
   readonly name = 'background commands';
   private tasks: BackgroundTasks;
   readonly routes: readonly ToolRoute[] = [{ name: 'background commands', takes: (block) => isBackgroundCall(block), run: (call) => this.run(call) }];
-  readonly backgroundWork: readonly BackgroundWorkKind[] = [{ name: 'background commands', pending: () => this.runningIds().length > 0, onEnd: () => this.stopAll() }];
+  readonly backgroundWork: readonly BackgroundWorkKind[] = [
+    { name: 'background commands', pending: () => this.runningIds().length > 0, onEnd: () => this.stopAll() },
+  ];
 
   constructor(
     private readonly host: BackgroundCommandsContext,
@@ -152,12 +154,12 @@ export class BackgroundCommands implements SessionPart {
     const taskId = newTaskId(uuid4());
     const access = call.verdict.access;
     const sandbox = sandboxInputs(this.host);
-    const additionalDirectories = [...(access?.workingDirectories ?? []), ...(sandbox.additionalDirectories ?? [])].filter((directory) => directory !== this.host.config.cwd);
+    const additionalDirectories = [...(access?.workingDirectories ?? []), ...(sandbox.additionalDirectories ?? [])].filter(
+      (directory) => directory !== this.host.config.cwd,
+    );
     // An abort of the query must not orphan a command that started: the start and its record are not cancellable.
     return CancellationScope.nonCancellable(async () => {
-      const started = await activities(
-        this.options({ ...SHORT_ACTIVITY_OPTIONS, summary: `Start ${taskId}: ${call.summary}` }),
-      ).startBackgroundCommand({
+      const started = await activities(this.options({ ...SHORT_ACTIVITY_OPTIONS, summary: `Start ${taskId}: ${call.summary}` })).startBackgroundCommand({
         ...this.ref(taskId),
         command: input.command,
         ...(input.description && { description: input.description }),
@@ -210,7 +212,8 @@ export class BackgroundCommands implements SessionPart {
     if (!task || task.status !== 'running') return;
     this.tasks[taskId] = endedTask(task, outcome, Date.now());
     this.tasks = pruneEndedTasks(this.tasks);
-    if (!task.stoppedByModel) this.host.notify(`task:${taskId}`, taskNotificationText(outcome, `Background command "${task.description}"`), 'task-notification');
+    if (!task.stoppedByModel)
+      this.host.notify(`task:${taskId}`, taskNotificationText(outcome, `Background command "${task.description}"`), 'task-notification');
     this.host.refreshDetails();
   }
 
@@ -221,9 +224,11 @@ export class BackgroundCommands implements SessionPart {
     if (!parsed.success) return invalidInput(call.block.name, parsed.error.issues);
     const { task_id: taskId, block, timeout } = parsed.data;
     if (!this.tasks[taskId]) return noTaskFound(taskId);
-    const result = await activities(
-      this.options({ ...taskOutputOptions(this.host.config, block ? timeout : 0), summary: call.summary }),
-    ).readTaskOutput({ ...this.ref(taskId), block, timeout });
+    const result = await activities(this.options({ ...taskOutputOptions(this.host.config, block ? timeout : 0), summary: call.summary })).readTaskOutput({
+      ...this.ref(taskId),
+      block,
+      timeout,
+    });
     return { isError: false, content: result.content };
   }
 

@@ -101,7 +101,9 @@ export class CronJobs implements ToolRoute {
       target: {
         signalName: CRON_FIRED_SIGNAL,
         // A durable job starts the conversation again (same id, same config) when it has ended.
-        ...(job.durable ? { start: { workflowType: workflowInfo().workflowType, taskQueue: workflowInfo().taskQueue, args: [{ config: this.host.config }] } } : {}),
+        ...(job.durable
+          ? { start: { workflowType: workflowInfo().workflowType, taskQueue: workflowInfo().taskQueue, args: [{ config: this.host.config }] } }
+          : {}),
       },
     });
     const record = recordOf(job, nextFireTimes);

@@ -39,14 +39,25 @@ export async function runForegroundAgent(host: SubagentHost, state: AgentTasksSt
 }
 
 /** SendMessage to an agent whose child has ended: a new child resumes its transcript with the message. */
-export async function continueFinishedAgent(host: SubagentHost, task: AgentTask, message: string, block: ToolUseBlock, call: ToolRouteCall): Promise<ToolOutcome> {
+export async function continueFinishedAgent(
+  host: SubagentHost,
+  task: AgentTask,
+  message: string,
+  block: ToolUseBlock,
+  call: ToolRouteCall,
+): Promise<ToolOutcome> {
   const transcript = await activities({
     ...AGENT_TRANSCRIPT_OPTIONS,
     summary: `Read agent ${task.id}'s transcript (${task.childWorkflowId})`,
   }).readAgentTranscript({ workflowId: task.childWorkflowId });
   if ('problem' in transcript) return { isError: true, content: `Agent ${task.id} ("${task.description}") cannot be continued: ${transcript.problem}` };
   // The same agent type, description and model; the SendMessage call's id names the start (deterministic).
-  const agentCall: ToolUseBlock = { type: 'tool_use', id: block.id, name: 'Agent', input: { description: task.description, prompt: message, subagent_type: task.agentType } };
+  const agentCall: ToolUseBlock = {
+    type: 'tool_use',
+    id: block.id,
+    name: 'Agent',
+    input: { description: task.description, prompt: message, subagent_type: task.agentType },
+  };
   const prepared = prepareSubagent(host, agentCall);
   if (!('childInput' in prepared)) return { isError: true, content: `Agent ${task.id} ("${task.description}") cannot be continued: ${prepared.content}` };
   const root = task.rootWorkflowId ?? task.childWorkflowId;

@@ -21,7 +21,10 @@ export class ScheduledWork implements SessionPart {
   readonly backgroundWork: readonly BackgroundWorkKind[];
   readonly internalHandlers: PartInternalHandlers = { cronFired: (fire) => this.onCronFired(fire) };
 
-  constructor(context: Pick<PartContext, 'conversationId' | 'config' | 'subagent' | 'notify' | 'refreshDetails'>, carried: Pick<CarriedState, 'taskList' | 'wakeups' | 'cronJobs'> | undefined) {
+  constructor(
+    context: Pick<PartContext, 'conversationId' | 'config' | 'subagent' | 'notify' | 'refreshDetails'>,
+    carried: Pick<CarriedState, 'taskList' | 'wakeups' | 'cronJobs'> | undefined,
+  ) {
     const onChange = () => context.refreshDetails();
     const isSubagent = context.subagent !== undefined;
     this.tasks = new TaskList(carried?.taskList, onChange);

@@ -50,7 +50,13 @@ export function createModelCall(
     const retry = { ...options.model.retry, maximumAttempts: attach ? 1 : Math.max(1, (options.model.retry?.maximumAttempts ?? 10) - attemptsMade) };
     return activities(
       attach
-        ? { ...options.model, retry, taskQueue: attach.taskQueue, scheduleToStartTimeout: config.modelHandoffStartTimeoutMs ?? 10_000, summary: `${summary} (streaming)` }
+        ? {
+            ...options.model,
+            retry,
+            taskQueue: attach.taskQueue,
+            scheduleToStartTimeout: config.modelHandoffStartTimeoutMs ?? 10_000,
+            summary: `${summary} (streaming)`,
+          }
         : { ...options.model, retry, summary },
     ).callModel(input);
   };
@@ -108,7 +114,12 @@ export function createModelCall(
     // The same prompt layers for every call of a query: digest them once.
     // MCP tools re-listed mid-query (list_changed) are offered from the next call on.
     if (lastContext?.system !== request.system || lastContext.userContext !== request.userContext || lastContext.tools !== host.extensionTools) {
-      lastContext = { system: request.system, userContext: request.userContext, tools: host.extensionTools, digest: host.registerRequestContext(request.system, request.userContext) };
+      lastContext = {
+        system: request.system,
+        userContext: request.userContext,
+        tools: host.extensionTools,
+        digest: host.registerRequestContext(request.system, request.userContext),
+      };
     }
     const permissionFacts = permissionFactsWhereToolsRun(host);
     const activityInput: CallModelInput = {
@@ -118,10 +129,16 @@ export function createModelCall(
       ...thinkingOptions(config, host.sessionContext),
       transcript: request.transcript,
       context: { digest: lastContext.digest },
-      streamToolUses: config.streamingToolExecution ? { workflowId: conversationId, runId: workflowInfo().runId, requestId, ...(permissionFacts && { permissionFacts }) } : undefined,
+      streamToolUses: config.streamingToolExecution
+        ? { workflowId: conversationId, runId: workflowInfo().runId, requestId, ...(permissionFacts && { permissionFacts }) }
+        : undefined,
       fallbackAvailable: Boolean(config.fallbackModel) && request.model !== config.fallbackModel,
       stream: host.live?.enabled
-        ? { workflowId: conversationId, requestId, fallback: config.fallbackModel && request.model === config.fallbackModel && request.model !== config.model ? 1 : 0 }
+        ? {
+            workflowId: conversationId,
+            requestId,
+            fallback: config.fallbackModel && request.model === config.fallbackModel && request.model !== config.model ? 1 : 0,
+          }
         : undefined,
     };
     const reads = query.startModelCall(requestId, executor);

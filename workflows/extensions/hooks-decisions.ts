@@ -18,7 +18,6 @@ export interface HooksState {
   pendingSessionStart?: Extract<SessionStartSource, 'clear' | 'compact'>;
 }
 
-
 /** Claude Code wraps hook context for the model in a system reminder (its `hook_additional_context` attachment). */
 export function systemReminder(lines: readonly string[]): string {
   return `<system-reminder>\n${lines.join('\n')}\n</system-reminder>`;

@@ -6,13 +6,7 @@
  * their own path (workflows/deps/stop-hooks.ts). What a decision does is hooks-decisions.ts.
  */
 import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
-import {
-  type HookDecision,
-  type HookEvent,
-  type HookSettings,
-  decideHookOutcome,
-  selectHookCommands,
-} from '../../common/hooks';
+import { type HookDecision, type HookEvent, type HookSettings, decideHookOutcome, selectHookCommands } from '../../common/hooks';
 import type { ToolUseBlock } from '../../common/messages';
 import type { PendingInput } from '../definitions';
 import { activities, activityOptions, hookRunOptions } from '../deps/activity-options';
@@ -20,7 +14,16 @@ import { failureMessage } from '../deps/failures';
 import type { ToolHooks } from '../deps/query-host';
 import type { PartContext, SessionPart } from '../session/session-part';
 import { sandboxInputs } from '../deps/tool-run';
-import { type HooksState, type PreToolUseAction, type SessionStartSource, blockedPromptText, preToolUseAction, systemReminder, withPostToolUseFeedback, withSessionStartContext } from './hooks-decisions';
+import {
+  type HooksState,
+  type PreToolUseAction,
+  type SessionStartSource,
+  blockedPromptText,
+  preToolUseAction,
+  systemReminder,
+  withPostToolUseFeedback,
+  withSessionStartContext,
+} from './hooks-decisions';
 
 type SessionEndReason = Extract<HookEvent, { hook_event_name: 'SessionEnd' }>['reason'];
 
@@ -237,7 +240,10 @@ export class SessionHooks implements ToolHooks, SessionPart {
 
   /** Whether PreToolUse hooks match calls of this tool (then the model call's local phase does not prefetch it). */
   matchesPreToolUse(toolName: string): boolean {
-    return !!this.state.settings?.PreToolUse && selectHookCommands(this.state.settings, { hook_event_name: 'PreToolUse', tool_name: toolName, tool_input: {}, tool_use_id: '' }).length > 0;
+    return (
+      !!this.state.settings?.PreToolUse &&
+      selectHookCommands(this.state.settings, { hook_event_name: 'PreToolUse', tool_name: toolName, tool_input: {}, tool_use_id: '' }).length > 0
+    );
   }
 
   /**
@@ -259,7 +265,13 @@ export class SessionHooks implements ToolHooks, SessionPart {
     const input = this.updatedInputs.get(block.id) ?? block.input;
     this.updatedInputs.delete(block.id);
     if (outcome.isError) return outcome; // Claude Code runs PostToolUseFailure (not supported) for errors.
-    const event: HookEvent = { hook_event_name: 'PostToolUse', tool_name: block.name, tool_input: inputObject(input), tool_response: outcome.content, tool_use_id: block.id };
+    const event: HookEvent = {
+      hook_event_name: 'PostToolUse',
+      tool_name: block.name,
+      tool_input: inputObject(input),
+      tool_response: outcome.content,
+      tool_use_id: block.id,
+    };
     const { decision } = await this.run(event, `PostToolUse hooks: ${block.name}`);
     return { content: withPostToolUseFeedback(outcome.content, decision), isError: outcome.isError };
   }
@@ -277,7 +289,11 @@ export class SessionHooks implements ToolHooks, SessionPart {
    */
   notifyPermissionPrompt(toolName: string): void {
     if (!this.matchesNotification('permission_prompt')) return;
-    const event: HookEvent = { hook_event_name: 'Notification', notification_type: 'permission_prompt', message: `Claude needs your permission to use ${toolName}` };
+    const event: HookEvent = {
+      hook_event_name: 'Notification',
+      notification_type: 'permission_prompt',
+      message: `Claude needs your permission to use ${toolName}`,
+    };
     this.run(event).catch(() => undefined);
   }
 
@@ -294,7 +310,10 @@ export class SessionHooks implements ToolHooks, SessionPart {
   }
 
   private matchesNotification(type: 'idle_prompt' | 'permission_prompt'): boolean {
-    return !!this.state.settings?.Notification && selectHookCommands(this.state.settings, { hook_event_name: 'Notification', notification_type: type, message: '' }).length > 0;
+    return (
+      !!this.state.settings?.Notification &&
+      selectHookCommands(this.state.settings, { hook_event_name: 'Notification', notification_type: type, message: '' }).length > 0
+    );
   }
 
   carried(): { hooks?: HooksState } {

@@ -71,7 +71,9 @@ export function mcpCallFacts(listing: readonly McpServerStatus[], name: string):
  */
 export function mcpResultText(content: readonly ToolResultContentBlock[], budget: number = MAX_MCP_RESULT_CHARS): string {
   const parts = content.map((block) =>
-    block.type === 'text' ? block.text : `[image ${block.source.media_type}, ${block.source.data.length} base64 characters: images from MCP tools are not passed to the model yet]`,
+    block.type === 'text'
+      ? block.text
+      : `[image ${block.source.media_type}, ${block.source.data.length} base64 characters: images from MCP tools are not passed to the model yet]`,
   );
   const text = parts.join('\n');
   if (text.length <= budget) return text;
@@ -85,8 +87,12 @@ export function mcpListingWarnings(listing: readonly McpServerStatus[], before: 
   for (const server of listing) {
     const previous = before.find((candidate) => candidate.name === server.name);
     if (previous && previous.state === server.state && previous.error === server.error) continue;
-    if (server.state === 'failed') warnings.push(`MCP server "${server.name}" failed: ${server.error ?? 'unknown error'}. Its tools are not available; the conversation goes on without them.`);
-    if (server.state === 'needs-approval') warnings.push(`MCP server "${server.name}" (${server.scope}) needs approval: ${MCP_APPROVAL_HINT.replace('<name>', server.name)}.`);
+    if (server.state === 'failed')
+      warnings.push(
+        `MCP server "${server.name}" failed: ${server.error ?? 'unknown error'}. Its tools are not available; the conversation goes on without them.`,
+      );
+    if (server.state === 'needs-approval')
+      warnings.push(`MCP server "${server.name}" (${server.scope}) needs approval: ${MCP_APPROVAL_HINT.replace('<name>', server.name)}.`);
   }
   return warnings;
 }
@@ -151,10 +157,13 @@ export function mcpServersNeedingApproval(state: McpCarried | undefined): string
  * Returns the problem, or undefined when the request may run.
  */
 export function mcpApprovalProblem(request: unknown, state: McpCarried | undefined): string | undefined {
-  if (request === null || typeof request !== 'object') return 'approveMcpServers takes {"servers": ["<name>", …], "decision": "approve" | "approve-all" | "reject"}';
+  if (request === null || typeof request !== 'object')
+    return 'approveMcpServers takes {"servers": ["<name>", …], "decision": "approve" | "approve-all" | "reject"}';
   const { servers, decision } = request as Partial<McpApprovalRequest>;
-  if (!MCP_APPROVAL_DECISIONS.includes(decision as McpApprovalDecision)) return `approveMcpServers: decision must be one of ${MCP_APPROVAL_DECISIONS.join(', ')} (got ${JSON.stringify(decision)})`;
-  if (!Array.isArray(servers) || servers.length === 0 || servers.some((name) => typeof name !== 'string')) return 'approveMcpServers: servers must be a non-empty list of server names';
+  if (!MCP_APPROVAL_DECISIONS.includes(decision as McpApprovalDecision))
+    return `approveMcpServers: decision must be one of ${MCP_APPROVAL_DECISIONS.join(', ')} (got ${JSON.stringify(decision)})`;
+  if (!Array.isArray(servers) || servers.length === 0 || servers.some((name) => typeof name !== 'string'))
+    return 'approveMcpServers: servers must be a non-empty list of server names';
   if (!state || state.servers.length === 0) return 'This conversation has no MCP servers to approve.';
   const pending = mcpServersNeedingApproval(state);
   for (const name of servers) {
@@ -173,7 +182,12 @@ export function mcpApprovalOutcome(request: McpApprovalRequest, file: string, st
     decision: request.decision,
     servers: [...request.servers],
     file,
-    states: state.listing.map((server) => ({ name: server.name, state: server.state, tools: server.tools.length, ...(server.error && { error: server.error }) })),
+    states: state.listing.map((server) => ({
+      name: server.name,
+      state: server.state,
+      tools: server.tools.length,
+      ...(server.error && { error: server.error }),
+    })),
     lines: mcpStatusLines(state.listing),
   };
 }

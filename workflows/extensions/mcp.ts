@@ -42,7 +42,9 @@ import {
 export type { McpCarried } from './mcp-state';
 
 /** What the MCP servers use of the conversation (session/session-part.ts): the gate re-checks a tool listed only after its call was checked; the session context's trust decides whether `.mcp.json` servers load (issue 29). */
-type McpContext = Pick<PartContext, 'conversationId' | 'config' | 'subagent' | 'sessionContext' | 'pushEvent' | 'refreshDetails'> & { readonly toolPermissions: Pick<ToolPermissions, 'check'> };
+type McpContext = Pick<PartContext, 'conversationId' | 'config' | 'subagent' | 'sessionContext' | 'pushEvent' | 'refreshDetails'> & {
+  readonly toolPermissions: Pick<ToolPermissions, 'check'>;
+};
 
 /** The conversation's MCP servers: state (one object, carried whole), the tool route, the prompt parts. */
 export class McpServers implements SessionPart {
@@ -106,7 +108,8 @@ export class McpServers implements SessionPart {
   async command(): Promise<string> {
     if (this.state === undefined) return mcpCommandText(undefined);
     const loaded = await this.loadConfig();
-    if (loaded) this.state = { servers: loaded.servers, listing: this.state.listing.filter((status) => loaded.servers.some((server) => server.name === status.name)) };
+    if (loaded)
+      this.state = { servers: loaded.servers, listing: this.state.listing.filter((status) => loaded.servers.some((server) => server.name === status.name)) };
     if (this.state.servers.length > 0) await this.list();
     else this.derive();
     return mcpCommandText(this.state);
@@ -127,16 +130,23 @@ export class McpServers implements SessionPart {
     const { config } = this.host;
     let file: string;
     try {
-      ({ file } = await activities(mcpListingOptions(config, `Save MCP approval (${request.decision}: ${request.servers.join(', ')})`, false)).saveMcpApprovals({
-        cwd: config.cwd,
-        servers: [...request.servers],
-        decision: request.decision,
-      }));
+      ({ file } = await activities(mcpListingOptions(config, `Save MCP approval (${request.decision}: ${request.servers.join(', ')})`, false)).saveMcpApprovals(
+        {
+          cwd: config.cwd,
+          servers: [...request.servers],
+          decision: request.decision,
+        },
+      ));
     } catch (error) {
       throw ApplicationFailure.nonRetryable(`The MCP approval was not saved: ${failureMessage(error)}`, 'McpApprovalNotSaved');
     }
     const verb = request.decision === 'reject' ? 'rejected' : request.decision === 'approve-all' ? 'approved (with all future project servers)' : 'approved';
-    this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: `MCP server${request.servers.length > 1 ? 's' : ''} ${request.servers.map((name) => `"${name}"`).join(', ')} ${verb}; saved in ${file}.` });
+    this.host.pushEvent({
+      type: 'system',
+      uuid: uuid4(),
+      level: 'info',
+      content: `MCP server${request.servers.length > 1 ? 's' : ''} ${request.servers.map((name) => `"${name}"`).join(', ')} ${verb}; saved in ${file}.`,
+    });
     await this.command();
     return mcpApprovalOutcome(request, file, this.state ?? { servers: [], listing: [] });
   }
@@ -221,7 +231,9 @@ export class McpServers implements SessionPart {
     try {
       // A few file reads: a local activity when the workspace is this worker's host (no server round trip), as permission facts are.
       const local = config.toolTaskQueue === undefined || config.toolTaskQueue === workflowInfo().taskQueue;
-      const proxy = local ? localActivities({ ...MCP_CONFIG_LOCAL_OPTIONS, summary: 'Load MCP config' }) : activities(mcpListingOptions(config, 'Load MCP config', false));
+      const proxy = local
+        ? localActivities({ ...MCP_CONFIG_LOCAL_OPTIONS, summary: 'Load MCP config' })
+        : activities(mcpListingOptions(config, 'Load MCP config', false));
       const loaded = await proxy.loadMcpConfig({
         cwd: config.cwd,
         ...(config.settingSources && { settingSources: config.settingSources }),

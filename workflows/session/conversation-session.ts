@@ -152,28 +152,56 @@ export class ConversationSession {
 
   // ---- what others read ----
 
-  get sessionContext(): SessionContext | undefined { return this.state.sessionContext; }
-  get sessionContextStale(): boolean { return this.state.sessionContextStale === true; }
-  get queryCount(): number { return this.queries.queryCount; }
-  get lastResult(): ResultMessage | undefined { return this.queries.lastResult; }
-  get endRequested(): boolean { return this.state.endRequested === true; }
-  get usage(): Usage { return this.ledger.usage; }
-  get totalCostUsd(): number { return this.ledger.totalCostUsd; }
-  get busy(): boolean { return this.queries.busy; }
-  get hasQueuedInput(): boolean { return this.inputs.length > 0; }
+  get sessionContext(): SessionContext | undefined {
+    return this.state.sessionContext;
+  }
+  get sessionContextStale(): boolean {
+    return this.state.sessionContextStale === true;
+  }
+  get queryCount(): number {
+    return this.queries.queryCount;
+  }
+  get lastResult(): ResultMessage | undefined {
+    return this.queries.lastResult;
+  }
+  get endRequested(): boolean {
+    return this.state.endRequested === true;
+  }
+  get usage(): Usage {
+    return this.ledger.usage;
+  }
+  get totalCostUsd(): number {
+    return this.ledger.totalCostUsd;
+  }
+  get busy(): boolean {
+    return this.queries.busy;
+  }
+  get hasQueuedInput(): boolean {
+    return this.inputs.length > 0;
+  }
   /** A query suspended for continue-as-new, to resume before anything else. */
-  get resuming(): QueryInProgress | undefined { return this.queries.resuming; }
+  get resuming(): QueryInProgress | undefined {
+    return this.queries.resuming;
+  }
   /** Whether loading the session context should be tried in this run. */
-  get needsSessionContext(): boolean { return !this.state.sessionContext && !this.state.sessionContextAttempted && !this.subagent; }
+  get needsSessionContext(): boolean {
+    return !this.state.sessionContext && !this.state.sessionContextAttempted && !this.subagent;
+  }
 
   // ---- messages in ----
 
   /** `userInput` signal: queued for the next query, or injected into the running one between turns. */
-  enqueueInput(raw: UserInput | string): void { this.inputs.push(raw); }
+  enqueueInput(raw: UserInput | string): void {
+    this.inputs.push(raw);
+  }
   /** The workflow's initial prompt goes before anything queued. */
-  enqueueFirst(input: PendingInput): void { this.inputs.pushFirst(input); }
+  enqueueFirst(input: PendingInput): void {
+    this.inputs.pushFirst(input);
+  }
   /** The next queued input (the caller runs it). */
-  nextInput(): PendingInput | undefined { return this.inputs.next(); }
+  nextInput(): PendingInput | undefined {
+    return this.inputs.next();
+  }
 
   /**
    * Work that outlives a turn ended, a wakeup or a cron job fired (issue 21): its prompt is
@@ -190,7 +218,9 @@ export class ConversationSession {
   }
 
   /** Something of the parts' background work is still pending: the idle timeout waits. */
-  get hasBackgroundWork(): boolean { return this.parts.backgroundWork.some((work) => work.pending()); }
+  get hasBackgroundWork(): boolean {
+    return this.parts.backgroundWork.some((work) => work.pending());
+  }
   /** `end`: each kind stops its work (background commands, agents, session-only jobs); `abort` never does. */
   async endBackgroundWork(): Promise<void> {
     for (const work of this.parts.backgroundWork) {
@@ -203,13 +233,19 @@ export class ConversationSession {
   }
 
   /** The internal signals the parts answer (a background agent's answer, a cron fire). */
-  partHandlers(): PartInternalHandlers { return this.parts.internalHandlers(); }
+  partHandlers(): PartInternalHandlers {
+    return this.parts.internalHandlers();
+  }
 
   /** `end` signal: the conversation ends after the running query. */
-  requestEnd(): void { this.state.endRequested = true; }
+  requestEnd(): void {
+    this.state.endRequested = true;
+  }
 
   /** `abort` signal: cancels the running query's scope. */
-  abort(): void { this.queries.abort(); }
+  abort(): void {
+    this.queries.abort();
+  }
 
   /** `subagentProgress` signal: one line of a child agent's work, in this conversation's feed. */
   onSubagentProgress(progress: SubagentProgress): void {
@@ -221,10 +257,14 @@ export class ConversationSession {
   }
 
   /** `toolUseStreamed` signal: a concurrency-safe tool the model activity saw complete while streaming. */
-  onToolUseStreamed(raw: ToolUseStreamed): void { acceptStreamedToolUse(this.queries.active, this.permissions, raw, (block) => this.parts.hooks.hasPreToolUse(block)); }
+  onToolUseStreamed(raw: ToolUseStreamed): void {
+    acceptStreamedToolUse(this.queries.active, this.permissions, raw, (block) => this.parts.hooks.hasPreToolUse(block));
+  }
 
   /** `requestContext` query: the request context a worker missed in its cache. */
-  requestContext(digest: string): RequestContext | null { return this.prompts.get(digest); }
+  requestContext(digest: string): RequestContext | null {
+    return this.prompts.get(digest);
+  }
 
   // ---- the session context ----
 
@@ -252,9 +292,13 @@ export class ConversationSession {
 
   // ---- the feed, phase and status ----
 
-  pushEvent(message: ConversationEvent['message']): void { this.feed.push(message); }
+  pushEvent(message: ConversationEvent['message']): void {
+    this.feed.push(message);
+  }
 
-  eventsSince(afterSeq: number): { events: ConversationEvent[]; nextSeq: number } { return this.feed.since(afterSeq); }
+  eventsSince(afterSeq: number): { events: ConversationEvent[]; nextSeq: number } {
+    return this.feed.since(afterSeq);
+  }
 
   setPhase(next: Phase): void {
     if (this.phase === next) return;
@@ -311,10 +355,14 @@ export class ConversationSession {
   }
 
   /** seed §2.6: the context against the thresholds, and compaction state. */
-  contextStatus(): ContextStatus { return contextStatus(this.config, this.queries.contextTokens, this.queries.compaction); }
+  contextStatus(): ContextStatus {
+    return contextStatus(this.config, this.queries.contextTokens, this.queries.compaction);
+  }
 
   /** The mode hooks and `status` are told (none when tools run unchecked). */
-  permissionMode(): string | undefined { return this.config.permissions ? this.permissions.mode : undefined; }
+  permissionMode(): string | undefined {
+    return this.config.permissions ? this.permissions.mode : undefined;
+  }
 
   // ---- continue-as-new ----
 
@@ -341,7 +389,9 @@ export class ConversationSession {
   }
 
   /** Whether the carried state fitted one payload the last time it was assembled. */
-  get continueAsNewFitsPayload(): boolean { return this.continueAsNewFits; }
+  get continueAsNewFitsPayload(): boolean {
+    return this.continueAsNewFits;
+  }
 
   /** Whether this run should continue as new now (state.ts continueAsNewNow). */
   shouldContinueAsNew(): boolean {
@@ -357,23 +407,33 @@ export class ConversationSession {
    */
   async submitMessage(pending: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
     // UserPromptSubmit hooks (issue 22): a blocked prompt is answered here, without a query.
-    const input = resumed ? pending : await this.parts.hooks.beforeQuery(pending, inputMessage(pending).typed, (output) => this.answerLocally(pending, undefined, output, true));
+    const input = resumed
+      ? pending
+      : await this.parts.hooks.beforeQuery(pending, inputMessage(pending).typed, (output) => this.answerLocally(pending, undefined, output, true));
     return input ? this.queries.submit(input, resumed) : undefined;
   }
 
   /** Runs the suspended query (if any) first; the caller continues as new with what it returns. */
-  resumeSuspendedQuery(): Promise<QueryInProgress | undefined> { return this.queries.resumeSuspended((pending, resumed) => this.submitMessage(pending, resumed)); }
+  resumeSuspendedQuery(): Promise<QueryInProgress | undefined> {
+    return this.queries.resumeSuspended((pending, resumed) => this.submitMessage(pending, resumed));
+  }
 
   /** A suspended query that could not continue as new: this run goes on with it. */
-  resumeInThisRun(suspended: QueryInProgress): void { this.queries.resumeInThisRun(suspended); }
+  resumeInThisRun(suspended: QueryInProgress): void {
+    this.queries.resumeInThisRun(suspended);
+  }
 
   /** Runs `work` as the one query or compaction in progress (`busy` meanwhile). */
-  exclusively<T>(work: () => Promise<T>): Promise<T> { return this.queries.exclusively(work); }
+  exclusively<T>(work: () => Promise<T>): Promise<T> {
+    return this.queries.exclusively(work);
+  }
 
   // ---- between queries ----
 
   /** Manual compaction (`compact` update, `/compact`): see manual-compaction.ts. */
-  compactNow(instructions?: string): Promise<CompactionOutcome> { return this.queries.compactNow(instructions); }
+  compactNow(instructions?: string): Promise<CompactionOutcome> {
+    return this.queries.compactNow(instructions);
+  }
 
   /** `/model`: the model of the next queries (validated by the caller). */
   selectModel(model: string): void {
@@ -393,8 +453,12 @@ export class ConversationSession {
   }
 
   /** A local command's answer (seed §2.10 shouldQuery = false): its record in the transcript, the feed, and a result message. */
-  answerLocally(input: PendingInput, record: UserMessage | undefined, output: string, isError: boolean): void { this.queries.answerLocally(input, record, output, isError); }
+  answerLocally(input: PendingInput, record: UserMessage | undefined, output: string, isError: boolean): void {
+    this.queries.answerLocally(input, record, output, isError);
+  }
 
   /** Waits until a subagent's parent has every progress report (see subagent-reporting.ts). */
-  settleParentReports(): Promise<void> { return this.reporting.settle(); }
+  settleParentReports(): Promise<void> {
+    return this.reporting.settle();
+  }
 }

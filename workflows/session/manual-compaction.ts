@@ -13,7 +13,10 @@ import { compactConversation } from '../deps/compact-call';
 import type { SubmitHost } from './submit-message';
 
 export async function compactNow(
-  queries: Pick<SubmitHost, 'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext' | 'hooks' | 'transcript' | 'consume'>,
+  queries: Pick<
+    SubmitHost,
+    'conversationId' | 'config' | 'currentModel' | 'currentRequestContext' | 'recordUsage' | 'setPhase' | 'sessionContext' | 'hooks' | 'transcript' | 'consume'
+  >,
   query: ActiveQuery,
   instructions: string | undefined,
   /** Records the outcome (a success closes the breaker; a failure does not count toward it). */

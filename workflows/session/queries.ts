@@ -14,7 +14,17 @@ import type { AssistantApiMessage, Usage, UserMessage } from '../../common/messa
 import type { ModelUsage, ResultMessage, Terminal, TransitionType } from '../../common/result';
 import type { ActiveQuery } from '../active-query';
 import type { CompactOutcome } from '../compact';
-import type { CarriedState, CompactionOutcome, CompactionState, ConversationEvent, PendingInput, Phase, QueryInProgress, SubagentOrigin, ToolInFlight } from '../definitions';
+import type {
+  CarriedState,
+  CompactionOutcome,
+  CompactionState,
+  ConversationEvent,
+  PendingInput,
+  Phase,
+  QueryInProgress,
+  SubagentOrigin,
+  ToolInFlight,
+} from '../definitions';
 import type { ToolRoute } from '../deps/query-host';
 import type { SessionHooks } from '../extensions/hooks';
 import type { McpServers } from '../extensions/mcp';
@@ -108,53 +118,117 @@ export class SessionQueries implements SubmitHost {
 
   // ---- what the session and the effects read ----
 
-  get conversationId(): string { return this.context.conversationId; }
-  get subagent(): SubagentOrigin | undefined { return this.context.subagent; }
-  get config(): ConversationConfig { return this.context.config(); }
-  get transcript(): Transcript { return this.context.transcript; }
-  get live(): LiveStream { return this.context.live; }
-  get ledger(): UsageLedger { return this.context.ledger; }
-  get permissions(): PermissionGate { return this.context.permissions; }
-  get toolPermissions(): SessionPermissions { return this.context.toolPermissions; }
-  get sessionContext(): SessionContext | undefined { return this.context.sessionContext(); }
-  get toolRoutes(): readonly ToolRoute[] { return this.context.parts().routes; }
-  get hooks(): SessionHooks { return this.context.parts().hooks; }
-  get mcp(): McpServers { return this.context.parts().mcp; }
-  get extensionTools(): readonly McpToolDefinition[] { return this.context.parts().mcp.toolDefinitions; }
-  get accounting(): QueryAccounting { return this.context.ledger.accounting; }
-  get queryCount(): number { return this.record.queryCount; }
-  get lastResult(): ResultMessage | undefined { return this.record.lastResult; }
-  get lastQueryTransitions(): TransitionType[] { return this.record.lastQueryTransitions; }
-  get compaction(): CompactionState { return this.record.compaction; }
-  get contextTokens(): number { return this.tokens; }
-  get lastPrompt(): string | undefined { return this.prompt; }
-  get compactedThisRun(): boolean { return this.compactedInThisRun; }
-  get busy(): boolean { return this.slot.busy; }
+  get conversationId(): string {
+    return this.context.conversationId;
+  }
+  get subagent(): SubagentOrigin | undefined {
+    return this.context.subagent;
+  }
+  get config(): ConversationConfig {
+    return this.context.config();
+  }
+  get transcript(): Transcript {
+    return this.context.transcript;
+  }
+  get live(): LiveStream {
+    return this.context.live;
+  }
+  get ledger(): UsageLedger {
+    return this.context.ledger;
+  }
+  get permissions(): PermissionGate {
+    return this.context.permissions;
+  }
+  get toolPermissions(): SessionPermissions {
+    return this.context.toolPermissions;
+  }
+  get sessionContext(): SessionContext | undefined {
+    return this.context.sessionContext();
+  }
+  get toolRoutes(): readonly ToolRoute[] {
+    return this.context.parts().routes;
+  }
+  get hooks(): SessionHooks {
+    return this.context.parts().hooks;
+  }
+  get mcp(): McpServers {
+    return this.context.parts().mcp;
+  }
+  get extensionTools(): readonly McpToolDefinition[] {
+    return this.context.parts().mcp.toolDefinitions;
+  }
+  get accounting(): QueryAccounting {
+    return this.context.ledger.accounting;
+  }
+  get queryCount(): number {
+    return this.record.queryCount;
+  }
+  get lastResult(): ResultMessage | undefined {
+    return this.record.lastResult;
+  }
+  get lastQueryTransitions(): TransitionType[] {
+    return this.record.lastQueryTransitions;
+  }
+  get compaction(): CompactionState {
+    return this.record.compaction;
+  }
+  get contextTokens(): number {
+    return this.tokens;
+  }
+  get lastPrompt(): string | undefined {
+    return this.prompt;
+  }
+  get compactedThisRun(): boolean {
+    return this.compactedInThisRun;
+  }
+  get busy(): boolean {
+    return this.slot.busy;
+  }
   /** A query suspended for continue-as-new, to resume before anything else. */
-  get resuming(): QueryInProgress | undefined { return this.record.queryInProgress; }
+  get resuming(): QueryInProgress | undefined {
+    return this.record.queryInProgress;
+  }
   /** Turns of the running (or last) query. */
-  get turnCount(): number { return this.run?.turnCount ?? 0; }
+  get turnCount(): number {
+    return this.run?.turnCount ?? 0;
+  }
   /** Number of the current (or last) turn over the whole conversation. */
-  get conversationTurn(): number { return this.record.completedTurns + (this.slot.current && this.run ? this.run.turnCount : 0); }
+  get conversationTurn(): number {
+    return this.record.completedTurns + (this.slot.current && this.run ? this.run.turnCount : 0);
+  }
   /** The running query's transitions (none between queries). */
-  get transitions(): TransitionType[] { return this.slot.current && this.run ? this.run.transitions : []; }
+  get transitions(): TransitionType[] {
+    return this.slot.current && this.run ? this.run.transitions : [];
+  }
   /** The running query or compaction (the `toolUseStreamed` signal reaches its executor). */
-  get active(): ActiveQuery | undefined { return this.slot.current; }
+  get active(): ActiveQuery | undefined {
+    return this.slot.current;
+  }
 
   /** What continue-as-new carries of the queries, with the query a suspension hands over. */
   carried(queryInProgress: QueryInProgress | undefined): Partial<CarriedState> {
     return { ...this.record, queryInProgress };
   }
 
-  setPhase(phase: Phase): void { this.context.setPhase(phase); }
-  promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } { return this.context.prompts.layers(); }
-  registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string { return this.context.prompts.register(system, userContext); }
-  currentRequestContext(): string { return this.context.prompts.current(); }
+  setPhase(phase: Phase): void {
+    this.context.setPhase(phase);
+  }
+  promptLayers(): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
+    return this.context.prompts.layers();
+  }
+  registerRequestContext(system: RequestContext['system'], userContext: string | undefined): string {
+    return this.context.prompts.register(system, userContext);
+  }
+  currentRequestContext(): string {
+    return this.context.prompts.current();
+  }
 
   // ---- usage (QueryHost) ----
 
   /** A local activity's clock reading (ms since epoch). */
-  observeWorkerClock(at: number): void { this.run?.observeWorkerClock(at); }
+  observeWorkerClock(at: number): void {
+    this.run?.observeWorkerClock(at);
+  }
 
   recordModelResponse(message: AssistantApiMessage, model: string, durationMs: number): void {
     this.recordUsage(message.usage, message.model || model, durationMs);
@@ -162,7 +236,9 @@ export class SessionQueries implements SubmitHost {
     this.context.refreshDetails();
   }
 
-  recordUsage(usage: Usage, model: string, durationMs: number): void { this.context.ledger.recordModelCall(usage, model, durationMs); }
+  recordUsage(usage: Usage, model: string, durationMs: number): void {
+    this.context.ledger.recordModelCall(usage, model, durationMs);
+  }
 
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void {
     this.context.ledger.recordChild(usage, costUsd, modelUsage, this.currentModel);
@@ -171,7 +247,9 @@ export class SessionQueries implements SubmitHost {
   // ---- LoopSession: what the loop asks; what it tells comes with its messages (consume) ----
 
   /** seed §2.10: the budget and structured-output limits, checked by the loop between messages. */
-  checkLimits(after: 'assistant' | 'tool_results'): Terminal | undefined { return this.context.ledger.checkLimits(after); }
+  checkLimits(after: 'assistant' | 'tool_results'): Terminal | undefined {
+    return this.context.ledger.checkLimits(after);
+  }
 
   takeQueuedInputs(): UserMessage[] {
     return this.context.inputs.takeForRunningQuery().map((input): UserMessage => {
@@ -183,15 +261,21 @@ export class SessionQueries implements SubmitHost {
   }
 
   // Mid-query continue-as-new keeps a long task's history bounded (architecture notes).
-  shouldSuspend(): boolean { return this.context.shouldContinueAsNew(); }
+  shouldSuspend(): boolean {
+    return this.context.shouldContinueAsNew();
+  }
 
   // ---- one query (submit-message.ts) ----
 
   /** seed §2.10 submitMessage; with `resumed`, a query an earlier run suspended. Returns its progress when the loop suspends. */
-  submit(input: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> { return submitMessage(this, input, resumed); }
+  submit(input: PendingInput, resumed?: QueryInProgress): Promise<QueryInProgress | undefined> {
+    return submitMessage(this, input, resumed);
+  }
 
   /** Runs the suspended query (if any) first; `submit` is the session's (with its hooks). */
-  async resumeSuspended(submit: (pending: PendingInput, resumed: QueryInProgress) => Promise<QueryInProgress | undefined>): Promise<QueryInProgress | undefined> {
+  async resumeSuspended(
+    submit: (pending: PendingInput, resumed: QueryInProgress) => Promise<QueryInProgress | undefined>,
+  ): Promise<QueryInProgress | undefined> {
     const resumed = this.record.queryInProgress;
     if (!resumed) return undefined;
     const suspended = await submit(resumed.pending, resumed);
@@ -200,13 +284,19 @@ export class SessionQueries implements SubmitHost {
   }
 
   /** A suspended query that could not continue as new: this run goes on with it. */
-  resumeInThisRun(suspended: QueryInProgress): void { this.record.queryInProgress = suspended; }
+  resumeInThisRun(suspended: QueryInProgress): void {
+    this.record.queryInProgress = suspended;
+  }
 
   /** Runs `work` as the one query or compaction in progress (`busy` meanwhile). */
-  exclusively<T>(work: () => Promise<T>): Promise<T> { return this.slot.exclusively(work); }
+  exclusively<T>(work: () => Promise<T>): Promise<T> {
+    return this.slot.exclusively(work);
+  }
 
   /** `abort` signal: cancels the running query's scope (or the suspended one's, once it resumes). */
-  abort(): void { this.slot.abort(this.record.queryInProgress !== undefined); }
+  abort(): void {
+    this.slot.abort(this.record.queryInProgress !== undefined);
+  }
 
   /** SubmitHost.startQuery */
   startQuery(run: QueryRun, resumed: QueryInProgress | undefined): ActiveQuery {
@@ -294,10 +384,14 @@ export class SessionQueries implements SubmitHost {
   }
 
   /** `/model`: the model the next queries use. */
-  selectModel(model: string): void { this.currentModel = model; }
+  selectModel(model: string): void {
+    this.currentModel = model;
+  }
 
   /** `/clear`: nothing of the context is used any more. */
-  cleared(): void { this.tokens = 0; }
+  cleared(): void {
+    this.tokens = 0;
+  }
 
   /** A local command's answer (seed §2.10 shouldQuery = false): its record in the transcript, the feed, and a result message. */
   answerLocally(input: PendingInput, record: UserMessage | undefined, output: string, isError: boolean): void {
@@ -306,7 +400,14 @@ export class SessionQueries implements SubmitHost {
       this.context.transcript.append(record);
       this.context.pushEvent(record);
     }
-    const result = localCommandResultMessage({ output, isError, conversationId: this.context.conversationId, uuid: uuid4(), inputUuid: input.uuid, model: this.context.config().model });
+    const result = localCommandResultMessage({
+      output,
+      isError,
+      conversationId: this.context.conversationId,
+      uuid: uuid4(),
+      inputUuid: input.uuid,
+      model: this.context.config().model,
+    });
     this.record.lastResult = result;
     this.context.pushEvent(result);
   }

@@ -58,7 +58,14 @@ export function queryResultMessage(input: QueryResultInput): ResultMessage {
 }
 
 /** A local command's result (seed §2.10 shouldQuery = false): no turns, no cost. */
-export function localCommandResultMessage(input: { output: string; isError: boolean; conversationId: string; uuid: string; inputUuid: string; model: string }): ResultMessage {
+export function localCommandResultMessage(input: {
+  output: string;
+  isError: boolean;
+  conversationId: string;
+  uuid: string;
+  inputUuid: string;
+  model: string;
+}): ResultMessage {
   const { output, isError } = input;
   return {
     type: 'result',

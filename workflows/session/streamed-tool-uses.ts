@@ -19,27 +19,27 @@ export function acceptStreamedToolUse(
   /** PreToolUse hooks match this call (issue 22): they run once the answer is final, never for a discarded stream. */
   hooksFirst?: (block: ToolUseBlock) => boolean,
 ): void {
-    const parsed = toolUseStreamedSchema.safeParse(raw);
-    if (!parsed.success) {
-      log.warn('Dropped malformed toolUseStreamed signal', { received: raw });
-      return;
-    }
-    const streamed = parsed.data;
-    // Only blocks of the model call now in flight count; late reports of an old attempt are dropped.
-    if (!query?.executor || streamed.requestId !== query.requestId || query.aborted) return;
-    // A report from a newer attempt of the same model call means the older attempt's stream was
-    // abandoned: its early work is dropped. Reports from an older attempt come too late to count.
-    const attemptSeen = query.streamAttempt ?? 0;
-    if (streamed.attempt < attemptSeen) return;
-    if (streamed.attempt > attemptSeen) {
-      if (attemptSeen > 0) void query.executor.discard();
-      query.streamAttemptSeen(streamed.attempt);
-    }
-    const block = streamed.block as ToolUseBlock;
-    const facts = streamed.facts && (streamed.facts as CallFacts).toolUseId === block.id ? (streamed.facts as CallFacts) : undefined;
-    if (facts) permissions.rememberFacts(block, facts);
-    // A call that needs a person or is denied starts once the answer is final (not from a stream that may be discarded).
-    // A Bash call is startable only on its parsed command's facts (issue 29).
-    if (isToolUseStartableEarly(block, facts) && (!permissions.allowsWithoutAsking(block) || hooksFirst?.(block))) return;
-    query.executor.addTool(block, facts);
+  const parsed = toolUseStreamedSchema.safeParse(raw);
+  if (!parsed.success) {
+    log.warn('Dropped malformed toolUseStreamed signal', { received: raw });
+    return;
+  }
+  const streamed = parsed.data;
+  // Only blocks of the model call now in flight count; late reports of an old attempt are dropped.
+  if (!query?.executor || streamed.requestId !== query.requestId || query.aborted) return;
+  // A report from a newer attempt of the same model call means the older attempt's stream was
+  // abandoned: its early work is dropped. Reports from an older attempt come too late to count.
+  const attemptSeen = query.streamAttempt ?? 0;
+  if (streamed.attempt < attemptSeen) return;
+  if (streamed.attempt > attemptSeen) {
+    if (attemptSeen > 0) void query.executor.discard();
+    query.streamAttemptSeen(streamed.attempt);
+  }
+  const block = streamed.block as ToolUseBlock;
+  const facts = streamed.facts && (streamed.facts as CallFacts).toolUseId === block.id ? (streamed.facts as CallFacts) : undefined;
+  if (facts) permissions.rememberFacts(block, facts);
+  // A call that needs a person or is denied starts once the answer is final (not from a stream that may be discarded).
+  // A Bash call is startable only on its parsed command's facts (issue 29).
+  if (isToolUseStartableEarly(block, facts) && (!permissions.allowsWithoutAsking(block) || hooksFirst?.(block))) return;
+  query.executor.addTool(block, facts);
 }

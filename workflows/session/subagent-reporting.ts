@@ -20,7 +20,11 @@ export class SubagentReporting {
   reportMessage(message: Message): void {
     if (!this.origin || message.type !== 'assistant' || message.apiError) return;
     const tools = message.message.content.filter((block) => block.type === 'tool_use').map((block) => (block as { name: string }).name);
-    const text = textOf(message).split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+    const text =
+      textOf(message)
+        .split('\n')
+        .find((line) => line.trim() !== '')
+        ?.trim() ?? '';
     const line = tools.length > 0 ? `${text ? `${text.slice(0, 120)} ` : ''}● ${tools.join(', ')}` : text.slice(0, 200);
     if (!line) return;
     this.report(line);
@@ -41,7 +45,17 @@ export class SubagentReporting {
     const agentId = this.origin?.background?.agentId;
     if (!this.origin || !agentId) return;
     const { is_error: isError, usage, total_cost_usd: costUsd, modelUsage } = result;
-    this.track(getExternalWorkflowHandle(this.origin.parentId).signal(backgroundAgentFinishedSignal, { agentId, seq, result: result.result, isError, usage, costUsd, ...(modelUsage && { modelUsage }) }));
+    this.track(
+      getExternalWorkflowHandle(this.origin.parentId).signal(backgroundAgentFinishedSignal, {
+        agentId,
+        seq,
+        result: result.result,
+        isError,
+        usage,
+        costUsd,
+        ...(modelUsage && { modelUsage }),
+      }),
+    );
   }
 
   private track(signal: Promise<void>): void {

@@ -120,11 +120,7 @@ export interface SubmitHost extends QueryHost, LoopSession {
 }
 
 /** Returns the query's progress when the loop suspends (the caller continues-as-new with it). */
-export async function submitMessage(
-  session: SubmitHost,
-  pending: PendingInput,
-  resumed: QueryInProgress | undefined,
-): Promise<QueryInProgress | undefined> {
+export async function submitMessage(session: SubmitHost, pending: PendingInput, resumed: QueryInProgress | undefined): Promise<QueryInProgress | undefined> {
   const { config, transcript, ledger } = session;
   const run = new QueryRun(pending, resumed, config.tokenBudget);
   // A new query tries the primary model again; a resumed one keeps the model it had.

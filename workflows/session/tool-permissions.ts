@@ -31,10 +31,14 @@ export class SessionPermissions implements ToolPermissions {
 
   /** Before every tool run (may wait for a person), with the phase and the feed kept up to date while a request waits. */
   check(block: ToolUseBlock, hook?: HookPermission): Promise<GateVerdict> {
-    return this.gate.check(block, {
-      onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
-      onRequest: (request) => this.onRequest(request),
-    }, hook);
+    return this.gate.check(
+      block,
+      {
+        onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
+        onRequest: (request) => this.onRequest(request),
+      },
+      hook,
+    );
   }
 
   /** A sandboxed command asks to reach a domain (the `requestNetworkAccess` update): answered like a tool call's request. */
@@ -68,7 +72,8 @@ export class SessionPermissions implements ToolPermissions {
   /** Tells people (and a subagent's parent) how to answer a waiting request. */
   private onRequest(request: PendingPermission): void {
     const { conversationId } = this.session;
-    const line = `Waiting for permission: ${request.toolName} ${(JSON.stringify(request.input) ?? '').slice(0, 200)} (${request.reason}). ` +
+    const line =
+      `Waiting for permission: ${request.toolName} ${(JSON.stringify(request.input) ?? '').slice(0, 200)} (${request.reason}). ` +
       `Approve: durable-agent approve ${conversationId} ${request.toolUseId} [--always]; deny: durable-agent deny ${conversationId} ${request.toolUseId} [message]`;
     this.session.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: line });
     this.session.reportToParent(line);
