@@ -166,8 +166,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
    */
   const waitForInputOrEnd = async (): Promise<boolean> => {
     const inputOrEnd = () => ((session.hasQueuedInput || upgradeAsked) && !session.busy) || session.endRequested;
-    while (session.hasBackgroundWork) {
-      await condition(() => inputOrEnd() || !session.hasBackgroundWork);
+    while (session.parts.hasBackgroundWork) {
+      await condition(() => inputOrEnd() || !session.parts.hasBackgroundWork);
       if (inputOrEnd()) return true;
     }
     // Notification hooks (issue 22): idle_prompt after a minute without input, when configured.

@@ -24,11 +24,11 @@ import { gatherCallFacts, gatherCallsFacts } from '../permission-facts';
 import { PermissionGate } from '../permission-gate';
 import { Transcript } from '../transcript';
 import { ConversationVisibility } from '../visibility';
-import { contextStatus } from './context-status';
 import { EventsFeed } from './events-feed';
 import { InputQueue } from './input-queue';
 import { SessionParts } from './parts';
 import { SessionQueries } from './queries';
+import { type SessionView, conversationStatus, currentDetails, permissionMode, sessionContextStatus } from './status-view';
 import { SessionPrompts, feedWorkerCache } from './request-contexts';
 import type { PartInternalHandlers } from './session-part';
 import { type SessionState, continueAsNewNow, sessionStateFrom, withDefaultPermissions } from './state';
@@ -217,19 +217,11 @@ export class ConversationSession {
     return true;
   }
 
-  /** Something of the parts' background work is still pending: the idle timeout waits. */
-  get hasBackgroundWork(): boolean {
-    return this.parts.backgroundWork.some((work) => work.pending());
-  }
-  /** `end`: each kind stops its work (background commands, agents, session-only jobs); `abort` never does. */
-  async endBackgroundWork(): Promise<void> {
-    for (const work of this.parts.backgroundWork) {
-      try {
-        await work.onEnd();
-      } catch (error) {
-        this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: `Could not stop ${work.name} at the end: ${failureMessage(error)}` });
-      }
-    }
+  /** `end`: the parts' background work stops (parts.ts); what cannot stop is a warning in the feed. */
+  endBackgroundWork(): Promise<void> {
+    const warn = (name: string, error: unknown) =>
+      this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: `Could not stop ${name} at the end: ${failureMessage(error)}` });
+    return this.parts.endBackgroundWork(warn);
   }
 
   /** The internal signals the parts answer (a background agent's answer, a cron fire). */
@@ -307,61 +299,41 @@ export class ConversationSession {
     this.visibility.onPhase(next, { model: this.queries.currentModel, turns: this.queries.conversationTurn, costUsd: this.totalCostUsd });
   }
 
-  /** The UI's current details: phase, tools, turn, cost, last answer, and the parts' lines. */
+  /** The owners `status` and the UI's details read (status-view.ts). */
+  private view(): SessionView {
+    const { conversationId, phase, config, queries, inputs, ledger, transcript, feed, permissions, parts } = this;
+    return {
+      conversationId,
+      phase,
+      config,
+      queries,
+      inputs,
+      ledger,
+      transcript,
+      feed,
+      permissions,
+      parts,
+      continuedAsNewCount: this.state.continuedAsNewCount,
+    };
+  }
+
+  /** The UI's current details (status-view.ts). */
   refreshDetails(): void {
-    const { queries } = this;
-    const last = queries.lastResult;
-    this.visibility.showDetails({
-      phase: this.phase,
-      tools: [...queries.toolsInFlight.values()].map((tool) => tool.summary),
-      turn: queries.conversationTurn,
-      queryCount: queries.queryCount,
-      model: queries.currentModel,
-      costUsd: this.totalCostUsd,
-      lastAnswer: last && { text: last.result, isError: last.is_error },
-      lastPrompt: queries.lastPrompt,
-      decisions: this.config.permissions ? this.permissions.toCarried().decisions.slice(-3) : undefined,
-      // While the parts are made, only those made so far have lines.
-      ...this.parts?.details(),
-    });
+    this.visibility.showDetails(currentDetails(this.view()));
   }
 
   status(): ConversationStatus {
-    const { queries } = this;
-    return {
-      conversationId: this.conversationId,
-      phase: this.phase,
-      model: this.config.model,
-      currentModel: queries.currentModel,
-      turnCount: queries.turnCount,
-      queryCount: queries.queryCount,
-      transitions: queries.transitions,
-      lastQueryTransitions: queries.lastQueryTransitions,
-      toolsInFlight: [...queries.toolsInFlight.values()],
-      queuedInputs: this.inputs.length,
-      usage: this.usage,
-      totalCostUsd: this.totalCostUsd,
-      contextTokens: queries.contextTokens,
-      context: this.contextStatus(),
-      messageCount: this.transcript.length,
-      lastResult: queries.lastResult,
-      ended: this.phase === 'ended',
-      continuedAsNewCount: this.state.continuedAsNewCount,
-      nextEventSeq: this.feed.nextEventSeq,
-      pendingPermissions: this.permissions.pendingRequests(),
-      permissionMode: this.permissionMode(),
-      ...this.parts.status(),
-    };
+    return conversationStatus(this.view());
   }
 
   /** seed §2.6: the context against the thresholds, and compaction state. */
   contextStatus(): ContextStatus {
-    return contextStatus(this.config, this.queries.contextTokens, this.queries.compaction);
+    return sessionContextStatus({ config: this.config, queries: this.queries });
   }
 
   /** The mode hooks and `status` are told (none when tools run unchecked). */
   permissionMode(): string | undefined {
-    return this.config.permissions ? this.permissions.mode : undefined;
+    return permissionMode({ config: this.config, permissions: this.permissions });
   }
 
   // ---- continue-as-new ----

@@ -64,6 +64,22 @@ export class SessionParts {
     this.backgroundWork = this.list.flatMap((part) => part.backgroundWork ?? []);
   }
 
+  /** Something of the background work is still pending: the idle timeout waits. */
+  get hasBackgroundWork(): boolean {
+    return this.backgroundWork.some((work) => work.pending());
+  }
+
+  /** `end`: each kind stops its work (background commands, agents, session-only jobs); `abort` never does. A kind that fails is reported and the rest still stop. */
+  async endBackgroundWork(onFailure: (name: string, error: unknown) => void): Promise<void> {
+    for (const work of this.backgroundWork) {
+      try {
+        await work.onEnd();
+      } catch (error) {
+        onFailure(work.name, error);
+      }
+    }
+  }
+
   private add<T extends SessionPart>(part: T): T {
     this.list.push(part);
     return part;
