@@ -62,7 +62,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   // ---- handlers first: signals can arrive before the main body runs ----
   // Named handlers are what the UI offers a person (descriptions shown there); internal ones are not named.
-  setHandler(userInputSignal, (raw) => session.enqueueInput(raw), { description: 'Send a prompt: {"prompt": "..."}' });
+  setHandler(userInputSignal, (raw) => session.inputs.push(raw), { description: 'Send a prompt: {"prompt": "..."}' });
   setHandler(abortSignal, () => session.abort(), { description: 'Interrupt the running query (the conversation stays open)' });
   setHandler(endSignal, () => session.requestEnd(), { description: 'End the conversation after the running query' });
   setHandler(statusQuery, () => session.status(), { description: 'Phase, turns, tools in flight, usage, context, last result' });
@@ -83,7 +83,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     toolUseStreamed: (raw) => session.onToolUseStreamed(raw),
     subagentProgress: (progress) => session.onSubagentProgress(progress),
     // The parts' own: a background agent answered, a cron job's Schedule fired (issue 21; not offered in the UI's signal menu).
-    ...session.partHandlers(),
+    ...session.parts.internalHandlers(),
     requestContext: (digest) => session.requestContext(digest),
     transcriptSlice: ({ from, maxBytes }) => session.transcript.slice(from, Math.min(maxBytes ?? TRANSCRIPT_SLICE_BYTES, TRANSCRIPT_SLICE_BYTES)),
     liveRead: (from) => session.live.read(from),
@@ -132,12 +132,12 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         throw ApplicationFailure.nonRetryable(error.cause.message, INVALID_SETTINGS_FAILURE);
       }
       // The conversation still works (no CLAUDE.md, git status or hooks); people are told why.
-      session.sessionContextFailed(error);
+      session.context.failed(error);
     }
-    session.sessionContextLoaded(context);
+    session.context.loaded(context);
   };
   // seed §2.5: getSystemContext/getUserContext are memoized per session.
-  if (session.needsSessionContext) await loadSessionContext();
+  if (session.context.needsLoading) await loadSessionContext();
   // Issue 22: the MCP servers' config and listing, once per conversation (carried across runs).
   if (session.parts.mcp.needsLoad) await session.parts.mcp.load();
   // Issue 22: the hook settings, then SessionStart (a first run only; none of it when no hooks are configured).
@@ -177,7 +177,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   };
 
   // ---- main body: wait for input, run queries, carry state forward ----
-  if (input.initialPrompt) session.enqueueFirst({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
+  if (input.initialPrompt) session.inputs.pushFirst({ prompt: input.initialPrompt, uuid: input.initialPromptUuid ?? uuid4() });
   let endedBy: ConversationSummary['endedBy'] = 'end_signal';
   while (true) {
     let suspended: QueryInProgress | undefined;
@@ -200,10 +200,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       }
       suspended = await session.exclusively(async () => {
         // After a compaction or /clear, CLAUDE.md and git status are read again (as Claude Code does).
-        if (session.sessionContextStale) await loadSessionContext();
+        if (session.context.stale) await loadSessionContext();
         await session.parts.hooks.sessionStartIfDue(); // SessionStart after a compaction or /clear (issue 22)
         // seed §2.10 processUserInput: a local slash command answers here (shouldQuery = false).
-        const query = await processUserInput(session, session.nextInput()!);
+        const query = await processUserInput(session, session.inputs.next()!);
         return query ? session.submitMessage(query) : undefined;
       });
     }

@@ -17,7 +17,7 @@ import type { TranscriptMessage, Usage, UserMessage } from '../../common/message
 import type { ResultMessage } from '../../common/result';
 import { fitContinueAsNewInput } from '../continue-as-new';
 import type { CarriedState, CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
-import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolUseStreamed, UserInput } from '../definitions';
+import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolUseStreamed } from '../definitions';
 import { failureMessage } from '../deps/failures';
 import { LiveStream } from '../live-stream';
 import { gatherCallFacts, gatherCallsFacts } from '../permission-facts';
@@ -28,9 +28,9 @@ import { EventsFeed } from './events-feed';
 import { InputQueue } from './input-queue';
 import { SessionParts } from './parts';
 import { SessionQueries } from './queries';
+import { SessionContextSlot } from './session-context';
 import { type SessionView, conversationStatus, currentDetails, permissionMode, sessionContextStatus } from './status-view';
 import { SessionPrompts, feedWorkerCache } from './request-contexts';
-import type { PartInternalHandlers } from './session-part';
 import { type SessionState, continueAsNewNow, sessionStateFrom, withDefaultPermissions } from './state';
 import { acceptStreamedToolUse } from './streamed-tool-uses';
 import { SubagentReporting } from './subagent-reporting';
@@ -42,7 +42,10 @@ export type { BackgroundWorkKind } from './session-part';
 
 export class ConversationSession {
   private readonly state: SessionState;
-  private readonly inputs: InputQueue;
+  /** Inputs waiting for a query (input-queue.ts): the `userInput` signal and the initial prompt push, the workflow takes. */
+  readonly inputs: InputQueue;
+  /** The session context (session-context.ts): loaded once per session, again after `/compact` or `/clear`. */
+  readonly context: SessionContextSlot;
   /** The conversation's settings; `/model` replaces the model. */
   config: ConversationConfig;
   readonly transcript: Transcript;
@@ -77,6 +80,7 @@ export class ConversationSession {
   ) {
     this.state = sessionStateFrom(carried, subagent);
     this.inputs = new InputQueue(this.state.pendingInputs);
+    this.context = new SessionContextSlot(this.state, subagent !== undefined, (message) => this.pushEvent(message));
     this.config = withDefaultPermissions(this.state.selectedModel ? { ...initialConfig, model: this.state.selectedModel } : initialConfig);
     this.transcript = new Transcript(carried?.messages ?? resumedMessages ?? []);
     // A conversation resumed mid-tool: every tool_use needs its result before the next request.
@@ -153,10 +157,7 @@ export class ConversationSession {
   // ---- what others read ----
 
   get sessionContext(): SessionContext | undefined {
-    return this.state.sessionContext;
-  }
-  get sessionContextStale(): boolean {
-    return this.state.sessionContextStale === true;
+    return this.context.current;
   }
   get queryCount(): number {
     return this.queries.queryCount;
@@ -183,25 +184,7 @@ export class ConversationSession {
   get resuming(): QueryInProgress | undefined {
     return this.queries.resuming;
   }
-  /** Whether loading the session context should be tried in this run. */
-  get needsSessionContext(): boolean {
-    return !this.state.sessionContext && !this.state.sessionContextAttempted && !this.subagent;
-  }
-
   // ---- messages in ----
-
-  /** `userInput` signal: queued for the next query, or injected into the running one between turns. */
-  enqueueInput(raw: UserInput | string): void {
-    this.inputs.push(raw);
-  }
-  /** The workflow's initial prompt goes before anything queued. */
-  enqueueFirst(input: PendingInput): void {
-    this.inputs.pushFirst(input);
-  }
-  /** The next queued input (the caller runs it). */
-  nextInput(): PendingInput | undefined {
-    return this.inputs.next();
-  }
 
   /**
    * Work that outlives a turn ended, a wakeup or a cron job fired (issue 21): its prompt is
@@ -222,11 +205,6 @@ export class ConversationSession {
     const warn = (name: string, error: unknown) =>
       this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: `Could not stop ${name} at the end: ${failureMessage(error)}` });
     return this.parts.endBackgroundWork(warn);
-  }
-
-  /** The internal signals the parts answer (a background agent's answer, a cron fire). */
-  partHandlers(): PartInternalHandlers {
-    return this.parts.internalHandlers();
   }
 
   /** `end` signal: the conversation ends after the running query. */
@@ -258,28 +236,10 @@ export class ConversationSession {
     return this.prompts.get(digest);
   }
 
-  // ---- the session context ----
-
-  /** The session context was loaded (or failed to: `undefined` keeps the one there was). */
-  sessionContextLoaded(context: SessionContext | undefined): void {
-    if (context) this.state.sessionContext = context;
-    delete this.state.sessionContextStale;
-    // A malformed agent or command file is skipped; people hear about it in the feed.
-    for (const warning of this.state.sessionContext?.warnings ?? []) this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: warning });
-  }
-
-  /** A session-context load that failed: the conversation goes on without it, and people are told. */
-  sessionContextFailed(error: unknown): void {
-    log.warn('Could not load session context; continuing without it', { error: String(error) });
-    const content = `Session context not loaded (no CLAUDE.md, git status or Stop hooks this session): ${failureMessage(error)}`;
-    this.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content });
-  }
-
   /** After a compaction or `/clear`: SessionStart is due, and CLAUDE.md and git status are read again (a subagent's come from its parent). */
   private contextRestarted(source: 'compact' | 'clear'): void {
     this.parts.hooks.sessionRestarted(source);
-    if (this.subagent) delete this.state.sessionContextStale;
-    else this.state.sessionContextStale = true;
+    this.context.restarted();
   }
 
   // ---- the feed, phase and status ----
