@@ -32,7 +32,7 @@ import {
 } from '../workflows/definitions';
 import type { TranscriptMessage } from '../common/messages';
 import type { conversationWorkflow } from '../workflows';
-import type { PermissionDecisionRequest, RecordedPermissionDecision } from '../workflows/permission-gate';
+import type { PermissionDecisionRequest, RecordedPermissionDecision } from '../workflows/permission-types';
 import type { McpApprovalOutcome, McpApprovalRequest } from '../workflows/extensions/mcp-state';
 import { NoLiveStreamError, readLive } from './live';
 import { type LiveEntry, answers as answersInput } from './live-view';
@@ -130,7 +130,9 @@ export class ConversationClient {
     const startOptions = {
       workflowId: conversationId,
       taskQueue: options.taskQueue,
-      args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid, resume: options.resume }] as Parameters<typeof conversationWorkflow>,
+      args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid, resume: options.resume }] as Parameters<
+        typeof conversationWorkflow
+      >,
       staticSummary: options.prompt ? `durable-agent: ${oneLine(options.prompt, 120)}` : 'durable-agent conversation',
       staticDetails: staticDetails(config, options.prompt),
       // Values SQL visibility can store (a colon in the prompt failed every visibility write on PostgreSQL).
@@ -260,11 +262,7 @@ export class ConversationClient {
    * that consumed it as queued input, which names it in `input_uuids`), calling `onEvent` for each
    * event on the way (progress printing). Queries are cheap and work while the workflow runs.
    */
-  async waitForResult(
-    conversationId: string,
-    inputUuid: string,
-    options: WaitOptions = {},
-  ): Promise<ResultMessage> {
+  async waitForResult(conversationId: string, inputUuid: string, options: WaitOptions = {}): Promise<ResultMessage> {
     if (options.live !== false) {
       try {
         return await this.waitForResultLive(conversationId, inputUuid, options);

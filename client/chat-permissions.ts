@@ -6,7 +6,7 @@
  * A request decided elsewhere (`approve` in another terminal, an abort) stops being asked; an
  * answer that arrives second gets the recorded decision back, which is shown.
  */
-import type { PendingPermission } from '../workflows/permission-gate';
+import type { PendingPermission } from '../workflows/permission-types';
 import type { ConversationClient } from './api';
 import { askAllow, collectPending, decide, permissionQuestionLines } from './commands/permissions';
 import { sanitizeForTerminal } from './format';
@@ -83,7 +83,9 @@ export class ChatPermissionPrompter {
       this.open = undefined;
       settled.abort(); // stop watching: from here on the update tells what was decided
       if (decidedElsewhere) {
-        this.io.print(sanitizeForTerminal(`${request.toolName} ${request.toolUseId} is no longer waiting (decided in another terminal, or the query was aborted)`));
+        this.io.print(
+          sanitizeForTerminal(`${request.toolName} ${request.toolUseId} is no longer waiting (decided in another terminal, or the query was aborted)`),
+        );
         return;
       }
       if (answer === undefined) return; // leaving

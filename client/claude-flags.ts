@@ -7,7 +7,25 @@
 const PRINT = new Set(['-p', '--print']);
 
 /** Our commands: a first word that is none of them and has spaces is a prompt (`claude "fix the bug"`). */
-const COMMANDS = new Set(['ask', 'start', 'send', 'transcript', 'status', 'compact', 'approve', 'deny', 'abort', 'end', 'chat', 'list', 'worker', 'server', 'codec-server', 'help', 'version']);
+const COMMANDS = new Set([
+  'ask',
+  'start',
+  'send',
+  'transcript',
+  'status',
+  'compact',
+  'approve',
+  'deny',
+  'abort',
+  'end',
+  'chat',
+  'list',
+  'worker',
+  'server',
+  'codec-server',
+  'help',
+  'version',
+]);
 
 /** Our argv for Claude Code's spellings; anything else unchanged. */
 export function claudeCodeArgv(argv: readonly string[]): string[] {

@@ -136,7 +136,8 @@ function mcpConfigFrom(values: OptionValues): Pick<ConversationConfigInput, 'mcp
   const given = (values['mcp-config'] as string[] | undefined) ?? [];
   if (given.some((value) => value.trim() === '')) throw new UsageError('--mcp-config needs a file path or a JSON string.');
   const mcpConfig = given.map((value) => (value.trim().startsWith('{') ? value : path.resolve(value)));
-  if (values['strict-mcp-config'] && mcpConfig.length === 0) throw new UsageError('--strict-mcp-config needs --mcp-config: it uses only the servers those name.');
+  if (values['strict-mcp-config'] && mcpConfig.length === 0)
+    throw new UsageError('--strict-mcp-config needs --mcp-config: it uses only the servers those name.');
   return { ...(mcpConfig.length > 0 && { mcpConfig }), ...(values['strict-mcp-config'] === true && { strictMcpConfig: true }) };
 }
 

@@ -26,7 +26,13 @@ export async function follow(
     // Text that streamed already: only the message's tool calls are left to print.
     const shown =
       textShown && event.message.type === 'assistant'
-        ? { ...event, message: { ...event.message, message: { ...event.message.message, content: event.message.message.content.filter((block) => block.type !== 'text') } } }
+        ? {
+            ...event,
+            message: {
+              ...event.message,
+              message: { ...event.message.message, content: event.message.message.content.filter((block) => block.type !== 'text') },
+            },
+          }
         : event;
     const line = formatEvent(shown as ConversationEvent);
     if (line) io.out(sanitizeForTerminal(line));

@@ -83,7 +83,9 @@ export function formatEvent(event: ConversationEvent): string | undefined {
       if (typeof message.message.content === 'string') return message.isMeta ? `  (${firstLine(message.message.content)})` : undefined;
       const lines = message.message.content
         .filter((block) => block.type === 'tool_result')
-        .map((block) => toolResultLine(typeof block.content === 'string' ? block.content : block.content.map((part) => part.text).join(''), block.is_error === true));
+        .map((block) =>
+          toolResultLine(typeof block.content === 'string' ? block.content : block.content.map((part) => part.text).join(''), block.is_error === true),
+        );
       return lines.length > 0 ? lines.join('\n') : undefined;
     }
     case 'compact_boundary':
@@ -102,7 +104,7 @@ const ENDINGS: Partial<Record<ResultMessage['terminal_reason'], string>> = {
   aborted_streaming: 'interrupted while the model was answering',
   aborted_tools: 'interrupted while tools ran',
   max_turns: 'stopped at the turn limit (--max-turns)',
-  prompt_too_long: 'the conversation no longer fits the model\'s context (compact it)',
+  prompt_too_long: "the conversation no longer fits the model's context (compact it)",
   model_error: 'the model API failed',
   blocking_limit: 'the context is full (compact it)',
   stop_hook_prevented: 'a Stop hook ended it',
@@ -115,8 +117,10 @@ export function formatResultLine(result: ResultMessage): string {
   // A local command that failed ended "completed" without running: its subtype says more.
   const why = result.terminal_reason === 'completed' ? result.subtype : (ENDINGS[result.terminal_reason] ?? result.terminal_reason);
   const head = result.is_error ? `✗ ${why}` : '✓ done';
-  return `${head} · ${result.num_turns} turn${result.num_turns === 1 ? '' : 's'} · ${(result.duration_ms / 1000).toFixed(1)}s · ${cost}` +
-    (result.structured_output !== undefined ? `\n  structured output: ${JSON.stringify(result.structured_output)}` : '');
+  return (
+    `${head} · ${result.num_turns} turn${result.num_turns === 1 ? '' : 's'} · ${(result.duration_ms / 1000).toFixed(1)}s · ${cost}` +
+    (result.structured_output !== undefined ? `\n  structured output: ${JSON.stringify(result.structured_output)}` : '')
+  );
 }
 
 function plural(count: number, noun: string): string {
@@ -190,20 +194,28 @@ export function formatStatus(status: ConversationStatus, workspace?: string): st
   if (status.toolsInFlight.length > 0) lines.push(`tools         ${status.toolsInFlight.map((tool) => tool.summary).join(', ')}`);
   if (status.queuedInputs > 0) lines.push(`queued        ${status.queuedInputs} input(s)`);
   // Background agents (issue 21): one line each, with the child workflow to follow with `status <child id>`.
-  for (const agent of status.backgroundAgents ?? []) lines.push(`agent         ${agent.id} "${agent.description}" (${agent.agentType}, ${agent.model}): ${agent.status}  ${agent.childWorkflowId}`);
+  for (const agent of status.backgroundAgents ?? [])
+    lines.push(`agent         ${agent.id} "${agent.description}" (${agent.agentType}, ${agent.model}): ${agent.status}  ${agent.childWorkflowId}`);
   if (status.permissionMode) lines.push(`permissions   ${status.permissionMode} mode, ${status.pendingPermissions?.length ?? 0} waiting`);
   for (const [index, line] of (status.mcpServers ?? []).entries()) lines.push(`${index === 0 ? 'mcp servers ' : '            '}  ${line}`);
   if (status.backgroundTasks && status.backgroundTasks.length > 0) lines.push(...formatBackgroundTasks(status.backgroundTasks));
   if (status.lastResult) lines.push(`last result   ${formatResultLine(status.lastResult)}`, `              ${firstLine(status.lastResult.result)}`);
   // issue 21: the task list, wakeups and cron jobs (absent fields: none, or a worker from before).
-  for (const [index, task] of (status.tasks ?? []).entries()) lines.push(`${index === 0 ? 'tasks' : ''}`.padEnd(14) + `#${task.id} [${task.status}] ${firstLine(task.subject)}`);
-  for (const [index, wakeup] of (status.wakeups ?? []).entries()) lines.push(`${index === 0 ? 'wakeups' : ''}`.padEnd(14) + `${wakeup.dueAt}  ${firstLine(wakeup.reason)}`);
+  for (const [index, task] of (status.tasks ?? []).entries())
+    lines.push(`${index === 0 ? 'tasks' : ''}`.padEnd(14) + `#${task.id} [${task.status}] ${firstLine(task.subject)}`);
+  for (const [index, wakeup] of (status.wakeups ?? []).entries())
+    lines.push(`${index === 0 ? 'wakeups' : ''}`.padEnd(14) + `${wakeup.dueAt}  ${firstLine(wakeup.reason)}`);
   for (const [index, job] of (status.cronJobs ?? []).entries()) {
-    lines.push(`${index === 0 ? 'cron jobs' : ''}`.padEnd(14) + `${job.id} "${job.cron}" (${job.timeZone}) ${job.recurring ? 'recurring' : 'one-shot'}${job.durable ? ', durable' : ''}: ${firstLine(job.prompt)}`);
+    lines.push(
+      `${index === 0 ? 'cron jobs' : ''}`.padEnd(14) +
+        `${job.id} "${job.cron}" (${job.timeZone}) ${job.recurring ? 'recurring' : 'one-shot'}${job.durable ? ', durable' : ''}: ${firstLine(job.prompt)}`,
+    );
   }
   if (status.closed) {
     const source = status.closed.answeredFrom === 'result' ? 'its result' : 'its search attributes';
-    lines.push(`closed        ${status.closed.executionStatus}${status.closed.closedAt ? ` at ${status.closed.closedAt}` : ''} (from ${source}; no worker needed)`);
+    lines.push(
+      `closed        ${status.closed.executionStatus}${status.closed.closedAt ? ` at ${status.closed.closedAt}` : ''} (from ${source}; no worker needed)`,
+    );
   }
   const warning = formatContextWarning(status);
   if (warning) lines.push(warning);

@@ -115,7 +115,8 @@ async function* readByQuery(
     }
     offset = Math.max(offset, read.nextOffset);
     if (read.moreReady) continue;
-    if ((await Promise.race([new Promise((resolve) => setTimeout(resolve, LIVE_QUERY_INTERVAL_MS)), aborted])) === 'aborted') return { offset, unsupported: false };
+    if ((await Promise.race([new Promise((resolve) => setTimeout(resolve, LIVE_QUERY_INTERVAL_MS)), aborted])) === 'aborted')
+      return { offset, unsupported: false };
   }
   return { offset, unsupported: false };
 }

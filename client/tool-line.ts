@@ -78,8 +78,15 @@ export function approvalView(name: string, input: unknown, width: number, indent
     if (!command.includes('\n') && command.length <= ARGUMENT_LENGTH) return { call: `${name}(${showInvisibleCharacters(command, 'show')})`, lines: [] };
     return { call: name, lines: wholeTextLines(command, width, indent) };
   }
-  const argument = toolArgument(name, mapStrings(input, (text) => showInvisibleCharacters(text, 'show')), Number.POSITIVE_INFINITY);
-  const preview = toolPreview(name, mapStrings(input, (text) => showInvisibleCharacters(text))).map((line) => line.replace(/^ {4}/, indent));
+  const argument = toolArgument(
+    name,
+    mapStrings(input, (text) => showInvisibleCharacters(text, 'show')),
+    Number.POSITIVE_INFINITY,
+  );
+  const preview = toolPreview(
+    name,
+    mapStrings(input, (text) => showInvisibleCharacters(text)),
+  ).map((line) => line.replace(/^ {4}/, indent));
   return { call: `${name}(${argument})`, lines: preview };
 }
 

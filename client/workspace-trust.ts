@@ -11,7 +11,13 @@ import readline from 'node:readline';
 import type { ConversationConfigInput } from '../common/config';
 import { SETTING_SOURCES } from '../common/permissions';
 import { unreadableSettings } from '../activities/settings';
-import { describeIgnoredSettings, recordWorkspaceTrust, settingsIgnoredWithoutTrust, trustedDirectoryFor, untrustedWorkspaceLine } from '../activities/workspace-trust';
+import {
+  describeIgnoredSettings,
+  recordWorkspaceTrust,
+  settingsIgnoredWithoutTrust,
+  trustedDirectoryFor,
+  untrustedWorkspaceLine,
+} from '../activities/workspace-trust';
 import { type OptionValues, REMOTE_CWD_VARIABLE } from './command-line';
 
 /** Settings that cannot be read: the conversation is not started (exit code 1, the files named). */

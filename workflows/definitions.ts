@@ -14,7 +14,7 @@ import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
 import type { AgentTasksState, BackgroundAgentReport, BackgroundAgentSummary } from './background/agent-types';
-import type { CarriedPermissions, PendingPermission, PermissionDecisionRequest, RecordedPermissionDecision } from './permission-gate';
+import type { CarriedPermissions, PendingPermission, PermissionDecisionRequest, RecordedPermissionDecision } from './permission-types';
 import type { LoopCheckpoint } from './query-state';
 import type { TranscriptSlice } from './transcript';
 

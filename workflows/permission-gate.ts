@@ -12,13 +12,10 @@ import type { PermissionSettings } from '../common/activity-types';
 import type { ConversationConfig } from '../common/config';
 import {
   type PermissionContext,
-  type PermissionDecision,
   type PermissionMode,
   type RuleWithSource,
-  type ToolFacts,
   decidePermission,
   noApproverMessage,
-  reachesOutsideWorkingDirectories,
   rejectionMessage,
   ruleForAlways,
   timeoutMessage,
@@ -41,22 +38,10 @@ import { bashAlwaysRule } from '../common/bash-permissions';
 import { toolCallSummary } from '../common/tool-ui';
 import { permissionWaitSummary } from './ui-details';
 import { cutText } from '../common/cut-text';
-import type { HookPermission } from './extensions/hooks-decisions';
+import { type HookPermission, decideUnderHook } from './extensions/hooks-decisions';
 // Issue 29: a reply's Bash calls are judged on their facts before it is partitioned (factsForReply).
 import { concurrencyNeedsFacts, isToolUseStartableEarly } from '../common/tool-specs';
 import type {
-  CarriedPermissions,
-  ExtensionFacts,
-  GateVerdict,
-  GatherFacts,
-  GatherReplyFacts,
-  PendingPermission,
-  PermissionDecisionRequest,
-  PermissionDenial,
-  PermissionGateHost,
-  RecordedPermissionDecision,
-} from './permission-types';
-export type {
   CarriedPermissions,
   ExtensionFacts,
   GateVerdict,
@@ -372,36 +357,6 @@ export class PermissionGate {
   toCarried(): CarriedPermissions {
     return { sessionAllow: [...this.sessionAllow], decisions: [...this.decisions.values()], denials: [...this.denials] };
   }
-}
-
-/**
- * The rule engine's decision with what the PreToolUse hooks said. A hook's `allow` skips the
- * prompt but not deny or ask rules, protected paths or plan mode (Claude Code: "a hook that
- * returns allow doesn't skip the deny-rule and ask-rule steps"): the rules decide as in
- * bypassPermissions mode, which keeps exactly those — and (issue 29) never for a call that may
- * touch something outside the working directories: that one is decided as without the hook (it
- * asks where it would have asked). A hook's `ask` makes the call ask, with the hook's reason (a
- * denial stays a denial); an ask under a hook's allow in dontAsk mode is denied.
- */
-export function decideUnderHook(
-  call: { toolName: string; input: unknown },
-  facts: ToolFacts,
-  context: PermissionContext,
-  hook: HookPermission | undefined,
-): PermissionDecision {
-  const hookAllows = hook?.decision === 'allow' && context.mode !== 'plan' && !reachesOutsideWorkingDirectories(call, facts, context);
-  const decision = decidePermission(call, facts, hookAllows ? { ...context, mode: 'bypassPermissions' } : context);
-  if (hook?.decision === 'ask' && decision.behavior !== 'deny') {
-    return { behavior: 'ask', reason: hook.reason ? `PreToolUse hook: ${hook.reason}` : 'a PreToolUse hook asks' };
-  }
-  if (hook?.decision === 'allow' && decision.behavior === 'ask' && context.mode === 'dontAsk') {
-    return {
-      behavior: 'deny',
-      reason: `${decision.reason}; dontAsk mode`,
-      message: `Permission to use this tool was not granted in advance (dontAsk mode denies whatever is not pre-approved).`,
-    };
-  }
-  return decision;
 }
 
 function trimInput(input: unknown): unknown {

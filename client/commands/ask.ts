@@ -197,7 +197,11 @@ export async function askCommand(args: string[], io: Io): Promise<number> {
   checkContinueFlags(values);
   // claude -p: a terminal answers permission requests inline; without one they are denied at once.
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
-  const config = await checkHeadlessWorkspace(await withCheckedModels({ ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) }), values, io.err);
+  const config = await checkHeadlessWorkspace(
+    await withCheckedModels({ ...configFrom(values, true, interactive), ...sessionLimitsFrom(values) }),
+    values,
+    io.err,
+  );
   const prompt = await readAskPrompt(positionals, io);
   const { api, taskQueue, close } = await connect();
   const prompting = new AbortController();
@@ -219,7 +223,9 @@ export async function askCommand(args: string[], io: Io): Promise<number> {
     process.on('SIGINT', interrupt);
     removeInterrupt = () => process.off('SIGINT', interrupt);
     if (interactive) {
-      void promptForPermissions(api, conversationId, prompting.signal, io.err, undefined, interrupt).catch((error: unknown) => io.err(`Error: ${String(error)}`));
+      void promptForPermissions(api, conversationId, prompting.signal, io.err, undefined, interrupt).catch((error: unknown) =>
+        io.err(`Error: ${String(error)}`),
+      );
     }
     const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
     prompting.abort();

@@ -100,18 +100,21 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   let answering: ((line: string) => void) | undefined;
   // One question on the line at a time (a permission prompt and an MCP server's approval): the next waits its turn.
   let questionLine: Promise<unknown> = Promise.resolve();
-  const oneAtATime = (ask: ChatPermissionIo['question']): ChatPermissionIo['question'] => (prompt, signal) => {
-    const turn = questionLine.then(() => (signal.aborted ? Promise.reject(new Error('not waiting any more')) : ask(prompt, signal)));
-    questionLine = turn.catch(() => undefined);
-    return turn;
-  };
+  const oneAtATime =
+    (ask: ChatPermissionIo['question']): ChatPermissionIo['question'] =>
+    (prompt, signal) => {
+      const turn = questionLine.then(() => (signal.aborted ? Promise.reject(new Error('not waiting any more')) : ask(prompt, signal)));
+      questionLine = turn.catch(() => undefined);
+      return turn;
+    };
   const questions: ChatPermissionIo = {
-      print: (line) => {
-        newline();
-        put(`${line}\n`);
-        if (!busy && !answering) rl.prompt(); // e.g. a request that ended with an aborted query
-      },
-      question: oneAtATime((prompt, signal) =>
+    print: (line) => {
+      newline();
+      put(`${line}\n`);
+      if (!busy && !answering) rl.prompt(); // e.g. a request that ended with an aborted query
+    },
+    question: oneAtATime(
+      (prompt, signal) =>
         new Promise<string>((resolve, reject) => {
           const mine = (line: string) => {
             answering = undefined;
@@ -136,7 +139,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           rl.setPrompt(prompt);
           rl.prompt();
           atLineStart = false; // the cursor is after the question
-        })),
+        }),
+    ),
   };
   const permissions = new ChatPermissionPrompter(api, id, questions, leaving.signal);
   // Issue 22: "Use the MCP server … from .mcp.json?" for project servers waiting for approval, once each.
@@ -159,7 +163,9 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     const tokens = status.usage.input_tokens + status.usage.cache_read_input_tokens + status.usage.cache_creation_input_tokens;
     const background = (status.backgroundTasks ?? []).filter((task) => task.status === 'running').length;
     const backgroundPart = background > 0 ? ` · ${background} background` : '';
-    put(`${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · ${formatUsd(status.totalCostUsd)}${backgroundPart}]${RESET}\n`);
+    put(
+      `${DIM}[${status.currentModel} · ${tokens} in / ${status.usage.output_tokens} out tokens · context ${status.context.percentUsed.toFixed(0)}% · ${formatUsd(status.totalCostUsd)}${backgroundPart}]${RESET}\n`,
+    );
   };
   const show = async (op: ViewOp) => {
     switch (op.op) {
@@ -272,7 +278,11 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     if (running.size === 0 || !atLineStart || answering) return;
     const [toolUseId, tool] = [...running.entries()].at(-1)!;
     const call = toolCallLine(tool.name, argumentFromSummary(tool.name, toolSummaries.get(toolUseId) ?? ''));
-    const last = sanitizeForTerminal(tool.tail).split('\n').filter((line) => line.trim() !== '').at(-1) ?? '';
+    const last =
+      sanitizeForTerminal(tool.tail)
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .at(-1) ?? '';
     const others = running.size > 1 ? ` (+${running.size - 1} more)` : '';
     const text = `${call}${others} · running ${Math.round((Date.now() - tool.startedAt) / 1000)}s${last ? ` · ${last.trim()}` : ''}`;
     const width = Math.max(20, ((output as NodeJS.WriteStream).columns ?? 100) - 1);
@@ -316,14 +326,20 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         if (leaving.signal.aborted) return;
         if (error instanceof NoLiveStreamError || error instanceof WorkflowNotFoundError) {
           newline();
-          put(error instanceof NoLiveStreamError ? `${error.message} Use \`durable-agent send --follow\` for it.\n` : `The conversation is gone: ${error.message}\n`);
+          put(
+            error instanceof NoLiveStreamError
+              ? `${error.message} Use \`durable-agent send --follow\` for it.\n`
+              : `The conversation is gone: ${error.message}\n`,
+          );
           rl.close();
           return;
         }
         if (!lost) {
           lost = true;
           newline();
-          put(`Lost the live view (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); reconnecting — what you type is kept. Ctrl-D leaves.\n`);
+          put(
+            `Lost the live view (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); reconnecting — what you type is kept. Ctrl-D leaves.\n`,
+          );
           if (!busy && !answering) rl.prompt();
         }
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
@@ -354,20 +370,22 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     busy = true;
     interrupts = 0;
     sending = sending.then(() =>
-      api.client.connection.withDeadline(Date.now() + SEND_DEADLINE_MS, () => api.send(id, prompt)).then(
-        (uuid) => {
-          if (unsent === prompt) unsent = undefined;
-          sentByMe.add(uuid);
-        },
-        (error: unknown) => {
-          unsent = prompt;
-          newline();
-          const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
-          put(`✗ Not sent — the Temporal server did not take it (${why}). It is kept: press Enter to send it again.\n`);
-          busy = false;
-          rl.prompt();
-        },
-      ),
+      api.client.connection
+        .withDeadline(Date.now() + SEND_DEADLINE_MS, () => api.send(id, prompt))
+        .then(
+          (uuid) => {
+            if (unsent === prompt) unsent = undefined;
+            sentByMe.add(uuid);
+          },
+          (error: unknown) => {
+            unsent = prompt;
+            newline();
+            const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+            put(`✗ Not sent — the Temporal server did not take it (${why}). It is kept: press Enter to send it again.\n`);
+            busy = false;
+            rl.prompt();
+          },
+        ),
     );
   };
   rl.off('line', keepEarly);
@@ -432,7 +450,13 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
     if (positionals[0] !== undefined) {
       // `chat "fix the bug"` (claude "…"): a text with spaces that names no conversation is the first prompt.
       conversationId = await resolveConversationId(api, positionals[0]);
-      const exists = await api.client.workflow.getHandle(conversationId).describe().then(() => true, () => false);
+      const exists = await api.client.workflow
+        .getHandle(conversationId)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        );
       if (!exists && /\s/.test(positionals[0].trim())) {
         initialPrompt = positionals[0].trim();
         conversationId = undefined;
@@ -442,7 +466,10 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
     const from = await continuedConversation(api, values, config.cwd);
     if (from) {
       // A conversation still open is rejoined; an ended one is continued by a new conversation.
-      const open = await api.status(from).then((status) => !status.ended, () => false);
+      const open = await api.status(from).then(
+        (status) => !status.ended,
+        () => false,
+      );
       if (open) conversationId = from;
       else resume = await resumeFrom(api, from);
     }

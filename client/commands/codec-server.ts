@@ -7,13 +7,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import {
-  ENCRYPTION_KEY_FILE_VARIABLE,
-  ENCRYPTION_KEY_VARIABLE,
-  EncryptionCodec,
-  type KeyRing,
-  keyRingFromEnvironment,
-} from '../../infra/encryption-codec';
+import { ENCRYPTION_KEY_FILE_VARIABLE, ENCRYPTION_KEY_VARIABLE, EncryptionCodec, type KeyRing, keyRingFromEnvironment } from '../../infra/encryption-codec';
 import { type CodecHandlerOptions, handleCodecRequest } from './codec-server-handler';
 
 export const DEFAULT_CODEC_PORT = 8888;

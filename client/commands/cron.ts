@@ -74,7 +74,10 @@ export function cronRow(entry: CronListEntry): string[] {
 
 export async function cronCommand(args: string[], io: Io): Promise<number> {
   const [subcommand, ...rest] = args;
-  if (subcommand !== 'list') throw new UsageError(`cron: the subcommand is "list" (durable-agent cron list [--json] [conversation]), got ${subcommand === undefined ? 'none' : `"${subcommand}"`}.`);
+  if (subcommand !== 'list')
+    throw new UsageError(
+      `cron: the subcommand is "list" (durable-agent cron list [--json] [conversation]), got ${subcommand === undefined ? 'none' : `"${subcommand}"`}.`,
+    );
   const { values, positionals } = parse(rest, { json: { type: 'boolean' } }, [0, 1], 'cron list');
   const { api, close } = await connect();
   try {
@@ -83,7 +86,8 @@ export async function cronCommand(args: string[], io: Io): Promise<number> {
       io.out(JSON.stringify(entries));
       return 0;
     }
-    if (entries.length === 0) io.out(positionals[0] ? `No cron jobs for ${positionals[0]}.` : 'No cron jobs. A conversation makes one with CronCreate or /loop <interval> <prompt>.');
+    if (entries.length === 0)
+      io.out(positionals[0] ? `No cron jobs for ${positionals[0]}.` : 'No cron jobs. A conversation makes one with CronCreate or /loop <interval> <prompt>.');
     else for (const line of formatTable([CRON_HEADER, ...entries.map(cronRow)])) io.out(sanitizeForTerminal(line));
     return 0;
   } finally {

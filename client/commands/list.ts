@@ -92,7 +92,9 @@ export function listRow(workflow: Listed, shape: 'table' | 'json' = 'table'): st
   const shown = execution === 'running' || execution === 'completed' ? (status ?? execution) : execution;
   const turns = attributes.get(TURNS_SEARCH_ATTRIBUTE);
   const cost = attributes.get(COST_SEARCH_ATTRIBUTE);
-  const lastActivity = lastActiveAt(workflow).toISOString().replace(/\.\d+Z$/, 'Z');
+  const lastActivity = lastActiveAt(workflow)
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z');
   const prompt = attributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE);
   const workspace = attributes.get(WORKSPACE_SEARCH_ATTRIBUTE);
   if (shape === 'json') return { id: workflow.workflowId, status: shown, turns, costUsd: cost, lastActivity, workspace, firstPrompt: prompt };
@@ -134,7 +136,10 @@ export async function resolveConversationId(api: ConversationClient, text: strin
   const exists = await api.client.workflow
     .getHandle(text)
     .describe()
-    .then(() => true, () => false);
+    .then(
+      () => true,
+      () => false,
+    );
   if (exists || text.length < 4) return text;
   const matches = new Set<string>();
   let seen = 0;
@@ -176,7 +181,11 @@ export async function listCommand(args: string[], io: Io): Promise<number> {
   if (!/^[0-9]+$/.test(limitText) || Number(limitText) < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}".`);
   let query: string;
   try {
-    query = listQuery({ status: values.status as string | undefined, workspace: values.workspace as string | undefined, model: values.model as string | undefined });
+    query = listQuery({
+      status: values.status as string | undefined,
+      workspace: values.workspace as string | undefined,
+      model: values.model as string | undefined,
+    });
   } catch (error) {
     if (error instanceof ListFilterError) throw new UsageError(error.message);
     throw error;

@@ -15,7 +15,10 @@ import { resolveConversationId } from './list';
 /** The update's answer as `mcp approve` / chat print it. */
 export function formatMcpApprovalOutcome(outcome: McpApprovalOutcome): string {
   const verb = outcome.decision === 'reject' ? 'Rejected' : 'Approved';
-  return [`${verb} ${outcome.servers.join(', ')}${outcome.decision === 'approve-all' ? ' (and all future .mcp.json servers)' : ''} in ${outcome.file}.`, ...outcome.lines.map((line) => `  ${line}`)].join('\n');
+  return [
+    `${verb} ${outcome.servers.join(', ')}${outcome.decision === 'approve-all' ? ' (and all future .mcp.json servers)' : ''} in ${outcome.file}.`,
+    ...outcome.lines.map((line) => `  ${line}`),
+  ].join('\n');
 }
 
 /** The validator's words (the client's WorkflowUpdateFailedError carries them as its cause). */
@@ -26,8 +29,14 @@ export function updateRefusal(error: unknown): string {
 
 export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'list' && sub !== 'approve' && sub !== 'reject') throw new UsageError('mcp: use `mcp list <id>`, `mcp approve [--all] <id> <server…>` or `mcp reject <id> <server…>`.');
-  const { values, positionals } = parse(rest, sub === 'approve' ? { all: { type: 'boolean' }, json: { type: 'boolean' } } : { json: { type: 'boolean' } }, sub === 'list' ? 1 : [2, Infinity], `mcp ${sub}`);
+  if (sub !== 'list' && sub !== 'approve' && sub !== 'reject')
+    throw new UsageError('mcp: use `mcp list <id>`, `mcp approve [--all] <id> <server…>` or `mcp reject <id> <server…>`.');
+  const { values, positionals } = parse(
+    rest,
+    sub === 'approve' ? { all: { type: 'boolean' }, json: { type: 'boolean' } } : { json: { type: 'boolean' } },
+    sub === 'list' ? 1 : [2, Infinity],
+    `mcp ${sub}`,
+  );
   const [shortId, ...servers] = positionals;
   const { api, close } = await connect();
   try {

@@ -11,7 +11,7 @@ import { PERMISSION_MODES, type PermissionMode, SETTING_SOURCES, type SettingSou
 import { TOOL_NAMES } from '../../common/tool-specs';
 import { unknownRuleToolProblem } from '../claude-flags';
 import type { ConversationStatus } from '../../workflows/definitions';
-import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permission-gate';
+import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permission-types';
 import type { ConversationClient } from '../api';
 import { sanitizeForTerminal, terminalWidth } from '../format';
 import { approvalView } from '../tool-line';
@@ -168,7 +168,9 @@ export async function promptForPermissions(
       for (const { workflowId, request } of waiting) {
         if (asked.has(request.toolUseId) || signal.aborted) continue;
         asked.add(request.toolUseId);
-        err(sanitizeForTerminal(permissionQuestionLines(request, workflowId === conversationId ? '' : ' (subagent)', terminalWidth(process.stderr)).join('\n')));
+        err(
+          sanitizeForTerminal(permissionQuestionLines(request, workflowId === conversationId ? '' : ' (subagent)', terminalWidth(process.stderr)).join('\n')),
+        );
         const answer = await askAllow(ask, signal);
         if (signal.aborted || answer === undefined) return;
         const { line } = await decide(api, workflowId, request.toolUseId, answer === 'deny' ? 'deny' : 'allow', { always: answer === 'always' });
@@ -213,7 +215,9 @@ export function permissionQuestionLines(request: Pick<PendingPermission, 'toolNa
 /** Waiting requests of the conversation and of its running subagents (child workflows). */
 export async function collectPending(api: ConversationClient, workflowId: string): Promise<Array<{ workflowId: string; request: PendingPermission }>> {
   const status = await api.status(workflowId);
-  const found = await Promise.all((status.pendingPermissions ?? []).map(async (request) => ({ workflowId, request: await withWholeInput(api, workflowId, request) })));
+  const found = await Promise.all(
+    (status.pendingPermissions ?? []).map(async (request) => ({ workflowId, request: await withWholeInput(api, workflowId, request) })),
+  );
   for (const tool of status.toolsInFlight) {
     if (tool.childWorkflowId) found.push(...(await collectPending(api, tool.childWorkflowId).catch(() => [])));
   }

@@ -25,7 +25,9 @@ export async function startCommand(args: string[], io: Io): Promise<number> {
   const config = await checkHeadlessWorkspace(await withCheckedModels({ ...configFrom(values, false), ...sessionLimitsFrom(values) }), values, io.err);
   const { api, taskQueue, close } = await connect();
   try {
-    const resume = resumeFrom ? { fromConversationId: resumeFrom, messages: transcriptToResume(resumeFrom, await fetchTranscript(api, resumeFrom)) } : undefined;
+    const resume = resumeFrom
+      ? { fromConversationId: resumeFrom, messages: transcriptToResume(resumeFrom, await fetchTranscript(api, resumeFrom)) }
+      : undefined;
     const { conversationId, inputUuid } = await api.start({ id, prompt, config, taskQueue, resume });
     io.out(conversationId);
     await warnIfNoWorker(api, taskQueue, io);

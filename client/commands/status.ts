@@ -18,7 +18,10 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
     const workspace = await api.client.workflow
       .getHandle(conversationId)
       .describe()
-      .then((description) => description.typedSearchAttributes.get(WORKSPACE_SEARCH_ATTRIBUTE), () => undefined);
+      .then(
+        (description) => description.typedSearchAttributes.get(WORKSPACE_SEARCH_ATTRIBUTE),
+        () => undefined,
+      );
     // Model and workspace text (a running command's summary, the last answer) is shown, not obeyed: no escape or bidi control acts on the terminal.
     io.out(values.json ? JSON.stringify({ ...status, workspace }, null, 2) : showInvisibleCharacters([formatStatus(status, workspace), ...pending].join('\n')));
     return 0;

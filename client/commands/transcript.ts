@@ -22,7 +22,10 @@ const QUERY_DEADLINE_MS = 15_000;
 
 /** The conversation's transcript; a clear error when no worker can answer for it. */
 export async function fetchTranscript(api: ConversationClient, conversationId: string): Promise<TranscriptMessage[]> {
-  const description = await api.client.workflow.getHandle(conversationId).describe().catch(() => undefined);
+  const description = await api.client.workflow
+    .getHandle(conversationId)
+    .describe()
+    .catch(() => undefined);
   const noWorker = (detail: string) => {
     const state = description?.status.name === 'RUNNING' ? 'is running' : `has ended (${description?.status.name.toLowerCase()})`;
     return new NoWorkerForQueryError(
@@ -33,7 +36,10 @@ export async function fetchTranscript(api: ConversationClient, conversationId: s
   if (description) {
     const pollers = await api.client.workflowService
       .describeTaskQueue({ namespace: api.client.options.namespace, taskQueue: { name: description.taskQueue } })
-      .then((response) => (response.pollers ?? []).length, () => 1);
+      .then(
+        (response) => (response.pollers ?? []).length,
+        () => 1,
+      );
     if (pollers === 0) throw noWorker('no worker polls it');
   }
   try {
@@ -69,7 +75,13 @@ export function formatTranscript(messages: readonly TranscriptMessage[]): string
 
 function formatUserMessage(message: UserMessage): string[] {
   const content = message.message.content;
-  const text = typeof content === 'string' ? content : content.filter((block) => block.type === 'text').map((block) => block.text).join('\n');
+  const text =
+    typeof content === 'string'
+      ? content
+      : content
+          .filter((block) => block.type === 'text')
+          .map((block) => block.text)
+          .join('\n');
   if (message.command?.kind === 'local') {
     const stdout = /<local-command-stdout>([\s\S]*)<\/local-command-stdout>/.exec(text)?.[1] ?? '';
     return [`> /${message.command.name}${message.command.args ? ` ${message.command.args}` : ''}\n${indent(stdout)}`];

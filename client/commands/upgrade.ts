@@ -11,7 +11,13 @@
  * carry that). Needs a server with Upgrade on Continue-as-New (Temporal server 1.31 or later): the
  * dev server of Temporal CLI 1.5.1 (server 1.29.1) pins runs but never tells them, and says so here.
  */
-import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, isGrpcServiceError } from '@temporalio/client';
+import {
+  type Client,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  isGrpcServiceError,
+} from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { upgradeUpdate } from '../../workflows/definitions';
 import { ConversationEndedError, ConversationNotFoundError } from '../api';
@@ -113,21 +119,30 @@ export async function upgradeConversation(client: Client, conversationId: string
   // The update's task must come through the task queue (where the server says which version is current), not the
   // sticky queue of a worker holding the run (an input's task there does not say it; measured on 1.31, the update's
   // task said it even without this reset, which is for servers where it would not).
-  await client.workflowService
-    .resetStickyTaskQueue({ namespace, execution: { workflowId: conversationId, runId: description.runId } })
-    .catch(() => undefined);
+  await client.workflowService.resetStickyTaskQueue({ namespace, execution: { workflowId: conversationId, runId: description.runId } }).catch(() => undefined);
   let answer;
   try {
     answer = await client.withDeadline(Date.now() + timeoutMs, () => handle.executeUpdate(upgradeUpdate));
   } catch (error) {
-    const timedOut =
-      error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || (isGrpcServiceError(error) && error.code === 4 /* DEADLINE_EXCEEDED */);
+    const timedOut = error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || (isGrpcServiceError(error) && error.code === 4) /* DEADLINE_EXCEEDED */;
     if (timedOut) {
-      return { conversationId, kind: 'not_moved', from, to, reason: `no worker of version ${from} answered within ${timeoutMs / 1000} s (is one running, or a machine that kept its bundle?)` };
+      return {
+        conversationId,
+        kind: 'not_moved',
+        from,
+        to,
+        reason: `no worker of version ${from} answered within ${timeoutMs / 1000} s (is one running, or a machine that kept its bundle?)`,
+      };
     }
     if (error instanceof WorkflowUpdateFailedError) {
       // A version from before `upgrade` existed has no handler: it moves at its next input.
-      return { conversationId, kind: 'not_moved', from, to, reason: `its version does not take \`upgrade\` (${error.cause?.message ?? error.message}); it moves at its next input` };
+      return {
+        conversationId,
+        kind: 'not_moved',
+        from,
+        to,
+        reason: `its version does not take \`upgrade\` (${error.cause?.message ?? error.message}); it moves at its next input`,
+      };
     }
     if (error instanceof WorkflowNotFoundError) throw new ConversationEndedError(conversationId, 'ended');
     throw error;

@@ -7,7 +7,7 @@ import { type HookDecision, decideHookOutcome } from '../../common/hooks';
 import type { PermissionContext } from '../../common/permissions';
 import { toolFacts } from '../../common/tool-facts';
 import { blockedPromptText, preToolUseAction, withPostToolUseFeedback, withSessionStartContext } from '../../workflows/extensions/hooks-decisions';
-import { decideUnderHook } from '../../workflows/permission-gate';
+import { decideUnderHook } from '../../workflows/extensions/hooks-decisions';
 
 const decision = (over: Partial<HookDecision>): HookDecision => ({ hookName: 'PreToolUse:Bash', blocked: false, preventContinuation: false, additionalContext: [], userMessages: [], ...over });
 const pre = { hook_event_name: 'PreToolUse' as const, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: 't1' };

@@ -18,7 +18,7 @@ import type { ConversationConfigInput } from '../../common/config';
 import type { CallFacts, PathFact } from '../../common/permission-facts';
 import { type PermissionContext, type RuleWithSource, decidePermission, pathRuleReachOutside } from '../../common/permissions';
 import { toolFacts } from '../../common/tool-facts';
-import { decideUnderHook } from '../../workflows/permission-gate';
+import { decideUnderHook } from '../../workflows/extensions/hooks-decisions';
 
 const savedHome = process.env.HOME;
 let root: string;

@@ -12,7 +12,7 @@ import type { PermissionContext } from '../../common/permissions';
 import type { ModelUsage } from '../../common/result';
 import type { Phase, ToolInFlight } from '../definitions';
 import type { LiveStream } from '../live-stream';
-import type { GateVerdict } from '../permission-gate';
+import type { GateVerdict } from '../permission-types';
 import type { QueryAccounting } from '../query-accounting';
 import type { Transcript } from '../transcript';
 import type { HookSettings } from '../../common/hooks';

@@ -5,6 +5,7 @@
  * common/hooks.ts decideHookOutcome; the effects are workflows/extensions/hooks.ts.
  */
 import type { HookDecision, HookEvent, HookPermissionDecision, HookSettings } from '../../common/hooks';
+import { type PermissionContext, type PermissionDecision, type ToolFacts, decidePermission, reachesOutsideWorkingDirectories } from '../../common/permissions';
 
 export type SessionStartSource = Extract<HookEvent, { hook_event_name: 'SessionStart' }>['source'];
 
@@ -75,4 +76,34 @@ export function withPostToolUseFeedback(content: string, decision: HookDecision 
 /** What the user sees when UserPromptSubmit blocked their prompt (the prompt is not sent to the model). */
 export function blockedPromptText(decision: HookDecision): string {
   return decision.blockingMessage ?? 'UserPromptSubmit operation blocked by hook';
+}
+
+/**
+ * The rule engine's decision with what the PreToolUse hooks said. A hook's `allow` skips the
+ * prompt but not deny or ask rules, protected paths or plan mode (Claude Code: "a hook that
+ * returns allow doesn't skip the deny-rule and ask-rule steps"): the rules decide as in
+ * bypassPermissions mode, which keeps exactly those — and (issue 29) never for a call that may
+ * touch something outside the working directories: that one is decided as without the hook (it
+ * asks where it would have asked). A hook's `ask` makes the call ask, with the hook's reason (a
+ * denial stays a denial); an ask under a hook's allow in dontAsk mode is denied.
+ */
+export function decideUnderHook(
+  call: { toolName: string; input: unknown },
+  facts: ToolFacts,
+  context: PermissionContext,
+  hook: HookPermission | undefined,
+): PermissionDecision {
+  const hookAllows = hook?.decision === 'allow' && context.mode !== 'plan' && !reachesOutsideWorkingDirectories(call, facts, context);
+  const decision = decidePermission(call, facts, hookAllows ? { ...context, mode: 'bypassPermissions' } : context);
+  if (hook?.decision === 'ask' && decision.behavior !== 'deny') {
+    return { behavior: 'ask', reason: hook.reason ? `PreToolUse hook: ${hook.reason}` : 'a PreToolUse hook asks' };
+  }
+  if (hook?.decision === 'allow' && decision.behavior === 'ask' && context.mode === 'dontAsk') {
+    return {
+      behavior: 'deny',
+      reason: `${decision.reason}; dontAsk mode`,
+      message: `Permission to use this tool was not granted in advance (dontAsk mode denies whatever is not pre-approved).`,
+    };
+  }
+  return decision;
 }

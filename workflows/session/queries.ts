@@ -39,36 +39,11 @@ import { compactNow } from './manual-compaction';
 import { QuerySlot } from './query-slot';
 import type { SessionPrompts } from './request-contexts';
 import { localCommandResultMessage } from './result-message';
-import { recordCompaction } from './state';
+import { type QueryRecord, queryRecordFrom, recordCompaction } from './query-record';
 import type { SubagentReporting } from './subagent-reporting';
 import { QueryRun, type SubmitHost, inputMessage, submitMessage } from './submit-message';
 import type { SessionPermissions } from './tool-permissions';
 import type { UsageLedger } from './usage-ledger';
-
-/** The queries' durable record: CarriedState's fields of the same names. */
-export interface QueryRecord {
-  queryCount: number;
-  lastResult?: ResultMessage;
-  lastQueryTransitions: TransitionType[];
-  /** Turns of the queries before the running one (the UI numbers turns over the whole conversation). */
-  completedTurns: number;
-  /** Compactions and the autocompact failure streak (seed §2.7 circuit breaker, per conversation). */
-  compaction: CompactionState;
-  /** A query suspended by the previous run (or this one, when it could not continue as new), resumed before anything else. */
-  queryInProgress?: QueryInProgress;
-}
-
-/** The record as a carried state holds it (the one place it is read in). */
-export function queryRecordFrom(carried: CarriedState | undefined): QueryRecord {
-  return {
-    queryCount: carried?.queryCount ?? 0,
-    lastResult: carried?.lastResult,
-    lastQueryTransitions: carried?.lastQueryTransitions ?? [],
-    completedTurns: carried?.completedTurns ?? 0,
-    compaction: carried?.compaction ?? { compactions: 0, consecutiveFailures: 0 },
-    queryInProgress: carried?.queryInProgress,
-  };
-}
 
 /** What the queries use of the conversation: its other owners and a few callbacks, never the session. */
 export interface QueriesContext {

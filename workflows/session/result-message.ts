@@ -3,7 +3,7 @@
  * terminal reason, the query's progress and its share of the ledger — and the one a local slash
  * command answers with (no model call, nothing spent).
  */
-import type { PermissionDenial } from '../permission-gate';
+import type { PermissionDenial } from '../permission-types';
 import type { Usage } from '../../common/messages';
 import { type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../../common/result';
 import type { QueryAccounting } from '../query-accounting';

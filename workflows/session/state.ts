@@ -1,15 +1,13 @@
 /**
  * The session's durable state (style §19): one serializable object, read from the carried state
  * in one place (`sessionStateFrom`) and returned whole by `toCarried()`; the conversation's
- * config as a run starts it (safe permission defaults); and the pure updates of that state
- * (the compaction record, whether to continue as new now).
+ * config as a run starts it (safe permission defaults); and whether to continue as new now.
  */
 import type { SessionContext } from '../../common/activity-types';
 import { type ConversationConfig, permissionsConfigSchema } from '../../common/config';
 import { workflowInfo } from '@temporalio/workflow';
-import type { CompactOutcome } from '../compact';
 import { continueAsNewDecision, followsSuggestion } from '../continue-as-new';
-import type { CarriedState, CompactionOutcome, CompactionState, PendingInput, SubagentOrigin } from '../definitions';
+import type { CarriedState, PendingInput, SubagentOrigin } from '../definitions';
 
 /**
  * The session's own durable state: everything continue-as-new carries that no other owner
@@ -54,13 +52,6 @@ export function sessionStateFrom(carried: CarriedState | undefined, subagent: Su
 export function withDefaultPermissions(config: ConversationConfig): ConversationConfig {
   if (config.permissions) return config;
   return { ...config, permissions: permissionsConfigSchema.parse({}) };
-}
-
-/** The compaction record after a compaction (the feed and `status` show the last one). */
-export function recordCompaction(before: CompactionState, outcome: CompactOutcome, consecutiveFailures: number, at: number): CompactionState {
-  const recorded: CompactionOutcome = { ...outcome, at };
-  delete (recorded as { nothingToCompact?: boolean }).nothingToCompact;
-  return { compactions: before.compactions + (outcome.compacted ? 1 : 0), consecutiveFailures, lastCompaction: recorded };
 }
 
 /**

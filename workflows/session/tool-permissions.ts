@@ -11,7 +11,8 @@ import type { PermissionContext } from '../../common/permissions';
 import type { ConversationEvent, Phase } from '../definitions';
 import type { ToolPermissions } from '../deps/query-host';
 import type { HookPermission } from '../extensions/hooks-decisions';
-import type { GateVerdict, PendingPermission, PermissionGate } from '../permission-gate';
+import type { PermissionGate } from '../permission-gate';
+import type { GateVerdict, PendingPermission } from '../permission-types';
 
 export class SessionPermissions implements ToolPermissions {
   constructor(
