@@ -197,6 +197,9 @@ export async function createHarness(
         ANTHROPIC_BASE_URL: model.url,
         ANTHROPIC_API_KEY: 'test-key',
         DURABLE_AGENT_UNVERSIONED: '1',
+        // A conversation whose worker process was SIGKILLed gets its next workflow task from the
+        // normal queue after 2 s instead of the SDK's 10 s on the dead worker's sticky queue.
+        DURABLE_AGENT_STICKY_QUEUE_TIMEOUT_MS: '2000',
         ...workerProcessBundle({ ...process.env, ...options.env }),
         ...options.env,
       };
