@@ -22,7 +22,7 @@ import { DEFAULT_MODEL } from '../common/config';
 import { type Responder, type ScriptedModelServer, startScriptedModelServer } from '../testing/scripted-model-server';
 import { createWorker } from '../worker/worker';
 import { becomeCurrentVersion, versionedDeployment, versioningFromEnvironment } from '../worker/versioning';
-import { prepareWorkerVersion } from '../worker/workflow-bundles';
+import { prebuiltWorkflowBundle, prepareWorkerVersion } from '../worker/workflow-bundles';
 import { DEMO_PROMPT, demoTurn } from '../worker/scripted-model';
 import { installPeopleLogger } from '../worker/runtime-logger';
 import { DEFAULT_DB_FILENAME, DEFAULT_UI_PORT, type DevServer, REPO_ROOT, isTemporalReachable, startDevServer } from '../infra/dev-server';
@@ -105,8 +105,10 @@ async function main(): Promise<void> {
   // worker polls the queue (theirs stays current otherwise, and answers). A queue of its own stays unversioned.
   const versioning = taskQueue === settings.taskQueue ? versioningFromEnvironment() : undefined;
   const othersPollMain = versioning ? await hasPollers(client, settings.namespace, taskQueue) : false;
+  // DURABLE_AGENT_WORKFLOW_BUNDLE: a bundle built ahead of time, as for `durable-agent worker`.
+  const prebuilt = await prebuiltWorkflowBundle();
   const version = versioning
-    ? await prepareWorkerVersion(versioning, { stateDir: defaultStateDir(), dataConverter: settings.dataConverter, logger: Runtime.instance().logger })
+    ? await prepareWorkerVersion(versioning, { stateDir: defaultStateDir(), dataConverter: settings.dataConverter, logger: Runtime.instance().logger, prebuilt })
     : undefined;
   const worker = await createWorker({
     connection,
@@ -114,7 +116,11 @@ async function main(): Promise<void> {
     taskQueue,
     dataConverter: settings.dataConverter,
     activities: createActivities({ anthropic, stateDir: defaultStateDir(), temporalClient: client }),
-    ...(version ? { workflowBundle: { code: version.code }, deployment: versionedDeployment(version.deploymentName, version.buildId) } : {}),
+    ...(version
+      ? { workflowBundle: { code: version.code }, deployment: versionedDeployment(version.deploymentName, version.buildId) }
+      : prebuilt
+        ? { workflowBundle: { code: prebuilt.code } }
+        : {}),
   });
   const api = new ConversationClient(client);
 

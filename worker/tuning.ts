@@ -1,6 +1,6 @@
 /**
- * Worker tuning from the environment: workflow cache size, task slots and pollers (the knobs
- * bench/load.ts measured; docs/deployment.md, "Worker tuning"). Unset variables leave the SDK's
+ * Worker tuning from the environment: workflow cache size, task slots, pollers (the knobs
+ * bench/load.ts measured) and the sticky queue's timeout (docs/deployment.md, "Worker tuning"). Unset variables leave the SDK's
  * defaults; a value that is not a whole number is refused with the variable's name.
  */
 import type { WorkerOptions } from '@temporalio/worker';
@@ -13,6 +13,8 @@ export const WORKER_TUNING_VARIABLES = {
   DURABLE_AGENT_MAX_CONCURRENT_LOCAL_ACTIVITIES: 'maxConcurrentLocalActivityExecutions',
   DURABLE_AGENT_WORKFLOW_TASK_POLLERS: 'workflowTaskPollerBehavior',
   DURABLE_AGENT_ACTIVITY_TASK_POLLERS: 'activityTaskPollerBehavior',
+  /** Milliseconds a workflow task waits on this worker's sticky queue before any worker may take it (SDK: 10 s). */
+  DURABLE_AGENT_STICKY_QUEUE_TIMEOUT_MS: 'stickyQueueScheduleToStartTimeout',
 } as const;
 
 export type WorkerTuning = Pick<WorkerOptions, (typeof WORKER_TUNING_VARIABLES)[keyof typeof WORKER_TUNING_VARIABLES]>;

@@ -30,6 +30,32 @@ export async function bundleWorkflows(options: { dataConverter?: WorkerOptions['
   return { code: options.banner ? `${options.banner}\n${code}` : code };
 }
 
+/** Environment variable: a workflow bundle built ahead of time, loaded instead of bundling at start. */
+export const WORKFLOW_BUNDLE_VARIABLE = 'DURABLE_AGENT_WORKFLOW_BUNDLE';
+
+export class WorkflowBundleError extends Error {
+  override readonly name = 'WorkflowBundleError';
+}
+
+/**
+ * `DURABLE_AGENT_WORKFLOW_BUNDLE=<file>`: the workflow bundle a build step made from this checkout
+ * (`npx tsx worker/workflow-bundles.ts <file>`, or `bundleWorkflowCode` with the same workflows path and data
+ * converter); the worker loads it instead of spending seconds of CPU bundling at start. Undefined when unset.
+ * A versioned worker's build id is still the content hash of what it runs (banner included).
+ */
+export async function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env, banner?: string): Promise<WorkflowBundle | undefined> {
+  const file = env[WORKFLOW_BUNDLE_VARIABLE]?.trim();
+  if (!file) return undefined;
+  let code: string;
+  try {
+    code = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new WorkflowBundleError(`${WORKFLOW_BUNDLE_VARIABLE}=${file}: cannot read the workflow bundle (${error instanceof Error ? error.message : String(error)}).`);
+  }
+  if (!code.trim()) throw new WorkflowBundleError(`${WORKFLOW_BUNDLE_VARIABLE}=${file} is empty: build it again (npx tsx worker/workflow-bundles.ts ${file}).`);
+  return { code: banner ? `${banner}\n${code}` : code };
+}
+
 /** The bundles of one deployment's versions this machine has run. */
 export class KeptBundles {
   readonly directory: string;
@@ -80,11 +106,27 @@ export interface WorkerVersion {
  */
 export async function prepareWorkerVersion(
   versioning: { deploymentName: string; buildIdOverride?: string },
-  options: { stateDir: string; dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string },
+  options: { stateDir: string; dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string; prebuilt?: WorkflowBundle },
 ): Promise<WorkerVersion> {
-  const { code } = await bundleWorkflows(options);
+  const { code } = options.prebuilt ?? (await bundleWorkflows(options));
   const buildId = versioning.buildIdOverride ?? bundleBuildId(code);
   const bundles = new KeptBundles(options.stateDir, versioning.deploymentName);
   await bundles.keep(buildId, code);
   return { deploymentName: versioning.deploymentName, buildId, code, bundles };
+}
+
+/** `npx tsx worker/workflow-bundles.ts <file>`: writes the workflow bundle for DURABLE_AGENT_WORKFLOW_BUNDLE (unencrypted). */
+if (require.main === module) {
+  const file = process.argv[2];
+  if (!file) {
+    console.error('usage: npx tsx worker/workflow-bundles.ts <file>   (then DURABLE_AGENT_WORKFLOW_BUNDLE=<file> for the worker)');
+    process.exit(2);
+  }
+  bundleWorkflows().then(
+    ({ code }) => writeFile(file, code).then(() => console.log(`${file}: workflow bundle written (${code.length} bytes)`)),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }

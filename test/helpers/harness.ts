@@ -42,6 +42,16 @@ export function workflowBundle(): { codePath: string } {
   return { codePath: inject('workflowBundlePath') };
 }
 
+/**
+ * The environment that gives a worker process (`durable-agent worker`) the run's workflow bundle
+ * (DURABLE_AGENT_WORKFLOW_BUNDLE) instead of bundling at its start, seconds of CPU each; nothing when
+ * the environment encrypts payloads (that bundle carries the codec's converters, the run's does not).
+ */
+export function workerProcessBundle(env: NodeJS.ProcessEnv = process.env): { DURABLE_AGENT_WORKFLOW_BUNDLE?: string } {
+  if (env.DURABLE_AGENT_ENCRYPTION_KEY || env.DURABLE_AGENT_ENCRYPTION_KEY_FILE) return {};
+  return { DURABLE_AGENT_WORKFLOW_BUNDLE: inject('workflowBundlePath') };
+}
+
 /** Options of {@link createHarness} beyond the scripted model's. */
 export interface HarnessOptions {
   /**
@@ -178,19 +188,24 @@ export async function createHarness(
     async spawnWorkerProcess(options = {}) {
       // `node --import tsx` (not the tsx CLI, which forks a second node): SIGKILL must hit the worker itself.
       const imports = (options.imports ?? []).flatMap((module) => ['--import', module]);
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        TEMPORAL_ADDRESS: address,
+        TEMPORAL_NAMESPACE: 'default',
+        DURABLE_AGENT_TASK_QUEUE: taskQueue,
+        DURABLE_AGENT_STATE_DIR: stateDir,
+        ANTHROPIC_BASE_URL: model.url,
+        ANTHROPIC_API_KEY: 'test-key',
+        DURABLE_AGENT_UNVERSIONED: '1',
+        // A conversation whose worker process was SIGKILLed gets its next workflow task from the
+        // normal queue after 2 s instead of the SDK's 10 s on the dead worker's sticky queue.
+        DURABLE_AGENT_STICKY_QUEUE_TIMEOUT_MS: '2000',
+        ...workerProcessBundle({ ...process.env, ...options.env }),
+        ...options.env,
+      };
       const child = spawn(process.execPath, ['--import', 'tsx', ...imports, options.script ?? path.join(REPO_ROOT, 'worker', 'main.ts')], {
         cwd: REPO_ROOT,
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: address,
-          TEMPORAL_NAMESPACE: 'default',
-          DURABLE_AGENT_TASK_QUEUE: taskQueue,
-          DURABLE_AGENT_STATE_DIR: stateDir,
-          ANTHROPIC_BASE_URL: model.url,
-          ANTHROPIC_API_KEY: 'test-key',
-          DURABLE_AGENT_UNVERSIONED: '1',
-          ...options.env,
-        },
+        env,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       processes.push(child);

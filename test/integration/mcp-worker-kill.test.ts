@@ -46,6 +46,8 @@ const { createMcpActivities, McpConnectionManager } = require(${JSON.stringify(p
   const worker = await Worker.create({
     connection, taskQueue: process.env.TASK_QUEUE, workflowBundle: { codePath: process.env.BUNDLE },
     activities: { callMcpTool }, maxHeartbeatThrottleInterval: '1 second',
+    // The killed worker's sticky queue holds the workflow's next task this long (SDK: 10 s).
+    stickyQueueScheduleToStartTimeout: '2 seconds',
   });
   console.log('worker polling');
   await worker.run();

@@ -11,7 +11,7 @@ import { Worker } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptCache } from '../../activities/transcript-cache';
 import { transcriptCacheSinks } from '../../worker/worker';
 import { workflowBundle } from '../helpers/harness';
@@ -41,14 +41,32 @@ describe('replay of recorded histories', async () => {
     expect(files).toContain('background-continue-as-new-last-run.json'); // replayed below
   });
 
+  // One replay worker replays every history in turn (as runReplayHistory does for one, each on a
+  // worker of its own that loads the bundle again: about a second apiece); each test reads its result.
+  const results = new Map<string, { error?: Error }>();
+  beforeAll(async () => {
+    // The workflow feeds the worker's transcript cache on replay too (model calls by reference);
+    // the workflow never reads it, and its entries are keyed by workflow id and content digest.
+    const cache = new TranscriptCache();
+    const histories = async function* () {
+      for (const file of files) {
+        const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8')));
+        // The recorded workflow id (scripts/record-histories.ts): subagent child ids derive from it.
+        yield { history, workflowId: `history-${file.replace(/(-last-run)?\.json$/, '')}` };
+      }
+    };
+    // One result per history, in the order given (a history and its -last-run share a workflow id).
+    let index = 0;
+    for await (const result of Worker.runReplayHistories({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(cache) }, histories())) {
+      results.set(files[index++], { error: result.error });
+    }
+  }, 300_000);
+
   for (const file of files) {
-    it(`replays ${file}`, async () => {
-      const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8')));
-      // The workflow feeds the worker's transcript cache on replay too (model calls by reference).
-      const cache = new TranscriptCache();
-      // The recorded workflow id (scripts/record-histories.ts): subagent child ids derive from it.
-      const workflowId = `history-${file.replace(/(-last-run)?\.json$/, '')}`;
-      await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(cache) }, history, workflowId);
+    it(`replays ${file}`, () => {
+      const result = results.get(file);
+      expect(result, `${file} was not replayed`).toBeDefined();
+      if (result!.error) throw result!.error;
     });
   }
 });

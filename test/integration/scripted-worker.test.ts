@@ -7,7 +7,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, REPO_ROOT, createHarness } from '../helpers/harness';
+import { type Harness, REPO_ROOT, createHarness, workerProcessBundle } from '../helpers/harness';
 
 const BIN = path.join(REPO_ROOT, 'bin', 'durable-agent.js');
 let harness: Harness | undefined;
@@ -25,7 +25,7 @@ afterEach(async () => {
 
 function environment(h: Harness): NodeJS.ProcessEnv {
   const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...rest } = process.env;
-  return { ...rest, TEMPORAL_ADDRESS: h.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_TASK_QUEUE: h.taskQueue, DURABLE_AGENT_STATE_DIR: h.stateDir, DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName };
+  return { ...rest, TEMPORAL_ADDRESS: h.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_TASK_QUEUE: h.taskQueue, DURABLE_AGENT_STATE_DIR: h.stateDir, DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName, ...workerProcessBundle(rest) };
 }
 
 function durableAgent(h: Harness, ...args: string[]): Promise<{ code: number; out: string; err: string }> {

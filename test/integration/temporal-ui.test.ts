@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureTemporalCli } from '../../infra/temporal-cli';
 import { cli, isolateEnvironment } from '../helpers/cli';
-import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
+import { type Harness, REPO_ROOT, createHarness, eventually, workerProcessBundle } from '../helpers/harness';
 
 const execFileAsync = promisify(execFile);
 
@@ -230,7 +230,7 @@ describe('the Temporal UI explains a conversation', () => {
 describe('npm start', () => {
   it("the demo's conversation answers status after the demo has exited", async () => {
     harness = await createHarness();
-    const environment: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: harness.address, TEMPORAL_NAMESPACE: 'default' };
+    const environment: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: harness.address, TEMPORAL_NAMESPACE: 'default', ...workerProcessBundle() };
     delete environment.ANTHROPIC_API_KEY;
     delete environment.ANTHROPIC_BASE_URL;
     const demo = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'scripts', 'demo.ts')], {

@@ -16,6 +16,7 @@ describe('workerTuningFromEnvironment', () => {
         DURABLE_AGENT_MAX_CONCURRENT_LOCAL_ACTIVITIES: '100',
         DURABLE_AGENT_WORKFLOW_TASK_POLLERS: '4',
         DURABLE_AGENT_ACTIVITY_TASK_POLLERS: '3',
+        DURABLE_AGENT_STICKY_QUEUE_TIMEOUT_MS: '2000',
         DURABLE_AGENT_UNRELATED: 'x',
       }),
     ).toEqual({
@@ -25,6 +26,7 @@ describe('workerTuningFromEnvironment', () => {
       maxConcurrentLocalActivityExecutions: 100,
       workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 4 },
       activityTaskPollerBehavior: { type: 'simple-maximum', maximum: 3 },
+      stickyQueueScheduleToStartTimeout: 2000,
     });
   });
 
