@@ -81,11 +81,7 @@ export const conversationConfigSchema = z.object({
    * The user's IANA time zone (the client sets it from Intl): cron jobs (CronCreate, /loop with an
    * interval) run in it, as Claude Code's run in local time. Unset: UTC.
    */
-  timeZone: z
-    .string()
-    .min(1)
-    .refine(isTimeZone, { message: "not an IANA time zone (e.g. Europe/Paris, America/New_York, UTC)" })
-    .optional(),
+  timeZone: z.string().min(1).refine(isTimeZone, { message: 'not an IANA time zone (e.g. Europe/Paris, America/New_York, UTC)' }).optional(),
   /**
    * ScheduleWakeup's shortest delay, seconds (Claude Code: 60; the longest is 3600). Tests lower it
    * so a wakeup fires within the test.
@@ -93,6 +89,11 @@ export const conversationConfigSchema = z.object({
   wakeupMinimumSeconds: z.number().int().positive().max(3600).default(60),
   /** The conversation completes after this long without input. */
   idleTimeoutMs: durationMs.default(24 * 60 * 60 * 1000),
+  /**
+   * Notification hooks' idle_prompt fires after this long without input (Claude Code's
+   * `messageIdleNotifThresholdMs`, 60 s). Tests lower it.
+   */
+  messageIdleNotifThresholdMs: durationMs.default(60_000),
   /** End the workflow after the first query (one-shot `ask`). */
   oneShot: z.boolean().default(false),
   /** Start concurrency-safe tools while the model still streams (seed §2.4 StreamingToolExecutor). */
@@ -118,7 +119,11 @@ export const conversationConfigSchema = z.object({
   /** Drop the oldest rounds before summarising when past the warning threshold (seed §2.7 snip). */
   snip: z.boolean().default(false),
   /** Time-based microcompact: clear old tool results after this long without a reply (workflow time); 0 = off. */
-  microcompactGapMs: z.number().int().nonnegative().default(60 * 60 * 1000),
+  microcompactGapMs: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(60 * 60 * 1000),
   /**
    * Continue-as-new between queries once history has this many events, even if the server has
    * not suggested it yet (it suggests it near its own limits).

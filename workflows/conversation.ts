@@ -170,7 +170,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       await condition(() => inputOrEnd() || !session.parts.hasBackgroundWork);
       if (inputOrEnd()) return true;
     }
-    // Notification hooks (issue 22): idle_prompt after a minute without input, when configured.
+    // Notification hooks (issue 22): idle_prompt after messageIdleNotifThresholdMs without input, when configured.
     if (await session.parts.hooks.waitForIdleNotice(inputOrEnd)) return true;
     // The idle timer says what it is in the UI (not an unlabeled "1d").
     return await condition(inputOrEnd, config.idleTimeoutMs, { summary: idleTimerSummary(config.idleTimeoutMs) });

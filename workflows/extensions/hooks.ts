@@ -27,9 +27,6 @@ import {
 
 type SessionEndReason = Extract<HookEvent, { hook_event_name: 'SessionEnd' }>['reason'];
 
-/** Claude Code's idle threshold for the idle_prompt notification (`messageIdleNotifThresholdMs`). */
-export const IDLE_PROMPT_AFTER_MS = 60_000;
-
 /**
  * What the hooks use of the conversation (session/session-part.ts): a subagent runs its parent's
  * tool hooks but has no session of its own (no SessionStart/End, prompts); the session context's
@@ -304,7 +301,7 @@ export class SessionHooks implements ToolHooks, SessionPart {
    */
   async waitForIdleNotice(ready: () => boolean): Promise<boolean> {
     if (this.host.subagent || !this.matchesNotification('idle_prompt')) return false;
-    if (await condition(ready, IDLE_PROMPT_AFTER_MS, { summary: 'Idle notification (Notification hooks, idle_prompt)' })) return true;
+    if (await condition(ready, this.host.config.messageIdleNotifThresholdMs, { summary: 'Idle notification (Notification hooks, idle_prompt)' })) return true;
     await this.run({ hook_event_name: 'Notification', notification_type: 'idle_prompt', message: 'Claude is waiting for your input' });
     return ready();
   }
