@@ -5,7 +5,18 @@ const { builtinModules } = require('node:module');
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.durable-agent/**', 'eslint.config.js', 'bin/**', 'infra/encrypted-failure-converter.js', 'worker/*.cjs', 'test/helpers/*.cjs'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      '.durable-agent/**',
+      'eslint.config.js',
+      'bin/**',
+      'infra/encrypted-failure-converter.js',
+      'worker/*.cjs',
+      'test/helpers/*.cjs',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     languageOptions: {
@@ -28,7 +39,10 @@ module.exports = tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
           patterns: [
             // Types included: the activities' interface lives on the shared side (common/activity-interface.ts).
-            { group: ['**/activities', '**/activities/**'], message: 'Workflows reach activities only through proxyActivities<Activities> (common/activity-interface.ts).' },
+            {
+              group: ['**/activities', '**/activities/**'],
+              message: 'Workflows reach activities only through proxyActivities<Activities> (common/activity-interface.ts).',
+            },
             { group: ['@anthropic-ai/sdk', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'], message: 'Not in workflow code.' },
           ],
         },

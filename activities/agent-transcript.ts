@@ -46,14 +46,15 @@ export function createAgentTranscriptActivities(deps: { temporalClient?: Client 
       const handle = deps.temporalClient.workflow.getHandle(input.workflowId);
       const messages: TranscriptMessage[] = [];
       try {
-        for (let from = 0; ; ) {
+        for (let from = 0; ;) {
           const slice = await handle.query(transcriptSliceQuery, { from, maxBytes: PAGE_BYTES });
           messages.push(...slice.messages);
           from = slice.from + slice.messages.length;
           if (from >= slice.length || slice.messages.length === 0) break;
         }
       } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return { problem: `The agent's conversation ${input.workflowId} no longer exists (its history was deleted after the retention period).` };
+        if (error instanceof WorkflowNotFoundError)
+          return { problem: `The agent's conversation ${input.workflowId} no longer exists (its history was deleted after the retention period).` };
         throw error;
       }
       return transcriptToContinue(input.workflowId, messages, maxBytes);

@@ -82,7 +82,10 @@ export interface CallModelDeps {
 }
 
 /** The model of a call as the Models API describes it, and its request options (thinking, effort, metadata). */
-export async function requestSetup(deps: CallModelDeps, input: Pick<CallModelInput, 'model' | 'conversationId' | 'thinking' | 'effort'>): Promise<RequestSetup> {
+export async function requestSetup(
+  deps: CallModelDeps,
+  input: Pick<CallModelInput, 'model' | 'conversationId' | 'thinking' | 'effort'>,
+): Promise<RequestSetup> {
   deps.models ??= createModelResolver(deps.anthropic);
   const [model, hashedId] = await Promise.all([deps.models.resolve(input.model), deps.installationId?.().catch(() => undefined)]);
   return {
@@ -216,7 +219,15 @@ export function createCallModel(deps: CallModelDeps) {
     const setup = await requestSetup(deps, input);
     const request = await heartbeatingWhile(context, materializeRequest(input, deps.transcriptCache, deps.transcriptSource, setup), heartbeatDetails);
     const binding = contextBinding(context, { attempt, overloadedBefore, since: startedAt });
-    const run = startModelCallRun({ anthropic: deps.anthropic, input, request, binding, startedAt, reportToolUse: deps.reportToolUse, temporalClient: deps.temporalClient });
+    const run = startModelCallRun({
+      anthropic: deps.anthropic,
+      input,
+      request,
+      binding,
+      startedAt,
+      reportToolUse: deps.reportToolUse,
+      temporalClient: deps.temporalClient,
+    });
     return runResult(await run.outcome, run, binding, input);
   };
 }
@@ -242,7 +253,15 @@ export function createCallModelLocal(deps: CallModelDeps) {
     const request = materializeCachedRequest(input, deps.transcriptCache, await requestSetup(deps, input));
     if (!request) return { type: 'handoff', reason: 'cache_miss', elapsedMs: elapsedMs() };
     const binding = contextBinding(context, { attempt, overloadedBefore: 0, since: startedAt });
-    const run = startModelCallRun({ anthropic: deps.anthropic, input, request, binding, startedAt, reportToolUse: deps.reportToolUse, temporalClient: deps.temporalClient });
+    const run = startModelCallRun({
+      anthropic: deps.anthropic,
+      input,
+      request,
+      binding,
+      startedAt,
+      reportToolUse: deps.reportToolUse,
+      temporalClient: deps.temporalClient,
+    });
     let timer: NodeJS.Timeout | undefined;
     let graceTimer: NodeJS.Timeout | undefined;
     // A stream that has begun is not an instant answer (issue 19, item 16): FIRST_DELTA_GRACE_MS

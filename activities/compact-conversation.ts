@@ -22,7 +22,8 @@ export const OMITTED_ROUNDS_NOTE = '[The oldest part of this conversation was le
 
 /** The compaction request's messages: the window (minus `skip`), with the instruction last. */
 export function buildCompactMessages(window: ApiMessage[], instruction: string): ApiMessage[] {
-  const messages = window[0]?.role === 'assistant' ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: OMITTED_ROUNDS_NOTE }] }, ...window] : [...window];
+  const messages =
+    window[0]?.role === 'assistant' ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: OMITTED_ROUNDS_NOTE }] }, ...window] : [...window];
   const last = messages[messages.length - 1];
   const text: UserContentBlock = { type: 'text', text: instruction };
   if (last?.role === 'user' && Array.isArray(last.content)) {
@@ -66,14 +67,23 @@ export function createCompactConversation(deps: CallModelDeps) {
         setup.model,
         setup.options,
       );
-      const stream = deps.anthropic.messages.stream(params, { signal: context.cancellationSignal, ...(betas.length ? { headers: { 'anthropic-beta': betas.join(',') } } : {}) });
+      const stream = deps.anthropic.messages.stream(params, {
+        signal: context.cancellationSignal,
+        ...(betas.length ? { headers: { 'anthropic-beta': betas.join(',') } } : {}),
+      });
       let outputChars = 0;
       stream.on('text', (delta) => {
         outputChars += delta.length;
         context.heartbeat({ outputChars });
       });
       const final = toAssistantMessage(await stream.finalMessage());
-      return { type: 'summary', text: textOf({ type: 'assistant', uuid: '', message: final }), usage: final.usage, model: final.model, durationMs: Date.now() - startedAt };
+      return {
+        type: 'summary',
+        text: textOf({ type: 'assistant', uuid: '', message: final }),
+        usage: final.usage,
+        model: final.model,
+        durationMs: Date.now() - startedAt,
+      };
     } catch (error) {
       if (context.cancellationSignal.aborted || error instanceof Anthropic.APIUserAbortError) throw new CancelledFailure('Compaction cancelled');
       const tooLong = asPromptTooLong(error);

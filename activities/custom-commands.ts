@@ -59,7 +59,11 @@ export function parseCommandFile(text: string, name: string, scope: CustomComman
     return value === '' ? undefined : value;
   };
   const model = text_('model');
-  const firstLine = body.split('\n').find((line) => line.trim() !== '')?.trim().replace(/^#+\s*/, '');
+  const firstLine = body
+    .split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim()
+    .replace(/^#+\s*/, '');
   return {
     name,
     description: text_('description') ?? (firstLine ? truncate(firstLine, 100) : 'Custom command'),

@@ -12,7 +12,10 @@ const FILE_NAME = 'installation-id';
 /** The installation's hashed id, created on first use under `stateDir` (a read-only directory: a per-process id). */
 export async function hashedInstallationId(stateDir: string): Promise<string> {
   const file = path.join(stateDir, FILE_NAME);
-  let id = await readFile(file, 'utf8').then((text) => text.trim(), () => '');
+  let id = await readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    () => '',
+  );
   if (!id) {
     id = randomUUID();
     try {
@@ -20,7 +23,11 @@ export async function hashedInstallationId(stateDir: string): Promise<string> {
       // wx: two workers starting together keep the first one's id.
       await writeFile(file, `${id}\n`, { flag: 'wx', mode: 0o600 });
     } catch {
-      id = (await readFile(file, 'utf8').then((text) => text.trim(), () => '')) || id;
+      id =
+        (await readFile(file, 'utf8').then(
+          (text) => text.trim(),
+          () => '',
+        )) || id;
     }
   }
   return createHash('sha256').update(`durable-agent:${id}`).digest('hex');

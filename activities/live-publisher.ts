@@ -131,10 +131,7 @@ const backgroundFlushes = new Set<Promise<void>>();
 export async function settleLivePublishers(timeoutMs = 5_000): Promise<void> {
   if (backgroundFlushes.size === 0) return;
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled([...backgroundFlushes]),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
-  ]);
+  await Promise.race([Promise.allSettled([...backgroundFlushes]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
   clearTimeout(timer);
 }
 

@@ -42,7 +42,11 @@ export function memoryDescription(type: MemoryType): string {
 }
 
 /** The candidate files in reading order (pure: no file is touched). `rules` lists a rules directory's .md files. */
-export function memoryFileCandidates(cwd: string, home: string, managedPath: string | undefined): Array<{ path: string; type: MemoryType } | { rulesDir: string; type: MemoryType }> {
+export function memoryFileCandidates(
+  cwd: string,
+  home: string,
+  managedPath: string | undefined,
+): Array<{ path: string; type: MemoryType } | { rulesDir: string; type: MemoryType }> {
   const candidates: Array<{ path: string; type: MemoryType } | { rulesDir: string; type: MemoryType }> = [];
   if (managedPath) candidates.push({ path: managedPath, type: 'Managed' });
   candidates.push({ path: path.join(home, '.claude', 'CLAUDE.md'), type: 'User' }, { rulesDir: path.join(home, '.claude', 'rules'), type: 'User' });
@@ -153,9 +157,7 @@ export async function loadMemoryFiles(cwd: string, options: MemoryFileOptions = 
  * code spans or fenced code blocks.
  */
 export function memoryImports(content: string, directory: string, home: string): string[] {
-  const prose = content
-    .replace(/^ {0,3}(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:^ {0,3}\1[ \t]*$|(?![\s\S]))/gm, '')
-    .replace(/(`+)[\s\S]*?\1/g, '');
+  const prose = content.replace(/^ {0,3}(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:^ {0,3}\1[ \t]*$|(?![\s\S]))/gm, '').replace(/(`+)[\s\S]*?\1/g, '');
   const found: string[] = [];
   for (const match of prose.matchAll(/(?:^|\s)@((?:[^\s\\]|\\ )+)/g)) {
     const written = match[1].split('#')[0].replace(/\\ /g, ' ');

@@ -111,7 +111,10 @@ export function detachedBinding(attempt: number, log: RunBinding['log']): RunBin
 export type RunOutcome = { type: 'message'; message: Anthropic.Message } | { type: 'failed'; error: unknown; cancelled: boolean };
 
 export interface ToolUseReporter {
-  (target: NonNullable<CallModelInput['streamToolUses']>, report: { attempt: number; index: number; block: { type: 'tool_use'; id: string; name: string; input: unknown }; facts?: CallFacts }): Promise<void>;
+  (
+    target: NonNullable<CallModelInput['streamToolUses']>,
+    report: { attempt: number; index: number; block: { type: 'tool_use'; id: string; name: string; input: unknown }; facts?: CallFacts },
+  ): Promise<void>;
 }
 
 /** The request a CallModelInput refers to, as the API takes it. */
@@ -262,11 +265,18 @@ export class ModelCallRun {
       this.live = live;
       const { params, betas } = buildModelRequest(
         input,
-        { system: request.system, messages: request.messages, tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema, request.mcpTools) },
+        {
+          system: request.system,
+          messages: request.messages,
+          tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema, request.mcpTools),
+        },
         request.model,
         request.options,
       );
-      const stream = anthropic.messages.stream(params, { signal: this.controller.signal, ...(betas.length ? { headers: { 'anthropic-beta': betas.join(',') } } : {}) });
+      const stream = anthropic.messages.stream(params, {
+        signal: this.controller.signal,
+        ...(betas.length ? { headers: { 'anthropic-beta': betas.join(',') } } : {}),
+      });
       let blocks = 0;
       let outputChars = 0;
       stream.on('streamEvent', (event) => {
@@ -298,7 +308,11 @@ export class ModelCallRun {
         }
         if (input.streamToolUses && reportToolUse) {
           const target = input.streamToolUses;
-          const report = { attempt: this.binding.attempt, index: blocks - 1, block: { type: 'tool_use' as const, id: block.id, name: block.name, input: block.input } };
+          const report = {
+            attempt: this.binding.attempt,
+            index: blocks - 1,
+            block: { type: 'tool_use' as const, id: block.id, name: block.name, input: block.input },
+          };
           const reportAt = Date.now() + STREAMED_TOOL_REPORT_DELAY_MS;
           reports = reports.then(async (reporting) => {
             if (!reporting || !(await stillStreamingAt(reportAt))) return false;
@@ -307,7 +321,11 @@ export class ModelCallRun {
             if (ended) return false;
             try {
               const facts = target.permissionFacts
-                ? await gatherCallFacts({ toolUseId: block.id, name: block.name, input: block.input }, target.permissionFacts.cwd, target.permissionFacts.homeDir)
+                ? await gatherCallFacts(
+                    { toolUseId: block.id, name: block.name, input: block.input },
+                    target.permissionFacts.cwd,
+                    target.permissionFacts.homeDir,
+                  )
                 : undefined;
               // A command that may change things is unsafe: neither it nor any later call is reported.
               if (judgedOnFacts && !isToolUseStartableEarly(block, facts)) return false;
@@ -327,9 +345,11 @@ export class ModelCallRun {
       // The deltas reach the workflow before the message does: readers never see them after it.
       if (live) {
         const publisher = live;
-        await heartbeatingWhileBound(() => this.binding, publisher.close(), () => ({ overloaded: this.binding.overloadedBefore })).catch((error: unknown) =>
-          this.binding.log.warn('Could not publish the last deltas', { error: String(error) }),
-        );
+        await heartbeatingWhileBound(
+          () => this.binding,
+          publisher.close(),
+          () => ({ overloaded: this.binding.overloadedBefore }),
+        ).catch((error: unknown) => this.binding.log.warn('Could not publish the last deltas', { error: String(error) }));
       }
       return { type: 'message', message: final };
     } catch (error) {

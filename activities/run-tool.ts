@@ -264,7 +264,9 @@ function askConversation(client: Client | undefined, context: Context, toolUseId
   if (!client || context.info.isLocal || workflowId === undefined) return undefined;
   return async (host, port) => {
     const request: NetworkRequest = { toolUseId, host, port };
-    const answer = await client.workflow.getHandle(workflowId).executeUpdate<NetworkRequestAnswer, [NetworkRequest]>(NETWORK_REQUEST_UPDATE, { args: [request] });
+    const answer = await client.workflow
+      .getHandle(workflowId)
+      .executeUpdate<NetworkRequestAnswer, [NetworkRequest]>(NETWORK_REQUEST_UPDATE, { args: [request] });
     return answer.behavior === 'allow';
   };
 }

@@ -87,7 +87,9 @@ export function isHostLocalAddress(address: string): boolean {
  * on 7233) answers on each of them as on loopback.
  */
 function hostInterfaceAddresses(): Set<string> {
-  const addresses = Object.values(os.networkInterfaces()).flatMap((entries) => entries ?? []).map((entry) => normalizeHost(entry.address));
+  const addresses = Object.values(os.networkInterfaces())
+    .flatMap((entries) => entries ?? [])
+    .map((entry) => normalizeHost(entry.address));
   return new Set(addresses.filter((address) => address !== undefined));
 }
 
@@ -141,7 +143,8 @@ export async function resolveTarget(
   // through `*` or `*.domain`: on the list, or approved by name when asked.
   const named = !listed || allowedDomains.some((entry) => !entry.trim().startsWith('*') && domainAllowed(name, [entry]));
   const own = (address: string) => !named && containsAddress(ownAddresses, address);
-  if (addresses.some((address) => isHostLocalAddress(address) || own(address))) return { refused: `${name} is an address of this host (loopback, one of its interfaces', link-local or unspecified), which the sandbox never reaches` };
+  if (addresses.some((address) => isHostLocalAddress(address) || own(address)))
+    return { refused: `${name} is an address of this host (loopback, one of its interfaces', link-local or unspecified), which the sandbox never reaches` };
   const temporal = new Set([...forbidden].filter((entry) => entry.endsWith(`:${port}`)).map((entry) => entry.slice(0, -`:${port}`.length)));
   if (addresses.some((address) => containsAddress(temporal, address))) return { refused: `${name}:${port} is the worker's Temporal server` };
   if (!listed && !(await askDomain!(name, port).catch(() => false))) {
@@ -178,7 +181,13 @@ let socat: Promise<string | undefined> | undefined;
 /** socat in a system directory the sandbox shows read-only (a binary under the workspace could be swapped by a command). */
 async function findSocat(): Promise<string | undefined> {
   for (const candidate of ['/usr/bin/socat', '/bin/socat', '/usr/local/bin/socat']) {
-    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
   }
   return undefined;
 }
@@ -217,7 +226,11 @@ export async function startDomainProxy(allowedDomains: readonly string[], env: N
   const answers = new Map<string, Promise<boolean>>();
   const ask: AskDomain | undefined = askDomain
     ? (host, port) => {
-        if (!answers.has(host)) answers.set(host, askDomain(host, port).catch(() => false));
+        if (!answers.has(host))
+          answers.set(
+            host,
+            askDomain(host, port).catch(() => false),
+          );
         return answers.get(host)!;
       }
     : undefined;
@@ -233,24 +246,31 @@ export async function startDomainProxy(allowedDomains: readonly string[], env: N
     }
     const port = Number(target.port || 80);
     const resolved: ProxyTarget =
-      target.protocol === 'http:' ? await resolveTarget(target.hostname, port, allowedDomains, forbidden, ownAddresses, ask) : { refused: `${target.protocol} is not proxied` };
+      target.protocol === 'http:'
+        ? await resolveTarget(target.hostname, port, allowedDomains, forbidden, ownAddresses, ask)
+        : { refused: `${target.protocol} is not proxied` };
     if ('refused' in resolved) {
       refused.push({ target: `${target.hostname}:${port}`, reason: resolved.refused });
       response.writeHead(403, { 'content-type': 'text/plain' }).end(`Blocked by the sandbox: ${resolved.refused}\n`);
       return;
     }
     // To the vetted address (a second lookup could answer differently), with the original Host header.
-    const upstream = http.request({ host: resolved.address, port, path: `${target.pathname}${target.search}`, method: request.method, headers: request.headers }, (reply) => {
-      response.writeHead(reply.statusCode ?? 502, reply.headers);
-      reply.pipe(response);
-    });
-    upstream.on('error', (error) => response.headersSent ? response.destroy() : response.writeHead(502).end(`${error.message}\n`));
+    const upstream = http.request(
+      { host: resolved.address, port, path: `${target.pathname}${target.search}`, method: request.method, headers: request.headers },
+      (reply) => {
+        response.writeHead(reply.statusCode ?? 502, reply.headers);
+        reply.pipe(response);
+      },
+    );
+    upstream.on('error', (error) => (response.headersSent ? response.destroy() : response.writeHead(502).end(`${error.message}\n`)));
     request.pipe(upstream);
   });
   server.on('connect', async (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     client.on('error', () => undefined);
     const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(request.url ?? '');
-    const resolved: ProxyTarget = match ? await resolveTarget(match[1], Number(match[2]), allowedDomains, forbidden, ownAddresses, ask) : { refused: 'CONNECT takes host:port' };
+    const resolved: ProxyTarget = match
+      ? await resolveTarget(match[1], Number(match[2]), allowedDomains, forbidden, ownAddresses, ask)
+      : { refused: 'CONNECT takes host:port' };
     if (!match || 'refused' in resolved) {
       refused.push({ target: request.url ?? '?', reason: 'refused' in resolved ? resolved.refused : '' });
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nBlocked by the sandbox: ${'refused' in resolved ? resolved.refused : ''}\n`);

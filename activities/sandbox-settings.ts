@@ -93,7 +93,9 @@ export function mergeSandboxSettings(layers: readonly SandboxSettingsLayer[], co
 function applyLayer(into: SandboxSettings, layer: SandboxSettingsLayer, value: Record<string, unknown>, context: MergeContext, warnings: string[]): void {
   const { origin, trusted } = layer;
   const refuse = (key: string, why: string) =>
-    warnings.push(`${origin}: sandbox.${key} ignored: ${why}; only your user settings (~/.claude/settings.json) or the conversation's own config may weaken the sandbox.`);
+    warnings.push(
+      `${origin}: sandbox.${key} ignored: ${why}; only your user settings (~/.claude/settings.json) or the conversation's own config may weaken the sandbox.`,
+    );
   const boolean = (key: 'enabled' | 'failIfUnavailable' | 'allowUnsandboxedCommands', weakerWhen: boolean) => {
     const raw = value[key];
     if (raw === undefined) return;

@@ -168,11 +168,16 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind]);
   const args = [
     ...(plan.user ? ['--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid)] : []),
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
     ...PROC_READ_ONLY.flatMap((entry) => ['--ro-bind-try', entry, entry]),
-    '--tmpfs', '/tmp',
+    '--tmpfs',
+    '/tmp',
     '--unshare-pid',
     // Its own System V IPC and POSIX message queues: the worker's (its user's) shared memory and
     // queues would otherwise be its to read, change and remove (the sandbox user maps to the worker's).
@@ -187,7 +192,8 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
     // it (TIOCSTI), which the person's shell or chat then reads as their own input, outside the sandbox.
     '--new-session',
     // The worker may run as root: without this, the command could remount / read-write.
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
   ];
   // Remounted read-only only after every mount point inside them was created.
   const remounts: string[] = [];
@@ -271,11 +277,22 @@ async function probe(env: NodeJS.ProcessEnv): Promise<SandboxAvailability> {
 export async function findOnPath(program: string, searchPath: string, cwd = '/'): Promise<string | undefined> {
   if (program.includes('/')) {
     const candidate = path.resolve(cwd, program);
-    return (await access(candidate, constants.X_OK).then(() => true, () => false)) ? candidate : undefined;
+    return (await access(candidate, constants.X_OK).then(
+      () => true,
+      () => false,
+    ))
+      ? candidate
+      : undefined;
   }
   for (const directory of searchPath.split(':').filter(Boolean)) {
     const candidate = path.join(directory, program);
-    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
   }
   return undefined;
 }
@@ -364,7 +381,11 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     return { notices, description: `unsandboxed: ${SANDBOX_ENVIRONMENT_VARIABLE}=off on this worker` };
   }
   if (!settings.enabled) return { notices, description: 'unsandboxed: sandbox.enabled is false' };
-  if (request.command !== undefined && settings.excludedCommands.length > 0 && isExcludedCommand(await commandFacts(request.command, request.cwd, home), settings.excludedCommands)) {
+  if (
+    request.command !== undefined &&
+    settings.excludedCommands.length > 0 &&
+    isExcludedCommand(await commandFacts(request.command, request.cwd, home), settings.excludedCommands)
+  ) {
     return { notices, description: 'unsandboxed: the command is in sandbox.excludedCommands' };
   }
   if (request.dangerouslyDisableSandbox) {
@@ -377,11 +398,17 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
       unavailableWarned = true;
       console.warn(
         `durable-agent worker: the Bash sandbox is unavailable: ${available.reason}. ` +
-          (settings.failIfUnavailable ? 'Commands are refused (sandbox.failIfUnavailable).' : 'Commands run UNSANDBOXED (set sandbox.failIfUnavailable to refuse them).'),
+          (settings.failIfUnavailable
+            ? 'Commands are refused (sandbox.failIfUnavailable).'
+            : 'Commands run UNSANDBOXED (set sandbox.failIfUnavailable to refuse them).'),
       );
     }
     if (settings.failIfUnavailable) {
-      return { notices, refusal: `Not run: the sandbox is unavailable on this host (${available.reason}) and sandbox.failIfUnavailable is true.`, description: 'refused: no sandbox' };
+      return {
+        notices,
+        refusal: `Not run: the sandbox is unavailable on this host (${available.reason}) and sandbox.failIfUnavailable is true.`,
+        description: 'refused: no sandbox',
+      };
     }
     notices.push(`[ran WITHOUT the sandbox: ${available.reason}]`);
     return { notices, description: 'unsandboxed: sandbox unavailable' };
@@ -438,7 +465,13 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     };
   }
   return {
-    launch: { program: available.bwrap!, args: bwrapArguments({ ...plan, readOnly, gitExcludes }), env: environment, release: releasePlaceholders, networkOff: true },
+    launch: {
+      program: available.bwrap!,
+      args: bwrapArguments({ ...plan, readOnly, gitExcludes }),
+      env: environment,
+      release: releasePlaceholders,
+      networkOff: true,
+    },
     notices,
     description: 'sandboxed (network off)',
   };
@@ -673,7 +706,15 @@ export async function acquirePlaceholders(
 async function makePlaceholder(entry: { path: string; kind: PlaceholderKind }): Promise<PlaceholderOutcome> {
   await removals.get(entry.path);
   const parents: string[] = [];
-  for (let parent = path.dirname(entry.path); !(await lstat(parent).then(() => true, () => false)); parent = path.dirname(parent)) parents.unshift(parent);
+  for (
+    let parent = path.dirname(entry.path);
+    !(await lstat(parent).then(
+      () => true,
+      () => false,
+    ));
+    parent = path.dirname(parent)
+  )
+    parents.unshift(parent);
   const made: string[] = [];
   try {
     for (const parent of parents) {
@@ -767,11 +808,15 @@ function uniqueBy<T>(entries: readonly T[], key: (entry: T) => string): T[] {
  */
 export function sandboxedArgv(launch: SandboxLaunch, program: string, args: readonly string[]): [string, string[]] {
   if (!launch.forwarder) return [launch.program, [...launch.args, program, ...args]];
-  return [launch.program, [...launch.args, 'bash', '-c', SANDBOX_EXEC_WITH_FORWARDER, 'durable-agent-sandbox', launch.forwarder.program, ...launch.forwarder.args, program, ...args]];
+  return [
+    launch.program,
+    [...launch.args, 'bash', '-c', SANDBOX_EXEC_WITH_FORWARDER, 'durable-agent-sandbox', launch.forwarder.program, ...launch.forwarder.args, program, ...args],
+  ];
 }
 
 /** What a command prints when it found no network (curl, git, npm, pip, Node, Python). */
-const NO_NETWORK_OUTPUT = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|EAI_AGAIN|ENETUNREACH|No address associated with hostname|Failed to establish a new connection|Couldn't connect to server/;
+const NO_NETWORK_OUTPUT =
+  /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|EAI_AGAIN|ENETUNREACH|No address associated with hostname|Failed to establish a new connection|Couldn't connect to server/;
 /** What git prints when it could not change the read-only `.git`. */
 const READ_ONLY_GIT_OUTPUT = /\.git\b[^\n]*(Read-only file system|Permission denied)|(Read-only file system|Permission denied)[^\n]*\.git\b/;
 
@@ -783,18 +828,24 @@ const READ_ONLY_GIT_OUTPUT = /\.git\b[^\n]*(Read-only file system|Permission den
 export function sandboxResultNotices(launch: SandboxLaunch | undefined, run: { exitCode: number | null; stdout: string; stderr: string }): string[] {
   if (!launch) return [];
   const notices: string[] = [];
-  const howToAllow = 'To allow a domain, add it to sandbox.network.allowedDomains in your user settings (~/.claude/settings.json) or the conversation\'s config';
+  const howToAllow = "To allow a domain, add it to sandbox.network.allowedDomains in your user settings (~/.claude/settings.json) or the conversation's config";
   const refused = [...new Map((launch.refusedRequests ?? []).map((entry) => [entry.target, entry.reason])).entries()];
   if (refused.length > 0) {
-    notices.push(`[sandbox: network requests blocked: ${refused.map(([target, reason]) => `${target} (${reason})`).join('; ')}. ${howToAllow} (this host's own addresses are never reachable).]`);
+    notices.push(
+      `[sandbox: network requests blocked: ${refused.map(([target, reason]) => `${target} (${reason})`).join('; ')}. ${howToAllow} (this host's own addresses are never reachable).]`,
+    );
   }
   if (run.exitCode === 0) return notices;
   const output = `${run.stdout}\n${run.stderr}`;
   if (launch.networkOff && NO_NETWORK_OUTPUT.test(output)) {
-    notices.push(`[sandbox: commands run with no network (sandbox.network.allowedDomains is empty). ${howToAllow}, or run the command with dangerouslyDisableSandbox: true (it asks the user).]`);
+    notices.push(
+      `[sandbox: commands run with no network (sandbox.network.allowedDomains is empty). ${howToAllow}, or run the command with dangerouslyDisableSandbox: true (it asks the user).]`,
+    );
   }
   if (READ_ONLY_GIT_OUTPUT.test(output)) {
-    notices.push('[sandbox: .git is read-only in the sandbox, so commits and other changes to the repository fail here; run them with dangerouslyDisableSandbox: true (it asks the user).]');
+    notices.push(
+      '[sandbox: .git is read-only in the sandbox, so commits and other changes to the repository fail here; run them with dangerouslyDisableSandbox: true (it asks the user).]',
+    );
   }
   return notices;
 }

@@ -54,7 +54,12 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     workingDirectories: settings.permissions.additionalDirectories,
     isReadDenied: (realPath: string) => readDeny.some((pattern) => pathMatchesRule(pattern, realPath, { cwd, homeDir: home })),
   };
-  const [memory, git, agents, commands] = await Promise.all([loadMemoryFiles(cwd, memoryOptions), readGitStatus(cwd), readAgents(cwd), readCustomCommands(cwd)]);
+  const [memory, git, agents, commands] = await Promise.all([
+    loadMemoryFiles(cwd, memoryOptions),
+    readGitStatus(cwd),
+    readAgents(cwd),
+    readCustomCommands(cwd),
+  ]);
   const memoryFiles = memory.files;
   const warnings = [
     ...(workspaceTrust.ignored ? [untrustedWorkspaceLine(cwd, workspaceTrust.ignored)] : []),

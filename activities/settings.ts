@@ -165,7 +165,10 @@ function readPermissions(value: unknown, origin: PermissionsOrigin, into: Permis
     const rules = record[list];
     if (rules === undefined) continue;
     // A deny or ask rule that cannot be read is an error (issue 29: fail closed); an allow rule only a warning.
-    const report = list === 'allow' ? (text: string) => warnings.push(`${text}; it was ignored.`) : (text: string) => errors.push(`${text}, so the ${list} rules cannot be applied.`);
+    const report =
+      list === 'allow'
+        ? (text: string) => warnings.push(`${text}; it was ignored.`)
+        : (text: string) => errors.push(`${text}, so the ${list} rules cannot be applied.`);
     if (!Array.isArray(rules)) {
       report(`${file}: permissions.${list} must be an array of rules`);
       continue;
@@ -180,7 +183,9 @@ function readPermissions(value: unknown, origin: PermissionsOrigin, into: Permis
       // Issue 29: a workspace's allow rule never reaches outside it (Write(//abs/**), Read(~/.ssh/**), Edit(/../x)).
       const outside = list === 'allow' && source !== 'user' ? pathRuleReachOutside(rule as string, { cwd, homeDir: into.homeDir }) : undefined;
       if (outside) {
-        warnings.push(`${file}: permissions.allow[${index}] ${JSON.stringify(rule)} ignored: ${outside}, and a project's settings cannot allow anything outside the workspace. Use --allowed-tools, or ~/.claude/settings.json, if you mean it.`);
+        warnings.push(
+          `${file}: permissions.allow[${index}] ${JSON.stringify(rule)} ignored: ${outside}, and a project's settings cannot allow anything outside the workspace. Use --allowed-tools, or ~/.claude/settings.json, if you mean it.`,
+        );
         return;
       }
       into[list].push({ rule: rule as string, source: SOURCE_NAMES[source] } satisfies RuleWithSource);

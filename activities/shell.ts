@@ -110,8 +110,7 @@ const SANDBOX_SHELL =
   'exit $status';
 /** Waits (up to 5 s) until the allowed-domains proxy's forwarder listens inside the sandbox. */
 const WAIT_FOR_FORWARDER =
-  'for ((attempt = 0; attempt < 500; attempt++)); do ' +
-  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ';
+  'for ((attempt = 0; attempt < 500; attempt++)); do ' + '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ';
 /**
  * The same, first starting the allowed-domains proxy's forwarder (`$2 $3 $4`, activities/
  * sandbox-network.ts) and waiting until it listens; neither it nor a connection's process it
@@ -313,7 +312,11 @@ export class OutputCapture {
   }
 
   text(stream: 'stdout' | 'stderr'): string {
-    const of = (chunks: CapturedChunk[]) => chunks.filter((chunk) => chunk.stream === stream).map((chunk) => chunk.text).join('');
+    const of = (chunks: CapturedChunk[]) =>
+      chunks
+        .filter((chunk) => chunk.stream === stream)
+        .map((chunk) => chunk.text)
+        .join('');
     const omitted = this.omitted[stream];
     return of(this.head) + (omitted > 0 ? omittedOutputMarker(omitted) : '') + of(this.tail.slice(this.tailStart));
   }
@@ -331,7 +334,19 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
   const [program, args] = !sandbox
     ? ['bash', ['-c', options.command]]
     : sandbox.forwarder
-      ? [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL_WITH_FORWARDER, 'durable-agent-sandbox', options.command, sandbox.forwarder.program, ...sandbox.forwarder.args]]
+      ? [
+          sandbox.program,
+          [
+            ...sandbox.args,
+            'bash',
+            '-c',
+            SANDBOX_SHELL_WITH_FORWARDER,
+            'durable-agent-sandbox',
+            options.command,
+            sandbox.forwarder.program,
+            ...sandbox.forwarder.args,
+          ],
+        ]
       : [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL, 'durable-agent-sandbox', options.command]];
   const child = spawn(program, args, {
     cwd: options.cwd,
@@ -361,7 +376,10 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
   // stdout and stderr are always piped (see spawn above).
   const stdout = child.stdout!;
   const stderr = child.stderr!;
-  for (const [stream, pipe] of [['stdout', stdout], ['stderr', stderr]] as const) {
+  for (const [stream, pipe] of [
+    ['stdout', stdout],
+    ['stderr', stderr],
+  ] as const) {
     const decoder = new StringDecoder('utf8');
     pipe.on('data', (chunk: Buffer) => {
       const text = decoder.write(chunk);

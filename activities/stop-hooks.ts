@@ -8,13 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RunStopHooksInput, RunStopHooksResult, StopHookOutcome } from '../common/activity-types';
 import { parseHookJson } from '../common/hooks';
-import {
-  DEFAULT_HOOK_TIMEOUT_SECONDS,
-  HOOK_OUTPUT_PREVIEW_CHARS,
-  MAX_HOOK_TIMEOUT_SECONDS,
-  boundHookOutput,
-  runHookProcesses,
-} from './hooks/runner';
+import { DEFAULT_HOOK_TIMEOUT_SECONDS, HOOK_OUTPUT_PREVIEW_CHARS, MAX_HOOK_TIMEOUT_SECONDS, boundHookOutput, runHookProcesses } from './hooks/runner';
 
 // Kept exported from here: callers and tests of the Stop hook path import them from this module.
 export { DEFAULT_HOOK_TIMEOUT_SECONDS, HOOK_OUTPUT_PREVIEW_CHARS, MAX_HOOK_TIMEOUT_SECONDS, boundHookOutput };
@@ -78,10 +72,7 @@ async function runStopHooksIn(stateDir: string, input: RunStopHooksInput): Promi
 }
 
 /** Claude Code's hook output protocol, as a pure function of one run. */
-export function interpretHookRun(
-  command: string,
-  run: { exitCode: number | null; stdout: string; stderr: string; timedOut: boolean },
-): StopHookOutcome {
+export function interpretHookRun(command: string, run: { exitCode: number | null; stdout: string; stderr: string; timedOut: boolean }): StopHookOutcome {
   const outcome: StopHookOutcome = { command, exitCode: run.exitCode, stdout: run.stdout, stderr: run.stderr };
   if (run.timedOut) {
     outcome.nonBlockingError = 'timed out';
@@ -102,10 +93,8 @@ export function interpretHookRun(
       if (typeof json.stopReason === 'string') outcome.stopReason = json.stopReason.slice(0, MAX_REASON_CHARS);
     }
     if (json.decision === 'block') {
-      outcome.blockingError =
-        typeof json.reason === 'string' && json.reason ? json.reason.slice(0, MAX_REASON_CHARS) : `Blocked by Stop hook "${command}"`;
+      outcome.blockingError = typeof json.reason === 'string' && json.reason ? json.reason.slice(0, MAX_REASON_CHARS) : `Blocked by Stop hook "${command}"`;
     }
   }
   return outcome;
 }
-

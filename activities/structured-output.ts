@@ -37,6 +37,7 @@ export function structuredOutputVerdict({ schema, input }: CheckStructuredOutput
     .filter((error) => !result.errors.some((other) => other !== error && other.keywordLocation.startsWith(`${error.keywordLocation}/`)))
     .map((error) => `${error.instanceLocation === '#' ? 'root' : error.instanceLocation.replace(/^#\//, '').replaceAll('/', '.')}: ${error.error}`);
   const listed = [...new Set(problems)];
-  const shown = listed.slice(0, MAX_LISTED_PROBLEMS).join('; ') + (listed.length > MAX_LISTED_PROBLEMS ? `; and ${listed.length - MAX_LISTED_PROBLEMS} more` : '');
+  const shown =
+    listed.slice(0, MAX_LISTED_PROBLEMS).join('; ') + (listed.length > MAX_LISTED_PROBLEMS ? `; and ${listed.length - MAX_LISTED_PROBLEMS} more` : '');
   return { valid: false, error: `The output does not match the required schema: ${shown}` };
 }

@@ -42,7 +42,11 @@ export interface JournalEntry {
 /** Where a workspace's journal and persisted tool results live, outside the workspace itself. */
 export function workspaceStateDir(stateDir: string, cwd: string): string {
   const resolved = path.resolve(cwd);
-  const slug = resolved.replace(/[^a-zA-Z0-9]+/g, '-').replace(/^-|-$/g, '').slice(-60) || 'root';
+  const slug =
+    resolved
+      .replace(/[^a-zA-Z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(-60) || 'root';
   const hash = createHash('sha256').update(resolved).digest('hex').slice(0, 10);
   return path.join(stateDir, 'workspaces', `${slug}-${hash}`);
 }
@@ -114,7 +118,14 @@ export function resumption(previous: JournalEntry): Resumption {
 export function interruptedWriteOutcome(effect: Extract<ToolEffect, { kind: 'file' }>, now: FileVersion): 'done' | 'not-begun' | 'torn' | 'conflict' {
   if (sameVersion(now, effect.after)) return 'done';
   if (sameVersion(now, effect.before)) return 'not-begun';
-  if (effect.afterText !== undefined && now.exists && !('other' in now) && effect.after.exists && !('other' in effect.after) && now.bytes < effect.after.bytes) {
+  if (
+    effect.afterText !== undefined &&
+    now.exists &&
+    !('other' in now) &&
+    effect.after.exists &&
+    !('other' in effect.after) &&
+    now.bytes < effect.after.bytes
+  ) {
     const prefix = Buffer.from(effect.afterText, 'utf8').subarray(0, now.bytes);
     if (sameVersion(now, textVersion(prefix))) return 'torn';
   }

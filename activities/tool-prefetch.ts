@@ -42,32 +42,39 @@ export async function prefetchTools(
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new Error(`prefetched tool calls not done within ${deadlineMs} ms`)), deadlineMs);
   try {
-    const results = await mapWithConcurrency(
-      calls,
-      plan.maxConcurrency ?? calls.length,
-      async (call): Promise<PrefetchedToolResult | undefined> => {
-        try {
-          // Decided again on the facts of where it acts (real paths: issue 17), as the workflow's gate will decide.
-          const facts = plan.permission ? await gatherCallFacts({ toolUseId: call.id, name: call.name, input: call.input }, plan.cwd, plan.permission.homeDir) : undefined;
-          if (plan.permission && !allowedWithoutAsking(call, plan.permission, facts)) return undefined;
-          const access = plan.permission ? toolAccessFor(plan.permission, facts) : undefined;
-          const result = await runTool(
-            { conversationId, toolUseId: call.id, name: call.name, input: call.input, cwd: plan.cwd, maxResultSizeChars: call.maxResultSizeChars, stream: plan.stream, ...(access && { access }) },
-            deadline.signal,
-          );
-          // Stopped by the deadline: whatever came back is not the call's real outcome.
-          if (deadline.signal.aborted) return undefined;
-          return {
+    const results = await mapWithConcurrency(calls, plan.maxConcurrency ?? calls.length, async (call): Promise<PrefetchedToolResult | undefined> => {
+      try {
+        // Decided again on the facts of where it acts (real paths: issue 17), as the workflow's gate will decide.
+        const facts = plan.permission
+          ? await gatherCallFacts({ toolUseId: call.id, name: call.name, input: call.input }, plan.cwd, plan.permission.homeDir)
+          : undefined;
+        if (plan.permission && !allowedWithoutAsking(call, plan.permission, facts)) return undefined;
+        const access = plan.permission ? toolAccessFor(plan.permission, facts) : undefined;
+        const result = await runTool(
+          {
+            conversationId,
             toolUseId: call.id,
-            result: { content: result.content, isError: result.isError, ...(result.persistedPath !== undefined && { persistedPath: result.persistedPath }) },
-            ...(facts && { facts }),
-          };
-        } catch (error) {
-          if (error instanceof CancelledFailure) throw error;
-          return undefined;
-        }
-      },
-    );
+            name: call.name,
+            input: call.input,
+            cwd: plan.cwd,
+            maxResultSizeChars: call.maxResultSizeChars,
+            stream: plan.stream,
+            ...(access && { access }),
+          },
+          deadline.signal,
+        );
+        // Stopped by the deadline: whatever came back is not the call's real outcome.
+        if (deadline.signal.aborted) return undefined;
+        return {
+          toolUseId: call.id,
+          result: { content: result.content, isError: result.isError, ...(result.persistedPath !== undefined && { persistedPath: result.persistedPath }) },
+          ...(facts && { facts }),
+        };
+      } catch (error) {
+        if (error instanceof CancelledFailure) throw error;
+        return undefined;
+      }
+    });
     const done = results.filter((result): result is PrefetchedToolResult => result !== undefined);
     return done.length > 0 ? done : undefined;
   } finally {
@@ -82,7 +89,9 @@ export async function prefetchTools(
 async function factsOfShellCalls(message: AssistantApiMessage, plan: ToolPrefetchPlan): Promise<Map<string, CallFacts> | undefined> {
   const calls = callsJudgedOnFacts(message.content, plan);
   if (calls.length === 0) return undefined;
-  const facts = await Promise.all(calls.map((call) => gatherCallFacts({ toolUseId: call.id, name: call.name, input: call.input }, plan.cwd, plan.permission?.homeDir)));
+  const facts = await Promise.all(
+    calls.map((call) => gatherCallFacts({ toolUseId: call.id, name: call.name, input: call.input }, plan.cwd, plan.permission?.homeDir)),
+  );
   return new Map(facts.map((fact) => [fact.toolUseId, fact]));
 }
 

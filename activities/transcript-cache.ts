@@ -53,7 +53,9 @@ export const DIGEST_MISMATCH = 'TranscriptDigestMismatch';
 
 /** Same chain as `chainDigestOfJson` in common/digest.ts, with node:crypto's faster SHA-256. */
 function link(previous: string, message: TranscriptMessage): string {
-  return createHash('sha256').update(`${previous}\n${JSON.stringify(message)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${previous}\n${JSON.stringify(message)}`)
+    .digest('hex');
 }
 
 export class TranscriptCache {
@@ -104,11 +106,7 @@ export class TranscriptCache {
    * The first `ref.length` messages of the conversation's transcript, verified against
    * `ref.digest`; fetched from `source` where the cache has less or something else.
    */
-  async materialize(
-    conversationId: string,
-    ref: { length: number; digest: string },
-    source: TranscriptSource | undefined,
-  ): Promise<TranscriptMessage[]> {
+  async materialize(conversationId: string, ref: { length: number; digest: string }, source: TranscriptSource | undefined): Promise<TranscriptMessage[]> {
     const cached = this.conversations.get(conversationId);
     if (cached && cached.messages.length >= ref.length && cached.chain[ref.length] === ref.digest) {
       this.stats.hits++;

@@ -66,7 +66,8 @@ export async function recordWorkspaceTrust(cwd: string, home: string): Promise<{
   if (read.kind === 'invalid') throw new Error(`${read.error}; the workspace's trust was not recorded. Fix the file and try again.`);
   const state = read.kind === 'object' ? read.value : {};
   const directory = await workspaceKey(cwd);
-  const projects = typeof state.projects === 'object' && state.projects !== null && !Array.isArray(state.projects) ? (state.projects as Record<string, unknown>) : {};
+  const projects =
+    typeof state.projects === 'object' && state.projects !== null && !Array.isArray(state.projects) ? (state.projects as Record<string, unknown>) : {};
   const entry = typeof projects[directory] === 'object' && projects[directory] !== null ? (projects[directory] as Record<string, unknown>) : {};
   const next = { ...state, projects: { ...projects, [directory]: { ...entry, hasTrustDialogAccepted: true } } };
   await writeJsonFile(file, next, 0o600);
@@ -97,8 +98,12 @@ export async function settingsIgnoredWithoutTrust(cwd: string, sources: readonly
     if (source === 'user') continue;
     const read = await readJsonObjectFile(file);
     if (read.kind !== 'object') continue;
-    const permissions = typeof read.value.permissions === 'object' && read.value.permissions !== null ? (read.value.permissions as Record<string, unknown>) : {};
-    const hooks = Object.values(parseHookSettings(read.value.hooks, file).hooks).reduce((total, matchers) => total + matchers.reduce((sum, matcher) => sum + matcher.hooks.length, 0), 0);
+    const permissions =
+      typeof read.value.permissions === 'object' && read.value.permissions !== null ? (read.value.permissions as Record<string, unknown>) : {};
+    const hooks = Object.values(parseHookSettings(read.value.hooks, file).hooks).reduce(
+      (total, matchers) => total + matchers.reduce((sum, matcher) => sum + matcher.hooks.length, 0),
+      0,
+    );
     ignored.push({
       file,
       allowRules: count(permissions.allow),
@@ -141,6 +146,6 @@ export function describeIgnoredSettings(ignored: readonly IgnoredSettings[], cwd
 export function untrustedWorkspaceLine(cwd: string, ignored: string): string {
   return (
     `Workspace ${cwd} is not trusted, so its own settings were not applied: ${ignored} (its deny and ask rules were). ` +
-    'If you trust this folder, run again with --trust (recorded in ~/.claude.json, as Claude Code\'s trust dialog records it).'
+    "If you trust this folder, run again with --trust (recorded in ~/.claude.json, as Claude Code's trust dialog records it)."
   );
 }

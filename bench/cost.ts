@@ -41,7 +41,12 @@ const fileName = (index: number) => `c${index}.txt`;
 
 function fileContent(): string {
   const lines: string[] = [];
-  for (let line = 0; line < FILE_BYTES / LINE_BYTES; line++) lines.push(randomBytes(LINE_BYTES / 2).toString('hex').slice(0, LINE_BYTES - 1));
+  for (let line = 0; line < FILE_BYTES / LINE_BYTES; line++)
+    lines.push(
+      randomBytes(LINE_BYTES / 2)
+        .toString('hex')
+        .slice(0, LINE_BYTES - 1),
+    );
   return `${lines.join('\n')}\n`;
 }
 
@@ -113,7 +118,10 @@ async function main(): Promise<void> {
     });
   }
   const body = [
-    markdownTable(['steps', 'breakpoints', 'requests', 'input', 'cache writes', 'cache reads', 'input-equivalent', 'dollars (in + out)', '÷ Claude Code'], rows),
+    markdownTable(
+      ['steps', 'breakpoints', 'requests', 'input', 'cache writes', 'cache reads', 'input-equivalent', 'dollars (in + out)', '÷ Claude Code'],
+      rows,
+    ),
     '',
     `Model ${DEFAULT_MODEL} (the default). Input-equivalent = input + 1.25 × writes + 0.1 × reads, in the scripted server's chars/4 tokens. ` +
       `"as sent" is the engine now (breakpoints on the system prompt and on the last message); "system only" the engine before issue 18; "off" no caching. ` +

@@ -18,7 +18,11 @@ const iterations = Number(process.argv[2] ?? 50);
 /** Source text from the repository, repeated/cut to `bytes`. */
 function sourceText(bytes: number): string {
   const files = ['workflows', 'activities', 'client']
-    .flatMap((dir) => readdirSync(path.join(ROOT, dir)).filter((name) => name.endsWith('.ts')).map((name) => path.join(ROOT, dir, name)))
+    .flatMap((dir) =>
+      readdirSync(path.join(ROOT, dir))
+        .filter((name) => name.endsWith('.ts'))
+        .map((name) => path.join(ROOT, dir, name)),
+    )
     .map((file) => readFileSync(file, 'utf8'));
   let text = files.join('\n');
   while (text.length < bytes) text += text;
@@ -62,7 +66,11 @@ async function measure(name: string, payload: Payload, codec: EncryptionCodec) {
 async function main() {
   const codec = new EncryptionCodec(parseKeyRing(`bench:${randomBytes(32).toString('base64')}`, 'bench'));
   const rows = [
-    await measure('small JSON (a signal: prompt + uuid)', defaultPayloadConverter.toPayload({ prompt: 'Fix the failing test in src/math.ts', uuid: 'a'.repeat(36) }), codec),
+    await measure(
+      'small JSON (a signal: prompt + uuid)',
+      defaultPayloadConverter.toPayload({ prompt: 'Fix the failing test in src/math.ts', uuid: 'a'.repeat(36) }),
+      codec,
+    ),
     await measure('transcript, 10 kB of source', transcriptPayload(10_000), codec),
     await measure('transcript, 100 kB of source', transcriptPayload(100_000), codec),
     await measure('transcript, 1 MB of source', transcriptPayload(1_000_000), codec),

@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   let index = 0;
   for (const event of events) {
     const at = Date.parse(event.eventTime);
-    if (event.activityTaskScheduledEventAttributes) scheduled.set(String(event.eventId), { name: event.activityTaskScheduledEventAttributes.activityType.name, at });
+    if (event.activityTaskScheduledEventAttributes)
+      scheduled.set(String(event.eventId), { name: event.activityTaskScheduledEventAttributes.activityType.name, at });
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed) {
       const start = scheduled.get(String(completed.scheduledEventId));

@@ -36,7 +36,12 @@ const TYPES_SHOWN = 5;
 /** 4096 bytes of random hex in 64 lines, unique to each file. */
 function uniqueFileContent(): string {
   const lines: string[] = [];
-  for (let line = 0; line < FILE_BYTES / LINE_BYTES; line++) lines.push(randomBytes(LINE_BYTES / 2).toString('hex').slice(0, LINE_BYTES - 1));
+  for (let line = 0; line < FILE_BYTES / LINE_BYTES; line++)
+    lines.push(
+      randomBytes(LINE_BYTES / 2)
+        .toString('hex')
+        .slice(0, LINE_BYTES - 1),
+    );
   return `${lines.join('\n')}\n`;
 }
 

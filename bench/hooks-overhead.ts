@@ -51,7 +51,11 @@ async function oneRound(stack: BenchStack, hooks: object | undefined, iterations
     await writeFile(settings, JSON.stringify({ hooks }));
   }
   const startedAt = performance.now();
-  const started = await stack.api.start({ prompt: `write ${iterations} files`, config: { cwd: stack.workspace, permissions: BENCH_PERMISSIONS, oneShot: true }, taskQueue: stack.taskQueue });
+  const started = await stack.api.start({
+    prompt: `write ${iterations} files`,
+    config: { cwd: stack.workspace, permissions: BENCH_PERMISSIONS, oneShot: true },
+    taskQueue: stack.taskQueue,
+  });
   const result = await stack.api.waitForResult(started.conversationId, started.inputUuid!);
   const wallMs = performance.now() - startedAt;
   if (result.is_error) throw new Error(`the query failed: ${result.result}`);

@@ -86,7 +86,9 @@ async function main(): Promise<void> {
     const result = await stack.api.waitForResult(started.conversationId, started.inputUuid!);
     const status = await stack.api.status(started.conversationId);
     const running = (status.backgroundTasks ?? []).filter((task) => task.status === 'running').length;
-    progress(`first query: ${result.subtype}; ${running} background commands running, ${liveSleepers()} sleepers, ${status.wakeups?.length ?? 0} wakeups pending`);
+    progress(
+      `first query: ${result.subtype}; ${running} background commands running, ${liveSleepers()} sleepers, ${status.wakeups?.length ?? 0} wakeups pending`,
+    );
     if (running !== commands) throw new Error(`expected ${commands} running commands, status says ${running}`);
     const pendingWakeups = status.wakeups?.length ?? 0;
     if (pendingWakeups !== wakeups) throw new Error(`expected ${wakeups} pending wakeups, status says ${pendingWakeups}`);
@@ -140,7 +142,17 @@ async function main(): Promise<void> {
     note,
     body: [
       markdownTable(
-        ['minute', 'history events', 'history bytes', 'events this minute', 'bytes this minute', 'worker RSS', 'worker process CPU this minute', 'dev server CPU this minute', 'commands alive'],
+        [
+          'minute',
+          'history events',
+          'history bytes',
+          'events this minute',
+          'bytes this minute',
+          'worker RSS',
+          'worker process CPU this minute',
+          'dev server CPU this minute',
+          'commands alive',
+        ],
         rows,
       ),
       '',

@@ -23,17 +23,25 @@ async function main(): Promise<void> {
   if (!Number.isFinite(minutes) || minutes <= 0) throw new Error(`MINUTES must be a positive number: ${positionals[0]}`);
   const context = runContext();
   const calls = [
-    ...Array.from({ length: WAKEUPS }, (_, index) => ({ name: 'ScheduleWakeup', input: { delaySeconds: 3600, reason: `wakeup ${index}`, prompt: `WAKE ${index}` } })),
+    ...Array.from({ length: WAKEUPS }, (_, index) => ({
+      name: 'ScheduleWakeup',
+      input: { delaySeconds: 3600, reason: `wakeup ${index}`, prompt: `WAKE ${index}` },
+    })),
     ...Array.from({ length: CRON_JOBS }, (_, index) => ({ name: 'CronCreate', input: { cron: `${7 + index} 9 * * 1-5`, prompt: `CRON ${index}` } })),
   ];
   const respond = promptResponder([['SCHEDULE', calls]]);
   const rows: Array<Array<string | number>> = [];
   let endEvents = 0;
   await withBenchStack({ respond }, async (stack) => {
-    const started = await stack.api.start({ prompt: 'SCHEDULE everything', taskQueue: stack.taskQueue, config: { cwd: stack.workspace, permissions: BENCH_PERMISSIONS } });
+    const started = await stack.api.start({
+      prompt: 'SCHEDULE everything',
+      taskQueue: stack.taskQueue,
+      config: { cwd: stack.workspace, permissions: BENCH_PERMISSIONS },
+    });
     await stack.api.waitForResult(started.conversationId, started.inputUuid!);
     const status = await stack.api.status(started.conversationId);
-    if (status.wakeups?.length !== WAKEUPS || status.cronJobs?.length !== CRON_JOBS) throw new Error(`scheduled ${status.wakeups?.length} wakeups, ${status.cronJobs?.length} jobs`);
+    if (status.wakeups?.length !== WAKEUPS || status.cronJobs?.length !== CRON_JOBS)
+      throw new Error(`scheduled ${status.wakeups?.length} wakeups, ${status.cronJobs?.length} jobs`);
     const handle = stack.client.workflow.getHandle(started.conversationId);
     const sample = async (minute: number) => {
       const described = await handle.describe();
@@ -48,7 +56,15 @@ async function main(): Promise<void> {
       progress(`waiting: minute ${minute} of ${minutes}`);
       await new Promise((resolve) => setTimeout(resolve, 60_000));
       const now = await sample(minute);
-      rows.push([minute, now.events, now.bytes, now.events - previous.events, now.bytes - previous.bytes, now.rssMb.toFixed(0), (now.cpuMs - previous.cpuMs).toFixed(0)]);
+      rows.push([
+        minute,
+        now.events,
+        now.bytes,
+        now.events - previous.events,
+        now.bytes - previous.bytes,
+        now.rssMb.toFixed(0),
+        (now.cpuMs - previous.cpuMs).toFixed(0),
+      ]);
       previous = now;
     }
     await stack.api.end(started.conversationId);
@@ -60,7 +76,10 @@ async function main(): Promise<void> {
     context,
     note,
     body: [
-      markdownTable(['minute', 'history events', 'history bytes', 'events in the minute', 'bytes in the minute', 'process RSS MB', 'process CPU ms in the minute'], rows),
+      markdownTable(
+        ['minute', 'history events', 'history bytes', 'events in the minute', 'bytes in the minute', 'process RSS MB', 'process CPU ms in the minute'],
+        rows,
+      ),
       '',
       `- \`end\` with all of it pending: ${endEvents} more events (timer cancellations, one deleteSessionCronSchedules activity, completion).`,
       '- "process" is the bench process: the worker, the client and the scripted model server (idle while waiting); the dev server is a child process and not counted.',

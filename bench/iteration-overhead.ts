@@ -101,17 +101,18 @@ async function main(): Promise<void> {
     for (const [type, values] of Object.entries(history.gaps.activityInside)) addPhase(`activity ${type}: inside the function (its durationMs)`, values);
   }
   const totalIterations = iterations * measured.length;
-  const phaseRows = [...phases].sort(([a], [b]) => a.localeCompare(b)).map(([name, values]) => [
-    name,
-    (values.length / totalIterations).toFixed(2),
-    median(values).toFixed(0),
-    percentile(values, 90).toFixed(0),
-    Math.max(...values).toFixed(0),
-    (sum(values) / totalIterations).toFixed(1),
-  ]);
+  const phaseRows = [...phases]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, values]) => [
+      name,
+      (values.length / totalIterations).toFixed(2),
+      median(values).toFixed(0),
+      percentile(values, 90).toFixed(0),
+      Math.max(...values).toFixed(0),
+      (sum(values) / totalIterations).toFixed(1),
+    ]);
 
-  const perIterationSum = (suffix: string) =>
-    sum([...phases].filter(([name]) => name.endsWith(suffix)).map(([, values]) => sum(values))) / totalIterations;
+  const perIterationSum = (suffix: string) => sum([...phases].filter(([name]) => name.endsWith(suffix)).map(([, values]) => sum(values))) / totalIterations;
 
   const durations = measured.map((round) => round.durationMs / iterations);
   const walls = measured.map((round) => round.wallMs / iterations);
@@ -152,8 +153,8 @@ async function main(): Promise<void> {
       'Phases overlap (a streamed tool runs while its model call is still open), so the sums need not add up to the ' +
         'iteration time; local activities run inside workflow tasks (their time is in Started → Completed). ' +
         `${PER_ITERATION_LEGEND} Wall: client side, from start until the one-shot conversation closed. Loop: worker side, ` +
-        'from the first model request to the last, through the Anthropic client\'s fetch — the headline, because it is ' +
-        'free of the workflow clock: inside one workflow task that clock advances only by each local activity\'s own run time.',
+        "from the first model request to the last, through the Anthropic client's fetch — the headline, because it is " +
+        "free of the workflow clock: inside one workflow task that clock advances only by each local activity's own run time.",
     ],
   });
 }
@@ -170,7 +171,9 @@ function cpuLines(cpu: NonNullable<ReturnType<typeof cpuUsage>>, modelProcess: b
       .slice(0, 8)
       .filter(([, value]) => value >= 0.1)
       .map(([name, value]) => `${name} ${ms(value)}`)
-      .join(', ')} (main: activities, ${modelProcess ? '' : 'model server, '}client, SDK bridge; the busiest node: the workflow thread; tokio-runtime-w: SDK core).`,
+      .join(
+        ', ',
+      )} (main: activities, ${modelProcess ? '' : 'model server, '}client, SDK bridge; the busiest node: the workflow thread; tokio-runtime-w: SDK core).`,
     '',
   ];
 }

@@ -64,7 +64,10 @@ const respond: Responder = (request) => {
   };
   const content =
     done < turns - 1
-      ? [{ type: 'text' as const, text }, { type: 'tool_use' as const, name: 'Read', input: { file_path: 'notes.txt' } }]
+      ? [
+          { type: 'text' as const, text },
+          { type: 'tool_use' as const, name: 'Read', input: { file_path: 'notes.txt' } },
+        ]
       : [{ type: 'text' as const, text }];
   return { content, chunkSize: CHUNK, deltaDelayMs: DELTA_DELAY_MS, onTextDelta };
 };
@@ -154,7 +157,22 @@ async function main(): Promise<void> {
       `${turns} model calls × ${TEXT_CHARS} characters of text (${streamedChars} in all), ${CHUNK}-character deltas every ${DELTA_DELAY_MS} ms; publisher batches: first after 50 ms, then every 200 ms.`,
       '',
       markdownTable(
-        ['run', 'result ok', 'deltas timed', 'latency median ms', 'latency p99 ms', 'latency max ms', 'history bytes', 'vs off', 'extra bytes / streamed char', 'signals', 'poll updates', 'events', 'runs', 'wall s'],
+        [
+          'run',
+          'result ok',
+          'deltas timed',
+          'latency median ms',
+          'latency p99 ms',
+          'latency max ms',
+          'history bytes',
+          'vs off',
+          'extra bytes / streamed char',
+          'signals',
+          'poll updates',
+          'events',
+          'runs',
+          'wall s',
+        ],
         runs.map((run) => [
           run.label,
           run.resultOk ? 'yes' : 'NO',
@@ -173,8 +191,8 @@ async function main(): Promise<void> {
         ]),
       ),
       '',
-      'Latency: scripted server writes the SSE frame → the reader (`readLive` + `LiveView`, the code `ask` and chat print with) has the delta\'s last character; one process, one clock. ' +
-        'It includes the publisher\'s batching wait (≤ 200 ms by design), the signal, the workflow task, and the long-poll update\'s answer. ' +
+      "Latency: scripted server writes the SSE frame → the reader (`readLive` + `LiveView`, the code `ask` and chat print with) has the delta's last character; one process, one clock. " +
+        "It includes the publisher's batching wait (≤ 200 ms by design), the signal, the workflow task, and the long-poll update's answer. " +
         'Signals: one per published batch. Poll updates: each long-poll a reader makes is an accepted + completed update in history.',
     ],
   });

@@ -145,10 +145,13 @@ async function main(): Promise<void> {
         for (let index = 0; index < conversations; index++) {
           const directory = path.join(phaseRoot, `c${index}`);
           await mkdir(directory, { recursive: true });
-          for (let iteration = 0; iteration < iterations; iteration += 2) await writeFile(path.join(directory, `r${iteration}.txt`), `file ${iteration} of c${index}\n`);
+          for (let iteration = 0; iteration < iterations; iteration += 2)
+            await writeFile(path.join(directory, `r${iteration}.txt`), `file ${iteration} of c${index}\n`);
         }
         for (let index = 0; index < workerCount; index++) {
-          workers.push(await spawnWorker({ address: server.address, taskQueue, stateDir, modelUrl: model.url, bundlePath, profile, identity: `${label}-worker-${index}` }));
+          workers.push(
+            await spawnWorker({ address: server.address, taskQueue, stateDir, modelUrl: model.url, bundlePath, profile, identity: `${label}-worker-${index}` }),
+          );
         }
         progress(`${label}: ${conversations} conversations × ${iterations} iterations on ${workerCount} worker(s), profile ${profile}`);
         const startedAt = performance.now();
@@ -208,9 +211,22 @@ async function main(): Promise<void> {
           for (let iteration = 1; iteration < iterations; iteration += 2) if (!seen.has(String(iteration))) missingBashLines++;
         }
         const iterationMs: number[] = [];
-        for (const times of requestsByConversation.values()) for (let index = 1; index < times.length; index++) iterationMs.push(times[index] - times[index - 1]);
+        for (const times of requestsByConversation.values())
+          for (let index = 1; index < times.length; index++) iterationMs.push(times[index] - times[index - 1]);
         const interruptedToolResults = countInterrupted(model.requests);
-        return { label, wallMs, iterationMs, completed, failed, workers, duplicateBashLines, missingBashLines, interruptedToolResults, modelRequests, killedAtRequests };
+        return {
+          label,
+          wallMs,
+          iterationMs,
+          completed,
+          failed,
+          workers,
+          duplicateBashLines,
+          missingBashLines,
+          interruptedToolResults,
+          modelRequests,
+          killedAtRequests,
+        };
       } finally {
         for (const worker of workers) {
           clearInterval(worker.sampler);
@@ -247,7 +263,16 @@ async function main(): Promise<void> {
     '',
     `${conversations} conversations × ${iterations} iterations, all started at once. Profiles (worker/tuning.ts variables): ` +
       Object.entries(PROFILES)
-        .map(([name, variables]) => `**${name}** ${Object.keys(variables).length ? Object.entries(variables).map(([key, value]) => `${key}=${value}`).join(' ') : '(none set)'}`)
+        .map(
+          ([name, variables]) =>
+            `**${name}** ${
+              Object.keys(variables).length
+                ? Object.entries(variables)
+                    .map(([key, value]) => `${key}=${value}`)
+                    .join(' ')
+                : '(none set)'
+            }`,
+        )
         .join('; '),
     '',
     markdownTable(
@@ -275,7 +300,9 @@ async function main(): Promise<void> {
         .filter((result) => result.killedAtRequests !== undefined)
         .map((result) => ` Kill phase: SIGKILL after ${result.killedAtRequests} model requests.`)
         .join(''),
-    ...results.flatMap((result) => (result.failed.length ? ['', `Failed in "${result.label}":`, ...result.failed.slice(0, 10).map((line) => `- ${line}`)] : [])),
+    ...results.flatMap((result) =>
+      result.failed.length ? ['', `Failed in "${result.label}":`, ...result.failed.slice(0, 10).map((line) => `- ${line}`)] : [],
+    ),
   ];
   await publishResults('load', { title: `load: ${conversations} conversations × ${iterations} iterations`, context, note: values.note, body });
   if (results.some((result) => result.failed.length > 0 || result.duplicateBashLines > 0)) process.exitCode = 1;

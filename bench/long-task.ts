@@ -62,7 +62,12 @@ const fileName = (index: number) => `f${index}.txt`;
 /** 4096 bytes of random hex in 64 lines, unique to each file. */
 function uniqueFileContent(): string {
   const lines: string[] = [];
-  for (let line = 0; line < FILE_BYTES / LINE_BYTES; line++) lines.push(randomBytes(LINE_BYTES / 2).toString('hex').slice(0, LINE_BYTES - 1));
+  for (let line = 0; line < FILE_BYTES / LINE_BYTES; line++)
+    lines.push(
+      randomBytes(LINE_BYTES / 2)
+        .toString('hex')
+        .slice(0, LINE_BYTES - 1),
+    );
   return `${lines.join('\n')}\n`;
 }
 
@@ -198,7 +203,10 @@ async function carriedBreakdown(stack: BenchStack, conversationId: string, runs:
     rows.push([
       index + 1,
       formatBytes(payload?.data?.length ?? 0),
-      fields.slice(0, 3).map(([key, bytes]) => `${key} ${formatBytes(bytes)}`).join(', '),
+      fields
+        .slice(0, 3)
+        .map(([key, bytes]) => `${key} ${formatBytes(bytes)}`)
+        .join(', '),
       messages,
       recentEvents,
     ]);
@@ -207,7 +215,17 @@ async function carriedBreakdown(stack: BenchStack, conversationId: string, runs:
 }
 
 function describeEvent(event: ConversationEvent): string {
-  const message = event.message as { type: string; subtype?: string; content?: unknown; level?: string; result?: string; trigger?: string; preTokens?: number; postTokens?: number; message?: { content?: unknown } };
+  const message = event.message as {
+    type: string;
+    subtype?: string;
+    content?: unknown;
+    level?: string;
+    result?: string;
+    trigger?: string;
+    preTokens?: number;
+    postTokens?: number;
+    message?: { content?: unknown };
+  };
   const brief = (value: unknown) => {
     const text = typeof value === 'string' ? value : JSON.stringify(value);
     return shorten(text, 160);
@@ -237,7 +255,9 @@ async function main(): Promise<void> {
   const { outcome, history, carried } = await withBenchStack({ respond: model.respond, files }, async (stack) => {
     progress(`N=${iterations}: running…`);
     const outcome = await runLongTask(stack, iterations, () => (startedAt = performance.now()));
-    progress(`N=${iterations}: ${outcome.result ? `${outcome.result.subtype} (${outcome.result.terminal_reason})` : outcome.failure}, ${(outcome.wallMs / 1000).toFixed(1)} s; reading the history…`);
+    progress(
+      `N=${iterations}: ${outcome.result ? `${outcome.result.subtype} (${outcome.result.terminal_reason})` : outcome.failure}, ${(outcome.wallMs / 1000).toFixed(1)} s; reading the history…`,
+    );
     const history = await summarizeHistory(stack.client, outcome.conversationId, outcome.firstRunId);
     const carried = await carriedBreakdown(stack, outcome.conversationId, history.perRun);
     return { outcome, history, carried };
@@ -250,7 +270,10 @@ async function main(): Promise<void> {
   const outcomeText = result
     ? `${result.subtype} (terminal_reason ${result.terminal_reason}, ${result.num_turns} turns)${result.is_error ? `: ${result.result}` : ''}`
     : (outcome.failure ?? 'no result');
-  const compactionsInHistory = history.perRun.reduce((total, run) => total + (run.activities.compactConversation ?? 0) + (run.localActivities.compactConversation ?? 0), 0);
+  const compactionsInHistory = history.perRun.reduce(
+    (total, run) => total + (run.activities.compactConversation ?? 0) + (run.localActivities.compactConversation ?? 0),
+    0,
+  );
   const boundariesInFeed = outcome.events?.filter((event) => event.message.type === 'compact_boundary').length;
   const statusCompactions = status ? String(status.context.compactions) : `unavailable (${outcome.statusError})`;
   const largest = history.largestEvent;
@@ -263,19 +286,28 @@ async function main(): Promise<void> {
     ['compact_boundary events in the feed (its tail only)', boundariesInFeed ?? 'unavailable'],
     ['main-loop model calls', model.modelCalls()],
     ['largest request (chars/4, reported input tokens)', model.largestRequestTokens()],
-    ['context at the end (status.context.tokens / autocompact threshold)', status ? `${status.context.tokens} / ${status.context.autoCompactThreshold} (window ${status.context.contextWindow})` : 'unavailable'],
+    [
+      'context at the end (status.context.tokens / autocompact threshold)',
+      status ? `${status.context.tokens} / ${status.context.autoCompactThreshold} (window ${status.context.contextWindow})` : 'unavailable',
+    ],
     ['continue-as-new runs', history.runs],
     ['history events (all runs)', history.events],
     ['history bytes (all runs)', `${formatBytes(history.bytes)} (${history.bytes})`],
     ['unique file content', `${formatBytes(unique)} (${unique})`],
     ['history ÷ unique content', `${(history.bytes / unique).toFixed(2)}×`],
     ['history bytes / iteration', formatBytes(history.bytes / iterations)],
-    ['largest event', `${formatBytes(largest.bytes)} (${largest.type.replace(/^EVENT_TYPE_/, '')}), ${((100 * largest.bytes) / TEMPORAL_PAYLOAD_LIMIT).toFixed(1)}% of 2 MB`],
+    [
+      'largest event',
+      `${formatBytes(largest.bytes)} (${largest.type.replace(/^EVENT_TYPE_/, '')}), ${((100 * largest.bytes) / TEMPORAL_PAYLOAD_LIMIT).toFixed(1)}% of 2 MB`,
+    ],
     ['wall time (start → closed)', `${(outcome.wallMs / 1000).toFixed(1)} s`],
     ['ms / iteration (wall)', (outcome.wallMs / iterations).toFixed(1)],
     ['result duration_ms / 1000', result ? (result.duration_ms / 1000).toFixed(1) : '–'],
     ['SDK payload-size warnings (TMPRL1103, > 512 KB): all / by the time the conversation closed', `${warnings} / ${outcome.warningsAtClose}`],
-    ['`events` query answer (JSON, asked after the close)', outcome.eventsPageBytes === undefined ? 'unavailable' : `${formatBytes(outcome.eventsPageBytes)}, ${outcome.events?.length} events`],
+    [
+      '`events` query answer (JSON, asked after the close)',
+      outcome.eventsPageBytes === undefined ? 'unavailable' : `${formatBytes(outcome.eventsPageBytes)}, ${outcome.events?.length} events`,
+    ],
   ];
   const perIteration = perIterationCounts(history, iterations);
 
@@ -301,7 +333,12 @@ async function main(): Promise<void> {
   const heaviest = Object.entries(history.eventBytes)
     .sort(([, a], [, b]) => b - a)
     .slice(0, 5)
-    .map(([type, bytes]) => [type.replace(/^EVENT_TYPE_/, ''), history.eventCounts[type], formatBytes(bytes), `${((100 * bytes) / history.bytes).toFixed(1)}%`]);
+    .map(([type, bytes]) => [
+      type.replace(/^EVENT_TYPE_/, ''),
+      history.eventCounts[type],
+      formatBytes(bytes),
+      `${((100 * bytes) / history.bytes).toFixed(1)}%`,
+    ]);
 
   const body = [
     markdownTable(['measure', 'value'], summaryRows),
@@ -330,7 +367,12 @@ async function main(): Promise<void> {
     body.push('', `**The task did not complete.** ${outcomeText}`);
     if (result) body.push('', `Result text: ${JSON.stringify(result.result)}; transitions: ${result.transitions.join(', ') || 'none'}`);
     if (outcome.events?.length) {
-      body.push('', `Last ${LAST_EVENTS_SHOWN} events of the feed:`, '', ...outcome.events.slice(-LAST_EVENTS_SHOWN).map((event) => `- #${event.seq} ${describeEvent(event)}`));
+      body.push(
+        '',
+        `Last ${LAST_EVENTS_SHOWN} events of the feed:`,
+        '',
+        ...outcome.events.slice(-LAST_EVENTS_SHOWN).map((event) => `- #${event.seq} ${describeEvent(event)}`),
+      );
     }
   }
   await publishResults('long-task', { title: `one ${iterations}-iteration task across autocompactions`, context, note, body });

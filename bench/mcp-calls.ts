@@ -74,7 +74,13 @@ async function measure(name: string, server: McpServerEntry, cwd: string): Promi
 async function main(): Promise<void> {
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'bench-mcp-'));
   const rows: string[] = [];
-  rows.push(await measure('stdio', { name: 'everything', scope: 'project', file: 'bench', approval: 'approved', config: { command: process.execPath, args: [EVERYTHING, 'stdio'] } }, cwd));
+  rows.push(
+    await measure(
+      'stdio',
+      { name: 'everything', scope: 'project', file: 'bench', approval: 'approved', config: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+      cwd,
+    ),
+  );
   const port = await freePort();
   const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve) => {
@@ -83,7 +89,13 @@ async function main(): Promise<void> {
     child.stderr!.on('data', onData);
   });
   try {
-    rows.push(await measure('streamable HTTP', { name: 'everything', scope: 'project', file: 'bench', approval: 'approved', config: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } }, cwd));
+    rows.push(
+      await measure(
+        'streamable HTTP',
+        { name: 'everything', scope: 'project', file: 'bench', approval: 'approved', config: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } },
+        cwd,
+      ),
+    );
   } finally {
     child.kill('SIGKILL');
   }

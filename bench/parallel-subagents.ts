@@ -124,7 +124,9 @@ async function main(): Promise<void> {
       for (const mode of MODES) {
         const result = await runRound(stack, mode, agents);
         const label = round === 0 ? 'warm-up' : `round ${round}/${rounds}`;
-        progress(`${label} ${mode}: wall ${result.wallMs.toFixed(0)} ms, duration_ms ${result.durationMs}, children's requests within ${result.childRequestSpreadMs} ms`);
+        progress(
+          `${label} ${mode}: wall ${result.wallMs.toFixed(0)} ms, duration_ms ${result.durationMs}, children's requests within ${result.childRequestSpreadMs} ms`,
+        );
         if (round > 0) measured.push(result);
       }
     }
@@ -192,15 +194,24 @@ async function main(): Promise<void> {
         `serial ${ms(serialWall)} ms: ${(serialWall / parallelWall).toFixed(2)}× the parallel time ` +
         `(${ms(serialWall - parallelWall)} ms saved, ideal ${(agents - 1) * delayMs} ms).`,
       '',
-      'Wall: client side, from `start` until the one-shot conversation closed with its result. duration_ms: the result message\'s. ' +
+      "Wall: client side, from `start` until the one-shot conversation closed with its result. duration_ms: the result message's. " +
         "Children's model requests within: first to last arrival of the children's model requests at the scripted server " +
         '(parallel: how close together they started; serial: the chain of children). Child Initiated → Started / Started → ' +
-        'Completed: event times of the ChildWorkflowExecution* events in the parent\'s history, over all children of all rounds.',
+        "Completed: event times of the ChildWorkflowExecution* events in the parent's history, over all children of all rounds.",
       '',
       'Per round:',
       '',
       markdownTable(
-        ['round', 'mode', 'wall ms', 'duration_ms', 'wall − ideal ms', "children's requests within ms", 'child Initiated → Started ms', 'child Started → Completed ms'],
+        [
+          'round',
+          'mode',
+          'wall ms',
+          'duration_ms',
+          'wall − ideal ms',
+          "children's requests within ms",
+          'child Initiated → Started ms',
+          'child Started → Completed ms',
+        ],
         perRound,
       ),
     ],

@@ -30,13 +30,13 @@ async function once(setup: Setup, cwd: string, stateDir: string): Promise<number
   const started = performance.now();
   const askDomain = async () => false;
   const sandbox =
-    setup === 'unsandboxed'
-      ? undefined
-      : await decideSandbox({ cwd, stateDir, command: 'true', ...(setup === 'no network' ? {} : { askDomain }) });
+    setup === 'unsandboxed' ? undefined : await decideSandbox({ cwd, stateDir, command: 'true', ...(setup === 'no network' ? {} : { askDomain }) });
   if (sandbox?.refusal) throw new Error(sandbox.refusal);
   const launch = sandbox?.launch;
   if (launch && setup === 'proxy, node forwarder') launch.forwarder = { program: process.execPath, args: ['-e', FORWARDER_SCRIPT] };
-  const run = await runShellCommand({ command: 'true', cwd, timeoutMs: 30_000, signal: new AbortController().signal, sandbox: launch }).finally(() => launch?.release?.());
+  const run = await runShellCommand({ command: 'true', cwd, timeoutMs: 30_000, signal: new AbortController().signal, sandbox: launch }).finally(() =>
+    launch?.release?.(),
+  );
   if (run.exitCode !== 0) throw new Error(`${setup}: exit ${run.exitCode} ${run.stderr}`);
   return performance.now() - started;
 }

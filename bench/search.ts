@@ -63,7 +63,7 @@ const cases: Case[] = [
     rgArgs: ['--files', '--hidden', '--no-ignore', '--sortr=modified', '-g', '*.d.ts', tree],
   },
   {
-    name: 'Glob `**/*.d.ts` vs the issue\'s `rg --files -g *.d.ts`',
+    name: "Glob `**/*.d.ts` vs the issue's `rg --files -g *.d.ts`",
     tool: 'Glob',
     input: { pattern: '**/*.d.ts', path: tree },
     rgArgs: ['--files', '-g', '*.d.ts', tree],

@@ -291,7 +291,7 @@ export async function summarizeHistory(client: Client, workflowId: string, first
       activityInside: {},
     },
   };
-  for (let runId: string | undefined = firstRunId; runId; ) {
+  for (let runId: string | undefined = firstRunId; runId;) {
     const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
     const events: HistoryEvent[] = history.events ?? [];
     const bytes = temporal.api.history.v1.History.encode(history).finish().length;
@@ -502,7 +502,10 @@ function cpuCount(): number {
 
 /** Date, machine, commit and command: captured when the benchmark starts. */
 export function runContext(): string[] {
-  const load = os.loadavg().map((value) => value.toFixed(2)).join(' ');
+  const load = os
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
   return [
     `- machine: nproc ${cpuCount()} (${os.cpus()[0]?.model.trim() ?? 'unknown cpu'}), load average at start ${load}, node ${process.version}, ${os.platform()} ${os.release()}`,
     `- commit: ${commit()}`,

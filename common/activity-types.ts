@@ -150,8 +150,7 @@ export interface CompactConversationInput {
 
 /** The compaction's answer: the model's text (the workflow reads the summary out of it), or too long. */
 export type CompactConversationResult =
-  | { type: 'summary'; text: string; usage: Usage; model: string; durationMs: number }
-  | { type: 'prompt_too_long'; errorMessage: string; durationMs: number };
+  { type: 'summary'; text: string; usage: Usage; model: string; durationMs: number } | { type: 'prompt_too_long'; errorMessage: string; durationMs: number };
 
 /**
  * Recoverable conditions come back as data so the loop can withhold and recover them (seed §2.3);

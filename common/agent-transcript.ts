@@ -47,5 +47,4 @@ export interface WatchAgentInput {
  * parent continued as new it has no handle on the child; the watcher waits for it instead).
  */
 export type AgentWorkflowClosed =
-  | { status: 'completed'; lastResult?: ResultMessage }
-  | { status: 'failed' | 'terminated' | 'timed_out' | 'cancelled' | 'gone'; message: string };
+  { status: 'completed'; lastResult?: ResultMessage } | { status: 'failed' | 'terminated' | 'timed_out' | 'cancelled' | 'gone'; message: string };

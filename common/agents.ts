@@ -33,7 +33,8 @@ export const BUILT_IN_AGENTS: readonly AgentDefinition[] = [
   },
   {
     name: 'Explore',
-    description: 'Fast read-only agent for exploring codebases: finding files by pattern, searching code, reading files, answering questions about the code. Cannot change files.',
+    description:
+      'Fast read-only agent for exploring codebases: finding files by pattern, searching code, reading files, answering questions about the code. Cannot change files.',
     tools: ['Read', 'Glob', 'Grep'],
     omitProjectContext: true,
     systemPrompt:

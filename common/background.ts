@@ -138,7 +138,9 @@ export function planWakeup(input: { id: string; delaySeconds: number; reason: st
   const { delaySeconds, clamped } = clampWakeupDelay(input.delaySeconds, input.minimumSeconds);
   const dueAtMs = input.nowMs + delaySeconds * 1000;
   const wakeup: WakeupRecord = { id: input.id, reason: input.reason, prompt: input.prompt, delaySeconds, createdAtMs: input.nowMs, dueAtMs };
-  const note = clamped ? ` (asked for ${input.delaySeconds} s; the delay is kept within ${clampWakeupDelay(0, input.minimumSeconds).delaySeconds}-${WAKEUP_MAX_SECONDS} s)` : '';
+  const note = clamped
+    ? ` (asked for ${input.delaySeconds} s; the delay is kept within ${clampWakeupDelay(0, input.minimumSeconds).delaySeconds}-${WAKEUP_MAX_SECONDS} s)`
+    : '';
   return {
     wakeup,
     content: `Wakeup scheduled in ${delaySeconds} s, at ${new Date(dueAtMs).toISOString()}${note}. Reason: ${input.reason}`,

@@ -15,7 +15,14 @@
  *   path) and outside the Read deny rules; every path it writes inside and not protected.
  */
 import type { BashCommandFact, BashFacts, PathFact } from './permission-facts';
-import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleWithSource, isProtectedPath, parsePermissionRule } from './permission-rules';
+import {
+  type PermissionContext,
+  type PermissionDecision,
+  type PermissionRule,
+  type RuleWithSource,
+  isProtectedPath,
+  parsePermissionRule,
+} from './permission-rules';
 import { isInside, normalizePath, pathMatchesRule, ruleMayMatchInside } from './path-rules';
 import { EDIT_TOOLS } from './tool-specs';
 
@@ -329,7 +336,10 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
       const list = access === 'read' ? readDeny : editDeny;
       const rule = list.find((candidate) => names(path).some((target) => pathMatchesRule(candidate.content ?? '**', target, pathContext)));
       if (rule) {
-        return deny(describeRule(rule.entry), `Permission to use Bash has been denied by the ${describeRule(rule.entry)}: \`${quote(command)}\` ${access === 'read' ? 'reads' : 'writes'} ${path.literal}.`);
+        return deny(
+          describeRule(rule.entry),
+          `Permission to use Bash has been denied by the ${describeRule(rule.entry)}: \`${quote(command)}\` ${access === 'read' ? 'reads' : 'writes'} ${path.literal}.`,
+        );
       }
       // A directory git reads through (`git log -p -- certs`), its history included: a rule for something inside it may match.
       if (recursive && (path.kind === 'directory' || (history && path.kind === 'missing'))) {
@@ -352,7 +362,10 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   // 3. Plan mode runs only what provably reads.
   if (context.mode === 'plan' && (!allReadOnly || problems.length > 0)) {
     const culprit = problems[0] ?? commands.find((command) => !command.readOnly)?.reason ?? 'the command may change things';
-    return deny('plan mode', `Bash may change things (${culprit}), and this conversation is in plan mode: only read-only commands run. Present the plan instead of carrying it out.`);
+    return deny(
+      'plan mode',
+      `Bash may change things (${culprit}), and this conversation is in plan mode: only read-only commands run. Present the plan instead of carrying it out.`,
+    );
   }
 
   const protectedWrite = commands.flatMap((command) => command.paths).find(({ access, path }) => access === 'write' && names(path).some(isProtectedPath));
@@ -413,8 +426,33 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
 
 /** Programs whose first word is a subcommand: "always" approves the subcommand (`git commit:*`). */
 const SUBCOMMAND_PROGRAMS = new Set([
-  'git', 'npm', 'pnpm', 'yarn', 'bun', 'cargo', 'go', 'docker', 'podman', 'kubectl', 'helm', 'pip', 'pip3', 'poetry', 'uv',
-  'gh', 'make', 'dotnet', 'terraform', 'deno', 'rustup', 'brew', 'mvn', 'gradle', 'just', 'turbo', 'nx',
+  'git',
+  'npm',
+  'pnpm',
+  'yarn',
+  'bun',
+  'cargo',
+  'go',
+  'docker',
+  'podman',
+  'kubectl',
+  'helm',
+  'pip',
+  'pip3',
+  'poetry',
+  'uv',
+  'gh',
+  'make',
+  'dotnet',
+  'terraform',
+  'deno',
+  'rustup',
+  'brew',
+  'mvn',
+  'gradle',
+  'just',
+  'turbo',
+  'nx',
 ]);
 /** Subcommands whose further words choose what runs: "always" approves only the exact command. */
 const EXACT_SUBCOMMANDS = new Set(['config', 'exec', 'x', 'dlx', 'run', 'run-script', 'create', 'init', 'alias']);

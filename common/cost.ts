@@ -16,8 +16,6 @@ const PRICES_PER_MILLION: Array<{ match: RegExp; input: number; output: number }
 export function costOfUsage(model: string, usage: Usage): number {
   const price = PRICES_PER_MILLION.find((entry) => entry.match.test(model)) ?? { input: 3, output: 15 };
   const inputCost =
-    usage.input_tokens * price.input +
-    usage.cache_creation_input_tokens * price.input * 1.25 +
-    usage.cache_read_input_tokens * price.input * 0.1;
+    usage.input_tokens * price.input + usage.cache_creation_input_tokens * price.input * 1.25 + usage.cache_read_input_tokens * price.input * 0.1;
   return (inputCost + usage.output_tokens * price.output) / 1_000_000;
 }

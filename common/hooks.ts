@@ -356,9 +356,20 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
         choice = json.decision === 'approve' ? 'allow' : 'deny';
         choiceReason = reason;
       }
-      const updatedInput = specific?.updatedInput && typeof specific.updatedInput === 'object' && !Array.isArray(specific.updatedInput) ? (specific.updatedInput as Record<string, unknown>) : undefined;
+      const updatedInput =
+        specific?.updatedInput && typeof specific.updatedInput === 'object' && !Array.isArray(specific.updatedInput)
+          ? (specific.updatedInput as Record<string, unknown>)
+          : undefined;
       if (choice && (!permission || PERMISSION_RANK[choice] > PERMISSION_RANK[permission.decision] || (choice === permission.decision && updatedInput))) {
-        permission = { decision: choice, ...(choiceReason !== undefined ? { reason: choiceReason } : permission?.decision === choice && permission.reason ? { reason: permission.reason } : {}), ...(updatedInput ? { updatedInput } : {}) };
+        permission = {
+          decision: choice,
+          ...(choiceReason !== undefined
+            ? { reason: choiceReason }
+            : permission?.decision === choice && permission.reason
+              ? { reason: permission.reason }
+              : {}),
+          ...(updatedInput ? { updatedInput } : {}),
+        };
       }
     } else if (json.decision === 'block' && canBlock) {
       blockReasons.push(reason ?? `Blocked by hook [${outcome.command}]`);
@@ -373,7 +384,10 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
     if (permission.reason !== undefined) decision.permissionDecisionReason = permission.reason;
     if (permission.updatedInput && permission.decision !== 'deny') decision.updatedInput = permission.updatedInput;
   }
-  const blocks = [...blockingErrors.map((error) => ({ kind: 'error' as const, text: error })), ...blockReasons.map((text) => ({ kind: 'reason' as const, text }))];
+  const blocks = [
+    ...blockingErrors.map((error) => ({ kind: 'error' as const, text: error })),
+    ...blockReasons.map((text) => ({ kind: 'reason' as const, text })),
+  ];
   if (name === 'PreToolUse' && (blocks.length > 0 || permission?.decision === 'deny')) {
     decision.blocked = true;
     decision.permissionDecision = 'deny';
@@ -400,6 +414,8 @@ function blockingMessage(name: HookEventName, hookName: string, errors: string[]
       return `UserPromptSubmit operation blocked by hook:\n${[...errors, ...reasons].join('\n')}`;
     default:
       // PostToolUse: the tool already ran; the model sees this beside its result.
-      return [...errors.map((error) => `${hookName} hook error: ${error}`), ...reasons.map((reason) => `${hookName} hook blocking error: ${reason}`)].join('\n');
+      return [...errors.map((error) => `${hookName} hook error: ${error}`), ...reasons.map((reason) => `${hookName} hook blocking error: ${reason}`)].join(
+        '\n',
+      );
   }
 }

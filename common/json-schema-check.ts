@@ -9,9 +9,34 @@
 const TYPE_NAMES = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
 const NON_NEGATIVE_INTEGER = ['maxLength', 'minLength', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'maxContains', 'minContains'];
 const NUMBER = ['maximum', 'minimum', 'exclusiveMaximum', 'exclusiveMinimum'];
-const STRING = ['title', 'description', '$comment', 'format', '$id', '$anchor', '$dynamicAnchor', '$ref', '$dynamicRef', '$schema', 'contentEncoding', 'contentMediaType'];
+const STRING = [
+  'title',
+  'description',
+  '$comment',
+  'format',
+  '$id',
+  '$anchor',
+  '$dynamicAnchor',
+  '$ref',
+  '$dynamicRef',
+  '$schema',
+  'contentEncoding',
+  'contentMediaType',
+];
 const BOOLEAN = ['uniqueItems', 'readOnly', 'writeOnly', 'deprecated'];
-const SCHEMA = ['additionalProperties', 'items', 'contains', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema'];
+const SCHEMA = [
+  'additionalProperties',
+  'items',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+];
 const SCHEMA_MAP = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
 const SCHEMA_LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
@@ -36,7 +61,8 @@ export function jsonSchemaProblem(schema: unknown, path = '(root)'): string | un
   if ('multipleOf' in schema && !(typeof schema.multipleOf === 'number' && schema.multipleOf > 0)) return `${at('multipleOf')}: must be a number above 0`;
   for (const keyword of NUMBER) if (keyword in schema && typeof schema[keyword] !== 'number') return `${at(keyword)}: must be a number`;
   for (const keyword of NON_NEGATIVE_INTEGER) {
-    if (keyword in schema && !(Number.isInteger(schema[keyword]) && (schema[keyword] as number) >= 0)) return `${at(keyword)}: must be a whole number, 0 or more`;
+    if (keyword in schema && !(Number.isInteger(schema[keyword]) && (schema[keyword] as number) >= 0))
+      return `${at(keyword)}: must be a whole number, 0 or more`;
   }
   for (const keyword of STRING) if (keyword in schema && typeof schema[keyword] !== 'string') return `${at(keyword)}: must be a string`;
   for (const keyword of BOOLEAN) if (keyword in schema && typeof schema[keyword] !== 'boolean') return `${at(keyword)}: must be true or false`;

@@ -118,7 +118,8 @@ function describeServerProblem(raw: unknown, error: z.ZodError): string {
   return issues
     .map((issue) => {
       const field = issue.path.join('.');
-      if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}`;
+      if (issue.code === 'unrecognized_keys')
+        return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}`;
       if (issue.code === 'invalid_type' && issue.input === undefined) return `${field}: required`;
       return `${field || 'server'}: ${issue.message}`;
     })
@@ -195,10 +196,7 @@ export function expandVariables(text: string, env: Readonly<Record<string, strin
  * values). `env` is what expansion may read: the worker passes its environment WITHOUT its
  * credentials, so `${ANTHROPIC_API_KEY}` in a project's `.mcp.json` is a missing variable.
  */
-export function expandServerConfig(
-  config: McpServerConfig,
-  env: Readonly<Record<string, string | undefined>>,
-): { config: McpServerConfig; missing: string[] } {
+export function expandServerConfig(config: McpServerConfig, env: Readonly<Record<string, string | undefined>>): { config: McpServerConfig; missing: string[] } {
   const missing = new Set<string>();
   const expand = (text: string) => expandVariables(text, env, missing);
   const expandRecord = (record: Record<string, string> | undefined) =>

@@ -90,10 +90,7 @@ export function isMcpToolConcurrencySafe(annotations: McpToolAnnotations | undef
  * that started means the first may have run on a worker that died. Only a tool the server marks
  * read-only or idempotent is called again; any other is reported "may have run" and not repeated.
  */
-export function decideMcpCallAttempt(
-  annotations: McpToolAnnotations | undefined,
-  attempt: number,
-): { action: 'call' } | { action: 'report-may-have-run' } {
+export function decideMcpCallAttempt(annotations: McpToolAnnotations | undefined, attempt: number): { action: 'call' } | { action: 'report-may-have-run' } {
   if (attempt <= 1) return { action: 'call' };
   if (annotations?.readOnlyHint === true || annotations?.idempotentHint === true) return { action: 'call' };
   return { action: 'report-may-have-run' };
@@ -129,12 +126,10 @@ export const MAX_MCP_IMAGE_BASE64_CHARS = 5_000_000;
  * resource links and embedded resources as text; anything else as a note naming it. `isError`
  * becomes `is_error`. Text beyond MAX_MCP_RESULT_CHARS is cut with a note.
  */
-export function mapMcpCallResult(result: {
-  content?: unknown[];
-  structuredContent?: unknown;
-  isError?: boolean;
-  toolResult?: unknown;
-}): { content: ToolResultContentBlock[]; isError: boolean } {
+export function mapMcpCallResult(result: { content?: unknown[]; structuredContent?: unknown; isError?: boolean; toolResult?: unknown }): {
+  content: ToolResultContentBlock[];
+  isError: boolean;
+} {
   const blocks: ToolResultContentBlock[] = [];
   let imageChars = 0;
   const items = Array.isArray(result.content) ? result.content : [];
@@ -151,7 +146,10 @@ export function mapMcpCallResult(result: {
           imageChars += data.length;
           blocks.push({ type: 'image', source: { type: 'base64', media_type: mediaType as (typeof IMAGE_TYPES)[number], data } });
         } else {
-          blocks.push({ type: 'text', text: `[image ${mediaType || 'of unknown type'}, ${data.length} base64 characters, not shown: ${(IMAGE_TYPES as readonly string[]).includes(mediaType) ? 'too large' : 'a type the model cannot read'}]` });
+          blocks.push({
+            type: 'text',
+            text: `[image ${mediaType || 'of unknown type'}, ${data.length} base64 characters, not shown: ${(IMAGE_TYPES as readonly string[]).includes(mediaType) ? 'too large' : 'a type the model cannot read'}]`,
+          });
         }
         break;
       }
@@ -164,12 +162,22 @@ export function mapMcpCallResult(result: {
       case 'resource': {
         const resource = (item.resource ?? {}) as Record<string, any>;
         if (typeof resource.text === 'string') {
-          blocks.push({ type: 'text', text: `[Resource ${String(resource.uri ?? '')}${resource.mimeType ? ` (${resource.mimeType})` : ''}]\n${resource.text}` });
-        } else if (typeof resource.blob === 'string' && (IMAGE_TYPES as readonly string[]).includes(String(resource.mimeType)) && imageChars + resource.blob.length <= MAX_MCP_IMAGE_BASE64_CHARS) {
+          blocks.push({
+            type: 'text',
+            text: `[Resource ${String(resource.uri ?? '')}${resource.mimeType ? ` (${resource.mimeType})` : ''}]\n${resource.text}`,
+          });
+        } else if (
+          typeof resource.blob === 'string' &&
+          (IMAGE_TYPES as readonly string[]).includes(String(resource.mimeType)) &&
+          imageChars + resource.blob.length <= MAX_MCP_IMAGE_BASE64_CHARS
+        ) {
           imageChars += resource.blob.length;
           blocks.push({ type: 'image', source: { type: 'base64', media_type: resource.mimeType, data: resource.blob } });
         } else {
-          blocks.push({ type: 'text', text: `[Resource ${String(resource.uri ?? '')}${resource.mimeType ? ` (${resource.mimeType})` : ''}: binary, ${String(resource.blob ?? '').length} base64 characters, not shown]` });
+          blocks.push({
+            type: 'text',
+            text: `[Resource ${String(resource.uri ?? '')}${resource.mimeType ? ` (${resource.mimeType})` : ''}: binary, ${String(resource.blob ?? '').length} base64 characters, not shown]`,
+          });
         }
         break;
       }

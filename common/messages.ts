@@ -60,14 +60,7 @@ export function addUsage(a: Usage, b: Partial<Usage> | undefined): Usage {
 }
 
 /** The stop reasons the Messages API reports. */
-export type StopReason =
-  | 'end_turn'
-  | 'tool_use'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'refusal'
-  | 'pause_turn'
-  | 'model_context_window_exceeded';
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn' | 'model_context_window_exceeded';
 
 /** One message in API form (what `messages.create` takes). */
 export interface ApiMessage {
@@ -238,21 +231,13 @@ export function normalizeMessagesForApi(messages: readonly TranscriptMessage[], 
       }
       continue;
     }
-    const raw: UserContentBlock[] =
-      typeof message.message.content === 'string'
-        ? [{ type: 'text', text: message.message.content }]
-        : message.message.content;
-    const blocks = raw
-      .filter(isSendableBlock)
-      .map((block) => (block.type === 'tool_result' ? sendableToolResult(block) : block));
+    const raw: UserContentBlock[] = typeof message.message.content === 'string' ? [{ type: 'text', text: message.message.content }] : message.message.content;
+    const blocks = raw.filter(isSendableBlock).map((block) => (block.type === 'tool_result' ? sendableToolResult(block) : block));
     if (blocks.length === 0) continue;
     const previous = out[out.length - 1];
     if (previous && previous.role === 'user' && Array.isArray(previous.content)) {
       const merged = [...(previous.content as UserContentBlock[]), ...blocks];
-      previous.content = [
-        ...merged.filter((block) => block.type === 'tool_result'),
-        ...merged.filter((block) => block.type !== 'tool_result'),
-      ];
+      previous.content = [...merged.filter((block) => block.type === 'tool_result'), ...merged.filter((block) => block.type !== 'tool_result')];
     } else {
       out.push({ role: 'user', content: [...blocks] });
     }

@@ -58,7 +58,9 @@ export function networkRequestProblem(request: unknown): string | undefined {
   if (typeof request !== 'object' || request === null) return 'requestNetworkAccess takes {"toolUseId": string, "host": string, "port": number}';
   const { toolUseId, host, port } = request as Record<string, unknown>;
   if (typeof toolUseId !== 'string' || toolUseId === '') return 'requestNetworkAccess: toolUseId must be a non-empty string';
-  if (typeof host !== 'string' || host === '' || /[\s/()]/.test(host)) return `requestNetworkAccess: host must be a host name or address, got ${JSON.stringify(host)}`;
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65_535) return `requestNetworkAccess: port must be 1–65535, got ${JSON.stringify(port)}`;
+  if (typeof host !== 'string' || host === '' || /[\s/()]/.test(host))
+    return `requestNetworkAccess: host must be a host name or address, got ${JSON.stringify(host)}`;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65_535)
+    return `requestNetworkAccess: port must be 1–65535, got ${JSON.stringify(port)}`;
   return undefined;
 }

@@ -40,9 +40,7 @@ export interface PermissionContext {
 }
 
 export type PermissionDecision =
-  | { behavior: 'allow'; reason: string }
-  | { behavior: 'deny'; reason: string; message: string }
-  | { behavior: 'ask'; reason: string };
+  { behavior: 'allow'; reason: string } | { behavior: 'deny'; reason: string; message: string } | { behavior: 'ask'; reason: string };
 
 /**
  * Directories whose writes still ask in bypassPermissions (Claude Code protects the repository and
@@ -106,7 +104,19 @@ export function splitRuleList(value: string): string[] {
 /** A project's files that make git, the agent, direnv or a package manager run code later (the sandbox keeps them read-only in every writable root). */
 export const PROTECTED_WORKSPACE_FILES = ['.mcp.json', '.envrc', '.gitmodules', '.npmrc', '.yarnrc', '.yarnrc.yml'];
 /** Files of the shell's and git's start-up that run code when another program starts (read-only in the sandbox when the home directory is writable). */
-export const PROTECTED_HOME_FILES = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.gitconfig', '.ripgreprc'];
+export const PROTECTED_HOME_FILES = [
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.profile',
+  '.zshrc',
+  '.zprofile',
+  '.zshenv',
+  '.zlogin',
+  '.gitconfig',
+  '.ripgreprc',
+];
 /** Protected wherever they are (Claude Code protects them too). */
 const PROTECTED_FILES = [...PROTECTED_WORKSPACE_FILES, ...PROTECTED_HOME_FILES];
 

@@ -22,7 +22,17 @@ import { type PathRuleContext, anchorPathRule, isInside, normalizePath, pathMatc
 import { EDIT_TOOLS, READ_TOOLS, getToolSpec, toolNamesWhere } from './tool-specs';
 
 export * from './permission-rules';
-import { type PermissionContext, type PermissionDecision, type PermissionRule, type RuleSource, type RuleWithSource, PROTECTED_DIRECTORIES, PROTECTED_EXCEPTIONS, isProtectedPath, parsePermissionRule } from './permission-rules';
+import {
+  type PermissionContext,
+  type PermissionDecision,
+  type PermissionRule,
+  type RuleSource,
+  type RuleWithSource,
+  PROTECTED_DIRECTORIES,
+  PROTECTED_EXCEPTIONS,
+  isProtectedPath,
+  parsePermissionRule,
+} from './permission-rules';
 
 /**
  * Tools that need no permission in Claude Code (rules still apply), by their spec's `permission`:
@@ -119,7 +129,11 @@ function firstMatch(rules: RuleWithSource[], call: CallView, mode: 'any' | 'all'
 /** The allow rule covering the call. Issue 29: a workspace's own allow rule covers nothing outside the workspace. */
 function allowedByRules(all: RuleWithSource[], call: CallView): RuleWithSource | undefined {
   const paths = toolPaths(call.toolName, call.input, call.cwd);
-  return firstMatch(all.filter((entry) => withinRuleScope(entry, paths, call.cwd)), call, 'all');
+  return firstMatch(
+    all.filter((entry) => withinRuleScope(entry, paths, call.cwd)),
+    call,
+    'all',
+  );
 }
 
 export interface ToolFacts {
@@ -146,14 +160,24 @@ const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.ru
  */
 export function decidePermission(call: { toolName: string; input: unknown }, facts: ToolFacts, context: PermissionContext): PermissionDecision {
   const cwd = context.workingDirectories[0] ?? '/';
-  const view: CallView = { toolName: call.toolName, input: call.input, cwd, homeDir: context.homeDir, ...(facts.mcpServer !== undefined && { mcpServer: facts.mcpServer }) };
+  const view: CallView = {
+    toolName: call.toolName,
+    input: call.input,
+    cwd,
+    homeDir: context.homeDir,
+    ...(facts.mcpServer !== undefined && { mcpServer: facts.mcpServer }),
+  };
   const denied = firstMatch(context.rules.deny, view, 'any');
   if (denied) {
     return { behavior: 'deny', reason: describeRule(denied), message: `Permission to use ${call.toolName} has been denied by the ${describeRule(denied)}.` };
   }
   const decision = decideBeforeDontAsk(view, facts, context);
   if (decision.behavior === 'ask' && context.mode === 'dontAsk') {
-    return { behavior: 'deny', reason: `${decision.reason}; dontAsk mode`, message: `Permission to use ${call.toolName} was not granted in advance (dontAsk mode denies whatever is not pre-approved).` };
+    return {
+      behavior: 'deny',
+      reason: `${decision.reason}; dontAsk mode`,
+      message: `Permission to use ${call.toolName} was not granted in advance (dontAsk mode denies whatever is not pre-approved).`,
+    };
   }
   return decision;
 }
@@ -201,7 +225,6 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   return { behavior: 'ask', reason: `${toolName} has no permission decision of its own` };
 }
 
-
 /** A Bash command without facts (none gathered: what the checker does not understand asks; deny rules on the whole tool still deny). */
 const UNEXAMINED_COMMAND: BashFacts = { problems: ['the command was not examined (no facts were gathered for it)'], commands: [] };
 
@@ -236,12 +259,20 @@ function decideOnPathFacts(view: CallView, facts: ToolFacts, gathered: NonNullab
   const asked = matchesAny(context.rules.ask);
   if (asked) return { behavior: 'ask', reason: describeRule(asked) };
   if (context.mode === 'plan' && !facts.readOnly) {
-    return { behavior: 'deny', reason: 'plan mode', message: `${toolName} changes things, and this conversation is in plan mode: only read-only tools run. Present the plan instead of carrying it out.` };
+    return {
+      behavior: 'deny',
+      reason: 'plan mode',
+      message: `${toolName} changes things, and this conversation is in plan mode: only read-only tools run. Present the plan instead of carrying it out.`,
+    };
   }
   // Writes that could change what runs or what is allowed ask in every mode (issue 17 §5).
   const writes = gathered.filter(({ access }) => access === 'write').flatMap(({ path }) => names(path));
   const protectedPath = writes.find(isProtectedPath);
-  if (protectedPath) return { behavior: 'ask', reason: `${protectedPath} is a protected file (repository, editor or agent settings, shell start-up): writing it asks in every mode` };
+  if (protectedPath)
+    return {
+      behavior: 'ask',
+      reason: `${protectedPath} is a protected file (repository, editor or agent settings, shell start-up): writing it asks in every mode`,
+    };
   if (context.mode === 'bypassPermissions') return { behavior: 'allow', reason: 'bypassPermissions mode' };
   const special = gathered.find(({ path }) => path.kind === 'other');
   if (special) return { behavior: 'ask', reason: `${special.path.literal} is not a regular file or directory (${special.path.real})` };
@@ -349,8 +380,7 @@ function isProtected(target: string, workingDirectories: string[]): boolean {
 
 /** Tool result when a person declined (our wording of Claude Code's rejection). */
 export function rejectionMessage(message?: string): string {
-  const base =
-    "The user doesn't want to proceed with this tool use. The tool use was rejected (nothing was run or written).";
+  const base = "The user doesn't want to proceed with this tool use. The tool use was rejected (nothing was run or written).";
   return message?.trim() ? `${base} The user said:\n${message.trim()}` : `${base} Stop what you are doing and wait for the user to tell you how to proceed.`;
 }
 

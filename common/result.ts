@@ -40,12 +40,7 @@ export interface Terminal {
   error?: string;
 }
 
-export type ResultSubtype =
-  | 'success'
-  | 'error_max_turns'
-  | 'error_during_execution'
-  | 'error_max_budget_usd'
-  | 'error_max_structured_output_retries';
+export type ResultSubtype = 'success' | 'error_max_turns' | 'error_during_execution' | 'error_max_budget_usd' | 'error_max_structured_output_retries';
 
 /** Usage and cost of one model within a query: the Agent SDK's `ModelUsage`. */
 export interface ModelUsage {

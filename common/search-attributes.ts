@@ -128,9 +128,7 @@ export const TEXT_MAX_CHARS = 500;
 
 /** NUL (JSONB and PostgreSQL text refuse it) and lone UTF-16 surrogates (not Unicode: JSONB refuses them). */
 function wellFormed(value: string): string {
-  return value
-    .replace(/\u0000/g, '')
-    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return value.replace(/\u0000/g, '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 /** The first `max` code points of `value` (never half a surrogate pair). */
@@ -156,11 +154,7 @@ export function sqlSafeKeyword(value: string): string {
  * surrogates as for Keyword; at most {@link TEXT_MAX_CHARS} characters.
  */
 export function sqlSafeText(value: string): string {
-  const cleaned = wellFormed(value)
-    .replace(/'/g, '\u2019')
-    .replace(/[:\\]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  const cleaned = wellFormed(value).replace(/'/g, '\u2019').replace(/[:\\]/g, ' ').replace(/\s+/g, ' ').trim();
   return firstCodePoints(cleaned, TEXT_MAX_CHARS);
 }
 

@@ -118,7 +118,11 @@ export function applyTaskCall(state: TaskListState, call: TaskCall): TaskCallRes
         blockedBy: [],
         ...(call.input.metadata && Object.keys(call.input.metadata).length > 0 ? { metadata: call.input.metadata } : {}),
       };
-      return { state: { nextId: state.nextId + 1, tasks: [...state.tasks, task] }, content: `Task #${id} created successfully: ${task.subject}`, isError: false };
+      return {
+        state: { nextId: state.nextId + 1, tasks: [...state.tasks, task] },
+        content: `Task #${id} created successfully: ${task.subject}`,
+        isError: false,
+      };
     }
     case 'TaskGet': {
       const id = normalizeId(call.input.taskId);
@@ -163,7 +167,10 @@ export function applyTaskCall(state: TaskListState, call: TaskCall): TaskCallRes
         updated.push('metadata');
       }
       // Dependencies are kept on both sides, so TaskGet of either task shows them.
-      const links: Array<[blocker: string, blocked: string]> = [...addBlocks.map((ref) => [id, ref] as [string, string]), ...addBlockedBy.map((ref) => [ref, id] as [string, string])];
+      const links: Array<[blocker: string, blocked: string]> = [
+        ...addBlocks.map((ref) => [id, ref] as [string, string]),
+        ...addBlockedBy.map((ref) => [ref, id] as [string, string]),
+      ];
       let tasks = state.tasks.map((candidate) => (candidate.id === id ? next : candidate));
       let linked = false;
       for (const [blocker, blocked] of links) {

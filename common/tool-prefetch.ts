@@ -66,13 +66,21 @@ export function toolsToPrefetch(content: readonly ContentBlock[], plan: ToolPref
     if (!isToolUseStartableEarly({ name: block.name, input: block.input }, facts?.get(block.id))) break;
     if (!plan.tools.includes(block.name)) continue;
     if (!allowedWithoutAsking({ name: block.name, input: block.input }, plan.permission)) continue;
-    calls.push({ id: block.id, name: block.name, input: block.input, maxResultSizeChars: toolResultBudget(plan.maxResultSizeChars[block.name] ?? DEFAULT_MAX_RESULT_SIZE_CHARS, blocks.length) });
+    calls.push({
+      id: block.id,
+      name: block.name,
+      input: block.input,
+      maxResultSizeChars: toolResultBudget(plan.maxResultSizeChars[block.name] ?? DEFAULT_MAX_RESULT_SIZE_CHARS, blocks.length),
+    });
   }
   return calls;
 }
 
 function toolUseBlocks(content: readonly ContentBlock[]): (ContentBlock & { id: string; name: string })[] {
-  return content.filter((block): block is ContentBlock & { id: string; name: string } => block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string');
+  return content.filter(
+    (block): block is ContentBlock & { id: string; name: string } =>
+      block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string',
+  );
 }
 
 /**
@@ -83,7 +91,10 @@ export function callsJudgedOnFacts(content: readonly ContentBlock[], plan: ToolP
   const blocks = toolUseBlocks(content);
   let last = blocks.length - 1;
   while (last >= 0 && !plan.tools.includes(blocks[last].name)) last--;
-  return blocks.slice(0, Math.max(0, last)).filter((block) => concurrencyNeedsFacts(block.name)).map(({ id, name, input }) => ({ id, name, input }));
+  return blocks
+    .slice(0, Math.max(0, last))
+    .filter((block) => concurrencyNeedsFacts(block.name))
+    .map(({ id, name, input }) => ({ id, name, input }));
 }
 
 /** A tool's result cap when its spec names none (as the workflow's runTool). */
@@ -92,5 +103,7 @@ export const DEFAULT_MAX_RESULT_SIZE_CHARS = 30_000;
 /** The gate's `allowsWithoutAsking`: no permission context (tools run unchecked) allows everything. */
 export function allowedWithoutAsking(block: { name: string; input: unknown }, permission: PermissionContext | undefined, gathered?: CallFacts): boolean {
   if (!permission) return true;
-  return decidePermission({ toolName: block.name, input: block.input }, { ...toolFacts(block), ...(gathered && { gathered }) }, permission).behavior === 'allow';
+  return (
+    decidePermission({ toolName: block.name, input: block.input }, { ...toolFacts(block), ...(gathered && { gathered }) }, permission).behavior === 'allow'
+  );
 }

@@ -51,7 +51,11 @@ export function inputFields(input: unknown, maxLength = 100): string {
 
 /** The failure message: "Bash: node test.js failed: Error: expected 6, got 5" (one line, short). */
 export function toolErrorMessage(summary: string, content: string): string {
-  const firstLine = content.split('\n').find((line) => line.trim() !== '')?.trim() ?? 'no output';
+  const firstLine =
+    content
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? 'no output';
   const line = shorten(firstLine, 200);
   return `${summary} failed: ${line}`;
 }

@@ -17,7 +17,8 @@
  * word that reads as two), and the variation selectors and combining grapheme joiner that draw as
  * nothing while making two names differ.
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0\u2800\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u034F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu;
+const INVISIBLE =
+  /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0\u2800\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u034F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu;
 
 /** How one invisible character is shown: `⟨U+202E⟩`. */
 export function characterMarker(character: string): string {

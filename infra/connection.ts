@@ -90,7 +90,11 @@ export function refusedReason(address: string, timeoutMs = 1_000): Promise<strin
 /** Connects a Client, failing fast (5 s by default; at once when nothing listens) with TemporalUnreachableError. */
 export async function connectClient(settings: TemporalSettings = temporalSettings(), timeoutMs = 5_000): Promise<Client> {
   const refused = await refusedReason(settings.address);
-  if (refused) throw new TemporalUnreachableError(settings.address, refused.replace(/^(\w+): .*$/, (_, code: string) => (code === 'ECONNREFUSED' ? 'nothing listens there' : code)));
+  if (refused)
+    throw new TemporalUnreachableError(
+      settings.address,
+      refused.replace(/^(\w+): .*$/, (_, code: string) => (code === 'ECONNREFUSED' ? 'nothing listens there' : code)),
+    );
   let connection: Connection;
   try {
     connection = await Connection.connect({ ...connectionOptions(settings), connectTimeout: timeoutMs, interceptors: closeSafeInterceptors() });

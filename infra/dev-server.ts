@@ -218,10 +218,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   }
   args.push(...(options.extraArgs ?? []));
 
-  log(
-    `Starting Temporal dev server: ${cli.path} ${args.join(' ')}` +
-      (dbFilename ? '' : ' (in-memory: state is lost when it stops)'),
-  );
+  log(`Starting Temporal dev server: ${cli.path} ${args.join(' ')}` + (dbFilename ? '' : ' (in-memory: state is lost when it stops)'));
   // Own process group (detached): a terminal Ctrl+C reaches us, and we stop the server via stop(), rather than
   // the server racing us to exit. If we die without stopping it, the 'exit' hook and the watchdog kill it.
   const child = spawn(cli.path, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });

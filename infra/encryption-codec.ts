@@ -115,9 +115,7 @@ function decodeKey(encoded: string, where: string): Buffer {
   }
   const key = Buffer.from(encoded, 'base64');
   if (key.length !== KEY_BYTES) {
-    throw new EncryptionKeyError(
-      `${where} decodes to ${key.length} bytes; AES-256 needs exactly ${KEY_BYTES} (44 base64 characters). ${HOW_TO_MAKE_A_KEY}`,
-    );
+    throw new EncryptionKeyError(`${where} decodes to ${key.length} bytes; AES-256 needs exactly ${KEY_BYTES} (44 base64 characters). ${HOW_TO_MAKE_A_KEY}`);
   }
   return key;
 }

@@ -128,7 +128,8 @@ export class HeadlessPage {
       const body = await this.evaluate<string>('document.body ? document.body.innerText : ""').catch(() => '');
       const missing = texts.filter((text) => !body.includes(text));
       if (missing.length === 0) return;
-      if (Date.now() > deadline) throw new Error(`The page never showed ${missing.map((text) => JSON.stringify(text)).join(', ')}. It shows:\n${body.slice(0, 6000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`The page never showed ${missing.map((text) => JSON.stringify(text)).join(', ')}. It shows:\n${body.slice(0, 6000)}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
@@ -176,7 +177,11 @@ export class HeadlessPage {
       const top = Math.max(0, Math.min(options.top ?? 0, contentSize.height - 1));
       clip = { x: 0, y: top, width: contentSize.width, height: Math.min(contentSize.height - top, options.maxHeight ?? 4000), scale: 1 };
     }
-    const { data } = await this.send<{ data: string }>('Page.captureScreenshot', { format: 'png', captureBeyondViewport: Boolean(clip), ...(clip ? { clip } : {}) });
+    const { data } = await this.send<{ data: string }>('Page.captureScreenshot', {
+      format: 'png',
+      captureBeyondViewport: Boolean(clip),
+      ...(clip ? { clip } : {}),
+    });
     return Buffer.from(data, 'base64');
   }
 

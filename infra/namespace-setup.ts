@@ -134,7 +134,8 @@ export async function connectWhenUp(address: string, timeoutMs: number): Promise
       await connection.withDeadline(Date.now() + 2_000, () => connection.workflowService.getSystemInfo({}));
       return connection;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`No Temporal server answers at ${address} after ${Math.round(timeoutMs / 1000)} s: ${(error as Error).message}`);
+      if (Date.now() > deadline)
+        throw new Error(`No Temporal server answers at ${address} after ${Math.round(timeoutMs / 1000)} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   }

@@ -141,7 +141,9 @@ function startPostgres(stateDir: string, port: number, noFsync: boolean, log: (l
     if (user) {
       const reach = runAs(user, 'test', ['-w', dataDir]);
       if (reach.status !== 0) {
-        throw new Error(`PostgreSQL runs as the postgres user, which cannot write ${dataDir}: give it access to every directory above it, or choose another state directory.`);
+        throw new Error(
+          `PostgreSQL runs as the postgres user, which cannot write ${dataDir}: give it access to every directory above it, or choose another state directory.`,
+        );
       }
     }
     const pwFile = path.join(dataDir, '..', `.pwfile-${process.pid}`);
@@ -149,7 +151,18 @@ function startPostgres(stateDir: string, port: number, noFsync: boolean, log: (l
     chown(pwFile);
     try {
       log(`Creating the PostgreSQL database cluster in ${dataDir}`);
-      const init = runAs(user, path.join(bin, 'initdb'), ['-D', dataDir, '-U', DB_USER, `--pwfile=${pwFile}`, '-A', 'scram-sha-256', '-E', 'UTF8', '--locale=C']);
+      const init = runAs(user, path.join(bin, 'initdb'), [
+        '-D',
+        dataDir,
+        '-U',
+        DB_USER,
+        `--pwfile=${pwFile}`,
+        '-A',
+        'scram-sha-256',
+        '-E',
+        'UTF8',
+        '--locale=C',
+      ]);
       if (init.status !== 0) throw new Error(`initdb failed:\n${init.output}`);
     } finally {
       fs.rmSync(pwFile, { force: true });
@@ -232,7 +245,13 @@ interface ServerPorts {
 }
 
 /** The server's static config (config/development-postgres12.yaml of the server, with our ports and files). */
-export function serverConfigYaml(options: { ports: ServerPorts; pgPort: number; logLevel: string; dynamicConfigFile: string; numHistoryShards?: number }): string {
+export function serverConfigYaml(options: {
+  ports: ServerPorts;
+  pgPort: number;
+  logLevel: string;
+  dynamicConfigFile: string;
+  numHistoryShards?: number;
+}): string {
   const { ports, pgPort } = options;
   const store = (db: string, maxConns: number) => `
       sql:
@@ -309,7 +328,10 @@ function spawnWatchdog(getServerPid: () => number | undefined, stateDir: string,
   ].join('\n');
   if (process.platform === 'win32' || !pgBin) return undefined;
   try {
-    const wd = spawn('sh', ['-c', script, 'durable-agent-postgres-stack-watchdog', String(process.pid), pidFile, pgPidFile], { detached: true, stdio: 'ignore' });
+    const wd = spawn('sh', ['-c', script, 'durable-agent-postgres-stack-watchdog', String(process.pid), pidFile, pgPidFile], {
+      detached: true,
+      stdio: 'ignore',
+    });
     wd.on('error', () => undefined);
     wd.unref();
     return wd;
@@ -351,7 +373,10 @@ async function startUi(stateDir: string, port: number, address: string, namespac
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`The Web UI server exited during start-up:\n${output}`);
-    const ok = await fetch(`http://${HOST}:${port}/`).then((response) => response.ok, () => false);
+    const ok = await fetch(`http://${HOST}:${port}/`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -376,7 +401,7 @@ async function freeLowPorts(count: number): Promise<number[]> {
     });
     if (free) found.push(port);
   }
-  if (found.length < count) throw new Error('Found no free ports below 32768 for the Temporal server\'s membership.');
+  if (found.length < count) throw new Error("Found no free ports below 32768 for the Temporal server's membership.");
   return found;
 }
 
@@ -413,8 +438,28 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
   // With the default frontend port, the other services take the server's own defaults (as docker-compose does).
   const ports: ServerPorts =
     frontend === 7233
-      ? { frontend, frontendMembership: 6933, frontendHttp: 7243, history: 7234, historyMembership: 6934, matching: 7235, matchingMembership: 6935, worker: 7239, workerMembership: 6939 }
-      : { frontend, frontendMembership, frontendHttp: free[2], history: free[3], historyMembership, matching: free[5], matchingMembership, worker: free[7], workerMembership };
+      ? {
+          frontend,
+          frontendMembership: 6933,
+          frontendHttp: 7243,
+          history: 7234,
+          historyMembership: 6934,
+          matching: 7235,
+          matchingMembership: 6935,
+          worker: 7239,
+          workerMembership: 6939,
+        }
+      : {
+          frontend,
+          frontendMembership,
+          frontendHttp: free[2],
+          history: free[3],
+          historyMembership,
+          matching: free[5],
+          matchingMembership,
+          worker: free[7],
+          workerMembership,
+        };
   const address = `${HOST}:${frontend}`;
 
   const postgres = startPostgres(stateDir, pgPort, options.noFsync ?? false, log);
@@ -454,7 +499,8 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
       const deadline = Date.now() + 120_000;
       while (!(await isReady(address))) {
         if (exited) throw new Error(`The Temporal server exited during start-up (${exited}). Last output:\n  ${tail.slice(-20).join('\n  ')}`);
-        if (Date.now() > deadline) throw new Error(`The Temporal server at ${address} did not answer within 120 s. Last output:\n  ${tail.slice(-20).join('\n  ')}`);
+        if (Date.now() > deadline)
+          throw new Error(`The Temporal server at ${address} did not answer within 120 s. Last output:\n  ${tail.slice(-20).join('\n  ')}`);
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     };
@@ -473,7 +519,9 @@ export async function startPostgresStack(options: PostgresStackOptions): Promise
       ui = await startUi(stateDir, options.uiPort, address, namespace, log);
       uiUrl = `http://localhost:${options.uiPort}`;
     }
-    log(`Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL ready at ${address} (namespace ${namespace}) in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+    log(
+      `Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL ready at ${address} (namespace ${namespace}) in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
+    );
 
     const stopServer = async (signal: NodeJS.Signals) => {
       const child = server;
@@ -566,7 +614,13 @@ export async function runPostgresStackForPeople(log: (line: string) => void = (l
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       cleanup();
-      void stack.stop().finally(() => reject(new Error(`The Temporal server exited unexpectedly (${signal ?? `exit code ${code}`}); see ${path.join(stack.stateDir, 'temporal-server.log')}.`)));
+      void stack
+        .stop()
+        .finally(() =>
+          reject(
+            new Error(`The Temporal server exited unexpectedly (${signal ?? `exit code ${code}`}); see ${path.join(stack.stateDir, 'temporal-server.log')}.`),
+          ),
+        );
     };
     const cleanup = () => {
       process.off('SIGINT', onSignal);

@@ -50,8 +50,7 @@ export function cachedCliPath(): string {
   return path.join(cachedCliDir(), exe);
 }
 
-const goInstallCommand = () =>
-  `GOBIN=${cachedCliDir()} go install ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`;
+const goInstallCommand = () => `GOBIN=${cachedCliDir()} go install ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`;
 /** Same linker flags as the CLI's release builds (.goreleaser.yml): stripped, and `--version` says 1.5.1. */
 const GO_LDFLAGS = `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`;
 
@@ -198,9 +197,7 @@ async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<
       log(`  ${go.raw} is older than go1.${MIN_GO_MINOR}; setting GOTOOLCHAIN=auto so go fetches a newer toolchain`);
     }
     try {
-      await runStreaming('go', ['install', `-ldflags=${GO_LDFLAGS}`, `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], env, log, () =>
-        lock.touch(),
-      );
+      await runStreaming('go', ['install', `-ldflags=${GO_LDFLAGS}`, `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], env, log, () => lock.touch());
       const builtPath = path.join(staging, exe);
       if (!fs.existsSync(builtPath)) throw new Error(`go install succeeded but ${builtPath} is missing`);
       fs.renameSync(builtPath, target);
@@ -217,13 +214,7 @@ async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<
 }
 
 /** Runs a command, forwarding each output line to `log`, with a progress note every minute. */
-export function runStreaming(
-  cmd: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  log: (line: string) => void,
-  onTick?: () => void,
-): Promise<void> {
+export function runStreaming(cmd: string, args: string[], env: NodeJS.ProcessEnv, log: (line: string) => void, onTick?: () => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });

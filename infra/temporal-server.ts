@@ -51,12 +51,15 @@ export function serverBinariesUnavailable(): string | undefined {
   return undefined;
 }
 
-export async function ensureTemporalServer(log: (line: string) => void = (line) => process.stderr.write(`[temporal-server] ${line}\n`)): Promise<TemporalServerBinaries> {
+export async function ensureTemporalServer(
+  log: (line: string) => void = (line) => process.stderr.write(`[temporal-server] ${line}\n`),
+): Promise<TemporalServerBinaries> {
   const fromEnv = { server: process.env.TEMPORAL_SERVER_PATH, sqlTool: process.env.TEMPORAL_SQL_TOOL_PATH };
   if (fromEnv.server || fromEnv.sqlTool) {
     if (!fromEnv.server || !fromEnv.sqlTool) throw new Error('Set both TEMPORAL_SERVER_PATH and TEMPORAL_SQL_TOOL_PATH, or neither.');
     const version = binaryVersion(fromEnv.server);
-    if (!version || !binaryVersion(fromEnv.sqlTool)) throw new Error(`TEMPORAL_SERVER_PATH=${fromEnv.server} or TEMPORAL_SQL_TOOL_PATH=${fromEnv.sqlTool} does not run --version.`);
+    if (!version || !binaryVersion(fromEnv.sqlTool))
+      throw new Error(`TEMPORAL_SERVER_PATH=${fromEnv.server} or TEMPORAL_SQL_TOOL_PATH=${fromEnv.sqlTool} does not run --version.`);
     return { server: fromEnv.server, sqlTool: fromEnv.sqlTool, version };
   }
   const dir = cachedServerDir();
@@ -82,7 +85,9 @@ export async function ensureTemporalServer(log: (line: string) => void = (line) 
     const built = cached();
     if (built) return built;
     const packages = [`${MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`];
-    log(`Building the Temporal server ${TEMPORAL_SERVER_VERSION} and temporal-sql-tool from the Go module proxy (${go.raw}); the first build takes several minutes…`);
+    log(
+      `Building the Temporal server ${TEMPORAL_SERVER_VERSION} and temporal-sql-tool from the Go module proxy (${go.raw}); the first build takes several minutes…`,
+    );
     const staging = fs.mkdtempSync(path.join(dir, '.gobin-'));
     const env: NodeJS.ProcessEnv = { ...process.env, GOBIN: staging };
     if (env.CGO_ENABLED === undefined) env.CGO_ENABLED = '0';
@@ -136,7 +141,9 @@ export async function ensureTemporalUiServer(log: (line: string) => void = (line
     const env: NodeJS.ProcessEnv = { ...process.env, GOBIN: staging };
     if (env.CGO_ENABLED === undefined) env.CGO_ENABLED = '0';
     try {
-      await runStreaming('go', ['install', '-ldflags=-s -w', `github.com/temporalio/ui-server/v2/cmd/server@v${TEMPORAL_UI_VERSION}`], env, log, () => lock.touch());
+      await runStreaming('go', ['install', '-ldflags=-s -w', `github.com/temporalio/ui-server/v2/cmd/server@v${TEMPORAL_UI_VERSION}`], env, log, () =>
+        lock.touch(),
+      );
       fs.renameSync(path.join(staging, 'server'), binary);
     } finally {
       fs.rmSync(staging, { recursive: true, force: true });

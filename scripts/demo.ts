@@ -44,8 +44,7 @@ export const FILES: Record<string, string> = {
 };
 
 /** The scripted conversation: explore, reproduce, fix, verify, report — keyed on the turn number. */
-export const demoResponder: Responder = (request) =>
-  demoTurn(request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length);
+export const demoResponder: Responder = (request) => demoTurn(request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length);
 
 /**
  * The Temporal server at TEMPORAL_ADDRESS if one answers, else the local dev server (started here).
@@ -108,7 +107,12 @@ async function main(): Promise<void> {
   // DURABLE_AGENT_WORKFLOW_BUNDLE: a bundle built ahead of time, as for `durable-agent worker`.
   const prebuilt = await prebuiltWorkflowBundle();
   const version = versioning
-    ? await prepareWorkerVersion(versioning, { stateDir: defaultStateDir(), dataConverter: settings.dataConverter, logger: Runtime.instance().logger, prebuilt })
+    ? await prepareWorkerVersion(versioning, {
+        stateDir: defaultStateDir(),
+        dataConverter: settings.dataConverter,
+        logger: Runtime.instance().logger,
+        prebuilt,
+      })
     : undefined;
   const worker = await createWorker({
     connection,
@@ -133,15 +137,12 @@ async function main(): Promise<void> {
         { namespace: settings.namespace, deploymentName: version.deploymentName, buildId: version.buildId },
         { identity: `durable-agent demo ${process.pid}` },
       );
-      if (typeof outcome !== 'string') console.warn(`Worker Deployment version ${version.deploymentName}:${version.buildId} is not current: ${outcome.notCurrent}`);
+      if (typeof outcome !== 'string')
+        console.warn(`Worker Deployment version ${version.deploymentName}:${version.buildId} is not current: ${outcome.notCurrent}`);
     }
     const started = await api.start({ prompt: PROMPT, taskQueue, config: { cwd: DEMO_WORKSPACE, model, maxTurns: 20, permissions: UNATTENDED_PERMISSIONS } });
     conversationId = started.conversationId;
-    console.log(
-      scripted
-        ? 'No ANTHROPIC_API_KEY: the model is scripted; the worker, tools and Temporal are real.'
-        : `Model: ${model} (Anthropic API).`,
-    );
+    console.log(scripted ? 'No ANTHROPIC_API_KEY: the model is scripted; the worker, tools and Temporal are real.' : `Model: ${model} (Anthropic API).`);
     console.log(`Conversation ${conversationId} in ${path.relative(process.cwd(), DEMO_WORKSPACE)}`);
     if (uiUrl) console.log(`Temporal UI: ${conversationUiUrl(uiUrl, settings.namespace, conversationId)}`);
     console.log('');

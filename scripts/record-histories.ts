@@ -51,7 +51,13 @@ const SCENARIOS: Scenario[] = [
     files: { 'notes.txt': 'bump version\n', 'app.txt': 'version=1\n' },
     model: {
       script: [
-        { content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }, { type: 'tool_use', name: 'Glob', input: { pattern: '*.txt' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Looking.' },
+            { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } },
+            { type: 'tool_use', name: 'Glob', input: { pattern: '*.txt' } },
+          ],
+        },
         { content: [{ type: 'tool_use', name: 'Edit', input: { file_path: 'app.txt', old_string: 'version=1', new_string: 'version=2' } }] },
         { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'cat app.txt' } }] },
         { content: [{ type: 'text', text: 'Done: version=2.' }] },
@@ -69,10 +75,7 @@ const SCENARIOS: Scenario[] = [
     name: 'abort-tools',
     prompt: 'Run the long job.',
     model: {
-      script: [
-        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 30' } }] },
-        { content: [{ type: 'text', text: 'Stopped as asked.' }] },
-      ],
+      script: [{ content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 30' } }] }, { content: [{ type: 'text', text: 'Stopped as asked.' }] }],
     },
     async drive(api, id, firstInput) {
       for (let i = 0; i < 200; i++) {
@@ -142,12 +145,17 @@ const SCENARIOS: Scenario[] = [
       respond: (request) => {
         const text = JSON.stringify(request.body.messages);
         const tools = (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
-        if (text.includes('write a detailed summary of the conversation')) return { content: [{ type: 'text', text: '<summary>Read the notes; an agent answered.</summary>' }] };
+        if (text.includes('write a detailed summary of the conversation'))
+          return { content: [{ type: 'text', text: '<summary>Read the notes; an agent answered.</summary>' }] };
         if (!tools.includes('Agent')) return { content: [{ type: 'text', text: 'The agent found nothing odd.' }] };
         if (text.includes('This session is being continued')) return { content: [{ type: 'text', text: 'Finished after compacting.' }] };
         if (text.includes('nothing odd')) return { content: [{ type: 'text', text: 'Done.' }], usage: { input_tokens: 170_000 } };
         if (text.includes('the notes')) {
-          return { content: [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'check', prompt: 'Check the workspace', subagent_type: 'Explore' } }] };
+          return {
+            content: [
+              { type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'check', prompt: 'Check the workspace', subagent_type: 'Explore' } },
+            ],
+          };
         }
         return { content: [{ type: 'tool_use', id: 'toolu_read', name: 'Read', input: { file_path: 'notes.txt' } }] };
       },
@@ -169,8 +177,10 @@ const SCENARIOS: Scenario[] = [
     model: {
       respond: (request) => {
         const text = JSON.stringify(request.body.messages);
-        if (text.includes('write a detailed summary of the conversation')) return { content: [{ type: 'text', text: '<summary>Greeted; then a question.</summary>' }] };
-        if (JSON.stringify(request.body.messages.at(-1)).includes('slow one')) return { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 2' } }] };
+        if (text.includes('write a detailed summary of the conversation'))
+          return { content: [{ type: 'text', text: '<summary>Greeted; then a question.</summary>' }] };
+        if (JSON.stringify(request.body.messages.at(-1)).includes('slow one'))
+          return { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 2' } }] };
         return { content: [{ type: 'text', text: 'OK.' }] };
       },
     },
@@ -294,7 +304,13 @@ const SCENARIOS: Scenario[] = [
             { name: 'CronCreate', input: { cron: '0 9 * * 1-5', prompt: 'standup' } },
           ],
         ],
-        ['LIST', [{ name: 'CronList', input: {} }, { name: 'TaskList', input: {} }]],
+        [
+          'LIST',
+          [
+            { name: 'CronList', input: {} },
+            { name: 'TaskList', input: {} },
+          ],
+        ],
       ]),
     },
     async drive(api, id, firstInput) {
@@ -325,7 +341,10 @@ const SCENARIOS: Scenario[] = [
     files: {
       '.mcp.json': JSON.stringify({
         mcpServers: {
-          everything: { command: process.execPath, args: [path.resolve(__dirname, '..', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
+          everything: {
+            command: process.execPath,
+            args: [path.resolve(__dirname, '..', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+          },
           broken: { command: 'no-such-mcp-program-xyz' },
         },
       }),
@@ -361,14 +380,26 @@ const SCENARIOS: Scenario[] = [
       respond: (request) => {
         const last = JSON.stringify(request.body.messages.at(-1)?.content ?? '');
         const tools = (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
-        if (!tools.includes('Agent')) return { content: [{ type: 'text', text: last.includes('And the .md files?') ? 'One .md file as well.' : 'Two .txt files.' }] };
+        if (!tools.includes('Agent'))
+          return { content: [{ type: 'text', text: last.includes('And the .md files?') ? 'One .md file as well.' : 'Two .txt files.' }] };
         if (last.includes('<task-notification>')) return { content: [{ type: 'text', text: 'The agent counted two .txt files.' }] };
         if (last.includes('Async agent launched')) return { content: [{ type: 'text', text: 'Started.' }] };
-        if (last.includes('Ask it about .md')) return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: 'count files', message: 'And the .md files?' } }] };
+        if (last.includes('Ask it about .md'))
+          return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: 'count files', message: 'And the .md files?' } }] };
         const agentId = /agentId: (a[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1] ?? 'unknown';
-        if (last.includes('Check on it')) return { content: [{ type: 'tool_use', id: 'toolu_peek', name: 'TaskOutput', input: { task_id: agentId, block: false } }] };
+        if (last.includes('Check on it'))
+          return { content: [{ type: 'tool_use', id: 'toolu_peek', name: 'TaskOutput', input: { task_id: agentId, block: false } }] };
         if (last.includes('toolu_send') || last.includes('toolu_peek')) return { content: [{ type: 'text', text: 'Noted.' }] };
-        return { content: [{ type: 'tool_use', id: 'toolu_bg', name: 'Agent', input: { description: 'count files', prompt: 'Count the files.', subagent_type: 'general-purpose', run_in_background: true, model: 'haiku' } }] };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_bg',
+              name: 'Agent',
+              input: { description: 'count files', prompt: 'Count the files.', subagent_type: 'general-purpose', run_in_background: true, model: 'haiku' },
+            },
+          ],
+        };
       },
     },
     async drive(api, id, firstInput) {
@@ -392,7 +423,17 @@ const SCENARIOS: Scenario[] = [
           SessionStart: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "Deploys go to release-7."' }] }],
           UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "Ticket ABC-12 is open."' }] }],
           PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo "no rm here" >&2; exit 2' }] }],
-          PostToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt; echo \'{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Lint passed."}}\'' }] }],
+          PostToolUse: [
+            {
+              matcher: 'Write',
+              hooks: [
+                {
+                  type: 'command',
+                  command: 'echo run >> hook-runs.txt; echo \'{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Lint passed."}}\'',
+                },
+              ],
+            },
+          ],
           PreCompact: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt' }] }],
           SessionEnd: [{ hooks: [{ type: 'command', command: 'echo run >> hook-runs.txt' }] }],
         },
@@ -404,7 +445,12 @@ const SCENARIOS: Scenario[] = [
         if (text.includes('write a detailed summary of the conversation')) return { content: [{ type: 'text', text: '<summary>Wrote notes.txt.</summary>' }] };
         if (text.includes('Anything left?')) return { content: [{ type: 'text', text: 'Nothing left.' }] };
         if (text.includes('tool_result')) return { content: [{ type: 'text', text: 'Done.' }] };
-        return { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'notes.txt', content: 'n' } }, { type: 'tool_use', name: 'Bash', input: { command: 'rm -f notes.txt' } }] };
+        return {
+          content: [
+            { type: 'tool_use', name: 'Write', input: { file_path: 'notes.txt', content: 'n' } },
+            { type: 'tool_use', name: 'Bash', input: { command: 'rm -f notes.txt' } },
+          ],
+        };
       },
     },
     async drive(api, id, firstInput) {
@@ -423,10 +469,12 @@ const SCENARIOS: Scenario[] = [
     model: {
       respond: (() => {
         let step = 0;
-        const taskId = (request: { body: { messages: unknown[] } }) => /Command running in background with ID: (b[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1] ?? 'bmissing0';
+        const taskId = (request: { body: { messages: unknown[] } }) =>
+          /Command running in background with ID: (b[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1] ?? 'bmissing0';
         return (request) => {
           const last = JSON.stringify(request.body.messages[request.body.messages.length - 1]);
-          if (last.includes('<task-notification>') && !last.includes('tool_result')) return { content: [{ type: 'text', text: 'Noted: the short job finished.' }] };
+          if (last.includes('<task-notification>') && !last.includes('tool_result'))
+            return { content: [{ type: 'text', text: 'Noted: the short job finished.' }] };
           switch (step++) {
             case 0:
               return {
@@ -465,11 +513,22 @@ const SCENARIOS: Scenario[] = [
       respond: (request) => {
         const last = JSON.stringify(request.body.messages.at(-1)?.content ?? '');
         const tools = (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
-        if (!tools.includes('Agent')) return { content: [{ type: 'text', text: last.includes('And the .md files?') ? 'One .md file as well.' : 'Two .txt files.' }] };
+        if (!tools.includes('Agent'))
+          return { content: [{ type: 'text', text: last.includes('And the .md files?') ? 'One .md file as well.' : 'Two .txt files.' }] };
         if (last.includes('toolu_send') || last.includes('toolu_fg')) return { content: [{ type: 'text', text: 'Noted.' }] };
         const agentId = /agentId: (a[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1] ?? 'unknown';
-        if (last.includes('Ask it about .md')) return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: agentId, message: 'And the .md files?' } }] };
-        return { content: [{ type: 'tool_use', id: 'toolu_fg', name: 'Agent', input: { description: 'count files', prompt: 'Count the files.', subagent_type: 'general-purpose' } }] };
+        if (last.includes('Ask it about .md'))
+          return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: agentId, message: 'And the .md files?' } }] };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_fg',
+              name: 'Agent',
+              input: { description: 'count files', prompt: 'Count the files.', subagent_type: 'general-purpose' },
+            },
+          ],
+        };
       },
     },
     async drive(api, id, firstInput) {
@@ -487,7 +546,12 @@ const SCENARIOS: Scenario[] = [
     prompt: 'What tools do you have?',
     files: {
       '.mcp.json': JSON.stringify({
-        mcpServers: { everything: { command: process.execPath, args: [path.resolve(__dirname, '..', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] } },
+        mcpServers: {
+          everything: {
+            command: process.execPath,
+            args: [path.resolve(__dirname, '..', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+          },
+        },
       }),
     },
     model: {
@@ -499,14 +563,25 @@ const SCENARIOS: Scenario[] = [
           return { content: [{ type: 'tool_use', id: 'toolu_child_sum', name: 'mcp__everything__get-sum', input: { a: 2, b: 40 } }] };
         }
         if (last.includes('tool_result')) return { content: [{ type: 'text', text: 'Done with the agent.' }] };
-        if (last.includes('Use an agent')) return { content: [{ type: 'tool_use', id: 'toolu_agent_mcp', name: 'Agent', input: { description: 'add', prompt: 'Add 2 and 40 with MCP', subagent_type: 'general-purpose' } }] };
+        if (last.includes('Use an agent'))
+          return {
+            content: [
+              {
+                type: 'tool_use',
+                id: 'toolu_agent_mcp',
+                name: 'Agent',
+                input: { description: 'add', prompt: 'Add 2 and 40 with MCP', subagent_type: 'general-purpose' },
+              },
+            ],
+          };
         return { content: [{ type: 'text', text: 'No MCP tools yet.' }] };
       },
     },
     async drive(api, id, firstInput) {
       await api.waitForResult(id, firstInput);
       const approved = await api.approveMcpServers(id, { servers: ['everything'], decision: 'approve' });
-      if (!approved.states.some((server) => server.name === 'everything' && server.state === 'connected')) throw new Error(`mcp-approval-subagent: not connected ${JSON.stringify(approved)}`);
+      if (!approved.states.some((server) => server.name === 'everything' && server.state === 'connected'))
+        throw new Error(`mcp-approval-subagent: not connected ${JSON.stringify(approved)}`);
       const result = await api.waitForResult(id, await api.send(id, 'Use an agent'));
       if (result.result !== 'Done with the agent.') throw new Error(`mcp-approval-subagent: unexpected result ${JSON.stringify(result)}`);
       await api.end(id);

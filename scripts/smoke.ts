@@ -95,7 +95,11 @@ async function main(): Promise<number> {
   let result: ResultMessage | undefined;
   try {
     await worker.runUntil(async () => {
-      const { conversationId, inputUuid } = await api.start({ prompt: PROMPT, taskQueue, config: { cwd: workspace, model, maxTurns: 20, permissions: UNATTENDED_PERMISSIONS } });
+      const { conversationId, inputUuid } = await api.start({
+        prompt: PROMPT,
+        taskQueue,
+        config: { cwd: workspace, model, maxTurns: 20, permissions: UNATTENDED_PERMISSIONS },
+      });
       console.log(`Smoke run: conversation ${conversationId}, model ${model}, workspace ${workspace}\n`);
       result = await api.waitForResult(conversationId, inputUuid!, {
         signal: AbortSignal.timeout(RESULT_TIMEOUT_MS),

@@ -42,7 +42,11 @@ const responder: Responder = (request) => {
         deltaDelayMs: 10,
         content: [
           { type: 'text', text: 'Starting the suite.' },
-          { type: 'tool_use', name: 'Bash', input: { command: 'for i in $(seq 1 300); do echo "suite: test $i passed"; sleep 1; done', description: 'Run the slow suite' } },
+          {
+            type: 'tool_use',
+            name: 'Bash',
+            input: { command: 'for i in $(seq 1 300); do echo "suite: test $i passed"; sleep 1; done', description: 'Run the slow suite' },
+          },
         ],
       };
     }
@@ -59,7 +63,11 @@ async function printEventCounts(client: Client, conversationId: string, prompts:
   const { events } = await client.workflow.getHandle(conversationId).fetchHistory();
   const all = events ?? [];
   const named = (name: string) =>
-    all.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === name || event.workflowExecutionSignaledEventAttributes?.signalName === name).length;
+    all.filter(
+      (event) =>
+        event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === name ||
+        event.workflowExecutionSignaledEventAttributes?.signalName === name,
+    ).length;
   console.log(
     `${conversationId}: ${all.length} events for ${prompts} prompts (${(all.length / prompts).toFixed(0)} a prompt); ` +
       `live channel: ${named('__temporal_workflow_stream_poll')} poll updates, ${named('__temporal_workflow_stream_publish')} publish signals`,
@@ -126,7 +134,12 @@ async function main(): Promise<void> {
       await stopDenying();
       await api.end(ended.conversationId);
       await api.summary(ended.conversationId);
-      const running = await api.start({ id: 'conversation-slow-suite', prompt: LONG_PROMPT, config: { ...config, permissions: { mode: 'bypassPermissions' as const } }, taskQueue: TASK_QUEUE });
+      const running = await api.start({
+        id: 'conversation-slow-suite',
+        prompt: LONG_PROMPT,
+        config: { ...config, permissions: { mode: 'bypassPermissions' as const } },
+        taskQueue: TASK_QUEUE,
+      });
 
       page = await HeadlessPage.launch({ width: 1400, height: 1000 });
       await mkdir(OUT_DIR, { recursive: true });
@@ -136,7 +149,9 @@ async function main(): Promise<void> {
         const file = path.join(OUT_DIR, name);
         await writeFile(file, await page!.screenshot(options));
         // Smaller files in git: pngquant (Debian package) when installed.
-        await promisify(execFile)('pngquant', ['--quality=60-90', '--strip', '--force', '--output', file, file]).catch(() => console.log('(pngquant not found: PNG left uncompressed)'));
+        await promisify(execFile)('pngquant', ['--quality=60-90', '--strip', '--force', '--output', file, file]).catch(() =>
+          console.log('(pngquant not found: PNG left uncompressed)'),
+        );
         console.log(`docs/images/${name}: ${Math.round((await stat(file)).size / 1024)} kB`);
       };
 
@@ -144,7 +159,15 @@ async function main(): Promise<void> {
       // The list's columns live in the browser's local storage: add the search attributes.
       await page.navigate(`${server.uiUrl}/namespaces/${server.namespace}/workflows`);
       await page.waitForText(['Workflows']);
-      const columns = ['Status', 'Workflow ID', 'DurableAgentStatus', 'DurableAgentTurns', 'DurableAgentCostUsd', 'DurableAgentLastActivity', 'DurableAgentFirstPrompt'];
+      const columns = [
+        'Status',
+        'Workflow ID',
+        'DurableAgentStatus',
+        'DurableAgentTurns',
+        'DurableAgentCostUsd',
+        'DurableAgentLastActivity',
+        'DurableAgentFirstPrompt',
+      ];
       await page.evaluate(
         `localStorage.setItem('namespace-workflow-table-columns', ${JSON.stringify(JSON.stringify({ [server.namespace]: columns.map((label) => ({ label })) }))})`,
       );

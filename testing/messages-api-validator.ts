@@ -57,15 +57,44 @@ const MIN_THINKING_BUDGET = 1024;
 
 /** Top-level fields of MessageCreateParams [sdk], plus sampling fields older models still take. */
 const MESSAGES_FIELDS = new Set([
-  'model', 'messages', 'max_tokens', 'system', 'tools', 'tool_choice', 'thinking', 'stream', 'metadata',
-  'stop_sequences', 'temperature', 'top_p', 'top_k', 'service_tier', 'cache_control', 'container',
-  'context_management', 'mcp_servers', 'output_config', 'inference_geo', 'speed', 'diagnostics',
-  'user_profile_id', 'workspace_id',
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'stream',
+  'metadata',
+  'stop_sequences',
+  'temperature',
+  'top_p',
+  'top_k',
+  'service_tier',
+  'cache_control',
+  'container',
+  'context_management',
+  'mcp_servers',
+  'output_config',
+  'inference_geo',
+  'speed',
+  'diagnostics',
+  'user_profile_id',
+  'workspace_id',
 ]);
 /** Top-level fields of MessageCountTokensParams [sdk]: no max_tokens, stream or metadata. */
 const COUNT_TOKENS_FIELDS = new Set([
-  'model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'cache_control', 'context_management',
-  'mcp_servers', 'output_config', 'speed',
+  'model',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'cache_control',
+  'context_management',
+  'mcp_servers',
+  'output_config',
+  'speed',
 ]);
 
 /** Block types and their allowed fields; image/document are accepted without a deeper look. */
@@ -82,8 +111,16 @@ const USER_BLOCKS = new Set(['text', 'image', 'document', 'tool_result']);
 const ASSISTANT_BLOCKS = new Set(['text', 'tool_use', 'thinking', 'redacted_thinking']);
 const TOOL_RESULT_CONTENT_BLOCKS = new Set(['text', 'image', 'document']);
 const TOOL_FIELDS = new Set([
-  'type', 'name', 'description', 'input_schema', 'cache_control', 'strict', 'defer_loading', 'allowed_callers',
-  'eager_input_streaming', 'input_examples',
+  'type',
+  'name',
+  'description',
+  'input_schema',
+  'cache_control',
+  'strict',
+  'defer_loading',
+  'allowed_callers',
+  'eager_input_streaming',
+  'input_examples',
 ]);
 
 /**
@@ -591,9 +628,7 @@ function checkToolPairing(request: Request): string | undefined {
   for (const [turnIndex, turn] of turns.entries()) {
     if (turn.role === 'user') {
       const previous = turns[turnIndex - 1];
-      const expected = new Set(
-        previous ? previous.blocks.filter(({ block }) => block.type === 'tool_use').map(({ block }) => block.id as string) : [],
-      );
+      const expected = new Set(previous ? previous.blocks.filter(({ block }) => block.type === 'tool_use').map(({ block }) => block.id as string) : []);
       const answered = new Set<string>();
       for (const { block, message, index } of turn.blocks) {
         if (block.type !== 'tool_result') continue;
@@ -610,9 +645,7 @@ function checkToolPairing(request: Request): string | undefined {
     const uses = turn.blocks.filter(({ block }) => block.type === 'tool_use');
     if (uses.length === 0) continue;
     const next = turns[turnIndex + 1];
-    const results = new Set(
-      next ? next.blocks.filter(({ block }) => block.type === 'tool_result').map(({ block }) => block.tool_use_id as string) : [],
-    );
+    const results = new Set(next ? next.blocks.filter(({ block }) => block.type === 'tool_result').map(({ block }) => block.tool_use_id as string) : []);
     const missing = uses.filter(({ block }) => !results.has(block.id as string));
     if (missing.length > 0) {
       return (
@@ -681,9 +714,7 @@ function cacheControlled(request: Request): Array<{ cacheControl: Obj }> {
 // tghamm/Anthropic.SDK#50, Wei-Shaw/sub2api#176]; top-level automatic caching places one more.
 function checkCacheControlCount(request: Request): string | undefined {
   const found = cacheControlled(request).length + (isObject(request.body.cache_control) ? 1 : 0);
-  return found > MAX_CACHE_CONTROL_BLOCKS
-    ? `A maximum of ${MAX_CACHE_CONTROL_BLOCKS} blocks with cache_control may be provided. Found ${found}.`
-    : undefined;
+  return found > MAX_CACHE_CONTROL_BLOCKS ? `A maximum of ${MAX_CACHE_CONTROL_BLOCKS} blocks with cache_control may be provided. Found ${found}.` : undefined;
 }
 
 // Prompt caching: a 1h entry must not come after a 5m one (tools, system, messages order); the
@@ -692,7 +723,7 @@ function checkCacheTtlOrder(request: Request): string | undefined {
   let sawShort = false;
   for (const { cacheControl } of cacheControlled(request)) {
     if (cacheControl.ttl === '1h' && sawShort) {
-      return 'a ttl=\'1h\' cache_control block must not come after a ttl=\'5m\' cache_control block';
+      return "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block";
     }
     if (cacheControl.ttl !== '1h') sawShort = true;
   }

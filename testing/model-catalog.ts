@@ -22,7 +22,12 @@ export interface CatalogModel {
   capabilities: {
     thinking: { supported: boolean; types: { adaptive: Support; enabled: Support; disabled: Support; between_tools: Support } };
     effort: { supported: boolean; low: Support; medium: Support; high: Support; max: Support; xhigh: Support | null };
-    context_management: { supported: boolean; clear_thinking_20251015: Support | null; clear_tool_uses_20250919: Support | null; compact_20260112: Support | null };
+    context_management: {
+      supported: boolean;
+      clear_thinking_20251015: Support | null;
+      clear_tool_uses_20250919: Support | null;
+      compact_20260112: Support | null;
+    };
     batch: Support;
     citations: Support;
     code_execution: Support;

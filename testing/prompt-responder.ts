@@ -18,7 +18,10 @@ export function lastUserMessage(request: RecordedRequest): { text: string; toolR
   const textOf = (content: unknown) =>
     typeof content === 'string' ? content : Array.isArray(content) ? content.map((block: any) => (block.type === 'text' ? block.text : '')).join('') : '';
   return {
-    text: blocks.filter((block) => block.type === 'text').map((block) => block.text).join('\n'),
+    text: blocks
+      .filter((block) => block.type === 'text')
+      .map((block) => block.text)
+      .join('\n'),
     toolResults: blocks.filter((block) => block.type === 'tool_result').map((block) => ({ content: textOf(block.content), is_error: block.is_error })),
   };
 }
@@ -27,7 +30,10 @@ export function lastUserMessage(request: RecordedRequest): { text: string; toolR
 export function promptResponder(plan: Array<[key: string, calls: ToolCall[] | (() => ToolCall[]) | string]>): Responder {
   return (request) => {
     const { text, toolResults } = lastUserMessage(request);
-    if (toolResults.length > 0) return { content: [{ type: 'text', text: `ok: ${toolResults.map((result) => `${result.is_error ? '[error] ' : ''}${result.content}`).join('\n---\n')}` }] };
+    if (toolResults.length > 0)
+      return {
+        content: [{ type: 'text', text: `ok: ${toolResults.map((result) => `${result.is_error ? '[error] ' : ''}${result.content}`).join('\n---\n')}` }],
+      };
     for (const [key, calls] of plan) {
       if (!text.includes(key)) continue;
       if (typeof calls === 'string') return { content: [{ type: 'text', text: calls }] };

@@ -295,9 +295,7 @@ class ConnectionGone extends Error {}
 // ---------------------------------------------------------------------------------------------
 
 /** Starts a scripted Anthropic Messages API server on 127.0.0.1. */
-export async function startScriptedModelServer(
-  options: ScriptedModelServerOptions = {},
-): Promise<ScriptedModelServer> {
+export async function startScriptedModelServer(options: ScriptedModelServerOptions = {}): Promise<ScriptedModelServer> {
   const queue: ScriptedTurn[] = [...(options.script ?? [])];
   let responder: Responder | undefined = options.respond;
   const requests: RecordedRequest[] = [];
@@ -313,8 +311,7 @@ export async function startScriptedModelServer(
   /** tool_use ids of answers that also had a thinking block: the signature that must come back with them. */
   const thinkingOfToolUse = new Map<string, string>();
   const log = options.log ?? (() => {});
-  const countTokens = (body: any): number =>
-    options.countTokens ? options.countTokens(body) : estimateInputTokens(body);
+  const countTokens = (body: any): number => (options.countTokens ? options.countTokens(body) : estimateInputTokens(body));
 
   // Counters for generated ids: message ids, tool_use ids, request-id headers.
   let messageCounter = 0;
@@ -477,7 +474,9 @@ export async function startScriptedModelServer(
     list.push(recorded);
 
     // The 1M-window beta opens a 1M window on a model whose own is smaller (claude-sonnet-4-6 `[1m]`).
-    const betas = String(req.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
+    const betas = String(req.headers['anthropic-beta'] ?? '')
+      .split(',')
+      .map((beta) => beta.trim());
     const contextWindow = betas.includes('context-1m-2025-08-07') ? 1_000_000 : undefined;
     const invalid = parseError ?? validateMessagesRequest(body, isMessages ? 'messages' : 'count_tokens', { contextWindow });
     if (invalid) {
@@ -533,18 +532,26 @@ export async function startScriptedModelServer(
       for (const [b, block] of (message.content as any[]).entries()) {
         if (block?.type !== 'thinking') continue;
         const issued = issuedSignatures.get(String(block.signature));
-        if (!issued || issued.model !== servedModel || issued.thinking !== block.thinking) return `messages.${m}.content.${b}: Invalid \`signature\` in \`thinking\` block`;
+        if (!issued || issued.model !== servedModel || issued.thinking !== block.thinking)
+          return `messages.${m}.content.${b}: Invalid \`signature\` in \`thinking\` block`;
       }
     }
     const thinkingOn = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
     const last = messages.length - 1;
-    const endsWithResults = last >= 1 && messages[last]?.role === 'user' && Array.isArray(messages[last].content) && messages[last].content.some((block: any) => block?.type === 'tool_result');
+    const endsWithResults =
+      last >= 1 &&
+      messages[last]?.role === 'user' &&
+      Array.isArray(messages[last].content) &&
+      messages[last].content.some((block: any) => block?.type === 'tool_result');
     if (!thinkingOn || !endsWithResults) return undefined;
     let a = last - 1;
     while (a >= 0 && messages[a]?.role !== 'assistant') a--;
     const turn = messages[a];
     if (!turn || !Array.isArray(turn.content)) return undefined;
-    const expected = (turn.content as any[]).filter((block) => block?.type === 'tool_use').map((block) => thinkingOfToolUse.get(String(block.id))).find(Boolean);
+    const expected = (turn.content as any[])
+      .filter((block) => block?.type === 'tool_use')
+      .map((block) => thinkingOfToolUse.get(String(block.id)))
+      .find(Boolean);
     if (!expected) return undefined;
     const first = turn.content[0];
     if (first?.type === 'thinking' && first.signature === expected) return undefined;
@@ -575,7 +582,8 @@ export async function startScriptedModelServer(
     const edits: any[] = Array.isArray(body.context_management?.edits) ? body.context_management.edits : [];
     for (const edit of edits) {
       if (edit?.type !== 'clear_thinking_20251015') continue;
-      if (!capabilities.context_management.clear_thinking_20251015?.supported) return `context_management.edits: clear_thinking_20251015 is not supported on ${model.id}`;
+      if (!capabilities.context_management.clear_thinking_20251015?.supported)
+        return `context_management.edits: clear_thinking_20251015 is not supported on ${model.id}`;
       if (type !== 'enabled' && type !== 'adaptive') return 'context_management.edits: the clear_thinking_20251015 strategy requires thinking to be enabled';
     }
     return undefined;
@@ -675,10 +683,10 @@ export async function startScriptedModelServer(
       if (block.type === 'thinking') issuedSignatures.set(block.signature, { model: servedModel, thinking: block.thinking });
       if (block.type === 'tool_use' && signature) thinkingOfToolUse.set(block.id, signature);
     }
-    const stopReason: ScriptedStopReason =
-      turn.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+    const stopReason: ScriptedStopReason = turn.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
     const outputChars = content.reduce((sum, block) => sum + blockChars(block), 0);
-    const pinned = turn.usage?.input_tokens !== undefined || turn.usage?.cache_read_input_tokens !== undefined || turn.usage?.cache_creation_input_tokens !== undefined;
+    const pinned =
+      turn.usage?.input_tokens !== undefined || turn.usage?.cache_read_input_tokens !== undefined || turn.usage?.cache_creation_input_tokens !== undefined;
     const billed = pinned ? undefined : promptCache.bill(body, countTokens(body));
     return {
       id: `msg_scripted_${String(++messageCounter).padStart(6, '0')}`,
@@ -699,11 +707,7 @@ export async function startScriptedModelServer(
   }
 
   /** Streams a Message as the API's SSE event sequence. */
-  async function streamMessage(
-    res: http.ServerResponse,
-    message: ReturnType<typeof buildMessage>,
-    turn: ScriptedTurn,
-  ): Promise<void> {
+  async function streamMessage(res: http.ServerResponse, message: ReturnType<typeof buildMessage>, turn: ScriptedTurn): Promise<void> {
     const chunkSize = Math.max(1, turn.chunkSize ?? DEFAULT_CHUNK_SIZE);
     const deltaDelay = turn.deltaDelayMs ?? 0;
     let first = true;
@@ -792,10 +796,7 @@ export async function startScriptedModelServer(
   }
 
   /** Sends the mid-stream `error` event (what the API does when it overloads mid-answer) and ends. */
-  async function endWithStreamError(
-    res: http.ServerResponse,
-    frame: (event: string, data: unknown) => Promise<void>,
-  ): Promise<void> {
+  async function endWithStreamError(res: http.ServerResponse, frame: (event: string, data: unknown) => Promise<void>): Promise<void> {
     await frame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
     res.end();
   }

@@ -17,13 +17,7 @@ import { sandboxStatusLine } from '../activities/sandbox';
 import { ripgrepStatusLine } from '../activities/tools/ripgrep';
 import { createWorker } from './worker';
 import { WorkerTuningError, workerTuningFromEnvironment } from './tuning';
-import {
-  type BecomeCurrentOutcome,
-  WorkerVersioningError,
-  becomeCurrentVersion,
-  versionedDeployment,
-  versioningFromEnvironment,
-} from './versioning';
+import { type BecomeCurrentOutcome, WorkerVersioningError, becomeCurrentVersion, versionedDeployment, versioningFromEnvironment } from './versioning';
 import { WorkflowBundleError, prebuiltWorkflowBundle, prepareWorkerVersion } from './workflow-bundles';
 import { RetainedVersions } from './retained-versions';
 import { createWorkspaceWorker } from './workspace-worker';
@@ -85,11 +79,11 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
     );
   }
   if (scripted) {
-    console.log(`durable-agent worker: SCRIPTED model (no API key used) at ${scripted.url}. Prompts it understands:\n${SCRIPTED_HELP.split('\n').slice(1).join('\n')}`);
-  } else if (!anthropic) {
-    console.warn(
-      'durable-agent worker: ANTHROPIC_API_KEY is not set (nor ANTHROPIC_BASE_URL); model calls will fail with a clear error until it is.',
+    console.log(
+      `durable-agent worker: SCRIPTED model (no API key used) at ${scripted.url}. Prompts it understands:\n${SCRIPTED_HELP.split('\n').slice(1).join('\n')}`,
     );
+  } else if (!anthropic) {
+    console.warn('durable-agent worker: ANTHROPIC_API_KEY is not set (nor ANTHROPIC_BASE_URL); model calls will fail with a clear error until it is.');
   }
   // Versioned by default (issue 30): the build id is the bundle's content hash, and the bundle is
   // kept in the state directory so that this machine serves the runs pinned to it after an upgrade.
@@ -108,7 +102,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
       handoff,
     });
   const version = versioning
-    ? await prepareWorkerVersion(versioning, { stateDir, dataConverter: settings.dataConverter, logger: Runtime.instance().logger, banner: options.bundleBanner, prebuilt })
+    ? await prepareWorkerVersion(versioning, {
+        stateDir,
+        dataConverter: settings.dataConverter,
+        logger: Runtime.instance().logger,
+        banner: options.bundleBanner,
+        prebuilt,
+      })
     : undefined;
   const worker = await workerFor(version?.code ?? prebuilt?.code, version?.buildId);
   const retained =
@@ -130,7 +130,11 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
       if (versioning && version) {
         const name = `${versioning.deploymentName}:${version.buildId}`;
         const outcome: BecomeCurrentOutcome | undefined = versioning.becomeCurrent
-          ? await becomeCurrentVersion(client.workflowService, { namespace: settings.namespace, deploymentName: versioning.deploymentName, buildId: version.buildId }, { identity: `durable-agent worker ${process.pid}` })
+          ? await becomeCurrentVersion(
+              client.workflowService,
+              { namespace: settings.namespace, deploymentName: versioning.deploymentName, buildId: version.buildId },
+              { identity: `durable-agent worker ${process.pid}` },
+            )
           : undefined;
         const state =
           outcome === undefined

@@ -104,7 +104,12 @@ export function answerPrompt(prompt: string): ScriptedTurn {
       if (rest) return tool('Searching.', 'Grep', { pattern: rest });
       break;
     case 'agent':
-      if (rest) return tool('Handing this to a subagent.', 'Agent', { description: rest.split(/\s+/).slice(0, 4).join(' '), prompt: rest, subagent_type: 'general-purpose' });
+      if (rest)
+        return tool('Handing this to a subagent.', 'Agent', {
+          description: rest.split(/\s+/).slice(0, 4).join(' '),
+          prompt: rest,
+          subagent_type: 'general-purpose',
+        });
       break;
   }
   return { ...slow, content: [{ type: 'text', text: SCRIPTED_HELP }] };
@@ -135,7 +140,9 @@ export function demoTurn(turn: number): ScriptedTurn {
     default:
       return {
         ...slow,
-        content: [{ type: 'text', text: 'Fixed: `sum` started its loop at index 1 and skipped the first number. It now starts at 0, and `node test.js` passes.' }],
+        content: [
+          { type: 'text', text: 'Fixed: `sum` started its loop at index 1 and skipped the first number. It now starts at 0, and `node test.js` passes.' },
+        ],
       };
   }
 }

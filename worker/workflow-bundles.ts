@@ -20,7 +20,9 @@ export interface WorkflowBundle {
  * payload and failure converters are bundled in (encrypted failures, infra/encryption-codec.ts).
  * `banner`: text prepended to the code (tests build a second, different bundle from the same source).
  */
-export async function bundleWorkflows(options: { dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string } = {}): Promise<WorkflowBundle> {
+export async function bundleWorkflows(
+  options: { dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string } = {},
+): Promise<WorkflowBundle> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     ...(options.dataConverter?.failureConverterPath ? { failureConverterPath: options.dataConverter.failureConverterPath } : {}),
@@ -50,7 +52,9 @@ export async function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.en
   try {
     code = await readFile(file, 'utf8');
   } catch (error) {
-    throw new WorkflowBundleError(`${WORKFLOW_BUNDLE_VARIABLE}=${file}: cannot read the workflow bundle (${error instanceof Error ? error.message : String(error)}).`);
+    throw new WorkflowBundleError(
+      `${WORKFLOW_BUNDLE_VARIABLE}=${file}: cannot read the workflow bundle (${error instanceof Error ? error.message : String(error)}).`,
+    );
   }
   if (!code.trim()) throw new WorkflowBundleError(`${WORKFLOW_BUNDLE_VARIABLE}=${file} is empty: build it again (npx tsx worker/workflow-bundles.ts ${file}).`);
   return { code: banner ? `${banner}\n${code}` : code };

@@ -49,7 +49,7 @@ export const SUPERVISE_POLL_MS = 1_000;
  * leaves no status: that command is reported as killed (when stopped) or interrupted.
  */
 const WRAPPER =
-  "trap 'signalled=1' TERM INT HUP; status_file=$1; shift; \"$@\"; code=$?; " +
+  'trap \'signalled=1\' TERM INT HUP; status_file=$1; shift; "$@"; code=$?; ' +
   'printf \'%s\\n\' "$code" > "$status_file.tmp" && mv -f "$status_file.tmp" "$status_file"';
 
 /**
@@ -216,7 +216,17 @@ export async function startBackgroundCommand(deps: BackgroundDeps, input: StartB
   const inner = !sandbox
     ? ['bash', '-c', input.command]
     : sandbox.forwarder
-      ? [sandbox.program, ...sandbox.args, 'bash', '-c', SANDBOX_SHELL_WITH_FORWARDER, 'durable-agent-background', input.command, sandbox.forwarder.program, ...sandbox.forwarder.args]
+      ? [
+          sandbox.program,
+          ...sandbox.args,
+          'bash',
+          '-c',
+          SANDBOX_SHELL_WITH_FORWARDER,
+          'durable-agent-background',
+          input.command,
+          sandbox.forwarder.program,
+          ...sandbox.forwarder.args,
+        ]
       : [sandbox.program, ...sandbox.args, 'bash', '-c', input.command];
   const output = await open(paths.output, 'a');
   let record: BackgroundRecord;
@@ -347,7 +357,8 @@ export async function backgroundState(
   let outcome: BackgroundOutcome;
   if (record.startError) outcome = { ...base, status: record.unconfirmed ? 'interrupted' : 'failed', detail: record.startError };
   else if (stopped) outcome = { ...base, status: 'killed', ...(exitCode !== undefined ? { exitCode } : {}) };
-  else if (exitCode === undefined) outcome = { ...base, status: 'interrupted', detail: 'its process is gone and it left no exit status (killed outside the agent, or its host restarted)' };
+  else if (exitCode === undefined)
+    outcome = { ...base, status: 'interrupted', detail: 'its process is gone and it left no exit status (killed outside the agent, or its host restarted)' };
   else outcome = { ...base, status: exitCode === 0 ? 'completed' : 'failed', exitCode };
   return { running: false, outcome, record };
 }
@@ -425,7 +436,6 @@ export async function readTaskOutput(
   ];
   return { ...result, content: lines.join('\n') };
 }
-
 
 /**
  * TaskStop: SIGTERM to the command's process group, SIGKILL after a grace, and the same to

@@ -153,7 +153,12 @@ export async function deleteSessionCronSchedules(client: Client, input: { conver
  * once it has delivered.
  */
 export async function deliverCronPrompt(client: Client, input: CronFireInput & { scheduledAt?: string }): Promise<CronDeliveryResult> {
-  const fire: CronFire = { jobId: input.jobId, prompt: input.prompt, recurring: input.recurring, ...(input.scheduledAt ? { scheduledAt: input.scheduledAt } : {}) };
+  const fire: CronFire = {
+    jobId: input.jobId,
+    prompt: input.prompt,
+    recurring: input.recurring,
+    ...(input.scheduledAt ? { scheduledAt: input.scheduledAt } : {}),
+  };
   const dropSchedule = async () => {
     try {
       await client.schedule.getHandle(input.scheduleId).delete();
@@ -170,7 +175,10 @@ export async function deliverCronPrompt(client: Client, input: CronFireInput & {
     const running = await client.workflow
       .getHandle(input.conversationId)
       .describe()
-      .then((description) => description.status.name === 'RUNNING', () => false);
+      .then(
+        (description) => description.status.name === 'RUNNING',
+        () => false,
+      );
     await client.workflow.signalWithStart(start.workflowType, {
       workflowId: input.conversationId,
       taskQueue: start.taskQueue,

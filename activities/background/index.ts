@@ -8,13 +8,7 @@ import type { Client } from '@temporalio/client';
 import type { BackgroundTaskRef, ReadTaskOutputInput, StartBackgroundCommandInput } from '../../common/background';
 import type { CreateCronScheduleInput, CronFireInput } from '../../common/cron';
 import { readTaskOutput, startBackgroundCommand, stopBackgroundCommand, superviseBackgroundCommand } from './background-command';
-import {
-  createCronSchedule,
-  deleteCronSchedule,
-  deleteSessionCronSchedules,
-  deliverCronPrompt,
-  listCronSchedules,
-} from './cron-schedules';
+import { createCronSchedule, deleteCronSchedule, deleteSessionCronSchedules, deliverCronPrompt, listCronSchedules } from './cron-schedules';
 
 export interface BackgroundActivityDeps {
   stateDir: string;

@@ -48,7 +48,12 @@ export async function loadHookSettings(input: LoadHookSettingsInput, home = os.h
 
 async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHooksResult> {
   const stdin = hookInputJson(
-    { session_id: input.conversationId, transcript_path: input.transcriptPath ?? '', cwd: input.cwd, ...(input.permissionMode ? { permission_mode: input.permissionMode } : {}) },
+    {
+      session_id: input.conversationId,
+      transcript_path: input.transcriptPath ?? '',
+      cwd: input.cwd,
+      ...(input.permissionMode ? { permission_mode: input.permissionMode } : {}),
+    },
     input.event,
   );
   const outcomes = await runHookProcesses<HookRunOutcome>(
@@ -85,4 +90,3 @@ async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHo
 
 /** A JSON answer larger than this is not recorded (it would bloat history); its bounded stdout stays. */
 const MAX_HOOK_JSON_CHARS = 100_000;
-

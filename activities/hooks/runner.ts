@@ -54,7 +54,11 @@ export type HookProcessResult =
  * Runs the commands (in parallel) and maps each result with `finish`, inside one activity's
  * heartbeats and cancellation; the sandbox is set up once for all of them.
  */
-export async function runHookProcesses<T>(stateDir: string, spec: HookProcessSpec, finish: (result: HookProcessResult, index: number) => Promise<T>): Promise<T[]> {
+export async function runHookProcesses<T>(
+  stateDir: string,
+  spec: HookProcessSpec,
+  finish: (result: HookProcessResult, index: number) => Promise<T>,
+): Promise<T[]> {
   const context = Context.current();
   const heartbeat = setInterval(() => context.heartbeat(), 1_000);
   let release: (() => Promise<void>) | undefined;

@@ -135,7 +135,12 @@ export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir
  * `.claude/settings.json` cannot approve the same project's `.mcp.json` servers (it would approve
  * itself: a cloned repository would start its own programs); that is reported and ignored.
  */
-async function readApprovals(cwd: string, sources: readonly (typeof SETTING_SOURCES)[number][], home: string, warnings: string[]): Promise<McpApprovalSettings> {
+async function readApprovals(
+  cwd: string,
+  sources: readonly (typeof SETTING_SOURCES)[number][],
+  home: string,
+  warnings: string[],
+): Promise<McpApprovalSettings> {
   const approvals: McpApprovalSettings = {};
   for (const { source, file } of settingsFiles(cwd, sources, home)) {
     const read = await readJsonObjectFile(file);
@@ -151,7 +156,11 @@ async function readApprovals(cwd: string, sources: readonly (typeof SETTING_SOUR
         );
       }
       // Disabling is always honoured (it only takes power away).
-      if (Array.isArray(settings.disabledMcpjsonServers)) approvals.disabledMcpjsonServers = [...(approvals.disabledMcpjsonServers ?? []), ...settings.disabledMcpjsonServers.filter((name: unknown) => typeof name === 'string')];
+      if (Array.isArray(settings.disabledMcpjsonServers))
+        approvals.disabledMcpjsonServers = [
+          ...(approvals.disabledMcpjsonServers ?? []),
+          ...settings.disabledMcpjsonServers.filter((name: unknown) => typeof name === 'string'),
+        ];
       continue;
     }
     if (typeof settings.enableAllProjectMcpServers === 'boolean') approvals.enableAllProjectMcpServers = settings.enableAllProjectMcpServers;
@@ -190,7 +199,11 @@ export async function listMcpServers(connections: McpConnectionManager, input: L
 async function listOne(connections: McpConnectionManager, input: ListMcpServersInput, entry: ListMcpServersInput['servers'][number]): Promise<McpServerStatus> {
   const base = { name: entry.name, scope: entry.scope, transport: transportOf(entry.config), tools: [] as McpToolListing[], listChangedCount: 0 };
   if (entry.approval === 'pending') {
-    return { ...base, state: 'needs-approval', error: `project server from ${entry.file} is not approved (enableAllProjectMcpServers or enabledMcpjsonServers in your settings)` };
+    return {
+      ...base,
+      state: 'needs-approval',
+      error: `project server from ${entry.file} is not approved (enableAllProjectMcpServers or enabledMcpjsonServers in your settings)`,
+    };
   }
   if (entry.approval === 'rejected') return { ...base, state: 'disabled', error: 'listed in disabledMcpjsonServers' };
   const connection = await connections.get(input.scope, entry.name, entry.config, input.cwd, entry.scope);
@@ -247,7 +260,12 @@ async function listOne(connections: McpConnectionManager, input: ListMcpServersI
 export async function callMcpTool(connections: McpConnectionManager, input: CallMcpToolInput): Promise<CallMcpToolResult> {
   const context = Context.current();
   const started = Date.now();
-  const error = (text: string, listChangedCount = 0): CallMcpToolResult => ({ content: [{ type: 'text', text }], isError: true, listChangedCount, durationMs: Date.now() - started });
+  const error = (text: string, listChangedCount = 0): CallMcpToolResult => ({
+    content: [{ type: 'text', text }],
+    isError: true,
+    listChangedCount,
+    durationMs: Date.now() - started,
+  });
   if (decideMcpCallAttempt(input.annotations, context.info.attempt).action === 'report-may-have-run') {
     return { ...error(mcpMayHaveRunMessage(input.toolName)), mayHaveRun: true };
   }
@@ -284,4 +302,3 @@ export async function callMcpTool(connections: McpConnectionManager, input: Call
 
 /** Re-exported for the worker's wiring. */
 export { McpConnectionManager };
-

@@ -42,10 +42,16 @@ export async function saveMcpApprovals(input: SaveMcpApprovalsInput): Promise<Sa
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      throw ApplicationFailure.nonRetryable(`${file} is not valid JSON (${(error as Error).message}); the MCP approval was not saved. Fix the file and approve again.`, 'InvalidSettingsFile');
+      throw ApplicationFailure.nonRetryable(
+        `${file} is not valid JSON (${(error as Error).message}); the MCP approval was not saved. Fix the file and approve again.`,
+        'InvalidSettingsFile',
+      );
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw ApplicationFailure.nonRetryable(`${file} is not a JSON object; the MCP approval was not saved. Fix the file and approve again.`, 'InvalidSettingsFile');
+      throw ApplicationFailure.nonRetryable(
+        `${file} is not a JSON object; the MCP approval was not saved. Fix the file and approve again.`,
+        'InvalidSettingsFile',
+      );
     }
     settings = parsed as Record<string, unknown>;
   }

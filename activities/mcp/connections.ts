@@ -164,7 +164,15 @@ export class McpConnectionManager {
 
   private async connect(key: string, serverName: string, config: McpServerConfig, cwd: string, serverScope: McpScope | undefined): Promise<McpConnection> {
     const previous = this.connections.get(key);
-    const connection: McpConnection = { key, serverName, state: 'failed', listChangedCount: previous?.listChangedCount ?? 0, lastUsed: Date.now(), inUse: 0, stderrTail: '' };
+    const connection: McpConnection = {
+      key,
+      serverName,
+      state: 'failed',
+      listChangedCount: previous?.listChangedCount ?? 0,
+      lastUsed: Date.now(),
+      inUse: 0,
+      stderrTail: '',
+    };
     this.connections.set(key, connection);
     this.startIdleTimer();
     // `${VAR}` reads the worker's environment without its credentials (issue 22 §1).

@@ -176,7 +176,21 @@ export function decodeAnsiC(inner: string): string {
       continue;
     }
     const next = inner[++index];
-    const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+    const simple: Record<string, string> = {
+      a: '\x07',
+      b: '\b',
+      e: '\x1b',
+      E: '\x1b',
+      f: '\f',
+      n: '\n',
+      r: '\r',
+      t: '\t',
+      v: '\v',
+      '\\': '\\',
+      "'": "'",
+      '"': '"',
+      '?': '?',
+    };
     if (next in simple) out += simple[next];
     else if (/[0-7]/.test(next)) {
       const digits = /^[0-7]{1,3}/.exec(inner.slice(index))![0];
@@ -208,9 +222,47 @@ function decodeDoubleQuoted(text: string): string {
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash', 'posh', 'fish', 'csh', 'tcsh', 'rbash']);
 /** Programs that read a program (or shell commands) from standard input when given no script. */
 const INTERPRETERS = new Set([
-  ...SHELLS, 'python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'luajit', 'tclsh',
-  'wish', 'expect', 'osascript', 'pwsh', 'powershell', 'R', 'Rscript', 'irb', 'sqlite3', 'psql', 'mysql', 'gdb', 'ed', 'ex',
-  'vi', 'vim', 'nvim', 'ssh', 'jshell', 'scala', 'ghci', 'julia', 'sudo', 'su', 'at', 'batch', 'crontab',
+  ...SHELLS,
+  'python',
+  'python2',
+  'python3',
+  'node',
+  'nodejs',
+  'deno',
+  'bun',
+  'perl',
+  'ruby',
+  'php',
+  'lua',
+  'luajit',
+  'tclsh',
+  'wish',
+  'expect',
+  'osascript',
+  'pwsh',
+  'powershell',
+  'R',
+  'Rscript',
+  'irb',
+  'sqlite3',
+  'psql',
+  'mysql',
+  'gdb',
+  'ed',
+  'ex',
+  'vi',
+  'vim',
+  'nvim',
+  'ssh',
+  'jshell',
+  'scala',
+  'ghci',
+  'julia',
+  'sudo',
+  'su',
+  'at',
+  'batch',
+  'crontab',
 ]);
 const isInterpreter = (program: string) => INTERPRETERS.has(program) || /^python\d+(\.\d+)?$/.test(program);
 
@@ -218,7 +270,8 @@ const isInterpreter = (program: string) => INTERPRETERS.has(program) || /^python
 const SYSTEM_BIN = new Set(['/bin', '/usr/bin', '/sbin', '/usr/sbin', '/usr/local/bin', '/usr/local/sbin']);
 
 /** Environment variables a command may be given without changing what code runs. */
-const SAFE_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|COLUMNS|LINES|TERM|CI|DEBUG|NODE_ENV|RUST_BACKTRACE|RUST_LOG|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|TIME_STYLE|QUOTING_STYLE|GREP_COLOR|GREP_COLORS|LS_COLORS|NPM_CONFIG_COLOR|TIMEFORMAT|HISTTIMEFORMAT)$/;
+const SAFE_ENV =
+  /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|COLUMNS|LINES|TERM|CI|DEBUG|NODE_ENV|RUST_BACKTRACE|RUST_LOG|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|TIME_STYLE|QUOTING_STYLE|GREP_COLOR|GREP_COLORS|LS_COLORS|NPM_CONFIG_COLOR|TIMEFORMAT|HISTTIMEFORMAT)$/;
 /**
  * Shell variables a plain assignment (`x=1; …`, `declare x=1`, `for x in …`, `read x`) may set as
  * data: an allow-list, since the names Bash gives a meaning (`BASH_CMDS`, `BASH_ENV`, `PS4`,
@@ -234,7 +287,30 @@ export function isDataVariable(name: string): boolean {
 }
 
 /** Bash's reserved words: never a program's name. */
-const RESERVED = new Set(['{', '}', '!', '(', ')', '[[', ']]', 'then', 'else', 'elif', 'fi', 'do', 'done', 'esac', 'in', 'if', 'while', 'until', 'for', 'case', 'function', 'select']);
+const RESERVED = new Set([
+  '{',
+  '}',
+  '!',
+  '(',
+  ')',
+  '[[',
+  ']]',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'do',
+  'done',
+  'esac',
+  'in',
+  'if',
+  'while',
+  'until',
+  'for',
+  'case',
+  'function',
+  'select',
+]);
 
 /** Builtins and keywords that change the shell or run code the facts cannot show. */
 const PROBLEM_PROGRAMS: Record<string, string> = {
@@ -319,7 +395,8 @@ class Walker {
       return;
     }
     try {
-      if (tree.rootNode.hasError) this.problem(`could not parse the command${scope.depth > 0 ? ' string it runs' : ''} (a syntax error or a construct the parser does not know)`);
+      if (tree.rootNode.hasError)
+        this.problem(`could not parse the command${scope.depth > 0 ? ' string it runs' : ''} (a syntax error or a construct the parser does not know)`);
       this.statement(tree.rootNode, scope);
     } finally {
       tree.delete();
@@ -419,7 +496,8 @@ class Walker {
       case 'for_statement': {
         if (node.child(0)?.type === 'select') this.problem(PROBLEM_PROGRAMS.select);
         const variable = node.childForFieldName('variable');
-        if (variable && !isDataVariable(variable.text)) this.problem(`the loop assigns ${variable.text}, which is not known to be plain data (it may change what later commands run)`);
+        if (variable && !isDataVariable(variable.text))
+          this.problem(`the loop assigns ${variable.text}, which is not known to be plain data (it may change what later commands run)`);
         for (const value of node.childrenForFieldName('value')) if (value) this.word(value, scope);
         const body = node.childForFieldName('body');
         if (body) this.statement(body, scope);
@@ -471,7 +549,22 @@ class Walker {
     if (!scope) return;
     for (const child of node.namedChildren) {
       if (!child) continue;
-      if (['command', 'redirected_statement', 'pipeline', 'list', 'subshell', 'compound_statement', 'if_statement', 'while_statement', 'for_statement', 'command_substitution', 'process_substitution', 'ERROR'].includes(child.type)) {
+      if (
+        [
+          'command',
+          'redirected_statement',
+          'pipeline',
+          'list',
+          'subshell',
+          'compound_statement',
+          'if_statement',
+          'while_statement',
+          'for_statement',
+          'command_substitution',
+          'process_substitution',
+          'ERROR',
+        ].includes(child.type)
+      ) {
         if (child.type === 'command_substitution' || child.type === 'process_substitution') this.substitution(child, scope);
         else this.statement(child, scope);
       }
@@ -522,7 +615,16 @@ class Walker {
     const inner: Scope = { ...scope, redirects: [...scope.redirects, ...redirects] };
     const before = this.commands.length;
     if (body) this.statement(body, inner);
-    else if (redirects.length > 0) this.commands.push({ words: [], scope: inner, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: inner.redirects, verdict: { readOnly: true, reason: 'only redirects' } });
+    else if (redirects.length > 0)
+      this.commands.push({
+        words: [],
+        scope: inner,
+        cwds: [...scope.cwds],
+        nested: scope.nested,
+        wrappers: [],
+        redirects: inner.redirects,
+        verdict: { readOnly: true, reason: 'only redirects' },
+      });
     // `exec` with redirects only changes the shell's own descriptors for everything after it.
     if (body?.type === 'command' && this.commands.length > before) {
       const first = this.commands[before];
@@ -596,7 +698,15 @@ class Walker {
     const commandScope = redirects.length > 0 ? { ...scope, redirects: [...scope.redirects, ...redirects] } : scope;
     if (!name) {
       if (commandScope.redirects.length > scope.redirects.length || scope.redirects.length > 0) {
-        this.commands.push({ words: [], scope: commandScope, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: commandScope.redirects, verdict: { readOnly: true, reason: 'only assignments' } });
+        this.commands.push({
+          words: [],
+          scope: commandScope,
+          cwds: [...scope.cwds],
+          nested: scope.nested,
+          wrappers: [],
+          redirects: commandScope.redirects,
+          verdict: { readOnly: true, reason: 'only assignments' },
+        });
       }
       return;
     }
@@ -620,7 +730,16 @@ class Walker {
   private simple(words: Word[], scope: Scope, how: { nested: boolean; wrappers: string[]; notReadOnly?: string }): void {
     if (words.length === 0) return;
     const record = (list: Word[], extra: Partial<PendingCommand> = {}) =>
-      this.commands.push({ words: list, scope, cwds: [...scope.cwds], nested: how.nested, wrappers: how.wrappers, redirects: scope.redirects, notReadOnly: how.notReadOnly, ...extra });
+      this.commands.push({
+        words: list,
+        scope,
+        cwds: [...scope.cwds],
+        nested: how.nested,
+        wrappers: how.wrappers,
+        redirects: scope.redirects,
+        notReadOnly: how.notReadOnly,
+        ...extra,
+      });
     const first = words[0];
     if (first.kind !== 'static') {
       this.problem(`the program's name ${first.raw} is only known when the command runs`);
@@ -670,30 +789,48 @@ class Walker {
     if (program === 'eval') {
       const rest = words.slice(1);
       if (rest.some((word) => word.kind !== 'static')) this.problem('eval runs a string that is only known when the command runs');
-      else if (rest.length > 0) this.parseAndWalk(rest.map((word) => word.value).join(' '), { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
+      else if (rest.length > 0)
+        this.parseAndWalk(rest.map((word) => word.value).join(' '), {
+          ...this.subscope(scope, false),
+          redirects: scope.redirects,
+          nested: true,
+          depth: scope.depth + 1,
+        });
       record(words);
       return;
     }
     if (program === 'find') {
       for (const exec of findExecs(values)) {
         const inner = words.slice(exec.start, exec.end);
-        if (inner.length > 0) this.simple(inner, scope, { nested: true, wrappers: [...how.wrappers, 'find'], notReadOnly: `runs for each file find lists (${exec.primary})` });
+        if (inner.length > 0)
+          this.simple(inner, scope, { nested: true, wrappers: [...how.wrappers, 'find'], notReadOnly: `runs for each file find lists (${exec.primary})` });
       }
     }
     if (program === 'watch') {
       const index = watchCommand(values);
       if (index === undefined) this.problem('watch: options the check does not model');
       else if (words.slice(index).some((word) => word.kind !== 'static')) this.problem('watch runs a string that is only known when the command runs');
-      else if (index < words.length) this.parseAndWalk(words.slice(index).map((word) => word.value).join(' '), { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
+      else if (index < words.length)
+        this.parseAndWalk(
+          words
+            .slice(index)
+            .map((word) => word.value)
+            .join(' '),
+          { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 },
+        );
     }
 
     if (program === 'exec' && words.length === 1 && scope.redirects.length === 0) this.problem('exec without a command is not modelled');
     if (program === 'hash' && values.some((value) => value?.startsWith('-') && value.includes('p'))) this.problem('hash -p makes a name run another program');
-    if ((program === 'complete' || program === 'compgen') && values.some((value) => value === '-C' || value === '-F')) this.problem(`${program} -C/-F runs commands`);
-    if ((program === 'mapfile' || program === 'readarray') && values.some((value) => value?.startsWith('-') && value.includes('C'))) this.problem(`${program} -C runs a callback`);
-    if (program === 'set' && values.slice(1).some((value) => value === 'keyword' || (value !== undefined && /^[-+][a-zA-Z]*k/.test(value)))) this.problem('set -k makes later words into environment assignments');
+    if ((program === 'complete' || program === 'compgen') && values.some((value) => value === '-C' || value === '-F'))
+      this.problem(`${program} -C/-F runs commands`);
+    if ((program === 'mapfile' || program === 'readarray') && values.some((value) => value?.startsWith('-') && value.includes('C')))
+      this.problem(`${program} -C runs a callback`);
+    if (program === 'set' && values.slice(1).some((value) => value === 'keyword' || (value !== undefined && /^[-+][a-zA-Z]*k/.test(value))))
+      this.problem('set -k makes later words into environment assignments');
     if (program === 'test' || program === '[') {
-      if (words.slice(1).some((word) => word.value === '-v' || word.value === '-R')) this.problem(`${program} -v evaluates an array subscript, which can run commands`);
+      if (words.slice(1).some((word) => word.value === '-v' || word.value === '-R'))
+        this.problem(`${program} -v evaluates an array subscript, which can run commands`);
     }
     if (NAME_TAKING.has(program)) this.nameWords(program, words);
 
@@ -714,9 +851,14 @@ class Walker {
         ? printfVariable(values, program === 'printf' ? '-v' : '-p').map((value) => ({ value, dynamic: /[$`]/.test(value) }))
         : words.slice(1).map((word) => ({ value: word.value, dynamic: word.kind !== 'static' }));
     for (const candidate of candidates) {
-      if (candidate.dynamic) this.problem(`${program} ${candidate.value}: a word only known when the command runs, which ${program} may read as a variable's name (an array subscript can run commands)`);
-      else if (candidate.value.includes('[')) this.problem(`${program} assigns to an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
-      else if (NAME.test(candidate.value) && !isDataVariable(candidate.value)) this.problem(`${program} may set ${candidate.value}, which is not known to be plain data (it may change what later commands run)`);
+      if (candidate.dynamic)
+        this.problem(
+          `${program} ${candidate.value}: a word only known when the command runs, which ${program} may read as a variable's name (an array subscript can run commands)`,
+        );
+      else if (candidate.value.includes('['))
+        this.problem(`${program} assigns to an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
+      else if (NAME.test(candidate.value) && !isDataVariable(candidate.value))
+        this.problem(`${program} may set ${candidate.value}, which is not known to be plain data (it may change what later commands run)`);
     }
   }
 
@@ -726,7 +868,11 @@ class Walker {
     if (program === ':' || program === 'break' || program === 'continue' || program === 'exit' || program === 'return' || program === 'shift') {
       return { readOnly: true, reason: `${program} only steers the script` };
     }
-    if (program === 'set' && words.length > 1 && words.slice(1).every((word) => word.kind === 'static' && /^([-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose)$/.test(word.value))) {
+    if (
+      program === 'set' &&
+      words.length > 1 &&
+      words.slice(1).every((word) => word.kind === 'static' && /^([-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose)$/.test(word.value))
+    ) {
       return { readOnly: true, reason: 'set only changes shell options' };
     }
     return undefined;
@@ -772,7 +918,15 @@ class Walker {
     if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset')) {
       this.problem(`${keyword} ${flags.join(' ')} (references, integers or exports) is not modelled`);
     }
-    this.commands.push({ words, scope, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: scope.redirects, verdict: { readOnly: true, reason: `${keyword} only changes shell variables` } });
+    this.commands.push({
+      words,
+      scope,
+      cwds: [...scope.cwds],
+      nested: scope.nested,
+      wrappers: [],
+      redirects: scope.redirects,
+      verdict: { readOnly: true, reason: `${keyword} only changes shell variables` },
+    });
   }
 
   /**
@@ -804,11 +958,12 @@ class Walker {
 
   private assignment(node: Node, scope: Scope, where: 'statement' | 'prefix' | 'declare' | 'export'): void {
     const nameNode = node.childForFieldName('name');
-    const name = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name')?.text ?? '' : nameNode?.text ?? '';
+    const name = nameNode?.type === 'subscript' ? (nameNode.childForFieldName('name')?.text ?? '') : (nameNode?.text ?? '');
     const value = node.childForFieldName('value');
     // An array assignment is never data: Bash evaluates its subscripts as arithmetic (which can run
     // commands), and `BASH_CMDS=([cat]=/bin/rm)` makes a later name run another program.
-    if (nameNode?.type === 'subscript') this.problem(`the assignment to ${nameNode.text} sets an array element, whose subscript Bash evaluates (it can run commands)`);
+    if (nameNode?.type === 'subscript')
+      this.problem(`the assignment to ${nameNode.text} sets an array element, whose subscript Bash evaluates (it can run commands)`);
     else if (value?.type === 'array') this.problem(`${name}=(…) assigns an array, whose subscripts Bash evaluates (it can run commands)`);
     else if (!nameNode || nameNode.type !== 'variable_name') this.unknown(node, scope);
     if (where === 'statement' || where === 'declare') {
@@ -871,8 +1026,17 @@ class Walker {
       if (child.isNamed) visit(child);
     }
     words.push({ value: program === '[' ? ']' : ']]', dynamic: false, kind: 'static', pattern: ']', raw: ']' });
-    for (const word of words) if (word.value === '-v' || word.value === '-R') this.problem(`${program} -v evaluates an array subscript, which can run commands`);
-    this.commands.push({ words, scope, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: scope.redirects, verdict: { readOnly: true, reason: `${program} … ${program === '[' ? ']' : ']]'} only tests` } });
+    for (const word of words)
+      if (word.value === '-v' || word.value === '-R') this.problem(`${program} -v evaluates an array subscript, which can run commands`);
+    this.commands.push({
+      words,
+      scope,
+      cwds: [...scope.cwds],
+      nested: scope.nested,
+      wrappers: [],
+      redirects: scope.redirects,
+      verdict: { readOnly: true, reason: `${program} … ${program === '[' ? ']' : ']]'} only tests` },
+    });
   }
 
   /** `(( … ))`, `$(( … ))`, for (( … )): evaluating a variable can run a subscript's command substitution. */
@@ -882,8 +1046,9 @@ class Walker {
       return;
     }
     const evaluates = (current: Node): boolean =>
-      ['variable_name', 'subscript', 'simple_expansion', 'expansion', 'command_substitution', 'word', 'string', 'raw_string', 'concatenation'].includes(current.type) ||
-      current.namedChildren.some((child) => !!child && evaluates(child));
+      ['variable_name', 'subscript', 'simple_expansion', 'expansion', 'command_substitution', 'word', 'string', 'raw_string', 'concatenation'].includes(
+        current.type,
+      ) || current.namedChildren.some((child) => !!child && evaluates(child));
     if (node.namedChildren.some((child) => !!child && evaluates(child)) || ['variable_name', 'word', 'subscript'].includes(node.type)) {
       this.problem(`${what} evaluates variables as arithmetic, which can run commands through array subscripts`);
     }
@@ -921,7 +1086,8 @@ class Walker {
     return expanded.map((alternative) => {
       const tilde = this.tilde(alternative);
       if (tilde === undefined) return { value: raw, dynamic: true, kind: 'expansion', pattern: alternative, raw };
-      if (hasGlob(tilde)) return { value: braced ? unescapePattern(tilde) : raw, dynamic: true, kind: 'glob', pattern: tilde, raw: braced ? unescapePattern(tilde) : raw };
+      if (hasGlob(tilde))
+        return { value: braced ? unescapePattern(tilde) : raw, dynamic: true, kind: 'glob', pattern: tilde, raw: braced ? unescapePattern(tilde) : raw };
       return { value: unescapePattern(tilde), dynamic: braced, kind: 'static', pattern: tilde, raw };
     });
   }
@@ -1039,7 +1205,8 @@ class Walker {
       if (!child.isNamed && (child.type === '=' || child.type === ':=')) {
         const target = node.namedChildren.find((candidate) => candidate?.type === 'variable_name' || candidate?.type === 'subscript');
         const name = target?.type === 'subscript' ? target.childForFieldName('name')?.text : target?.text;
-        if (name === undefined || !isDataVariable(name)) this.problem(`${text} assigns ${name ?? 'a variable'}, which is not known to be plain data (it may change what later commands run)`);
+        if (name === undefined || !isDataVariable(name))
+          this.problem(`${text} assigns ${name ?? 'a variable'}, which is not known to be plain data (it may change what later commands run)`);
       }
       if (!child.isNamed) {
         if (child.type === '@') this.problem(`${text} transforms a value (\${…@…}), which can run commands`);
@@ -1051,15 +1218,18 @@ class Walker {
         if (subscriptIndex && !(subscriptIndex.type === 'number' || ['@', '*'].includes(subscriptIndex.text))) {
           this.problem(`${text} evaluates an array subscript, which can run commands`);
         }
-        for (const substitution of child.descendantsOfType(['command_substitution', 'process_substitution'])) if (substitution) this.substitution(substitution, scope);
+        for (const substitution of child.descendantsOfType(['command_substitution', 'process_substitution']))
+          if (substitution) this.substitution(substitution, scope);
         continue;
       }
       if (afterColon && child.type !== 'number') this.problem(`${text} evaluates its offset as arithmetic, which can run commands`);
       if (child.type === 'command_substitution' || child.type === 'process_substitution') this.substitution(child, scope);
       else if (child.type === 'arithmetic_expansion') this.arithmetic(child, '$(( … ))');
-      else if (['expansion', 'simple_expansion', 'string', 'concatenation', 'word', 'raw_string', 'ansi_c_string', 'array'].includes(child.type)) this.pieces(child, scope);
+      else if (['expansion', 'simple_expansion', 'string', 'concatenation', 'word', 'raw_string', 'ansi_c_string', 'array'].includes(child.type))
+        this.pieces(child, scope);
       else if (child.type === 'binary_expression' || child.type === 'parenthesized_expression' || child.type === 'unary_expression') {
-        for (const substitution of child.descendantsOfType(['command_substitution', 'process_substitution'])) if (substitution) this.substitution(substitution, scope);
+        for (const substitution of child.descendantsOfType(['command_substitution', 'process_substitution']))
+          if (substitution) this.substitution(substitution, scope);
       }
     }
     if (/@[A-Za-z]\}$/.test(text)) this.problem(`${text} transforms a value (\${…@…}), which can run commands`);
@@ -1076,7 +1246,16 @@ class Walker {
       if (field === 'redirect') {
         // `$(<file)` reads the file.
         const found = child.type === 'file_redirect' ? this.fileRedirect(child, scope) : undefined;
-        if (found) this.commands.push({ words: [], scope: inner, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: [found], verdict: { readOnly: true, reason: 'reads a file into the command line' } });
+        if (found)
+          this.commands.push({
+            words: [],
+            scope: inner,
+            cwds: [...scope.cwds],
+            nested: scope.nested,
+            wrappers: [],
+            redirects: [found],
+            verdict: { readOnly: true, reason: 'reads a file into the command line' },
+          });
       } else if (child.isNamed) this.childStatement(child, inner);
     }
   }
@@ -1109,7 +1288,14 @@ interface Unwrapped {
  * Skips a wrapper's options. `flags`: options without a value; `valued`: options that take one
  * (attached or as the next word); long options as `--name` (valued ones also `--name=`).
  */
-function skipOptions(values: (string | undefined)[], from: number, flags: string, valued: string, longFlags: string[] = [], longValued: string[] = []): number | undefined {
+function skipOptions(
+  values: (string | undefined)[],
+  from: number,
+  flags: string,
+  valued: string,
+  longFlags: string[] = [],
+  longValued: string[] = [],
+): number | undefined {
   let index = from;
   while (index < values.length) {
     const word = values[index];
@@ -1177,7 +1363,13 @@ function unwrap(program: string, values: (string | undefined)[]): Unwrapped | un
       return start === undefined ? { problem: 'stdbuf: options the check does not model' } : { start };
     }
     case 'ionice': {
-      if (values.some((value) => value === '-p' || value === '-P' || value === '-u' || value?.startsWith('--pid') || value?.startsWith('--pgid') || value?.startsWith('--uid'))) return undefined;
+      if (
+        values.some(
+          (value) =>
+            value === '-p' || value === '-P' || value === '-u' || value?.startsWith('--pid') || value?.startsWith('--pgid') || value?.startsWith('--uid'),
+        )
+      )
+        return undefined;
       const start = skipOptions(values, 1, 't', 'cn', ['--ignore'], ['--class', '--classdata']);
       return start === undefined ? { problem: 'ionice: options the check does not model' } : { start };
     }
@@ -1205,11 +1397,19 @@ function unwrap(program: string, values: (string | undefined)[]): Unwrapped | un
     }
     case 'sudo':
     case 'doas': {
-      const start = skipOptions(values, 1, 'AbEHiKklnPSsv', 'CDghprtTUu', ['--preserve-env', '--login', '--shell', '--non-interactive', '--background', '--askpass', '--set-home', '--stdin'], ['--user', '--group', '--host', '--prompt', '--chdir', '--role', '--type', '--other-user', '--close-from', '--command-timeout']);
+      const start = skipOptions(
+        values,
+        1,
+        'AbEHiKklnPSsv',
+        'CDghprtTUu',
+        ['--preserve-env', '--login', '--shell', '--non-interactive', '--background', '--askpass', '--set-home', '--stdin'],
+        ['--user', '--group', '--host', '--prompt', '--chdir', '--role', '--type', '--other-user', '--close-from', '--command-timeout'],
+      );
       return start === undefined ? {} : { start };
     }
     case 'xargs': {
-      if (values.some((value) => value === '-a' || value?.startsWith('--arg-file') || /^-a./.test(value ?? ''))) return { problem: 'xargs -a reads its arguments from a file the check does not follow' };
+      if (values.some((value) => value === '-a' || value?.startsWith('--arg-file') || /^-a./.test(value ?? '')))
+        return { problem: 'xargs -a reads its arguments from a file the check does not follow' };
       const start = skipOptions(
         values,
         1,
@@ -1281,7 +1481,14 @@ function findExecs(values: (string | undefined)[]): { start: number; end: number
 
 /** Where `watch`'s command starts (undefined: options not modelled). */
 function watchCommand(values: (string | undefined)[]): number | undefined {
-  return skipOptions(values, 1, 'bcdegptwx', 'nq', ['--beep', '--color', '--no-color', '--differences', '--errexit', '--chgexit', '--precise', '--no-title', '--no-wrap', '--exec', '--no-linewrap'], ['--interval', '--equexit']);
+  return skipOptions(
+    values,
+    1,
+    'bcdegptwx',
+    'nq',
+    ['--beep', '--color', '--no-color', '--differences', '--errexit', '--chgexit', '--precise', '--no-title', '--no-wrap', '--exec', '--no-linewrap'],
+    ['--interval', '--equexit'],
+  );
 }
 
 /** The variable `printf -v NAME` (or `wait -p NAME`) assigns. */
@@ -1457,7 +1664,12 @@ interface PathRequest {
   history?: boolean;
 }
 
-async function finish(pending: PendingCommand, walker: Walker, context: BashFactsContext, repositories: Map<string, Promise<GitRepository>>): Promise<BashCommandFact> {
+async function finish(
+  pending: PendingCommand,
+  walker: Walker,
+  context: BashFactsContext,
+  repositories: Map<string, Promise<GitRepository>>,
+): Promise<BashCommandFact> {
   const words = [...pending.words];
   let programByPath: string | undefined;
   if (words.length > 0 && words[0].kind === 'static') {

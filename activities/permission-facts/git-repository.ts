@@ -22,10 +22,11 @@ export interface GitRepository {
   problem?: string;
 }
 
-const exists = (target: string) => lstat(target).then(
-  () => true,
-  () => false,
-);
+const exists = (target: string) =>
+  lstat(target).then(
+    () => true,
+    () => false,
+  );
 
 /** git's `is_git_directory` (loosely: any of its parts makes it one, so a half-made repository asks too). */
 async function looksLikeRepository(directory: string): Promise<boolean> {
@@ -67,23 +68,36 @@ export async function discoverGitRepository(start: string, workspace: string): P
     if (entry !== undefined) {
       if (!inWorkspace) return { topLevel: directory };
       if (directory !== root) {
-        return { topLevel: directory, problem: `git would use the repository in ${directory}, not the workspace's own .git: its config can run programs (a nested repository)` };
+        return {
+          topLevel: directory,
+          problem: `git would use the repository in ${directory}, not the workspace's own .git: its config can run programs (a nested repository)`,
+        };
       }
-      if (entry.isSymbolicLink()) return { topLevel: root, problem: "the workspace's .git is a symbolic link: git would read a config the check cannot vouch for" };
+      if (entry.isSymbolicLink())
+        return { topLevel: root, problem: "the workspace's .git is a symbolic link: git would read a config the check cannot vouch for" };
       // A `.git` directory that is no repository is passed over: git then tries the workspace itself as a bare one.
       if (entry.isDirectory() && !(await looksLikeRepository(dotGit)) && (await looksLikeRepository(root))) {
-        return { topLevel: root, problem: `git would use the workspace itself as a bare repository (HEAD, objects, refs as plain files; its .git is not one): its config can run programs` };
+        return {
+          topLevel: root,
+          problem: `git would use the workspace itself as a bare repository (HEAD, objects, refs as plain files; its .git is not one): its config can run programs`,
+        };
       }
       const linked = await linkedDirectories(dotGit, entry.isFile());
       const back = linked.find((target) => isInside(target, root) && !isInside(target, dotGit));
       if (back !== undefined) {
-        return { topLevel: root, problem: `the workspace's .git leads to ${back} (a .git file or commondir) inside the workspace: git would read a config the workspace chose` };
+        return {
+          topLevel: root,
+          problem: `the workspace's .git leads to ${back} (a .git file or commondir) inside the workspace: git would read a config the workspace chose`,
+        };
       }
       return { topLevel: root };
     }
     // Above the workspace the files are the user's; below it (or from another directory) they may be a clone's.
     if ((inWorkspace || !startsInside) && (await looksLikeRepository(directory))) {
-      return { topLevel: directory, problem: `git would use ${directory} as a bare repository (HEAD, objects, refs as plain files): its config can run programs` };
+      return {
+        topLevel: directory,
+        problem: `git would use ${directory} as a bare repository (HEAD, objects, refs as plain files): its config can run programs`,
+      };
     }
     const parent = path.posix.dirname(directory);
     if (parent === directory) return { topLevel: startsInside ? root : await realpath(start).catch(() => start) };

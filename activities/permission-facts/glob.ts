@@ -100,4 +100,3 @@ export async function expandGlob(pattern: string, cwd: string, limit = MAX_GLOB_
   }
   return { matches: [...new Set(candidates)].sort() };
 }
-

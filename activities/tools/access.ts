@@ -44,7 +44,14 @@ const credentialCache = new Map<string, { at: number; paths: Promise<string[]> }
 function credentialEnvironment(env: NodeJS.ProcessEnv): string {
   let key = '';
   for (const name in env) {
-    if (name === 'TEMPORAL_CONFIG_FILE' || name.startsWith('TEMPORAL_TLS_') || name === 'XDG_CONFIG_HOME' || name.startsWith('DURABLE_AGENT_') || name === 'HOME') key += `${name}=${env[name]}\0`;
+    if (
+      name === 'TEMPORAL_CONFIG_FILE' ||
+      name.startsWith('TEMPORAL_TLS_') ||
+      name === 'XDG_CONFIG_HOME' ||
+      name.startsWith('DURABLE_AGENT_') ||
+      name === 'HOME'
+    )
+      key += `${name}=${env[name]}\0`;
   }
   return key;
 }
@@ -71,7 +78,7 @@ export class AccessGuard {
 
   static async create(access: ToolAccess, cwd: string): Promise<AccessGuard> {
     const lexical = access.workingDirectories.map(normalizePath);
-    const real = await Promise.all(lexical.map(async (directory) => (await realpath(directory).catch(() => directory))));
+    const real = await Promise.all(lexical.map(async (directory) => await realpath(directory).catch(() => directory)));
     const homeDir = access.homeDir ?? os.homedir();
     return new AccessGuard(access, lexical[0] ?? normalizePath(cwd), homeDir, [...new Set([...lexical, ...real])], await workerCredentials(homeDir));
   }

@@ -68,7 +68,8 @@ export async function executeGlob(input: GlobInput, context: ToolExecutionContex
   }
   signal.throwIfAborted();
   // A literal path may itself be a link: the full check. Files from the walk: the per-directory one.
-  const shown = literal !== undefined ? new Set(found.length > 0 && (await filter.visible(literal)) ? [literal] : []) : await filter.visibleSet(found, walkRoot);
+  const shown =
+    literal !== undefined ? new Set(found.length > 0 && (await filter.visible(literal)) ? [literal] : []) : await filter.visibleSet(found, walkRoot);
   const matches = found.filter((file) => shown.has(file));
 
   const hiddenNote = filter.note('listed');

@@ -83,7 +83,13 @@ export async function executeGrep(input: GrepInput, context: ToolExecutionContex
 
 type Outcome = ToolExecutionResult | { needsPcre2: true };
 
-async function search(input: GrepInput, scope: { root: string; isDirectory: boolean }, filter: VisibilityFilter, signal: AbortSignal, pcre2: boolean): Promise<Outcome> {
+async function search(
+  input: GrepInput,
+  scope: { root: string; isDirectory: boolean },
+  filter: VisibilityFilter,
+  signal: AbortSignal,
+  pcre2: boolean,
+): Promise<Outcome> {
   const mode = input.output_mode ?? 'files_with_matches';
   const headLimit = input.head_limit === undefined ? GREP_DEFAULT_HEAD_LIMIT : input.head_limit === 0 ? Infinity : input.head_limit;
   const offset = input.offset ?? 0;
@@ -140,7 +146,10 @@ async function search(input: GrepInput, scope: { root: string; isDirectory: bool
       };
     }
     if (run.stderr.includes('unrecognized file type')) {
-      return { isError: true, content: `${regexErrorSummary(run.stderr.replace(/^rg: /gm, 'error: '))}. Valid types are ripgrep's (rg --type-list), e.g. js, ts, py, rust, go, java.` };
+      return {
+        isError: true,
+        content: `${regexErrorSummary(run.stderr.replace(/^rg: /gm, 'error: '))}. Valid types are ripgrep's (rg --type-list), e.g. js, ts, py, rust, go, java.`,
+      };
     }
     if (run.stderr.trim() !== '') return { isError: true, content: `Grep failed: ${run.stderr.trim().replace(/^rg: /gm, '')}` };
   }
@@ -154,7 +163,9 @@ async function search(input: GrepInput, scope: { root: string; isDirectory: bool
   const done = (content: string): ToolExecutionResult => ({ isError: false, content: content + filter.note('searched') });
   const page = <T>(items: readonly T[]): T[] => items.slice(offset, offset + headLimit);
   const pageNote = (shown: number, total: number, unit: string): string =>
-    shown < total || offset > 0 ? ` (showing ${shown === 0 ? 'none' : `${offset + 1}–${offset + shown}`} of ${total} ${unit}; use offset/head_limit for more)` : '';
+    shown < total || offset > 0
+      ? ` (showing ${shown === 0 ? 'none' : `${offset + 1}–${offset + shown}`} of ${total} ${unit}; use offset/head_limit for more)`
+      : '';
 
   if (mode === 'content') {
     const lines = visible.map(({ file, rest }) => {
@@ -168,7 +179,12 @@ async function search(input: GrepInput, scope: { root: string; isDirectory: bool
     if (lines.length === 0) return done('No matches found');
     const shown = page(lines);
     const more = run.stoppedEarly || lines.length > offset + shown.length;
-    if (more) shown.push(capped ? '[results truncated: too much output; narrow the pattern, path or glob]' : `[more lines follow: showing lines ${offset + 1}–${offset + shown.length}; use offset to see more]`);
+    if (more)
+      shown.push(
+        capped
+          ? '[results truncated: too much output; narrow the pattern, path or glob]'
+          : `[more lines follow: showing lines ${offset + 1}–${offset + shown.length}; use offset to see more]`,
+      );
     if (shown.length === 0) return done(`No lines at offset ${offset} (${lines.length} found)`);
     return done(shown.join('\n'));
   }
@@ -185,7 +201,10 @@ async function search(input: GrepInput, scope: { root: string; isDirectory: bool
   }
 
   if (visible.length === 0) return done('No files found');
-  const sorted = await sortByModificationTime(visible.map((record) => record.file), times);
+  const sorted = await sortByModificationTime(
+    visible.map((record) => record.file),
+    times,
+  );
   const shown = page(sorted);
   const header =
     shown.length < sorted.length

@@ -56,7 +56,10 @@ const IMPLEMENTATIONS: Readonly<Record<string, ToolImplementation>> = {
   [globToolSpec.name]: implement(globToolSpec, executeGlob),
   [grepToolSpec.name]: implement(grepToolSpec, executeGrep),
   ...Object.fromEntries(
-    TOOL_SPECS.filter((spec) => spec.editFile !== undefined).map((spec) => [spec.name, implement(spec, (input, context) => executeFileEdit(spec, input as Record<string, unknown>, context))]),
+    TOOL_SPECS.filter((spec) => spec.editFile !== undefined).map((spec) => [
+      spec.name,
+      implement(spec, (input, context) => executeFileEdit(spec, input as Record<string, unknown>, context)),
+    ]),
   ),
 };
 
@@ -98,14 +101,9 @@ function describeToolError(name: string, error: unknown): string {
  * Run tool `name` with raw model input. Never throws for tool failures (they come back as
  * `isError: true`); throws only when `context.signal` is aborted.
  */
-export async function executeTool(
-  name: string,
-  input: unknown,
-  context: ToolExecutionContext,
-): Promise<ToolExecutionResult> {
+export async function executeTool(name: string, input: unknown, context: ToolExecutionContext): Promise<ToolExecutionResult> {
   context.signal.throwIfAborted();
-  const implementation =
-    getToolSpec(name) !== undefined && Object.hasOwn(IMPLEMENTATIONS, name) ? IMPLEMENTATIONS[name] : undefined;
+  const implementation = getToolSpec(name) !== undefined && Object.hasOwn(IMPLEMENTATIONS, name) ? IMPLEMENTATIONS[name] : undefined;
   if (implementation === undefined) {
     return { isError: true, content: `No such tool available: ${name}. Available tools: ${TOOL_NAMES.join(', ')}` };
   }

@@ -163,7 +163,10 @@ export function needsPcre2(stderr: string): boolean {
 
 /** The gist of a regex parse error from rg's stderr (its last `error:` line), for the tool result. */
 export function regexErrorSummary(stderr: string): string {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   const error = [...lines].reverse().find((line) => line.startsWith('error:'));
   return (error ?? lines.at(-1) ?? 'invalid pattern').replace(/^error:\s*/, '');
 }

@@ -21,9 +21,7 @@ export function excludedDirectoryGlobs(...mentions: (string | undefined)[]): str
 }
 
 /** The root of a search, resolved and checked; or the tool error to return. */
-export type SearchRoot =
-  | { ok: true; root: string; isDirectory: boolean; guard: AccessGuard | undefined }
-  | { ok: false; message: string };
+export type SearchRoot = { ok: true; root: string; isDirectory: boolean; guard: AccessGuard | undefined } | { ok: false; message: string };
 
 /** Resolves and checks the root of Grep or Glob (`missing` words the error for a missing path). */
 export async function searchRoot(literal: string | undefined, context: ToolExecutionContext, missing: (root: string) => string): Promise<SearchRoot> {
@@ -139,7 +137,14 @@ export class ModificationTimes {
   private readonly times = new Map<string, Promise<number>>();
 
   observe(file: string): void {
-    if (!this.times.has(file)) this.times.set(file, stat(file).then((entry) => entry.mtimeMs, () => 0));
+    if (!this.times.has(file))
+      this.times.set(
+        file,
+        stat(file).then(
+          (entry) => entry.mtimeMs,
+          () => 0,
+        ),
+      );
   }
 
   of(file: string): Promise<number> {

@@ -124,7 +124,7 @@ export async function upgradeConversation(client: Client, conversationId: string
   try {
     answer = await client.withDeadline(Date.now() + timeoutMs, () => handle.executeUpdate(upgradeUpdate));
   } catch (error) {
-    const timedOut = error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || (isGrpcServiceError(error) && error.code === 4) /* DEADLINE_EXCEEDED */;
+    const timedOut = error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || (isGrpcServiceError(error) && error.code === 4); /* DEADLINE_EXCEEDED */
     if (timedOut) {
       return {
         conversationId,

@@ -165,7 +165,8 @@ export function mayYieldOption(written: string): boolean {
     if (firstLiteral === undefined) {
       if (char === '~' && position === 0 && (written[1] === '/' || written.length === 1)) {
         firstLiteral = '/'; // `~` and `~/x` expand to the home directory: an absolute path
-      } else if ('*?[{'.includes(char)) return true; // a glob or brace first: any name may match
+      } else if ('*?[{'.includes(char))
+        return true; // a glob or brace first: any name may match
       else firstLiteral = char;
     }
     position += 1;
@@ -203,13 +204,7 @@ export function maySplit(written: string): boolean {
  * Parses `argv[start..]` with `table` and `rules`. Dynamic words in an option position (or as an
  * option's value) that could yield an option stop the parse; elsewhere they are operands.
  */
-export function parseArgv(
-  argv: readonly string[],
-  dynamic: readonly boolean[],
-  start: number,
-  table: OptionTable,
-  rules: ParseRules,
-): ParseResult {
+export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], start: number, table: OptionTable, rules: ParseRules): ParseResult {
   const options: ParsedOption[] = [];
   const operands: ParsedOperand[] = [];
   const paths: ArgvPath[] = [];
@@ -276,7 +271,9 @@ export function parseArgv(
     const word = argv[index];
     const optionPosition = !endOfOptions && (rules.permute || operands.length === 0);
     if (!optionPosition) {
-      operands.push(endOfOptions ? { index, text: word, dynamic: dynamic[index] === true, afterDoubleDash: true } : { index, text: word, dynamic: dynamic[index] === true });
+      operands.push(
+        endOfOptions ? { index, text: word, dynamic: dynamic[index] === true, afterDoubleDash: true } : { index, text: word, dynamic: dynamic[index] === true },
+      );
       index += 1;
       continue;
     }

@@ -14,11 +14,15 @@ export const agentInputSchema = z.strictObject({
     .string()
     .min(1)
     .optional()
-    .describe('Optional model for this agent: an alias ("sonnet", "opus", "haiku") or a model id. Without it, the agent type\'s model, else this conversation\'s. Prefer haiku for quick, simple tasks.'),
+    .describe(
+      'Optional model for this agent: an alias ("sonnet", "opus", "haiku") or a model id. Without it, the agent type\'s model, else this conversation\'s. Prefer haiku for quick, simple tasks.',
+    ),
   run_in_background: z
     .boolean()
     .optional()
-    .describe('Run the agent in the background: the call returns at once with the agent\'s id, and you are notified when it finishes. Continue it later with SendMessage.'),
+    .describe(
+      "Run the agent in the background: the call returns at once with the agent's id, and you are notified when it finishes. Continue it later with SendMessage.",
+    ),
 });
 
 export type AgentInput = z.infer<typeof agentInputSchema>;

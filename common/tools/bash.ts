@@ -13,34 +13,23 @@ const SUMMARY_COMMAND_LENGTH = 60;
 
 export const bashInputSchema = z.strictObject({
   command: z.string().describe('The command to execute'),
-  timeout: z
-    .number()
-    .positive()
-    .max(BASH_MAX_TIMEOUT_MS)
-    .optional()
-    .describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`),
+  timeout: z.number().positive().max(BASH_MAX_TIMEOUT_MS).optional().describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`),
   description: z
     .string()
     .optional()
     .describe(
-      "Clear, concise description of what this command does in 5-10 words. Examples:\nInput: ls\nOutput: Lists files in current directory\n\nInput: git status\nOutput: Shows working tree status\n\nInput: npm install\nOutput: Installs package dependencies",
+      'Clear, concise description of what this command does in 5-10 words. Examples:\nInput: ls\nOutput: Lists files in current directory\n\nInput: git status\nOutput: Shows working tree status\n\nInput: npm install\nOutput: Installs package dependencies',
     ),
   /**
    * Claude Code's field: run outside the OS sandbox. Honoured only when the settings'
    * `sandbox.allowUnsandboxedCommands` is not false; the permission engine asks for such a call.
    */
-  dangerouslyDisableSandbox: z
-    .boolean()
-    .optional()
-    .describe('Set this to true to dangerously override sandbox mode and run commands without sandboxing.'),
+  dangerouslyDisableSandbox: z.boolean().optional().describe('Set this to true to dangerously override sandbox mode and run commands without sandboxing.'),
   /**
    * Claude Code's field (issue 21): the call returns at once with a task id; the command runs
    * detached, supervised by the workflow, and its end comes back as a <task-notification>.
    */
-  run_in_background: z
-    .boolean()
-    .optional()
-    .describe('Set to true to run this command in the background. Use TaskOutput to read the output later.'),
+  run_in_background: z.boolean().optional().describe('Set to true to run this command in the background. Use TaskOutput to read the output later.'),
 });
 
 export type BashInput = z.infer<typeof bashInputSchema>;

@@ -9,7 +9,8 @@ export type CronListInput = z.infer<typeof cronListInputSchema>;
 export const cronListToolSpec = defineTool({
   name: 'CronList',
   permission: 'none',
-  description: "Lists this conversation's scheduled jobs: id, cron expression, whether recurring and durable, when each fires next and expires, and its prompt.",
+  description:
+    "Lists this conversation's scheduled jobs: id, cron expression, whether recurring and durable, when each fires next and expires, and its prompt.",
   inputSchema: cronListInputSchema,
   isReadOnly: () => true,
   isConcurrencySafe: () => true,

@@ -10,18 +10,19 @@ export type GrepOutputMode = (typeof GREP_OUTPUT_MODES)[number];
 export const GREP_DEFAULT_HEAD_LIMIT = 250;
 
 const contextLines = (what: string) =>
-  z.number().int().nonnegative().optional().describe(`Number of lines to show ${what} each match (rg ${what === 'before' ? '-B' : what === 'after' ? '-A' : '-C'}). Requires output_mode: "content", ignored otherwise.`);
+  z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      `Number of lines to show ${what} each match (rg ${what === 'before' ? '-B' : what === 'after' ? '-A' : '-C'}). Requires output_mode: "content", ignored otherwise.`,
+    );
 
 export const grepInputSchema = z.strictObject({
   pattern: z.string().describe('The regular expression pattern to search for in file contents'),
-  path: z
-    .string()
-    .optional()
-    .describe('File or directory to search in (rg PATH). Defaults to the current working directory.'),
-  glob: z
-    .string()
-    .optional()
-    .describe('Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob'),
+  path: z.string().optional().describe('File or directory to search in (rg PATH). Defaults to the current working directory.'),
+  glob: z.string().optional().describe('Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob'),
   type: z
     .string()
     .optional()

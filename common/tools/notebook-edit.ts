@@ -17,7 +17,9 @@ export const notebookEditInputSchema = z.strictObject({
   cell_id: z
     .string()
     .optional()
-    .describe('The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified.'),
+    .describe(
+      'The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified.',
+    ),
   new_source: z.string().describe('The new source for the cell'),
   cell_type: z
     .enum(['code', 'markdown'])

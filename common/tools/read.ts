@@ -9,18 +9,8 @@ export const READ_MAX_LINE_LENGTH = 2000;
 
 export const readInputSchema = z.strictObject({
   file_path: z.string().describe('The path to the file to read (absolute, or relative to the working directory)'),
-  offset: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe('The line number to start reading from (1-based). Only provide if the file is too large to read at once'),
-  limit: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe('The number of lines to read. Only provide if the file is too large to read at once'),
+  offset: z.number().int().min(0).optional().describe('The line number to start reading from (1-based). Only provide if the file is too large to read at once'),
+  limit: z.number().int().positive().optional().describe('The number of lines to read. Only provide if the file is too large to read at once'),
 });
 
 export type ReadInput = z.infer<typeof readInputSchema>;

@@ -18,4 +18,3 @@ export function runBin(args: string[], env: Record<string, string> = {}) {
   });
   return { code: run.status, out: run.stdout, err: run.stderr };
 }
-

@@ -36,7 +36,10 @@ export async function startDynamicMcpServer(options: { instructions?: string } =
         server.registerTool(name, { description: 'Added at run time' }, async () => ({ content: [{ type: 'text', text: `${name} ran` }] }));
         return { content: [{ type: 'text', text: `added ${name}` }] };
       });
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) });
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void transports.set(id, created),
+      });
       await server.connect(created);
       transport = created;
     }

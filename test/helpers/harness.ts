@@ -19,12 +19,7 @@ import type { TranscriptCache } from '../../activities/transcript-cache';
 import { ConversationClient } from '../../client/api';
 import type { ConversationConfigInput } from '../../common/config';
 import type { ResultMessage } from '../../common/result';
-import {
-  type RecordedRequest,
-  type ScriptedModelServer,
-  type ScriptedModelServerOptions,
-  startScriptedModelServer,
-} from '../../testing/scripted-model-server';
+import { type RecordedRequest, type ScriptedModelServer, type ScriptedModelServerOptions, startScriptedModelServer } from '../../testing/scripted-model-server';
 import { createWorker } from '../../worker/worker';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -32,7 +27,10 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 // Worker lifecycle chatter drowns test output; warnings and errors still show.
 // DA_CORE_LOG='temporalio_sdk_core=debug,warn' shows sdk-core's own log (activations, commands, evictions).
 try {
-  Runtime.install({ logger: new DefaultLogger('WARN'), ...(process.env.DA_CORE_LOG ? { telemetryOptions: { logging: { filter: process.env.DA_CORE_LOG } } } : {}) });
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    ...(process.env.DA_CORE_LOG ? { telemetryOptions: { logging: { filter: process.env.DA_CORE_LOG } } } : {}),
+  });
 } catch {
   /* already installed in this process */
 }
@@ -112,10 +110,7 @@ export interface WorkerOverrides {
   deployment?: Parameters<typeof createWorker>[0]['deployment'];
 }
 
-export async function createHarness(
-  modelOptions: ScriptedModelServerOptions = {},
-  harnessOptions: HarnessOptions = {},
-): Promise<Harness> {
+export async function createHarness(modelOptions: ScriptedModelServerOptions = {}, harnessOptions: HarnessOptions = {}): Promise<Harness> {
   const address = harnessOptions.address ?? inject('temporalAddress');
   const connection = await Connection.connect({ address, interceptors: closeSafeInterceptors() });
   const client = new Client({ connection, namespace: 'default', dataConverter: harnessOptions.dataConverter });
@@ -155,9 +150,7 @@ export async function createHarness(
     async startWorker(options = {}) {
       const workerConnection = await NativeConnection.connect({ address });
       const anthropic =
-        options.anthropic === null
-          ? undefined
-          : (options.anthropic ?? new Anthropic({ apiKey: 'test-key', baseURL: model.url, maxRetries: 0 }));
+        options.anthropic === null ? undefined : (options.anthropic ?? new Anthropic({ apiKey: 'test-key', baseURL: model.url, maxRetries: 0 }));
       const worker = await createWorker({
         connection: workerConnection,
         namespace: 'default',
@@ -303,7 +296,12 @@ export function expectValidApiOrder(request: RecordedRequest): void {
  * The activity type of a local activity's history event (its `core_local_activity` marker, whose
  * `data` detail is JSON naming it); undefined for any other event.
  */
-export function localActivityType(event: { markerRecordedEventAttributes?: { markerName?: string | null; details?: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> | null }> | null } | null }): string | undefined {
+export function localActivityType(event: {
+  markerRecordedEventAttributes?: {
+    markerName?: string | null;
+    details?: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> | null }> | null;
+  } | null;
+}): string | undefined {
   const marker = event.markerRecordedEventAttributes;
   if (marker?.markerName !== 'core_local_activity') return undefined;
   const data = marker.details?.data?.payloads?.[0]?.data;

@@ -34,7 +34,10 @@ export async function modelCallAcrossServerKill(context: ServerKillContext): Pro
   context.track(harness);
   await harness.startWorker();
   const started = await harness.api.start({ prompt: 'Hi', config: harness.config(), taskQueue: harness.taskQueue });
-  await eventually(async () => harness.model.requests.length, (count) => count >= 1);
+  await eventually(
+    async () => harness.model.requests.length,
+    (count) => count >= 1,
+  );
 
   await context.killAndRestart();
 
@@ -54,7 +57,11 @@ export async function bashCommandAcrossServerKill(context: ServerKillContext, he
   const harness = await createHarness(
     {
       script: [
-        { content: [{ type: 'tool_use', id: 'toolu_counter', name: 'Bash', input: { command: 'echo start >> counter.txt; sleep 4; echo done >> counter.txt' } }] },
+        {
+          content: [
+            { type: 'tool_use', id: 'toolu_counter', name: 'Bash', input: { command: 'echo start >> counter.txt; sleep 4; echo done >> counter.txt' } },
+          ],
+        },
         { content: [{ type: 'text', text: 'Counted.' }] },
       ],
     },
@@ -65,7 +72,10 @@ export async function bashCommandAcrossServerKill(context: ServerKillContext, he
   const counter = path.join(harness.workspace, 'counter.txt');
   const config = harness.config({ toolHeartbeatTimeoutMs: heartbeatTimeoutMs });
   const started = await harness.api.start({ prompt: 'Count', config, taskQueue: harness.taskQueue });
-  await eventually(() => readFile(counter, 'utf8').catch(() => ''), (text) => text === 'start\n');
+  await eventually(
+    () => readFile(counter, 'utf8').catch(() => ''),
+    (text) => text === 'start\n',
+  );
 
   await context.killAndRestart();
 

@@ -18,7 +18,11 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const exists = (file: string) => access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 const RLO = '\u202E';
 const ESC = '\u001b';
 
@@ -42,18 +46,19 @@ function commandFrom(lines: readonly string[]): string {
 }
 
 describe('the approval shows what is approved', () => {
-  it('status and approve show a 1,500-character command whole (past the status query\'s cut), U+202E and ESC visible', async () => {
+  it("status and approve show a 1,500-character command whole (past the status query's cut), U+202E and ESC visible", async () => {
     const command = longCommand(1_500, 'approved-long.txt');
     harness = await createHarness({
-      script: [
-        { content: [{ type: 'tool_use', id: 'toolu_long_1', name: 'Bash', input: { command } }] },
-        { content: [{ type: 'text', text: 'Touched it.' }] },
-      ],
+      script: [{ content: [{ type: 'tool_use', id: 'toolu_long_1', name: 'Bash', input: { command } }] }, { content: [{ type: 'text', text: 'Touched it.' }] }],
     });
     await harness.startWorker();
     process.env.TEMPORAL_ADDRESS = harness.address;
     process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
-    const { conversationId, inputUuid } = await harness.api.start({ prompt: 'touch it', config: harness.config({ permissions: {} }), taskQueue: harness.taskQueue });
+    const { conversationId, inputUuid } = await harness.api.start({
+      prompt: 'touch it',
+      config: harness.config({ permissions: {} }),
+      taskQueue: harness.taskQueue,
+    });
     const waiting = await eventually(
       () => harness!.api.status(conversationId),
       (status) => (status.pendingPermissions ?? []).some((request) => request.toolUseId === 'toolu_long_1'),

@@ -16,7 +16,6 @@ afterEach(async () => {
   harness = undefined;
 });
 
-
 function startAsk(h: Harness, name: string, ...args: string[]): string {
   return startCli(h, name, 'ask', ...args);
 }
@@ -45,11 +44,19 @@ describe('ask in a terminal', () => {
     });
     await harness.startWorker();
     const session = startAsk(harness, 'ask-perm', '--permission-mode', 'default', 'write hello.txt');
-    const asked = await eventually(async () => screen(session), (text) => /Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 90_000);
+    const asked = await eventually(
+      async () => screen(session),
+      (text) => /Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '),
+      90_000,
+    );
     expect(asked).toMatch(/⚠ Write\(hello\.txt\) needs permission: [^\n]+\n {4}│ first line\n {4}│ second line\n[^\n]*Allow\?/);
     expect(asked).not.toContain('{"file_path"');
     tmux('send-keys', '-t', session, 'y', 'Enter');
-    await eventually(async () => screen(session), (text) => text.includes('[ask exited 0]'), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => text.includes('[ask exited 0]'),
+      60_000,
+    );
     expect(screen(session)).toContain('Written.');
     expect(await readFile(path.join(harness.workspace, 'hello.txt'), 'utf8')).toBe('first line\nsecond line\n');
   });
@@ -57,7 +64,12 @@ describe('ask in a terminal', () => {
   it('stops the query on Ctrl-C, as claude -p does', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Running it.' }, { type: 'tool_use', id: 'toolu_ask_b1', name: 'Bash', input: { command: 'sleep 30 && touch finished.txt', description: 'wait' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Running it.' },
+            { type: 'tool_use', id: 'toolu_ask_b1', name: 'Bash', input: { command: 'sleep 30 && touch finished.txt', description: 'wait' } },
+          ],
+        },
         { content: [{ type: 'text', text: 'never asked' }] },
       ],
     });
@@ -71,10 +83,18 @@ describe('ask in a terminal', () => {
       Boolean,
       90_000,
     );
-    await eventually(async () => (await harness!.api.status(conversationId!)).toolsInFlight.length, (count) => count > 0, 60_000);
+    await eventually(
+      async () => (await harness!.api.status(conversationId!)).toolsInFlight.length,
+      (count) => count > 0,
+      60_000,
+    );
     const pressed = Date.now();
     tmux('send-keys', '-t', session, 'C-c');
-    await eventually(async () => screen(session), (text) => /\[ask exited 130\]/.test(text), 30_000);
+    await eventually(
+      async () => screen(session),
+      (text) => /\[ask exited 130\]/.test(text),
+      30_000,
+    );
     expect(Date.now() - pressed).toBeLessThan(15_000);
     const result = (await harness.api.status(conversationId!)).lastResult;
     expect(result?.terminal_reason).toBe('aborted_tools');
@@ -87,18 +107,37 @@ describe('ask in a terminal', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Reading first.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
-        { content: [{ type: 'text', text: 'Half of the answer' }, { type: 'text', text: 'and the rest.' }], hold: { afterBlocks: 1, until: held } },
+        {
+          content: [
+            { type: 'text', text: 'Reading first.' },
+            { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } },
+          ],
+        },
+        {
+          content: [
+            { type: 'text', text: 'Half of the answer' },
+            { type: 'text', text: 'and the rest.' },
+          ],
+          hold: { afterBlocks: 1, until: held },
+        },
       ],
     });
     await harness.startWorker();
     const session = startCli(harness, 'follow-tty', 'start', '--follow', 'read the notes');
     // The first block shows while the model is still held on the second.
-    const during = await eventually(async () => screen(session), (text) => text.includes('Half of the answer'), 60_000);
+    const during = await eventually(
+      async () => screen(session),
+      (text) => text.includes('Half of the answer'),
+      60_000,
+    );
     expect(during).toMatch(/● Read\(notes\.txt\)/);
     expect(during).not.toContain('✓ done');
     release();
-    const after = await eventually(async () => screen(session), (text) => text.includes('[start exited 0]'), 60_000);
+    const after = await eventually(
+      async () => screen(session),
+      (text) => text.includes('[start exited 0]'),
+      60_000,
+    );
     expect(after.split('Half of the answer').length).toBe(2); // once
     expect(after).toContain('and the rest.');
   });

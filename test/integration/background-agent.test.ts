@@ -67,7 +67,8 @@ describe('background agents', () => {
         const last = lastUserText(request);
         if (last.includes('<task-notification>')) return text('The agent found 2 text files.');
         if (last.includes('Async agent launched')) return text('Started an agent; I will report back.');
-        if (last.includes('Ask it about .md')) return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: 'count files', message: 'And the .md files?' } }] };
+        if (last.includes('Ask it about .md'))
+          return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: 'count files', message: 'And the .md files?' } }] };
         if (last.includes('toolu_send')) return text('It says there is 1 .md file too.');
         return { content: [agentCall('toolu_bg', { run_in_background: true, model: 'haiku' })] };
       },
@@ -96,7 +97,13 @@ describe('background agents', () => {
     // It answered and waits: listed in status, its workflow still running.
     const childId = subagentWorkflowId(conversationId, 'toolu_bg');
     expect(afterNotification.backgroundAgents).toEqual([
-      expect.objectContaining({ id: agentId, description: 'count files', status: 'completed (waiting for SendMessage)', childWorkflowId: childId, model: 'claude-haiku-4-5' }),
+      expect.objectContaining({
+        id: agentId,
+        description: 'count files',
+        status: 'completed (waiting for SendMessage)',
+        childWorkflowId: childId,
+        model: 'claude-haiku-4-5',
+      }),
     ]);
     expect((await harness.client.workflow.getHandle(childId).describe()).status.name).toBe('RUNNING');
 
@@ -106,7 +113,11 @@ describe('background agents', () => {
     const childFollowUp = harness.model.requests.filter(isChild).find((request) => lastUserText(request).includes('And the .md files?'))!;
     expect(JSON.stringify(childFollowUp.body.messages)).toContain('Count the .txt files.');
     expect(JSON.stringify(childFollowUp.body.messages)).toContain('There are 2 .txt files.');
-    expect(toolResultFor('toolu_send')).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_send', content: 'Besides the 2 .txt files, there is 1 .md file.' });
+    expect(toolResultFor('toolu_send')).toMatchObject({
+      type: 'tool_result',
+      tool_use_id: 'toolu_send',
+      content: 'Besides the 2 .txt files, there is 1 .md file.',
+    });
     // That answer was the tool result, not a second notification.
     expect(await notificationsTaken(conversationId)).toBe(1);
     for (const request of harness.model.requests) expectValidApiOrder(request);
@@ -156,7 +167,11 @@ describe('background agents', () => {
     const { result } = await runToResult(harness, 'Two agents.');
     expect(result).toMatchObject({ result: 'Both done.' });
     expect(toolResultFor('toolu_opus')).toMatchObject({ tool_use_id: 'toolu_opus', content: expect.stringMatching(/^I am claude-opus-4-8\.\n\nagentId: /) });
-    expect(toolResultFor('toolu_bad')).toMatchObject({ tool_use_id: 'toolu_bad', is_error: true, content: expect.stringContaining('"gpt-4o" is not a model the API serves') });
+    expect(toolResultFor('toolu_bad')).toMatchObject({
+      tool_use_id: 'toolu_bad',
+      is_error: true,
+      content: expect.stringContaining('"gpt-4o" is not a model the API serves'),
+    });
     expect(harness.model.requests.filter(isChild)).toHaveLength(1);
   });
 
@@ -260,7 +275,8 @@ describe('background agents', () => {
         const last = lastUserText(request);
         const agentId = /agentId: (a[0-9a-f]{8})/.exec(JSON.stringify(request.body.messages))?.[1];
         if (last.includes('toolu_tell')) return text('It was stopped.');
-        if (last.includes('toolu_halt')) return { content: [{ type: 'tool_use', id: 'toolu_tell', name: 'SendMessage', input: { to: agentId, message: 'Still there?' } }] };
+        if (last.includes('toolu_halt'))
+          return { content: [{ type: 'tool_use', id: 'toolu_tell', name: 'SendMessage', input: { to: agentId, message: 'Still there?' } }] };
         if (last.includes('Async agent launched')) return { content: [{ type: 'tool_use', id: 'toolu_halt', name: 'TaskStop', input: { task_id: agentId } }] };
         return { content: [agentCall('toolu_stopme', { run_in_background: true })] };
       },
@@ -268,7 +284,10 @@ describe('background agents', () => {
     await harness.startWorker();
     const { result, conversationId } = await runToResult(harness, 'Start and stop an agent.');
     expect(result).toMatchObject({ result: 'It was stopped.' });
-    expect(toolResultFor('toolu_halt')).toMatchObject({ tool_use_id: 'toolu_halt', content: expect.stringMatching(/^Stopped agent a[0-9a-f]{8} \("count files"\)\.$/) });
+    expect(toolResultFor('toolu_halt')).toMatchObject({
+      tool_use_id: 'toolu_halt',
+      content: expect.stringMatching(/^Stopped agent a[0-9a-f]{8} \("count files"\)\.$/),
+    });
     expect(toolResultFor('toolu_tell')).toMatchObject({ tool_use_id: 'toolu_tell', is_error: true, content: expect.stringContaining('has been stopped') });
     const childId = subagentWorkflowId(conversationId, 'toolu_stopme');
     await eventually(
@@ -294,8 +313,15 @@ describe('background agents', () => {
       },
     });
     await harness.startWorker();
-    const started = await harness.api.start({ prompt: 'Start an agent, then a long command.', config: harness.config({ modelHeartbeatTimeoutMs: 10_000 }), taskQueue: harness.taskQueue });
-    const before = await eventually(() => harness!.api.status(started.conversationId), (status) => status.toolsInFlight.some((tool) => tool.name === 'Bash'));
+    const started = await harness.api.start({
+      prompt: 'Start an agent, then a long command.',
+      config: harness.config({ modelHeartbeatTimeoutMs: 10_000 }),
+      taskQueue: harness.taskQueue,
+    });
+    const before = await eventually(
+      () => harness!.api.status(started.conversationId),
+      (status) => status.toolsInFlight.some((tool) => tool.name === 'Bash'),
+    );
     expect(before.backgroundAgents?.[0]?.status).toBe('running'); // the abort comes while the agent works
     await harness.api.abort(started.conversationId);
     expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ terminal_reason: 'aborted_tools' });
@@ -324,7 +350,10 @@ describe('background agents', () => {
     });
     const first = await harness.spawnWorkerProcess();
     const started = await harness.api.start({ prompt: 'Crash test in the background.', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(async () => childCalls, (count) => count === 1);
+    await eventually(
+      async () => childCalls,
+      (count) => count === 1,
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     await harness.spawnWorkerProcess();

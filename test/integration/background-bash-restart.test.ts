@@ -49,7 +49,11 @@ describe('background Bash across a Temporal server restart', () => {
       taskQueue: workflowQueue,
       args: [{ ref, command: 'echo started >> runs.txt; sleep 9.25; echo done', activityQueue: harness.taskQueue }],
     });
-    await eventually(async () => liveSleepers('9.25').length, (count) => count === 1, 30_000);
+    await eventually(
+      async () => liveSleepers('9.25').length,
+      (count) => count === 1,
+      30_000,
+    );
 
     await server!.killAndRestart({ downMs: 2_000 }); // down for longer than the heartbeat timeout's share
     expect(liveSleepers('9.25').length).toBe(1);

@@ -44,7 +44,11 @@ describe('background Bash on a real worker', () => {
       args: [{ ref, command: 'echo started >> runs.txt; sleep 7.25; echo done', activityQueue: harness.taskQueue }],
     });
     // The command is running (its sleep is on the host, inside the sandbox's PID namespace or not).
-    await eventually(async () => liveSleepers('7.25').length, (count) => count === 1, 30_000);
+    await eventually(
+      async () => liveSleepers('7.25').length,
+      (count) => count === 1,
+      30_000,
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     expect(liveSleepers('7.25').length).toBe(1); // the worker's death did not take the command with it

@@ -45,9 +45,17 @@ describe('a background command in a conversation across a Temporal server restar
       { address: server!.address },
     );
     await harness.startWorker();
-    const { conversationId, inputUuid } = await harness.api.start({ prompt: 'Run it in the background.', config: harness.config(), taskQueue: harness.taskQueue });
+    const { conversationId, inputUuid } = await harness.api.start({
+      prompt: 'Run it in the background.',
+      config: harness.config(),
+      taskQueue: harness.taskQueue,
+    });
     await harness.api.waitForResult(conversationId, inputUuid!);
-    await eventually(async () => liveSleepers('9.75').length, (count) => count === 1, 30_000);
+    await eventually(
+      async () => liveSleepers('9.75').length,
+      (count) => count === 1,
+      30_000,
+    );
 
     await server!.killAndRestart({ downMs: 2_000 });
     expect(liveSleepers('9.75')).toHaveLength(1);

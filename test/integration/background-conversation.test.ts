@@ -79,7 +79,11 @@ async function start(prompt: string, overrides: Parameters<Harness['config']>[0]
 
 /** Waits until the conversation ran `queries` queries and waits for input. */
 async function idleAfter(id: string, queries: number, timeoutMs = 60_000): Promise<ConversationStatus> {
-  return eventually(() => status(id), (s) => s.queryCount >= queries && s.phase === 'awaiting_input' && s.queuedInputs === 0, timeoutMs);
+  return eventually(
+    () => status(id),
+    (s) => s.queryCount >= queries && s.phase === 'awaiting_input' && s.queuedInputs === 0,
+    timeoutMs,
+  );
 }
 
 /** The activities of the conversation's history (every run), by type, with their attempts. */
@@ -163,7 +167,9 @@ describe('background Bash in a conversation', () => {
     expect(notification).toContain('exit code 0');
     expect(notification).toContain('hello\\nbye');
     expect(idle.lastResult?.result).toBe('Noted.');
-    expect(idle.backgroundTasks).toEqual([expect.objectContaining({ id: taskId, kind: 'bash', status: 'completed', exitCode: 0, description: 'Background job' })]);
+    expect(idle.backgroundTasks).toEqual([
+      expect.objectContaining({ id: taskId, kind: 'bash', status: 'completed', exitCode: 0, description: 'Background job' }),
+    ]);
     // Supervised once (no retries needed), started once.
     expect(await activityStarts(conversationId, 'startBackgroundCommand')).toEqual([1]);
     expect(await activityStarts(conversationId, 'superviseBackgroundCommand')).toEqual([1]);
@@ -186,7 +192,10 @@ describe('background Bash in a conversation', () => {
     await harness.startWorker();
     const { conversationId, inputUuid } = await start('Start the quick job, then wait on the gate.');
     // The quick job ends while `cat` still blocks the query.
-    await eventually(() => status(conversationId), (s) => s.backgroundTasks?.[0]?.status === 'completed' && s.queuedInputs === 1);
+    await eventually(
+      () => status(conversationId),
+      (s) => s.backgroundTasks?.[0]?.status === 'completed' && s.queuedInputs === 1,
+    );
     const fd = openSync(fifo(), constants.O_WRONLY);
     writeSync(fd, 'gate open\n');
     closeSync(fd);
@@ -208,7 +217,9 @@ describe('background Bash in a conversation', () => {
       respond: scripted([
         () => background('echo begun; sleep 31.5'),
         (request) => ({ content: [{ type: 'tool_use', id: 'toolu_o1', name: 'TaskOutput', input: { task_id: taskIdIn(request), block: false } }] }),
-        (request) => ({ content: [{ type: 'tool_use', id: 'toolu_o2', name: 'TaskOutput', input: { task_id: taskIdIn(request), block: true, timeout: 300 } }] }),
+        (request) => ({
+          content: [{ type: 'tool_use', id: 'toolu_o2', name: 'TaskOutput', input: { task_id: taskIdIn(request), block: true, timeout: 300 } }],
+        }),
         (request) => ({ content: [{ type: 'tool_use', id: 'toolu_s', name: 'TaskStop', input: { task_id: taskIdIn(request) } }] }),
         (request) => ({
           content: [
@@ -236,7 +247,10 @@ describe('background Bash in a conversation', () => {
     expect(liveSleepers('31.5')).toEqual([]);
     expect(result.permission_denials ?? []).toEqual([]);
     // Its supervisor reports the end (it polls every second).
-    const idle = await eventually(() => status(conversationId), (s) => s.backgroundTasks?.[0]?.status === 'killed');
+    const idle = await eventually(
+      () => status(conversationId),
+      (s) => s.backgroundTasks?.[0]?.status === 'killed',
+    );
     expect(idle.phase).toBe('awaiting_input');
     // The model stopped it itself: no notification re-invokes it.
     expect(notificationRequests(harness.model)).toEqual([]);
@@ -248,7 +262,11 @@ describe('background Bash in a conversation', () => {
     const first = await harness.spawnWorkerProcess();
     const { conversationId, inputUuid } = await start('Run it in the background.');
     await harness.api.waitForResult(conversationId, inputUuid!);
-    await eventually(async () => liveSleepers('6.75').length, (count) => count === 1, 30_000);
+    await eventually(
+      async () => liveSleepers('6.75').length,
+      (count) => count === 1,
+      30_000,
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     expect(liveSleepers('6.75')).toHaveLength(1); // the worker's death did not take the command with it
@@ -270,7 +288,11 @@ describe('background Bash in a conversation', () => {
     await harness.startWorker();
     const { conversationId, inputUuid } = await start('Run it in the background.');
     await harness.api.waitForResult(conversationId, inputUuid!);
-    const sleepers = await eventually(async () => liveSleepers('41.5'), (found) => found.length === 1, 30_000);
+    const sleepers = await eventually(
+      async () => liveSleepers('41.5'),
+      (found) => found.length === 1,
+      30_000,
+    );
     await killLikeAHostDying(harness.stateDir, sleepers);
     const idle = await idleAfter(conversationId, 2);
     const notified = notificationRequests(harness.model);
@@ -338,8 +360,15 @@ describe('background Bash in a conversation', () => {
     await harness.startWorker();
     // An idle timeout far shorter than the command: it must not end the conversation while the command runs.
     const { conversationId, inputUuid } = await start('Start the long job and wait on the gate.', { idleTimeoutMs: 1_000 });
-    await eventually(async () => liveSleepers('52.5').length, (count) => count === 1, 30_000);
-    await eventually(() => status(conversationId), (s) => s.toolsInFlight.some((tool) => tool.summary.includes('cat gate.fifo')));
+    await eventually(
+      async () => liveSleepers('52.5').length,
+      (count) => count === 1,
+      30_000,
+    );
+    await eventually(
+      () => status(conversationId),
+      (s) => s.toolsInFlight.some((tool) => tool.summary.includes('cat gate.fifo')),
+    );
     await harness.api.abort(conversationId);
     await harness.api.waitForResult(conversationId, inputUuid!);
     expect(liveSleepers('52.5')).toHaveLength(1); // abort left it running

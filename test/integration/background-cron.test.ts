@@ -35,7 +35,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const scheduleId of created) await client.schedule.getHandle(scheduleId).delete().catch(() => undefined);
+  for (const scheduleId of created)
+    await client.schedule
+      .getHandle(scheduleId)
+      .delete()
+      .catch(() => undefined);
   worker?.shutdown();
   await running;
 });
@@ -86,7 +90,16 @@ describe('cron jobs as Temporal Schedules', () => {
     expect((await activities.createCronSchedule({ job: recurring, taskQueue, target: target(false) })).scheduleId).toBe(scheduleId);
 
     const description = await client.schedule.getHandle(scheduleId).describe();
-    expect(description.memo).toMatchObject({ kind: 'durable-agent-cron', conversationId, jobId: recurring.id, prompt: 'check the deploy', cron: '* * * * *', recurring: true, durable: false, timeZone: 'America/New_York' });
+    expect(description.memo).toMatchObject({
+      kind: 'durable-agent-cron',
+      conversationId,
+      jobId: recurring.id,
+      prompt: 'check the deploy',
+      cron: '* * * * *',
+      recurring: true,
+      durable: false,
+      timeZone: 'America/New_York',
+    });
     expect(description.spec.timezone).toBe('America/New_York');
     expect(description.spec.endAt?.getTime()).toBe(recurring.createdAtMs + CRON_RECURRING_MAX_AGE_MS);
     expect(description.action).toMatchObject({ type: 'startWorkflow', workflowType: 'cronFireWorkflow', taskQueue });
@@ -101,7 +114,11 @@ describe('cron jobs as Temporal Schedules', () => {
     expect(await activities.listCronSchedules({ conversationId: conversationId.slice(0, -1) })).toEqual([]);
 
     // The first fire by the clock (within a minute, plus the job's jitter: under 6 s for every minute).
-    const fires = await eventually(() => conversation.query(firesQuery), (value) => value.length >= 1, 75_000);
+    const fires = await eventually(
+      () => conversation.query(firesQuery),
+      (value) => value.length >= 1,
+      75_000,
+    );
     expect(fires[0]).toMatchObject({ jobId: recurring.id, prompt: 'check the deploy', recurring: true });
     expect(fires[0].scheduledAt).toMatch(/^\d{4}-/);
 
@@ -120,10 +137,20 @@ describe('cron jobs as Temporal Schedules', () => {
     expect(description.state.remainingActions).toBe(1);
     expect(description.spec.endAt).toBeUndefined();
     await client.schedule.getHandle(scheduleId).trigger();
-    const fires = await eventually(() => conversation.query(firesQuery), (value) => value.length >= 1);
+    const fires = await eventually(
+      () => conversation.query(firesQuery),
+      (value) => value.length >= 1,
+    );
     expect(fires).toEqual([expect.objectContaining({ jobId: once.id, recurring: false })]);
     await eventually(
-      () => client.schedule.getHandle(scheduleId).describe().then(() => 'exists', (error) => (error instanceof ScheduleNotFoundError ? 'gone' : 'error')),
+      () =>
+        client.schedule
+          .getHandle(scheduleId)
+          .describe()
+          .then(
+            () => 'exists',
+            (error) => (error instanceof ScheduleNotFoundError ? 'gone' : 'error'),
+          ),
       (state) => state === 'gone',
     );
     await expect(client.schedule.getHandle(scheduleId).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
@@ -181,7 +208,14 @@ describe('cron jobs as Temporal Schedules', () => {
     const { scheduleId } = await activities.createCronSchedule({ job: orphan, taskQueue, target: target(false) });
     await client.schedule.getHandle(scheduleId).trigger();
     await eventually(
-      () => client.schedule.getHandle(scheduleId).describe().then(() => 'exists', (error) => (error instanceof ScheduleNotFoundError ? 'gone' : 'error')),
+      () =>
+        client.schedule
+          .getHandle(scheduleId)
+          .describe()
+          .then(
+            () => 'exists',
+            (error) => (error instanceof ScheduleNotFoundError ? 'gone' : 'error'),
+          ),
       (state) => state === 'gone',
     );
     await expect(client.schedule.getHandle(scheduleId).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);

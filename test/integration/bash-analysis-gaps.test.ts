@@ -22,15 +22,20 @@ afterEach(async () => {
 });
 
 async function runHeadless(h: Harness, permissions: NonNullable<ConversationConfigInput['permissions']>) {
-  const { conversationId, inputUuid } = await h.api.start({ prompt: 'go', config: h.config({ permissions: { canApprove: false, ...permissions } }), taskQueue: h.taskQueue });
+  const { conversationId, inputUuid } = await h.api.start({
+    prompt: 'go',
+    config: h.config({ permissions: { canApprove: false, ...permissions } }),
+    taskQueue: h.taskQueue,
+  });
   const result = await h.api.waitForResult(conversationId, inputUuid!);
   return { result, results: resultsById(h.model.requests) };
 }
 
-const exists = (target: string) => access(target).then(
-  () => true,
-  () => false,
-);
+const exists = (target: string) =>
+  access(target).then(
+    () => true,
+    () => false,
+  );
 
 /** A workspace that is a git repository with a committed secret, and a bare repository of plain files in a subfolder. */
 async function makeRepository(workspace: string): Promise<void> {
@@ -46,7 +51,10 @@ async function makeRepository(workspace: string): Promise<void> {
   git('commit', '-qm', 'init');
   // What a clone can bring: a bare repository as plain files, its config running a program for git log -p.
   git('clone', '-q', '--bare', '.', 'vendor/bare');
-  await writeFile(path.join(workspace, 'vendor', 'bare', 'config'), '[core]\n\tbare = true\n[diff "any"]\n\ttextconv = sh -c "touch bare-textconv-ran; cat \\"$0\\""\n');
+  await writeFile(
+    path.join(workspace, 'vendor', 'bare', 'config'),
+    '[core]\n\tbare = true\n[diff "any"]\n\ttextconv = sh -c "touch bare-textconv-ran; cat \\"$0\\""\n',
+  );
   await mkdir(path.join(workspace, 'vendor', 'bare', 'info'), { recursive: true });
   await writeFile(path.join(workspace, 'vendor', 'bare', 'info', 'attributes'), '* diff=any\n');
 }
@@ -113,7 +121,10 @@ describe('issue 29: one Bash analysis, its gaps closed', () => {
       ['toolu_expand', 'echo ${PATH:=/tmp/evil}; ls'],
     ] as const;
     harness = await createHarness({
-      script: [{ content: reply.map(([id, command]) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command } })) }, { content: [{ type: 'text', text: 'Done.' }] }],
+      script: [
+        { content: reply.map(([id, command]) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command } })) },
+        { content: [{ type: 'text', text: 'Done.' }] },
+      ],
     });
     await makeRepository(harness.workspace);
     await harness.startWorker();
@@ -159,4 +170,3 @@ describe('issue 29: one Bash analysis, its gaps closed', () => {
     expect(gathers).toHaveLength(3);
   }, 180_000);
 });
-

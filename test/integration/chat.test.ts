@@ -58,10 +58,21 @@ describe('chat in a terminal', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Let me look.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Let me look.' },
+            { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } },
+          ],
+        },
         { content: [{ type: 'text', text: 'Streaming in tmux works.' }], chunkSize: 4, deltaDelayMs: 60 },
         // Held open after its first block: the user interrupts it.
-        { content: [{ type: 'text', text: 'A long answer being written' }, { type: 'text', text: 'never' }], hold: { afterBlocks: 1, until: held } },
+        {
+          content: [
+            { type: 'text', text: 'A long answer being written' },
+            { type: 'text', text: 'never' },
+          ],
+          hold: { afterBlocks: 1, until: held },
+        },
         { content: [{ type: 'text', text: 'Rejoined and answering.' }] },
       ],
     });
@@ -73,39 +84,75 @@ describe('chat in a terminal', () => {
     await eventually(async () => screen(first), ready, 30_000);
 
     tmux('send-keys', '-t', first, 'read the notes', 'Enter');
-    const answered = await eventually(async () => screen(first), (text) => text.includes('Streaming in tmux works.') && /\$\d+\.\d{4}\]/.test(text), 60_000);
+    const answered = await eventually(
+      async () => screen(first),
+      (text) => text.includes('Streaming in tmux works.') && /\$\d+\.\d{4}\]/.test(text),
+      60_000,
+    );
     // The tool line and its result (not an error: a failed call shows `⎿ Error: …`).
     expect(answered).toMatch(/● Read\(notes\.txt\)\n {2}⎿ {2}(?!Error)\S/);
     expect(answered.split('Streaming in tmux works.').length).toBe(2); // once
 
     tmux('send-keys', '-t', first, 'write a lot', 'Enter');
-    await eventually(async () => screen(first), (text) => text.includes('A long answer being written'), 60_000);
+    await eventually(
+      async () => screen(first),
+      (text) => text.includes('A long answer being written'),
+      60_000,
+    );
     tmux('send-keys', '-t', first, 'C-c');
     // The interrupted answer stays on screen, followed by the aborted result and a new prompt.
-    const interrupted = await eventually(async () => screen(first), (text) => /A long answer being written[\s\S]*\[interrupting[\s\S]*✗ interrupted while the model was answering[\s\S]*\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    const interrupted = await eventually(
+      async () => screen(first),
+      (text) =>
+        /A long answer being written[\s\S]*\[interrupting[\s\S]*✗ interrupted while the model was answering[\s\S]*\$\d+\.\d{4}\]\s*\n> *$/.test(
+          text.trimEnd() + ' ',
+        ),
+      60_000,
+    );
     expect(interrupted.split('A long answer being written').length).toBe(2);
     release();
 
     tmux('send-keys', '-t', first, 'C-d');
-    await eventually(async () => screen(first), (text) => text.includes('[chat exited 0]'), 30_000);
+    await eventually(
+      async () => screen(first),
+      (text) => text.includes('[chat exited 0]'),
+      30_000,
+    );
     expect(screen(first)).toContain(`rejoin with: durable-agent chat ${conversationId}`);
     const status = await harness.api.status(conversationId);
     expect(status.ended).toBe(false);
 
     const second = startChat(harness, 'chat-b', conversationId);
-    await eventually(async () => screen(second), (text) => text.includes(`rejoined ${conversationId}`) && ready(text), 90_000);
+    await eventually(
+      async () => screen(second),
+      (text) => text.includes(`rejoined ${conversationId}`) && ready(text),
+      90_000,
+    );
     tmux('send-keys', '-t', second, 'are you there?', 'Enter');
-    await eventually(async () => screen(second), (text) => text.includes('Rejoined and answering.'), 60_000);
+    await eventually(
+      async () => screen(second),
+      (text) => text.includes('Rejoined and answering.'),
+      60_000,
+    );
     tmux('send-keys', '-t', second, 'C-c');
     tmux('send-keys', '-t', second, 'C-c');
-    await eventually(async () => screen(second), (text) => text.includes('[chat exited 0]'), 30_000);
+    await eventually(
+      async () => screen(second),
+      (text) => text.includes('[chat exited 0]'),
+      30_000,
+    );
     expect((await harness.api.status(conversationId)).ended).toBe(false);
   });
 
   it('asks y / n / always inline when a tool needs permission', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Writing it.' }, { type: 'tool_use', id: 'toolu_chat_w1', name: 'Write', input: { file_path: 'hello.txt', content: 'hi\n' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Writing it.' },
+            { type: 'tool_use', id: 'toolu_chat_w1', name: 'Write', input: { file_path: 'hello.txt', content: 'hi\n' } },
+          ],
+        },
         { content: [{ type: 'text', text: 'The file is written.' }], chunkSize: 4, deltaDelayMs: 30 },
         { content: [{ type: 'tool_use', id: 'toolu_chat_w2', name: 'Write', input: { file_path: 'nope.txt', content: 'no\n' } }] },
         { content: [{ type: 'text', text: 'Understood, I will not write it.' }] },
@@ -120,16 +167,32 @@ describe('chat in a terminal', () => {
     const question = /⚠ Write\(hello\.txt\) needs permission: [^\n]*\n {4}│ hi\n[^\n]*Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/;
 
     tmux('send-keys', '-t', session, 'write hello.txt', 'Enter');
-    await eventually(async () => screen(session), (text) => question.test(text.trimEnd() + ' '), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => question.test(text.trimEnd() + ' '),
+      60_000,
+    );
     tmux('send-keys', '-t', session, 'y', 'Enter');
-    const allowed = await eventually(async () => screen(session), (text) => text.includes('The file is written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    const allowed = await eventually(
+      async () => screen(session),
+      (text) => text.includes('The file is written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '),
+      60_000,
+    );
     expect(allowed).toContain('Write toolu_chat_w1 allowed');
     expect(await readFile(path.join(harness.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
 
     tmux('send-keys', '-t', session, 'now write nope.txt', 'Enter');
-    await eventually(async () => screen(session), (text) => /nope\.txt[^\n]*\n[^\n]*│ no\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => /nope\.txt[^\n]*\n[^\n]*│ no\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '),
+      60_000,
+    );
     tmux('send-keys', '-t', session, 'n', 'Enter');
-    const denied = await eventually(async () => screen(session), (text) => text.includes('Understood, I will not write it.'), 60_000);
+    const denied = await eventually(
+      async () => screen(session),
+      (text) => text.includes('Understood, I will not write it.'),
+      60_000,
+    );
     expect(denied).toContain('Write toolu_chat_w2 denied');
     expect(denied).toMatch(/● Write\(nope\.txt\)\n {2}⎿ {2}Error: The user doesn't want to proceed/);
     await expect(readFile(path.join(harness.workspace, 'nope.txt'))).rejects.toThrow(/ENOENT/);
@@ -138,15 +201,23 @@ describe('chat in a terminal', () => {
 
     // Decided from another client first: chat stops asking and goes on.
     tmux('send-keys', '-t', session, 'and other.txt', 'Enter');
-    await eventually(async () => screen(session), (text) => /other\.txt[^\n]*\n[^\n]*│ ok\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => /other\.txt[^\n]*\n[^\n]*│ ok\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '),
+      60_000,
+    );
     await harness.api.decidePermission(conversationIdOf(screen(session)), { toolUseId: 'toolu_chat_w3', behavior: 'allow' });
-    const elsewhere = await eventually(async () => screen(session), (text) => text.includes('Approved elsewhere, written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    const elsewhere = await eventually(
+      async () => screen(session),
+      (text) => text.includes('Approved elsewhere, written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '),
+      60_000,
+    );
     expect(elsewhere).toContain('Write toolu_chat_w3 is no longer waiting');
     expect(elsewhere.split('Allow?').length).toBe(4); // asked once each, not again after the result
     expect(await readFile(path.join(harness.workspace, 'other.txt'), 'utf8')).toBe('ok\n');
   });
 
-  it('shows local slash commands\' output and sends a multi-line paste as one prompt, in order', async () => {
+  it("shows local slash commands' output and sends a multi-line paste as one prompt, in order", async () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Got the four lines.' }] }] });
     await harness.startWorker();
     const session = startChat(harness, 'chat-local', '--cwd', harness.workspace);
@@ -154,17 +225,33 @@ describe('chat in a terminal', () => {
 
     // Local commands answer without the model: their output shows in chat (issue 19, item 2).
     tmux('send-keys', '-t', session, '/help', 'Enter');
-    await eventually(async () => screen(session), (text) => /Commands:\n\s+\/help/.test(text) && /Anything else is sent to the model/.test(text), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => /Commands:\n\s+\/help/.test(text) && /Anything else is sent to the model/.test(text),
+      60_000,
+    );
     tmux('send-keys', '-t', session, '/cost', 'Enter');
-    await eventually(async () => screen(session), (text) => /Total cost: +\$0\.0000/.test(text), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => /Total cost: +\$0\.0000/.test(text),
+      60_000,
+    );
     tmux('send-keys', '-t', session, '/frobnicate', 'Enter');
-    await eventually(async () => screen(session), (text) => text.includes('Unknown command: /frobnicate'), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => text.includes('Unknown command: /frobnicate'),
+      60_000,
+    );
     expect(harness.model.requests).toHaveLength(0);
 
     // A paste of four lines is one prompt, its lines in order (issue 19, item 3).
     tmux('set-buffer', '-b', `paste-${process.pid}`, 'AAA\nBBB\nCCC\nDDD\n');
     tmux('paste-buffer', '-b', `paste-${process.pid}`, '-t', session);
-    await eventually(async () => screen(session), (text) => text.includes('Got the four lines.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => text.includes('Got the four lines.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '),
+      60_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 500)); // a stray second prompt would arrive by now
     expect(harness.model.requests).toHaveLength(1);
     const prompt = JSON.stringify(harness.model.requests[0].body.messages.at(-1));
@@ -184,13 +271,21 @@ describe('chat in a terminal', () => {
     const session = startChat(harness, 'chat-early', '--cwd', harness.workspace);
     // Typed at once, before the chat has shown its prompt.
     tmux('send-keys', '-t', session, 'early bird', 'Enter');
-    await eventually(async () => screen(session), (text) => text.includes('Heard you early.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 90_000);
+    await eventually(
+      async () => screen(session),
+      (text) => text.includes('Heard you early.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '),
+      90_000,
+    );
     expect(JSON.stringify(harness.model.requests[0].body.messages.at(-1))).toContain('early bird');
 
     // The server goes away: a prompt typed now is said not to be sent, and kept.
     await server.stop();
     tmux('send-keys', '-t', session, 'are you there', 'Enter');
-    const refused = await eventually(async () => screen(session), (text) => text.includes('✗ Not sent'), 30_000);
+    const refused = await eventually(
+      async () => screen(session),
+      (text) => text.includes('✗ Not sent'),
+      30_000,
+    );
     expect(refused).toMatch(/✗ Not sent[^\n]*press Enter to send it again/);
     expect(refused).not.toContain('[chat exited');
 
@@ -202,7 +297,11 @@ describe('chat in a terminal', () => {
     for (let attempt = 1; ; attempt++) {
       const before = notSent(screen(session));
       tmux('send-keys', '-t', session, 'Enter');
-      const after = await eventually(async () => screen(session), (text) => text.includes('Back again.') || notSent(text) > before, 90_000);
+      const after = await eventually(
+        async () => screen(session),
+        (text) => text.includes('Back again.') || notSent(text) > before,
+        90_000,
+      );
       if (after.includes('Back again.')) break;
       expect(after, 'the kept prompt was not sent after 10 empty Enters').not.toContain('[chat exited');
       if (attempt === 10) throw new Error(`the kept prompt was not sent after 10 empty Enters:\n${after}`);
@@ -222,9 +321,17 @@ describe('chat in a terminal', () => {
     const session = startChat(harness, 'chat-progress', '--cwd', harness.workspace, '--dangerously-skip-permissions');
     await eventually(async () => screen(session), ready, 90_000);
     tmux('send-keys', '-t', session, 'run the steps', 'Enter');
-    const during = await eventually(async () => screen(session), (text) => /● Bash\(for i in [^\n]*· running \d+s · step [2-5]/.test(text), 60_000);
+    const during = await eventually(
+      async () => screen(session),
+      (text) => /● Bash\(for i in [^\n]*· running \d+s · step [2-5]/.test(text),
+      60_000,
+    );
     expect(during).not.toContain('All steps done.');
-    const after = await eventually(async () => screen(session), (text) => text.includes('All steps done.'), 60_000);
+    const after = await eventually(
+      async () => screen(session),
+      (text) => text.includes('All steps done.'),
+      60_000,
+    );
     // The progress line gave way to the call and its result.
     expect(after).toMatch(/● Bash\(for i in [^\n]*\)\n {2}⎿ {2}step 1 \(6 lines\)/);
     expect(after).not.toMatch(/· running \d+s/);
@@ -234,7 +341,11 @@ describe('chat in a terminal', () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Hello from the first prompt.' }] }] });
     await harness.startWorker();
     const session = startChat(harness, 'chat-initial', '--cwd', harness.workspace, "'say hello please'"); // quoted for the shell
-    await eventually(async () => screen(session), (text) => text.includes('Hello from the first prompt.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '), 90_000);
+    await eventually(
+      async () => screen(session),
+      (text) => text.includes('Hello from the first prompt.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '),
+      90_000,
+    );
     expect(screen(session)).toContain('> say hello please');
     expect(JSON.stringify(harness.model.requests[0].body.messages.at(-1))).toContain('say hello please');
   });
@@ -245,7 +356,12 @@ describe('chat in a terminal', () => {
     const command = `${head}${'x'.repeat(300 - head.length - tail.length)}${tail}`;
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Running it.' }, { type: 'tool_use', id: 'toolu_chat_long', name: 'Bash', input: { command } }] },
+        {
+          content: [
+            { type: 'text', text: 'Running it.' },
+            { type: 'tool_use', id: 'toolu_chat_long', name: 'Bash', input: { command } },
+          ],
+        },
         { content: [{ type: 'text', text: 'Done with the long one.' }] },
       ],
     });
@@ -253,21 +369,32 @@ describe('chat in a terminal', () => {
     const session = startChat(harness, 'chat-long', '--cwd', harness.workspace, '--permission-mode', 'default');
     await eventually(async () => screen(session), ready, 90_000);
     tmux('send-keys', '-t', session, 'run the long command', 'Enter');
-    const asked = await eventually(async () => screen(session), (text) => /Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/.test(text.trimEnd() + ' '), 60_000);
+    const asked = await eventually(
+      async () => screen(session),
+      (text) => /Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/.test(text.trimEnd() + ' '),
+      60_000,
+    );
     const lines = asked.split('\n');
     const question = lines.findIndex((line) => line.startsWith('⚠ Bash needs permission: '));
     expect(question).toBeGreaterThanOrEqual(0);
     // Each line of the command `│ `, the rest of a line the terminal's 120 columns wrapped `↳ `: joined, the command.
     const shownLines = lines.slice(question + 1).filter((line) => /^ {4}[│↳] /.test(line));
     expect(shownLines.length).toBeGreaterThanOrEqual(3);
-    const shown = shownLines.map((line) => (line.startsWith('    │ ') ? `\n${line.slice(6)}` : line.slice(6))).join('').slice(1);
+    const shown = shownLines
+      .map((line) => (line.startsWith('    │ ') ? `\n${line.slice(6)}` : line.slice(6)))
+      .join('')
+      .slice(1);
     expect(shown).toBe(showInvisibleCharacters(command));
     expect(asked).toContain('⟨U+202E⟩gnp.tpircs ⟨U+001B⟩[2J⟨U+001B⟩[H');
     expect(asked).not.toContain('…');
     expect(asked).toContain('> run the long command'); // the escape did not clear the screen
 
     tmux('send-keys', '-t', session, 'y', 'Enter');
-    await eventually(async () => screen(session), (text) => text.includes('Done with the long one.'), 60_000);
+    await eventually(
+      async () => screen(session),
+      (text) => text.includes('Done with the long one.'),
+      60_000,
+    );
     expect(await readFile(path.join(harness.workspace, 'chat-long.txt'), 'utf8')).toBe('');
   });
 });

@@ -30,9 +30,18 @@ afterEach(async () => {
 describe('CLI input errors', () => {
   it('explains usage mistakes with exit code 2', async () => {
     expect(await cli('frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('Unknown command "frobnicate"') });
-    expect(await cli('ask')).toMatchObject({ code: 2, err: expect.stringContaining('ask: the prompt is empty (give it as an argument, as @file, or on stdin)') });
-    expect(await cli('ask', '--max-turns', 'many', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--max-turns must be a positive whole number') });
-    expect(await cli('ask', '--output-format', 'yaml', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--output-format must be "text", "json" or "stream-json"') });
+    expect(await cli('ask')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('ask: the prompt is empty (give it as an argument, as @file, or on stdin)'),
+    });
+    expect(await cli('ask', '--max-turns', 'many', 'hi')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--max-turns must be a positive whole number'),
+    });
+    expect(await cli('ask', '--output-format', 'yaml', 'hi')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--output-format must be "text", "json" or "stream-json"'),
+    });
     expect(await cli('status', '--colour', 'x')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--colour'") });
     expect(await cli('send', 'only-an-id')).toMatchObject({ code: 2, err: expect.stringContaining('send: missing argument') });
     expect(await cli('compact')).toMatchObject({ code: 2, err: expect.stringContaining('compact: missing argument') });
@@ -55,10 +64,16 @@ describe('CLI against a server', () => {
     process.env.ANTHROPIC_BASE_URL = harness.model.url;
     const unknown = await cli('ask', '--cwd', harness.workspace, '--model', 'claude-opus-9', 'hi');
     expect(unknown).toMatchObject({ code: 2, err: expect.stringContaining('"claude-opus-9" is not a model the API serves') });
-    expect(await cli('ask', '--cwd', harness.workspace, '--effort', 'extreme', 'hi')).toMatchObject({ code: 2, err: expect.stringContaining('--effort must be one of low, medium, high, max') });
+    expect(await cli('ask', '--cwd', harness.workspace, '--effort', 'extreme', 'hi')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--effort must be one of low, medium, high, max'),
+    });
     expect(harness.model.requests).toHaveLength(0);
     await harness.startWorker();
-    expect(await cli('ask', '--cwd', harness.workspace, '--model', 'sonnet', '--effort', 'low', '--thinking', 'off', 'hi')).toMatchObject({ code: 0, out: 'Hi.\n' });
+    expect(await cli('ask', '--cwd', harness.workspace, '--model', 'sonnet', '--effort', 'low', '--thinking', 'off', 'hi')).toMatchObject({
+      code: 0,
+      out: 'Hi.\n',
+    });
     expect(harness.model.requests[0].body).toMatchObject({ model: 'claude-sonnet-5', output_config: { effort: 'low' }, thinking: { type: 'disabled' } });
   });
 

@@ -27,7 +27,9 @@ afterEach(async () => {
 const SMALL_WINDOW = { contextWindowTokens: 50_000 };
 
 const isCompactionRequest = (request: RecordedRequest) => JSON.stringify(request.body.messages).includes('write a detailed summary of the conversation');
-const summaryTurn = (text: string): ScriptedTurn => ({ content: [{ type: 'text', text: `<analysis>Going through it.</analysis>\n<summary>${text}</summary>` }] });
+const summaryTurn = (text: string): ScriptedTurn => ({
+  content: [{ type: 'text', text: `<analysis>Going through it.</analysis>\n<summary>${text}</summary>` }],
+});
 const lastUserText = (request: RecordedRequest) => JSON.stringify(request.body.messages.at(-1)?.content ?? '');
 
 describe('autocompact', () => {
@@ -61,7 +63,12 @@ describe('autocompact', () => {
     for (const request of requests) expectValidApiOrder(request);
 
     const status = await harness.api.status(conversationId);
-    expect(status.context).toMatchObject({ compactions: 1, breaker: { consecutiveFailures: 0, open: false }, effectiveWindow: 30_000, autoCompactThreshold: 17_000 });
+    expect(status.context).toMatchObject({
+      compactions: 1,
+      breaker: { consecutiveFailures: 0, open: false },
+      effectiveWindow: 30_000,
+      autoCompactThreshold: 17_000,
+    });
     expect(status.context.lastCompaction).toMatchObject({ trigger: 'auto', compacted: true, preTokens: expect.any(Number) });
     const { events } = await harness.api.events(conversationId);
     expect(events.map((event) => event.message.type)).toContain('compact_boundary');
@@ -172,7 +179,9 @@ describe('manual compaction', () => {
     });
     await harness.startWorker();
     const { conversationId } = await runToResult(harness, 'First question');
-    const outcome = await harness.client.workflow.getHandle(conversationId).executeUpdate(compactUpdate, { args: [{ instructions: 'focus on the first question' }] });
+    const outcome = await harness.client.workflow
+      .getHandle(conversationId)
+      .executeUpdate(compactUpdate, { args: [{ instructions: 'focus on the first question' }] });
     expect(outcome).toMatchObject({ trigger: 'manual', compacted: true, messagesSummarized: 2 });
     const compactionRequest = harness.model.requests.find(isCompactionRequest)!;
     expect(JSON.stringify(compactionRequest.body.messages)).toContain('focus on the first question');
@@ -192,7 +201,10 @@ describe('manual compaction', () => {
     await expect(handle.executeUpdate(compactUpdate, { args: [{ instructions: 42 as unknown as string }] })).rejects.toMatchObject({
       cause: { message: expect.stringContaining('instructions must be a string'), type: 'InvalidCompactRequest' },
     });
-    expect(await handle.executeUpdate(compactUpdate, { args: [{}] })).toMatchObject({ compacted: false, error: expect.stringContaining('Not enough conversation') });
+    expect(await handle.executeUpdate(compactUpdate, { args: [{}] })).toMatchObject({
+      compacted: false,
+      error: expect.stringContaining('Not enough conversation'),
+    });
     expect(harness.model.requests).toHaveLength(0);
   });
 });

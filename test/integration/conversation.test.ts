@@ -22,7 +22,12 @@ describe('conversation workflow', () => {
   it('reads a file, edits another, runs Bash, and ends with a result', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Reading the notes.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Reading the notes.' },
+            { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } },
+          ],
+        },
         { content: [{ type: 'tool_use', name: 'Edit', input: { file_path: 'app.txt', old_string: 'version=1', new_string: 'version=2' } }] },
         { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'cat app.txt > built.txt && echo built' } }] },
         { content: [{ type: 'text', text: 'Bumped the version and built it.' }] },
@@ -155,10 +160,7 @@ describe('conversation workflow', () => {
 
   it('persists an oversized tool result and gives the model a preview and the path', async () => {
     harness = await createHarness({
-      script: [
-        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'seq 1 20000' } }] },
-        { content: [{ type: 'text', text: 'That was long.' }] },
-      ],
+      script: [{ content: [{ type: 'tool_use', name: 'Bash', input: { command: 'seq 1 20000' } }] }, { content: [{ type: 'text', text: 'That was long.' }] }],
     });
     await harness.startWorker();
     const { result } = await runToResult(harness, 'count');

@@ -30,7 +30,10 @@ const gone = (scheduleId: string) =>
   harness!.client.schedule
     .getHandle(scheduleId)
     .describe()
-    .then(() => false, (error) => error instanceof ScheduleNotFoundError);
+    .then(
+      () => false,
+      (error) => error instanceof ScheduleNotFoundError,
+    );
 
 describe('cron jobs from a conversation', () => {
   it('creates Schedules, fires, lists, deletes, runs /loop 5m, and at the end deletes session-only jobs while a durable one still fires', async () => {
@@ -64,7 +67,8 @@ describe('cron jobs from a conversation', () => {
 
     const status = await harness.api.status(conversationId);
     expect(status.cronJobs).toHaveLength(4);
-    for (const job of status.cronJobs!) ids[{ 'standup CRON-A': 'a', 'weekly CRON-B': 'b', 'CRON-ONCE new year': 'once', 'CRON-DURABLE report': 'durable' }[job.prompt]!] = job.id;
+    for (const job of status.cronJobs!)
+      ids[{ 'standup CRON-A': 'a', 'weekly CRON-B': 'b', 'CRON-ONCE new year': 'once', 'CRON-DURABLE report': 'durable' }[job.prompt]!] = job.id;
     const scheduleOf = (key: string) => cronScheduleId(conversationId, ids[key]);
 
     // The Schedule: the user's zone, a 7-day end, the memo the UI's Schedules page and CronList read.
@@ -72,7 +76,14 @@ describe('cron jobs from a conversation', () => {
     expect(recurring.spec.timezone).toBe('Europe/Paris');
     const createdAt = Date.parse(String(recurring.memo!.createdAt));
     expect(recurring.spec.endAt!.getTime() - createdAt).toBe(CRON_RECURRING_MAX_AGE_MS);
-    expect(recurring.memo).toMatchObject({ kind: 'durable-agent-cron', conversationId, jobId: ids.a, cron: '0 9 * * 1-5', prompt: 'standup CRON-A', durable: false });
+    expect(recurring.memo).toMatchObject({
+      kind: 'durable-agent-cron',
+      conversationId,
+      jobId: ids.a,
+      cron: '0 9 * * 1-5',
+      prompt: 'standup CRON-A',
+      durable: false,
+    });
     expect(status.cronJobs!.find((job) => job.id === ids.a)!.expiresAt).toBe(new Date(createdAt + CRON_RECURRING_MAX_AGE_MS).toISOString());
     const once = await harness.client.schedule.getHandle(scheduleOf('once')).describe();
     expect(once.state.remainingActions).toBe(1);
@@ -124,10 +135,7 @@ describe('cron jobs from a conversation', () => {
     expect(await gone(cronScheduleId(conversationId, loopJob!.id))).toBe(true);
     expect(await gone(scheduleOf('durable'))).toBe(false);
     await harness.client.schedule.getHandle(scheduleOf('durable')).trigger();
-    await eventually(
-      async () => harness!.model.requests.some((request) => lastUserMessage(request).text.includes('CRON-DURABLE report')),
-      Boolean,
-    );
+    await eventually(async () => harness!.model.requests.some((request) => lastUserMessage(request).text.includes('CRON-DURABLE report')), Boolean);
     const restarted = await eventually(
       () => harness!.api.status(conversationId).catch(() => undefined),
       (value) => value?.lastResult?.result === 'Durable job ran.',
@@ -150,7 +158,10 @@ describe('cron jobs from a conversation', () => {
 
     // A query that runs a slow command; the job fires while the command runs.
     const slow = await harness.api.send(conversationId, 'SLOW work');
-    await eventually(() => harness!.api.status(conversationId), (status) => status.toolsInFlight.some((tool) => tool.summary.includes('sleep 6.5')));
+    await eventually(
+      () => harness!.api.status(conversationId),
+      (status) => status.toolsInFlight.some((tool) => tool.summary.includes('sleep 6.5')),
+    );
     await harness.client.schedule.getHandle(cronScheduleId(conversationId, job!.id)).trigger();
     const slowResult = await harness.api.waitForResult(conversationId, slow);
     expect(slowResult.result).toMatch(/^ok: /);

@@ -12,7 +12,6 @@ import { ensureTemporalCli } from '../../infra/temporal-cli';
 import { liveSleepers } from '../helpers/processes';
 import { type Harness, createHarness, eventually, expectValidApiOrder, runToResult } from '../helpers/harness';
 
-
 const execFileAsync = promisify(execFile);
 
 let harness: Harness | undefined;
@@ -53,7 +52,10 @@ describe('durability', () => {
     const first = await harness.spawnWorkerProcess();
     const started = await harness.api.start({ prompt: 'write the file', config: harness.config(), taskQueue: harness.taskQueue });
     // Wait until the model is mid-stream, then kill the worker process outright.
-    await eventually(async () => harness!.model.requests.length, (count) => count >= 1);
+    await eventually(
+      async () => harness!.model.requests.length,
+      (count) => count >= 1,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
@@ -90,7 +92,12 @@ describe('durability', () => {
     const first = await harness.spawnWorkerProcess();
     const started = await harness.api.start({ prompt: 'run the job', config: harness.config(), taskQueue: harness.taskQueue });
     const pidFile = path.join(harness.workspace, 'shell.pid');
-    const pid = Number(await eventually(() => readFile(pidFile, 'utf8').catch(() => ''), (text) => text.trim() !== ''));
+    const pid = Number(
+      await eventually(
+        () => readFile(pidFile, 'utf8').catch(() => ''),
+        (text) => text.trim() !== '',
+      ),
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     // The command outlives its worker (own process group)...
@@ -113,7 +120,11 @@ describe('durability', () => {
         return false;
       }
     };
-    await eventually(async () => alive(), (running) => !running, 10_000);
+    await eventually(
+      async () => alive(),
+      (running) => !running,
+      10_000,
+    );
     await expect(readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).rejects.toThrow();
     expect(harness.model.requests).toHaveLength(2);
   });
@@ -127,11 +138,18 @@ describe('durability', () => {
     });
     const first = await harness.spawnWorkerProcess();
     const started = await harness.api.start({ prompt: 'run the job', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(async () => liveSleepers('30.375').length, (count) => count === 1);
+    await eventually(
+      async () => liveSleepers('30.375').length,
+      (count) => count === 1,
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     // bwrap --die-with-parent: the sandbox goes with the worker.
-    await eventually(async () => liveSleepers('30.375').length, (count) => count === 0, 10_000);
+    await eventually(
+      async () => liveSleepers('30.375').length,
+      (count) => count === 0,
+      10_000,
+    );
 
     await harness.spawnWorkerProcess();
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
@@ -218,7 +236,10 @@ describe('durability', () => {
 
     // `end` sent while the query runs: after the query (finished in a later run) the conversation ends.
     const ended = await harness.api.start({ prompt: 'work', config: harness.config({ continueAsNewAfterEvents: 10 }), taskQueue: harness.taskQueue });
-    await eventually(async () => harness!.model.requests.length, (count) => count >= 1);
+    await eventually(
+      async () => harness!.model.requests.length,
+      (count) => count >= 1,
+    );
     await harness.api.end(ended.conversationId);
     expect(await harness.api.summary(ended.conversationId)).toMatchObject({ endedBy: 'end_signal', queryCount: 1, lastResult: { result: 'Done.' } });
 

@@ -72,7 +72,10 @@ describe('the handoff worker', () => {
     });
     expect(handoffQueueFor(h.taskQueue)).toBeUndefined(); // offered only once it runs
     let release: () => void = () => undefined;
-    h.model.enqueue({ content: [{ type: 'text', text: 'never attached' }], hold: { afterBlocks: 0, until: new Promise<void>((resolve) => (release = resolve)) } });
+    h.model.enqueue({
+      content: [{ type: 'text', text: 'never attached' }],
+      hold: { afterBlocks: 0, until: new Promise<void>((resolve) => (release = resolve)) },
+    });
     const before = modelCallRunStats();
     try {
       const handoff = await worker.runUntil(async () => {

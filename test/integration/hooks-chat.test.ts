@@ -29,7 +29,16 @@ describe('chat shows hook messages', () => {
     });
     await mkdir(path.join(harness.workspace, '.claude'), { recursive: true });
     const hooks = {
-      UserPromptSubmit: [{ hooks: [{ type: 'command', command: `cat > /dev/null; echo '{"systemMessage":"Prompt logged by the audit hook","hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"Ticket ABC-12"}}'` }] }],
+      UserPromptSubmit: [
+        {
+          hooks: [
+            {
+              type: 'command',
+              command: `cat > /dev/null; echo '{"systemMessage":"Prompt logged by the audit hook","hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"Ticket ABC-12"}}'`,
+            },
+          ],
+        },
+      ],
       PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'cat > /dev/null; echo "rm is off limits" >&2; exit 2' }] }],
     };
     await writeFile(path.join(harness.workspace, '.claude', 'settings.json'), JSON.stringify({ hooks }));
@@ -51,14 +60,24 @@ describe('chat shows hook messages', () => {
       '; echo "[chat exited $?]"; sleep 600',
     ].join(' ');
     const terminal = startTerminal('hooks-chat', command);
-    const question = await eventually(async () => screen(terminal), (text) => text.includes('Answer 1 or 2:'), 90_000);
+    const question = await eventually(
+      async () => screen(terminal),
+      (text) => text.includes('Answer 1 or 2:'),
+      90_000,
+    );
     expect(question).toContain(`Do you trust the files in this folder? ${harness.workspace}`);
     expect(question).toContain('It has settings of its own: 2 hooks from .claude/settings.json.');
     tmux('send-keys', '-t', terminal, '1', 'Enter');
     await eventually(async () => screen(terminal), ready, 90_000);
-    expect(JSON.parse(await readFile(path.join(home, '.claude.json'), 'utf8'))).toEqual({ projects: { [harness.workspace]: { hasTrustDialogAccepted: true } } });
+    expect(JSON.parse(await readFile(path.join(home, '.claude.json'), 'utf8'))).toEqual({
+      projects: { [harness.workspace]: { hasTrustDialogAccepted: true } },
+    });
     tmux('send-keys', '-t', terminal, 'clean the build', 'Enter');
-    const shown = await eventually(async () => screen(terminal), (text) => text.includes('The hook stopped me.'), 60_000);
+    const shown = await eventually(
+      async () => screen(terminal),
+      (text) => text.includes('The hook stopped me.'),
+      60_000,
+    );
     expect(shown).toContain('[info] Prompt logged by the audit hook');
     expect(shown).toContain('[info] UserPromptSubmit hook additional context: Ticket ABC-12');
     expect(shown).toContain('PreToolUse:Bash hook error');

@@ -34,7 +34,10 @@ const record = (file: string) => `{ cat; echo; } >> ${file}`;
 
 async function recorded(file: string): Promise<Array<Record<string, any>>> {
   const text = await readFile(path.join(harness!.workspace, file), 'utf8').catch(() => '');
-  return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line));
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line));
 }
 
 const requestText = (request: RecordedRequest) => JSON.stringify(request.body.messages);
@@ -46,7 +49,10 @@ function toolResults(request: RecordedRequest): Array<{ tool_use_id: string; con
 const resultOf = (request: RecordedRequest, id: string) => toolResults(request).find((result) => result.tool_use_id === id)!;
 
 function systemLines(events: ConversationEvent[]): string[] {
-  return events.map((event) => event.message as { type: string; content?: string }).filter((message) => message.type === 'system').map((message) => message.content ?? '');
+  return events
+    .map((event) => event.message as { type: string; content?: string })
+    .filter((message) => message.type === 'system')
+    .map((message) => message.content ?? '');
 }
 
 async function say(conversationId: string, prompt: string): Promise<ResultMessage> {
@@ -54,7 +60,11 @@ async function say(conversationId: string, prompt: string): Promise<ResultMessag
   return harness!.api.waitForResult(conversationId, uuid);
 }
 
-const exists = (file: string) => readFile(path.join(harness!.workspace, file)).then(() => true, () => false);
+const exists = (file: string) =>
+  readFile(path.join(harness!.workspace, file)).then(
+    () => true,
+    () => false,
+  );
 
 describe('hooks in the conversation', () => {
   it('SessionStart and UserPromptSubmit context reach the model; PreToolUse exit 2 blocks Bash with its stderr; PostToolUse runs once after Write; SessionEnd at the end', async () => {
@@ -73,9 +83,20 @@ describe('hooks in the conversation', () => {
     const blockRm = `${record('pre.jsonl')}; echo "rm is not allowed here" >&2; exit 2`;
     await writeHooks({
       SessionStart: [{ matcher: 'startup', hooks: [command(`${record('session-start.jsonl')}; echo "The deploy branch is release-7."`)] }],
-      UserPromptSubmit: [{ hooks: [command(`cat > /dev/null; echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"Ticket ABC-12 is open."}}'`)] }],
+      UserPromptSubmit: [
+        {
+          hooks: [command(`cat > /dev/null; echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"Ticket ABC-12 is open."}}'`)],
+        },
+      ],
       PreToolUse: [{ matcher: 'Bash', hooks: [command(blockRm)] }],
-      PostToolUse: [{ matcher: 'Edit|Write', hooks: [command(`${record('post.jsonl')}; echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Lint passed for notes.txt."}}'`)] }],
+      PostToolUse: [
+        {
+          matcher: 'Edit|Write',
+          hooks: [
+            command(`${record('post.jsonl')}; echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Lint passed for notes.txt."}}'`),
+          ],
+        },
+      ],
       SessionEnd: [{ hooks: [command(record('session-end.jsonl'))] }],
     });
     await writeFile(path.join(harness.workspace, 'keep.txt'), 'keep\n');
@@ -97,12 +118,21 @@ describe('hooks in the conversation', () => {
 
     const post = await recorded('post.jsonl');
     expect(post).toHaveLength(1);
-    expect(post[0]).toMatchObject({ hook_event_name: 'PostToolUse', tool_name: 'Write', tool_use_id: 'toolu_write', session_id: started.conversationId, cwd: harness.workspace });
+    expect(post[0]).toMatchObject({
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Write',
+      tool_use_id: 'toolu_write',
+      session_id: started.conversationId,
+      cwd: harness.workspace,
+    });
     expect(await recorded('pre.jsonl')).toMatchObject([{ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'rm -f keep.txt' } }]);
     expect(await recorded('session-start.jsonl')).toMatchObject([{ hook_event_name: 'SessionStart', source: 'startup' }]);
 
     await harness.api.end(started.conversationId);
-    const ended = await eventually(() => recorded('session-end.jsonl'), (lines) => lines.length > 0);
+    const ended = await eventually(
+      () => recorded('session-end.jsonl'),
+      (lines) => lines.length > 0,
+    );
     expect(ended).toMatchObject([{ hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' }]);
   }, 120_000);
 
@@ -143,7 +173,10 @@ describe('hooks in the conversation', () => {
       (status) => (status.pendingPermissions ?? []).some((pending) => pending.toolUseId === 'toolu_ask'),
     );
     expect(waiting.pendingPermissions).toMatchObject([{ toolUseId: 'toolu_ask', reason: 'PreToolUse hook: a person should look at this' }]);
-    const notified = await eventually(() => recorded('notified.jsonl'), (lines) => lines.length > 0);
+    const notified = await eventually(
+      () => recorded('notified.jsonl'),
+      (lines) => lines.length > 0,
+    );
     expect(notified).toMatchObject([{ hook_event_name: 'Notification', notification_type: 'permission_prompt', message: expect.stringContaining('Bash') }]);
     await harness.api.decidePermission(started.conversationId, { toolUseId: 'toolu_ask', behavior: 'allow' });
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
@@ -246,7 +279,16 @@ describe('hooks in the conversation', () => {
   it('a subagent runs the same tool hooks, and SubagentStop (not Stop) at its end: a block sends the feedback to its model', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'look around', prompt: 'List the files', subagent_type: 'general-purpose' } }] },
+        {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_agent',
+              name: 'Agent',
+              input: { description: 'look around', prompt: 'List the files', subagent_type: 'general-purpose' },
+            },
+          ],
+        },
         { content: [{ type: 'tool_use', id: 'toolu_child_bash', name: 'Bash', input: { command: 'ls' } }] },
         { content: [{ type: 'text', text: 'Child done.' }] },
         { content: [{ type: 'text', text: 'Child checked its work.' }] },
@@ -255,7 +297,9 @@ describe('hooks in the conversation', () => {
     });
     await writeHooks({
       PreToolUse: [{ matcher: 'Bash', hooks: [command(`${record('pre.jsonl')}; echo "no Bash in agents" >&2; exit 2`)] }],
-      SubagentStop: [{ hooks: [command(`${record('subagent-stop.jsonl')}; if [ -f checked ]; then exit 0; fi; touch checked; echo "check your work" >&2; exit 2`)] }],
+      SubagentStop: [
+        { hooks: [command(`${record('subagent-stop.jsonl')}; if [ -f checked ]; then exit 0; fi; touch checked; echo "check your work" >&2; exit 2`)] },
+      ],
       Stop: [{ hooks: [command(record('stop.jsonl'))] }],
     });
     await harness.startWorker();
@@ -283,7 +327,9 @@ describe('hooks in the conversation', () => {
       ],
     });
     await writeFile(path.join(harness.workspace, 'secret.txt'), 'TOPSECRET-4711\n');
-    const deny = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'secrets stay unread' } });
+    const deny = JSON.stringify({
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'secrets stay unread' },
+    });
     await writeHooks({ PreToolUse: [{ matcher: 'Read', hooks: [command(`cat > /dev/null; echo '${deny}'`)] }] });
     await harness.startWorker();
     const started = await harness.api.start({ prompt: 'read the secret', config: harness.config(), taskQueue: harness.taskQueue });
@@ -342,7 +388,12 @@ describe('hooks in the conversation', () => {
     // The first conversation started fresh: the resume matcher did not match.
     expect(await recorded('session-start.jsonl')).toEqual([]);
     const messages = await harness.api.transcript(first.conversationId);
-    const resumed = await harness.api.start({ prompt: 'again', config: harness.config(), taskQueue: harness.taskQueue, resume: { fromConversationId: first.conversationId, messages } });
+    const resumed = await harness.api.start({
+      prompt: 'again',
+      config: harness.config(),
+      taskQueue: harness.taskQueue,
+      resume: { fromConversationId: first.conversationId, messages },
+    });
     expect(await harness.api.waitForResult(resumed.conversationId, resumed.inputUuid!)).toMatchObject({ result: 'Resumed.' });
     expect(await recorded('session-start.jsonl')).toMatchObject([{ hook_event_name: 'SessionStart', source: 'resume', session_id: resumed.conversationId }]);
     expect(requestText(harness.model.requests[1])).toContain('SessionStart:resume hook success: Welcome back.');

@@ -26,7 +26,10 @@ async function killWorkerAt(hold: string, prompt: string) {
     env: { DURABLE_AGENT_TEST_HOLD: hold, DURABLE_AGENT_TEST_HOLD_MARKER: marker },
   });
   const started = await harness!.api.start({ prompt, config: harness!.config(), taskQueue: harness!.taskQueue });
-  await eventually(() => readFile(marker, 'utf8').catch(() => ''), (text) => text !== '');
+  await eventually(
+    () => readFile(marker, 'utf8').catch(() => ''),
+    (text) => text !== '',
+  );
   first.kill('SIGKILL');
   await new Promise((resolve) => first.once('exit', resolve));
   await harness!.spawnWorkerProcess();

@@ -76,8 +76,15 @@ describe('limits', () => {
       ],
     });
     await harness.startWorker();
-    const started = await harness.api.start({ prompt: 'nap', config: harness.config({ contextWindowTokens: 30_000, autoCompact: false }), taskQueue: harness.taskQueue });
-    await eventually(() => harness!.api.status(started.conversationId), (status) => status.toolsInFlight.length > 0);
+    const started = await harness.api.start({
+      prompt: 'nap',
+      config: harness.config({ contextWindowTokens: 30_000, autoCompact: false }),
+      taskQueue: harness.taskQueue,
+    });
+    await eventually(
+      () => harness!.api.status(started.conversationId),
+      (status) => status.toolsInFlight.length > 0,
+    );
     const queued = await harness.api.send(started.conversationId, `Also read: ${'lorem ipsum '.repeat(8_000)}`);
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
 

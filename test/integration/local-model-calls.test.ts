@@ -65,7 +65,12 @@ describe('local-first model calls', () => {
   it('answers a quick call inside the workflow task: no callModel activity, one request per call', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Reading.' },
+            { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } },
+          ],
+        },
         { content: [{ type: 'text', text: 'The notes say hello.' }] },
       ],
     });
@@ -85,7 +90,9 @@ describe('local-first model calls', () => {
     expect(localActivityMarkers(events, 'runTool')).toHaveLength(1);
     expect(patchMarkers(events)).toBe(0);
     // The marker holds the answer, never the transcript or the system prompt.
-    const markerText = markers.map((marker) => JSON.stringify(defaultPayloadConverter.fromPayload(marker.markerRecordedEventAttributes!.details!.result!.payloads![0]))).join('\n');
+    const markerText = markers
+      .map((marker) => JSON.stringify(defaultPayloadConverter.fromPayload(marker.markerRecordedEventAttributes!.details!.result!.payloads![0])))
+      .join('\n');
     expect(markerText).toContain('The notes say hello.');
     expect(markerText).not.toContain('hello\\n');
     expect(markerText).not.toContain('Read notes.txt.');
@@ -96,7 +103,9 @@ describe('local-first model calls', () => {
     harness = await createHarness({
       respond: (request) => {
         const done = JSON.stringify(request.body.messages).split('tool_result').length - 1;
-        return done < reads ? { content: [{ type: 'tool_use', name: 'Read', input: { file_path: `f${done}.txt` } }] } : { content: [{ type: 'text', text: 'Read them all.' }] };
+        return done < reads
+          ? { content: [{ type: 'tool_use', name: 'Read', input: { file_path: `f${done}.txt` } }] }
+          : { content: [{ type: 'text', text: 'Read them all.' }] };
       },
     });
     for (let index = 0; index < reads; index++) await writeFile(path.join(harness.workspace, `f${index}.txt`), `file ${index}\n`);
@@ -114,14 +123,26 @@ describe('local-first model calls', () => {
   it('hands a slow call over to the worker that holds its stream: one request, and status answers while it streams', async () => {
     const held = gate();
     harness = await createHarness({
-      script: [{ content: [{ type: 'text', text: 'Slow and steady.' }, { type: 'text', text: ' Done.' }], chunkSize: 4, hold: { afterBlocks: 1, until: held.until } }],
+      script: [
+        {
+          content: [
+            { type: 'text', text: 'Slow and steady.' },
+            { type: 'text', text: ' Done.' },
+          ],
+          chunkSize: 4,
+          hold: { afterBlocks: 1, until: held.until },
+        },
+      ],
     });
     await harness.startWorker();
     const { conversationId, inputUuid } = await harness.api.start({ prompt: 'take your time', config: harness.config(), taskQueue: harness.taskQueue });
 
     // The local phase ended at its deadline and the stream went on in a regular activity on this
     // worker's handoff queue; the workflow task is no longer held, so a query is answered.
-    const handedOver = await eventually(async () => scheduledModelCalls(await historyOf(harness!, conversationId)), (calls) => calls.length === 1);
+    const handedOver = await eventually(
+      async () => scheduledModelCalls(await historyOf(harness!, conversationId)),
+      (calls) => calls.length === 1,
+    );
     expect(handedOver[0].taskQueue).not.toBe(harness.taskQueue);
     expect(handedOver[0].input.attach?.key).toBeTruthy();
     const status = await harness.client.workflow.getHandle(conversationId).query(statusQuery);
@@ -164,15 +185,30 @@ describe('local-first model calls', () => {
   it('an abort stops a handed-over stream: no run is left on the worker', async () => {
     const held = gate();
     harness = await createHarness({
-      script: [{ content: [{ type: 'text', text: 'This will be cut off.' }, { type: 'text', text: 'never' }], chunkSize: 4, hold: { afterBlocks: 1, until: held.until } }],
+      script: [
+        {
+          content: [
+            { type: 'text', text: 'This will be cut off.' },
+            { type: 'text', text: 'never' },
+          ],
+          chunkSize: 4,
+          hold: { afterBlocks: 1, until: held.until },
+        },
+      ],
     });
     await harness.startWorker();
     const { conversationId, inputUuid } = await harness.api.start({ prompt: 'go on', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(async () => scheduledModelCalls(await historyOf(harness!, conversationId)), (calls) => calls.length === 1);
+    await eventually(
+      async () => scheduledModelCalls(await historyOf(harness!, conversationId)),
+      (calls) => calls.length === 1,
+    );
     await harness.api.abort(conversationId, 'changed my mind');
     const result = await harness.api.waitForResult(conversationId, inputUuid!);
     expect(result).toMatchObject({ is_error: true, terminal_reason: 'aborted_streaming' });
-    await eventually(async () => modelCallRunStats().streaming, (count) => count === 0);
+    await eventually(
+      async () => modelCallRunStats().streaming,
+      (count) => count === 0,
+    );
     held.open();
     expect(harness.model.requests).toHaveLength(1);
   });
@@ -181,7 +217,14 @@ describe('local-first model calls', () => {
     const held = gate();
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Lost with the first worker.' }, { type: 'text', text: 'x' }], chunkSize: 4, hold: { afterBlocks: 1, until: held.until } },
+        {
+          content: [
+            { type: 'text', text: 'Lost with the first worker.' },
+            { type: 'text', text: 'x' },
+          ],
+          chunkSize: 4,
+          hold: { afterBlocks: 1, until: held.until },
+        },
         { content: [{ type: 'text', text: 'Answered by the second worker.' }] },
       ],
     });
@@ -191,7 +234,10 @@ describe('local-first model calls', () => {
       config: harness.config({ modelHandoffStartTimeoutMs: 2_000 }),
       taskQueue: harness.taskQueue,
     });
-    const [handedOver] = await eventually(async () => scheduledModelCalls(await historyOf(harness!, conversationId)), (calls) => calls.length === 1);
+    const [handedOver] = await eventually(
+      async () => scheduledModelCalls(await historyOf(harness!, conversationId)),
+      (calls) => calls.length === 1,
+    );
     // The first worker goes away (its handoff queue with it); a second one serves the main queue.
     await harness.startWorker();
     await harness.stopWorker(first);
@@ -245,7 +291,9 @@ describe('reads prefetched by the local phase of a model call', () => {
   });
 
   it('an instant answer’s reads run inside its local activity: no runTool, the same results as without', async () => {
-    harness = await createHarness({ script: [readTurn(), { content: [{ type: 'text', text: 'Read them.' }] }, readTurn(), { content: [{ type: 'text', text: 'Read them.' }] }] });
+    harness = await createHarness({
+      script: [readTurn(), { content: [{ type: 'text', text: 'Read them.' }] }, readTurn(), { content: [{ type: 'text', text: 'Read them.' }] }],
+    });
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'prefetched hello\n');
     await writeFile(path.join(harness.workspace, 'big.txt'), BIG);
     await harness.startWorker();
@@ -276,7 +324,8 @@ describe('reads prefetched by the local phase of a model call', () => {
     expect(harness.model.requests).toHaveLength(4);
     for (const request of harness.model.requests) expectValidApiOrder(request);
     // Byte for byte the tool_results the activity produced (the large one persisted under each conversation's own id).
-    const normalized = (index: number, conversationId: string) => JSON.stringify(toolResults(harness!.model.requests[index])).replaceAll(conversationId, '<conversation>');
+    const normalized = (index: number, conversationId: string) =>
+      JSON.stringify(toolResults(harness!.model.requests[index])).replaceAll(conversationId, '<conversation>');
     const withPrefetch = normalized(1, prefetched.conversationId);
     expect(withPrefetch).toContain('Full output saved to');
     expect(withPrefetch).toContain('notes.txt');
@@ -325,7 +374,11 @@ describe('reads prefetched by the local phase of a model call', () => {
         ],
       });
       await harness.startWorker();
-      const { conversationId, inputUuid } = await harness.api.start({ prompt: 'Read outside.', config: harness.config({ permissions: {} }), taskQueue: harness.taskQueue });
+      const { conversationId, inputUuid } = await harness.api.start({
+        prompt: 'Read outside.',
+        config: harness.config({ permissions: {} }),
+        taskQueue: harness.taskQueue,
+      });
       await eventually(
         () => harness!.api.status(conversationId),
         (status) => status.phase === 'awaiting_permission' && (status.pendingPermissions ?? []).some((pending) => pending.toolUseId === 'toolu_pf_outside'),

@@ -32,7 +32,10 @@ describe('chat asks about .mcp.json servers', () => {
       ],
     });
     const h = harness;
-    await writeFile(path.join(h.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }));
+    await writeFile(
+      path.join(h.workspace, '.mcp.json'),
+      JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+    );
     await h.startWorker();
 
     const command = [
@@ -50,14 +53,26 @@ describe('chat asks about .mcp.json servers', () => {
       '; echo "[chat exited $?]"; sleep 600',
     ].join(' ');
     const terminal = startTerminal('mcp-approval-chat', command);
-    await eventually(async () => screen(terminal), (text) => text.includes('Use the MCP server "everything" from .mcp.json? [y]es / [a]ll project servers / [N]o:'), 90_000);
+    await eventually(
+      async () => screen(terminal),
+      (text) => text.includes('Use the MCP server "everything" from .mcp.json? [y]es / [a]ll project servers / [N]o:'),
+      90_000,
+    );
     tmux('send-keys', '-t', terminal, 'y', 'Enter');
-    const approved = await eventually(async () => screen(terminal), (text) => /everything \(project, stdio\): ✔ connected/.test(text), 60_000);
+    const approved = await eventually(
+      async () => screen(terminal),
+      (text) => /everything \(project, stdio\): ✔ connected/.test(text),
+      60_000,
+    );
     expect(approved).toContain(`Approved everything in ${path.join(h.workspace, '.claude', 'settings.local.json')}`);
     expect(JSON.parse(await readFile(path.join(h.workspace, '.claude', 'settings.local.json'), 'utf8'))).toEqual({ enabledMcpjsonServers: ['everything'] });
 
     tmux('send-keys', '-t', terminal, 'what can you do?', 'Enter');
-    const answered = await eventually(async () => screen(terminal), (text) => text.includes('I can use the server now.'), 60_000);
+    const answered = await eventually(
+      async () => screen(terminal),
+      (text) => text.includes('I can use the server now.'),
+      60_000,
+    );
     expect((h.model.requests[0].body.tools as Array<{ name: string }>).map((tool) => tool.name)).toContain('mcp__everything__echo');
     // The MCP call shows like any tool call, with its input and its result under it; the result went to the model.
     expect(answered).toContain('● mcp__everything__echo(message: hi from chat)');

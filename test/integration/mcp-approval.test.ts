@@ -29,7 +29,11 @@ afterEach(async () => {
 });
 
 /** The validator's words: the client's WorkflowUpdateFailedError carries them as its cause. */
-const refusal = (update: Promise<unknown>) => update.then(() => 'accepted', (error: Error & { cause?: Error }) => error.cause?.message ?? error.message);
+const refusal = (update: Promise<unknown>) =>
+  update.then(
+    () => 'accepted',
+    (error: Error & { cause?: Error }) => error.cause?.message ?? error.message,
+  );
 const toolNames = (request: RecordedRequest) => (request.body.tools as Array<{ name: string }>).map((tool) => tool.name);
 function toolResults(request: RecordedRequest): Array<{ tool_use_id: string; content: unknown; is_error?: boolean }> {
   const last = request.body.messages[request.body.messages.length - 1] as { content: unknown };
@@ -40,26 +44,42 @@ describe('approving .mcp.json servers with the approveMcpServers update', () => 
   it('approve: saved in settings.local.json (merged), tools offered and called; reject: disabled; bad names refused', async () => {
     harness = await createHarness();
     const h = harness;
-    await writeFile(path.join(h.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { everything: stdioEverything, other: stdioEverything, third: stdioEverything } }));
+    await writeFile(
+      path.join(h.workspace, '.mcp.json'),
+      JSON.stringify({ mcpServers: { everything: stdioEverything, other: stdioEverything, third: stdioEverything } }),
+    );
     // What the local settings already hold is kept.
     await mkdir(path.join(h.workspace, '.claude'), { recursive: true });
-    await writeFile(path.join(h.workspace, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { allow: ['mcp__everything'] }, disabledMcpjsonServers: ['third'] }));
+    await writeFile(
+      path.join(h.workspace, '.claude', 'settings.local.json'),
+      JSON.stringify({ permissions: { allow: ['mcp__everything'] }, disabledMcpjsonServers: ['third'] }),
+    );
     h.model.enqueue(
       { content: [{ type: 'text', text: 'No MCP tools yet.' }] },
       { content: [{ type: 'tool_use', id: 'toolu_sum', name: 'mcp__everything__get-sum', input: { a: 2, b: 40 } }] },
       { content: [{ type: 'text', text: 'The sum is 42.' }] },
     );
     await h.startWorker();
-    const { conversationId, inputUuid } = await h.api.start({ prompt: 'What tools do you have?', config: h.config({ permissions: { mode: 'default' } }), taskQueue: h.taskQueue });
+    const { conversationId, inputUuid } = await h.api.start({
+      prompt: 'What tools do you have?',
+      config: h.config({ permissions: { mode: 'default' } }),
+      taskQueue: h.taskQueue,
+    });
     await h.api.waitForResult(conversationId, inputUuid!);
     expect(toolNames(h.model.requests[0]).some((name) => name.startsWith('mcp__'))).toBe(false);
     const pending = await h.api.status(conversationId);
     expect(pending.mcpNeedsApproval).toEqual(['everything', 'other']);
 
     // The validator: unknown names, a server not waiting (rejected in settings), a bad decision.
-    expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['nope'], decision: 'approve' }))).toMatch(/No MCP server "nope" in this conversation/);
-    expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['third'], decision: 'approve' }))).toMatch(/"third" is not waiting for approval \(rejected in disabledMcpjsonServers\)/);
-    expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['everything'], decision: 'maybe' as never }))).toMatch(/decision must be one of approve, approve-all, reject/);
+    expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['nope'], decision: 'approve' }))).toMatch(
+      /No MCP server "nope" in this conversation/,
+    );
+    expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['third'], decision: 'approve' }))).toMatch(
+      /"third" is not waiting for approval \(rejected in disabledMcpjsonServers\)/,
+    );
+    expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['everything'], decision: 'maybe' as never }))).toMatch(
+      /decision must be one of approve, approve-all, reject/,
+    );
     expect(await refusal(h.api.approveMcpServers(conversationId, { servers: [], decision: 'approve' }))).toMatch(/non-empty list/);
 
     const approved = await h.api.approveMcpServers(conversationId, { servers: ['everything'], decision: 'approve' });
@@ -77,7 +97,9 @@ describe('approving .mcp.json servers with the approveMcpServers update', () => 
     const metadata = (await h.client.workflow.getHandle(conversationId).query('__temporal_workflow_metadata')) as { currentDetails?: string };
     expect(metadata.currentDetails).toMatch(/\*\*MCP servers:\*\* everything: connected \(\d+ tools\) · other: needs approval · third: disabled/);
     // Approving it again is refused: it no longer waits.
-    expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['everything'], decision: 'approve' }))).toMatch(/"everything" is not waiting for approval \(already approved\)/);
+    expect(await refusal(h.api.approveMcpServers(conversationId, { servers: ['everything'], decision: 'approve' }))).toMatch(
+      /"everything" is not waiting for approval \(already approved\)/,
+    );
 
     // The next model call offers the tools, and a call runs on the server (allowed by the local settings' rule).
     const ask = await h.api.send(conversationId, 'Add 2 and 40');
@@ -96,7 +118,10 @@ describe('approving .mcp.json servers with the approveMcpServers update', () => 
     expect(cliReject.code).toBe(0);
     const rejected = JSON.parse(cliReject.out) as McpApprovalOutcome;
     expect(rejected.states.find((server) => server.name === 'other')).toMatchObject({ state: 'disabled', tools: 0 });
-    expect(JSON.parse(await readFile(rejected.file, 'utf8'))).toMatchObject({ enabledMcpjsonServers: ['everything'], disabledMcpjsonServers: ['third', 'other'] });
+    expect(JSON.parse(await readFile(rejected.file, 'utf8'))).toMatchObject({
+      enabledMcpjsonServers: ['everything'],
+      disabledMcpjsonServers: ['third', 'other'],
+    });
     expect((await h.api.status(conversationId)).mcpNeedsApproval).toBeUndefined();
     expect((await cli('mcp', 'list', conversationId)).out).toMatch(/other \(project, stdio\): .*disabled/);
     // The shared settings.json was never written.

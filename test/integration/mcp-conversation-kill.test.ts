@@ -69,7 +69,11 @@ describe('an MCP call whose worker is SIGKILLed', () => {
     const first = await h.spawnWorkerProcess();
     const { conversationId, inputUuid } = await h.api.start({ prompt: 'Record a write', config: h.config(), taskQueue: h.taskQueue });
     // The tool is running on the server (its line is written) when the worker dies.
-    await eventually(() => readFile(record, 'utf8'), (text) => text.includes('record-write'), 60_000);
+    await eventually(
+      () => readFile(record, 'utf8'),
+      (text) => text.includes('record-write'),
+      60_000,
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     await h.spawnWorkerProcess();

@@ -46,7 +46,11 @@ async function events(h: Harness, conversationId: string): Promise<ConversationE
   return (await h.api.events(conversationId, 0)).events;
 }
 const warnings = (list: ConversationEvent[]) =>
-  list.flatMap((event) => ((event.message as { type: string; level?: string; content?: string }).type === 'system' && (event.message as { level?: string }).level === 'warning' ? [String((event.message as { content?: string }).content)] : []));
+  list.flatMap((event) =>
+    (event.message as { type: string; level?: string; content?: string }).type === 'system' && (event.message as { level?: string }).level === 'warning'
+      ? [String((event.message as { content?: string }).content)]
+      : [],
+  );
 
 async function writeProject(workspace: string, mcpServers: Record<string, unknown>): Promise<void> {
   await writeFile(path.join(workspace, '.mcp.json'), JSON.stringify({ mcpServers }, null, 2));
@@ -256,7 +260,9 @@ describe('approving a project server', () => {
     const { conversationId, inputUuid } = await h.api.start({ prompt: 'What tools do you have?', config: h.config(), taskQueue: h.taskQueue });
     await h.api.waitForResult(conversationId, inputUuid!);
     expect(toolNames(h.model.requests[0]).some((name) => name.startsWith('mcp__'))).toBe(false);
-    expect(warnings(await events(h, conversationId)).join('\n')).toContain('MCP server "everything" (project) needs approval: approve it with "enableAllProjectMcpServers": true or "enabledMcpjsonServers": ["everything"] in .claude/settings.local.json');
+    expect(warnings(await events(h, conversationId)).join('\n')).toContain(
+      'MCP server "everything" (project) needs approval: approve it with "enableAllProjectMcpServers": true or "enabledMcpjsonServers": ["everything"] in .claude/settings.local.json',
+    );
     const before = await h.api.waitForResult(conversationId, await h.api.send(conversationId, '/mcp'));
     expect(before.result).toContain('everything (project, stdio): △ needs approval');
 

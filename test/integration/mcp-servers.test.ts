@@ -39,7 +39,11 @@ function entry(name: string, config: McpServerConfig, approval: McpServerEntry['
   return { name, scope: 'project', file: path.join(workspace, '.mcp.json'), config, approval };
 }
 
-const stdioEverything = (env?: Record<string, string>): McpServerConfig => ({ command: process.execPath, args: [EVERYTHING, 'stdio'], ...(env ? { env } : {}) });
+const stdioEverything = (env?: Record<string, string>): McpServerConfig => ({
+  command: process.execPath,
+  args: [EVERYTHING, 'stdio'],
+  ...(env ? { env } : {}),
+});
 
 async function list(servers: McpServerEntry[], scope = 'conversation-1'): Promise<ListMcpServersResult> {
   return new MockActivityEnvironment().run(listMcpServers, manager, { scope, cwd: workspace, servers });
@@ -181,7 +185,13 @@ describe('MCP over stdio (server-everything)', () => {
 
   it("a stdio server gets its own env and the basics, never the worker's credentials", async () => {
     manager = new McpConnectionManager({
-      env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-worker-secret', TEMPORAL_API_KEY: 'temporal-secret', DURABLE_AGENT_ENCRYPTION_KEY: 'enc', OTHER_WORKER_VARIABLE: 'other' },
+      env: {
+        ...process.env,
+        ANTHROPIC_API_KEY: 'sk-ant-worker-secret',
+        TEMPORAL_API_KEY: 'temporal-secret',
+        DURABLE_AGENT_ENCRYPTION_KEY: 'enc',
+        OTHER_WORKER_VARIABLE: 'other',
+      },
     });
     const server = entry('everything', stdioEverything({ FROM_CONFIG: 'configured', LEAK_ATTEMPT: '${ANTHROPIC_API_KEY:-withheld}', HOME_COPY: '${HOME}' }));
     const result = await call(server, 'get-env', {});
@@ -328,7 +338,10 @@ describe('loadMcpConfig (Claude Code files)', () => {
         path.join(cwd, '.mcp.json'),
         JSON.stringify({ mcpServers: { approved: { command: 'a' }, waiting: { command: 'b' }, off: { command: 'c' }, bad: { type: 'http' } } }),
       );
-      await writeFile(path.join(home, '.claude.json'), JSON.stringify({ mcpServers: { mine: { type: 'sse', url: 'http://x/sse' } }, projects: { [cwd]: { mcpServers: { here: { command: 'd' } } } } }));
+      await writeFile(
+        path.join(home, '.claude.json'),
+        JSON.stringify({ mcpServers: { mine: { type: 'sse', url: 'http://x/sse' } }, projects: { [cwd]: { mcpServers: { here: { command: 'd' } } } } }),
+      );
       const { mkdir } = await import('node:fs/promises');
       await mkdir(path.join(cwd, '.claude'), { recursive: true });
       await writeFile(path.join(cwd, '.claude', 'settings.json'), JSON.stringify({ enableAllProjectMcpServers: true, disabledMcpjsonServers: ['off'] }));

@@ -25,7 +25,12 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const agentCall = (id: string, prompt: string, type: string) => ({ type: 'tool_use' as const, id, name: 'Agent', input: { description: `${type} task`, prompt, subagent_type: type } });
+const agentCall = (id: string, prompt: string, type: string) => ({
+  type: 'tool_use' as const,
+  id,
+  name: 'Agent',
+  input: { description: `${type} task`, prompt, subagent_type: type },
+});
 const toolNames = (request: RecordedRequest): string[] => request.body.tools.map((tool: { name: string }) => tool.name);
 const firstUserText = (request: RecordedRequest) => JSON.stringify(request.body.messages[0]?.content ?? '');
 const lastUserText = (request: RecordedRequest) => JSON.stringify(request.body.messages.at(-1)?.content ?? '');
@@ -55,10 +60,16 @@ describe('subagents and MCP tools', () => {
       },
     });
     const h = harness;
-    await writeFile(path.join(h.workspace, '.mcp.json'), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }));
+    await writeFile(
+      path.join(h.workspace, '.mcp.json'),
+      JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+    );
     await mkdir(path.join(h.workspace, '.claude', 'agents'), { recursive: true });
     await writeFile(path.join(h.workspace, '.claude', 'settings.local.json'), JSON.stringify({ enableAllProjectMcpServers: true }));
-    await writeFile(path.join(h.workspace, '.claude', 'agents', 'summer.md'), '---\nname: summer\ndescription: Adds numbers\ntools: Read, mcp__everything__get-sum\n---\nYou add numbers.\n');
+    await writeFile(
+      path.join(h.workspace, '.claude', 'agents', 'summer.md'),
+      '---\nname: summer\ndescription: Adds numbers\ntools: Read, mcp__everything__get-sum\n---\nYou add numbers.\n',
+    );
     await h.startWorker();
     const { conversationId, result } = await runToResult(h, 'Use your agents');
     expect(result).toMatchObject({ subtype: 'success', result: 'Parent done.' });
@@ -78,7 +89,9 @@ describe('subagents and MCP tools', () => {
 
     // The child loaded no config and listed nothing before its call: its tools came from the parent's listing.
     const childHistory = await h.client.workflow.getHandle(subagentWorkflowId(conversationId, 'toolu_gp')).fetchHistory();
-    const activityTypes = (childHistory.events ?? []).flatMap((event) => (event.activityTaskScheduledEventAttributes?.activityType?.name ? [event.activityTaskScheduledEventAttributes.activityType.name] : []));
+    const activityTypes = (childHistory.events ?? []).flatMap((event) =>
+      event.activityTaskScheduledEventAttributes?.activityType?.name ? [event.activityTaskScheduledEventAttributes.activityType.name] : [],
+    );
     // (server-everything sends tools/list_changed after it starts: the call reports it, and only then the child lists.)
     expect(activityTypes[0]).toBe('callMcpTool');
     expect(activityTypes).not.toContain('loadMcpConfig');

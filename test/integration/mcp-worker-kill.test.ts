@@ -131,7 +131,9 @@ async function killMidCall(tool: 'record-write' | 'record-read', readOnlyHint: b
   await startWorker(taskQueue);
   const result: CallMcpToolResult = await handle.result();
   const history = await handle.fetchHistory();
-  const attempts = history.events!.filter((event) => event.activityTaskStartedEventAttributes).map((event) => event.activityTaskStartedEventAttributes!.attempt);
+  const attempts = history
+    .events!.filter((event) => event.activityTaskStartedEventAttributes)
+    .map((event) => event.activityTaskStartedEventAttributes!.attempt);
   return { result, lines: await lines(file), attempts };
 }
 

@@ -69,6 +69,8 @@ describe('memory files on their real path', () => {
     const feed = JSON.stringify((await harness.api.events(JSON.parse(run.out).session_id)).events);
     for (const canary of [keyCanary, outsideCanary, deniedCanary]) expect(feed).not.toContain(canary);
     const notices = [...feed.matchAll(/Memory file not read: ([^ ]+) /g)].map((match) => match[1]);
-    expect(new Set(notices)).toEqual(new Set([path.join(workspace, 'CLAUDE.md'), path.join(workspace, '.claude', 'rules', 'notes.md'), path.join(workspace, 'private', 'plan.md')]));
+    expect(new Set(notices)).toEqual(
+      new Set([path.join(workspace, 'CLAUDE.md'), path.join(workspace, '.claude', 'rules', 'notes.md'), path.join(workspace, 'private', 'plan.md')]),
+    );
   }, 120_000);
 });

@@ -23,7 +23,13 @@ const ANSWER = 'The complete answer.';
 
 /** A two-block answer the fault interrupts after its first block (already on the wire). */
 function broken(fault: ScriptedTurn['fault']): ScriptedTurn {
-  return { content: [{ type: 'text', text: PARTIAL }, { type: 'text', text: ' and the rest' }], fault };
+  return {
+    content: [
+      { type: 'text', text: PARTIAL },
+      { type: 'text', text: ' and the rest' },
+    ],
+    fault,
+  };
 }
 
 /** Occurrences of `needle` in the conversation's transcript (history query). */

@@ -106,7 +106,9 @@ describe.skipIf(!externalAddress)('a domain not on the allow-list asks', () => {
     expect(result.result).toBe('Refused.');
     expect(result.permission_denials).toEqual([{ tool_name: NETWORK_REQUEST_TOOL, tool_use_id: requestId, tool_input: { host: externalAddress, port } }]);
     const text = resultsById(h.model.requests).get('toolu_net_4')!.content;
-    expect(text).toContain(`network requests blocked: ${externalAddress}:${port} (${externalAddress} is not in sandbox.network.allowedDomains, and the request to reach it was denied)`);
+    expect(text).toContain(
+      `network requests blocked: ${externalAddress}:${port} (${externalAddress} is not in sandbox.network.allowedDomains, and the request to reach it was denied)`,
+    );
     expect(served).toEqual([]);
   }, 120_000);
 

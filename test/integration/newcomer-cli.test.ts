@@ -43,7 +43,11 @@ describe('the CLI from where the person stands', () => {
 
     const table = await npmRunCli(harness, 'list', '--limit', '5');
     expect(table.out).toMatch(/WORKSPACE/);
-    const ids = table.out.split('\n').slice(1).map((line) => line.split(/\s+/)[0]).filter(Boolean);
+    const ids = table.out
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(/\s+/)[0])
+      .filter(Boolean);
     expect(ids.indexOf(askId)).toBeLessThan(ids.indexOf(openId));
 
     const short = openId.slice(-8);

@@ -50,7 +50,11 @@ describe('NotebookEdit on files', () => {
   afterEach(async () => {
     await rm(workspace, { recursive: true, force: true });
   });
-  const context = (overrides: Partial<ToolExecutionContext> = {}): ToolExecutionContext => ({ cwd: workspace, signal: new AbortController().signal, ...overrides });
+  const context = (overrides: Partial<ToolExecutionContext> = {}): ToolExecutionContext => ({
+    cwd: workspace,
+    signal: new AbortController().signal,
+    ...overrides,
+  });
   const put = async (name: string, notebook: unknown = NOTEBOOK) => {
     const file = path.join(workspace, name);
     await writeFile(file, typeof notebook === 'string' ? notebook : jupyterText(notebook));
@@ -90,11 +94,22 @@ describe('NotebookEdit on files', () => {
 
   it('inserts after the named cell, or at the start without one, with a fresh id', async () => {
     const file = await put('d.ipynb');
-    const after = await executeTool('NotebookEdit', { notebook_path: file, cell_id: 'intro', new_source: 'z = 3', cell_type: 'code', edit_mode: 'insert' }, context());
+    const after = await executeTool(
+      'NotebookEdit',
+      { notebook_path: file, cell_id: 'intro', new_source: 'z = 3', cell_type: 'code', edit_mode: 'insert' },
+      context(),
+    );
     expect(after.isError).toBe(false);
     const first = await load(file);
     const inserted = first.cells[1];
-    expect(inserted).toEqual({ cell_type: 'code', execution_count: null, id: expect.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), metadata: {}, outputs: [], source: ['z = 3'] });
+    expect(inserted).toEqual({
+      cell_type: 'code',
+      execution_count: null,
+      id: expect.stringMatching(/^[A-Za-z0-9_-]{1,64}$/),
+      metadata: {},
+      outputs: [],
+      source: ['z = 3'],
+    });
     expect(after.content).toBe(`Inserted cell ${inserted.id} with z = 3`);
     expect(first.cells.map((cell: any) => cell.id)).toEqual(['intro', inserted.id, 'calc']);
     await executeTool('NotebookEdit', { notebook_path: file, new_source: 'Read me first', cell_type: 'markdown', edit_mode: 'insert' }, context());
@@ -106,7 +121,10 @@ describe('NotebookEdit on files', () => {
 
   it('deletes a cell', async () => {
     const file = await put('e.ipynb');
-    expect(await executeTool('NotebookEdit', { notebook_path: file, cell_id: 'intro', new_source: '', edit_mode: 'delete' }, context())).toEqual({ isError: false, content: 'Deleted cell intro' });
+    expect(await executeTool('NotebookEdit', { notebook_path: file, cell_id: 'intro', new_source: '', edit_mode: 'delete' }, context())).toEqual({
+      isError: false,
+      content: 'Deleted cell intro',
+    });
     expect((await load(file)).cells).toEqual([NOTEBOOK.cells[1]]);
   });
 
@@ -115,7 +133,11 @@ describe('NotebookEdit on files', () => {
     const file = await put('f.ipynb', old);
     const read = await executeTool('Read', { file_path: file }, context());
     expect(read.content).toContain('<cell id="cell-1"><cell_type>code</cell_type>');
-    const inserted = await executeTool('NotebookEdit', { notebook_path: file, cell_id: 'cell-0', new_source: 'mid', cell_type: 'markdown', edit_mode: 'insert' }, context());
+    const inserted = await executeTool(
+      'NotebookEdit',
+      { notebook_path: file, cell_id: 'cell-0', new_source: 'mid', cell_type: 'markdown', edit_mode: 'insert' },
+      context(),
+    );
     expect(inserted.content).toBe('Inserted cell cell-1 with mid');
     const saved = await load(file);
     expect(saved.cells[1]).toEqual({ cell_type: 'markdown', metadata: {}, source: ['mid'] });
@@ -138,21 +160,38 @@ describe('NotebookEdit on files', () => {
     expect((await executeTool('NotebookEdit', { notebook_path: 'notes.txt', cell_id: 'a', new_source: 'x' }, context())).content).toBe(
       'File must be a Jupyter notebook (.ipynb file). For editing other file types, use the Edit tool.',
     );
-    expect((await executeTool('NotebookEdit', { notebook_path: 'missing.ipynb', cell_id: 'a', new_source: 'x' }, context())).content).toMatch(/^Notebook file does not exist/);
+    expect((await executeTool('NotebookEdit', { notebook_path: 'missing.ipynb', cell_id: 'a', new_source: 'x' }, context())).content).toMatch(
+      /^Notebook file does not exist/,
+    );
     await put('broken.ipynb', '{"cells": [');
-    expect((await executeTool('NotebookEdit', { notebook_path: 'broken.ipynb', cell_id: 'a', new_source: 'x' }, context())).content).toMatch(/is not valid JSON/);
+    expect((await executeTool('NotebookEdit', { notebook_path: 'broken.ipynb', cell_id: 'a', new_source: 'x' }, context())).content).toMatch(
+      /is not valid JSON/,
+    );
     await put('v3.ipynb', { nbformat: 3, nbformat_minor: 0, worksheets: [] });
-    expect((await executeTool('NotebookEdit', { notebook_path: 'v3.ipynb', cell_id: 'a', new_source: 'x' }, context())).content).toMatch(/not an nbformat 4 notebook/);
+    expect((await executeTool('NotebookEdit', { notebook_path: 'v3.ipynb', cell_id: 'a', new_source: 'x' }, context())).content).toMatch(
+      /not an nbformat 4 notebook/,
+    );
   });
 
   it('tells the journal what it is about to write before writing (a retry can finish or skip it)', async () => {
     const file = await put('h.ipynb');
     const before = await readFile(file);
     const effects: ToolEffect[] = [];
-    await executeTool('NotebookEdit', { notebook_path: file, cell_id: 'calc', new_source: 'pass' }, context({ beginEffect: async (effect) => void effects.push(effect) }));
+    await executeTool(
+      'NotebookEdit',
+      { notebook_path: file, cell_id: 'calc', new_source: 'pass' },
+      context({ beginEffect: async (effect) => void effects.push(effect) }),
+    );
     const after = await readFile(file, 'utf8');
     expect(effects).toEqual([
-      { kind: 'file', path: file, before: textVersion(before), after: textVersion(after), afterText: after, result: { isError: false, content: 'Updated cell calc with pass' } },
+      {
+        kind: 'file',
+        path: file,
+        before: textVersion(before),
+        after: textVersion(after),
+        afterText: after,
+        result: { isError: false, content: 'Updated cell calc with pass' },
+      },
     ]);
   });
 
@@ -182,7 +221,9 @@ describe('NotebookEdit on files', () => {
         '<cell id="calc"><cell_type>code</cell_type>x = 2 + 2\nprint(x)\n<outputs>\n4\n42\n</outputs></cell id="calc">',
       ].join('\n'),
     });
-    expect((await executeTool('Read', { file_path: file, offset: 1, limit: 2 }, context())).content).toMatch(/^ {5}1\t\{\n {5}2\t "cells": \[\n\n<system-reminder>Showing lines 1-2\./);
+    expect((await executeTool('Read', { file_path: file, offset: 1, limit: 2 }, context())).content).toMatch(
+      /^ {5}1\t\{\n {5}2\t "cells": \[\n\n<system-reminder>Showing lines 1-2\./,
+    );
     await put('not-json.ipynb', 'plain text\n');
     expect((await executeTool('Read', { file_path: 'not-json.ipynb' }, context())).content).toBe('     1\tplain text');
   });
@@ -238,10 +279,16 @@ describe('NotebookEdit in a conversation', () => {
     harness = await createHarness({
       script: [
         { content: [{ type: 'tool_use', name: 'Read', input: { file_path: 'analysis.ipynb' } }] },
-        { content: [{ type: 'tool_use', name: 'NotebookEdit', input: { notebook_path: 'analysis.ipynb', cell_id: 'calc', new_source: 'x = 6 * 7\nprint(x)' } }] },
+        {
+          content: [{ type: 'tool_use', name: 'NotebookEdit', input: { notebook_path: 'analysis.ipynb', cell_id: 'calc', new_source: 'x = 6 * 7\nprint(x)' } }],
+        },
         {
           content: [
-            { type: 'tool_use', name: 'NotebookEdit', input: { notebook_path: 'analysis.ipynb', cell_id: 'calc', new_source: 'The answer is above.', cell_type: 'markdown', edit_mode: 'insert' } },
+            {
+              type: 'tool_use',
+              name: 'NotebookEdit',
+              input: { notebook_path: 'analysis.ipynb', cell_id: 'calc', new_source: 'The answer is above.', cell_type: 'markdown', edit_mode: 'insert' },
+            },
           ],
         },
         { content: [{ type: 'tool_use', name: 'NotebookEdit', input: { notebook_path: 'locked.ipynb', cell_id: 'calc', new_source: 'no' } }] },
@@ -252,7 +299,9 @@ describe('NotebookEdit in a conversation', () => {
     await writeFile(path.join(harness.workspace, 'locked.ipynb'), jupyterText(NOTEBOOK));
     await harness.startWorker();
 
-    const { result } = await runToResult(harness, 'Make the notebook compute 42.', { permissions: { mode: 'acceptEdits', deny: ['Edit(locked.ipynb)'] } as never });
+    const { result } = await runToResult(harness, 'Make the notebook compute 42.', {
+      permissions: { mode: 'acceptEdits', deny: ['Edit(locked.ipynb)'] } as never,
+    });
     expect(result).toMatchObject({ subtype: 'success', result: 'The notebook computes 42 now.', num_turns: 5 });
 
     const saved = JSON.parse(await readFile(path.join(harness.workspace, 'analysis.ipynb'), 'utf8'));
@@ -289,7 +338,10 @@ describe('NotebookEdit in a conversation', () => {
       env: { DURABLE_AGENT_TEST_HOLD: 'after-start:NotebookEdit', DURABLE_AGENT_TEST_HOLD_MARKER: marker },
     });
     const started = await harness.api.start({ prompt: 'print 42', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(() => readFile(marker, 'utf8').catch(() => ''), (text) => text !== '');
+    await eventually(
+      () => readFile(marker, 'utf8').catch(() => ''),
+      (text) => text !== '',
+    );
     expect(await readFile(file, 'utf8')).toBe(jupyterText(NOTEBOOK)); // parked before the write
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));

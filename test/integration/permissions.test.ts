@@ -25,12 +25,16 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const exists = (file: string) => access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 
 /** The tool_result blocks of a request's last user message. */
 function toolResults(request: RecordedRequest): Array<{ tool_use_id: string; content: string; is_error?: boolean }> {
   const last = request.body.messages[request.body.messages.length - 1] as { content: unknown };
-  return Array.isArray(last.content) ? (last.content as Array<{ type: string }>).filter((block) => block.type === 'tool_result') as never : [];
+  return Array.isArray(last.content) ? ((last.content as Array<{ type: string }>).filter((block) => block.type === 'tool_result') as never) : [];
 }
 
 /** Starts a conversation in `default` mode where someone can approve (as `durable-agent start`). */
@@ -63,19 +67,32 @@ describe('durable approvals', () => {
 
     const status = await waitingFor(harness, conversationId, 'toolu_write_1');
     expect(status.pendingPermissions).toEqual([
-      { toolUseId: 'toolu_write_1', toolName: 'Write', input: { file_path: 'approved.txt', content: 'yes\n' }, since: expect.any(Number), reason: 'Write changes files' },
+      {
+        toolUseId: 'toolu_write_1',
+        toolName: 'Write',
+        input: { file_path: 'approved.txt', content: 'yes\n' },
+        since: expect.any(Number),
+        reason: 'Write changes files',
+      },
     ]);
     expect(status.permissionMode).toBe('default');
     expect(await exists(path.join(harness.workspace, 'approved.txt'))).toBe(false);
 
     const unknown = await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_nope', behavior: 'allow' }).catch((error: unknown) => error);
     expect(unknown).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect((unknown as WorkflowUpdateFailedError).cause?.message).toContain('No permission request for tool_use_id "toolu_nope" in this conversation. Waiting: toolu_write_1 (Write).');
+    expect((unknown as WorkflowUpdateFailedError).cause?.message).toContain(
+      'No permission request for tool_use_id "toolu_nope" in this conversation. Waiting: toolu_write_1 (Write).',
+    );
     expect((unknown as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'UnknownPermissionRequest' });
     const unknownByCli = await cli('approve', conversationId, 'toolu_nope');
     expect(unknownByCli).toMatchObject({ code: 1, err: expect.stringContaining('No permission request for tool_use_id "toolu_nope"') });
-    const malformed = await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_write_1', behavior: 'maybe' as 'allow' }).catch((error: unknown) => error);
-    expect((malformed as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'InvalidPermissionDecision', message: 'decidePermission: behavior must be "allow" or "deny", got "maybe"' });
+    const malformed = await harness.api
+      .decidePermission(conversationId, { toolUseId: 'toolu_write_1', behavior: 'maybe' as 'allow' })
+      .catch((error: unknown) => error);
+    expect((malformed as WorkflowUpdateFailedError).cause).toMatchObject({
+      type: 'InvalidPermissionDecision',
+      message: 'decidePermission: behavior must be "allow" or "deny", got "maybe"',
+    });
 
     const approved = await cli('approve', conversationId, 'toolu_write_1');
     expect(approved).toMatchObject({ code: 0, out: 'Write toolu_write_1 allowed\n  Write(approved.txt)\n    │ yes\n' });
@@ -112,12 +129,17 @@ describe('durable approvals', () => {
       expect(both.pendingPermissions![0].reason).toContain('is outside the working directories');
 
       await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_par_2', behavior: 'allow' });
-      const oneLeft = await eventually(() => harness!.api.status(conversationId), (status) => status.pendingPermissions?.length === 1);
+      const oneLeft = await eventually(
+        () => harness!.api.status(conversationId),
+        (status) => status.pendingPermissions?.length === 1,
+      );
       expect(oneLeft).toMatchObject({ phase: 'awaiting_permission', pendingPermissions: [{ toolUseId: 'toolu_par_1' }] });
       await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_par_1', behavior: 'deny' });
 
       const result = await harness.api.waitForResult(conversationId, inputUuid!);
-      expect(result.permission_denials).toEqual([{ tool_name: 'Read', tool_use_id: 'toolu_par_1', tool_input: { file_path: path.join(outsideDir, 'one.txt') } }]);
+      expect(result.permission_denials).toEqual([
+        { tool_name: 'Read', tool_use_id: 'toolu_par_1', tool_input: { file_path: path.join(outsideDir, 'one.txt') } },
+      ]);
       const [first, second] = toolResults(harness.model.requests[1]);
       expect(first).toMatchObject({ tool_use_id: 'toolu_par_1', is_error: true });
       expect(JSON.stringify(second)).toContain('second outside file');
@@ -188,7 +210,10 @@ describe('durable approvals', () => {
     const { conversationId, inputUuid } = await start(harness, 'touch a file', { continueAsNewAfterEvents: 10 });
     await waitingFor(harness, conversationId, 'toolu_can_1');
     const always = await cli('approve', '--always', conversationId, 'toolu_can_1');
-    expect(always).toMatchObject({ code: 0, out: 'Bash toolu_can_1 allowed; allow rule Bash(touch made-once) added for this session\n  Bash(touch made-once)\n' });
+    expect(always).toMatchObject({
+      code: 0,
+      out: 'Bash toolu_can_1 allowed; allow rule Bash(touch made-once) added for this session\n  Bash(touch made-once)\n',
+    });
     await harness.api.waitForResult(conversationId, inputUuid!);
 
     const again = await harness.api.send(conversationId, 'once more');
@@ -313,8 +338,18 @@ describe('nobody to approve', () => {
     process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
     await harness.startWorker();
     const asked = await cli(
-      'ask', '--cwd', harness.workspace, '--output-format', 'json',
-      '--permission-mode', 'acceptEdits', '--allowed-tools', 'Bash(touch:*)', '--disallowed-tools', 'Read(accepted.txt)', 'go',
+      'ask',
+      '--cwd',
+      harness.workspace,
+      '--output-format',
+      'json',
+      '--permission-mode',
+      'acceptEdits',
+      '--allowed-tools',
+      'Bash(touch:*)',
+      '--disallowed-tools',
+      'Read(accepted.txt)',
+      'go',
     );
     const result = JSON.parse(asked.out);
     expect(result.permission_denials).toEqual([{ tool_name: 'Read', tool_use_id: 'toolu_rule_3', tool_input: { file_path: 'accepted.txt' } }]);
@@ -325,7 +360,10 @@ describe('nobody to approve', () => {
     const bad = await cli('ask', '--cwd', harness.workspace, '--allowed-tools', 'Bash(npm', 'go');
     expect(bad).toMatchObject({ code: 2, err: expect.stringContaining('--allowed-tools: Invalid permission rule "Bash(npm"') });
     const badMode = await cli('ask', '--cwd', harness.workspace, '--permission-mode', 'yolo', 'go');
-    expect(badMode).toMatchObject({ code: 2, err: expect.stringContaining('--permission-mode must be one of default, acceptEdits, plan, bypassPermissions, dontAsk') });
+    expect(badMode).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--permission-mode must be one of default, acceptEdits, plan, bypassPermissions, dontAsk'),
+    });
   }, 120_000);
 });
 
@@ -342,7 +380,10 @@ describe('settings files', () => {
     await writeFile(path.join(harness.workspace, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { allow: ['Bash(touch:*)'] } }));
     await harness.startWorker();
     const { conversationId } = await start(harness, 'touch', { permissions: { canApprove: false } });
-    const failure = await harness.client.workflow.getHandle(conversationId).result().catch((error: unknown) => error as { cause?: { type?: string; message?: string } });
+    const failure = await harness.client.workflow
+      .getHandle(conversationId)
+      .result()
+      .catch((error: unknown) => error as { cause?: { type?: string; message?: string } });
     expect(failure).toMatchObject({ cause: { type: 'InvalidSettings', message: expect.stringMatching(/\.claude\/settings\.json:3:1: not valid JSON/) } });
     expect(harness.model.requests).toHaveLength(0);
     expect(await exists(path.join(harness.workspace, 'from-local-rule'))).toBe(false);
@@ -382,7 +423,14 @@ describe('subagents', () => {
         }
         if (answered(request)) return { content: [{ type: 'text', text: 'The agent is done.' }] };
         return {
-          content: [{ type: 'tool_use', id: 'toolu_agent_p', name: 'Agent', input: { description: 'write a file', prompt: 'Write child.txt', subagent_type: 'general-purpose' } }],
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_agent_p',
+              name: 'Agent',
+              input: { description: 'write a file', prompt: 'Write child.txt', subagent_type: 'general-purpose' },
+            },
+          ],
         };
       },
     });
@@ -420,10 +468,16 @@ describe('ask in a terminal', () => {
     const questions: string[] = [];
     let printed = '';
     const stop = new AbortController();
-    const prompting = promptForPermissions(harness.api, conversationId, stop.signal, (text) => (printed += `${text}\n`), async (question) => {
-      questions.push(question);
-      return answers.shift() ?? 'n';
-    });
+    const prompting = promptForPermissions(
+      harness.api,
+      conversationId,
+      stop.signal,
+      (text) => (printed += `${text}\n`),
+      async (question) => {
+        questions.push(question);
+        return answers.shift() ?? 'n';
+      },
+    );
     const result = await harness.api.waitForResult(conversationId, inputUuid!);
     stop.abort();
     await prompting;

@@ -16,12 +16,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  FIRST_PROMPT_SEARCH_ATTRIBUTE,
-  STATUS_SEARCH_ATTRIBUTE,
-  WORKSPACE_SEARCH_ATTRIBUTE,
-  sqlSafeSearchAttributes,
-} from '../../common/search-attributes';
+import { FIRST_PROMPT_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE, WORKSPACE_SEARCH_ATTRIBUTE, sqlSafeSearchAttributes } from '../../common/search-attributes';
 import { encryptionDataConverter, parseKeyRing } from '../../infra/encryption-codec';
 import { type PostgresStack, postgresUnavailable, startPostgresStack } from '../../infra/postgres-stack';
 import { serverBinariesUnavailable } from '../../infra/temporal-server';
@@ -99,7 +94,11 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
     const safe = await start(`safe-${randomUUID()}`, COLON_PROMPT, true);
     try {
       const inWorkspace = `${WORKSPACE_SEARCH_ATTRIBUTE.name} = '${harness.workspace}'`;
-      await eventually(() => listedIds(inWorkspace), (ids) => ids.includes(safe.workflowId), 30_000);
+      await eventually(
+        () => listedIds(inWorkspace),
+        (ids) => ids.includes(safe.workflowId),
+        30_000,
+      );
       // Both were started before: had the raw one's visibility write worked, it would be listed by now too.
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       const ids = await listedIds(inWorkspace);
@@ -122,7 +121,12 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
     harness = await createHarness(
       {
         script: [
-          { content: [{ type: 'text', text: 'Reading the notes.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] },
+          {
+            content: [
+              { type: 'text', text: 'Reading the notes.' },
+              { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } },
+            ],
+          },
           { content: [{ type: 'tool_use', name: 'Edit', input: { file_path: 'app.txt', old_string: 'version=1', new_string: 'version=2' } }] },
           { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'cat app.txt > built.txt && echo built' } }] },
           { content: [{ type: 'text', text: 'Bumped the version and built it.' }] },
@@ -135,7 +139,13 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
     await harness.startWorker();
 
     const { result, conversationId } = await runToResult(harness, `Do what notes.txt says, then build: ${COLON_PROMPT}`);
-    expect(result).toMatchObject({ subtype: 'success', is_error: false, result: 'Bumped the version and built it.', num_turns: 4, transitions: ['tool_use', 'tool_use', 'tool_use'] });
+    expect(result).toMatchObject({
+      subtype: 'success',
+      is_error: false,
+      result: 'Bumped the version and built it.',
+      num_turns: 4,
+      transitions: ['tool_use', 'tool_use', 'tool_use'],
+    });
     expect(await readFile(path.join(harness.workspace, 'app.txt'), 'utf8')).toBe('name=demo\nversion=2\n');
     expect(await readFile(path.join(harness.workspace, 'built.txt'), 'utf8')).toBe('name=demo\nversion=2\n');
     for (const request of harness.model.requests) expectValidApiOrder(request);
@@ -163,9 +173,17 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
       {
         respond: (request) => {
           if (isChild(request)) return { content: [{ type: 'text', text: 'Counted: 0 files.' }] };
-          if (JSON.stringify(request.body.messages.at(-1)?.content ?? '').includes('tool_result')) return { content: [{ type: 'text', text: 'The agent counted.' }] };
+          if (JSON.stringify(request.body.messages.at(-1)?.content ?? '').includes('tool_result'))
+            return { content: [{ type: 'text', text: 'The agent counted.' }] };
           return {
-            content: [{ type: 'tool_use', id: 'toolu_pg_agent', name: 'Agent', input: { description: 'count', prompt: "Count files: report as 'n:files' [[x:y]]", subagent_type: 'general-purpose' } }],
+            content: [
+              {
+                type: 'tool_use',
+                id: 'toolu_pg_agent',
+                name: 'Agent',
+                input: { description: 'count', prompt: "Count files: report as 'n:files' [[x:y]]", subagent_type: 'general-purpose' },
+              },
+            ],
           };
         },
       },
@@ -196,10 +214,17 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
     );
     const first = await harness.spawnWorkerProcess();
     const started = await harness.api.start({ prompt: 'run the job', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(async () => liveSleepers('30.625').length, (count) => count === 1);
+    await eventually(
+      async () => liveSleepers('30.625').length,
+      (count) => count === 1,
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
-    await eventually(async () => liveSleepers('30.625').length, (count) => count === 0, 10_000);
+    await eventually(
+      async () => liveSleepers('30.625').length,
+      (count) => count === 0,
+      10_000,
+    );
 
     await harness.spawnWorkerProcess();
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
@@ -258,7 +283,10 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
     // Listed by status; no first prompt or workspace in its (clear-text) search attributes.
     const execution = await eventually(
       async () => {
-        for await (const found of harness!.client.workflow.list({ query: `WorkflowId = '${conversationId}' AND ${STATUS_SEARCH_ATTRIBUTE.name} = 'awaiting_input'` })) return found;
+        for await (const found of harness!.client.workflow.list({
+          query: `WorkflowId = '${conversationId}' AND ${STATUS_SEARCH_ATTRIBUTE.name} = 'awaiting_input'`,
+        }))
+          return found;
         return undefined;
       },
       (found) => found !== undefined,

@@ -56,9 +56,24 @@ describe('thinking and caching in a conversation', () => {
   it('signed thinking goes back unchanged across tool turns; metadata.user_id; each turn reads the previous prefix from the cache', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'thinking', thinking: 'Read a.txt first.' }, { type: 'tool_use', id: 'toolu_a', name: 'Read', input: { file_path: 'a.txt' } }] },
-        { content: [{ type: 'thinking', thinking: 'Now b.txt.' }, { type: 'tool_use', id: 'toolu_b', name: 'Read', input: { file_path: 'b.txt' } }] },
-        { content: [{ type: 'thinking', thinking: 'Both read.' }, { type: 'text', text: 'a and b.' }] },
+        {
+          content: [
+            { type: 'thinking', thinking: 'Read a.txt first.' },
+            { type: 'tool_use', id: 'toolu_a', name: 'Read', input: { file_path: 'a.txt' } },
+          ],
+        },
+        {
+          content: [
+            { type: 'thinking', thinking: 'Now b.txt.' },
+            { type: 'tool_use', id: 'toolu_b', name: 'Read', input: { file_path: 'b.txt' } },
+          ],
+        },
+        {
+          content: [
+            { type: 'thinking', thinking: 'Both read.' },
+            { type: 'text', text: 'a and b.' },
+          ],
+        },
       ],
     });
     await writeFile(path.join(harness.workspace, 'a.txt'), 'a\n'.repeat(2_000));
@@ -92,7 +107,7 @@ describe('thinking and caching in a conversation', () => {
     expect(result.usage.cache_creation_input_tokens).toBeGreaterThan(0);
   });
 
-  it('thinking off (flag or the settings\' alwaysThinkingEnabled): disabled on the wire; a model that cannot turn it off is left to its default', async () => {
+  it("thinking off (flag or the settings' alwaysThinkingEnabled): disabled on the wire; a model that cannot turn it off is left to its default", async () => {
     harness = await createHarness({ script: ['One.', 'Two.', 'Three.', 'Four.'].map((text) => ({ content: [{ type: 'text' as const, text }] })) });
     await harness.startWorker();
     await runToResult(harness, 'Hello?', { thinking: false });
@@ -107,7 +122,7 @@ describe('thinking and caching in a conversation', () => {
 });
 
 describe('thinking across a worker crash', () => {
-  it('a worker SIGKILLed while thinking streams: the retried answer\'s signed thinking is the one that goes back', async () => {
+  it("a worker SIGKILLed while thinking streams: the retried answer's signed thinking is the one that goes back", async () => {
     let firstTurnAttempts = 0;
     harness = await createHarness({
       respond: (request) => {
@@ -129,7 +144,10 @@ describe('thinking across a worker crash', () => {
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'notes\n');
     const first = await harness.spawnWorkerProcess();
     const started = await harness.api.start({ prompt: 'Read the notes.', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(async () => harness!.model.requests.length, (count) => count >= 1);
+    await eventually(
+      async () => harness!.model.requests.length,
+      (count) => count >= 1,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));

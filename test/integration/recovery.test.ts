@@ -55,10 +55,7 @@ async function followUp(conversationId: string, prompt: string) {
 describe('model-call recovery', () => {
   it('max_output_tokens escalation: retries the same request once with max_tokens 64000', async () => {
     harness = await createHarness({
-      script: [
-        { content: [{ type: 'text', text: 'A truncated dra' }], stop_reason: 'max_tokens' },
-        { content: [{ type: 'text', text: 'The full answer.' }] },
-      ],
+      script: [{ content: [{ type: 'text', text: 'A truncated dra' }], stop_reason: 'max_tokens' }, { content: [{ type: 'text', text: 'The full answer.' }] }],
     });
     await harness.startWorker();
     const { result, conversationId } = await runToResult(harness, 'Write it all.');
@@ -88,7 +85,13 @@ describe('model-call recovery', () => {
         { content: [{ type: 'text', text: 'draft zero' }], stop_reason: 'max_tokens' },
         { content: [{ type: 'text', text: 'part one' }], stop_reason: 'max_tokens' },
         // A truncated reply may carry a complete tool_use: it must not be left unanswered.
-        { content: [{ type: 'text', text: 'part two' }, { type: 'tool_use', id: 'toolu_cut', name: 'Glob', input: { pattern: '*' } }], stop_reason: 'max_tokens' },
+        {
+          content: [
+            { type: 'text', text: 'part two' },
+            { type: 'tool_use', id: 'toolu_cut', name: 'Glob', input: { pattern: '*' } },
+          ],
+          stop_reason: 'max_tokens',
+        },
         { content: [{ type: 'text', text: 'part three' }], stop_reason: 'max_tokens' },
         { content: [{ type: 'text', text: 'part four' }], stop_reason: 'max_tokens' },
       ],
@@ -96,12 +99,7 @@ describe('model-call recovery', () => {
     await harness.startWorker();
     const { result, conversationId } = await runToResult(harness, 'Write a very long essay.');
 
-    const expectedTransitions = [
-      'max_output_tokens_escalate',
-      'max_output_tokens_recovery',
-      'max_output_tokens_recovery',
-      'max_output_tokens_recovery',
-    ];
+    const expectedTransitions = ['max_output_tokens_escalate', 'max_output_tokens_recovery', 'max_output_tokens_recovery', 'max_output_tokens_recovery'];
     expect(result).toMatchObject({
       subtype: 'error_during_execution',
       is_error: true,
@@ -144,10 +142,7 @@ describe('model-call recovery', () => {
 
   it('max_output_tokens recovery without escalation when the configured cap is already 64000', async () => {
     harness = await createHarness({
-      script: [
-        { content: [{ type: 'text', text: 'half of it' }], stop_reason: 'max_tokens' },
-        { content: [{ type: 'text', text: 'and the rest.' }] },
-      ],
+      script: [{ content: [{ type: 'text', text: 'half of it' }], stop_reason: 'max_tokens' }, { content: [{ type: 'text', text: 'and the rest.' }] }],
     });
     await harness.startWorker();
     const { result, conversationId } = await runToResult(harness, 'Go.', { maxOutputTokens: 64000 });
@@ -370,10 +365,7 @@ describe('model-call recovery', () => {
 
   it('pause_turn sends the paused content back and continues', async () => {
     harness = await createHarness({
-      script: [
-        { content: [{ type: 'text', text: 'Searching the web...' }], stop_reason: 'pause_turn' },
-        { content: [{ type: 'text', text: 'Found it.' }] },
-      ],
+      script: [{ content: [{ type: 'text', text: 'Searching the web...' }], stop_reason: 'pause_turn' }, { content: [{ type: 'text', text: 'Found it.' }] }],
     });
     await harness.startWorker();
     const { result, conversationId } = await runToResult(harness, 'Look it up.');
@@ -390,7 +382,10 @@ describe('model-call recovery', () => {
     const requests = harness.model.requests;
     expect(requests).toHaveLength(2);
     // The paused content goes back as the last message, which carries the cache breakpoint now.
-    expect(lastMessage(requests[1])).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Searching the web...', cache_control: { type: 'ephemeral' } }] });
+    expect(lastMessage(requests[1])).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Searching the web...', cache_control: { type: 'ephemeral' } }],
+    });
     expect(withoutCacheControl(requests[1].body.messages.slice(0, -1))).toEqual(withoutCacheControl(requests[0].body.messages));
   });
 
@@ -449,7 +444,13 @@ describe('model-call recovery', () => {
   it('retries a mid-stream overloaded error event and succeeds', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Half an ans' }, { type: 'text', text: 'wer' }], streamErrorAfterBlocks: 1 },
+        {
+          content: [
+            { type: 'text', text: 'Half an ans' },
+            { type: 'text', text: 'wer' },
+          ],
+          streamErrorAfterBlocks: 1,
+        },
         { content: [{ type: 'text', text: 'A whole answer.' }] },
       ],
     });

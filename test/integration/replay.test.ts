@@ -33,9 +33,12 @@ describe('replay of recorded histories', async () => {
   // and DA_DUMP_HISTORIES (re-run it until the last run has this shape; scripts/record-histories.ts
   // cannot time a query that way).
   it('replays a run whose local activity result reached the workflow a task after its marker', () => {
-    const events = (JSON.parse(readFileSync(path.join(HISTORIES_DIR, 'background-continue-as-new-last-run.json'), 'utf8')) as { events: Array<Record<string, any>> }).events;
+    const events = (
+      JSON.parse(readFileSync(path.join(HISTORIES_DIR, 'background-continue-as-new-last-run.json'), 'utf8')) as { events: Array<Record<string, any>> }
+    ).events;
     const splitAt = events.findIndex(
-      (event, index) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity' && events[index + 1]?.eventType === 'EVENT_TYPE_WORKFLOW_TASK_SCHEDULED',
+      (event, index) =>
+        event.markerRecordedEventAttributes?.markerName === 'core_local_activity' && events[index + 1]?.eventType === 'EVENT_TYPE_WORKFLOW_TASK_SCHEDULED',
     );
     expect(splitAt).toBeGreaterThan(0);
     expect(files).toContain('background-continue-as-new-last-run.json'); // replayed below

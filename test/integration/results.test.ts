@@ -62,7 +62,18 @@ describe('--max-budget-usd', () => {
         { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'never.txt', content: 'x' } }], usage: USAGE },
       ],
     });
-    const { code, out } = await cli('ask', '--cwd', workspace, '--model', 'claude-sonnet-4-6', '--max-budget-usd', '0.005', '--output-format', 'json', 'Write a file');
+    const { code, out } = await cli(
+      'ask',
+      '--cwd',
+      workspace,
+      '--model',
+      'claude-sonnet-4-6',
+      '--max-budget-usd',
+      '0.005',
+      '--output-format',
+      'json',
+      'Write a file',
+    );
     expect(code).toBe(1);
     const result = oneJsonLine(out);
     expect(result).toMatchObject({
@@ -144,7 +155,10 @@ describe('--json-schema', () => {
     const cases: Array<[string, RegExp]> = [
       ['{"type": "object", ', /--json-schema: the schema is not valid JSON/],
       ['{"type": "array", "items": {"type": "string"}}', /--json-schema: the schema's top level must have "type": "object"/],
-      ['{"type": "object", "properties": {"a": {"type": "strin"}}}', /--json-schema: the schema is not valid JSON Schema \(draft 2020-12\): properties\.a\.type: .*"strin"/],
+      [
+        '{"type": "object", "properties": {"a": {"type": "strin"}}}',
+        /--json-schema: the schema is not valid JSON Schema \(draft 2020-12\): properties\.a\.type: .*"strin"/,
+      ],
       ['@does-not-exist.json', /--json-schema: cannot read .*does-not-exist\.json: no such file/],
     ];
     for (const [schema, message] of cases) {
@@ -168,8 +182,22 @@ describe('--output-format', () => {
     expect(out.endsWith('\n')).toBe(true);
     const result = oneJsonLine(out);
     for (const field of [
-      'type', 'subtype', 'is_error', 'result', 'stop_reason', 'terminal_reason', 'num_turns', 'duration_ms', 'duration_api_ms',
-      'total_cost_usd', 'usage', 'modelUsage', 'permission_denials', 'errors', 'session_id', 'uuid',
+      'type',
+      'subtype',
+      'is_error',
+      'result',
+      'stop_reason',
+      'terminal_reason',
+      'num_turns',
+      'duration_ms',
+      'duration_api_ms',
+      'total_cost_usd',
+      'usage',
+      'modelUsage',
+      'permission_denials',
+      'errors',
+      'session_id',
+      'uuid',
     ]) {
       expect(result, field).toHaveProperty(field);
     }
@@ -206,7 +234,12 @@ describe('--output-format', () => {
   it('stream-json prints init, each message as it happens, then the result — one JSON per line; it requires --verbose', async () => {
     const { workspace } = await setUp({
       script: [
-        { content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', name: 'Bash', input: { command: 'echo hello' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Looking.' },
+            { type: 'tool_use', name: 'Bash', input: { command: 'echo hello' } },
+          ],
+        },
         { content: [{ type: 'text', text: 'It said hello.' }] },
       ],
     });
@@ -215,7 +248,10 @@ describe('--output-format', () => {
 
     const { code, out } = await cli('ask', '--cwd', workspace, '--model', 'claude-sonnet-4-6', '--output-format', 'stream-json', '--verbose', 'Run echo');
     expect(code).toBe(0);
-    const messages = out.trimEnd().split('\n').map((line) => JSON.parse(line));
+    const messages = out
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(messages.map((message) => (message.subtype && message.type === 'system' ? `system/${message.subtype}` : message.type))).toEqual([
       'system/init',
       'assistant',
@@ -225,8 +261,18 @@ describe('--output-format', () => {
     ]);
     const [init, toolCall, toolResult, answer, result] = messages;
     const sessionId = result.session_id;
-    expect(init).toMatchObject({ session_id: sessionId, cwd: workspace, model: 'claude-sonnet-4-6', permissionMode: 'default', tools: expect.arrayContaining(['Bash', 'Read']) });
-    expect(toolCall).toMatchObject({ session_id: sessionId, parent_tool_use_id: null, message: { role: 'assistant', content: [{ type: 'text' }, { type: 'tool_use', name: 'Bash' }] } });
+    expect(init).toMatchObject({
+      session_id: sessionId,
+      cwd: workspace,
+      model: 'claude-sonnet-4-6',
+      permissionMode: 'default',
+      tools: expect.arrayContaining(['Bash', 'Read']),
+    });
+    expect(toolCall).toMatchObject({
+      session_id: sessionId,
+      parent_tool_use_id: null,
+      message: { role: 'assistant', content: [{ type: 'text' }, { type: 'tool_use', name: 'Bash' }] },
+    });
     const toolUseId = toolCall.message.content[1].id;
     expect(toolResult).toMatchObject({ session_id: sessionId, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUseId }] } });
     expect(JSON.stringify(toolResult.message.content)).toContain('hello');
@@ -260,7 +306,10 @@ describe('the prompt', () => {
     expect(lastUserContent(model.requests[2])).toContain('The task, from a file.');
 
     expect(await cliWithStdin('', 'ask', '--cwd', workspace)).toMatchObject({ code: 2, err: expect.stringContaining('ask: the prompt is empty') });
-    expect(await cli('ask', '--cwd', workspace, '@missing-task.md')).toMatchObject({ code: 2, err: expect.stringMatching(/cannot read .*missing-task\.md: no such file/) });
+    expect(await cli('ask', '--cwd', workspace, '@missing-task.md')).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/cannot read .*missing-task\.md: no such file/),
+    });
     expect(model.requests).toHaveLength(3);
   });
 

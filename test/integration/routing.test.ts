@@ -137,7 +137,10 @@ describe('workspace routing', () => {
 
   it('without toolTaskQueue, tools and session context run on the main queue', async () => {
     harness = await createHarness({
-      script: [{ content: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'echo here' } }] }, { content: [{ type: 'text', text: 'Done.' }] }],
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'echo here' } }] },
+        { content: [{ type: 'text', text: 'Done.' }] },
+      ],
     });
     await harness.startWorker();
     const { result, conversationId } = await runToResult(harness, 'Run it');
@@ -155,7 +158,12 @@ describe('workspace routing', () => {
   });
 
   it('the CLI: start --workspace-queue routes the conversation; start and worker refuse an empty --workspace-queue', async () => {
-    harness = await createHarness({ script: [{ content: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'echo cli' } }] }, { content: [{ type: 'text', text: 'Via the CLI.' }] }] });
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'echo cli' } }] },
+        { content: [{ type: 'text', text: 'Via the CLI.' }] },
+      ],
+    });
     const workspaceQueue = `${harness.taskQueue}-workspace`;
     await harness.startWorker();
     await startWorkspaceWorker(workspaceQueue);

@@ -109,7 +109,19 @@ async function prepareWorkspace(workspace: string): Promise<Map<string, string>>
  */
 function attackScript(temporalAddress: string, namedSecrets = false): string {
   const [host, port] = [temporalAddress.slice(0, temporalAddress.lastIndexOf(':')), temporalAddress.slice(temporalAddress.lastIndexOf(':') + 1)];
-  const loopbackSpellings = [host, 'localhost', '127.0.0.1', '[::1]', '[::ffff:7f00:1]', '[::ffff:127.0.0.1]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '0'];
+  const loopbackSpellings = [
+    host,
+    'localhost',
+    '127.0.0.1',
+    '[::1]',
+    '[::ffff:7f00:1]',
+    '[::ffff:127.0.0.1]',
+    '2130706433',
+    '0x7f000001',
+    '0177.0.0.1',
+    '127.1',
+    '0',
+  ];
   const secretFiles = [
     '~/.config/temporalio/temporal.toml',
     '~/.claude.json',
@@ -216,7 +228,11 @@ describe.skipIf(!bwrapInstalled)('the sandbox alone holds (issue 29)', () => {
     const [projectCanary, userCanary] = [path.join(base, 'mcp-project-escaped'), path.join(base, 'mcp-user-wrote')];
     const manager = new McpConnectionManager({ connectTimeoutMs: 5_000, stateDir: path.join(base, 'state') });
     try {
-      const listed: ListMcpServersResult = await new MockActivityEnvironment().run(listMcpServers, manager, { scope: 'boundary', cwd: workspace, servers: [server('project', projectCanary)] });
+      const listed: ListMcpServersResult = await new MockActivityEnvironment().run(listMcpServers, manager, {
+        scope: 'boundary',
+        cwd: workspace,
+        servers: [server('project', projectCanary)],
+      });
       expect(listed.servers[0].state).toBe('failed');
       expect(existsSync(projectCanary)).toBe(false);
       // At most the sandbox's empty placeholder, until the server's end releases it.
@@ -227,7 +243,11 @@ describe.skipIf(!bwrapInstalled)('the sandbox alone holds (issue 29)', () => {
       await manager.close();
       await rm(path.join(workspace, '.mcp.json'), { force: true });
     }
-    await eventually(async () => heldPlaceholders(), (held) => held.length === 0, 10_000);
+    await eventually(
+      async () => heldPlaceholders(),
+      (held) => held.length === 0,
+      10_000,
+    );
   }, 60_000);
 
   it("through the Bash tool's runner with no permission engine at all, network allowed to '*', every secret in the environment", async () => {
@@ -243,7 +263,11 @@ describe.skipIf(!bwrapInstalled)('the sandbox alone holds (issue 29)', () => {
       TEMPORAL_CONFIG_FILE: path.join(base, 'temporal-config.toml'),
     });
     const run = (sandboxConfig: unknown) =>
-      executeTool('Bash', { command: attackScript(temporalAddress, true) }, { cwd: workspace, signal: new AbortController().signal, stateDir: path.join(base, 'state'), sandboxConfig });
+      executeTool(
+        'Bash',
+        { command: attackScript(temporalAddress, true) },
+        { cwd: workspace, signal: new AbortController().signal, stateDir: path.join(base, 'state'), sandboxConfig },
+      );
     for (const sandboxConfig of [undefined, { network: { allowedDomains: ['*'] } }]) {
       const result = await run(sandboxConfig);
       await expectHeld(result.content, workspace, existing, RUNNER_ENVIRONMENT_SECRETS);

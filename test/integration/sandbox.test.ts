@@ -59,7 +59,11 @@ describe.skipIf(!bwrapInstalled)('Bash in a conversation runs in the sandbox', (
     harness = await createHarness({
       script: [
         { content: [{ type: 'tool_use', id: 'toolu_escape', name: 'Bash', input: { command: escape } }] },
-        { content: [{ type: 'tool_use', id: 'toolu_unsandboxed', name: 'Bash', input: { command: `touch ${home}/asked-for`, dangerouslyDisableSandbox: true } }] },
+        {
+          content: [
+            { type: 'tool_use', id: 'toolu_unsandboxed', name: 'Bash', input: { command: `touch ${home}/asked-for`, dangerouslyDisableSandbox: true } },
+          ],
+        },
         { content: [{ type: 'text', text: 'Done.' }] },
       ],
     });

@@ -25,7 +25,15 @@ afterEach(async () => {
 
 function environment(h: Harness): NodeJS.ProcessEnv {
   const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...rest } = process.env;
-  return { ...rest, TEMPORAL_ADDRESS: h.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_TASK_QUEUE: h.taskQueue, DURABLE_AGENT_STATE_DIR: h.stateDir, DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName, ...workerProcessBundle(rest) };
+  return {
+    ...rest,
+    TEMPORAL_ADDRESS: h.address,
+    TEMPORAL_NAMESPACE: 'default',
+    DURABLE_AGENT_TASK_QUEUE: h.taskQueue,
+    DURABLE_AGENT_STATE_DIR: h.stateDir,
+    DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName,
+    ...workerProcessBundle(rest),
+  };
 }
 
 function durableAgent(h: Harness, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -72,7 +80,8 @@ describe('durable-agent worker --scripted', () => {
     const viaAgent = JSON.parse(agent.out);
     expect(viaAgent.result).toMatch(/Here is what came back:[\s\S]*alpha/);
     const children = [];
-    for await (const execution of harness.client.workflow.list({ query: `WorkflowId STARTS_WITH '${viaAgent.session_id}--agent-'` })) children.push(execution.workflowId);
+    for await (const execution of harness.client.workflow.list({ query: `WorkflowId STARTS_WITH '${viaAgent.session_id}--agent-'` }))
+      children.push(execution.workflowId);
     expect(children).toHaveLength(1);
 
     // Claude Code's -p -c: a new one-shot conversation carries on from the workspace's latest one.

@@ -21,7 +21,9 @@ const toolNames = (request: RecordedRequest): string[] => request.body.tools.map
 const isChild = (request: RecordedRequest) => !toolNames(request).includes('Agent');
 const lastUserText = (request: RecordedRequest) => JSON.stringify(request.body.messages.at(-1)?.content ?? '');
 const text = (value: string): ScriptedTurn => ({ content: [{ type: 'text', text: value }] });
-const sendMessage = (id: string, to: string, message: string): ScriptedTurn => ({ content: [{ type: 'tool_use', id, name: 'SendMessage', input: { to, message } }] });
+const sendMessage = (id: string, to: string, message: string): ScriptedTurn => ({
+  content: [{ type: 'tool_use', id, name: 'SendMessage', input: { to, message } }],
+});
 const toolResultFor = (toolUseId: string) =>
   harness!.model.requests
     .filter((request) => !isChild(request))
@@ -47,7 +49,16 @@ describe('SendMessage to a finished agent', () => {
         if (last.includes('Ask it about .md')) return sendMessage('toolu_send1', 'count files', 'And the .md files?');
         if (last.includes('Ask it about .json')) return sendMessage('toolu_send2', agentId, 'And the .json files?');
         if (last.includes('Ask nobody')) return sendMessage('toolu_send3', 'nobody', 'Hello?');
-        return { content: [{ type: 'tool_use', id: 'toolu_fg', name: 'Agent', input: { description: 'count files', prompt: 'Count the .txt files.', subagent_type: 'general-purpose' } }] };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_fg',
+              name: 'Agent',
+              input: { description: 'count files', prompt: 'Count the .txt files.', subagent_type: 'general-purpose' },
+            },
+          ],
+        };
       },
     });
     await harness.startWorker();
@@ -75,7 +86,8 @@ describe('SendMessage to a finished agent', () => {
     expect(agentId).toBeDefined();
     const secondFollowUp = harness.model.requests.filter(isChild).find((request) => lastUserText(request).includes('And the .json files?'))!;
     const context = JSON.stringify(secondFollowUp.body.messages);
-    for (const earlier of ['Count the .txt files.', 'There are 2 .txt files.', 'And the .md files?', 'Besides the 2 .txt files, there is 1 .md file.']) expect(context).toContain(earlier);
+    for (const earlier of ['Count the .txt files.', 'There are 2 .txt files.', 'And the .md files?', 'Besides the 2 .txt files, there is 1 .md file.'])
+      expect(context).toContain(earlier);
     expect((await harness.client.workflow.getHandle(`${firstChild}--msg-2`).describe()).status.name).toBe('COMPLETED');
 
     // An unknown `to`: a clear error result, no child started.

@@ -46,7 +46,10 @@ describe('local slash commands', () => {
     process.env.TEMPORAL_ADDRESS = harness.address;
     process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
     await mkdir(path.join(harness.workspace, '.claude', 'commands'), { recursive: true });
-    await writeFile(path.join(harness.workspace, '.claude', 'commands', 'review.md'), '---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS');
+    await writeFile(
+      path.join(harness.workspace, '.claude', 'commands', 'review.md'),
+      '---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS',
+    );
     await harness.startWorker();
     const { conversationId } = await runToResult(harness, 'Hello');
     expect(harness.model.requests).toHaveLength(1);
@@ -91,7 +94,9 @@ describe('local slash commands', () => {
     const { conversationId } = await runToResult(harness, 'Hello');
     const unknown = await say(conversationId, '/deploy to production');
     expect(unknown).toMatchObject({ is_error: true, num_turns: 0 });
-    expect(unknown.result).toContain('Unknown command: /deploy. Nothing was sent to the model. Available commands: /help, /clear, /compact, /cost, /status, /model');
+    expect(unknown.result).toContain(
+      'Unknown command: /deploy. Nothing was sent to the model. Available commands: /help, /clear, /compact, /cost, /status, /model',
+    );
     expect(harness.model.requests).toHaveLength(1);
     const transcript = await harness.api.transcript(conversationId);
     expect(JSON.stringify(transcript)).toContain('<command-name>/deploy</command-name>\\n<command-args>to production</command-args>');
@@ -231,7 +236,16 @@ describe('prompt layers from the CLI (seed §2.5)', () => {
     process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
     await writeFile(path.join(harness.workspace, 'CLAUDE.md'), 'Workspace rule.');
     await harness.startWorker();
-    const custom = await cli('ask', '--cwd', harness.workspace, '--system-prompt', 'You are a terse pirate.', '--append-system-prompt', 'Answer in French.', 'Hi');
+    const custom = await cli(
+      'ask',
+      '--cwd',
+      harness.workspace,
+      '--system-prompt',
+      'You are a terse pirate.',
+      '--append-system-prompt',
+      'Answer in French.',
+      'Hi',
+    );
     expect(custom).toMatchObject({ code: 0, out: 'Answer 1\n' });
     const appended = await cli('ask', '--cwd', harness.workspace, '--append-system-prompt', 'Answer in French.', 'Hi');
     expect(appended.code).toBe(0);
@@ -241,7 +255,8 @@ describe('prompt layers from the CLI (seed §2.5)', () => {
     expect(systemTexts(second)[0]).toContain('You are durable-agent');
     expect(systemTexts(second).at(-1)).toBe('Answer in French.');
     // CLAUDE.md stays in the user context either way, labelled as Claude Code labels it.
-    for (const request of [first, second]) expect(requestText(request)).toContain('CLAUDE.md (project instructions, checked into the codebase):\\n\\nWorkspace rule.');
+    for (const request of [first, second])
+      expect(requestText(request)).toContain('CLAUDE.md (project instructions, checked into the codebase):\\n\\nWorkspace rule.');
   });
 });
 
@@ -269,7 +284,10 @@ describe('transcript export and resume', () => {
 
     const jsonl = await cli('transcript', '--jsonl', conversationId);
     expect(jsonl.code).toBe(0);
-    const messages = jsonl.out.trim().split('\n').map((line) => JSON.parse(line) as TranscriptMessage);
+    const messages = jsonl.out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TranscriptMessage);
     expect(messages.map((message) => message.type)).toEqual(['user', 'assistant', 'user', 'assistant']);
 
     await harness.stopWorker(worker);

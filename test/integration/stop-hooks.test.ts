@@ -12,7 +12,6 @@ import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/stop-hooks';
 import { liveSleepers } from '../helpers/processes';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
 
-
 let harness: Harness;
 afterEach(async () => {
   await harness?.close();
@@ -44,9 +43,7 @@ async function run(prompt: string, overrides: Parameters<Harness['config']>[0] =
 }
 
 function systemEvents(events: ConversationEvent[], level?: string): Array<{ level: string; content: string }> {
-  return events
-    .map((event) => event.message as any)
-    .filter((message) => message.type === 'system' && (level === undefined || message.level === level));
+  return events.map((event) => event.message as any).filter((message) => message.type === 'system' && (level === undefined || message.level === level));
 }
 
 function lastUserText(request: RecordedRequest): string {
@@ -63,9 +60,7 @@ describe('Stop hooks', () => {
     harness = await createHarness({
       script: [{ content: [{ type: 'text', text: 'Done.' }] }, { content: [{ type: 'text', text: 'Fixed the lint error.' }] }],
     });
-    await writeStopHookSettings([
-      `${recordInput('hook-inputs.jsonl')}; if [ -f linted ]; then exit 0; fi; touch linted; echo "lint failed" >&2; exit 2`,
-    ]);
+    await writeStopHookSettings([`${recordInput('hook-inputs.jsonl')}; if [ -f linted ]; then exit 0; fi; touch linted; echo "lint failed" >&2; exit 2`]);
     await harness.startWorker();
     const { result, conversationId } = await run('write some code');
 
@@ -183,9 +178,15 @@ describe('Stop hooks', () => {
     await writeStopHookSettings(['if [ -f hook.pid ]; then exit 0; fi; echo started > hook.pid; sleep 60.125']);
     await harness.startWorker();
     const started = await harness.api.start({ prompt: 'finish', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(() => harness.api.status(started.conversationId), (status) => status.phase === 'stop_hooks');
+    await eventually(
+      () => harness.api.status(started.conversationId),
+      (status) => status.phase === 'stop_hooks',
+    );
     // Found by its unique command line: the hook runs in the sandbox, where `$$` is a sandbox PID.
-    await eventually(async () => liveSleepers('60.125').length, (count) => count === 1);
+    await eventually(
+      async () => liveSleepers('60.125').length,
+      (count) => count === 1,
+    );
     await harness.api.abort(started.conversationId);
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
 
@@ -203,10 +204,12 @@ describe('Stop hooks', () => {
     const { result, events } = await run('hello');
 
     expect(result).toMatchObject({ subtype: 'success', result: 'Working anyway.' });
-    const warning = systemEvents(events, 'warning').map((event) => event.content).join('\n');
+    const warning = systemEvents(events, 'warning')
+      .map((event) => event.content)
+      .join('\n');
     // Only the hooks are skipped: the rest of the session context (CLAUDE.md, git, rules) still loads.
     expect(warning).not.toContain('Session context not loaded');
-    expect(warning).toContain("settings.json: hooks.Stop is not in Claude Code's format ({hooks:[{type:\"command\",command}]}), so its Stop hooks were ignored");
+    expect(warning).toContain('settings.json: hooks.Stop is not in Claude Code\'s format ({hooks:[{type:"command",command}]}), so its Stop hooks were ignored');
   });
 
   it('a hook that blocked sees stop_hook_active on its next run even when the model used tools in between', async () => {

@@ -55,12 +55,17 @@ function visibleText(ops: ViewOp[]): string {
 describe('live channel', () => {
   it('delivers text deltas while the model call is still streaming', async () => {
     const held = gate();
-    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Deltas arrive before the call ends.' }], chunkSize: 5, hold: { afterBlocks: 1, until: held.until } }] });
+    harness = await createHarness({
+      script: [{ content: [{ type: 'text', text: 'Deltas arrive before the call ends.' }], chunkSize: 5, hold: { afterBlocks: 1, until: held.until } }],
+    });
     await harness.startWorker();
     const { conversationId, inputUuid } = await harness.api.start({ prompt: 'stream please', config: harness.config(), taskQueue: harness.taskQueue });
     const live = reader(harness, conversationId);
     // The whole text is visible while the server still holds the response open (no message_stop yet).
-    await eventually(async () => visibleText(live.ops), (text) => text === 'Deltas arrive before the call ends.');
+    await eventually(
+      async () => visibleText(live.ops),
+      (text) => text === 'Deltas arrive before the call ends.',
+    );
     expect(live.entries.some((entry) => entry.kind === 'event' && entry.event.message.type === 'assistant')).toBe(false);
     const status = await harness.client.workflow.getHandle(conversationId).query(statusQuery);
     expect(status.phase).toBe('calling_model');
@@ -81,7 +86,14 @@ describe('live channel', () => {
     harness = await createHarness({
       script: [
         // Attempt 1 streams a first block, is held until the test saw it, then overloads mid-stream.
-        { content: [{ type: 'text', text: 'Partial words of attempt one' }, { type: 'text', text: 'never sent' }], streamErrorAfterBlocks: 1, hold: { afterBlocks: 1, until: held.until } },
+        {
+          content: [
+            { type: 'text', text: 'Partial words of attempt one' },
+            { type: 'text', text: 'never sent' },
+          ],
+          streamErrorAfterBlocks: 1,
+          hold: { afterBlocks: 1, until: held.until },
+        },
         // Attempt 2 streams slowly enough to publish its deltas (a quicker one shows as its message).
         { content: [{ type: 'text', text: 'The final answer.' }], chunkSize: 4, deltaDelayMs: 30 },
       ],
@@ -89,7 +101,10 @@ describe('live channel', () => {
     await harness.startWorker();
     const { conversationId, inputUuid } = await harness.api.start({ prompt: 'retry me', config: harness.config(), taskQueue: harness.taskQueue });
     const live = reader(harness, conversationId);
-    await eventually(async () => visibleText(live.ops), (text) => text === 'Partial words of attempt one');
+    await eventually(
+      async () => visibleText(live.ops),
+      (text) => text === 'Partial words of attempt one',
+    );
     held.open();
     await harness.api.waitForResult(conversationId, inputUuid!);
     await eventually(async () => live.ops.some((op) => op.op === 'text_end'), Boolean);
@@ -106,7 +121,14 @@ describe('live channel', () => {
     const held = gate();
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Half an ans' }, { type: 'text', text: 'x' }], streamErrorAfterBlocks: 1, hold: { afterBlocks: 1, until: held.until } },
+        {
+          content: [
+            { type: 'text', text: 'Half an ans' },
+            { type: 'text', text: 'x' },
+          ],
+          streamErrorAfterBlocks: 1,
+          hold: { afterBlocks: 1, until: held.until },
+        },
         { content: [{ type: 'text', text: 'Whole answer.' }] },
       ],
     });
@@ -125,7 +147,10 @@ describe('live channel', () => {
     };
     const out: string[] = [];
     const running = main(['ask', '--cwd', harness.workspace, 'go'], { out: (text) => out.push(text), err: () => {}, tty: { write } });
-    await eventually(async () => screen, (text) => text.includes('Half an ans'));
+    await eventually(
+      async () => screen,
+      (text) => text.includes('Half an ans'),
+    );
     held.open();
     expect(await running).toBe(0);
     expect(screen).toBe('Whole answer.\n');
@@ -135,7 +160,11 @@ describe('live channel', () => {
   it('a reader that reconnects at its offset misses nothing, also across continue-as-new', async () => {
     harness = await createHarness({
       // ~15 frames 40 ms apart: each answer streams past a model call's local phase (500 ms), so it is live.
-      respond: (request) => ({ content: [{ type: 'text', text: `Answer number ${request.index} with some words to stream.` }], chunkSize: 3, deltaDelayMs: 40 }),
+      respond: (request) => ({
+        content: [{ type: 'text', text: `Answer number ${request.index} with some words to stream.` }],
+        chunkSize: 3,
+        deltaDelayMs: 40,
+      }),
     });
     await harness.startWorker();
     const config = harness.config({ continueAsNewAfterEvents: 10 });
@@ -145,7 +174,10 @@ describe('live channel', () => {
 
     // A reader that stops part-way (a closed terminal) and comes back later at its offset.
     const partial = reader(harness, conversationId);
-    await eventually(async () => partial.entries.length, (count) => count >= 3);
+    await eventually(
+      async () => partial.entries.length,
+      (count) => count >= 3,
+    );
     partial.stop();
     await partial.done;
     const seen = partial.entries.slice();
@@ -157,8 +189,18 @@ describe('live channel', () => {
     expect(status.continuedAsNewCount).toBeGreaterThan(0);
     const resumed = reader(harness, conversationId, seen[seen.length - 1].offset + 1);
     const last = full.entries.length > 0 ? () => full.entries[full.entries.length - 1].offset : () => -1;
-    await eventually(async () => last(), (offset) => offset >= 0 && full.entries.some((entry) => entry.kind === 'event' && entry.event.message.type === 'result' && entry.event.message.result.startsWith('Answer number 2')));
-    await eventually(async () => resumed.entries.length > 0 && resumed.entries[resumed.entries.length - 1].offset, (offset) => offset === last());
+    await eventually(
+      async () => last(),
+      (offset) =>
+        offset >= 0 &&
+        full.entries.some(
+          (entry) => entry.kind === 'event' && entry.event.message.type === 'result' && entry.event.message.result.startsWith('Answer number 2'),
+        ),
+    );
+    await eventually(
+      async () => resumed.entries.length > 0 && resumed.entries[resumed.entries.length - 1].offset,
+      (offset) => offset === last(),
+    );
     const combined = [...seen, ...resumed.entries];
     expect(combined.map((entry) => entry.offset)).toEqual(full.entries.map((entry) => entry.offset));
     expect(combined.map((entry) => entry.offset)).toEqual(combined.map((_, index) => index)); // from 0, no gaps, no repeats

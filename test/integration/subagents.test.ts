@@ -49,11 +49,29 @@ describe('subagents', () => {
 
     const parentRequests = harness.model.requests.filter((request) => !isChild(request));
     const toolResult = parentRequests[1].body.messages.at(-1).content[0];
-    expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_agent1', content: expect.stringMatching(/^There are 2 text files: a\.txt and b\.txt\.\n\nagentId: a[0-9a-f]{8} /) });
+    expect(toolResult).toMatchObject({
+      type: 'tool_result',
+      tool_use_id: 'toolu_agent1',
+      content: expect.stringMatching(/^There are 2 text files: a\.txt and b\.txt\.\n\nagentId: a[0-9a-f]{8} /),
+    });
     const childRequest = harness.model.requests.find(isChild)!;
     expect(firstUserText(childRequest)).toContain('Count the .txt files');
     // No Agent, and nothing scheduled (a subagent ends with its answer); its own task list and background commands (stopped when it ends).
-    expect(toolNames(childRequest)).toEqual(['Read', 'Write', 'Edit', 'NotebookEdit', 'Bash', 'Glob', 'Grep', 'TaskOutput', 'TaskStop', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']);
+    expect(toolNames(childRequest)).toEqual([
+      'Read',
+      'Write',
+      'Edit',
+      'NotebookEdit',
+      'Bash',
+      'Glob',
+      'Grep',
+      'TaskOutput',
+      'TaskStop',
+      'TaskCreate',
+      'TaskGet',
+      'TaskList',
+      'TaskUpdate',
+    ]);
     for (const request of harness.model.requests) expectValidApiOrder(request);
 
     // The child is a workflow of its own: described, and answering the status query.
@@ -76,7 +94,13 @@ describe('subagents', () => {
       respond: (request) => {
         if (isChild(request)) return { ...text(`answer to ${firstUserText(request).match(/task \w/)?.[0]}`), delayMs: 1_500 };
         if (lastUserText(request).includes('tool_result')) return text('All three done.');
-        return { content: [agentCall('toolu_p1', 'task one', 'Do task a'), agentCall('toolu_p2', 'task two', 'Do task b'), agentCall('toolu_p3', 'task three', 'Do task c')] };
+        return {
+          content: [
+            agentCall('toolu_p1', 'task one', 'Do task a'),
+            agentCall('toolu_p2', 'task two', 'Do task b'),
+            agentCall('toolu_p3', 'task three', 'Do task c'),
+          ],
+        };
       },
     });
     await harness.startWorker();
@@ -84,7 +108,11 @@ describe('subagents', () => {
     expect(result).toMatchObject({ subtype: 'success', result: 'All three done.' });
     const results = harness.model.requests.filter((request) => !isChild(request))[1].body.messages.at(-1).content;
     // Each answer, then the agent id SendMessage takes.
-    expect(results.map((block: { content: string }) => block.content.replace(/\n\nagentId: .*$/s, ''))).toEqual(['answer to task a', 'answer to task b', 'answer to task c']);
+    expect(results.map((block: { content: string }) => block.content.replace(/\n\nagentId: .*$/s, ''))).toEqual([
+      'answer to task a',
+      'answer to task b',
+      'answer to task c',
+    ]);
     // All three children started before any of them finished.
     const history = await harness.client.workflow.getHandle(conversationId).fetchHistory();
     const events = history.events ?? [];
@@ -99,7 +127,12 @@ describe('subagents', () => {
       respond: (request) => {
         if (isChild(request)) {
           if (lastUserText(request).includes('tool_result')) return text('I could not write; the file says hello.');
-          return { content: [{ type: 'tool_use', name: 'Write', input: { file_path: 'hacked.txt', content: 'x' } }, { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }] };
+          return {
+            content: [
+              { type: 'tool_use', name: 'Write', input: { file_path: 'hacked.txt', content: 'x' } },
+              { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } },
+            ],
+          };
         }
         if (lastUserText(request).includes('tool_result')) return text('Explored.');
         return { content: [agentCall('toolu_explore', 'look around', 'What does notes.txt say?', 'Explore')] };
@@ -141,7 +174,10 @@ describe('subagents', () => {
     expect(result).toMatchObject({ subtype: 'success', result: 'Reviewed.' });
     const parentRequests = harness.model.requests.filter((request) => !isChild(request));
     expect(JSON.stringify(parentRequests[0].body.system)).toContain('reviewer: Reviews code changes');
-    expect(parentRequests[1].body.messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringContaining("Agent type 'no-such-agent' not found. Available agents: reviewer, general-purpose, Explore") });
+    expect(parentRequests[1].body.messages.at(-1).content[0]).toMatchObject({
+      is_error: true,
+      content: expect.stringContaining("Agent type 'no-such-agent' not found. Available agents: reviewer, general-purpose, Explore"),
+    });
     const child = harness.model.requests.find(isChild)!;
     expect(child.body.model).toBe('claude-haiku-4-5');
     expect(toolNames(child)).toEqual(['Read', 'Grep']);
@@ -158,8 +194,14 @@ describe('subagents', () => {
     await harness.startWorker();
     const started = await harness.api.start({ prompt: 'go slow', config: harness.config(), taskQueue: harness.taskQueue });
     const childId = subagentWorkflowId(started.conversationId, 'toolu_slow');
-    await eventually(() => harness!.api.status(started.conversationId), (status) => status.toolsInFlight.some((tool) => tool.childWorkflowId === childId));
-    await eventually(async () => harness!.model.requests.filter(isChild).length, (count) => count === 1);
+    await eventually(
+      () => harness!.api.status(started.conversationId),
+      (status) => status.toolsInFlight.some((tool) => tool.childWorkflowId === childId),
+    );
+    await eventually(
+      async () => harness!.model.requests.filter(isChild).length,
+      (count) => count === 1,
+    );
     await harness.api.abort(started.conversationId);
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
     expect(result).toMatchObject({ terminal_reason: 'aborted_tools' });
@@ -180,7 +222,10 @@ describe('subagents', () => {
     });
     const first = await harness.spawnWorkerProcess();
     const started = await harness.api.start({ prompt: 'crash test', config: harness.config(), taskQueue: harness.taskQueue });
-    await eventually(async () => childCalls, (count) => count === 1);
+    await eventually(
+      async () => childCalls,
+      (count) => count === 1,
+    );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     await harness.spawnWorkerProcess();
@@ -195,8 +240,16 @@ describe('subagents', () => {
     const listed = await eventually(
       async () => {
         const { stdout } = await execFileAsync(cli.path, [
-          'workflow', 'list', '--address', harness!.address, '--namespace', 'default',
-          '--query', `ParentWorkflowId = '${started.conversationId}'`, '--output', 'json',
+          'workflow',
+          'list',
+          '--address',
+          harness!.address,
+          '--namespace',
+          'default',
+          '--query',
+          `ParentWorkflowId = '${started.conversationId}'`,
+          '--output',
+          'json',
         ]);
         return (JSON.parse(stdout || '[]') as Array<{ execution: { workflowId: string } }>).map((entry) => entry.execution.workflowId);
       },

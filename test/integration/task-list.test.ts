@@ -33,8 +33,20 @@ describe('the task list', () => {
           ],
         ],
         ['START', [{ name: 'TaskUpdate', input: { taskId: '#1', status: 'in_progress', addBlocks: ['2'] } }]],
-        ['LIST', [{ name: 'TaskList', input: {} }, { name: 'TaskGet', input: { taskId: '2' } }]],
-        ['MISSING', [{ name: 'TaskUpdate', input: { taskId: '9', status: 'completed' } }, { name: 'TaskCreate', input: { subject: '' } }]],
+        [
+          'LIST',
+          [
+            { name: 'TaskList', input: {} },
+            { name: 'TaskGet', input: { taskId: '2' } },
+          ],
+        ],
+        [
+          'MISSING',
+          [
+            { name: 'TaskUpdate', input: { taskId: '9', status: 'completed' } },
+            { name: 'TaskCreate', input: { subject: '' } },
+          ],
+        ],
       ]),
     });
     process.env.TEMPORAL_ADDRESS = harness.address;

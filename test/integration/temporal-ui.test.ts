@@ -50,7 +50,12 @@ describe('the Temporal UI explains a conversation', () => {
   it('search attributes, summaries, a failed tool, the offered signals and current details', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'text', text: 'Running the tests.' }, { type: 'tool_use', name: 'Bash', input: { command: 'echo checking; exit 3' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Running the tests.' },
+            { type: 'tool_use', name: 'Bash', input: { command: 'echo checking; exit 3' } },
+          ],
+        },
         { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo fine' } }] },
         { content: [{ type: 'text', text: 'First answer.' }] },
         { content: [{ type: 'text', text: 'Second answer.' }] },
@@ -79,7 +84,10 @@ describe('the Temporal UI explains a conversation', () => {
 
     // Every activity has a summary — local ones (quick model calls, Read) on their markers; the
     // model calls' labels are unique over the conversation.
-    const summaries = [...eventsWith(history, 'activityTaskScheduledEventAttributes'), ...eventsWith(history, 'markerRecordedEventAttributes').filter((event) => event.markerRecordedEventAttributes.markerName === 'core_local_activity')]
+    const summaries = [
+      ...eventsWith(history, 'activityTaskScheduledEventAttributes'),
+      ...eventsWith(history, 'markerRecordedEventAttributes').filter((event) => event.markerRecordedEventAttributes.markerName === 'core_local_activity'),
+    ]
       .sort((a, b) => Number(a.eventId) - Number(b.eventId))
       .map((event) => decodePayload(event.userMetadata?.summary));
     expect(summaries.every((summary) => typeof summary === 'string' && summary !== '')).toBe(true);
@@ -136,7 +144,9 @@ describe('the Temporal UI explains a conversation', () => {
     const queries = metadata.definition.queryDefinitions.map((definition: { name: string }) => definition.name);
     expect(queries).not.toContain('requestContext');
     expect(queries).not.toContain('transcriptSlice');
-    expect(metadata.currentDetails).toMatch(/^\*\*awaiting_input\*\* · turn 4 · query 2 · claude-sonnet-4-6 · \$\d+\.\d{4}\n\n\*\*Asked:\*\* And again\n\n\*\*Last answer:\*\* Second answer\.$/);
+    expect(metadata.currentDetails).toMatch(
+      /^\*\*awaiting_input\*\* · turn 4 · query 2 · claude-sonnet-4-6 · \$\d+\.\d{4}\n\n\*\*Asked:\*\* And again\n\n\*\*Last answer:\*\* Second answer\.$/,
+    );
 
     // `durable-agent list` filters on the attributes (visibility is eventually consistent).
     const listed = await eventually(
@@ -145,11 +155,17 @@ describe('the Temporal UI explains a conversation', () => {
     );
     expect(listed.out).toMatch(new RegExp(`${conversationId}\\s+awaiting_input\\s+4\\s+\\$\\d+\\.\\d{4}\\s+\\S+Z\\s+\\S+\\s+"${prompt}"`));
     expect((await cli('list', '--status', 'ended', '--workspace', harness.workspace)).out).toContain('No conversation matches.');
-    expect(await cli('list', '--status', 'sleeping')).toMatchObject({ code: 2, err: expect.stringContaining('--status must be one of running, awaiting_input') });
+    expect(await cli('list', '--status', 'sleeping')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--status must be one of running, awaiting_input'),
+    });
 
     await harness.api.end(conversationId);
     await harness.api.summary(conversationId);
-    const ended = await eventually(() => cli('list', '--status', 'ended', '--workspace', harness!.workspace), (output) => output.out.includes(conversationId));
+    const ended = await eventually(
+      () => cli('list', '--status', 'ended', '--workspace', harness!.workspace),
+      (output) => output.out.includes(conversationId),
+    );
     expect(ended.code).toBe(0);
   });
 
@@ -158,7 +174,13 @@ describe('the Temporal UI explains a conversation', () => {
     const longText = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
     harness = await createHarness({
       script: [
-        { deltaDelayMs: 20, content: [{ type: 'text', text: longText }, { type: 'tool_use', name: 'Bash', input: { command: 'touch timeline-check.txt' } }] },
+        {
+          deltaDelayMs: 20,
+          content: [
+            { type: 'text', text: longText },
+            { type: 'tool_use', name: 'Bash', input: { command: 'touch timeline-check.txt' } },
+          ],
+        },
         { deltaDelayMs: 20, content: [{ type: 'text', text: longText }] },
       ],
     });
@@ -192,7 +214,9 @@ describe('the Temporal UI explains a conversation', () => {
     const events = history.events as any[];
     // The reader long-polls (an update: two events and a workflow task) only while the
     // conversation is quiet; while it streams, it reads by query, which writes no history.
-    const polls = events.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === '__temporal_workflow_stream_poll');
+    const polls = events.filter(
+      (event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === '__temporal_workflow_stream_poll',
+    );
     const publishes = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === '__temporal_workflow_stream_publish');
     expect(publishes.length).toBeGreaterThan(4);
     expect(polls.length).toBeLessThanOrEqual(4);
@@ -207,7 +231,10 @@ describe('the Temporal UI explains a conversation', () => {
 
   it('a running tool heartbeats its name and output tail', async () => {
     harness = await createHarness({
-      script: [{ content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo heartbeat-marker-42; sleep 60' } }] }, { content: [{ type: 'text', text: 'Stopped.' }] }],
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo heartbeat-marker-42; sleep 60' } }] },
+        { content: [{ type: 'text', text: 'Stopped.' }] },
+      ],
     });
     await harness.startWorker();
     const { conversationId, inputUuid } = await harness.api.start({ prompt: 'Run it', config: harness.config(), taskQueue: harness.taskQueue });

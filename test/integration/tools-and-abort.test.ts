@@ -34,7 +34,6 @@ afterEach(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------
 
-
 /** Creates a FIFO in the workspace; `cat name` blocks on it until the test releases it. */
 function makeGate(name: string): string {
   const file = path.join(harness.workspace, name);
@@ -339,10 +338,7 @@ describe('streaming tool execution', () => {
     expect(result.subtype).toBe('success');
 
     const results = toolResultsOf(harness.model.requests[1]);
-    expect(results.map((block) => block.tool_use_id)).toEqual([
-      ...pairs.map((n) => `toolu_s${n}`),
-      ...pairs.flatMap((n) => [`toolu_w${n}`, `toolu_r${n}`]),
-    ]);
+    expect(results.map((block) => block.tool_use_id)).toEqual([...pairs.map((n) => `toolu_s${n}`), ...pairs.flatMap((n) => [`toolu_w${n}`, `toolu_r${n}`])]);
     for (const n of pairs) {
       const read = results.find((block) => block.tool_use_id === `toolu_r${n}`)!;
       expect(read.is_error, read.content).toBeFalsy();
@@ -404,7 +400,10 @@ describe('streaming tool execution', () => {
       () => activityRecords(conversationId),
       (records) => runToolRecords(records).some((record) => record.input.input.command === 'cat gate.fifo' && record.closedAs === 'canceled'),
     );
-    await eventually(async () => readerAlive(fd), (alive) => !alive);
+    await eventually(
+      async () => readerAlive(fd),
+      (alive) => !alive,
+    );
     const gateRuns = runToolRecords(await activityRecords(conversationId)).filter((record) => record.input.input.command === 'cat gate.fifo');
     expect(gateRuns).toHaveLength(1);
   });
@@ -573,7 +572,10 @@ describe('abort', () => {
     await harness.startWorker();
     const { conversationId, inputUuid } = await start('wait');
 
-    await eventually(async () => liveSleepers('30.125').length, (count) => count === 1);
+    await eventually(
+      async () => liveSleepers('30.125').length,
+      (count) => count === 1,
+    );
     await harness.api.abort(conversationId);
     const aborted = await harness.api.waitForResult(conversationId, inputUuid!);
     expect(aborted).toMatchObject({ terminal_reason: 'aborted_tools', is_error: true });
@@ -651,7 +653,10 @@ describe('abort with production heartbeat settings', () => {
       config: harness.config({ toolHeartbeatTimeoutMs: 60_000 }),
       taskQueue: harness.taskQueue,
     });
-    await eventually(async () => liveSleepers('20.125').length, (count) => count === 1);
+    await eventually(
+      async () => liveSleepers('20.125').length,
+      (count) => count === 1,
+    );
     await harness.api.abort(started.conversationId);
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
 

@@ -21,7 +21,12 @@ afterEach(async () => {
 });
 
 const script = () => [
-  { content: [{ type: 'text' as const, text: 'Reading.' }, { type: 'tool_use' as const, name: 'Read', input: { file_path: 'notes.txt' } }] },
+  {
+    content: [
+      { type: 'text' as const, text: 'Reading.' },
+      { type: 'tool_use' as const, name: 'Read', input: { file_path: 'notes.txt' } },
+    ],
+  },
   { content: [{ type: 'tool_use' as const, name: 'Bash', input: { command: 'echo ran' } }] },
   { content: [{ type: 'text' as const, text: 'Done: notes read, command ran.' }] },
 ];
@@ -122,14 +127,21 @@ describe('model calls by reference', () => {
     for (const request of harness.model.requests) expect(JSON.stringify(request.body.messages)).not.toContain('forged');
     // The second callModel needed a second attempt.
     const history = await harness.client.workflow.getHandle(conversationId).fetchHistory();
-    const attempts = (history.events ?? []).filter((event) => event.activityTaskStartedEventAttributes).map((event) => event.activityTaskStartedEventAttributes!.attempt);
+    const attempts = (history.events ?? [])
+      .filter((event) => event.activityTaskStartedEventAttributes)
+      .map((event) => event.activityTaskStartedEventAttributes!.attempt);
     expect(attempts).toContain(2);
   });
 
   it('a quick answer whose tools come at the end sends no streamed-tool signals', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } }, { type: 'tool_use', name: 'Glob', input: { pattern: '*.txt' } }] },
+        {
+          content: [
+            { type: 'tool_use', name: 'Read', input: { file_path: 'notes.txt' } },
+            { type: 'tool_use', name: 'Glob', input: { pattern: '*.txt' } },
+          ],
+        },
         { content: [{ type: 'text', text: 'Found it.' }] },
       ],
     });

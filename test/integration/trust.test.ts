@@ -33,14 +33,18 @@ afterEach(async () => {
   await rm(outsideDir, { recursive: true, force: true });
 });
 
-const exists = (file: string) => access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 
 function toolResults(request: RecordedRequest): Array<{ tool_use_id: string; content: unknown; is_error?: boolean }> {
   const last = request.body.messages[request.body.messages.length - 1] as { content: unknown };
   return Array.isArray(last.content) ? ((last.content as Array<{ type: string }>).filter((block) => block.type === 'tool_result') as never) : [];
 }
 
-describe('trust before a workspace\'s settings count', () => {
+describe("trust before a workspace's settings count", () => {
   it('untrusted, its allow rules, hook and MCP server widen nothing; after --trust they apply, but never outside the workspace', async () => {
     const secret = `secret-canary-${randomUUID()}`;
     await mkdir(path.join(home, 'secrets'));
@@ -54,7 +58,12 @@ describe('trust before a workspace\'s settings count', () => {
       ],
     });
     harness = await createHarness({
-      script: [calls('untrusted'), { content: [{ type: 'text', text: 'Untrusted run done.' }] }, calls('trusted'), { content: [{ type: 'text', text: 'Trusted run done.' }] }],
+      script: [
+        calls('untrusted'),
+        { content: [{ type: 'text', text: 'Untrusted run done.' }] },
+        calls('trusted'),
+        { content: [{ type: 'text', text: 'Trusted run done.' }] },
+      ],
     });
     const workspace = harness.workspace;
     const hookCanary = path.join(workspace, 'hook-ran');
@@ -68,7 +77,9 @@ describe('trust before a workspace\'s settings count', () => {
           PreToolUse: [
             {
               matcher: 'Write|Read',
-              hooks: [{ type: 'command', command: `touch ${hookCanary}; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'` }],
+              hooks: [
+                { type: 'command', command: `touch ${hookCanary}; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'` },
+              ],
             },
           ],
         },
@@ -114,7 +125,10 @@ describe('trust before a workspace\'s settings count', () => {
     expect(harness.model.requests[2].body.tools.map((tool: { name: string }) => tool.name)).toContain('mcp__canary__echo');
     expect(await readFile(path.join(workspace, 'inside.txt'), 'utf8')).toBe('trusted\n');
     // The project's Read(~/secrets/**) and Write(//tmp/…) are ignored, and the hook's allow does not skip the outside check.
-    expect(JSON.parse(trusted.out).permission_denials.map((denial: { tool_use_id: string }) => denial.tool_use_id)).toEqual(['toolu_trusted_secret', 'toolu_trusted_tmp']);
+    expect(JSON.parse(trusted.out).permission_denials.map((denial: { tool_use_id: string }) => denial.tool_use_id)).toEqual([
+      'toolu_trusted_secret',
+      'toolu_trusted_tmp',
+    ]);
     expect(JSON.stringify(harness.model.requests[3].body.messages)).not.toContain(secret);
     expect(await exists(outsideFile)).toBe(false);
     const results = toolResults(harness.model.requests[3]);
@@ -152,15 +166,24 @@ describe('settings that cannot be read fail closed', () => {
 
   it('a conversation another client started ends with the error: its tools never run with fewer rules', async () => {
     harness = await createHarness({
-      script: [{ content: [{ type: 'tool_use', id: 'toolu_rm', name: 'Bash', input: { command: 'touch ran-without-rules' } }] }, { content: [{ type: 'text', text: 'ran' }] }],
+      script: [
+        { content: [{ type: 'tool_use', id: 'toolu_rm', name: 'Bash', input: { command: 'touch ran-without-rules' } }] },
+        { content: [{ type: 'text', text: 'ran' }] },
+      ],
     });
     await mkdir(path.join(harness.workspace, '.claude'));
     await writeFile(path.join(harness.workspace, '.claude', 'settings.local.json'), '{"permissions": {"deny": ["Bash(touch:*)"]},}');
     await harness.startWorker();
     const { conversationId } = await harness.api.start({ prompt: 'touch it', config: harness.config(), taskQueue: harness.taskQueue });
-    const failure = await harness.client.workflow.getHandle(conversationId).result().catch((error: unknown) => error);
+    const failure = await harness.client.workflow
+      .getHandle(conversationId)
+      .result()
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(WorkflowFailedError);
-    expect((failure as WorkflowFailedError).cause).toMatchObject({ type: 'InvalidSettings', message: expect.stringMatching(/settings\.local\.json:1:\d+: not valid JSON/) });
+    expect((failure as WorkflowFailedError).cause).toMatchObject({
+      type: 'InvalidSettings',
+      message: expect.stringMatching(/settings\.local\.json:1:\d+: not valid JSON/),
+    });
     expect(harness.model.requests).toHaveLength(0);
     expect(await exists(path.join(harness.workspace, 'ran-without-rules'))).toBe(false);
   }, 120_000);

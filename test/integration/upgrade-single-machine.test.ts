@@ -44,10 +44,7 @@ function exited(child: ChildProcess): Promise<void> {
 async function restartedOnNewVersion(address?: string) {
   harness = await createHarness(
     {
-      script: [
-        { content: [{ type: 'text', text: 'First answer, on N.' }] },
-        { content: [{ type: 'text', text: 'Second answer.' }] },
-      ],
+      script: [{ content: [{ type: 'text', text: 'First answer, on N.' }] }, { content: [{ type: 'text', text: 'Second answer.' }] }],
     },
     { address },
   );
@@ -60,7 +57,11 @@ async function restartedOnNewVersion(address?: string) {
       ?.currentDeploymentVersion?.buildId;
   const runOf = async (conversationId: string) => {
     const description = await h.client.workflow.getHandle(conversationId).describe();
-    return { runId: description.runId, buildId: description.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId, status: description.raw.workflowExecutionInfo?.status };
+    return {
+      runId: description.runId,
+      buildId: description.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId,
+      status: description.raw.workflowExecutionInfo?.status,
+    };
   };
 
   // Version N: the worker made itself current, its build id the hash of the bundle it kept.
@@ -89,7 +90,7 @@ async function restartedOnNewVersion(address?: string) {
   const second = await h.api.send(first.conversationId, 'Which word?');
   const answered = await Promise.race([
     h.api.waitForResult(first.conversationId, second),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no worker of N took the pinned run\'s task within 90 s')), 90_000).unref()),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no worker of N took the pinned run's task within 90 s")), 90_000).unref()),
   ]);
   expect(answered.result).toBe('Second answer.');
   expect(h.model.requests[1].body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
@@ -106,24 +107,38 @@ describe('one machine upgraded in place, on the dev server (server 1.29.1: runs 
 
     // The pinned run ends: nothing is pinned to N any more, and the process drops N.
     await h.api.end(conversationId);
-    await eventually(() => runOf(conversationId), (run) => run.status === COMPLETED);
-    await eventually(async () => existsSync(path.join(bundles, `${n}.js`)), (exists) => !exists, 30_000);
+    await eventually(
+      () => runOf(conversationId),
+      (run) => run.status === COMPLETED,
+    );
+    await eventually(
+      async () => existsSync(path.join(bundles, `${n}.js`)),
+      (exists) => !exists,
+      30_000,
+    );
     expect(readdirSync(bundles)).toEqual([`${n1}.js`]);
   }, 240_000);
 });
 
-describe.skipIf(unavailable)(`one machine upgraded in place, on the PostgreSQL stack (server 1.31.0: Upgrade on Continue-as-New)${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
-  const stack = postgresStackForSuite('single-machine');
+describe.skipIf(unavailable)(
+  `one machine upgraded in place, on the PostgreSQL stack (server 1.31.0: Upgrade on Continue-as-New)${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  () => {
+    const stack = postgresStackForSuite('single-machine');
 
-  it('the run pinned to N, served from the kept bundle, moves to N+1 on its next input; then the process drops N', async () => {
-    const { n, n1, bundles, runOf, conversationId, pinnedRun } = await restartedOnNewVersion(stack.address());
-    // The input woke it on N, where the task said N+1 is current: it moved, and N+1 answered.
-    const moved = await runOf(conversationId);
-    expect(moved.buildId).toBe(n1);
-    expect(moved.runId).not.toBe(pinnedRun.runId);
+    it('the run pinned to N, served from the kept bundle, moves to N+1 on its next input; then the process drops N', async () => {
+      const { n, n1, bundles, runOf, conversationId, pinnedRun } = await restartedOnNewVersion(stack.address());
+      // The input woke it on N, where the task said N+1 is current: it moved, and N+1 answered.
+      const moved = await runOf(conversationId);
+      expect(moved.buildId).toBe(n1);
+      expect(moved.runId).not.toBe(pinnedRun.runId);
 
-    // Nothing is pinned to N any more: the process drops N's Worker and deletes its bundle.
-    await eventually(async () => existsSync(path.join(bundles, `${n}.js`)), (exists) => !exists, 30_000);
-    expect(readdirSync(bundles)).toEqual([`${n1}.js`]);
-  }, 240_000);
-});
+      // Nothing is pinned to N any more: the process drops N's Worker and deletes its bundle.
+      await eventually(
+        async () => existsSync(path.join(bundles, `${n}.js`)),
+        (exists) => !exists,
+        30_000,
+      );
+      expect(readdirSync(bundles)).toEqual([`${n1}.js`]);
+    }, 240_000);
+  },
+);

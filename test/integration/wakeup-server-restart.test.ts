@@ -28,7 +28,12 @@ afterAll(async () => {
 describe('ScheduleWakeup across a Temporal server restart', () => {
   it('fires once after the server was killed (SIGKILL) and started again on the same database', async () => {
     harness = await createHarness(
-      { respond: promptResponder([['WAKE', 'Woke after the restart.'], ['PACE', [{ name: 'ScheduleWakeup', input: { delaySeconds: 12, reason: 'after restart', prompt: 'WAKE again' } }]]]) },
+      {
+        respond: promptResponder([
+          ['WAKE', 'Woke after the restart.'],
+          ['PACE', [{ name: 'ScheduleWakeup', input: { delaySeconds: 12, reason: 'after restart', prompt: 'WAKE again' } }]],
+        ]),
+      },
       { address: server!.address },
     );
     await harness.startWorker();

@@ -4,7 +4,15 @@ import { transcriptToContinue } from '../../common/agent-transcript';
 import type { TranscriptMessage } from '../../common/messages';
 
 const user = (text: string): TranscriptMessage => ({ type: 'user', uuid: `u-${text}`, message: { role: 'user', content: text } }) as TranscriptMessage;
-const boundary: TranscriptMessage = { type: 'compact_boundary', uuid: 'b', trigger: 'auto', preTokens: 100, postTokens: 10, messagesSummarized: 2, timestamp: 0 };
+const boundary: TranscriptMessage = {
+  type: 'compact_boundary',
+  uuid: 'b',
+  trigger: 'auto',
+  preTokens: 100,
+  postTokens: 10,
+  messagesSummarized: 2,
+  timestamp: 0,
+};
 
 describe('transcriptToContinue', () => {
   it('takes the whole transcript when it was never compacted', () => {
@@ -19,7 +27,9 @@ describe('transcriptToContinue', () => {
 
   it('refuses a transcript over the cap, saying how large it is and what to do', () => {
     const result = transcriptToContinue('child', [user('x'.repeat(2_000))], 1_000);
-    expect(result).toEqual({ problem: expect.stringMatching(/child.* is 0\.0 MB since its last compaction, more than an agent can be continued with .*Start a new agent/) });
+    expect(result).toEqual({
+      problem: expect.stringMatching(/child.* is 0\.0 MB since its last compaction, more than an agent can be continued with .*Start a new agent/),
+    });
   });
 
   it('refuses an empty transcript', () => {

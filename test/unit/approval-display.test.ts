@@ -100,12 +100,20 @@ describe('the approval shows what is approved', () => {
   });
 
   it('a short command stays on the call line, its invisible characters shown; a multi-line one keeps its lines apart from wraps', () => {
-    expect(permissionQuestionLines({ toolName: 'Bash', input: { command: `rm -rf ${RLO}tmp` }, reason: 'r' }, '', 80)).toEqual(['⚠ Bash(rm -rf ⟨U+202E⟩tmp) needs permission: r']);
+    expect(permissionQuestionLines({ toolName: 'Bash', input: { command: `rm -rf ${RLO}tmp` }, reason: 'r' }, '', 80)).toEqual([
+      '⚠ Bash(rm -rf ⟨U+202E⟩tmp) needs permission: r',
+    ]);
     const multi = permissionQuestionLines({ toolName: 'Bash', input: { command: `echo ok\n${'y'.repeat(30)}\r\nrm -rf ~` }, reason: 'r' }, ' (subagent)', 30);
-    expect(multi).toEqual(['⚠ Bash (subagent) needs permission: r', '    │ echo ok', `    │ ${'y'.repeat(24)}`, `    ↳ ${'y'.repeat(6)}⟨U+000D⟩`, '    │ rm -rf ~']);
+    expect(multi).toEqual([
+      '⚠ Bash (subagent) needs permission: r',
+      '    │ echo ok',
+      `    │ ${'y'.repeat(24)}`,
+      `    ↳ ${'y'.repeat(6)}⟨U+000D⟩`,
+      '    │ rm -rf ~',
+    ]);
   });
 
-  it("status lists the waiting call whole (unwrapped when not on a terminal), then why, then how to answer", () => {
+  it('status lists the waiting call whole (unwrapped when not on a terminal), then why, then how to answer', () => {
     const [entry] = formatPendingPermissions('conv-1', [{ ...request, toolUseId: 'toolu_1', since: Date.UTC(2026, 0, 2) }], Number.POSITIVE_INFINITY);
     const lines = entry.split('\n');
     expect(lines[0]).toBe('permission    toolu_1  Bash  waiting since 2026-01-02T00:00:00.000Z');
@@ -124,7 +132,9 @@ describe('the approval shows what is approved', () => {
     expect(view.call).toBe(`Write(${showInvisibleCharacters(longPath)})`);
     expect(view.call).not.toContain('…');
     expect(view.lines).toEqual(['    │ line one', '    │ x⟨U+001B⟩[2Ky']);
-    expect(approvalView('mcp__github__create_issue', { title: `a${'\u200B'}b`, body: 'text' }, 80).call).toBe('mcp__github__create_issue(title: a⟨U+200B⟩b, body: text)');
+    expect(approvalView('mcp__github__create_issue', { title: `a${'\u200B'}b`, body: 'text' }, 80).call).toBe(
+      'mcp__github__create_issue(title: a⟨U+200B⟩b, body: text)',
+    );
   });
 
   it('the UI timer shows the characters it keeps (the server caps a summary at 400 bytes: the whole call is in status)', () => {

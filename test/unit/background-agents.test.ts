@@ -43,7 +43,9 @@ describe('background agent tasks', () => {
   });
 
   it('finds an agent by id, child workflow id, or a description or type that names exactly one', () => {
-    const state: AgentTasksState = { tasks: [task(), task({ id: 'a99999999', description: 'lint', childWorkflowId: 'conv--agent-toolu_2', agentType: 'Explore' })] };
+    const state: AgentTasksState = {
+      tasks: [task(), task({ id: 'a99999999', description: 'lint', childWorkflowId: 'conv--agent-toolu_2', agentType: 'Explore' })],
+    };
     expect(findAgentTask(state, 'a99999999')).toEqual({ task: state.tasks[1] });
     expect(findAgentTask(state, 'conv--agent-toolu_1')).toEqual({ task: state.tasks[0] });
     expect(findAgentTask(state, ' Count Files ')).toEqual({ task: state.tasks[0] });
@@ -97,8 +99,12 @@ describe('background agent tasks', () => {
       ].join('\n'),
     );
     expect(agentNotificationText(task(), { result: ' ', isError: true })).toContain('<status>failed</status>');
-    expect(agentTaskOutputText(task(), true)).toBe('<retrieval_status>timeout</retrieval_status>\n<task_id>a1234abcd</task_id>\n<task_type>local_agent</task_type>\n<status>running</status>');
-    expect(agentTaskOutputText(task({ status: 'idle', result: 'Done.', lastSeq: 1 }), false)).toContain('<retrieval_status>success</retrieval_status>\n<task_id>a1234abcd</task_id>\n<task_type>local_agent</task_type>\n<status>completed</status>\n<output>\nDone.\n</output>');
+    expect(agentTaskOutputText(task(), true)).toBe(
+      '<retrieval_status>timeout</retrieval_status>\n<task_id>a1234abcd</task_id>\n<task_type>local_agent</task_type>\n<status>running</status>',
+    );
+    expect(agentTaskOutputText(task({ status: 'idle', result: 'Done.', lastSeq: 1 }), false)).toContain(
+      '<retrieval_status>success</retrieval_status>\n<task_id>a1234abcd</task_id>\n<task_type>local_agent</task_type>\n<status>completed</status>\n<output>\nDone.\n</output>',
+    );
     expect(agentTaskOutputText(task({ status: 'killed' }), false)).toContain('<status>killed</status>');
   });
 });
@@ -124,7 +130,14 @@ describe('status of background agents', () => {
       continuedAsNewCount: 0,
       nextEventSeq: 3,
       backgroundAgents: [
-        { id: 'a1234abcd', description: 'count files', agentType: 'general-purpose', model: 'claude-haiku-4-5', status: 'completed (waiting for SendMessage)', childWorkflowId: 'conv--agent-toolu_1' },
+        {
+          id: 'a1234abcd',
+          description: 'count files',
+          agentType: 'general-purpose',
+          model: 'claude-haiku-4-5',
+          status: 'completed (waiting for SendMessage)',
+          childWorkflowId: 'conv--agent-toolu_1',
+        },
       ],
     } as unknown as ConversationStatus;
     expect(formatStatus(status).split('\n')).toContain(

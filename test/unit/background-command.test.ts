@@ -174,7 +174,16 @@ describe('background commands', () => {
     const task = ref();
     const paths = backgroundPaths(stateDir, task);
     await mkdir(paths.directory, { recursive: true });
-    const claim = { version: 1, ...task, command: 'echo ran >> claimed.txt', host: 'h', marker: 'DURABLE_AGENT_SHELL_RUN_ID=background-never', outputPath: paths.output, startedAt: new Date().toISOString(), sandbox: 'x' };
+    const claim = {
+      version: 1,
+      ...task,
+      command: 'echo ran >> claimed.txt',
+      host: 'h',
+      marker: 'DURABLE_AGENT_SHELL_RUN_ID=background-never',
+      outputPath: paths.output,
+      startedAt: new Date().toISOString(),
+      sandbox: 'x',
+    };
     await writeFile(paths.claim, JSON.stringify(claim));
     const retried = await startBackgroundCommand({ stateDir }, { ...task, command: claim.command });
     expect(retried.alreadyStarted).toBe(true);
@@ -195,19 +204,25 @@ describe('background commands', () => {
     expect(outcome).toMatchObject({ status: 'interrupted' });
     expect(outcome.detail).toMatch(/was started on this worker host/);
   });
-  it.runIf(sandboxed)('runs in the same sandbox as Bash: nothing outside the workspace is writable, its control files are hidden, its output readable', async () => {
-    const task = ref();
-    const outside = path.join(base, 'outside.txt');
-    const paths = backgroundPaths(stateDir, task);
-    await startBackgroundCommand(
-      { stateDir },
-      { ...task, command: `echo x > ${outside}; test -e ${paths.record} && echo record-visible || echo record-hidden; test -r ${paths.output} && echo output-readable; echo inside > inside.txt` },
-    );
-    const outcome = await superviseBackgroundCommand({ stateDir }, task, { pollMs: 50 });
-    expect(existsSync(outside)).toBe(false);
-    expect(outcome.tail).toMatch(/Read-only file system/);
-    expect(outcome.tail).toMatch(/^record-hidden$/m);
-    expect(outcome.tail).toMatch(/^output-readable$/m);
-    expect(await readFile(path.join(workspace, 'inside.txt'), 'utf8')).toBe('inside\n');
-  });
+  it.runIf(sandboxed)(
+    'runs in the same sandbox as Bash: nothing outside the workspace is writable, its control files are hidden, its output readable',
+    async () => {
+      const task = ref();
+      const outside = path.join(base, 'outside.txt');
+      const paths = backgroundPaths(stateDir, task);
+      await startBackgroundCommand(
+        { stateDir },
+        {
+          ...task,
+          command: `echo x > ${outside}; test -e ${paths.record} && echo record-visible || echo record-hidden; test -r ${paths.output} && echo output-readable; echo inside > inside.txt`,
+        },
+      );
+      const outcome = await superviseBackgroundCommand({ stateDir }, task, { pollMs: 50 });
+      expect(existsSync(outside)).toBe(false);
+      expect(outcome.tail).toMatch(/Read-only file system/);
+      expect(outcome.tail).toMatch(/^record-hidden$/m);
+      expect(outcome.tail).toMatch(/^output-readable$/m);
+      expect(await readFile(path.join(workspace, 'inside.txt'), 'utf8')).toBe('inside\n');
+    },
+  );
 });

@@ -7,14 +7,30 @@
 import { describe, expect, it } from 'vitest';
 import { type PermissionContext, decidePermission } from '../../common/permissions';
 import { toolFacts } from '../../common/tool-facts';
-import { endedTask, invalidInput, isBackgroundCall, newTaskId, noTaskFound, pruneEndedTasks, runningTaskLines, startedText } from '../../workflows/background/commands';
+import {
+  endedTask,
+  invalidInput,
+  isBackgroundCall,
+  newTaskId,
+  noTaskFound,
+  pruneEndedTasks,
+  runningTaskLines,
+  startedText,
+} from '../../workflows/background/commands';
 import type { BackgroundTask } from '../../workflows/background/command-tasks';
 import { formatCurrentDetails } from '../../workflows/ui-details';
 import { formatBackgroundTasks, formatEvent } from '../../client/format';
 import { describeTaskNotification } from '../../client/task-notification';
 import { taskNotificationText } from '../../common/background';
 
-const task: BackgroundTask = { kind: 'bash', description: 'Run the dev server', command: 'npm run dev', status: 'running', outputPath: '/s/b1.output', startedAt: 1 };
+const task: BackgroundTask = {
+  kind: 'bash',
+  description: 'Run the dev server',
+  command: 'npm run dev',
+  status: 'running',
+  outputPath: '/s/b1.output',
+  startedAt: 1,
+};
 
 describe('background commands route', () => {
   it('makes Claude Code-like task ids: b and 8 hex characters', () => {
@@ -32,7 +48,7 @@ describe('background commands route', () => {
     expect(isBackgroundCall({ name: 'Read', input: { file_path: 'a' } })).toBe(false);
   });
 
-  it("answers unknown ids as Claude Code does, and names the task and its output file when it starts", () => {
+  it('answers unknown ids as Claude Code does, and names the task and its output file when it starts', () => {
     expect(noTaskFound('bdeadbeef')).toEqual({ isError: true, content: 'No task found with ID: bdeadbeef' });
     expect(startedText('b1', '/s/b1.output', [])).toBe('Command running in background with ID: b1. Output is being written to: /s/b1.output');
     expect(startedText('b1', '/o', ['Sandbox: network off'])).toContain('\nSandbox: network off');
@@ -67,7 +83,9 @@ describe('background commands route', () => {
     expect(lines).toEqual(['b1 Run the dev server', 'b3 Run the dev server', 'b4 Run the dev server', 'b5 Run the dev server']);
     const details = formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, background: lines });
     expect(details).toContain('**Background (4 running):** b1 Run the dev server · b3 Run the dev server · b4 Run the dev server · and 1 more');
-    expect(formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, background: [] })).not.toContain('Background');
+    expect(formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, background: [] })).not.toContain(
+      'Background',
+    );
   });
 
   it('a query a notification started shows its summary in the UI, not its XML', () => {
@@ -79,7 +97,9 @@ describe('background commands route', () => {
     expect(details).toContain('**Notified:** Background command "Build" completed (exit code 0)');
     expect(details).not.toContain('task-notification');
     expect(details).not.toContain('**Asked:**');
-    expect(formatCurrentDetails({ phase: 'running', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, lastPrompt: 'Fix the test' })).toContain('**Asked:** Fix the test');
+    expect(formatCurrentDetails({ phase: 'running', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, lastPrompt: 'Fix the test' })).toContain(
+      '**Asked:** Fix the test',
+    );
   });
 });
 
@@ -99,7 +119,10 @@ describe('`status` lists background tasks', () => {
 
 describe('chat shows a task notification as its summary line', () => {
   it('not as XML; a prompt that is not one is left alone', () => {
-    const prompt = taskNotificationText({ taskId: 'b1', status: 'failed', exitCode: 1, outputPath: '/s/b1.output', tail: 'boom', outputBytes: 4 }, 'Background command "Build"');
+    const prompt = taskNotificationText(
+      { taskId: 'b1', status: 'failed', exitCode: 1, outputPath: '/s/b1.output', tail: 'boom', outputBytes: 4 },
+      'Background command "Build"',
+    );
     expect(describeTaskNotification(prompt)).toBe('● Background command "Build" failed (exit code 1) · output: /s/b1.output');
     expect(describeTaskNotification('fix the <task-notification> parser')).toBeUndefined();
     // `start --follow` / `send --follow` print it the same way.
@@ -113,14 +136,17 @@ describe('permissions of background calls', () => {
     const of = (list: string[] = []) => list.map((rule) => ({ rule, source: 'cliArg' as const }));
     return { mode, rules: { allow: of(rules.allow), deny: of(rules.deny), ask: of(rules.ask) }, workingDirectories: ['/work/p'] };
   };
-  const decide = (name: string, input: unknown, ctx: PermissionContext) => decidePermission({ toolName: name, input }, toolFacts({ name, input }), ctx).behavior;
+  const decide = (name: string, input: unknown, ctx: PermissionContext) =>
+    decidePermission({ toolName: name, input }, toolFacts({ name, input }), ctx).behavior;
 
   it('a background Bash is decided exactly as the same Bash call', () => {
     for (const mode of ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const) {
       for (const command of ['git status', 'npm run dev', 'rm -rf build']) {
         for (const rules of [{}, { allow: ['Bash(npm run:*)'] }, { deny: ['Bash(rm:*)'] }, { ask: ['Bash(git:*)'] }]) {
           const ctx = context(mode, rules);
-          expect(decide('Bash', { command, run_in_background: true }, ctx), `${mode} ${command} ${JSON.stringify(rules)}`).toBe(decide('Bash', { command }, ctx));
+          expect(decide('Bash', { command, run_in_background: true }, ctx), `${mode} ${command} ${JSON.stringify(rules)}`).toBe(
+            decide('Bash', { command }, ctx),
+          );
         }
       }
     }

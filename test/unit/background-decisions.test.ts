@@ -73,9 +73,19 @@ describe('cron expressions (Claude Code grammar)', () => {
   });
 
   it('plans a job: recurring by default with a 7-day expiry; one-shot without; errors as data', () => {
-    const base = { id: 'a1b2c3d4', conversationId: 'conv-1', prompt: 'check the deploy', timeZone: 'Europe/Paris', nowMs: at('2026-03-01T10:00:00Z'), existingJobs: 0 };
+    const base = {
+      id: 'a1b2c3d4',
+      conversationId: 'conv-1',
+      prompt: 'check the deploy',
+      timeZone: 'Europe/Paris',
+      nowMs: at('2026-03-01T10:00:00Z'),
+      existingJobs: 0,
+    };
     const recurring = planCronJob({ ...base, cron: '*/5  *  * * *' });
-    expect(recurring).toMatchObject({ ok: true, job: { cron: '*/5 * * * *', recurring: true, durable: false, expiresAtMs: base.nowMs + CRON_RECURRING_MAX_AGE_MS } });
+    expect(recurring).toMatchObject({
+      ok: true,
+      job: { cron: '*/5 * * * *', recurring: true, durable: false, expiresAtMs: base.nowMs + CRON_RECURRING_MAX_AGE_MS },
+    });
     const once = planCronJob({ ...base, cron: '30 14 2 3 *', recurring: false, durable: true });
     expect(once).toMatchObject({ ok: true, job: { recurring: false, durable: true, jitterMs: 0 } });
     expect(once.ok && once.job.expiresAtMs).toBeUndefined();

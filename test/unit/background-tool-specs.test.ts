@@ -48,7 +48,11 @@ const CLAUDE_CODE_FIELDS: Record<string, string[]> = {
 
 describe('issue 21 tool specs', () => {
   it.each(specs.map((spec) => [spec.name, spec] as const))("%s has Claude Code's input fields and a JSON Schema the API accepts", (name, spec) => {
-    const schema = z.toJSONSchema(spec.inputSchema, { target: 'draft-7', io: 'input' }) as { type: string; properties?: Record<string, unknown>; additionalProperties?: boolean };
+    const schema = z.toJSONSchema(spec.inputSchema, { target: 'draft-7', io: 'input' }) as {
+      type: string;
+      properties?: Record<string, unknown>;
+      additionalProperties?: boolean;
+    };
     expect(schema.type).toBe('object');
     expect(Object.keys(schema.properties ?? {}).sort()).toEqual(CLAUDE_CODE_FIELDS[name]);
     expect(schema.additionalProperties).toBe(false);
@@ -58,14 +62,31 @@ describe('issue 21 tool specs', () => {
   it('SendMessage, TaskOutput, TaskStop, the task list, ScheduleWakeup and the cron tools are offered (the workflow answers them: workflows/background/)', () => {
     const offered = new Set(TOOL_SPECS.map((spec) => spec.name));
     expect(offered.has('Bash')).toBe(true);
-    const wired = ['TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList'];
+    const wired = [
+      'TaskOutput',
+      'TaskStop',
+      'SendMessage',
+      'TaskCreate',
+      'TaskGet',
+      'TaskList',
+      'TaskUpdate',
+      'ScheduleWakeup',
+      'CronCreate',
+      'CronDelete',
+      'CronList',
+    ];
     for (const spec of specs) expect(offered.has(spec.name)).toBe(wired.includes(spec.name));
   });
 
   it('fill Claude Code defaults and reject what it would reject', () => {
     expect(taskOutputToolSpec.inputSchema.parse({ task_id: 'b1' })).toEqual({ task_id: 'b1', block: true, timeout: 30_000 });
     expect(taskOutputToolSpec.inputSchema.safeParse({ task_id: 'b1', timeout: 700_000 }).success).toBe(false);
-    expect(cronCreateToolSpec.inputSchema.parse({ cron: '*/5 * * * *', prompt: 'p' })).toEqual({ cron: '*/5 * * * *', prompt: 'p', recurring: true, durable: false });
+    expect(cronCreateToolSpec.inputSchema.parse({ cron: '*/5 * * * *', prompt: 'p' })).toEqual({
+      cron: '*/5 * * * *',
+      prompt: 'p',
+      recurring: true,
+      durable: false,
+    });
     expect(taskUpdateToolSpec.inputSchema.safeParse({ taskId: '1', status: 'resolved' }).success).toBe(false);
     expect(taskCreateToolSpec.inputSchema.safeParse({ subject: 'x', description: 'y', run_in_background: true }).success).toBe(false);
     expect(scheduleWakeupToolSpec.summarize({ delaySeconds: 300, reason: 'poll CI', prompt: 'again' })).toBe('ScheduleWakeup 300s: poll CI');

@@ -39,7 +39,7 @@ describe('quote removal and program names', () => {
     ['/bin/rm x', ['rm', 'x']],
     ['/usr/local/bin/rg x', ['rg', 'x']],
     ['./rm x', ['./rm', 'x']],
-    ["echo 'a b' \"c\\\"d\" e\\ f", ['echo', 'a b', 'c"d', 'e f']],
+    ['echo \'a b\' "c\\"d" e\\ f', ['echo', 'a b', 'c"d', 'e f']],
     ['echo "a\\$b" \'$c\'', ['echo', 'a$b', '$c']],
     ["echo $'a\\tb\\n'", ['echo', 'a\tb\n']],
     ['r\\\nm -rf x', ['rm', '-rf', 'x']],
@@ -63,7 +63,13 @@ describe('every simple command anywhere in the tree', () => {
     expect(await argvs('a && b || c | d; e & f')).toEqual([['a'], ['b'], ['c'], ['d'], ['e'], ['f']]);
     expect(await argvs('(a; { b; }); if c; then d; elif e; then f; else g; fi')).toEqual([['a'], ['b'], ['c'], ['d'], ['e'], ['f'], ['g']]);
     expect(await argvs('for x in 1 2; do a; done; while b; do c; done; until d; do e; done; case x in y) f;; esac; ! g')).toEqual([
-      ['a'], ['b'], ['c'], ['d'], ['e'], ['f'], ['g'],
+      ['a'],
+      ['b'],
+      ['c'],
+      ['d'],
+      ['e'],
+      ['f'],
+      ['g'],
     ]);
   });
 
@@ -80,8 +86,14 @@ describe('every simple command anywhere in the tree', () => {
   });
 
   it('ignores comments, including quotes inside them', async () => {
-    expect(await argvs("echo hi #'\nrm -rf x\n#'")).toEqual([['echo', 'hi'], ['rm', '-rf', 'x']]);
-    expect(await argvs("echo $'\\'' ; rm -rf x #'")).toEqual([['echo', "'"], ['rm', '-rf', 'x']]);
+    expect(await argvs("echo hi #'\nrm -rf x\n#'")).toEqual([
+      ['echo', 'hi'],
+      ['rm', '-rf', 'x'],
+    ]);
+    expect(await argvs("echo $'\\'' ; rm -rf x #'")).toEqual([
+      ['echo', "'"],
+      ['rm', '-rf', 'x'],
+    ]);
   });
 });
 
@@ -114,7 +126,10 @@ describe('wrappers', () => {
     const xargs = (await facts('xargs -0 -n1 cat < list')).commands;
     expect(xargs.map((fact) => [fact.argv, fact.nested, fact.readOnly])).toEqual([[['cat'], true, false]]);
     const find = (await facts('find . -name x -exec rm {} \\; -print')).commands;
-    expect(find.map((fact) => [fact.argv[0], fact.nested])).toEqual([['rm', true], ['find', false]]);
+    expect(find.map((fact) => [fact.argv[0], fact.nested])).toEqual([
+      ['rm', true],
+      ['find', false],
+    ]);
   });
 
   it('parses bash -c, sh -c and eval strings as nested commands, and lists the shell too', async () => {
@@ -145,12 +160,20 @@ describe('assignments and the environment', () => {
     expect(result.problems).toEqual([]);
   });
 
-  it.each(['PATH=/tmp ls', 'LD_PRELOAD=/x.so ls', 'BASH_ENV=/x ls', 'ENV=/x sh -c ls', 'IFS=/ ls', 'GIT_DIR=/x git status', 'env LD_PRELOAD=/x.so ls', 'export PATH=/x', 'PATH=/x; ls', 'HOME=/; cat ~/x'])(
-    '%s is a problem',
-    async (command) => {
-      expect(await problems(command)).not.toEqual([]);
-    },
-  );
+  it.each([
+    'PATH=/tmp ls',
+    'LD_PRELOAD=/x.so ls',
+    'BASH_ENV=/x ls',
+    'ENV=/x sh -c ls',
+    'IFS=/ ls',
+    'GIT_DIR=/x git status',
+    'env LD_PRELOAD=/x.so ls',
+    'export PATH=/x',
+    'PATH=/x; ls',
+    'HOME=/; cat ~/x',
+  ])('%s is a problem', async (command) => {
+    expect(await problems(command)).not.toEqual([]);
+  });
 
   it('a plain shell variable is fine', async () => {
     expect(await problems('x=1; echo $x')).toEqual([]);
@@ -158,7 +181,34 @@ describe('assignments and the environment', () => {
 
   it('names are data only on the allow-list: ordinary lower-case names and the harmless environment', () => {
     for (const name of ['x', 'count', 'my_var2', 'file_list', 'LC_ALL', 'NO_COLOR', 'TZ']) expect(isDataVariable(name), name).toBe(true);
-    for (const name of ['BASH_CMDS', 'BASH_ENV', 'BASH_ALIASES', 'BASH_XTRACEFD', 'ENV', 'PS1', 'PS4', 'PROMPT_COMMAND', 'IFS', 'PATH', 'CDPATH', 'GLOBIGNORE', 'SHELLOPTS', 'BASHOPTS', 'LD_PRELOAD', 'HOME', 'HISTFILE', 'GIT_DIR', 'PAGER', 'EDITOR', 'LESSOPEN', 'FOO', 'histchars', 'auto_resume', 'http_proxy', '_']) {
+    for (const name of [
+      'BASH_CMDS',
+      'BASH_ENV',
+      'BASH_ALIASES',
+      'BASH_XTRACEFD',
+      'ENV',
+      'PS1',
+      'PS4',
+      'PROMPT_COMMAND',
+      'IFS',
+      'PATH',
+      'CDPATH',
+      'GLOBIGNORE',
+      'SHELLOPTS',
+      'BASHOPTS',
+      'LD_PRELOAD',
+      'HOME',
+      'HISTFILE',
+      'GIT_DIR',
+      'PAGER',
+      'EDITOR',
+      'LESSOPEN',
+      'FOO',
+      'histchars',
+      'auto_resume',
+      'http_proxy',
+      '_',
+    ]) {
       expect(isDataVariable(name), name).toBe(false);
     }
   });
@@ -257,7 +307,16 @@ describe('problems: what runs code the facts cannot show', () => {
   });
 
   it('no problem for ordinary commands', async () => {
-    for (const command of ['ls -la', 'git status && git diff', 'cat a | grep b > /dev/null 2>&1', 'cd src && ls', 'echo "$HOME"', 'set -euo pipefail', '[ -f x ] && [[ -n "$y" ]]', 'for f in *.ts; do wc -l "$f"; done']) {
+    for (const command of [
+      'ls -la',
+      'git status && git diff',
+      'cat a | grep b > /dev/null 2>&1',
+      'cd src && ls',
+      'echo "$HOME"',
+      'set -euo pipefail',
+      '[ -f x ] && [[ -n "$y" ]]',
+      'for f in *.ts; do wc -l "$f"; done',
+    ]) {
       expect(await problems(command), command).toEqual([]);
     }
   });
@@ -295,7 +354,11 @@ describe('paths', () => {
   });
 
   it('reports the paths of file-changing programs', async () => {
-    expect(writerPaths(['cp', '-r', 'a', 'b', 'dst'], [false, false, false, false, false]).map((entry) => `${entry.access}:${entry.text}`)).toEqual(['read:a', 'read:b', 'write:dst']);
+    expect(writerPaths(['cp', '-r', 'a', 'b', 'dst'], [false, false, false, false, false]).map((entry) => `${entry.access}:${entry.text}`)).toEqual([
+      'read:a',
+      'read:b',
+      'write:dst',
+    ]);
     expect(writerPaths(['chmod', '-R', '755', 'x'], [false, false, false, false]).map((entry) => `${entry.access}:${entry.text}`)).toEqual(['write:x']);
     const [fact] = (await facts('rm -rf -- -x /tmp/y')).commands;
     expect(fact.paths.map(({ access, path: p }) => `${access}:${p.absolute}`)).toEqual(['write:/ws/-x', 'write:/tmp/y']);

@@ -68,7 +68,9 @@ describe('Bash output over 10 MB', () => {
   it('keeps the head and the tail (stderr too) and starts the result by saying so', async () => {
     const result = await executeTool('Bash', { command: HUGE_COMMAND }, { cwd: workspace, signal: new AbortController().signal });
     expect(result.isError).toBe(false);
-    expect(result.content).toMatch(/^\[Output too large: the command printed 12582944 bytes; only about its first and its last 5 MB are kept\. The \d+ bytes in between are omitted/);
+    expect(result.content).toMatch(
+      /^\[Output too large: the command printed 12582944 bytes; only about its first and its last 5 MB are kept\. The \d+ bytes in between are omitted/,
+    );
     expect(result.content).toContain('HEAD-MARK');
     expect(result.content).toMatch(/\[\.\.\. \d+ bytes of output omitted here \.\.\.\]/);
     expect(result.content).toMatch(/TAIL-MARK\nerr-at-end$/);

@@ -42,7 +42,17 @@ beforeAll(async () => {
  */
 async function addIssue29Files(workspace: BashWorkspace): Promise<void> {
   const at = (...parts: string[]) => path.join(workspace.workspace, ...parts);
-  for (const directory of ['certs', 'secrets', 'sub/bare/objects', 'sub/bare/refs/heads', 'nested/.git/objects', 'nested/.git/refs', 'many', 'tree-a', 'tree-b']) {
+  for (const directory of [
+    'certs',
+    'secrets',
+    'sub/bare/objects',
+    'sub/bare/refs/heads',
+    'nested/.git/objects',
+    'nested/.git/refs',
+    'many',
+    'tree-a',
+    'tree-b',
+  ]) {
     await mkdir(at(directory), { recursive: true });
   }
   await writeFile(at('certs', 'server.key'), 'KEY\n');
@@ -275,7 +285,11 @@ const class2Denied: Case[] = [
     'echo > >(rm -rf src)',
     'function f() (rm -rf src)',
   ].map((command) => ({ command, deny: RM_RF, expect: 'deny' as const })),
-  ...['rm src/x.ts', 'unlink src/x.ts && rm src/x.ts', 'command rm src/x.ts', 'bash -c "rm src/x.ts"', '/bin/rm src/x.ts', './rm src/x.ts'].map((command) => ({ command, deny: RM, expect: 'deny' as const })),
+  ...['rm src/x.ts', 'unlink src/x.ts && rm src/x.ts', 'command rm src/x.ts', 'bash -c "rm src/x.ts"', '/bin/rm src/x.ts', './rm src/x.ts'].map((command) => ({
+    command,
+    deny: RM,
+    expect: 'deny' as const,
+  })),
   { command: 'git push --force', deny: ['Bash(git push --force:*)'], expect: 'deny' },
   { command: 'git push -f', deny: ['Bash(git push --force:*)'], expect: 'deny' },
   { command: 'git push origin main --force', deny: ['Bash(git push --force:*)'], expect: 'deny' },
@@ -341,7 +355,7 @@ const class3: Case[] = [
     "read 'a[$(id)]' < list",
     "unset 'a[$(id)]'",
     'declare -n ref=X',
-    "a[$(id)]=1",
+    'a[$(id)]=1',
     'a[X]=1',
     'sort --o=out.txt src/x.ts',
     'sort --output=out.txt src/x.ts',
@@ -397,7 +411,7 @@ const class3: Case[] = [
     'shopt -s extglob; ls',
     'hash -p /tmp/x ls; ls',
     'enable -f /tmp/x.so x',
-    "python3 <<EOF\nprint(1)\nEOF",
+    'python3 <<EOF\nprint(1)\nEOF',
     'cat < /dev/tcp/127.0.0.1/80',
     'echo hi > /dev/tcp/127.0.0.1/80',
     '[ a > b ]',
@@ -655,7 +669,7 @@ const issue29Execute: Case[] = [
     'command typeset "b=(x)"',
     'unset "a[$I]"',
     'BASH_ENV=/tmp/x; ls',
-    'PS4=\'$(id)\'; set -x; ls',
+    "PS4='$(id)'; set -x; ls",
     'PROMPT_COMMAND=id; ls',
     'GLOBIGNORE=x; ls',
     'CDPATH=/; cd etc',
@@ -688,7 +702,16 @@ const issue29Execute: Case[] = [
   { command: 'echo ${PATH:=/tmp/evil}; ls', allow: ['Bash(ls:*)', 'Bash(echo:*)'], expect: 'ask' },
   { command: 'BASH_CMDS=([cat]=/bin/rm); cat src/x.ts', allow: ['Bash(cat:*)'], expect: 'ask' },
   // Plain data stays plain.
-  ...['x=1; echo $x', 'echo ${name:=default} ${PATH:-none} ${HOME-x}', 'count=3; echo "$count"', 'declare x=1; echo ok', 'local_name=src; ls src', 'LC_ALL=C; ls', 'for f in a b; do echo $f; done', 'export NO_COLOR=1; ls'].map((command) => ({ command, expect: 'allow' as const })),
+  ...[
+    'x=1; echo $x',
+    'echo ${name:=default} ${PATH:-none} ${HOME-x}',
+    'count=3; echo "$count"',
+    'declare x=1; echo ok',
+    'local_name=src; ls src',
+    'LC_ALL=C; ls',
+    'for f in a b; do echo $f; done',
+    'export NO_COLOR=1; ls',
+  ].map((command) => ({ command, expect: 'allow' as const })),
 ];
 
 // ---- issue 29, class 5: git beyond its words ----
@@ -720,7 +743,15 @@ const issue29Git: Case[] = [
   { command: 'cd nested && git status', allow: GIT_STATUS, expect: 'ask' },
   { command: 'cd sub/bare && git log', allow: ['Bash(git log:*)'], expect: 'ask' },
   // The workspace's own repository, from anywhere inside it.
-  ...['git log -p', 'cd src && git log', 'cd sub && git status', 'git log --format=%an -1', 'git log --min-parents=2', 'git cat-file -p HEAD:src/x.ts', 'git show HEAD:src/x.ts'].map((command) => ({ command, expect: 'allow' as const })),
+  ...[
+    'git log -p',
+    'cd src && git log',
+    'cd sub && git status',
+    'git log --format=%an -1',
+    'git log --min-parents=2',
+    'git cat-file -p HEAD:src/x.ts',
+    'git show HEAD:src/x.ts',
+  ].map((command) => ({ command, expect: 'allow' as const })),
   { command: 'cd src && git status', allow: GIT_STATUS, expect: 'allow' },
 ];
 
@@ -745,7 +776,7 @@ const issue29Paths: Case[] = [
       'mytool c*/*',
       'grep -v certs/*',
       'grep -hv cert?/* src/x.ts',
-      "rg -v certs/* src",
+      'rg -v certs/* src',
       'git show HEAD -- certs/server.key',
     ].map((command) => ({ command, deny: KEY, expect: 'deny' as const })),
     { command: 'cat certs/*', deny: ['Read(*.key)'], expect: 'deny' },
@@ -761,7 +792,16 @@ const issue29Paths: Case[] = [
       'git log -p -- secrets/key.txt',
     ].map((command) => ({ command, deny: SECRETS, expect: 'deny' as const })),
     // A directory that holds a denied file, or a deleted one a rule names: git reads its history.
-    ...['git log -p -- certs', 'git diff -- certs', 'git log -p -- .', "git log -p -- '*.key'", "git log -p -- ':(top)certs'", 'cd src && git log -p -- ../certs', 'git show HEAD:certs', 'git show HEAD:'].map((command) => ({ command, deny: KEY, expect: 'ask' as const })),
+    ...[
+      'git log -p -- certs',
+      'git diff -- certs',
+      'git log -p -- .',
+      "git log -p -- '*.key'",
+      "git log -p -- ':(top)certs'",
+      'cd src && git log -p -- ../certs',
+      'git show HEAD:certs',
+      'git show HEAD:',
+    ].map((command) => ({ command, deny: KEY, expect: 'ask' as const })),
     { command: 'git log -p -- gone', deny: ['Read(gone/old.key)'], expect: 'ask' },
     { command: 'git log -p gone -- gone', deny: ['Read(gone/old.key)'], expect: 'ask' },
     { command: 'cat lnk?/secret.txt', deny: ['Read(/@OUT@/**)'], expect: 'deny' },
@@ -820,7 +860,17 @@ describe('no regression: everyday read-only commands run unasked', () => table(e
 
 describe('the corpus', () => {
   it('has at least 200 inputs', () => {
-    const count = class1.length + class2Denied.length * 2 + class2NotOverbroad.length + class2Unseeable.length + class3.length + class4.length + everyday.length + 16 + 11 + 14;
+    const count =
+      class1.length +
+      class2Denied.length * 2 +
+      class2NotOverbroad.length +
+      class2Unseeable.length +
+      class3.length +
+      class4.length +
+      everyday.length +
+      16 +
+      11 +
+      14;
     expect(count).toBeGreaterThanOrEqual(200);
   });
 });

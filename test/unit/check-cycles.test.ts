@@ -26,7 +26,12 @@ describe('check:cycles', () => {
     };
     for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
     const result = await madge(dir, { ...config, tsConfig: path.join(root, config.tsConfig) });
-    expect(result.circular().map((cycle) => cycle.join(' > ')).sort()).toEqual(['a.ts > b.ts', 'c.ts > d.ts', 'e.ts > f.ts']);
+    expect(
+      result
+        .circular()
+        .map((cycle) => cycle.join(' > '))
+        .sort(),
+    ).toEqual(['a.ts > b.ts', 'c.ts > d.ts', 'e.ts > f.ts']);
   });
 
   it('is what the npm script runs', () => {

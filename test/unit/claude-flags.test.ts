@@ -61,7 +61,15 @@ describe("Claude Code's command line", () => {
   });
 
   it('says why a query ended in plain words, without the loop transitions', () => {
-    const result = { is_error: true, subtype: 'error_during_execution', terminal_reason: 'aborted_streaming', num_turns: 1, duration_ms: 1200, total_cost_usd: 0.01, transitions: ['tool_use'] } as unknown as ResultMessage;
+    const result = {
+      is_error: true,
+      subtype: 'error_during_execution',
+      terminal_reason: 'aborted_streaming',
+      num_turns: 1,
+      duration_ms: 1200,
+      total_cost_usd: 0.01,
+      transitions: ['tool_use'],
+    } as unknown as ResultMessage;
     expect(formatResultLine(result)).toBe('✗ interrupted while the model was answering · 1 turn · 1.2s · $0.0100');
     expect(formatResultLine({ ...result, is_error: false, terminal_reason: 'completed' } as ResultMessage)).toBe('✓ done · 1 turn · 1.2s · $0.0100');
   });

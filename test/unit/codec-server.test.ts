@@ -25,7 +25,10 @@ const request = (overrides: Partial<CodecRequest> & { body?: string }): CodecReq
 describe('codec server handler', () => {
   it('encodes and decodes payload JSON, with the token as bearer or as the path prefix', async () => {
     const plain = toJson(defaultPayloadConverter.toPayload({ prompt: 'hello' }));
-    const encoded = await handleCodecRequest(options, request({ url: '/encode', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ payloads: [plain] }) }));
+    const encoded = await handleCodecRequest(
+      options,
+      request({ url: '/encode', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ payloads: [plain] }) }),
+    );
     expect(encoded.status).toBe(200);
     const encodedPayloads = JSON.parse(encoded.body).payloads;
     expect(Buffer.from(encodedPayloads[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');

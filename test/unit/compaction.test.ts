@@ -15,7 +15,16 @@ import {
   normalizeMessagesForApi,
 } from '../../common/messages';
 import { modelLimits } from '../../common/models';
-import { MIN_FITTED_MAX_TOKENS, calculateThresholds, contextLevel, fitMaxTokens, isBreakerOpen, shouldAutoCompact, thresholdsForModel, tokenCountWithEstimation } from '../../workflows/auto-compact';
+import {
+  MIN_FITTED_MAX_TOKENS,
+  calculateThresholds,
+  contextLevel,
+  fitMaxTokens,
+  isBreakerOpen,
+  shouldAutoCompact,
+  thresholdsForModel,
+  tokenCountWithEstimation,
+} from '../../workflows/auto-compact';
 import {
   POST_COMPACT_MAX_FILES_TO_RESTORE,
   buildPostCompactMessages,
@@ -36,11 +45,26 @@ const assistant = (uuid: string, content: AssistantMessage['message']['content']
   type: 'assistant',
   uuid,
   timestamp,
-  message: { id: uuid, role: 'assistant', model: 'm', content, stop_reason: content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn', usage: usage(input) },
+  message: {
+    id: uuid,
+    role: 'assistant',
+    model: 'm',
+    content,
+    stop_reason: content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn',
+    usage: usage(input),
+  },
 });
 const read = (id: string, file: string) => ({ type: 'tool_use' as const, id, name: 'Read', input: { file_path: file } });
 const result = (uuid: string, id: string, content: string): UserMessage => user(uuid, [{ type: 'tool_result', tool_use_id: id, content }]);
-const boundary = (uuid: string): CompactBoundaryMessage => ({ type: 'compact_boundary', uuid, trigger: 'auto', preTokens: 100, postTokens: 10, messagesSummarized: 4, timestamp: 0 });
+const boundary = (uuid: string): CompactBoundaryMessage => ({
+  type: 'compact_boundary',
+  uuid,
+  trigger: 'auto',
+  preTokens: 100,
+  postTokens: 10,
+  messagesSummarized: 4,
+  timestamp: 0,
+});
 
 /** Every tool_use of the messages is answered in the next API turn (what the API demands). */
 function expectPairsValid(messages: readonly TranscriptMessage[]): void {
@@ -51,7 +75,9 @@ function expectPairsValid(messages: readonly TranscriptMessage[]): void {
     const ids = turn.content.filter((block) => block.type === 'tool_use').map((block) => (block as { id: string }).id);
     if (ids.length === 0) return;
     const next = api[index + 1];
-    const answered = Array.isArray(next?.content) ? next.content.filter((block) => block.type === 'tool_result').map((block) => (block as { tool_use_id: string }).tool_use_id) : [];
+    const answered = Array.isArray(next?.content)
+      ? next.content.filter((block) => block.type === 'tool_result').map((block) => (block as { tool_use_id: string }).tool_use_id)
+      : [];
     expect(answered).toEqual(ids);
   });
 }
@@ -62,7 +88,10 @@ describe('model limits and thresholds (seed §2.6)', () => {
     expect(modelLimits('claude-opus-4-1')).toEqual({ contextWindow: 200_000, maxOutputTokens: 32_000 });
     expect(modelLimits('claude-sonnet-5').contextWindow).toBe(1_000_000);
     expect(modelLimits('claude-3-5-haiku-latest').maxOutputTokens).toBe(8_192);
-    expect(modelLimits('some-new-model', { contextWindowTokens: 500_000, modelMaxOutputTokens: 16_000 })).toEqual({ contextWindow: 500_000, maxOutputTokens: 16_000 });
+    expect(modelLimits('some-new-model', { contextWindowTokens: 500_000, modelMaxOutputTokens: 16_000 })).toEqual({
+      contextWindow: 500_000,
+      maxOutputTokens: 16_000,
+    });
   });
 
   it('measures every threshold from the effective window: window − min(model max output, 20k)', () => {
@@ -172,7 +201,9 @@ describe('microcompact (time-based)', () => {
     const { messages: out, cleared, tokensFreed } = microcompactMessages(messages, 3);
     expect(cleared).toBe(2);
     expect(tokensFreed).toBeGreaterThan(150);
-    const contents = out.filter((message): message is UserMessage => message.type === 'user' && Array.isArray(message.message.content)).map((message) => (message.message.content[0] as { content: string }).content);
+    const contents = out
+      .filter((message): message is UserMessage => message.type === 'user' && Array.isArray(message.message.content))
+      .map((message) => (message.message.content[0] as { content: string }).content);
     expect(contents.slice(0, 2)).toEqual([CLEARED_TOOL_RESULT, CLEARED_TOOL_RESULT]);
     expect(contents[2]).toContain('content 2');
     expect(contents[5]).toBe('not compactable');
@@ -184,10 +215,17 @@ describe('microcompact (time-based)', () => {
 });
 
 describe('compaction request and result', () => {
-  it('asks for text only and the summary sections, with the user\'s instructions', () => {
+  it("asks for text only and the summary sections, with the user's instructions", () => {
     const instruction = compactInstruction('focus on tests');
     expect(instruction).toMatch(/Do not call any tools/);
-    for (const section of ['Primary request and intent', 'Files and code sections', 'Errors and fixes', 'Pending tasks', 'Current work', 'Optional next step']) {
+    for (const section of [
+      'Primary request and intent',
+      'Files and code sections',
+      'Errors and fixes',
+      'Pending tasks',
+      'Current work',
+      'Optional next step',
+    ]) {
       expect(instruction).toContain(section);
     }
     expect(instruction).toContain('focus on tests');
@@ -214,7 +252,14 @@ describe('compaction request and result', () => {
   it('replaces the window with a boundary and a summary message that keeps the latest request', () => {
     let n = 0;
     const window: TranscriptMessage[] = [user('u', 'Fix the parser'), assistant('a', [read('t', 'p.ts')]), result('r', 't', 'parser source')];
-    const { boundary: marker, summaryMessage } = buildPostCompactMessages({ summary: 'We looked at p.ts.', window, trigger: 'manual', preTokens: 5_000, now: 42, uuid: () => `id${n++}` });
+    const { boundary: marker, summaryMessage } = buildPostCompactMessages({
+      summary: 'We looked at p.ts.',
+      window,
+      trigger: 'manual',
+      preTokens: 5_000,
+      now: 42,
+      uuid: () => `id${n++}`,
+    });
     expect(marker).toMatchObject({ type: 'compact_boundary', trigger: 'manual', preTokens: 5_000, messagesSummarized: 3, timestamp: 42 });
     expect(marker.postTokens).toBeGreaterThan(0);
     const text = JSON.stringify(summaryMessage.message.content);
@@ -237,14 +282,18 @@ describe('compaction request and result', () => {
     const transcript = new Transcript(window);
     const skips: number[] = [];
     let n = 0;
-    const generator = compactWindow(transcript, {
-      uuid: () => `id${n++}`,
-      now: () => 0,
-      compactConversation: async (request) => {
-        skips.push(request.skip);
-        return skips.length < 3 ? { type: 'prompt_too_long', errorMessage: 'too long' } : { type: 'summary', text: '<summary>ok</summary>' };
+    const generator = compactWindow(
+      transcript,
+      {
+        uuid: () => `id${n++}`,
+        now: () => 0,
+        compactConversation: async (request) => {
+          skips.push(request.skip);
+          return skips.length < 3 ? { type: 'prompt_too_long', errorMessage: 'too long' } : { type: 'summary', text: '<summary>ok</summary>' };
+        },
       },
-    }, { trigger: 'auto', preTokens: 1_000 });
+      { trigger: 'auto', preTokens: 1_000 },
+    );
     const yielded: TranscriptMessage[] = [];
     let step = await generator.next();
     while (!step.done) {
@@ -262,8 +311,17 @@ describe('compaction request and result', () => {
     const api = normalizeMessagesForApi([assistant('a', [{ type: 'text', text: 'mid-way' }]), user('u', 'continue')]);
     const messages = buildCompactMessages(api, 'SUMMARISE');
     expect(messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: OMITTED_ROUNDS_NOTE }] });
-    expect(messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'continue' }, { type: 'text', text: 'SUMMARISE' }] });
-    const endingWithAssistant = buildCompactMessages(normalizeMessagesForApi([user('u', 'q'), assistant('a', [{ type: 'text', text: 'answer' }])]), 'SUMMARISE');
+    expect(messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'continue' },
+        { type: 'text', text: 'SUMMARISE' },
+      ],
+    });
+    const endingWithAssistant = buildCompactMessages(
+      normalizeMessagesForApi([user('u', 'q'), assistant('a', [{ type: 'text', text: 'answer' }])]),
+      'SUMMARISE',
+    );
     expect(endingWithAssistant.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'SUMMARISE' }] });
   });
 });

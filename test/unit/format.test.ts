@@ -68,11 +68,23 @@ describe('formatStatus: context', () => {
   it('adds the Claude Code warning line at warning, error and autocompact levels, remaining counted to the autocompact threshold', () => {
     const action = 'Run durable-agent compact conversation-demo-1234 to compact & continue';
     // (167,000 − 150,300) / 167,000 = 10%
-    expect(formatStatus(status({ tokens: 150_300, level: 'warning' })).split('\n').at(-1)).toBe(`Context low (10% remaining) · ${action}`);
+    expect(
+      formatStatus(status({ tokens: 150_300, level: 'warning' }))
+        .split('\n')
+        .at(-1),
+    ).toBe(`Context low (10% remaining) · ${action}`);
     // (167,000 − 162,000) / 167,000 = 3%
-    expect(formatStatus(status({ tokens: 162_000, level: 'error' })).split('\n').at(-1)).toBe(`Context low (3% remaining) · ${action}`);
+    expect(
+      formatStatus(status({ tokens: 162_000, level: 'error' }))
+        .split('\n')
+        .at(-1),
+    ).toBe(`Context low (3% remaining) · ${action}`);
     // past the threshold: nothing remains until autocompact runs
-    expect(formatStatus(status({ tokens: 170_000, level: 'autocompact' })).split('\n').at(-1)).toBe(`Context low (0% remaining) · ${action}`);
+    expect(
+      formatStatus(status({ tokens: 170_000, level: 'autocompact' }))
+        .split('\n')
+        .at(-1),
+    ).toBe(`Context low (0% remaining) · ${action}`);
   });
 
   it('counts remaining against the effective window when autocompact will not run (off, or the breaker is open)', () => {
@@ -85,9 +97,11 @@ describe('formatStatus: context', () => {
   });
 
   it('says the limit is reached at the blocking level', () => {
-    expect(formatStatus(status({ tokens: 178_000, level: 'blocking', autoCompactEnabled: false })).split('\n').at(-1)).toBe(
-      'Context limit reached · Run durable-agent compact conversation-demo-1234 to compact & continue',
-    );
+    expect(
+      formatStatus(status({ tokens: 178_000, level: 'blocking', autoCompactEnabled: false }))
+        .split('\n')
+        .at(-1),
+    ).toBe('Context limit reached · Run durable-agent compact conversation-demo-1234 to compact & continue');
   });
 
   it('leaves the context line out for a worker that reports no context', () => {

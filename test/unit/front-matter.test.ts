@@ -10,7 +10,17 @@ import { readFrontMatter } from '../../activities/front-matter';
 describe('YAML front matter', () => {
   it('block scalars: `description: |` and `>` keep their text (the old reader gave "|")', () => {
     const agent = parseAgentFile(
-      ['---', 'name: reviewer', 'description: |', '  Reviews diffs.', '  Use after every change.', 'model: >-', '  claude-haiku-4-5', '---', 'You review code.'].join('\n'),
+      [
+        '---',
+        'name: reviewer',
+        'description: |',
+        '  Reviews diffs.',
+        '  Use after every change.',
+        'model: >-',
+        '  claude-haiku-4-5',
+        '---',
+        'You review code.',
+      ].join('\n'),
       'reviewer.md',
     );
     expect(agent.description).toBe('Reviews diffs.\nUse after every change.');
@@ -30,7 +40,7 @@ describe('YAML front matter', () => {
   });
 
   it('comments: a `# comment` line or after a value is not part of the value', () => {
-    const agent = parseAgentFile('---\n# the reviewer\nname: reviewer # short name\ndescription: Reviews # why\nmodel: inherit # the parent\'s\n---\n', 'r.md');
+    const agent = parseAgentFile("---\n# the reviewer\nname: reviewer # short name\ndescription: Reviews # why\nmodel: inherit # the parent's\n---\n", 'r.md');
     expect(agent).toMatchObject({ name: 'reviewer', description: 'Reviews', model: undefined });
   });
 
@@ -41,7 +51,12 @@ describe('YAML front matter', () => {
       'project',
       'fix.md',
     );
-    expect(command).toMatchObject({ description: 'Fix issue #123: the parser', argumentHint: '[pr-number] [priority]', model: 'claude-haiku-4-5', body: 'Fix $ARGUMENTS.' });
+    expect(command).toMatchObject({
+      description: 'Fix issue #123: the parser',
+      argumentHint: '[pr-number] [priority]',
+      model: 'claude-haiku-4-5',
+      body: 'Fix $ARGUMENTS.',
+    });
   });
 
   it("Claude Code's argument-hint forms: `[message]` (a YAML list) and `[pr-number] [priority]` (not YAML: quoted and retried)", () => {

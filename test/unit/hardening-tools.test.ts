@@ -100,9 +100,7 @@ describe('defect 2: searches do not block the event loop', () => {
   it('a pattern that backtracks in JavaScript runs in linear time on ripgrep', async () => {
     // `^(a+)+$` on 30 a's and a `!` ran ~42 s on the old JavaScript search (issue 12, defect 2).
     await writeFile(path.join(workspace, 'evil.txt'), `${'a'.repeat(30)}!\n${'a'.repeat(30)}\n`);
-    const { value: result, maxGapMs } = await withTickCounter(() =>
-      executeTool('Grep', { pattern: '^(a+)+$', output_mode: 'content', '-n': true }, context()),
-    );
+    const { value: result, maxGapMs } = await withTickCounter(() => executeTool('Grep', { pattern: '^(a+)+$', output_mode: 'content', '-n': true }, context()));
     expect(result).toEqual({ isError: false, content: `${path.join(workspace, 'evil.txt')}:2:${'a'.repeat(30)}` });
     expect(maxGapMs).toBeLessThan(2_000);
   });
@@ -246,13 +244,17 @@ describe('defect 9: background processes do not outlive their command', () => {
     ['setsid', 'setsid sleep 302.25 > /dev/null 2>&1 < /dev/null &', '302.25'],
     ['exec and disown', '(true; exec sleep 304.25) > /dev/null 2>&1 & disown', '304.25'],
     ['setsid with a fork', 'setsid -f sleep 305.25 > /dev/null 2>&1 < /dev/null', '305.25'],
-  ])('%s', async (_name, command, seconds) => {
-    const result = await executeTool('Bash', { command: `${command}\nsleep 0.3; echo started` }, context());
-    expect(result).toMatchObject({ isError: false });
-    try {
-      await waitFor(async () => (await sleepers(seconds)).length === 0, 5_000);
-    } finally {
-      for (const pid of await sleepers(seconds)) process.kill(pid, 'SIGKILL');
-    }
-  }, 20_000);
+  ])(
+    '%s',
+    async (_name, command, seconds) => {
+      const result = await executeTool('Bash', { command: `${command}\nsleep 0.3; echo started` }, context());
+      expect(result).toMatchObject({ isError: false });
+      try {
+        await waitFor(async () => (await sleepers(seconds)).length === 0, 5_000);
+      } finally {
+        for (const pid of await sleepers(seconds)) process.kill(pid, 'SIGKILL');
+      }
+    },
+    20_000,
+  );
 });

@@ -9,7 +9,14 @@ import { toolFacts } from '../../common/tool-facts';
 import { blockedPromptText, preToolUseAction, withPostToolUseFeedback, withSessionStartContext } from '../../workflows/extensions/hooks-decisions';
 import { decideUnderHook } from '../../workflows/extensions/hooks-decisions';
 
-const decision = (over: Partial<HookDecision>): HookDecision => ({ hookName: 'PreToolUse:Bash', blocked: false, preventContinuation: false, additionalContext: [], userMessages: [], ...over });
+const decision = (over: Partial<HookDecision>): HookDecision => ({
+  hookName: 'PreToolUse:Bash',
+  blocked: false,
+  preventContinuation: false,
+  additionalContext: [],
+  userMessages: [],
+  ...over,
+});
 const pre = { hook_event_name: 'PreToolUse' as const, tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: 't1' };
 const ok = (json: object) => ({ command: 'hook', exitCode: 0, stdout: JSON.stringify(json), stderr: '' });
 
@@ -33,7 +40,10 @@ describe('PreToolUse decisions', () => {
   });
 
   it('a deny among allows wins, and its updatedInput is dropped', () => {
-    const both = decideHookOutcome(pre, [ok({ hookSpecificOutput: { permissionDecision: 'allow', updatedInput: { command: 'x' } } }), ok({ hookSpecificOutput: { permissionDecision: 'deny' } })]);
+    const both = decideHookOutcome(pre, [
+      ok({ hookSpecificOutput: { permissionDecision: 'allow', updatedInput: { command: 'x' } } }),
+      ok({ hookSpecificOutput: { permissionDecision: 'deny' } }),
+    ]);
     expect(preToolUseAction(both)).toEqual({ type: 'block', message: 'PreToolUse:Bash hook denied this tool' });
   });
 });
@@ -72,14 +82,19 @@ describe('a PreToolUse decision meets the permission rules', () => {
   });
 
   it('ask makes an allowed call ask, with the hook reason; a denial stays a denial', () => {
-    expect(decide(context({ mode: 'acceptEdits' }), { decision: 'ask', reason: 'look first' })).toEqual({ behavior: 'ask', reason: 'PreToolUse hook: look first' });
+    expect(decide(context({ mode: 'acceptEdits' }), { decision: 'ask', reason: 'look first' })).toEqual({
+      behavior: 'ask',
+      reason: 'PreToolUse hook: look first',
+    });
     expect(decide(context({ rules: { deny: [{ rule: 'Write', source: 'cliArg' }], ask: [], allow: [] } }), { decision: 'ask' }).behavior).toBe('deny');
   });
 });
 
 describe('context and feedback for the model', () => {
   it('SessionStart context follows the user context', () => {
-    expect(withSessionStartContext('# currentDate\n2026-12-02', ['SessionStart:startup hook success: hi'])).toBe('# currentDate\n2026-12-02\n\nSessionStart:startup hook success: hi');
+    expect(withSessionStartContext('# currentDate\n2026-12-02', ['SessionStart:startup hook success: hi'])).toBe(
+      '# currentDate\n2026-12-02\n\nSessionStart:startup hook success: hi',
+    );
     expect(withSessionStartContext(undefined, ['x'])).toBe('x');
     expect(withSessionStartContext('base', [])).toBe('base');
   });
@@ -87,7 +102,9 @@ describe('context and feedback for the model', () => {
   it('PostToolUse context and blocking messages go beside the result in a system reminder', () => {
     const post = { hook_event_name: 'PostToolUse' as const, tool_name: 'Write', tool_input: {}, tool_response: 'ok', tool_use_id: 't' };
     const context = decideHookOutcome(post, [ok({ hookSpecificOutput: { additionalContext: 'lint ok' } })]);
-    expect(withPostToolUseFeedback('File written.', context)).toBe('File written.\n\n<system-reminder>\nPostToolUse:Write hook additional context: lint ok\n</system-reminder>');
+    expect(withPostToolUseFeedback('File written.', context)).toBe(
+      'File written.\n\n<system-reminder>\nPostToolUse:Write hook additional context: lint ok\n</system-reminder>',
+    );
     const blocked = decideHookOutcome(post, [ok({ decision: 'block', reason: 'fix the lint' })]);
     expect(withPostToolUseFeedback('File written.', blocked)).toContain('PostToolUse:Write hook blocking error: fix the lint');
     expect(withPostToolUseFeedback('File written.', decideHookOutcome(post, [ok({})]))).toBe('File written.');

@@ -77,10 +77,19 @@ describe('hook settings and matchers (Claude Code format)', () => {
         PreToolUse: [
           { matcher: 'Bash', hooks: [{ type: 'command', command: 'check-bash' }] },
           { matcher: 'mcp__.*', hooks: [{ type: 'command', command: 'check-mcp', timeout: 5 }] },
-          { matcher: '*', hooks: [{ type: 'command', command: 'audit' }, { type: 'prompt', prompt: 'is this ok?' }] },
+          {
+            matcher: '*',
+            hooks: [
+              { type: 'command', command: 'audit' },
+              { type: 'prompt', prompt: 'is this ok?' },
+            ],
+          },
           { matcher: '(', hooks: [{ type: 'command', command: 'never' }] },
         ],
-        SessionStart: [{ matcher: 'startup|resume', hooks: [{ type: 'command', command: 'context' }] }, { matcher: 'compact', hooks: [{ type: 'command', command: 'after-compact' }] }],
+        SessionStart: [
+          { matcher: 'startup|resume', hooks: [{ type: 'command', command: 'context' }] },
+          { matcher: 'compact', hooks: [{ type: 'command', command: 'after-compact' }] },
+        ],
         PreCompact: [{ matcher: 'auto', hooks: [{ type: 'command', command: 'auto-only' }] }],
         Notification: [{ matcher: 'permission_prompt', hooks: [{ type: 'command', command: 'notify' }] }],
         UserPromptSubmit: [{ matcher: 'ignored-for-this-event', hooks: [{ type: 'command', command: 'prompt-check' }] }],
@@ -113,17 +122,33 @@ describe('hook settings and matchers (Claude Code format)', () => {
   });
 
   it('a command listed twice runs once', () => {
-    const settings: HookSettings = { PostToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'fmt' }] }, { matcher: '*', hooks: [{ type: 'command', command: 'fmt' }] }] };
-    expect(selectHookCommands(settings, { hook_event_name: 'PostToolUse', tool_name: 'Write', tool_input: {}, tool_response: {}, tool_use_id: 't' })).toHaveLength(1);
+    const settings: HookSettings = {
+      PostToolUse: [
+        { matcher: 'Write', hooks: [{ type: 'command', command: 'fmt' }] },
+        { matcher: '*', hooks: [{ type: 'command', command: 'fmt' }] },
+      ],
+    };
+    expect(
+      selectHookCommands(settings, { hook_event_name: 'PostToolUse', tool_name: 'Write', tool_input: {}, tool_response: {}, tool_use_id: 't' }),
+    ).toHaveLength(1);
   });
 
   it('loadHookSettings reads user, project and local settings, filtered by --setting-sources', async () => {
     const home = path.join(root, 'home');
     await mkdir(path.join(home, '.claude'), { recursive: true });
     await mkdir(path.join(workspace, '.claude'), { recursive: true });
-    await writeFile(path.join(home, '.claude', 'settings.json'), JSON.stringify({ hooks: { Notification: [{ hooks: [{ type: 'command', command: 'user-notify' }] }] } }));
-    await writeFile(path.join(workspace, '.claude', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'project-check' }] }] } }));
-    await writeFile(path.join(workspace, '.claude', 'settings.local.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'local-check' }] }], Nope: [] } }));
+    await writeFile(
+      path.join(home, '.claude', 'settings.json'),
+      JSON.stringify({ hooks: { Notification: [{ hooks: [{ type: 'command', command: 'user-notify' }] }] } }),
+    );
+    await writeFile(
+      path.join(workspace, '.claude', 'settings.json'),
+      JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'project-check' }] }] } }),
+    );
+    await writeFile(
+      path.join(workspace, '.claude', 'settings.local.json'),
+      JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'local-check' }] }], Nope: [] } }),
+    );
     const all = await loadHookSettings({ cwd: workspace, trusted: true }, home);
     expect(all.hooks.PreToolUse?.map((matcher) => matcher.hooks[0].command)).toEqual(['project-check', 'local-check']);
     // Issue 29: an untrusted workspace's own hooks are not loaded (the user's are).
@@ -140,16 +165,26 @@ describe('hook settings and matchers (Claude Code format)', () => {
 });
 
 describe('hook runs and decisions, with real commands', () => {
-  it('every event gets Claude Code\'s input on stdin', async () => {
+  it("every event gets Claude Code's input on stdin", async () => {
     const events: HookEvent[] = [
       preToolUse(),
-      { hook_event_name: 'PostToolUse', tool_name: 'Write', tool_input: { file_path: '/w/a.txt', content: 'x' }, tool_response: { filePath: '/w/a.txt', success: true }, tool_use_id: 'toolu_2' },
+      {
+        hook_event_name: 'PostToolUse',
+        tool_name: 'Write',
+        tool_input: { file_path: '/w/a.txt', content: 'x' },
+        tool_response: { filePath: '/w/a.txt', success: true },
+        tool_use_id: 'toolu_2',
+      },
       { hook_event_name: 'UserPromptSubmit', prompt: 'fix the build' },
       ...(['startup', 'resume', 'clear', 'compact'] as const).map((source): HookEvent => ({ hook_event_name: 'SessionStart', source })),
       { hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' },
       { hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: 'done' },
       { hook_event_name: 'SubagentStop', stop_hook_active: true, agent_type: 'general-purpose' },
-      ...(['manual', 'auto'] as const).map((trigger): HookEvent => ({ hook_event_name: 'PreCompact', trigger, custom_instructions: trigger === 'manual' ? 'keep the API notes' : '' })),
+      ...(['manual', 'auto'] as const).map((trigger): HookEvent => ({
+        hook_event_name: 'PreCompact',
+        trigger,
+        custom_instructions: trigger === 'manual' ? 'keep the API notes' : '',
+      })),
       { hook_event_name: 'Notification', message: 'Claude needs your permission to use Bash', notification_type: 'permission_prompt' },
       { hook_event_name: 'Notification', message: 'Claude is waiting for your input', notification_type: 'idle_prompt' },
     ];
@@ -159,11 +194,17 @@ describe('hook runs and decisions, with real commands', () => {
       const { outcomes } = await fire(event, [`cat > ${file}`]);
       expect(outcomes[0].exitCode).toBe(0);
       const input = JSON.parse(await readFile(file, 'utf8'));
-      expect(input).toEqual({ session_id: 'conversation-hooks', transcript_path: '/tmp/transcript.jsonl', cwd: workspace, permission_mode: 'default', ...event });
+      expect(input).toEqual({
+        session_id: 'conversation-hooks',
+        transcript_path: '/tmp/transcript.jsonl',
+        cwd: workspace,
+        permission_mode: 'default',
+        ...event,
+      });
     }
   });
 
-  it('PreToolUse exit 2 blocks the tool; the model sees Claude Code\'s wording', async () => {
+  it("PreToolUse exit 2 blocks the tool; the model sees Claude Code's wording", async () => {
     const { decision } = await fire(preToolUse(), ['echo "rm is not allowed here" >&2; exit 2']);
     expect(decision).toMatchObject({ blocked: true, permissionDecision: 'deny', hookName: 'PreToolUse:Bash' });
     expect(decision.blockingMessage).toBe('PreToolUse:Bash hook error: [echo "rm is not allowed here" >&2; exit 2]: rm is not allowed here');
@@ -172,7 +213,14 @@ describe('hook runs and decisions, with real commands', () => {
   it('PreToolUse JSON deny / ask / allow with updatedInput; deny beats ask beats allow', async () => {
     const deny = answer({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'no deletes on Fridays' } });
     const ask = answer({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: 'looks risky' } });
-    const allow = answer({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'safe', updatedInput: { command: 'rm -rf build/tmp' } } });
+    const allow = answer({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        permissionDecisionReason: 'safe',
+        updatedInput: { command: 'rm -rf build/tmp' },
+      },
+    });
 
     const denied = (await fire(preToolUse(), [deny])).decision;
     expect(denied).toMatchObject({ blocked: true, permissionDecision: 'deny', blockingMessage: 'no deletes on Fridays' });
@@ -189,16 +237,29 @@ describe('hook runs and decisions, with real commands', () => {
     expect(all).toMatchObject({ blocked: true, permissionDecision: 'deny', blockingMessage: 'no deletes on Fridays' });
     expect(all.updatedInput).toBeUndefined();
     // The older top-level form.
-    expect((await fire(preToolUse(), [answer({ decision: 'block', reason: 'legacy no' })])).decision).toMatchObject({ blocked: true, blockingMessage: 'legacy no' });
+    expect((await fire(preToolUse(), [answer({ decision: 'block', reason: 'legacy no' })])).decision).toMatchObject({
+      blocked: true,
+      blockingMessage: 'legacy no',
+    });
     expect((await fire(preToolUse(), [answer({ decision: 'approve' })])).decision).toMatchObject({ blocked: false, permissionDecision: 'allow' });
   });
 
   it('PostToolUse: additionalContext for the model; exit 2 and decision block show the model why', async () => {
-    const event: HookEvent = { hook_event_name: 'PostToolUse', tool_name: 'Write', tool_input: { file_path: 'a.ts' }, tool_response: { success: true }, tool_use_id: 't' };
-    const context = (await fire(event, [answer({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'formatted with prettier' } })])).decision;
+    const event: HookEvent = {
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Write',
+      tool_input: { file_path: 'a.ts' },
+      tool_response: { success: true },
+      tool_use_id: 't',
+    };
+    const context = (await fire(event, [answer({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'formatted with prettier' } })]))
+      .decision;
     expect(context).toMatchObject({ blocked: false, additionalContext: ['PostToolUse:Write hook additional context: formatted with prettier'] });
     const exit2 = (await fire(event, ['echo "lint failed: 3 errors" >&2; exit 2'])).decision;
-    expect(exit2).toMatchObject({ blocked: true, blockingMessage: 'PostToolUse:Write hook error: [echo "lint failed: 3 errors" >&2; exit 2]: lint failed: 3 errors' });
+    expect(exit2).toMatchObject({
+      blocked: true,
+      blockingMessage: 'PostToolUse:Write hook error: [echo "lint failed: 3 errors" >&2; exit 2]: lint failed: 3 errors',
+    });
     const block = (await fire(event, [answer({ decision: 'block', reason: 'tests must pass first' })])).decision;
     expect(block.blockingMessage).toBe('PostToolUse:Write hook blocking error: tests must pass first');
     // Plain stdout of a PostToolUse hook is not the model's.
@@ -214,14 +275,23 @@ describe('hook runs and decisions, with real commands', () => {
     const exit2 = (await fire(event, ['echo "prompts mentioning deploy need a ticket" >&2; exit 2'])).decision;
     expect(exit2).toMatchObject({ blocked: true, blockingMessage: expect.stringContaining('UserPromptSubmit operation blocked by hook:\n[') });
     expect(exit2.blockingMessage).toContain('prompts mentioning deploy need a ticket');
-    expect((await fire(event, [answer({ decision: 'block', reason: 'no secrets in prompts' })])).decision).toMatchObject({ blocked: true, blockingMessage: 'UserPromptSubmit operation blocked by hook:\nno secrets in prompts' });
+    expect((await fire(event, [answer({ decision: 'block', reason: 'no secrets in prompts' })])).decision).toMatchObject({
+      blocked: true,
+      blockingMessage: 'UserPromptSubmit operation blocked by hook:\nno secrets in prompts',
+    });
   });
 
   it('SessionStart (startup, resume, clear, compact): stdout and additionalContext reach the model', async () => {
     for (const source of ['startup', 'resume', 'clear', 'compact'] as const) {
       const event: HookEvent = { hook_event_name: 'SessionStart', source };
-      const { decision } = await fire(event, ['echo "branch: main"', answer({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `source was ${source}` } })]);
-      expect(decision.additionalContext).toEqual([`SessionStart:${source} hook success: branch: main`, `SessionStart:${source} hook additional context: source was ${source}`]);
+      const { decision } = await fire(event, [
+        'echo "branch: main"',
+        answer({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `source was ${source}` } }),
+      ]);
+      expect(decision.additionalContext).toEqual([
+        `SessionStart:${source} hook success: branch: main`,
+        `SessionStart:${source} hook additional context: source was ${source}`,
+      ]);
       expect(decision.blocked).toBe(false);
     }
   });
@@ -248,9 +318,17 @@ describe('hook runs and decisions, with real commands', () => {
 
   it('continue:false, stopReason, systemMessage; other exit codes and timeouts are non-blocking', async () => {
     const stopped = (await fire(preToolUse(), [answer({ continue: false, stopReason: 'budget reached', systemMessage: 'hook says: stopping' })])).decision;
-    expect(stopped).toMatchObject({ preventContinuation: true, stopReason: 'budget reached', blocked: false, userMessages: [{ level: 'info', text: 'hook says: stopping' }] });
+    expect(stopped).toMatchObject({
+      preventContinuation: true,
+      stopReason: 'budget reached',
+      blocked: false,
+      userMessages: [{ level: 'info', text: 'hook says: stopping' }],
+    });
     const failed = (await fire(preToolUse(), ['echo oops >&2; exit 1'])).decision;
-    expect(failed).toMatchObject({ blocked: false, userMessages: [{ level: 'warning', text: 'PreToolUse:Bash hook error: [echo oops >&2; exit 1]: Failed with non-blocking status code 1: oops' }] });
+    expect(failed).toMatchObject({
+      blocked: false,
+      userMessages: [{ level: 'warning', text: 'PreToolUse:Bash hook error: [echo oops >&2; exit 1]: Failed with non-blocking status code 1: oops' }],
+    });
     const started = Date.now();
     const slow = await fire(preToolUse(), ['sleep 30'], { timeout: 1 });
     expect(Date.now() - started).toBeLessThan(20_000);

@@ -8,7 +8,11 @@ import { slimForStream, trimStreamState } from '../../workflows/live-stream';
 
 const call = (attempt: number, fallback = 0, requestId = 'r1'): ModelAttempt => ({ requestId, attempt, fallback });
 let offset = 0;
-const text = (c: ModelAttempt, value: string, index = 0): LiveEntry => ({ kind: 'model', offset: offset++, item: { type: 'text_delta', call: c, index, text: value } });
+const text = (c: ModelAttempt, value: string, index = 0): LiveEntry => ({
+  kind: 'model',
+  offset: offset++,
+  item: { type: 'text_delta', call: c, index, text: value },
+});
 const assistant = (...texts: string[]): LiveEntry => ({
   kind: 'event',
   offset: offset++,
@@ -17,7 +21,14 @@ const assistant = (...texts: string[]): LiveEntry => ({
     message: {
       type: 'assistant',
       uuid: 'u',
-      message: { id: 'm', role: 'assistant', model: 'x', content: texts.map((t) => ({ type: 'text' as const, text: t })), stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+      message: {
+        id: 'm',
+        role: 'assistant',
+        model: 'x',
+        content: texts.map((t) => ({ type: 'text' as const, text: t })),
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      },
     } as never,
   },
 });
@@ -121,7 +132,12 @@ describe('coalesce (activity side)', () => {
 
 describe('trimStreamState', () => {
   it('keeps the tail within the limits and moves the base offset', () => {
-    const state = { log: ['a', 'bb', 'ccc', 'dddd'].map((data) => ({ topic: 't', data, offset: 0 })), base_offset: 10, publisher_sequences: {}, publisher_last_seen: {} };
+    const state = {
+      log: ['a', 'bb', 'ccc', 'dddd'].map((data) => ({ topic: 't', data, offset: 0 })),
+      base_offset: 10,
+      publisher_sequences: {},
+      publisher_last_seen: {},
+    };
     expect(trimStreamState(state, 2, 1000)).toMatchObject({ base_offset: 12, log: [{ data: 'ccc' }, { data: 'dddd' }] });
     expect(trimStreamState(state, 10, 9)).toMatchObject({ base_offset: 12, log: [{ data: 'ccc' }, { data: 'dddd' }] });
     expect(trimStreamState(state, 10, 1000).base_offset).toBe(10);
@@ -139,13 +155,26 @@ describe('slimForStream', () => {
     const long = 'y'.repeat(1000);
     const user = {
       seq: 1,
-      message: { type: 'user', uuid: 'u', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: `${'z'.repeat(2000)}… (4096 characters)` }] } },
+      message: {
+        type: 'user',
+        uuid: 'u',
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: `${'z'.repeat(2000)}… (4096 characters)` }] },
+      },
     } as never;
     const slim = slimForStream(user) as unknown as { message: { message: { content: Array<{ content: string }> } } };
     expect(slim.message.message.content[0].content).toBe(`${'z'.repeat(300)}… (4096 characters)`);
     const assistant = {
       seq: 2,
-      message: { type: 'assistant', uuid: 'a', message: { content: [{ type: 'text', text: long }, { type: 'tool_use', id: 't', name: 'Write', input: { content: long } }] } },
+      message: {
+        type: 'assistant',
+        uuid: 'a',
+        message: {
+          content: [
+            { type: 'text', text: long },
+            { type: 'tool_use', id: 't', name: 'Write', input: { content: long } },
+          ],
+        },
+      },
     } as never;
     const slimmed = slimForStream(assistant) as unknown as { message: { message: { content: Array<{ text?: string; input?: { truncated?: string } }> } } };
     expect(slimmed.message.message.content[0].text).toBe(long);

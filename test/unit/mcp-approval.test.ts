@@ -12,7 +12,11 @@ import { type McpCarried, mcpApprovalProblem, mcpServersNeedingApproval } from '
 
 describe('mergeMcpApproval', () => {
   it('approve adds to enabledMcpjsonServers and drops from disabled; other keys stay', () => {
-    expect(mergeMcpApproval({ model: 'x', disabledMcpjsonServers: ['a', 'b'] }, ['a'], 'approve')).toEqual({ model: 'x', enabledMcpjsonServers: ['a'], disabledMcpjsonServers: ['b'] });
+    expect(mergeMcpApproval({ model: 'x', disabledMcpjsonServers: ['a', 'b'] }, ['a'], 'approve')).toEqual({
+      model: 'x',
+      enabledMcpjsonServers: ['a'],
+      disabledMcpjsonServers: ['b'],
+    });
     expect(mergeMcpApproval({ enabledMcpjsonServers: ['a'] }, ['a', 'c'], 'approve')).toEqual({ enabledMcpjsonServers: ['a', 'c'] });
   });
   it('approve-all also sets enableAllProjectMcpServers', () => {
@@ -41,8 +45,17 @@ describe('saveMcpApprovals', () => {
 });
 
 describe('the approveMcpServers validator', () => {
-  const entry = (name: string, scope: McpServerEntry['scope'], approval: McpServerEntry['approval']): McpServerEntry => ({ name, scope, file: '/w/.mcp.json', config: { command: 'x' }, approval });
-  const state: McpCarried = { servers: [entry('p', 'project', 'pending'), entry('ok', 'project', 'approved'), entry('no', 'project', 'rejected'), entry('u', 'user', 'approved')], listing: [] };
+  const entry = (name: string, scope: McpServerEntry['scope'], approval: McpServerEntry['approval']): McpServerEntry => ({
+    name,
+    scope,
+    file: '/w/.mcp.json',
+    config: { command: 'x' },
+    approval,
+  });
+  const state: McpCarried = {
+    servers: [entry('p', 'project', 'pending'), entry('ok', 'project', 'approved'), entry('no', 'project', 'rejected'), entry('u', 'user', 'approved')],
+    listing: [],
+  };
 
   it('accepts pending project servers only', () => {
     expect(mcpServersNeedingApproval(state)).toEqual(['p']);

@@ -2,13 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { McpServerStatus } from '../../common/activity-types';
 import { mcpInstructionsSection, mcpListingIsStale, mcpStatusLines, mcpToolDefinitions } from '../../common/mcp-context';
-import {
-  expandServerConfig,
-  expandVariables,
-  mergeMcpServers,
-  parseMcpConfigText,
-  projectServerApproval,
-} from '../../common/mcp-config';
+import { expandServerConfig, expandVariables, mergeMcpServers, parseMcpConfigText, projectServerApproval } from '../../common/mcp-config';
 import {
   MAX_MCP_RESULT_CHARS,
   TOOL_NAME_RULE,
@@ -65,7 +59,10 @@ describe('parseMcpConfigText (Claude Code formats)', () => {
   });
 
   it('a file that is not JSON, or not an object, is one problem', () => {
-    expect(parseMcpConfigText('{ "mcpServers": ', '/w/.mcp.json').problems[0]).toMatchObject({ file: '/w/.mcp.json', message: expect.stringContaining('not valid JSON') });
+    expect(parseMcpConfigText('{ "mcpServers": ', '/w/.mcp.json').problems[0]).toMatchObject({
+      file: '/w/.mcp.json',
+      message: expect.stringContaining('not valid JSON'),
+    });
     expect(parseMcpConfigText('[]', '/w/.mcp.json').problems[0].message).toContain('JSON object');
     expect(parseMcpConfigText('{"mcpServers": []}', '/w/.mcp.json').problems[0].message).toContain('"mcpServers" must be an object');
   });
@@ -119,17 +116,23 @@ describe('project server approval', () => {
       ['same', 'local', 'approved'],
       ['u', 'user', 'approved'],
     ]);
-    expect(mergeMcpServers({ user: { file: 'u', servers: { u: { command: 'u' } } }, dynamic: [{ file: 'd', servers: { d: { command: 'd' } } }] }, {}, true).map((entry) => entry.name)).toEqual(['d']);
+    expect(
+      mergeMcpServers({ user: { file: 'u', servers: { u: { command: 'u' } } }, dynamic: [{ file: 'd', servers: { d: { command: 'd' } } }] }, {}, true).map(
+        (entry) => entry.name,
+      ),
+    ).toEqual(['d']);
   });
 });
 
 describe('MCP tool names within the API rule', () => {
   it('mcp__server__tool with every character outside [a-zA-Z0-9_-] replaced by _', () => {
     expect(normalizeNameForMcp('my.server name')).toBe('my_server_name');
-    expect(assignMcpToolNames([{ server: 'github', tool: 'create_issue' }, { server: 'my.files', tool: 'read file' }])).toEqual([
-      'mcp__github__create_issue',
-      'mcp__my_files__read_file',
-    ]);
+    expect(
+      assignMcpToolNames([
+        { server: 'github', tool: 'create_issue' },
+        { server: 'my.files', tool: 'read file' },
+      ]),
+    ).toEqual(['mcp__github__create_issue', 'mcp__my_files__read_file']);
   });
 
   it('a name over 64 characters is cut with a hash of the original, deterministically', () => {
@@ -231,7 +234,14 @@ describe('what the model and the user see of a listing', () => {
       state: 'connected',
       instructions: 'Prefer search before create.',
       tools: [
-        { name: 'mcp__github__search', server: 'github', originalName: 'search', description: 'Search', inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { q: { type: 'string' } } }, concurrencySafe: true },
+        {
+          name: 'mcp__github__search',
+          server: 'github',
+          originalName: 'search',
+          description: 'Search',
+          inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { q: { type: 'string' } } },
+          concurrencySafe: true,
+        },
         { name: 'mcp__github__odd', server: 'github', originalName: 'odd', description: '', inputSchema: {}, concurrencySafe: false },
       ],
       listChangedCount: 1,

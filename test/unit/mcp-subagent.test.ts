@@ -10,11 +10,21 @@ const server = (name: string, tools: string[], state: McpServerStatus['state'] =
   scope: 'project',
   transport: 'stdio',
   state,
-  tools: tools.map((tool) => ({ name: `mcp__${name}__${tool}`, server: name, originalName: tool, description: tool, inputSchema: { type: 'object' }, concurrencySafe: false })),
+  tools: tools.map((tool) => ({
+    name: `mcp__${name}__${tool}`,
+    server: name,
+    originalName: tool,
+    description: tool,
+    inputSchema: { type: 'object' },
+    concurrencySafe: false,
+  })),
   listChangedCount: 0,
 });
 const entry = (name: string) => ({ name, scope: 'project' as const, file: '/w/.mcp.json', config: { command: 'x' }, approval: 'approved' as const });
-const parent: McpCarried = { servers: [entry('a'), entry('b'), entry('c')], listing: [server('a', ['one', 'two']), server('b', ['three']), server('c', [], 'failed')] };
+const parent: McpCarried = {
+  servers: [entry('a'), entry('b'), entry('c')],
+  listing: [server('a', ['one', 'two']), server('b', ['three']), server('c', [], 'failed')],
+};
 
 describe('inheritedMcpState', () => {
   it('keeps the servers of the granted tools, with the parent’s scope', () => {

@@ -15,7 +15,9 @@ describe('current details: MCP servers', () => {
         { name: 'broken', state: 'failed', tools: 0 },
       ],
     });
-    expect(details.split('\n\n').at(-1)).toBe('**MCP servers:** everything: connected (14 tools) · one\\_tool: connected (1 tool) · other: needs approval · broken: failed');
+    expect(details.split('\n\n').at(-1)).toBe(
+      '**MCP servers:** everything: connected (14 tools) · one\\_tool: connected (1 tool) · other: needs approval · broken: failed',
+    );
   });
   it('counts the servers beyond the first few, and says nothing without servers', () => {
     const many = Array.from({ length: MCP_SERVERS_SHOWN + 2 }, (_, index) => ({ name: `s${index}`, state: 'connected', tools: 2 }));

@@ -46,7 +46,10 @@ function server(name: string, tools: Array<{ tool: string; readOnly?: boolean }>
 }
 
 const LISTING: McpServerStatus[] = [
-  server('github', [{ tool: 'search', readOnly: true }, { tool: 'create_issue', readOnly: false }]),
+  server('github', [
+    { tool: 'search', readOnly: true },
+    { tool: 'create_issue', readOnly: false },
+  ]),
   server('db', [{ tool: 'query' }]),
   server('down', [], { state: 'failed', error: 'spawn no-such-program ENOENT' }),
   server('waiting', [], { state: 'needs-approval', error: 'not approved' }),
@@ -132,7 +135,10 @@ describe('concurrency of MCP calls', () => {
   it('read-only annotated MCP calls share a batch; others run alone', () => {
     const call = (name: string, id: string) => ({ type: 'tool_use' as const, id, name, input: {} });
     const safe = (block: { name: string }) => findMcpTool(LISTING, block.name)?.concurrencySafe === true;
-    const batches = partitionToolCalls([call('mcp__github__search', 'a'), call('mcp__github__search', 'b'), call('mcp__github__create_issue', 'c'), call('mcp__db__query', 'd')], safe);
+    const batches = partitionToolCalls(
+      [call('mcp__github__search', 'a'), call('mcp__github__search', 'b'), call('mcp__github__create_issue', 'c'), call('mcp__db__query', 'd')],
+      safe,
+    );
     expect(batches.map((batch) => [batch.isConcurrencySafe, batch.blocks.map((block) => block.id)])).toEqual([
       [true, ['a', 'b']],
       [false, ['c']],
@@ -143,8 +149,15 @@ describe('concurrency of MCP calls', () => {
 
 describe('results, feed and /mcp', () => {
   it('joins text, names images, and keeps within the budget with a note', () => {
-    expect(mcpResultText([{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }])).toBe('one\ntwo');
-    expect(mcpResultText([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }])).toMatch(/^\[image image\/png, 4 base64 characters/);
+    expect(
+      mcpResultText([
+        { type: 'text', text: 'one' },
+        { type: 'text', text: 'two' },
+      ]),
+    ).toBe('one\ntwo');
+    expect(mcpResultText([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }])).toMatch(
+      /^\[image image\/png, 4 base64 characters/,
+    );
     const cut = mcpResultText([{ type: 'text', text: 'x'.repeat(10_000) }], 2_000);
     expect(cut.length).toBeLessThanOrEqual(2_000);
     expect(cut).toContain('MCP tool output truncated: 10000 characters');
@@ -164,7 +177,10 @@ describe('results, feed and /mcp', () => {
   it('/mcp lists servers with state and tool counts, and how to approve', () => {
     const text = mcpCommandText({ servers: [], listing: [] });
     expect(text).toMatch(/^No MCP servers configured/);
-    const listed = mcpCommandText({ servers: [{ name: 'github', scope: 'project', file: '/w/.mcp.json', config: { command: 'x' }, approval: 'approved' }], listing: LISTING });
+    const listed = mcpCommandText({
+      servers: [{ name: 'github', scope: 'project', file: '/w/.mcp.json', config: { command: 'x' }, approval: 'approved' }],
+      listing: LISTING,
+    });
     expect(listed).toContain('github (project, stdio): ✔ connected · 2 tools');
     expect(listed).toContain('down (project, stdio): ✘ failed · spawn no-such-program ENOENT');
     expect(listed).toContain('waiting (project, stdio): △ needs approval');

@@ -74,7 +74,9 @@ describe('memory files on their real path', () => {
 
     const first = await load(workspace, home);
     expect(first.files).toEqual([]);
-    expect(first.notices).toEqual([`Memory file not read: ${path.join(workspace, '.claude', 'CLAUDE.md')} links to a file that is outside the workspace (${elsewhere}).`]);
+    expect(first.notices).toEqual([
+      `Memory file not read: ${path.join(workspace, '.claude', 'CLAUDE.md')} links to a file that is outside the workspace (${elsewhere}).`,
+    ]);
     const other = await load(second, home);
     expect(other.files).toEqual([]);
     expect(other.notices).toEqual([
@@ -143,10 +145,12 @@ describe('memory files on their real path', () => {
     ]);
     // Without the working directory, the same import is outside.
     const without = await load(workspace, home);
-    expect(without.notices).toEqual([expect.stringContaining(`${path.join(extra, 'shared.md')} (imported by ${path.join(workspace, 'CLAUDE.local.md')}) is outside the workspace`)]);
+    expect(without.notices).toEqual([
+      expect.stringContaining(`${path.join(extra, 'shared.md')} (imported by ${path.join(workspace, 'CLAUDE.local.md')}) is outside the workspace`),
+    ]);
   });
 
-  it('reads the parent directories\' files as Claude Code does, but never a secret, and not what a Read deny rule covers', async () => {
+  it("reads the parent directories' files as Claude Code does, but never a secret, and not what a Read deny rule covers", async () => {
     const { root, home, workspace, key } = await setUp();
     const shared = path.join(root, 'team', 'CLAUDE.md');
     await write(shared, 'team conventions');
@@ -164,7 +168,7 @@ describe('memory files on their real path', () => {
     ]);
   });
 
-  it('knows the workspace\'s own files by the directory they belong to, even in a workspace named .claude', async () => {
+  it("knows the workspace's own files by the directory they belong to, even in a workspace named .claude", async () => {
     const { root, home } = await setUp();
     const workspace = path.join(home, 'src', '.claude');
     const elsewhere = path.join(root, 'elsewhere.md');
@@ -228,12 +232,14 @@ describe('the session context passes the refusal on', () => {
 
     const context = await loadSessionContext({ cwd: workspace }, home);
     expect(context.claudeMd ?? '').not.toContain('canary');
-    expect(context.warnings).toEqual(expect.arrayContaining([expect.stringContaining(`Memory file not read: ${path.join(workspace, 'CLAUDE.md')} is under a Read deny rule`)]));
+    expect(context.warnings).toEqual(
+      expect.arrayContaining([expect.stringContaining(`Memory file not read: ${path.join(workspace, 'CLAUDE.md')} is under a Read deny rule`)]),
+    );
   });
 });
 
 describe("the worker's own credentials", () => {
-  it('an @import of the Temporal envconfig profile or a TLS key the worker was given is not read, even from the user\'s own CLAUDE.md', async () => {
+  it("an @import of the Temporal envconfig profile or a TLS key the worker was given is not read, even from the user's own CLAUDE.md", async () => {
     const { home, workspace, root } = await setUp();
     const tlsKey = path.join(root, 'tls', 'client.key');
     await write(tlsKey, 'tls canary-4d');

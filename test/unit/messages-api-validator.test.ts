@@ -84,8 +84,24 @@ describe('messages API validator: messages list and roles', () => {
   });
 
   it('accepts only the user and assistant roles (role "system" depends on the model: refused)', () => {
-    ok(request({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }] }));
-    refused(request({ messages: [{ role: 'user', content: 'a' }, { role: 'system', content: 'be brief' }] }), "role 'system' is not supported on this model");
+    ok(
+      request({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: 'c' },
+        ],
+      }),
+    );
+    refused(
+      request({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'system', content: 'be brief' },
+        ],
+      }),
+      "role 'system' is not supported on this model",
+    );
     refused(request({ messages: [{ role: 'tool', content: 'x' }] }), "messages.0.role: Input should be 'user' or 'assistant'");
     refused(request({ messages: [{ content: 'x' }] }), 'messages.0.role: Field required');
     refused(request({ messages: [{ role: 'user' }] }), 'messages.0.content: Field required');
@@ -93,19 +109,50 @@ describe('messages API validator: messages list and roles', () => {
   });
 
   it('wants the first message to be a user message', () => {
-    ok(request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello' }] }));
-    refused(request({ messages: [{ role: 'assistant', content: 'Hello' }, { role: 'user', content: 'hi' }] }), 'messages: first message must use the "user" role');
+    ok(
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'Hello' },
+        ],
+      }),
+    );
+    refused(
+      request({
+        messages: [
+          { role: 'assistant', content: 'Hello' },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
+      'messages: first message must use the "user" role',
+    );
   });
 
   it('combines consecutive messages of one role into one turn (accepted)', () => {
-    ok(request({ messages: [{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }, { role: 'assistant', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'three' }] }));
+    ok(
+      request({
+        messages: [
+          { role: 'user', content: 'one' },
+          { role: 'user', content: 'two' },
+          { role: 'assistant', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: 'three' },
+        ],
+      }),
+    );
     // tool results split over two consecutive user messages still answer the turn before them
     ok(
       request({
         tools: [READ],
         messages: [
           { role: 'user', content: 'go' },
-          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_a', name: 'Read', input: {} }, { type: 'tool_use', id: 'toolu_b', name: 'Read', input: {} }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'tool_use', id: 'toolu_a', name: 'Read', input: {} },
+              { type: 'tool_use', id: 'toolu_b', name: 'Read', input: {} },
+            ],
+          },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_a', content: 'A' }] },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_b', content: 'B' }] },
         ],
@@ -114,29 +161,94 @@ describe('messages API validator: messages list and roles', () => {
   });
 
   it('wants non-empty content in every message but an optional final assistant message', () => {
-    ok(request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: '' }] }));
-    ok(request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [] }] }));
-    refused(request({ messages: [{ role: 'user', content: '' }] }), 'messages.0: all messages must have non-empty content except for the optional final assistant message');
+    ok(
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: '' },
+        ],
+      }),
+    );
+    ok(
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [] },
+        ],
+      }),
+    );
     refused(
-      request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [] }, { role: 'user', content: 'again' }] }),
+      request({ messages: [{ role: 'user', content: '' }] }),
+      'messages.0: all messages must have non-empty content except for the optional final assistant message',
+    );
+    refused(
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [] },
+          { role: 'user', content: 'again' },
+        ],
+      }),
       'messages.1: all messages must have non-empty content except for the optional final assistant message',
     );
   });
 
   it('refuses trailing whitespace at the end of a final assistant (prefill) message', () => {
-    ok(request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'The answer is' }] }));
-    ok(request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Done.\n' }, { role: 'user', content: 'ok' }] }));
-    refused(request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'The answer is ' }] }), 'messages: final assistant content cannot end with trailing whitespace');
+    ok(
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'The answer is' },
+        ],
+      }),
+    );
+    ok(
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'Done.\n' },
+          { role: 'user', content: 'ok' },
+        ],
+      }),
+    );
+    refused(
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'The answer is ' },
+        ],
+      }),
+      'messages: final assistant content cannot end with trailing whitespace',
+    );
   });
 });
 
 describe('messages API validator: text blocks', () => {
   it('wants non-empty, non-blank text in user and assistant messages', () => {
     ok(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] }));
-    refused(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }, { type: 'text', text: '' }] }] }), 'messages: text content blocks must be non-empty');
+    refused(
+      request({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hello' },
+              { type: 'text', text: '' },
+            ],
+          },
+        ],
+      }),
+      'messages: text content blocks must be non-empty',
+    );
     refused(request({ messages: [{ role: 'user', content: '  \n' }] }), 'messages: text content blocks must contain non-whitespace text');
     refused(
-      request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'text', text: '\n\n' }] }, { role: 'user', content: 'and?' }] }),
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'text', text: '\n\n' }] },
+          { role: 'user', content: 'and?' },
+        ],
+      }),
       'messages: text content blocks must contain non-whitespace text',
     );
   });
@@ -144,7 +256,17 @@ describe('messages API validator: text blocks', () => {
   it('refuses cache_control on an empty text block, with its path', () => {
     ok(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }] }));
     refused(
-      request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'text', text: '', cache_control: { type: 'ephemeral' } }] }] }),
+      request({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hi' },
+              { type: 'text', text: '', cache_control: { type: 'ephemeral' } },
+            ],
+          },
+        ],
+      }),
       'messages.0.content.1.text: cache_control cannot be set for empty text blocks',
     );
   });
@@ -164,7 +286,13 @@ describe('messages API validator: text blocks', () => {
     ok(withResult(undefined));
     refused(withResult(''), 'messages: text content blocks must be non-empty');
     refused(withResult(' '), 'messages: text content blocks must contain non-whitespace text');
-    refused(withResult([{ type: 'text', text: 'a' }, { type: 'text', text: '' }]), 'messages: text content blocks must be non-empty');
+    refused(
+      withResult([
+        { type: 'text', text: 'a' },
+        { type: 'text', text: '' },
+      ]),
+      'messages: text content blocks must be non-empty',
+    );
     refused(withResult([{ type: 'tool_use', id: 'x', name: 'y', input: {} }]), /^messages\.2\.content\.0\.tool_result\.content\.0: Input tag 'tool_use'/);
   });
 });
@@ -172,12 +300,35 @@ describe('messages API validator: text blocks', () => {
 describe('messages API validator: system prompt', () => {
   it('accepts a string or a list of non-empty text blocks', () => {
     ok(request({ system: 'You are terse.' }));
-    ok(request({ system: [{ type: 'text', text: 'Static part', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Dynamic part' }] }));
+    ok(
+      request({
+        system: [
+          { type: 'text', text: 'Static part', cache_control: { type: 'ephemeral' } },
+          { type: 'text', text: 'Dynamic part' },
+        ],
+      }),
+    );
   });
 
   it('refuses empty and blank system text, and cache_control on an empty block', () => {
-    refused(request({ system: [{ type: 'text', text: 'A' }, { type: 'text', text: '', cache_control: { type: 'ephemeral' } }] }), 'system.1: cache_control cannot be set for empty text blocks');
-    refused(request({ system: [{ type: 'text', text: 'A' }, { type: 'text', text: '' }] }), 'system: text content blocks must be non-empty');
+    refused(
+      request({
+        system: [
+          { type: 'text', text: 'A' },
+          { type: 'text', text: '', cache_control: { type: 'ephemeral' } },
+        ],
+      }),
+      'system.1: cache_control cannot be set for empty text blocks',
+    );
+    refused(
+      request({
+        system: [
+          { type: 'text', text: 'A' },
+          { type: 'text', text: '' },
+        ],
+      }),
+      'system: text content blocks must be non-empty',
+    );
     refused(request({ system: [{ type: 'text', text: ' \n ' }] }), 'system: text content blocks must contain non-whitespace text');
     refused(request({ system: '' }), 'system: text content blocks must be non-empty');
   });
@@ -208,7 +359,10 @@ describe('messages API validator: tools', () => {
       { type: 'object', properties: { s: { type: 'strin' } } },
       { type: 'object', additionalProperties: 3 },
     ]) {
-      refused(request({ tools: [{ name: 'StructuredOutput', input_schema: schema }] }), /^tools\.0\.custom\.input_schema: JSON schema is invalid\. It must match JSON Schema draft 2020-12/);
+      refused(
+        request({ tools: [{ name: 'StructuredOutput', input_schema: schema }] }),
+        /^tools\.0\.custom\.input_schema: JSON schema is invalid\. It must match JSON Schema draft 2020-12/,
+      );
     }
   });
 
@@ -234,14 +388,20 @@ describe('messages API validator: tool_choice and thinking', () => {
     ok(request({ max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 1024 } }));
     ok(request({ thinking: { type: 'adaptive' } }));
     ok(request({ thinking: { type: 'disabled' } }));
-    refused(request({ max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 512 } }), 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+    refused(
+      request({ max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 512 } }),
+      'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024',
+    );
     refused(
       request({ max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 2048 } }),
       '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
     );
     refused(request({ thinking: { type: 'enabled' } }), 'thinking.enabled.budget_tokens: Field required');
     refused(request({ thinking: { type: 'on' } }), /^thinking: Input tag 'on'/);
-    refused(request({ tools: [READ], max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 1024 }, tool_choice: { type: 'any' } }), 'Thinking may not be enabled when tool_choice forces tool use.');
+    refused(
+      request({ tools: [READ], max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 1024 }, tool_choice: { type: 'any' } }),
+      'Thinking may not be enabled when tool_choice forces tool use.',
+    );
   });
 
   it('with thinking enabled, wants the assistant turn before the last tool results to start with thinking', () => {
@@ -256,19 +416,40 @@ describe('messages API validator: tool_choice and thinking', () => {
       ],
     });
     ok(history({ type: 'thinking', thinking: 'Let me read it.', signature: 'sig==' }));
-    refused(history({ type: 'text', text: 'Reading.' }), /^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `text`\. When `thinking` is enabled/);
+    refused(
+      history({ type: 'text', text: 'Reading.' }),
+      /^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `text`\. When `thinking` is enabled/,
+    );
   });
 });
 
 describe('messages API validator: content blocks', () => {
   it('refuses unknown block types and blocks in the wrong role', () => {
-    ok(request({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }, { type: 'text', text: 'what is this?' }] }] }));
-    refused(request({ messages: [{ role: 'user', content: [{ type: 'video', url: 'x' }] }] }), /^messages\.0\.content\.0: Input tag 'video' found using 'type' does not match any of the expected tags/);
+    ok(
+      request({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+              { type: 'text', text: 'what is this?' },
+            ],
+          },
+        ],
+      }),
+    );
+    refused(
+      request({ messages: [{ role: 'user', content: [{ type: 'video', url: 'x' }] }] }),
+      /^messages\.0\.content\.0: Input tag 'video' found using 'type' does not match any of the expected tags/,
+    );
     refused(
       request({ tools: [READ], messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} }] }] }),
       'messages.0.content.0: `tool_use` blocks are not allowed in `user` messages',
     );
-    refused(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a', extra: 1 }] }] }), 'messages.0.content.0.text.extra: Extra inputs are not permitted');
+    refused(
+      request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a', extra: 1 }] }] }),
+      'messages.0.content.0.text.extra: Extra inputs are not permitted',
+    );
   });
 
   it('checks tool_use blocks: id pattern, name, object input', () => {
@@ -288,20 +469,39 @@ describe('messages API validator: content blocks', () => {
   });
 
   it('wants thinking blocks to keep their signature, and redacted_thinking its data', () => {
-    const withAssistant = (block: Body) => request({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [block, { type: 'text', text: 'Answer.' }] }, { role: 'user', content: 'more' }] });
+    const withAssistant = (block: Body) =>
+      request({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [block, { type: 'text', text: 'Answer.' }] },
+          { role: 'user', content: 'more' },
+        ],
+      });
     ok(withAssistant({ type: 'thinking', thinking: 'Hmm.', signature: 'EqQBCkYIBxgCKkA=' }));
     ok(withAssistant({ type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4a' }));
     refused(withAssistant({ type: 'thinking', thinking: 'Hmm.' }), 'messages.1.content.0.thinking.signature: Field required');
     refused(withAssistant({ type: 'thinking', thinking: 'Hmm.', signature: '' }), 'messages.1.content.0: Invalid `signature` in `thinking` block');
-    refused(withAssistant({ type: 'thinking', thinking: 'Hmm.', signature: 's', cache_control: { type: 'ephemeral' } }), 'messages.1.content.0.thinking.cache_control: Extra inputs are not permitted');
+    refused(
+      withAssistant({ type: 'thinking', thinking: 'Hmm.', signature: 's', cache_control: { type: 'ephemeral' } }),
+      'messages.1.content.0.thinking.cache_control: Extra inputs are not permitted',
+    );
     refused(withAssistant({ type: 'redacted_thinking' }), 'messages.1.content.0.redacted_thinking.data: Field required');
   });
 
   it('checks cache_control shapes', () => {
     ok(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral', ttl: '1h' } }] }] }));
-    refused(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'persistent' } }] }] }), /^messages\.0\.content\.0\.cache_control: Input tag 'persistent'/);
-    refused(request({ system: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral', scope: 'global' } }] }), 'system.0.cache_control.ephemeral.scope: Extra inputs are not permitted');
-    refused(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral', ttl: '10m' } }] }] }), "messages.0.content.0.cache_control.ephemeral.ttl: Input should be '5m' or '1h'");
+    refused(
+      request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'persistent' } }] }] }),
+      /^messages\.0\.content\.0\.cache_control: Input tag 'persistent'/,
+    );
+    refused(
+      request({ system: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral', scope: 'global' } }] }),
+      'system.0.cache_control.ephemeral.scope: Extra inputs are not permitted',
+    );
+    refused(
+      request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral', ttl: '10m' } }] }] }),
+      "messages.0.content.0.cache_control.ephemeral.ttl: Input should be '5m' or '1h'",
+    );
   });
 });
 
@@ -312,20 +512,41 @@ describe('messages API validator: tool_use / tool_result pairing', () => {
   });
 
   it('wants tool_use ids unique', () => {
-    ok(toolRound({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'Bash', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'ok' }] }));
+    ok(
+      toolRound(
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'Bash', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'ok' }] },
+      ),
+    );
     refused(
-      toolRound({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] }),
+      toolRound(
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] },
+      ),
       'messages.3.content.0: `tool_use` ids must be unique',
     );
   });
 
   it('wants every tool_use answered by a tool_result in the next message', () => {
     refused(
-      toolRound({ role: 'assistant', content: [{ type: 'text', text: 'Now both.' }, { type: 'tool_use', id: 'toolu_2', name: 'Bash', input: {} }, { type: 'tool_use', id: 'toolu_3', name: 'Bash', input: {} }] }, { role: 'user', content: 'skip it' }),
+      toolRound(
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Now both.' },
+            { type: 'tool_use', id: 'toolu_2', name: 'Bash', input: {} },
+            { type: 'tool_use', id: 'toolu_3', name: 'Bash', input: {} },
+          ],
+        },
+        { role: 'user', content: 'skip it' },
+      ),
       'messages.3: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_2, toolu_3. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
     );
     // a tool_use in the final assistant message has no next message at all
-    refused(toolRound({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'Bash', input: {} }] }), /^messages\.3: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_2\./);
+    refused(
+      toolRound({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'Bash', input: {} }] }),
+      /^messages\.3: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_2\./,
+    );
   });
 
   it('wants each tool_result to answer a tool_use of the message just before, once', () => {
@@ -343,7 +564,13 @@ describe('messages API validator: tool_use / tool_result pairing', () => {
         messages: [
           { role: 'user', content: 'read' },
           { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} }] },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a' }, { type: 'tool_result', tool_use_id: 'toolu_1', content: 'b' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'toolu_1', content: 'a' },
+              { type: 'tool_result', tool_use_id: 'toolu_1', content: 'b' },
+            ],
+          },
         ],
       }),
       'messages.2.content.1: each tool_use must have a single result. Found multiple `tool_result` blocks with id: toolu_1',
@@ -360,9 +587,17 @@ describe('messages API validator: tool_use / tool_result pairing', () => {
           { role: 'user', content },
         ],
       });
-    ok(round([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' }, { type: 'text', text: 'Also: hurry.' }]));
+    ok(
+      round([
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' },
+        { type: 'text', text: 'Also: hurry.' },
+      ]),
+    );
     refused(
-      round([{ type: 'text', text: 'Also: hurry.' }, { type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' }]),
+      round([
+        { type: 'text', text: 'Also: hurry.' },
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' },
+      ]),
       'messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.',
     );
   });
@@ -371,17 +606,49 @@ describe('messages API validator: tool_use / tool_result pairing', () => {
 describe('messages API validator: cache_control budget', () => {
   const cached = { cache_control: { type: 'ephemeral' } };
   it('allows at most 4 blocks with cache_control in system, tools and messages together', () => {
-    ok(request({ system: [{ type: 'text', text: 'a', ...cached }, { type: 'text', text: 'b', ...cached }], tools: [{ ...READ, ...cached }], messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', ...cached }] }] }));
+    ok(
+      request({
+        system: [
+          { type: 'text', text: 'a', ...cached },
+          { type: 'text', text: 'b', ...cached },
+        ],
+        tools: [{ ...READ, ...cached }],
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', ...cached }] }],
+      }),
+    );
     refused(
-      request({ system: [{ type: 'text', text: 'a', ...cached }, { type: 'text', text: 'b', ...cached }], tools: [{ ...READ, ...cached }], messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', ...cached }, { type: 'text', text: 'again', ...cached }] }] }),
+      request({
+        system: [
+          { type: 'text', text: 'a', ...cached },
+          { type: 'text', text: 'b', ...cached },
+        ],
+        tools: [{ ...READ, ...cached }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hi', ...cached },
+              { type: 'text', text: 'again', ...cached },
+            ],
+          },
+        ],
+      }),
       'A maximum of 4 blocks with cache_control may be provided. Found 5.',
     );
   });
 
   it('wants 1h cache entries before 5m ones', () => {
-    ok(request({ system: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral', ttl: '1h' } }], messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', ...cached }] }] }));
+    ok(
+      request({
+        system: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', ...cached }] }],
+      }),
+    );
     refused(
-      request({ system: [{ type: 'text', text: 'a', ...cached }], messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral', ttl: '1h' } }] }] }),
+      request({
+        system: [{ type: 'text', text: 'a', ...cached }],
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral', ttl: '1h' } }] }],
+      }),
       "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block",
     );
   });
@@ -394,11 +661,19 @@ describe('messages API validator: a realistic agent request', () => {
       max_tokens: 32000,
       stream: true,
       system: [
-        { type: 'text', text: 'You are durable-agent, an interactive coding agent.\n\n# Doing tasks\n- Read before editing.', cache_control: { type: 'ephemeral' } },
+        {
+          type: 'text',
+          text: 'You are durable-agent, an interactive coding agent.\n\n# Doing tasks\n- Read before editing.',
+          cache_control: { type: 'ephemeral' },
+        },
         { type: 'text', text: '# Environment\nWorking directory: /tmp/ws\nPlatform: linux' },
         { type: 'text', text: 'gitStatus: clean' },
       ],
-      tools: [READ, { name: 'Edit', description: 'Edit a file', input_schema: { type: 'object', properties: {}, required: [] } }, { ...BASH, cache_control: { type: 'ephemeral' } }],
+      tools: [
+        READ,
+        { name: 'Edit', description: 'Edit a file', input_schema: { type: 'object', properties: {}, required: [] } },
+        { ...BASH, cache_control: { type: 'ephemeral' } },
+      ],
       messages: [
         {
           role: 'user',
@@ -423,7 +698,10 @@ describe('messages API validator: a realistic agent request', () => {
             { type: 'tool_result', tool_use_id: 'toolu_02', content: [{ type: 'text', text: "1\tconst assert = require('node:assert');" }] },
           ],
         },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_03', name: 'Edit', input: { file_path: 'math.js', old_string: 'i = 1', new_string: 'i = 0' } }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_03', name: 'Edit', input: { file_path: 'math.js', old_string: 'i = 1', new_string: 'i = 0' } }],
+        },
         {
           role: 'user',
           content: [

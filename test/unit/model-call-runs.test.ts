@@ -122,7 +122,13 @@ describe('callModelLocal: answers at once when nothing can be sent', () => {
 
   it('a transcript this worker does not hold: cache_miss, no request, no query', async () => {
     const result = await callLocal(
-      inline({ system: undefined, messages: undefined, toolNames: undefined, transcript: { length: 1, digest: 'f'.repeat(64) }, context: { digest: 'e'.repeat(64) } }),
+      inline({
+        system: undefined,
+        messages: undefined,
+        toolNames: undefined,
+        transcript: { length: 1, digest: 'f'.repeat(64) },
+        context: { digest: 'e'.repeat(64) },
+      }),
     );
     expect(result).toMatchObject({ type: 'handoff', reason: 'cache_miss' });
     expect(server.requests).toHaveLength(0);
@@ -175,7 +181,12 @@ describe('callModelLocal: the model answers within the local budget', () => {
 describe('handoff: a stream still going at the deadline goes on in callModel with attach', () => {
   it('slow: the local phase hands over; the attached activity gets the same stream (one request) and heartbeats', async () => {
     const held = gate();
-    server.enqueue({ content: [{ type: 'text', text: 'a long answer that keeps streaming' }], hold: { afterBlocks: 0, until: held.until }, deltaDelayMs: 20, chunkSize: 4 });
+    server.enqueue({
+      content: [{ type: 'text', text: 'a long answer that keeps streaming' }],
+      hold: { afterBlocks: 0, until: held.until },
+      deltaDelayMs: 20,
+      chunkSize: 4,
+    });
     const local = localEnvironment();
     const localHeartbeats: unknown[] = [];
     local.on('heartbeat', (details) => localHeartbeats.push(details));
@@ -201,7 +212,13 @@ describe('handoff: a stream still going at the deadline goes on in callModel wit
   it('a stream whose words have begun is handed over shortly after its first delta, not at the deadline (issue 19, item 16)', async () => {
     const held = gate();
     // First words, then the stream goes on (held) well past the local phase's grace.
-    server.enqueue({ content: [{ type: 'text', text: 'First words' }, { type: 'text', text: 'and more later' }], hold: { afterBlocks: 1, until: held.until } });
+    server.enqueue({
+      content: [
+        { type: 'text', text: 'First words' },
+        { type: 'text', text: 'and more later' },
+      ],
+      hold: { afterBlocks: 1, until: held.until },
+    });
     const started = Date.now();
     const handoff = handoffOf(await callLocal(inline({ handoffAfterMs: 5_000 })));
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -252,7 +269,9 @@ describe('handoff: a stream still going at the deadline goes on in callModel wit
     server.enqueue(...errorBurst(1, 529));
     const handoff = handoffOf(await callLocal(inline({ handoffAfterMs: 5_000 })));
     const environment = attachEnvironment(1, { overloaded: 2 });
-    const failure = await callAttached({ ...inline(), fallbackAvailable: true, attach: { key: handoff.attach.key } }, environment).catch((error: unknown) => error);
+    const failure = await callAttached({ ...inline(), fallbackAvailable: true, attach: { key: handoff.attach.key } }, environment).catch(
+      (error: unknown) => error,
+    );
     expect(failure).toMatchObject({ type: 'FallbackTriggered', nonRetryable: true });
   });
 
@@ -262,7 +281,10 @@ describe('handoff: a stream still going at the deadline goes on in callModel wit
     expect(server.requests).toHaveLength(1);
 
     const held = gate();
-    server.enqueue({ content: [{ type: 'text', text: 'handed over' }], hold: { afterBlocks: 0, until: held.until } }, { content: [{ type: 'text', text: 'retry' }] });
+    server.enqueue(
+      { content: [{ type: 'text', text: 'handed over' }], hold: { afterBlocks: 0, until: held.until } },
+      { content: [{ type: 'text', text: 'retry' }] },
+    );
     const handoff = handoffOf(await callLocal(inline({ handoffAfterMs: 50 })));
     const retry = await callAttached({ ...inline(), attach: { key: handoff.attach.key } }, attachEnvironment(2));
     expect(retry).toMatchObject({ type: 'message', attempt: 2, message: { content: [{ type: 'text', text: 'retry' }] } });
@@ -304,7 +326,14 @@ describe('cancellation', () => {
 describe('the registry of handed-over runs', () => {
   const recording = (attempt: number) => {
     const heartbeats: unknown[] = [];
-    const binding: RunBinding = { attempt, overloadedBefore: 0, heartbeatTimeoutMs: 200, firstHeartbeatAt: 0, heartbeat: (details) => heartbeats.push(details), log: console };
+    const binding: RunBinding = {
+      attempt,
+      overloadedBefore: 0,
+      heartbeatTimeoutMs: 200,
+      firstHeartbeatAt: 0,
+      heartbeat: (details) => heartbeats.push(details),
+      log: console,
+    };
     return { binding, heartbeats };
   };
   const request = {
@@ -331,7 +360,12 @@ describe('the registry of handed-over runs', () => {
 
   it('a run taken before it expires is rebound: heartbeats go to the new binding, the expiry no longer applies', async () => {
     const held = gate();
-    server.enqueue({ content: [{ type: 'text', text: 'kept alive by its attach' }], hold: { afterBlocks: 0, until: held.until }, deltaDelayMs: 10, chunkSize: 4 });
+    server.enqueue({
+      content: [{ type: 'text', text: 'kept alive by its attach' }],
+      hold: { afterBlocks: 0, until: held.until },
+      deltaDelayMs: 10,
+      chunkSize: 4,
+    });
     const first = recording(1);
     const run = startModelCallRun({ anthropic, input: inline(), request, binding: first.binding, startedAt: Date.now() });
     await sleep(50);

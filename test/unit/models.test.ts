@@ -76,40 +76,77 @@ describe('resolution through the Models API', () => {
     // An agent file or a custom command may name an alias: the request names its id.
     expect(await resolver.resolve('haiku')).toMatchObject({ id: 'claude-haiku-4-5-20251001' });
     expect(buildModelRequest({ model: 'haiku', maxTokens: 1_000 }, { system: [], messages: [], tools: [] }, haiku).params.model).toBe('claude-haiku-4-5');
-    expect(await resolver.resolve('claude-opus-4-8')).toMatchObject({ contextWindow: 1_000_000, maxOutputTokens: 128_000, capabilities: { adaptiveThinking: true } });
+    expect(await resolver.resolve('claude-opus-4-8')).toMatchObject({
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      capabilities: { adaptiveThinking: true },
+    });
     expect(server.modelRequests.length - before).toBe(3);
   });
 
   it('an id the API does not serve is a non-retryable failure naming it', async () => {
-    const failure = await createModelResolver(anthropic).resolve('claude-sonnet-9-9').catch((error: unknown) => error);
+    const failure = await createModelResolver(anthropic)
+      .resolve('claude-sonnet-9-9')
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type: UNKNOWN_MODEL_ERROR, nonRetryable: true, message: expect.stringContaining('"claude-sonnet-9-9" is not a model the API serves') });
+    expect(failure).toMatchObject({
+      type: UNKNOWN_MODEL_ERROR,
+      nonRetryable: true,
+      message: expect.stringContaining('"claude-sonnet-9-9" is not a model the API serves'),
+    });
     const direct = await anthropic.models.retrieve('claude-sonnet-9-9').catch((error: unknown) => error);
     expect(direct).toMatchObject({ status: 404, error: { error: { type: 'not_found_error', message: 'model: claude-sonnet-9-9' } } });
   });
 
   it('the Messages endpoint answers an unknown model with the API 404, and a max_tokens above the model maximum with a 400', async () => {
-    const unknown = await anthropic.messages.create({ model: RETIRED_ID, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error);
+    const unknown = await anthropic.messages
+      .create({ model: RETIRED_ID, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error);
     expect(unknown).toMatchObject({ status: 404, error: { error: { type: 'not_found_error' } } });
-    const tooMany = await anthropic.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 64_001, messages: [{ role: 'user', content: 'hi' }] }).finalMessage().catch((error: unknown) => error);
-    expect(tooMany).toMatchObject({ status: 400, message: expect.stringContaining('max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-6') });
+    const tooMany = await anthropic.messages
+      .stream({ model: 'claude-sonnet-4-6', max_tokens: 64_001, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage()
+      .catch((error: unknown) => error);
+    expect(tooMany).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-6'),
+    });
     server.rejections.length = 0;
   });
 
-  it('the server refuses what a model\'s capabilities do not offer, and accepts what the engine builds for each model', async () => {
+  it("the server refuses what a model's capabilities do not offer, and accepts what the engine builds for each model", async () => {
     const ask = (body: Record<string, unknown>) =>
-      anthropic.messages.stream({ max_tokens: 2_000, messages: [{ role: 'user', content: 'hi' }], ...body } as Anthropic.MessageCreateParamsNonStreaming).finalMessage().catch((error: unknown) => error);
-    expect(await ask({ model: 'claude-haiku-4-5', thinking: { type: 'adaptive' } })).toMatchObject({ status: 400, message: expect.stringContaining("thinking.type: 'adaptive' is not supported") });
+      anthropic.messages
+        .stream({ max_tokens: 2_000, messages: [{ role: 'user', content: 'hi' }], ...body } as Anthropic.MessageCreateParamsNonStreaming)
+        .finalMessage()
+        .catch((error: unknown) => error);
+    expect(await ask({ model: 'claude-haiku-4-5', thinking: { type: 'adaptive' } })).toMatchObject({
+      status: 400,
+      message: expect.stringContaining("thinking.type: 'adaptive' is not supported"),
+    });
     expect(await ask({ model: 'claude-opus-4-8', thinking: { type: 'enabled', budget_tokens: 1_024 } })).toMatchObject({ status: 400 });
     expect(await ask({ model: 'claude-fable-5', thinking: { type: 'disabled' } })).toMatchObject({ status: 400 });
-    expect(await ask({ model: 'claude-haiku-4-5', output_config: { effort: 'high' } })).toMatchObject({ status: 400, message: expect.stringContaining('does not support the effort parameter') });
-    expect(await ask({ model: 'claude-sonnet-4-6', context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } })).toMatchObject({ status: 400 });
+    expect(await ask({ model: 'claude-haiku-4-5', output_config: { effort: 'high' } })).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('does not support the effort parameter'),
+    });
+    expect(await ask({ model: 'claude-sonnet-4-6', context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } })).toMatchObject({
+      status: 400,
+    });
     server.rejections.length = 0;
     for (const served of MODEL_CATALOG) {
       for (const options of [{}, { thinking: false }, { effort: 'max' as const }]) {
         server.enqueue({ content: [{ type: 'text', text: 'ok' }] });
-        const { params } = buildModelRequest({ model: served.id, maxTokens: 8_192 }, { system: [], messages: [{ role: 'user', content: 'hi' }], tools: [] }, modelInfoFromTable(served.id)!, options);
-        expect(await anthropic.messages.stream(params as Anthropic.MessageCreateParamsNonStreaming).finalMessage(), `${served.id} ${JSON.stringify(options)}`).toMatchObject({ type: 'message' });
+        const { params } = buildModelRequest(
+          { model: served.id, maxTokens: 8_192 },
+          { system: [], messages: [{ role: 'user', content: 'hi' }], tools: [] },
+          modelInfoFromTable(served.id)!,
+          options,
+        );
+        expect(
+          await anthropic.messages.stream(params as Anthropic.MessageCreateParamsNonStreaming).finalMessage(),
+          `${served.id} ${JSON.stringify(options)}`,
+        ).toMatchObject({ type: 'message' });
       }
     }
     expect(server.rejections).toEqual([]);
@@ -119,10 +156,15 @@ describe('resolution through the Models API', () => {
     const big = { system: [], messages: [{ role: 'user' as const, content: 'y'.repeat(1_200_000) }], tools: [] };
     const long = buildModelRequest({ model: 'claude-sonnet-4-6[1m]', maxTokens: 8_192 }, big, modelInfoFromTable('claude-sonnet-4-6[1m]')!);
     server.enqueue({ content: [{ type: 'text', text: 'read it all' }] });
-    const answer = await anthropic.messages.stream(long.params as Anthropic.MessageCreateParamsNonStreaming, { headers: { 'anthropic-beta': long.betas.join(',') } }).finalMessage();
+    const answer = await anthropic.messages
+      .stream(long.params as Anthropic.MessageCreateParamsNonStreaming, { headers: { 'anthropic-beta': long.betas.join(',') } })
+      .finalMessage();
     expect(answer.content).toMatchObject([{ text: 'read it all' }]);
     const plain = buildModelRequest({ model: 'claude-sonnet-4-6', maxTokens: 8_192 }, big, modelInfoFromTable('claude-sonnet-4-6')!);
-    await expect(anthropic.messages.stream(plain.params as Anthropic.MessageCreateParamsNonStreaming).finalMessage()).rejects.toMatchObject({ status: 400, message: expect.stringContaining('exceed context limit') });
+    await expect(anthropic.messages.stream(plain.params as Anthropic.MessageCreateParamsNonStreaming).finalMessage()).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('exceed context limit'),
+    });
     server.rejections.length = 0;
   });
 
@@ -158,7 +200,10 @@ describe('resolution through the Models API', () => {
 const user = (text: string): ApiMessage => ({ role: 'user', content: [{ type: 'text', text }] });
 const toolTurn = (id: string, thinking?: string): ApiMessage => ({
   role: 'assistant',
-  content: [...(thinking ? [{ type: 'thinking' as const, thinking, signature: `sig-${thinking}` }] : []), { type: 'tool_use', id, name: 'Read', input: { file_path: 'a' } }],
+  content: [
+    ...(thinking ? [{ type: 'thinking' as const, thinking, signature: `sig-${thinking}` }] : []),
+    { type: 'tool_use', id, name: 'Read', input: { file_path: 'a' } },
+  ],
 });
 const result = (id: string): ApiMessage => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'file' }] });
 const system = [
@@ -175,13 +220,28 @@ describe('the request a model gets', () => {
     expect(JSON.stringify(messages)).not.toContain('cache_control');
     expect(JSON.stringify(withMessageBreakpoint(messages, 4))).not.toContain('cache_control');
     // A final assistant turn whose last block is thinking gets it on the block before.
-    const ending = withMessageBreakpoint([user('x'), { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'thinking', thinking: 't', signature: 's' }] }], 0);
+    const ending = withMessageBreakpoint(
+      [
+        user('x'),
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'thinking', thinking: 't', signature: 's' },
+          ],
+        },
+      ],
+      0,
+    );
     expect((ending[1].content as Array<Record<string, unknown>>)[0].cache_control).toEqual({ type: 'ephemeral' });
   });
 
   it('caps max_tokens at the model maximum, sends adaptive thinking with effort on models that offer it, and metadata', () => {
     const opus = modelInfoFromTable('claude-opus-4-8')!;
-    const { params, betas } = buildModelRequest({ model: 'claude-opus-4-8', maxTokens: 500_000 }, { system, messages: [user('hi')], tools: [] }, opus, { effort: 'max', userId: metadataUserId('abc', 'conv-1') });
+    const { params, betas } = buildModelRequest({ model: 'claude-opus-4-8', maxTokens: 500_000 }, { system, messages: [user('hi')], tools: [] }, opus, {
+      effort: 'max',
+      userId: metadataUserId('abc', 'conv-1'),
+    });
     expect(params).toMatchObject({
       model: 'claude-opus-4-8',
       max_tokens: 128_000,
@@ -192,20 +252,44 @@ describe('the request a model gets', () => {
     });
     expect(betas).toContain('context-management-2025-06-27');
     // Enabled with a budget where adaptive is not offered; no effort where the model takes none.
-    const haiku = buildModelRequest({ model: 'claude-haiku-4-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-haiku-4-5')!).params;
+    const haiku = buildModelRequest(
+      { model: 'claude-haiku-4-5', maxTokens: 8_192 },
+      { system, messages: [user('hi')], tools: [] },
+      modelInfoFromTable('claude-haiku-4-5')!,
+    ).params;
     expect(haiku).toMatchObject({ model: 'claude-haiku-4-5', thinking: { type: 'enabled', budget_tokens: 4_096 } });
     expect(haiku).not.toHaveProperty('output_config');
     // Turned off: disabled where the model allows it; a model that always thinks keeps its default.
-    expect(buildModelRequest({ model: 'claude-sonnet-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-sonnet-5')!, { thinking: false }).params.thinking).toEqual({ type: 'disabled' });
-    expect(buildModelRequest({ model: 'claude-fable-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-fable-5')!, { thinking: false }).params).not.toHaveProperty('thinking');
+    expect(
+      buildModelRequest({ model: 'claude-sonnet-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-sonnet-5')!, {
+        thinking: false,
+      }).params.thinking,
+    ).toEqual({ type: 'disabled' });
+    expect(
+      buildModelRequest({ model: 'claude-fable-5', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-fable-5')!, {
+        thinking: false,
+      }).params,
+    ).not.toHaveProperty('thinking');
     // [1m] on a 200k model asks for the 1M beta, and the suffix never reaches the wire.
-    const long = buildModelRequest({ model: 'claude-sonnet-4-6[1m]', maxTokens: 8_192 }, { system, messages: [user('hi')], tools: [] }, modelInfoFromTable('claude-sonnet-4-6')!);
+    const long = buildModelRequest(
+      { model: 'claude-sonnet-4-6[1m]', maxTokens: 8_192 },
+      { system, messages: [user('hi')], tools: [] },
+      modelInfoFromTable('claude-sonnet-4-6')!,
+    );
     expect(long.params.model).toBe('claude-sonnet-4-6');
     expect(long.betas).toContain('context-1m-2025-08-07');
   });
 
   it('keeps the thinking of the current tool loop; drops earlier turns only where the model keeps none, and all of it when thinking is off', () => {
-    const messages = [user('first'), toolTurn('t1', 'old'), result('t1'), { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'done' }] }, user('second'), toolTurn('t2', 'new'), result('t2')];
+    const messages = [
+      user('first'),
+      toolTurn('t1', 'old'),
+      result('t1'),
+      { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'done' }] },
+      user('second'),
+      toolTurn('t2', 'new'),
+      result('t2'),
+    ];
     expect(thinkingBlocksFor(messages, true, true)).toEqual(messages);
     const current = JSON.stringify(thinkingBlocksFor(messages, false, true));
     expect(current).toContain('sig-new');

@@ -62,13 +62,19 @@ describe('resolveTarget with a person to ask', () => {
     asked.length = 0;
     expect(await resolveTarget('93.184.216.34', 443, ['93.184.216.34'], new Set(), new Set(), answer(false))).toEqual({ address: '93.184.216.34' });
     for (const host of ['127.0.0.1', '[::ffff:7f00:1]', '2130706433', 'localhost', '169.254.169.254']) {
-      expect(await resolveTarget(host, 80, [], new Set(), new Set(), answer(true)), host).toMatchObject({ refused: expect.stringMatching(/an address of this host/) });
+      expect(await resolveTarget(host, 80, [], new Set(), new Set(), answer(true)), host).toMatchObject({
+        refused: expect.stringMatching(/an address of this host/),
+      });
     }
-    expect(await resolveTarget('93.184.216.34', 7233, [], new Set(['93.184.216.34:7233']), new Set(), answer(true))).toMatchObject({ refused: expect.stringMatching(/Temporal server/) });
+    expect(await resolveTarget('93.184.216.34', 7233, [], new Set(['93.184.216.34:7233']), new Set(), answer(true))).toMatchObject({
+      refused: expect.stringMatching(/Temporal server/),
+    });
     // This host's interface address, asked for by name, is the host the person approves exactly.
     expect(await resolveTarget('192.0.2.7', 8080, [], new Set(), new Set(['192.0.2.7']), answer(true))).toEqual({ address: '192.0.2.7' });
     // ... but `*` never reaches it, and a listed wildcard does not ask.
-    expect(await resolveTarget('192.0.2.7', 8080, ['*'], new Set(), new Set(['192.0.2.7']), answer(true))).toMatchObject({ refused: expect.stringMatching(/an address of this host/) });
+    expect(await resolveTarget('192.0.2.7', 8080, ['*'], new Set(), new Set(['192.0.2.7']), answer(true))).toMatchObject({
+      refused: expect.stringMatching(/an address of this host/),
+    });
     expect(asked).toEqual(['192.0.2.7:8080']);
   });
 });

@@ -28,7 +28,11 @@ describe('output formats', () => {
   });
 
   it('maps events onto SDK messages, leaving out what Claude Code keeps to itself', () => {
-    const assistant = { type: 'assistant', uuid: 'a1', message: { id: 'm', role: 'assistant', model: 'x', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', usage: {} } };
+    const assistant = {
+      type: 'assistant',
+      uuid: 'a1',
+      message: { id: 'm', role: 'assistant', model: 'x', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', usage: {} },
+    };
     expect(sdkMessagesFor({ seq: 1, message: assistant } as never, 's')).toEqual([
       { type: 'assistant', message: { type: 'message', ...assistant.message }, parent_tool_use_id: null, uuid: 'a1', session_id: 's' },
     ]);
@@ -86,7 +90,9 @@ describe('ask options', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ask-options-'));
     await writeFile(path.join(dir, 's.json'), '{"type":"object","properties":{"a":{"type":"string"}}}');
     expect(sessionLimitsFrom({ 'json-schema': '@s.json' }, dir)).toEqual({ jsonSchema: { type: 'object', properties: { a: { type: 'string' } } } });
-    expect(() => sessionLimitsFrom({ 'json-schema': '{"type":"object","required":"a"}' })).toThrow(/--json-schema: the schema is not valid JSON Schema \(draft 2020-12\): required/);
+    expect(() => sessionLimitsFrom({ 'json-schema': '{"type":"object","required":"a"}' })).toThrow(
+      /--json-schema: the schema is not valid JSON Schema \(draft 2020-12\): required/,
+    );
     expect(() => sessionLimitsFrom({ 'json-schema': '@nope.json' }, dir)).toThrow(/--json-schema: cannot read .*nope\.json: no such file/);
   });
 });

@@ -104,14 +104,22 @@ describe('workflows/patches.ts', () => {
   it('the checks above catch a bypass: a literal id, a direct import, a namespace import, an unregistered entry', () => {
     const direct: Source = { file: 'direct.ts', text: "import { condition, patched } from '@temporalio/workflow';\nif (patched('my-fix')) run();" };
     const namespace: Source = { file: 'namespace.ts', text: "import * as wf from '@temporalio/workflow';\nif (wf.patched(PATCHES.myFix)) run();" };
-    const registered: Source = { file: 'registered.ts', text: "import { PATCHES, patched } from './patches';\nif (patched(PATCHES.myFix)) run();\ndeprecatePatch(FIX);" };
+    const registered: Source = {
+      file: 'registered.ts',
+      text: "import { PATCHES, patched } from './patches';\nif (patched(PATCHES.myFix)) run();\ndeprecatePatch(FIX);",
+    };
     expect(bypassesRegistry([direct, namespace, registered])).toEqual(['direct.ts', 'namespace.ts']);
     expect(callsWithoutEntry([direct, registered])).toEqual([
       { file: 'direct.ts', argument: "'my-fix'" },
       { file: 'registered.ts', argument: 'FIX' },
     ]);
     expect([...usedEntries([namespace, registered])].filter((name) => !(name in PATCHES))).toEqual(['myFix']);
-    const marker = (id: string) => ({ markerRecordedEventAttributes: { markerName: 'core_patch', details: { 'patch-data': { payloads: [{ data: Buffer.from(JSON.stringify({ id, deprecated: false })).toString('base64') }] } } } });
+    const marker = (id: string) => ({
+      markerRecordedEventAttributes: {
+        markerName: 'core_patch',
+        details: { 'patch-data': { payloads: [{ data: Buffer.from(JSON.stringify({ id, deprecated: false })).toString('base64') }] } },
+      },
+    });
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'patches-test-')), 'history.json');
     fs.writeFileSync(file, JSON.stringify({ events: [{ eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' }, marker('my-fix')] }));
     expect(markerIds(file)).toEqual(['my-fix']);

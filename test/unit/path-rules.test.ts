@@ -115,6 +115,12 @@ describe('path rules in decisions', () => {
     expect(decidePermission({ toolName: 'Read', input: { file_path: 'src/c2.ts' } }, facts, context(['Read(src/[ab]*.ts)'])).behavior).toBe('allow');
     const edit = { toolName: 'Edit', input: { file_path: 'src/b/y.ts', old_string: 'a', new_string: 'b' } };
     expect(decidePermission(edit, { validInput: true, readOnly: false }, context([], ['Edit(src/{a,b}/**)'])).behavior).toBe('allow');
-    expect(decidePermission({ ...edit, input: { ...edit.input, file_path: 'src/c/y.ts' } }, { validInput: true, readOnly: false }, context([], ['Edit(src/{a,b}/**)'])).behavior).toBe('ask');
+    expect(
+      decidePermission(
+        { ...edit, input: { ...edit.input, file_path: 'src/c/y.ts' } },
+        { validInput: true, readOnly: false },
+        context([], ['Edit(src/{a,b}/**)']),
+      ).behavior,
+    ).toBe('ask');
   });
 });

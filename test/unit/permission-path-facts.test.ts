@@ -59,7 +59,10 @@ describe('symbolic links: the real path counts', () => {
   it('a device, FIFO or /proc entry is not read-only input', () => {
     const decision = decide('Read', { file_path: 'fifo' }, path('fifo', `${CWD}/fifo`, 'other'), context());
     expect(decision.behavior).toBe('ask');
-    expect(decide('Read', { file_path: '/proc/1/environ' }, path('/proc/1/environ', '/proc/1/environ', 'other'), context('default', { allow: ['Read(//proc/**)'] })).behavior).toBe('ask');
+    expect(
+      decide('Read', { file_path: '/proc/1/environ' }, path('/proc/1/environ', '/proc/1/environ', 'other'), context('default', { allow: ['Read(//proc/**)'] }))
+        .behavior,
+    ).toBe('ask');
   });
 });
 
@@ -105,10 +108,15 @@ describe('protected files ask in every mode', () => {
 });
 
 describe('what runTool enforces for an allowed call', () => {
-  it('carries the Read deny rules, the working directories and a write\'s real path', () => {
+  it("carries the Read deny rules, the working directories and a write's real path", () => {
     const ctx = context('default', { deny: ['Read(.env)', 'Read', 'Bash(rm:*)', 'Edit(x)'] });
     const facts: CallFacts = { toolUseId: 't', paths: [{ access: 'write', path: path('a.txt', '/work/project/real/a.txt') }] };
-    expect(toolAccessFor(ctx, facts)).toEqual({ workingDirectories: [CWD], readDeny: ['.env', '**'], homeDir: '/home/alice', allowedRealPaths: ['/work/project/real/a.txt'] });
+    expect(toolAccessFor(ctx, facts)).toEqual({
+      workingDirectories: [CWD],
+      readDeny: ['.env', '**'],
+      homeDir: '/home/alice',
+      allowedRealPaths: ['/work/project/real/a.txt'],
+    });
     // An approved read outside: its real path is where the tool may then read.
     const outside: CallFacts = { toolUseId: 't', paths: [{ access: 'read', path: path('/srv/data', '/srv/data', 'directory') }] };
     expect(toolAccessFor(context(), outside).workingDirectories).toEqual([CWD, '/srv/data']);

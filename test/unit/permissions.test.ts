@@ -35,7 +35,11 @@ async function decide(toolName: string, input: unknown, ctx: PermissionContext) 
   const spec = getToolSpec(toolName)!;
   const parsed = spec.inputSchema.safeParse(input);
   const gathered = toolName === 'Bash' && parsed.success ? await gatherCallFacts({ toolUseId: 't', name: toolName, input }, CWD, '/home/alice') : undefined;
-  const facts = { validInput: parsed.success, readOnly: parsed.success && (toolName === 'Agent' || spec.isReadOnly(parsed.data, gathered)), ...(gathered && { gathered }) };
+  const facts = {
+    validInput: parsed.success,
+    readOnly: parsed.success && (toolName === 'Agent' || spec.isReadOnly(parsed.data, gathered)),
+    ...(gathered && { gathered }),
+  };
   return decidePermission({ toolName, input }, facts, ctx).behavior;
 }
 
@@ -75,7 +79,8 @@ describe('Bash matching (on the parsed command only)', () => {
   });
 
   it('a Bash call without facts is a command nobody examined: it asks (a rule on the whole tool still decides)', () => {
-    const unexamined = (ctx: PermissionContext) => decidePermission({ toolName: 'Bash', input: { command: 'ls' } }, { validInput: true, readOnly: true }, ctx).behavior;
+    const unexamined = (ctx: PermissionContext) =>
+      decidePermission({ toolName: 'Bash', input: { command: 'ls' } }, { validInput: true, readOnly: true }, ctx).behavior;
     expect(unexamined(context())).toBe('ask');
     expect(unexamined(context({ allow: ['Bash(ls)'] }))).toBe('ask');
     expect(unexamined(context({ mode: 'plan' }))).toBe('deny');
@@ -129,7 +134,9 @@ describe('decisions', () => {
       expect(await decide('Glob', { pattern: '../../**' }, ctx)).toBe('ask');
       expect(await decide('Read', { file_path: '/data/shared/x.csv' }, ctx)).toBe('allow');
     }
-    expect(await decide('Write', { file_path: '/data/shared/y', content: '' }, context({ mode: 'acceptEdits', workingDirectories: [CWD, '/data/shared'] }))).toBe('allow');
+    expect(
+      await decide('Write', { file_path: '/data/shared/y', content: '' }, context({ mode: 'acceptEdits', workingDirectories: [CWD, '/data/shared'] })),
+    ).toBe('allow');
   });
 
   it('deny beats ask beats allow, whatever the specificity', async () => {
@@ -159,9 +166,14 @@ describe('decisions', () => {
 
   it('tools of issues 21 and 22: workflow-answered tools need no permission, MCP tools and unknown tools ask (fail closed)', async () => {
     const plain = (toolName: string, ctx: PermissionContext, extra: { readOnly?: boolean; mcpServer?: string } = {}) =>
-      decidePermission({ toolName, input: {} }, { validInput: true, readOnly: extra.readOnly ?? false, ...(extra.mcpServer && { mcpServer: extra.mcpServer }) }, ctx).behavior;
+      decidePermission(
+        { toolName, input: {} },
+        { validInput: true, readOnly: extra.readOnly ?? false, ...(extra.mcpServer && { mcpServer: extra.mcpServer }) },
+        ctx,
+      ).behavior;
     // The task list, wakeups, cron jobs, SendMessage touch only this conversation's own state: no prompt.
-    for (const tool of ['TaskCreate', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'SendMessage', 'TaskOutput', 'TaskStop']) expect(plain(tool, context())).toBe('allow');
+    for (const tool of ['TaskCreate', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'SendMessage', 'TaskOutput', 'TaskStop'])
+      expect(plain(tool, context())).toBe('allow');
     // TaskOutput / TaskStop even in plan mode (they only read or stop this conversation's background work) ...
     expect(plain('TaskStop', context({ mode: 'plan' }))).toBe('allow');
     // ... but the rules still apply, and a scheduling tool is not read-only: plan mode refuses it.
@@ -186,7 +198,20 @@ describe('decisions', () => {
   it('exactly the workflow-answered tools say in their spec that they need no permission (a spec flag, so the set is pinned here)', async () => {
     // Claude Code's list: Agent, SendMessage, the task list, ScheduleWakeup, the cron tools; TaskOutput / TaskStop in any mode.
     expect([...TOOLS_WITHOUT_PERMISSION].sort()).toEqual(
-      ['Agent', 'CronCreate', 'CronDelete', 'CronList', 'ScheduleWakeup', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskOutput', 'TaskStop', 'TaskUpdate'].sort(),
+      [
+        'Agent',
+        'CronCreate',
+        'CronDelete',
+        'CronList',
+        'ScheduleWakeup',
+        'SendMessage',
+        'TaskCreate',
+        'TaskGet',
+        'TaskList',
+        'TaskOutput',
+        'TaskStop',
+        'TaskUpdate',
+      ].sort(),
     );
     // No tool that touches the workspace is in it: they keep their own decisions.
     for (const tool of ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']) expect(getToolSpec(tool)?.permission).toBeUndefined();
@@ -208,7 +233,9 @@ describe('decisions', () => {
     expect(ruleForAlways('Bash', { command: 'npm install' }, CWD)).toBeUndefined(); // the gate makes it from the parsed command (bashAlwaysRule)
     expect(ruleForAlways('Write', { file_path: '/tmp/out/a.txt' }, CWD)).toBe('Write(//tmp/out/**)');
     expect(ruleForAlways('Edit', { file_path: 'src/a.ts' }, CWD)).toBe(`Edit(/${CWD}/src/**)`);
-    expect(await decide('Write', { file_path: '/tmp/out/b.txt', content: '' }, context({ allow: [ruleForAlways('Write', { file_path: '/tmp/out/a.txt' }, CWD)!] }))).toBe('allow');
+    expect(
+      await decide('Write', { file_path: '/tmp/out/b.txt', content: '' }, context({ allow: [ruleForAlways('Write', { file_path: '/tmp/out/a.txt' }, CWD)!] })),
+    ).toBe('allow');
   });
 });
 
@@ -220,10 +247,16 @@ describe('settings files', () => {
       const cwd = path.join(root, 'project');
       await mkdir(path.join(home, '.claude'), { recursive: true });
       await mkdir(path.join(cwd, '.claude'), { recursive: true });
-      await writeFile(path.join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash(npm test:*)'], defaultMode: 'acceptEdits' } }));
+      await writeFile(
+        path.join(home, '.claude', 'settings.json'),
+        JSON.stringify({ permissions: { allow: ['Bash(npm test:*)'], defaultMode: 'acceptEdits' } }),
+      );
       await writeFile(
         path.join(cwd, '.claude', 'settings.json'),
-        JSON.stringify({ permissions: { deny: ['Read(.env)', 'Bash(npm'], additionalDirectories: ['../shared'] }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'true' }] }] } }),
+        JSON.stringify({
+          permissions: { deny: ['Read(.env)', 'Bash(npm'], additionalDirectories: ['../shared'] },
+          hooks: { Stop: [{ hooks: [{ type: 'command', command: 'true' }] }] },
+        }),
       );
       await writeFile(path.join(cwd, '.claude', 'settings.local.json'), '{\n  "permissions": {\n    "allow": ["Edit"],\n  }\n}');
 
@@ -255,9 +288,14 @@ describe('settings files', () => {
       const cwd = path.join(root, 'project');
       await mkdir(path.join(home, '.claude'), { recursive: true });
       await mkdir(path.join(cwd, '.claude'), { recursive: true });
-      const projectFile = JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: ['/', '~', 'docs', path.join(root, 'shared')] } });
+      const projectFile = JSON.stringify({
+        permissions: { defaultMode: 'bypassPermissions', additionalDirectories: ['/', '~', 'docs', path.join(root, 'shared')] },
+      });
       await writeFile(path.join(cwd, '.claude', 'settings.json'), projectFile);
-      await writeFile(path.join(cwd, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: ['../..'] } }));
+      await writeFile(
+        path.join(cwd, '.claude', 'settings.local.json'),
+        JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: ['../..'] } }),
+      );
 
       const cloned = await loadSettings(cwd, undefined, home, { trusted: true });
       expect(cloned.permissions.defaultMode).toBeUndefined();
@@ -265,10 +303,14 @@ describe('settings files', () => {
       const warnings = cloned.warnings.join('\n');
       expect(warnings).toContain('settings.json: permissions.defaultMode "bypassPermissions" ignored');
       expect(warnings).toContain('settings.local.json: permissions.defaultMode "bypassPermissions" ignored');
-      for (const entry of ['"/"', '"~"', '"../.."', JSON.stringify(path.join(root, 'shared'))]) expect(warnings).toContain(`additionalDirectories entry ${entry} ignored`);
+      for (const entry of ['"/"', '"~"', '"../.."', JSON.stringify(path.join(root, 'shared'))])
+        expect(warnings).toContain(`additionalDirectories entry ${entry} ignored`);
 
       // The user's own settings may do both; a project may then repeat a directory the user opened.
-      await writeFile(path.join(home, '.claude', 'settings.json'), JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: [path.join(root, 'shared')] } }));
+      await writeFile(
+        path.join(home, '.claude', 'settings.json'),
+        JSON.stringify({ permissions: { defaultMode: 'bypassPermissions', additionalDirectories: [path.join(root, 'shared')] } }),
+      );
       const trusted = await loadSettings(cwd, undefined, home, { trusted: true });
       expect(trusted.permissions.defaultMode).toBe('bypassPermissions');
       expect(trusted.permissions.additionalDirectories).toEqual([path.join(root, 'shared'), path.join(cwd, 'docs'), path.join(root, 'shared')]);

@@ -107,7 +107,17 @@ describe('one config for docker-compose and the PostgreSQL stack', () => {
   });
 
   it('the server config points at that file and at PostgreSQL with SQL visibility', () => {
-    const ports = { frontend: 1, frontendMembership: 2, frontendHttp: 3, history: 4, historyMembership: 5, matching: 6, matchingMembership: 7, worker: 8, workerMembership: 9 };
+    const ports = {
+      frontend: 1,
+      frontendMembership: 2,
+      frontendHttp: 3,
+      history: 4,
+      historyMembership: 5,
+      matching: 6,
+      matchingMembership: 7,
+      worker: 8,
+      workerMembership: 9,
+    };
     const yaml = serverConfigYaml({ ports, pgPort: 5555, logLevel: 'warn', dynamicConfigFile: DYNAMIC_CONFIG_FILE });
     expect(yaml).toContain(`filepath: "${DYNAMIC_CONFIG_FILE}"`);
     expect(yaml).toContain('visibilityStore: postgres-visibility');

@@ -26,7 +26,11 @@ describe('PromptCache (the API billing)', () => {
     const second = {
       model: 'claude-sonnet-4-6',
       system,
-      messages: [{ role: 'user', content: [text(long('turn 1'))] }, { role: 'assistant', content: [text('ok')] }, { role: 'user', content: [text(long('turn 2'), true)] }],
+      messages: [
+        { role: 'user', content: [text(long('turn 1'))] },
+        { role: 'assistant', content: [text('ok')] },
+        { role: 'user', content: [text(long('turn 2'), true)] },
+      ],
     };
     const two = cache.bill(second, total(second));
     // The whole first request is read; only the new turn is written.
@@ -51,7 +55,8 @@ describe('PromptCache (the API billing)', () => {
   });
 
   it('a breakpoint finds a cached prefix up to 20 blocks before it, not 21', () => {
-    const blocks = (count: number, cachedAt: number) => Array.from({ length: count }, (_, index) => text(index === 0 ? long('first') : `b${index}`, index === cachedAt));
+    const blocks = (count: number, cachedAt: number) =>
+      Array.from({ length: count }, (_, index) => text(index === 0 ? long('first') : `b${index}`, index === cachedAt));
     const hit = new PromptCache(() => 0);
     hit.bill({ model: 'm', messages: [{ role: 'user', content: blocks(1, 0) }] }, 3_000);
     // Blocks 1..19 follow the cached block 0: the breakpoint on block 19 is 19 blocks (plus the role marker) after it.
@@ -96,13 +101,21 @@ describe('the engine request and the scripted server', () => {
       if (turn > 0) expect(message.usage.cache_read_input_tokens).toBe(previousCached);
       expect(message.usage.cache_creation_input_tokens).toBeGreaterThan(0);
       previousCached = (message.usage.cache_read_input_tokens ?? 0) + (message.usage.cache_creation_input_tokens ?? 0);
-      messages.push({ role: 'assistant', content: message.content as ApiMessage['content'] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${turn}`, content: long(`file ${turn}`, 4_000) }] });
+      messages.push(
+        { role: 'assistant', content: message.content as ApiMessage['content'] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${turn}`, content: long(`file ${turn}`, 4_000) }] },
+      );
     }
     expect(server.rejections).toEqual([]);
   });
 
   it('signed thinking goes back unchanged across tool turns; an altered signature or a lost thinking block is the API 400', async () => {
-    server.enqueue({ content: [{ type: 'thinking', thinking: 'Read the file first.' }, { type: 'tool_use', id: 'toolu_think', name: 'Read', input: { file_path: 'a' } }] });
+    server.enqueue({
+      content: [
+        { type: 'thinking', thinking: 'Read the file first.' },
+        { type: 'tool_use', id: 'toolu_think', name: 'Read', input: { file_path: 'a' } },
+      ],
+    });
     const first = await send([{ role: 'user', content: [{ type: 'text', text: 'go' }] }]);
     expect(first.params.thinking).toEqual({ type: 'adaptive' });
     const answer = first.message.content as ApiMessage['content'] as Array<Record<string, unknown>>;
@@ -115,11 +128,24 @@ describe('the engine request and the scripted server', () => {
     server.enqueue({ content: [{ type: 'text', text: 'Done.' }] });
     expect((await send(followUp(answer))).message.content).toMatchObject([{ type: 'text', text: 'Done.' }]);
     const altered = [{ ...answer[0], signature: `${String(answer[0].signature)}x` }, answer[1]];
-    await expect(send(followUp(altered))).rejects.toMatchObject({ status: 400, message: expect.stringContaining('messages.1.content.0: Invalid `signature` in `thinking` block') });
-    await expect(send(followUp([answer[1]]))).rejects.toMatchObject({ status: 400, message: expect.stringContaining('Expected `thinking` or `redacted_thinking`, but found `tool_use`') });
+    await expect(send(followUp(altered))).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('messages.1.content.0: Invalid `signature` in `thinking` block'),
+    });
+    await expect(send(followUp([answer[1]]))).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('Expected `thinking` or `redacted_thinking`, but found `tool_use`'),
+    });
     // The same block sent to another model: its signature is not that model's.
-    const other = buildModelRequest({ model: 'claude-opus-4-8', maxTokens: 4_096 }, { system: engineSystem, messages: followUp(answer), tools }, modelInfoFromTable('claude-opus-4-8')!).params;
-    await expect(anthropic.messages.stream(other as Anthropic.MessageCreateParamsNonStreaming).finalMessage()).rejects.toMatchObject({ status: 400, message: expect.stringContaining('Invalid `signature`') });
+    const other = buildModelRequest(
+      { model: 'claude-opus-4-8', maxTokens: 4_096 },
+      { system: engineSystem, messages: followUp(answer), tools },
+      modelInfoFromTable('claude-opus-4-8')!,
+    ).params;
+    await expect(anthropic.messages.stream(other as Anthropic.MessageCreateParamsNonStreaming).finalMessage()).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('Invalid `signature`'),
+    });
     server.rejections.length = 0;
   });
 });

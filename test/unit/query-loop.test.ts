@@ -4,7 +4,15 @@
  * plain scripted functions. The same paths run end to end in test/integration.
  */
 import { describe, expect, it } from 'vitest';
-import { type ApiMessage, type AssistantApiMessage, type Message, type ToolUseBlock, type TranscriptMessage, type UserMessage, buildApiMessages } from '../../common/messages';
+import {
+  type ApiMessage,
+  type AssistantApiMessage,
+  type Message,
+  type ToolUseBlock,
+  type TranscriptMessage,
+  type UserMessage,
+  buildApiMessages,
+} from '../../common/messages';
 import type { Terminal, TransitionType } from '../../common/result';
 import {
   MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE,
@@ -68,9 +76,7 @@ async function run(
 ): Promise<Run> {
   let counter = 0;
   const requests: SentRequest[] = [];
-  const transcript = new Transcript(
-    options.resume?.messages ?? [{ type: 'user', uuid: 'first', message: { role: 'user', content: options.prompt ?? 'go' } }],
-  );
+  const transcript = new Transcript(options.resume?.messages ?? [{ type: 'user', uuid: 'first', message: { role: 'user', content: options.prompt ?? 'go' } }]);
   const transitions: TransitionType[] = [];
   const executor: ToolExecutor = {
     async *getRemainingResults(toolUses: ToolUseBlock[]) {
@@ -143,12 +149,7 @@ describe('queryLoop', () => {
   it('escalates the output cap once, then nudges three times, then surfaces the error', async () => {
     const truncated = () => reply([{ type: 'text', text: 'partial' }], 'max_tokens');
     const { terminal, requests, transitions, yielded } = await run([truncated(), truncated(), truncated(), truncated(), truncated()]);
-    expect(transitions).toEqual([
-      'max_output_tokens_escalate',
-      'max_output_tokens_recovery',
-      'max_output_tokens_recovery',
-      'max_output_tokens_recovery',
-    ]);
+    expect(transitions).toEqual(['max_output_tokens_escalate', 'max_output_tokens_recovery', 'max_output_tokens_recovery', 'max_output_tokens_recovery']);
     expect(requests.map((request) => request.maxTokens)).toEqual([8_192, 64_000, 64_000, 64_000, 64_000]);
     // The escalated retry resends the same request; the truncated output is not kept.
     expect(requests[1].messages).toEqual(requests[0].messages);
@@ -174,10 +175,9 @@ describe('queryLoop', () => {
   });
 
   it('switches to the fallback model on overload and says so', async () => {
-    const { terminal, requests, transitions, yielded } = await run(
-      [{ type: 'overloaded', errorMessage: '529' }, reply([{ type: 'text', text: 'hi' }])],
-      { fallbackModel: 'backup' },
-    );
+    const { terminal, requests, transitions, yielded } = await run([{ type: 'overloaded', errorMessage: '529' }, reply([{ type: 'text', text: 'hi' }])], {
+      fallbackModel: 'backup',
+    });
     expect(requests.map((request) => request.model)).toEqual(['primary', 'backup']);
     expect(transitions).toEqual(['fallback_retry']);
     expect(terminal.reason).toBe('completed');
@@ -279,7 +279,9 @@ describe('queryLoop suspension (mid-query continue-as-new)', () => {
     // The new run gets the transcript the session kept, and makes progress before it may suspend again.
     const transcript = [
       { type: 'user' as const, uuid: 'first', message: { role: 'user' as const, content: 'go' } },
-      ...first.yielded.filter((message): message is Extract<Message, { type: 'user' | 'assistant' }> => message.type === 'user' || message.type === 'assistant'),
+      ...first.yielded.filter(
+        (message): message is Extract<Message, { type: 'user' | 'assistant' }> => message.type === 'user' || message.type === 'assistant',
+      ),
     ];
     const second = await run([reply([{ type: 'text', text: 'done' }])], { shouldSuspend: () => true, resume: { checkpoint, messages: transcript } });
     expect(second.requests).toHaveLength(1);

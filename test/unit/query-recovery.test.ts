@@ -19,7 +19,10 @@ const first: State = {
 describe('decideMaxOutputTokens (seed §2.8 ②)', () => {
   it('escalates the cap once when the configured one is below it', () => {
     const decision = decideMaxOutputTokens(first, 8_000);
-    expect(decision).toEqual({ type: 'escalate', state: { ...first, maxOutputTokensOverride: ESCALATED_MAX_OUTPUT_TOKENS, transition: { type: 'max_output_tokens_escalate' } } });
+    expect(decision).toEqual({
+      type: 'escalate',
+      state: { ...first, maxOutputTokensOverride: ESCALATED_MAX_OUTPUT_TOKENS, transition: { type: 'max_output_tokens_escalate' } },
+    });
   });
 
   it('nudges instead when the cap is already escalated, or the configured cap is not below it', () => {

@@ -64,10 +64,14 @@ describe('output schemas', () => {
     expect(problem('[1,2]')).toMatch(/must be a JSON object/);
     expect(problem('{"type":"array","items":{"type":"string"}}')).toMatch(/"type": "object".*got "type": "array"/);
     expect(problem('{"properties":{}}')).toMatch(/got no "type"/);
-    expect(problem('{"type":"object","properties":{"a":{"type":"strin"}}}')).toMatch(/not valid JSON Schema \(draft 2020-12\): properties\.a\.type: .*got "strin"/);
+    expect(problem('{"type":"object","properties":{"a":{"type":"strin"}}}')).toMatch(
+      /not valid JSON Schema \(draft 2020-12\): properties\.a\.type: .*got "strin"/,
+    );
     expect(problem('{"type":"object","properties":{"a":{"type":"string","pattern":"["}}}')).toMatch(/properties\.a\.pattern: not a valid regular expression/);
     // Valid in shape, but not something answers can be checked against.
-    expect(problem('{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}')).toMatch(/answers cannot be checked against it: Reference not found: #\/\$defs\/missing/);
+    expect(problem('{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}')).toMatch(
+      /answers cannot be checked against it: Reference not found: #\/\$defs\/missing/,
+    );
   });
 });
 

@@ -203,16 +203,22 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     if (!script) throw new Error('util-linux `script` is needed for the terminal case');
     const decision = await decideSandbox({ cwd: workspace, stateDir });
     const canary = path.join(outside, 'typed-into-the-terminal');
-    const [program, args] = sandboxedArgv(
-      decision.launch!,
-      'bash',
-      ['-c', `(exec 3<>/dev/tty) 2>/dev/null && echo HAS-TERMINAL; exec perl -e 'require "sys/ioctl.ph"; open(my $t, ">", "/dev/tty") or exit 3; ioctl($t, &TIOCSTI, $_) for split //, "touch ${canary}; exit\\n"'`],
-    );
+    const [program, args] = sandboxedArgv(decision.launch!, 'bash', [
+      '-c',
+      `(exec 3<>/dev/tty) 2>/dev/null && echo HAS-TERMINAL; exec perl -e 'require "sys/ioctl.ph"; open(my $t, ">", "/dev/tty") or exit 3; ioctl($t, &TIOCSTI, $_) for split //, "touch ${canary}; exit\\n"'`,
+    ]);
     const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
     try {
-      const run = spawnSync(script, ['-qec', `${[program, ...args].map(quote).join(' ')}; exec timeout --foreground -s KILL 3 bash --norc --noprofile -i`, '/dev/null'], {
-        input: '', encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...decision.launch!.env },
-      });
+      const run = spawnSync(
+        script,
+        ['-qec', `${[program, ...args].map(quote).join(' ')}; exec timeout --foreground -s KILL 3 bash --norc --noprofile -i`, '/dev/null'],
+        {
+          input: '',
+          encoding: 'utf8',
+          timeout: 20_000,
+          env: { ...process.env, ...decision.launch!.env },
+        },
+      );
       expect(run.stdout).not.toContain('HAS-TERMINAL');
     } finally {
       await decision.launch!.release?.();
@@ -223,7 +229,9 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
   it("the worker's System V IPC (message queues, shared memory) is not the sandbox's to read or remove", async () => {
     const key = `0x${(0x5a000000 + Math.floor(Math.random() * 0xffffff)).toString(16)}`;
     // A queue of the worker's user, readable by anyone (as postgres' or an application's shared memory may be).
-    const created = spawnSync('perl', ['-e', `use IPC::SysV qw(IPC_CREAT); my $id = msgget(${key}, IPC_CREAT | 0644); defined $id or die; print $id`], { encoding: 'utf8' });
+    const created = spawnSync('perl', ['-e', `use IPC::SysV qw(IPC_CREAT); my $id = msgget(${key}, IPC_CREAT | 0644); defined $id or die; print $id`], {
+      encoding: 'utf8',
+    });
     expect(created.status, created.stderr).toBe(0);
     const id = Number(created.stdout);
     try {
@@ -254,7 +262,9 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
       expect(result.content).not.toContain('SOCKET-CANARY');
       // Unsandboxed, the same command reaches it (the case can fail).
       expect((await bash(connect, {}, { dangerouslyDisableSandbox: true })).content).toContain('SOCKET-CANARY');
-      const links = readdirSync('/run', { withFileTypes: true }).filter((entry) => entry.isSymbolicLink()).map((entry) => entry.name);
+      const links = readdirSync('/run', { withFileTypes: true })
+        .filter((entry) => entry.isSymbolicLink())
+        .map((entry) => entry.name);
       for (const link of links) expect(result.content.split('\n')).toContain(link);
     } finally {
       await new Promise((resolve) => server.close(resolve));
@@ -291,35 +301,57 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     .flat()
     .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
 
-  it.skipIf(!externalAddress)('network: an allowedDomains list lets through only those domains, through the proxy', async () => {
-    const server = http.createServer((request, response) => response.end(`hello ${request.method}\n`));
-    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    const config = { sandboxConfig: { network: { allowedDomains: [externalAddress!] } } };
-    try {
-      // Plain HTTP through the proxy, and a CONNECT tunnel (-p), as HTTPS uses.
-      expect(await bash(`curl -sS http://${externalAddress}:${port}/ && curl -sS -p http://${externalAddress}:${port}/`, config)).toEqual({ isError: false, content: 'hello GET\nhello GET' });
-      const blocked = await bash(`curl -sS -p http://blocked.invalid:${port}/`, config);
-      expect(blocked.isError).toBe(true);
-      expect(blocked.content).toMatch(/CONNECT tunnel failed, response 403/);
-      expect(blocked.content).toMatch(/network requests blocked: blocked\.invalid:\d+ \(blocked\.invalid is not in sandbox\.network\.allowedDomains\)\. To allow a domain, add it to sandbox\.network\.allowedDomains/);
-      // Around the proxy there is no route.
-      expect((await bash(`exec 3<>/dev/tcp/${externalAddress}/${port} && echo connected`, config)).isError).toBe(true);
-      // The user's list, which a project file may narrow.
-      await writeUserSettings({ network: { allowedDomains: [externalAddress!, 'example.com'] } });
-      expect((await bash(`curl -sS http://${externalAddress}:${port}/`)).isError).toBe(false);
-      await writeProjectSettings({ network: { allowedDomains: ['example.com'] } });
-      expect((await bash(`curl -fsS http://${externalAddress}:${port}/`)).isError).toBe(true);
-    } finally {
-      server.close();
-    }
-  }, 30_000);
+  it.skipIf(!externalAddress)(
+    'network: an allowedDomains list lets through only those domains, through the proxy',
+    async () => {
+      const server = http.createServer((request, response) => response.end(`hello ${request.method}\n`));
+      await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+      const port = (server.address() as net.AddressInfo).port;
+      const config = { sandboxConfig: { network: { allowedDomains: [externalAddress!] } } };
+      try {
+        // Plain HTTP through the proxy, and a CONNECT tunnel (-p), as HTTPS uses.
+        expect(await bash(`curl -sS http://${externalAddress}:${port}/ && curl -sS -p http://${externalAddress}:${port}/`, config)).toEqual({
+          isError: false,
+          content: 'hello GET\nhello GET',
+        });
+        const blocked = await bash(`curl -sS -p http://blocked.invalid:${port}/`, config);
+        expect(blocked.isError).toBe(true);
+        expect(blocked.content).toMatch(/CONNECT tunnel failed, response 403/);
+        expect(blocked.content).toMatch(
+          /network requests blocked: blocked\.invalid:\d+ \(blocked\.invalid is not in sandbox\.network\.allowedDomains\)\. To allow a domain, add it to sandbox\.network\.allowedDomains/,
+        );
+        // Around the proxy there is no route.
+        expect((await bash(`exec 3<>/dev/tcp/${externalAddress}/${port} && echo connected`, config)).isError).toBe(true);
+        // The user's list, which a project file may narrow.
+        await writeUserSettings({ network: { allowedDomains: [externalAddress!, 'example.com'] } });
+        expect((await bash(`curl -sS http://${externalAddress}:${port}/`)).isError).toBe(false);
+        await writeProjectSettings({ network: { allowedDomains: ['example.com'] } });
+        expect((await bash(`curl -fsS http://${externalAddress}:${port}/`)).isError).toBe(true);
+      } finally {
+        server.close();
+      }
+    },
+    30_000,
+  );
 
   it("network: even '*' or the exact name never reaches this host's own addresses, in any spelling", async () => {
     const server = http.createServer((request, response) => response.end('reached\n'));
     await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
     const port = (server.address() as net.AddressInfo).port;
-    const hosts = ['127.0.0.2', 'localhost', '[::1]', '[::ffff:7f00:1]', '[::ffff:127.0.0.1]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '0', '[::]', '169.254.169.254'];
+    const hosts = [
+      '127.0.0.2',
+      'localhost',
+      '[::1]',
+      '[::ffff:7f00:1]',
+      '[::ffff:127.0.0.1]',
+      '2130706433',
+      '0x7f000001',
+      '0177.0.0.1',
+      '127.1',
+      '0',
+      '[::]',
+      '169.254.169.254',
+    ];
     const config = { sandboxConfig: { network: { allowedDomains: ['*', ...hosts] } } };
     // Raw requests to the proxy's forwarder, so curl's own URL parsing does not normalize them first.
     const raw = (request: string) => `exec 3<>/dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT && printf '${request}\\r\\nHost: x\\r\\n\\r\\n' >&3 && head -1 <&3`;
@@ -336,7 +368,10 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
         const through = await bash(`curl -sS -p http://${externalAddress}:${port}/; curl -sS http://${externalAddress}:${port}/`, own);
         expect(through.content).not.toContain('reached');
         expect(through.content).toMatch(/an address of this host/);
-        expect(await bash(`curl -fsS http://${externalAddress}:${port}/`, {}, { dangerouslyDisableSandbox: true })).toEqual({ isError: false, content: 'reached' });
+        expect(await bash(`curl -fsS http://${externalAddress}:${port}/`, {}, { dangerouslyDisableSandbox: true })).toEqual({
+          isError: false,
+          content: 'reached',
+        });
       }
     } finally {
       server.close();
@@ -362,7 +397,8 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     );
     expect(attempt.content).toMatch(/Read-only file system|could not lock config file/);
     expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).toBe(config);
-    for (const made of ['.git/hooks/pre-commit', '.git/commondir', '.git/modules', '.claude/settings.json']) expect(existsSync(path.join(workspace, made)), made).toBe(false);
+    for (const made of ['.git/hooks/pre-commit', '.git/commondir', '.git/modules', '.claude/settings.json'])
+      expect(existsSync(path.join(workspace, made)), made).toBe(false);
 
     // Nor by moving them aside: mount points cannot be renamed.
     const moved = await bash('mv .git .git-old; mkdir -p .git; echo evil > .git/config; mv .claude .claude-old');
@@ -439,7 +475,9 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
   it('/proc/sys and the other host-wide /proc entries are read-only; the command is not root', async () => {
     const before = readFileSync('/proc/sys/kernel/core_pattern', 'utf8');
     // Only ever inside bwrap: these are the host's files.
-    const result = await bash('echo "|/tmp/pwned" > /proc/sys/kernel/core_pattern; echo 1 > /proc/sys/vm/drop_caches; echo h > /proc/sysrq-trigger; id -u; touch made-by-me');
+    const result = await bash(
+      'echo "|/tmp/pwned" > /proc/sys/kernel/core_pattern; echo 1 > /proc/sys/vm/drop_caches; echo h > /proc/sysrq-trigger; id -u; touch made-by-me',
+    );
     expect(result.content).toMatch(/\/proc\/sys\/kernel\/core_pattern: (Read-only file system|Permission denied)/);
     expect(result.content).toMatch(/\/proc\/sysrq-trigger: (Read-only file system|Permission denied|No such file or directory)/);
     expect(readFileSync('/proc/sys/kernel/core_pattern', 'utf8')).toBe(before);
@@ -474,10 +512,16 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     await mkdir(path.join(home, '.config', 'temporalio'), { recursive: true });
     await writeFile(path.join(home, '.config', 'temporalio', 'temporal.toml'), 'api_key = "envconfig-canary"\n');
     await writeFile(path.join(home, '.claude.json'), '{"projects":{"trust-canary":{}}}');
-    const files = { TEMPORAL_CONFIG_FILE: 'config-file-canary', TEMPORAL_TLS_CLIENT_KEY_PATH: 'tls-file-canary', DURABLE_AGENT_ENCRYPTION_KEY_FILE: 'key-file-canary' };
+    const files = {
+      TEMPORAL_CONFIG_FILE: 'config-file-canary',
+      TEMPORAL_TLS_CLIENT_KEY_PATH: 'tls-file-canary',
+      DURABLE_AGENT_ENCRYPTION_KEY_FILE: 'key-file-canary',
+    };
     for (const [name, canary] of Object.entries(files)) await writeFile(path.join(outside, `${name}.txt`), `${canary}\n`);
     await withEnvironment(Object.fromEntries(Object.keys(files).map((name) => [name, path.join(outside, `${name}.txt`)])), async () => {
-      const read = `cat ~/.config/temporalio/temporal.toml ~/.claude.json ${Object.keys(files).map((name) => path.join(outside, `${name}.txt`)).join(' ')}; echo done`;
+      const read = `cat ~/.config/temporalio/temporal.toml ~/.claude.json ${Object.keys(files)
+        .map((name) => path.join(outside, `${name}.txt`))
+        .join(' ')}; echo done`;
       const result = await bash(read);
       expect(result.content).toContain('done');
       expect(result.content).not.toMatch(/canary/);
@@ -504,7 +548,10 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     execFileSync('git', ['-C', seed, 'push', '-q', 'origin', 'HEAD']);
     await writeFile(path.join(bare, 'info', 'attributes'), '*.bin diff=evil\n');
     const canary = path.join(workspace, 'textconv-ran');
-    await writeFile(path.join(bare, 'config'), `${readFileSync(path.join(bare, 'config'), 'utf8')}[diff "evil"]\n\ttextconv = sh -c 'touch ${canary}; cat "$0"'\n`);
+    await writeFile(
+      path.join(bare, 'config'),
+      `${readFileSync(path.join(bare, 'config'), 'utf8')}[diff "evil"]\n\ttextconv = sh -c 'touch ${canary}; cat "$0"'\n`,
+    );
     const result = await bash('git -C sub log -p; git -C sub show HEAD');
     expect(result.content).toMatch(/cannot use bare repository/);
     expect(existsSync(canary)).toBe(false);
@@ -584,7 +631,9 @@ describeSandboxed('timeouts, abort and output in the sandbox', () => {
   }, 20_000);
 
   it('background jobs, setsid and nohup end with the command, and the result says so', async () => {
-    const result = await bash('sleep 34.25 > /dev/null 2>&1 & setsid sleep 34.5 > /dev/null 2>&1 < /dev/null & nohup sleep 34.75 > /dev/null 2>&1 & sleep 0.2; echo started');
+    const result = await bash(
+      'sleep 34.25 > /dev/null 2>&1 & setsid sleep 34.5 > /dev/null 2>&1 < /dev/null & nohup sleep 34.75 > /dev/null 2>&1 & sleep 0.2; echo started',
+    );
     expect(result).toEqual({ isError: false, content: 'started\n[processes the command left running in the background were terminated when it finished]' });
     await waitFor(() => ['34.25', '34.5', '34.75'].every((seconds) => sleepers(seconds).length === 0), 5_000);
     expect(await bash('echo plain')).toEqual({ isError: false, content: 'plain' });
@@ -751,7 +800,10 @@ describe('sandbox settings (pure)', () => {
 
   it('excludedCommands cover one plain simple command only, on the parsed command (issue 29: one Bash analysis)', async () => {
     const excluded = async (command: string, entries: string[]) =>
-      isExcludedCommand(await gatherBashFacts(command, { cwd: '/w', homeDir: '/h', resolve: (literal, base) => resolvePathFact(literal, base, '/h') }), entries);
+      isExcludedCommand(
+        await gatherBashFacts(command, { cwd: '/w', homeDir: '/h', resolve: (literal, base) => resolvePathFact(literal, base, '/h') }),
+        entries,
+      );
     expect(await excluded('docker ps -a', ['docker ps'])).toBe(true);
     expect(await excluded('npm run build', ['npm:*'])).toBe(true);
     expect(await excluded('docker ps; rm -rf ~', ['docker'])).toBe(false);
@@ -785,7 +837,17 @@ describe('sandbox settings (pure)', () => {
     expect(args).toContain('--unshare-net');
     expect(args).toContain('--cap-drop ALL');
     expect(args).not.toContain('--unshare-user');
-    const order = ['--bind /h /h', '--tmpfs /s', '--bind /s/ws /s/ws', '--tmpfs /h/.ssh', '--ro-bind /dev/null /h/.netrc', '--ro-bind /s/ws/.git/config', '--ro-bind /s/workspaces/x/tool-results', '--remount-ro /s', '--chdir /s/ws'];
+    const order = [
+      '--bind /h /h',
+      '--tmpfs /s',
+      '--bind /s/ws /s/ws',
+      '--tmpfs /h/.ssh',
+      '--ro-bind /dev/null /h/.netrc',
+      '--ro-bind /s/ws/.git/config',
+      '--ro-bind /s/workspaces/x/tool-results',
+      '--remount-ro /s',
+      '--chdir /s/ws',
+    ];
     const positions = order.map((part) => args.indexOf(part));
     expect(positions.every((position) => position >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
@@ -850,7 +912,8 @@ describe('sandbox settings (pure)', () => {
       const plan = await sandboxPlan({ cwd: ws, writable: [ws, extra], home: path.join(root, 'home'), stateDir: path.join(root, 'state'), env: {} });
       expect(plan.readOnly).toEqual(expect.arrayContaining([path.join(ws, '.git'), path.join(extra, '.mcp.json')]));
       const absent = plan.absent.map((entry) => `${entry.kind}:${path.relative(root, entry.path)}`);
-      for (const name of ['.claude', '.vscode', '.idea', '.husky']) expect(absent).toEqual(expect.arrayContaining([`directory:ws/${name}`, `directory:extra/${name}`]));
+      for (const name of ['.claude', '.vscode', '.idea', '.husky'])
+        expect(absent).toEqual(expect.arrayContaining([`directory:ws/${name}`, `directory:extra/${name}`]));
       for (const name of ['.mcp.json', '.envrc', '.gitmodules', '.npmrc', '.yarnrc', '.yarnrc.yml']) expect(absent).toContain(`file:ws/${name}`);
       expect(absent).toContain('directory:extra/.git');
       expect(absent).not.toContain('file:extra/.mcp.json');
@@ -873,7 +936,7 @@ describe('sandbox settings (pure)', () => {
     }
   });
 
-  it("a placeholder this worker holds counts as absent in the next plan, so that command holds it too (a release cannot pull it from under its start)", async () => {
+  it('a placeholder this worker holds counts as absent in the next plan, so that command holds it too (a release cannot pull it from under its start)', async () => {
     const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-plan-'));
     try {
       const options = { cwd: root, writable: [root], home: path.join(root, 'home'), stateDir: path.join(root, 'state'), env: {} };
@@ -894,7 +957,24 @@ describe('sandbox settings (pure)', () => {
   });
 
   it('proxy addresses are compared after parsing: every spelling of a local address is local', async () => {
-    const local = ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '[::ffff:7f00:1]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '0', '0.0.0.0', '::', '169.254.169.254', 'fe80::1', '::127.0.0.1'];
+    const local = [
+      '127.0.0.1',
+      '127.9.9.9',
+      '::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '[::ffff:7f00:1]',
+      '2130706433',
+      '0x7f000001',
+      '0177.0.0.1',
+      '127.1',
+      '0',
+      '0.0.0.0',
+      '::',
+      '169.254.169.254',
+      'fe80::1',
+      '::127.0.0.1',
+    ];
     for (const address of local) expect(isHostLocalAddress(address), address).toBe(true);
     expect(['10.0.0.1', '93.184.216.34', '2606:4700::1', '::ffff:93.184.216.34'].some(isHostLocalAddress)).toBe(false);
     expect(normalizeHost('0x7f000001')).toBe('127.0.0.1');
@@ -906,7 +986,9 @@ describe('sandbox settings (pure)', () => {
     }
     expect(await resolveTarget('example.com', 80, ['github.com'])).toEqual({ refused: 'example.com is not in sandbox.network.allowedDomains' });
     for (const host of ['93.184.216.34', '[::ffff:93.184.216.34]', '[::ffff:5db8:d822]', '1572395042']) {
-      expect(await resolveTarget(host, 7233, ['*'], new Set(['93.184.216.34:7233'])), host).toMatchObject({ refused: expect.stringMatching(/Temporal server/) });
+      expect(await resolveTarget(host, 7233, ['*'], new Set(['93.184.216.34:7233'])), host).toMatchObject({
+        refused: expect.stringMatching(/Temporal server/),
+      });
     }
     expect(await resolveTarget('93.184.216.34', 443, ['*'], new Set(['93.184.216.34:7233']))).toEqual({ address: '93.184.216.34' });
     // This host's interface addresses (a LAN, bridge or VPN one), on every port, unless the list names them exactly.

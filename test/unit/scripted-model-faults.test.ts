@@ -8,7 +8,10 @@ import { type ScriptedModelServer, type ScriptedTurn, errorBurst, startScriptedM
 import { classifyModelError, retryAfterMs } from '../../activities/call-model';
 
 const base = { model: 'claude-sonnet-4-6', max_tokens: 1024, messages: [{ role: 'user' as const, content: 'hi' }] };
-const twoBlocks: ScriptedTurn['content'] = [{ type: 'text', text: 'first block' }, { type: 'text', text: 'second block' }];
+const twoBlocks: ScriptedTurn['content'] = [
+  { type: 'text', text: 'first block' },
+  { type: 'text', text: 'second block' },
+];
 
 let server: ScriptedModelServer;
 let client: Anthropic;

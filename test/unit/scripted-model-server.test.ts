@@ -4,12 +4,7 @@
  */
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
-import {
-  estimateInputTokens,
-  promptTooLongTurn,
-  startScriptedModelServer,
-  type ScriptedModelServer,
-} from '../../testing/scripted-model-server';
+import { estimateInputTokens, promptTooLongTurn, startScriptedModelServer, type ScriptedModelServer } from '../../testing/scripted-model-server';
 
 const MODEL = 'claude-sonnet-4-6';
 const base = { model: MODEL, max_tokens: 1024, messages: [{ role: 'user' as const, content: 'hi' }] };
@@ -235,9 +230,7 @@ describe('scripted model server', () => {
     // Recorded before it was refused; the refusal consumed no scripted turn.
     expect(server.requests).toHaveLength(1);
     expect(server.remaining()).toBe(1);
-    expect(server.rejections).toEqual([
-      { index: 0, path: '/v1/messages', message: 'system.1: cache_control cannot be set for empty text blocks' },
-    ]);
+    expect(server.rejections).toEqual([{ index: 0, path: '/v1/messages', message: 'system.1: cache_control cannot be set for empty text blocks' }]);
 
     // The stream path is refused the same way, and a valid request after it is served.
     const stream = client.messages.stream({
@@ -305,9 +298,7 @@ describe('scripted model server', () => {
 
   it('consults the responder first and falls back to the queue', async () => {
     server.enqueue({ content: [{ type: 'text', text: 'from queue' }] });
-    server.setResponder((req) =>
-      JSON.stringify(req.body.messages).includes('magic') ? { content: [{ type: 'text', text: 'from responder' }] } : undefined,
-    );
+    server.setResponder((req) => (JSON.stringify(req.body.messages).includes('magic') ? { content: [{ type: 'text', text: 'from responder' }] } : undefined));
     const a = await client.messages.create({ ...base, messages: [{ role: 'user', content: 'magic word' }] });
     const b = await client.messages.create(base);
     expect(a.content).toEqual([{ type: 'text', text: 'from responder' }]);
@@ -421,15 +412,7 @@ describe('scripted model server', () => {
     const raw = await res.text();
     const frames = raw.split('\n\n').filter(Boolean);
     const names = frames.map((f) => /^event: (\S+)\ndata: \{.*\}$/s.exec(f)?.[1]);
-    expect(names).toEqual([
-      'message_start',
-      'ping',
-      'content_block_start',
-      'content_block_delta',
-      'content_block_stop',
-      'message_delta',
-      'message_stop',
-    ]);
+    expect(names).toEqual(['message_start', 'ping', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
     const messageDelta = JSON.parse(frames[5].split('\ndata: ')[1]);
     expect(messageDelta).toEqual({
       type: 'message_delta',

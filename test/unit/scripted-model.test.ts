@@ -12,7 +12,9 @@ describe('the scripted model', () => {
     const ask = (prompt: string) => toolUses(scriptedResponder(request([context, { role: 'user', content: prompt }])));
     expect(ask('read notes.txt')).toMatchObject([{ name: 'Read', input: { file_path: 'notes.txt' } }]);
     expect(ask('write out.txt hello there')).toMatchObject([{ name: 'Write', input: { file_path: 'out.txt', content: 'hello there\n' } }]);
-    expect(ask('edit math.js let i = 1; => let i = 0;')).toMatchObject([{ name: 'Edit', input: { file_path: 'math.js', old_string: 'let i = 1;', new_string: 'let i = 0;' } }]);
+    expect(ask('edit math.js let i = 1; => let i = 0;')).toMatchObject([
+      { name: 'Edit', input: { file_path: 'math.js', old_string: 'let i = 1;', new_string: 'let i = 0;' } },
+    ]);
     expect(ask('run ls -la')).toMatchObject([{ name: 'Bash', input: { command: 'ls -la' } }]);
     expect(ask('slow 5')).toMatchObject([{ name: 'Bash', input: { command: expect.stringContaining('seq 1 5') } }]);
     expect(ask('glob **/*.ts')).toMatchObject([{ name: 'Glob', input: { pattern: '**/*.ts' } }]);
@@ -31,7 +33,16 @@ describe('the scripted model', () => {
     );
     expect(afterRead?.content).toEqual([{ type: 'text', text: 'Here is what came back:\nalpha\nbeta' }]);
     // A later prompt in the same conversation starts its own count.
-    const demo = scriptedResponder(request([{ role: 'user', content: 'hello' }, { role: 'assistant', content: [{ type: 'text', text: 'hi' }] }, { role: 'user', content: DEMO_PROMPT }]));
-    expect(toolUses(demo)).toMatchObject([{ name: 'Read', input: { file_path: 'math.js' } }, { name: 'Read', input: { file_path: 'test.js' } }]);
+    const demo = scriptedResponder(
+      request([
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: [{ type: 'text', text: 'hi' }] },
+        { role: 'user', content: DEMO_PROMPT },
+      ]),
+    );
+    expect(toolUses(demo)).toMatchObject([
+      { name: 'Read', input: { file_path: 'math.js' } },
+      { name: 'Read', input: { file_path: 'test.js' } },
+    ]);
   });
 });

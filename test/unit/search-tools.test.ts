@@ -109,11 +109,27 @@ describe('Grep parameters', () => {
     const files = await Promise.all(['a', 'b', 'c'].map((name, index) => put(`${name}.txt`, 'hit\n', 30 - index * 10)));
     expect((await grep({ pattern: 'hit', head_limit: 1, offset: 1 })).content).toBe(`Found 3 files (showing 1 from offset 1)\n${files[1]}`);
     const counts = await grep({ pattern: 'hit', output_mode: 'count', head_limit: 2 });
-    expect(counts.content).toMatch(/^(.+\.txt:1\n){2}\nFound 3 total occurrences across 3 files\. \(showing 1–2 of 3 files; use offset\/head_limit for more\)$/);
+    expect(counts.content).toMatch(
+      /^(.+\.txt:1\n){2}\nFound 3 total occurrences across 3 files\. \(showing 1–2 of 3 files; use offset\/head_limit for more\)$/,
+    );
   });
 
-  it('the schema takes all of Claude Code\'s parameters and still refuses unknown ones', () => {
-    const input = { pattern: 'x', path: '.', glob: '*', type: 'ts', output_mode: 'content', '-i': true, '-n': true, '-A': 1, '-B': 1, '-C': 1, multiline: true, head_limit: 0, offset: 3 };
+  it("the schema takes all of Claude Code's parameters and still refuses unknown ones", () => {
+    const input = {
+      pattern: 'x',
+      path: '.',
+      glob: '*',
+      type: 'ts',
+      output_mode: 'content',
+      '-i': true,
+      '-n': true,
+      '-A': 1,
+      '-B': 1,
+      '-C': 1,
+      multiline: true,
+      head_limit: 0,
+      offset: 3,
+    };
     expect(grepInputSchema.safeParse(input).success).toBe(true);
     expect(grepInputSchema.safeParse({ pattern: 'x', '-Z': 1 }).success).toBe(false);
     expect(grepInputSchema.safeParse({ pattern: 'x', '-A': -1 }).success).toBe(false);

@@ -97,9 +97,14 @@ describe('custom command files', () => {
   });
 
   it('without front matter the first line describes it; an unclosed one is an error', () => {
-    expect(parseCommandFile('# Optimize\nFind slow code.', 'optimize', 'project', 'o.md')).toMatchObject({ description: 'Optimize', body: '# Optimize\nFind slow code.' });
+    expect(parseCommandFile('# Optimize\nFind slow code.', 'optimize', 'project', 'o.md')).toMatchObject({
+      description: 'Optimize',
+      body: '# Optimize\nFind slow code.',
+    });
     expect(parseCommandFile('---\nmodel: inherit\n---\nx', 'x', 'project', 'x.md').model).toBeUndefined();
-    expect(() => parseCommandFile('---\ndescription: never closed\nbody', 'y', 'project', 'y.md')).toThrow(/y\.md: the front matter opened with --- is never closed/);
+    expect(() => parseCommandFile('---\ndescription: never closed\nbody', 'y', 'project', 'y.md')).toThrow(
+      /y\.md: the front matter opened with --- is never closed/,
+    );
   });
 });
 
@@ -130,7 +135,12 @@ describe('resolveModelName (/model)', () => {
 });
 
 describe('the transcript with slash commands', () => {
-  const user = (uuid: string, content: string, extra: Partial<UserMessage> = {}): UserMessage => ({ type: 'user', uuid, message: { role: 'user', content }, ...extra });
+  const user = (uuid: string, content: string, extra: Partial<UserMessage> = {}): UserMessage => ({
+    type: 'user',
+    uuid,
+    message: { role: 'user', content },
+    ...extra,
+  });
   const record = (uuid: string) =>
     user(uuid, localCommandRecord('cost', '', 'Total cost: $0.0000'), { isMeta: true, command: { name: 'cost', args: '', kind: 'local' } });
 
@@ -155,7 +165,16 @@ describe('the transcript with slash commands', () => {
 
 describe('the CLI shows a local command', () => {
   it("prints the command's output, also when the feed cut the record", () => {
-    const event = (content: string) => ({ seq: 0, message: { type: 'user' as const, uuid: 'r', isMeta: true, command: { name: 'help', args: '', kind: 'local' as const }, message: { role: 'user' as const, content } } });
+    const event = (content: string) => ({
+      seq: 0,
+      message: {
+        type: 'user' as const,
+        uuid: 'r',
+        isMeta: true,
+        command: { name: 'help', args: '', kind: 'local' as const },
+        message: { role: 'user' as const, content },
+      },
+    });
     expect(formatEvent(event(localCommandRecord('help', '', 'Commands:\n  /help')))).toBe('Commands:\n  /help');
     expect(formatEvent(event(`${localCommandRecord('help', '', 'x'.repeat(50)).slice(0, 90)}… (3000 characters)`))).toMatch(/^x+… \(3000 characters\)$/);
   });

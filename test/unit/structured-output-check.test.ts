@@ -30,7 +30,11 @@ describe('checkStructuredOutput', () => {
   });
 
   it('dependentRequired and unevaluatedProperties', () => {
-    const card = { type: 'object', properties: { name: { type: 'string' }, card: { type: 'string' }, billing: { type: 'string' } }, dependentRequired: { card: ['billing'] } };
+    const card = {
+      type: 'object',
+      properties: { name: { type: 'string' }, card: { type: 'string' }, billing: { type: 'string' } },
+      dependentRequired: { card: ['billing'] },
+    };
     expect(parseOutputSchema(JSON.stringify(card))).toEqual(card);
     expect(verdict(card, { name: 'a' }).valid).toBe(true);
     expect(verdict(card, { card: '4111' })).toMatchObject({ valid: false, error: expect.stringMatching(/billing/) });
@@ -40,7 +44,12 @@ describe('checkStructuredOutput', () => {
   });
 
   it('names each problem by path, at most ten, and a schema it cannot use is reported as such', () => {
-    const schema = { type: 'object', properties: { name: { type: 'string' }, count: { type: 'integer', minimum: 0 } }, required: ['name', 'count'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string' }, count: { type: 'integer', minimum: 0 } },
+      required: ['name', 'count'],
+      additionalProperties: false,
+    };
     const bad = verdict(schema, { name: 3, count: -1, extra: true });
     expect(bad.valid).toBe(false);
     const error = (bad as { error: string }).error;
@@ -48,7 +57,12 @@ describe('checkStructuredOutput', () => {
     expect(error).toContain('count:');
     expect(error).toContain('extra');
     const many = { type: 'object', properties: Object.fromEntries(Array.from({ length: 15 }, (_, index) => [`p${index}`, { type: 'string' }])) };
-    expect((verdict(many, Object.fromEntries(Array.from({ length: 15 }, (_, index) => [`p${index}`, index]))) as { error: string }).error).toMatch(/; and 5 more$/);
-    expect(verdict({ type: 'object', properties: { a: { $ref: 'https://example.com/other.json' } } }, { a: 1 })).toMatchObject({ valid: false, error: expect.stringMatching(/^The output schema cannot be checked/) });
+    expect((verdict(many, Object.fromEntries(Array.from({ length: 15 }, (_, index) => [`p${index}`, index]))) as { error: string }).error).toMatch(
+      /; and 5 more$/,
+    );
+    expect(verdict({ type: 'object', properties: { a: { $ref: 'https://example.com/other.json' } } }, { a: 1 })).toMatchObject({
+      valid: false,
+      error: expect.stringMatching(/^The output schema cannot be checked/),
+    });
   });
 });

@@ -58,8 +58,16 @@ describe('search attributes', () => {
       ['DurableAgentModel', 'm'],
     ]);
     // Encrypted history: search attributes are stored in clear, so no prompt text and no path.
-    const encrypted = startSearchAttributes({ status: 'running', model: 'm', firstPrompt: 'secret', workspace: '/secret', now }, undefined, { withContent: false });
-    expect(encrypted.map((pair) => pair.key.name)).toEqual(['DurableAgentStatus', 'DurableAgentModel', 'DurableAgentTurns', 'DurableAgentCostUsd', 'DurableAgentLastActivity']);
+    const encrypted = startSearchAttributes({ status: 'running', model: 'm', firstPrompt: 'secret', workspace: '/secret', now }, undefined, {
+      withContent: false,
+    });
+    expect(encrypted.map((pair) => pair.key.name)).toEqual([
+      'DurableAgentStatus',
+      'DurableAgentModel',
+      'DurableAgentTurns',
+      'DurableAgentCostUsd',
+      'DurableAgentLastActivity',
+    ]);
   });
 
   it('upsert only the attributes the run was started with, cost rounded', () => {
@@ -98,7 +106,9 @@ describe('durable-agent list', () => {
       `WorkflowType = 'conversationWorkflow' AND DurableAgentStatus = 'ended' AND DurableAgentWorkspace = '${path.resolve('rel/dir')}' AND DurableAgentModel = 'o\\'brien'`,
     );
     expect(() => listQuery({ status: 'calling_model' })).toThrow(ListFilterError);
-    expect(() => listQuery({ status: 'calling_model' })).toThrow('--status must be one of running, awaiting_input, awaiting_permission, ended; got "calling_model".');
+    expect(() => listQuery({ status: 'calling_model' })).toThrow(
+      '--status must be one of running, awaiting_input, awaiting_permission, ended; got "calling_model".',
+    );
   });
 
   it('shows the attributes as aligned columns, the run status when it did not end normally, "-" for older conversations', () => {
@@ -111,7 +121,12 @@ describe('durable-agent list', () => {
     const startTime = new Date('2026-11-30T03:00:00.123Z');
     const running = listRow({ workflowId: 'conversation-a', status: { name: 'RUNNING' } as never, startTime, typedSearchAttributes: attributes });
     const terminated = listRow({ workflowId: 'b', status: { name: 'TERMINATED' } as never, startTime, typedSearchAttributes: attributes });
-    const old = listRow({ workflowId: 'conversation-old', status: { name: 'COMPLETED' } as never, startTime, typedSearchAttributes: new TypedSearchAttributes() });
+    const old = listRow({
+      workflowId: 'conversation-old',
+      status: { name: 'COMPLETED' } as never,
+      startTime,
+      typedSearchAttributes: new TypedSearchAttributes(),
+    });
     expect(formatTable([LIST_HEADER, running, terminated, old])).toEqual([
       'ID                STATUS          TURNS  COST     LAST ACTIVITY         WORKSPACE  FIRST PROMPT',
       'conversation-a    awaiting_input  4      $0.0633  2026-11-30T03:00:00Z  -          "Fix the test"',
@@ -164,7 +179,15 @@ describe('the UI texts', () => {
     expect(formatCurrentDetails({ phase: 'awaiting_input', tools: [], turn: 0, queryCount: 0, model: 'm', costUsd: 0 })).toBe(
       '**awaiting_input** · turn 0 · query 0 · m · $0.0000',
     );
-    const long = formatCurrentDetails({ phase: 'ended', tools: [], turn: 1, queryCount: 1, model: 'm', costUsd: 0, lastAnswer: { text: 'x'.repeat(1000), isError: true } });
+    const long = formatCurrentDetails({
+      phase: 'ended',
+      tools: [],
+      turn: 1,
+      queryCount: 1,
+      model: 'm',
+      costUsd: 0,
+      lastAnswer: { text: 'x'.repeat(1000), isError: true },
+    });
     expect(long).toContain('**Last error:** ');
     expect(long.split('**Last error:** ')[1]).toHaveLength(400);
   });
@@ -229,6 +252,11 @@ describe('status of an ended conversation, without a worker', () => {
       { key: COST_SEARCH_ATTRIBUTE, value: 0.5 },
     ]);
     const terminated = closedConversationStatus('c-2', { status: 'TERMINATED', typedSearchAttributes: attributes });
-    expect(terminated).toMatchObject({ phase: 'ended', turnCount: 3, totalCostUsd: 0.5, closed: { executionStatus: 'terminated', answeredFrom: 'search_attributes' } });
+    expect(terminated).toMatchObject({
+      phase: 'ended',
+      turnCount: 3,
+      totalCostUsd: 0.5,
+      closed: { executionStatus: 'terminated', answeredFrom: 'search_attributes' },
+    });
   });
 });

@@ -77,7 +77,14 @@ describe('context-window thresholds', () => {
       {
         type: 'assistant',
         uuid: '2',
-        message: { id: 'm', role: 'assistant', model: 'm', content: [], stop_reason: 'end_turn', usage: { input_tokens: 1_000, output_tokens: 50, cache_creation_input_tokens: 200, cache_read_input_tokens: 300 } },
+        message: {
+          id: 'm',
+          role: 'assistant',
+          model: 'm',
+          content: [],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 1_000, output_tokens: 50, cache_creation_input_tokens: 200, cache_read_input_tokens: 300 },
+        },
       },
       { type: 'user', uuid: '3', message: { role: 'user', content: 'y'.repeat(398) } },
     ];

@@ -134,7 +134,11 @@ describe('Read', () => {
     const denied = await executeTool('Read', { file_path: 'innocent.txt' }, context(access({ readDeny: ['.env'] })));
     expect(denied.isError).toBe(true);
     expect(denied.content).not.toContain('TOKEN');
-    const approved = await executeTool('Read', { file_path: path.join(outside, 'secret.txt') }, context(access({ allowedRealPaths: [path.join(outside, 'secret.txt')] })));
+    const approved = await executeTool(
+      'Read',
+      { file_path: path.join(outside, 'secret.txt') },
+      context(access({ allowedRealPaths: [path.join(outside, 'secret.txt')] })),
+    );
     expect(approved.content).toContain('OUTSIDE-SECRET');
   });
 });
@@ -178,7 +182,11 @@ describe('Grep and Glob', () => {
   it('Grep and Glob through a linked directory leading out return nothing from outside', async () => {
     await symlink(outside, path.join(workspace, 'linkdir'));
     await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'src', 'linked-file.txt'));
-    for (const input of [{ pattern: 'OUTSIDE', output_mode: 'content' }, { pattern: 'OUTSIDE', path: 'linkdir', output_mode: 'content' }, { pattern: 'OUTSIDE', path: 'src/linked-file.txt', output_mode: 'content' }]) {
+    for (const input of [
+      { pattern: 'OUTSIDE', output_mode: 'content' },
+      { pattern: 'OUTSIDE', path: 'linkdir', output_mode: 'content' },
+      { pattern: 'OUTSIDE', path: 'src/linked-file.txt', output_mode: 'content' },
+    ]) {
       const result = await executeTool('Grep', input, context());
       expect(result.content).not.toContain('OUTSIDE-SECRET');
     }

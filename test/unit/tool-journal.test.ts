@@ -56,7 +56,9 @@ async function dieAt(point: 'before-start' | 'after-start', input: RunToolInput)
       },
     });
   const runner = createToolRunner({ stateDir, executeTool: dying });
-  await expect(new MockActivityEnvironment({ attempt: 1 }).run((toolInput: RunToolInput) => runner.runToolToResult(toolInput, died.signal), input)).rejects.toThrow(WorkerDied);
+  await expect(
+    new MockActivityEnvironment({ attempt: 1 }).run((toolInput: RunToolInput) => runner.runToolToResult(toolInput, died.signal), input),
+  ).rejects.toThrow(WorkerDied);
 }
 
 /** The retry, on a fresh runner (another worker). */

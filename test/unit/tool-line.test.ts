@@ -23,7 +23,9 @@ describe('tool lines', () => {
   it('show an MCP tool (no spec of ours) with its input fields, in the live summary and the line made from it', () => {
     const summary = toolCallSummary('mcp__github__get_issue', { owner: 'acme', number: 7 });
     expect(summary).toBe('mcp__github__get_issue: owner: acme, number: 7');
-    expect(toolCallLine('mcp__github__get_issue', argumentFromSummary('mcp__github__get_issue', summary))).toBe('● mcp__github__get_issue(owner: acme, number: 7)');
+    expect(toolCallLine('mcp__github__get_issue', argumentFromSummary('mcp__github__get_issue', summary))).toBe(
+      '● mcp__github__get_issue(owner: acme, number: 7)',
+    );
     expect(toolCallSummary('mcp__github__list', {})).toBe('mcp__github__list');
   });
 
@@ -33,7 +35,10 @@ describe('tool lines', () => {
   });
 
   it('are the same in the events feed (--follow, npm start)', () => {
-    const event = { seq: 1, message: { type: 'assistant', message: { content: [{ type: 'tool_use', id: 't', name: 'Read', input: { file_path: 'math.js' } }] } } } as unknown as ConversationEvent;
+    const event = {
+      seq: 1,
+      message: { type: 'assistant', message: { content: [{ type: 'tool_use', id: 't', name: 'Read', input: { file_path: 'math.js' } }] } },
+    } as unknown as ConversationEvent;
     expect(formatEvent(event)).toBe('● Read(math.js)');
   });
 

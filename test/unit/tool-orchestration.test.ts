@@ -14,7 +14,15 @@ const names = (batches: ReturnType<typeof partitionToolCalls>) =>
 
 describe('partitionToolCalls', () => {
   it('groups consecutive safe calls and isolates each unsafe one (the seed example)', () => {
-    const blocks = [read('a'), read('b'), read('c'), bash('rm -rf build'), call('Edit', { file_path: 'x', old_string: 'a', new_string: 'b' }), read('d'), read('e')];
+    const blocks = [
+      read('a'),
+      read('b'),
+      read('c'),
+      bash('rm -rf build'),
+      call('Edit', { file_path: 'x', old_string: 'a', new_string: 'b' }),
+      read('d'),
+      read('e'),
+    ];
     expect(names(partitionToolCalls(blocks))).toEqual(['concurrent:Read,Read,Read', 'serial:Bash', 'serial:Edit', 'concurrent:Read,Read']);
   });
 
@@ -25,7 +33,11 @@ describe('partitionToolCalls', () => {
 
   it('lets read-only Bash join a concurrent batch and keeps writing Bash serial, on the facts of the real parser (issue 29)', async () => {
     const blocks = [bash('ls -la'), bash('git status'), read('a'), bash('npm test'), bash('cat a | wc -l'), bash('echo hi > out.txt')];
-    const facts = new Map((await gatherPermissionFacts({ cwd: process.cwd(), calls: blocks.map((block) => ({ toolUseId: block.id, name: block.name, input: block.input })) })).facts.map((fact) => [fact.toolUseId, fact]));
+    const facts = new Map(
+      (
+        await gatherPermissionFacts({ cwd: process.cwd(), calls: blocks.map((block) => ({ toolUseId: block.id, name: block.name, input: block.input })) })
+      ).facts.map((fact) => [fact.toolUseId, fact]),
+    );
     expect(names(partitionToolCalls(blocks, undefined, facts))).toEqual(['concurrent:Bash,Bash,Read', 'serial:Bash', 'concurrent:Bash', 'serial:Bash']);
     // Without facts (none gathered, or the activity failed) no Bash call runs beside another.
     expect(names(partitionToolCalls(blocks))).toEqual(['serial:Bash', 'serial:Bash', 'concurrent:Read', 'serial:Bash', 'serial:Bash', 'serial:Bash']);

@@ -42,7 +42,13 @@ const ids_ = (calls: Array<{ id: string }>) => calls.map((call) => call.id);
 
 describe('which calls are prefetched (toolsToPrefetch)', () => {
   it('only tools of the plan; text and unknown tools are skipped', () => {
-    const blocks: AssistantContentBlock[] = [{ type: 'text', text: 'Looking.' }, read('a.txt'), use('Glob', { pattern: '*.ts' }), use('Grep', { pattern: 'x' }), use('WebFetch', { url: 'x' })];
+    const blocks: AssistantContentBlock[] = [
+      { type: 'text', text: 'Looking.' },
+      read('a.txt'),
+      use('Glob', { pattern: '*.ts' }),
+      use('Grep', { pattern: 'x' }),
+      use('WebFetch', { url: 'x' }),
+    ];
     expect(toolsToPrefetch(blocks, plan()).map((call) => call.name)).toEqual(['Read', 'Glob', 'Grep']);
     expect(toolsToPrefetch(blocks, plan({ tools: ['Read'] })).map((call) => call.name)).toEqual(['Read']);
     expect(toolsToPrefetch(blocks, plan({ tools: [] }))).toEqual([]);
@@ -76,7 +82,10 @@ describe('which calls are prefetched (toolsToPrefetch)', () => {
     // Default mode: a read outside the working directories asks; a deny rule denies.
     expect(ids_(toolsToPrefetch(blocks, plan({ permission: permission({ deny: ['Read(.env)'] }) })))).toEqual([inside.id]);
     // An ask rule asks even inside the workspace; an allow rule lets the outside read run.
-    expect(ids_(toolsToPrefetch(blocks, plan({ permission: permission({ ask: ['Read(src/**)'], allow: ['Read(//etc/**)'] }) })))).toEqual([outside.id, secret.id]);
+    expect(ids_(toolsToPrefetch(blocks, plan({ permission: permission({ ask: ['Read(src/**)'], allow: ['Read(//etc/**)'] }) })))).toEqual([
+      outside.id,
+      secret.id,
+    ]);
     // dontAsk turns the ask into a denial: still not run.
     expect(ids_(toolsToPrefetch(blocks, plan({ permission: permission({}, 'dontAsk') })))).toEqual([inside.id, secret.id]);
   });
@@ -103,9 +112,17 @@ describe('the workflow’s plan (toolPrefetchPlan)', () => {
   });
 
   it('the local tools, with each tool’s own cap and the gate’s context', () => {
-    expect(toolPrefetchPlan(sources())).toEqual({ tools: ['Read', 'Glob', 'Grep'], cwd: CWD, maxResultSizeChars: { Read: 100_000, Glob: 20_000, Grep: 20_000 }, maxConcurrency: 10 });
+    expect(toolPrefetchPlan(sources())).toEqual({
+      tools: ['Read', 'Glob', 'Grep'],
+      cwd: CWD,
+      maxResultSizeChars: { Read: 100_000, Glob: 20_000, Grep: 20_000 },
+      maxConcurrency: 10,
+    });
     const context = permission({ deny: ['Read(.env)'] });
-    expect(toolPrefetchPlan(sources({ permission: () => context, stream: { workflowId: 'c' } }))).toMatchObject({ permission: context, stream: { workflowId: 'c' } });
+    expect(toolPrefetchPlan(sources({ permission: () => context, stream: { workflowId: 'c' } }))).toMatchObject({
+      permission: context,
+      stream: { workflowId: 'c' },
+    });
   });
 
   it('none when tools run on another queue, local read-only tools are off, prefetch is off, or the host cannot tell the permissions', () => {
@@ -140,7 +157,10 @@ describe('prefetched results on the workflow side', () => {
       message: message([a, b]),
       durationMs: 1,
       attempt: 1,
-      prefetched: [{ toolUseId: a.id, result: { content: 'A', isError: false } }, { toolUseId: b.id, result: { content: 'B', isError: false } }],
+      prefetched: [
+        { toolUseId: a.id, result: { content: 'A', isError: false } },
+        { toolUseId: b.id, result: { content: 'B', isError: false } },
+      ],
     });
     expect(takePrefetched(calls, a, 2)).toEqual({ content: 'A', isError: false });
     expect(takePrefetched(calls, a, 2)).toBeUndefined();
@@ -150,7 +170,13 @@ describe('prefetched results on the workflow side', () => {
   });
 
   it('a call whose input differs from the one run is not served', () => {
-    const calls = prefetchedCalls({ type: 'message', message: message([a]), durationMs: 1, attempt: 1, prefetched: [{ toolUseId: a.id, result: { content: 'A', isError: false } }] });
+    const calls = prefetchedCalls({
+      type: 'message',
+      message: message([a]),
+      durationMs: 1,
+      attempt: 1,
+      prefetched: [{ toolUseId: a.id, result: { content: 'A', isError: false } }],
+    });
     expect(takePrefetched(calls, { ...a, input: { file_path: 'other.txt' } }, 1)).toBeUndefined();
   });
 
@@ -191,12 +217,21 @@ describe('the local phase runs them through runTool’s own function (prefetchTo
     const denied = read('.env');
     const message = answer([small, big, missing, denied]);
     const prefetchPlan = plan({ cwd: workspace, permission: { ...permission({ deny: ['Read(.env)'] }), workingDirectories: [workspace] } });
-    const prefetched: PrefetchedToolResult[] | undefined = await new MockActivityEnvironment().run(() => prefetchTools(message, prefetchPlan, 'conv-1', runner.runToolToResult));
+    const prefetched: PrefetchedToolResult[] | undefined = await new MockActivityEnvironment().run(() =>
+      prefetchTools(message, prefetchPlan, 'conv-1', runner.runToolToResult),
+    );
     expect(prefetched?.map((entry) => entry.toolUseId)).toEqual([small.id, big.id, missing.id]);
 
     // What the runTool activity returns for each, with the budget the workflow gives it (4 calls in the message).
     for (const block of [small, big, missing]) {
-      const input: RunToolInput = { conversationId: 'conv-1', toolUseId: block.id, name: 'Read', input: block.input, cwd: workspace, maxResultSizeChars: toolResultBudget(100_000, 4) };
+      const input: RunToolInput = {
+        conversationId: 'conv-1',
+        toolUseId: block.id,
+        name: 'Read',
+        input: block.input,
+        cwd: workspace,
+        maxResultSizeChars: toolResultBudget(100_000, 4),
+      };
       const direct: RunToolResult = await new MockActivityEnvironment().run(runner.runToolToResult, input);
       const entry = prefetched!.find((candidate) => candidate.toolUseId === block.id)!;
       expect(entry.result).toEqual({ content: direct.content, isError: direct.isError, ...(direct.persistedPath && { persistedPath: direct.persistedPath }) });
@@ -220,7 +255,9 @@ describe('the local phase runs them through runTool’s own function (prefetchTo
     const later = read('b.txt');
     expect(await prefetchTools(answer([use('Bash', { command: 'ls > listing.txt' }), later]), plan({ cwd: workspace }), 'c', runTool)).toBeUndefined();
     const last = read('c.txt');
-    expect(await prefetchTools(answer([use('Bash', { command: 'echo ${PATH:=/tmp/evil}; ls' }), last]), plan({ cwd: workspace }), 'c', runTool)).toBeUndefined();
+    expect(
+      await prefetchTools(answer([use('Bash', { command: 'echo ${PATH:=/tmp/evil}; ls' }), last]), plan({ cwd: workspace }), 'c', runTool),
+    ).toBeUndefined();
   });
 
   it('a call not done by the deadline, or that throws, is left to the workflow', async () => {

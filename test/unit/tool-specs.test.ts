@@ -7,7 +7,10 @@ import {
   TOOL_SPECS,
   getToolSpec,
   interpretExitCode,
-  isToolName, isToolUseConcurrencySafe, isToolUseStartableEarly } from '../../common/tool-specs';
+  isToolName,
+  isToolUseConcurrencySafe,
+  isToolUseStartableEarly,
+} from '../../common/tool-specs';
 import { parseAgentFile } from '../../activities/agent-files';
 import { agentTools, findAgent } from '../../common/agents';
 import { TOOLS_WITHOUT_PERMISSION, ruleForAlways, toolPaths } from '../../common/permissions';
@@ -26,7 +29,27 @@ function spec(name: string) {
 
 describe('tool specs registry', () => {
   it("uses Claude Code's names, in order", () => {
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'NotebookEdit', 'Bash', 'Glob', 'Grep', 'Agent', 'TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
+    expect(TOOL_NAMES).toEqual([
+      'Read',
+      'Write',
+      'Edit',
+      'NotebookEdit',
+      'Bash',
+      'Glob',
+      'Grep',
+      'Agent',
+      'TaskOutput',
+      'TaskStop',
+      'SendMessage',
+      'TaskCreate',
+      'TaskGet',
+      'TaskList',
+      'TaskUpdate',
+      'ScheduleWakeup',
+      'CronCreate',
+      'CronDelete',
+      'CronList',
+    ]);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
   });
 
@@ -38,7 +61,20 @@ describe('tool specs registry', () => {
     expect([...LOCAL_TOOLS]).toEqual(['Read', 'Glob', 'Grep']);
     expect(TOOL_NAMES.filter(needsFacts)).toEqual(['Read', 'Write', 'Edit', 'NotebookEdit', 'Bash', 'Glob', 'Grep']);
     expect(needsFacts('mcp__server__tool')).toBe(false);
-    expect([...TOOLS_WITHOUT_PERMISSION]).toEqual(['Agent', 'TaskOutput', 'TaskStop', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
+    expect([...TOOLS_WITHOUT_PERMISSION]).toEqual([
+      'Agent',
+      'TaskOutput',
+      'TaskStop',
+      'SendMessage',
+      'TaskCreate',
+      'TaskGet',
+      'TaskList',
+      'TaskUpdate',
+      'ScheduleWakeup',
+      'CronCreate',
+      'CronDelete',
+      'CronList',
+    ]);
     const access = Object.fromEntries(TOOL_SPECS.flatMap((tool) => (tool.fileAccess ? [[tool.name, tool.fileAccess.access]] : [])));
     expect(access).toEqual({ Read: 'read', Write: 'write', Edit: 'write', NotebookEdit: 'write', Glob: 'read', Grep: 'read' });
   });
@@ -54,7 +90,7 @@ describe('tool specs registry', () => {
     expect(ruleForAlways('Read', { file_path: 'src/a.ts' }, '/w')).toBe('Read(//w/src/**)');
   });
 
-  it("previews what a call would write from the fields its spec names", () => {
+  it('previews what a call would write from the fields its spec names', () => {
     expect(toolPreview('Write', { file_path: 'a', content: '' })).toEqual(['    (an empty file)']);
     expect(toolPreview('Write', { file_path: 'a', content: 'one\ntwo\n' })).toEqual(['    │ one', '    │ two']);
     expect(toolPreview('Edit', { file_path: 'a', old_string: '', new_string: 'x' })).toEqual(['    - ', '    + x']);
@@ -171,9 +207,7 @@ describe('summarize', () => {
     expect(label.startsWith('Bash: echo xxx')).toBe(true);
     expect(label.length).toBeLessThanOrEqual('Bash: '.length + 60);
     expect(label.endsWith('…')).toBe(true);
-    expect(tool.summarize(tool.inputSchema.parse({ command: 'npm run build\n&& npm test' }))).toBe(
-      'Bash: npm run build && npm test',
-    );
+    expect(tool.summarize(tool.inputSchema.parse({ command: 'npm run build\n&& npm test' }))).toBe('Bash: npm run build && npm test');
   });
 });
 
@@ -254,7 +288,10 @@ describe('Agent tool and subagent types', () => {
     const offered = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'Agent'];
     expect(agentTools(findAgent('general-purpose')!, offered)).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']);
     expect(agentTools(findAgent('Explore')!, offered)).toEqual(['Read', 'Glob', 'Grep']);
-    const reviewer = parseAgentFile('---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep, Agent\nmodel: claude-haiku-4-5\n---\nYou review code.\n', 'reviewer.md');
+    const reviewer = parseAgentFile(
+      '---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep, Agent\nmodel: claude-haiku-4-5\n---\nYou review code.\n',
+      'reviewer.md',
+    );
     expect(reviewer).toMatchObject({ name: 'reviewer', tools: ['Read', 'Grep', 'Agent'], model: 'claude-haiku-4-5', systemPrompt: 'You review code.' });
     expect(agentTools(reviewer, offered)).toEqual(['Read', 'Grep']); // subagents never get Agent
     expect(findAgent('reviewer', [reviewer])).toBe(reviewer);

@@ -87,7 +87,8 @@ describe('executeTool dispatch and validation', () => {
     const result = await executeTool('WebFetch', { url: 'x' }, context());
     expect(result).toEqual({
       isError: true,
-      content: 'No such tool available: WebFetch. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList',
+      content:
+        'No such tool available: WebFetch. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList',
     });
   });
 
@@ -235,11 +236,7 @@ describe('Write', () => {
 describe('Edit', () => {
   it('replaces a unique string and shows a numbered snippet', async () => {
     const filePath = await put('src/x.ts', 'const a = 1;\nconst b = 2;\nconst c = 3;\n');
-    const result = await executeTool(
-      'Edit',
-      { file_path: 'src/x.ts', old_string: 'const b = 2;', new_string: 'const b = 20;' },
-      context(),
-    );
+    const result = await executeTool('Edit', { file_path: 'src/x.ts', old_string: 'const b = 2;', new_string: 'const b = 20;' }, context());
     expect(result.isError).toBe(false);
     expect(result.content).toContain(`The file ${filePath} has been updated.`);
     expect(result.content).toContain('     2\tconst b = 20;');
@@ -263,11 +260,7 @@ describe('Edit', () => {
 
   it('replaces every occurrence with replace_all', async () => {
     const filePath = await put('dup.txt', 'foo\nfoo\nfoo\n');
-    const result = await executeTool(
-      'Edit',
-      { file_path: filePath, old_string: 'foo', new_string: 'bar', replace_all: true },
-      context(),
-    );
+    const result = await executeTool('Edit', { file_path: filePath, old_string: 'foo', new_string: 'bar', replace_all: true }, context());
     expect(result.isError).toBe(false);
     expect(result.content).toContain('All 3 occurrences');
     expect(await readFile(filePath, 'utf8')).toBe('bar\nbar\nbar\n');
@@ -421,11 +414,7 @@ describe('Bash', () => {
 
   it('does not hang on background jobs that keep the output pipes open', async () => {
     let output = '';
-    const result = await executeTool(
-      'Bash',
-      { command: 'echo "pgid:$$"; sleep 30 & echo started' },
-      hostContext({ onProgress: (chunk) => (output += chunk) }),
-    );
+    const result = await executeTool('Bash', { command: 'echo "pgid:$$"; sleep 30 & echo started' }, hostContext({ onProgress: (chunk) => (output += chunk) }));
     expect(result.isError).toBe(false);
     expect(result.content).toContain('started');
     const groupId = Number(/pgid:(\d+)/.exec(output)![1]);
@@ -534,11 +523,7 @@ describe('Grep', () => {
 
   it('shows matching lines in content mode, with line numbers when -n', async () => {
     const { app } = await fixture();
-    const withNumbers = await executeTool(
-      'Grep',
-      { pattern: 'TODO|todo', path: 'src/app.ts', output_mode: 'content', '-n': true },
-      context(),
-    );
+    const withNumbers = await executeTool('Grep', { pattern: 'TODO|todo', path: 'src/app.ts', output_mode: 'content', '-n': true }, context());
     expect(withNumbers.content).toBe(`${app}:1:const x = 1; // TODO fix\n${app}:3:// todo later`);
     // Line numbers by default, as Claude Code's Grep; -n: false leaves them out.
     const byDefault = await executeTool('Grep', { pattern: 'console', output_mode: 'content' }, context());

@@ -14,7 +14,14 @@ const user = (uuid: string, content: UserMessage['message']['content']): UserMes
 const assistant = (uuid: string, content: AssistantMessage['message']['content']): AssistantMessage => ({
   type: 'assistant',
   uuid,
-  message: { id: `m-${uuid}`, role: 'assistant', model: 'x', content, stop_reason: 'end_turn', usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+  message: {
+    id: `m-${uuid}`,
+    role: 'assistant',
+    model: 'x',
+    content,
+    stop_reason: 'end_turn',
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  },
 });
 const result = (uuid: string, toolUseId: string, content = 'ok'): UserMessage => user(uuid, [{ type: 'tool_result', tool_use_id: toolUseId, content }]);
 
@@ -28,7 +35,7 @@ describe('sha256Hex (pure, for the workflow bundle)', () => {
     }
   });
 
-  it('@noble/hashes gives node:crypto\'s digests on random text of every length to 300, a lone surrogate and 5 MB', () => {
+  it("@noble/hashes gives node:crypto's digests on random text of every length to 300, a lone surrogate and 5 MB", () => {
     let seed = 23;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
     const alphabet = 'aZ09 \n\t"{}é✓😀\u0000';
@@ -115,7 +122,12 @@ describe('Transcript', () => {
   });
 
   it('drops only the listed inputs the model never answered', () => {
-    const transcript = new Transcript([user('old', 'answered'), assistant('a1', [{ type: 'text', text: 'yes' }]), user('big', 'huge'), user('other', 'keep me')]);
+    const transcript = new Transcript([
+      user('old', 'answered'),
+      assistant('a1', [{ type: 'text', text: 'yes' }]),
+      user('big', 'huge'),
+      user('other', 'keep me'),
+    ]);
     expect(transcript.dropUnansweredInputs(['old', 'big'])).toBe(true);
     expect(transcript.messages.map((message) => message.uuid)).toEqual(['old', 'a1', 'other']);
     expect(transcript.dropUnansweredInputs(['big'])).toBe(false);
@@ -190,7 +202,10 @@ describe('TranscriptCache (worker side of model calls by reference)', () => {
   it('never returns messages that do not match the reference: a mismatch is a retryable failure', async () => {
     const transcript = build();
     const cache = new TranscriptCache();
-    const tampered = sourceFor(transcript, (slice) => ({ ...slice, messages: slice.messages.map((message) => (message.uuid === 'r1' ? result('r1', 't1', 'NOT the file text') : message)) }));
+    const tampered = sourceFor(transcript, (slice) => ({
+      ...slice,
+      messages: slice.messages.map((message) => (message.uuid === 'r1' ? result('r1', 't1', 'NOT the file text') : message)),
+    }));
     const failure = await cache.materialize(conversation, transcript.ref(), tampered).catch((error: unknown) => error);
     expect(failure).toMatchObject({ type: 'TranscriptDigestMismatch', nonRetryable: false });
     // The next attempt, with an honest source, gets the right messages.
@@ -214,7 +229,9 @@ describe('TranscriptCache (worker side of model calls by reference)', () => {
     source.contexts.set(digest, context);
     expect(await cache.context(conversation, digest, source)).toEqual(context);
     source.contexts.set(digest, { ...context, toolNames: ['Bash'] }); // a wrong answer is refused
-    expect(await new TranscriptCache().context(conversation, digest, source).catch((error: unknown) => error)).toMatchObject({ type: 'TranscriptDigestMismatch' });
+    expect(await new TranscriptCache().context(conversation, digest, source).catch((error: unknown) => error)).toMatchObject({
+      type: 'TranscriptDigestMismatch',
+    });
   });
 });
 

@@ -63,7 +63,16 @@ describe('cron', () => {
     expect(cronEntryOf({ scheduleId: 'other', memo: { kind: 'something-else' }, info: { nextActionTimes: [] } as never, state: {} as never })).toBeUndefined();
     const entry = cronEntryOf({
       scheduleId: 'cron-conv-1-ab12cd34',
-      memo: { kind: 'durable-agent-cron', conversationId: 'conv-1', jobId: 'ab12cd34', cron: '*/5 * * * *', prompt: 'check\nthe queue', recurring: true, durable: true, timeZone: 'UTC' },
+      memo: {
+        kind: 'durable-agent-cron',
+        conversationId: 'conv-1',
+        jobId: 'ab12cd34',
+        cron: '*/5 * * * *',
+        prompt: 'check\nthe queue',
+        recurring: true,
+        durable: true,
+        timeZone: 'UTC',
+      },
       info: { nextActionTimes: [new Date('2026-12-02T03:05:00.000Z')] } as never,
       state: { paused: false } as never,
     });

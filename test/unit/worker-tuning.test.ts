@@ -31,7 +31,9 @@ describe('workerTuningFromEnvironment', () => {
   });
 
   it('allows a cache of 0 (off) but no 0 slots or pollers; an empty value is unset', () => {
-    expect(workerTuningFromEnvironment({ DURABLE_AGENT_MAX_CACHED_WORKFLOWS: '0', DURABLE_AGENT_ACTIVITY_TASK_POLLERS: '' })).toEqual({ maxCachedWorkflows: 0 });
+    expect(workerTuningFromEnvironment({ DURABLE_AGENT_MAX_CACHED_WORKFLOWS: '0', DURABLE_AGENT_ACTIVITY_TASK_POLLERS: '' })).toEqual({
+      maxCachedWorkflows: 0,
+    });
     expect(() => workerTuningFromEnvironment({ DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: '0' })).toThrow(
       'DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES must be a whole number of at least 1, got "0".',
     );
@@ -39,6 +41,8 @@ describe('workerTuningFromEnvironment', () => {
 
   it.each(['1e3', '0x10', '-5', '2.5', 'many'])('refuses %j with the variable name', (value) => {
     expect(() => workerTuningFromEnvironment({ DURABLE_AGENT_MAX_CACHED_WORKFLOWS: value })).toThrow(WorkerTuningError);
-    expect(() => workerTuningFromEnvironment({ DURABLE_AGENT_MAX_CACHED_WORKFLOWS: value })).toThrow(`DURABLE_AGENT_MAX_CACHED_WORKFLOWS must be a whole number of at least 0, got "${value}"`);
+    expect(() => workerTuningFromEnvironment({ DURABLE_AGENT_MAX_CACHED_WORKFLOWS: value })).toThrow(
+      `DURABLE_AGENT_MAX_CACHED_WORKFLOWS must be a whole number of at least 0, got "${value}"`,
+    );
   });
 });

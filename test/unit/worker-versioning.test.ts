@@ -9,7 +9,9 @@ describe('versioningFromEnvironment', () => {
   });
 
   it('takes a build id override, another deployment, and DURABLE_AGENT_BECOME_CURRENT=0', () => {
-    expect(versioningFromEnvironment({ DURABLE_AGENT_BUILD_ID: 'v1.2.3', DURABLE_AGENT_DEPLOYMENT_NAME: 'agents-eu', DURABLE_AGENT_BECOME_CURRENT: '0' })).toEqual({
+    expect(
+      versioningFromEnvironment({ DURABLE_AGENT_BUILD_ID: 'v1.2.3', DURABLE_AGENT_DEPLOYMENT_NAME: 'agents-eu', DURABLE_AGENT_BECOME_CURRENT: '0' }),
+    ).toEqual({
       deploymentName: 'agents-eu',
       buildIdOverride: 'v1.2.3',
       becomeCurrent: false,
