@@ -50,6 +50,24 @@ export function workerProcessBundle(env: NodeJS.ProcessEnv = process.env): { DUR
   return { DURABLE_AGENT_WORKFLOW_BUNDLE: inject('workflowBundlePath') };
 }
 
+/**
+ * The environment of a CLI or worker process of this test that has no model key (`npm start`'s
+ * scripted demo, `worker --scripted`): the test's server, task queue, state directory and
+ * deployment, and the run's bundle.
+ */
+export function keylessProcessEnvironment(h: Pick<Harness, 'address' | 'taskQueue' | 'stateDir' | 'deploymentName'>): NodeJS.ProcessEnv {
+  const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...rest } = process.env;
+  return {
+    ...rest,
+    TEMPORAL_ADDRESS: h.address,
+    TEMPORAL_NAMESPACE: 'default',
+    DURABLE_AGENT_TASK_QUEUE: h.taskQueue,
+    DURABLE_AGENT_STATE_DIR: h.stateDir,
+    DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName,
+    ...workerProcessBundle(rest),
+  };
+}
+
 /** Options of {@link createHarness} beyond the scripted model's. */
 export interface HarnessOptions {
   /**

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, REPO_ROOT, createHarness, workerProcessBundle } from '../helpers/harness';
+import { type Harness, REPO_ROOT, createHarness, keylessProcessEnvironment } from '../helpers/harness';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -15,16 +15,7 @@ afterEach(async () => {
 });
 
 function run(h: Harness, args: string[]): Promise<{ code: number; out: string; err: string; ms: number }> {
-  const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...rest } = process.env;
-  const env = {
-    ...rest,
-    TEMPORAL_ADDRESS: h.address,
-    TEMPORAL_NAMESPACE: 'default',
-    DURABLE_AGENT_TASK_QUEUE: h.taskQueue,
-    DURABLE_AGENT_STATE_DIR: h.stateDir,
-    DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName,
-    ...workerProcessBundle(rest),
-  };
+  const env = keylessProcessEnvironment(h);
   const started = Date.now();
   return new Promise((resolve) => {
     execFile(process.execPath, args, { cwd: REPO_ROOT, env, timeout: 120_000 }, (error, out, err) =>

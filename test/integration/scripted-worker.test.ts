@@ -7,7 +7,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, REPO_ROOT, createHarness, workerProcessBundle } from '../helpers/harness';
+import { type Harness, REPO_ROOT, createHarness, keylessProcessEnvironment } from '../helpers/harness';
 
 const BIN = path.join(REPO_ROOT, 'bin', 'durable-agent.js');
 let harness: Harness | undefined;
@@ -23,22 +23,9 @@ afterEach(async () => {
   harness = undefined;
 });
 
-function environment(h: Harness): NodeJS.ProcessEnv {
-  const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...rest } = process.env;
-  return {
-    ...rest,
-    TEMPORAL_ADDRESS: h.address,
-    TEMPORAL_NAMESPACE: 'default',
-    DURABLE_AGENT_TASK_QUEUE: h.taskQueue,
-    DURABLE_AGENT_STATE_DIR: h.stateDir,
-    DURABLE_AGENT_DEPLOYMENT_NAME: h.deploymentName,
-    ...workerProcessBundle(rest),
-  };
-}
-
 function durableAgent(h: Harness, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: h.workspace, env: environment(h), timeout: 90_000 }, (error, out, err) =>
+    execFile(process.execPath, [BIN, ...args], { cwd: h.workspace, env: keylessProcessEnvironment(h), timeout: 90_000 }, (error, out, err) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err }),
     );
   });
@@ -48,7 +35,11 @@ describe('durable-agent worker --scripted', () => {
   it('answers plain prompts with real tools, permissions and subagents, without a key', async () => {
     harness = await createHarness();
     await writeFile(path.join(harness.workspace, 'notes.txt'), 'alpha\nbeta\n');
-    worker = spawn(process.execPath, [BIN, 'worker', '--scripted'], { cwd: harness.workspace, env: environment(harness), stdio: ['ignore', 'pipe', 'pipe'] });
+    worker = spawn(process.execPath, [BIN, 'worker', '--scripted'], {
+      cwd: harness.workspace,
+      env: keylessProcessEnvironment(harness),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     worker.stdout!.on('data', (chunk) => (output += chunk));
     worker.stderr!.on('data', (chunk) => (output += chunk));
