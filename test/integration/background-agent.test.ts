@@ -261,10 +261,19 @@ describe('background agents', () => {
     // Nothing pending any more: the idle timeout ends the conversation.
     expect(await harness.client.workflow.getHandle(conversationId).result()).toMatchObject({ endedBy: 'idle_timeout' });
     expect(await notificationsTaken(conversationId)).toBe(1);
-    // Every run replays on today's code (the later ones schedule the watcher).
+    // Every run replays on today's code (the later ones schedule the watcher). One known divergence
+    // (docs/architecture.md, "A closed run's replay and the history length"): a run that continued as
+    // new right after a local activity's result, which core split across two workflow tasks, sees a
+    // smaller history length on replay and may not continue there — nondeterminism at exactly its
+    // WorkflowExecutionContinuedAsNew event, and only for a closed run. Anything else fails the test.
     for await (const execution of harness.client.workflow.list({ query: `WorkflowId = '${conversationId}'` })) {
       const history = await harness.client.workflow.getHandle(conversationId, execution.runId).fetchHistory();
-      await Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(new TranscriptCache()) }, history, conversationId);
+      const replay = Worker.runReplayHistory({ workflowBundle: workflowBundle(), sinks: transcriptCacheSinks(new TranscriptCache()) }, history, conversationId);
+      if (execution.status.name !== 'CONTINUED_AS_NEW') await replay;
+      else
+        await replay.catch((error: Error) =>
+          expect(error.message).toMatch(/Nondeterminism error: \w+ does not handle HistoryEvent\(id: \d+, WorkflowExecutionContinuedAsNew\)/),
+        );
     }
   }, 120_000);
 
