@@ -93,7 +93,7 @@ export class ConversationSession {
     this.permissions = new PermissionGate(
       this.config,
       carried?.permissions,
-      () => this.state.sessionContext?.permissionSettings,
+      () => this.context.current?.permissionSettings,
       (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
       (block) => this.parts.mcp.permissionFacts(block),
       (blocks, homeDir) => gatherCallsFacts(this.config, blocks, homeDir),
@@ -108,7 +108,7 @@ export class ConversationSession {
       onPermissionPrompt: (toolName) => this.parts.hooks.notifyPermissionPrompt(toolName),
     });
     const config = () => this.config;
-    const sessionContext = () => this.state.sessionContext;
+    const sessionContext = () => this.context.current;
     this.prompts = new SessionPrompts({
       config,
       sessionContext,
