@@ -1,7 +1,7 @@
 /**
- * The loop's tool runs: one tool_use through the checks (structured output in the workflow, tools
- * the conversation does not offer, the permission gate), then a subagent, a prefetched read, or a
- * runTool activity — local for short reads on the workflow's queue — with its outcome as a
+ * The loop's tool runs: one tool_use through its route or the checks (structured output in the
+ * workflow first; then tools the conversation does not offer, hooks, the permission gate), then a
+ * route (the parts', then a subagent's), a prefetched read, or a runTool activity — local for short reads on the workflow's queue — with its outcome as a
  * tool_result (style §9: tool failures are data), and the executor that runs a reply's calls.
  */
 import { isCancellation, workflowInfo } from '@temporalio/workflow';
@@ -51,6 +51,34 @@ export function sandboxInputs(host: Pick<QueryHost, 'config' | 'toolPermissions'
   return { ...(others.length > 0 && { additionalDirectories: others }), ...(config.settingSources && { settingSources: config.settingSources }) };
 }
 
+/**
+ * Structured output (issue 23): checked once by a standard validator in a local activity, its
+ * verdict recorded, so replay cannot decide differently. Asked before the offered-tools check,
+ * hooks and the gate (the call touches nothing; its verdict is the default allow).
+ */
+function structuredOutputRoute(host: QueryHost): ToolRoute {
+  return {
+    name: 'structured output',
+    takes: (block) => block.name === STRUCTURED_OUTPUT_TOOL_NAME && Boolean(host.config.jsonSchema),
+    run: async ({ block, summary }) =>
+      host.accounting.recordStructuredOutput(
+        await localActivities({ ...LOCAL_TOOL_OPTIONS, summary }).checkStructuredOutput({ schema: host.config.jsonSchema!, input: block.input }),
+      ),
+  };
+}
+
+/** A foreground subagent: a child workflow (workflows/subagents.ts). After the parts' routes: a background agent is theirs. */
+function subagentRoute(host: QueryHost): ToolRoute {
+  return {
+    name: 'subagents',
+    takes: (block) => block.name === 'Agent',
+    run: ({ block, entry }) => {
+      entry.childWorkflowId = subagentWorkflowId(host.conversationId, block.id);
+      return runSubagent(host, block);
+    },
+  };
+}
+
 /** One tool_use of the query, to its result. */
 export function createRunTool(
   host: QueryHost,
@@ -59,6 +87,7 @@ export function createRunTool(
   chain: LocalChain,
 ): (block: ToolUseBlock, siblings: number) => Promise<{ content: string; isError: boolean }> {
   const { config, conversationId } = host;
+  const routes = { early: [structuredOutputRoute(host)], checked: [...host.toolRoutes, subagentRoute(host)] };
   const run = async (block: ToolUseBlock, siblings: number): Promise<{ content: string; isError: boolean }> => {
     const spec = getToolSpec(block.name);
     const summary = toolCallSummary(block.name, block.input);
@@ -68,12 +97,9 @@ export function createRunTool(
     host.live?.publishTool({ type: 'tool_start', toolUseId: block.id, name: block.name, summary });
     let outcome: { content: string; isError: boolean } | undefined;
     try {
-      // Structured output (issue 23): checked once by a standard validator in a local activity, its
-      // verdict recorded, so replay cannot decide differently.
-      if (block.name === STRUCTURED_OUTPUT_TOOL_NAME && config.jsonSchema) {
-        const check = await localActivities({ ...LOCAL_TOOL_OPTIONS, summary }).checkStructuredOutput({ schema: config.jsonSchema, input: block.input });
-        return (outcome = host.accounting.recordStructuredOutput(check));
-      }
+      // The final answer's check (structured output) comes before every other check: it touches nothing.
+      const early = routeFor(routes.early, block);
+      if (early) return (outcome = await early.run({ block, siblings, verdict: { behavior: 'allow' }, summary, options, query, entry }));
       // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
       const offered = config.tools;
       if (offered && !offered.includes(block.name)) {
@@ -87,13 +113,9 @@ export function createRunTool(
       const verdict = await host.toolPermissions.check(block, hooked?.permission);
       // Every return sets `outcome`: the live tool line shows it ("cancelled" only when none came; the stream is in memory).
       if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
-      // Background work, the task list, wakeups, cron jobs, MCP tools: their own route (tool-routes.ts).
-      const route = routeFor(host.toolRoutes, block);
+      // Background work, the task list, wakeups, cron jobs, MCP tools, a subagent: their own route (tool-routes.ts).
+      const route = routeFor(routes.checked, block);
       if (route) return (outcome = await route.run({ block, siblings, verdict, summary, options, query, entry }));
-      if (block.name === 'Agent') {
-        entry.childWorkflowId = subagentWorkflowId(conversationId, block.id);
-        return (outcome = await runSubagent(host, block));
-      }
       const local = runsLocally(config, block.name);
       // The model call's local phase ran this read already (workflows/tool-prefetch.ts): its result, recorded in that call's marker.
       const prefetched = local ? takePrefetched(query.prefetched, block, siblings) : undefined;
