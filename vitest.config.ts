@@ -10,10 +10,17 @@ import { defineConfig } from 'vitest/config';
  * Parallelism, for a 2-core machine where each integration file starts real Temporal Workers:
  *  - pool 'forks': @temporalio/worker loads a native (Rust) addon and bundles workflow code with webpack; child
  *    processes are the setup Temporal supports (worker_threads are not), and a crash stays in one fork.
- *  - integration files run one at a time (`singleFork`: in sequence, in one fork, each file still re-evaluating its
- *    own modules). A Worker's workflow bundling alone can saturate a core and the dev server needs the other one;
- *    two Workers at once on 2 cores make workflow-task timings (and so test outcomes) depend on CPU contention.
- *  - unit files use the remaining parallelism (maxWorkers 2: one fork per core).
+ *  - every file, unit or integration, runs in its own fork, two at a time (maxWorkers 2: one fork per core), longest
+ *    first (vitest's sequencer, from the previous run's durations). The workflow bundle is built once in global setup,
+ *    so a file's Workers start without webpack's CPU burst.
+ *  - two integration files at once are safe because no test reads state of the shared server beyond its own: each
+ *    test has its own task queue (test/helpers/harness.ts), its own Worker Deployment (`harness.deploymentName`;
+ *    versioned-worker tests name their own), and lists or counts only its own conversations (by workspace, task
+ *    queue, workflow id or parent id); `upgrade --all` runs on worker-versioning's own PostgreSQL stack. A test that
+ *    needs a server-wide view starts a server of its own (restartable-server.ts, postgres-suite.ts).
+ *  - two Workers at once share 2 cores with the dev server, so workflow-task and activity timings vary with CPU
+ *    contention: tests wait for conditions (`eventually`), not for fixed delays, and a timeout that a test depends on
+ *    (heartbeats, sticky queues) leaves room for a busy machine.
  */
 export default defineConfig({
   test: {
@@ -39,7 +46,6 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/unit/**', '**/node_modules/**'],
           globalSetup: ['test/global-setup.ts'],
-          poolOptions: { forks: { singleFork: true } },
         },
       },
     ],
