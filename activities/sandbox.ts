@@ -702,43 +702,78 @@ export async function acquirePlaceholders(
   return { release, mounted, gitExcludes };
 }
 
-/** Makes one placeholder, after any removal of the same path in flight. */
-async function makePlaceholder(entry: { path: string; kind: PlaceholderKind }): Promise<PlaceholderOutcome> {
-  await removals.get(entry.path);
-  const parents: string[] = [];
-  for (
-    let parent = path.dirname(entry.path);
-    !(await lstat(parent).then(
-      () => true,
-      () => false,
-    ));
-    parent = path.dirname(parent)
-  )
-    parents.unshift(parent);
-  const made: string[] = [];
-  try {
-    for (const parent of parents) {
-      await mkdir(parent);
-      made.push(parent);
-    }
-    if (entry.kind === 'directory') await mkdir(entry.path);
-    else await writeFile(entry.path, '', { flag: 'wx' });
-    return { parents };
-  } catch (error) {
-    for (const parent of made.reverse()) await rmdir(parent).catch(() => undefined);
-    // Made by someone else meanwhile: it exists, and is mounted read-only as it is.
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'existing';
-    return 'impossible';
-  }
+/**
+ * Parent directories this worker made for its placeholders, with how many live placeholders lie
+ * under each: the last one out removes it (two placeholders in one new directory share it).
+ */
+const madeParents = new Map<string, number>();
+/** Placeholders are made and removed one at a time, so shared parents are counted without races. */
+let placeholderQueue: Promise<unknown> = Promise.resolve();
+
+function oneAtATime<T>(step: () => Promise<T>): Promise<T> {
+  const next = placeholderQueue.then(step);
+  placeholderQueue = next.catch(() => undefined);
+  return next;
 }
 
-async function removePlaceholder(entry: string, kind: PlaceholderKind, made: Promise<PlaceholderOutcome>): Promise<void> {
-  const mine = await made;
-  if (typeof mine === 'string') return;
-  const info = await lstat(entry).catch(() => undefined);
-  if (info && kind === 'directory' && info.isDirectory()) await rmdir(entry).catch(() => undefined);
-  else if (info && kind === 'file' && info.isFile() && info.size === 0) await unlink(entry).catch(() => undefined);
-  for (const parent of [...mine.parents].reverse()) await rmdir(parent).catch(() => undefined);
+function ancestors(entry: string): string[] {
+  const chain: string[] = [];
+  for (let parent = path.dirname(entry); parent !== path.dirname(parent); parent = path.dirname(parent)) chain.push(parent);
+  return chain;
+}
+
+/** Makes one placeholder, after any removal of the same path in flight (queued before it). */
+function makePlaceholder(entry: { path: string; kind: PlaceholderKind }): Promise<PlaceholderOutcome> {
+  return oneAtATime(async () => {
+    const missing: string[] = [];
+    for (const parent of ancestors(entry.path)) {
+      if (
+        await lstat(parent).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
+      missing.unshift(parent);
+    }
+    const made: string[] = [];
+    try {
+      for (const parent of missing) {
+        await mkdir(parent);
+        made.push(parent);
+      }
+      if (entry.kind === 'directory') await mkdir(entry.path);
+      else await writeFile(entry.path, '', { flag: 'wx' });
+    } catch (error) {
+      for (const parent of made.reverse()) await rmdir(parent).catch(() => undefined);
+      // Made by someone else meanwhile: it exists, and is mounted read-only as it is.
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'existing';
+      return 'impossible';
+    }
+    for (const parent of made) madeParents.set(parent, 0);
+    const parents = ancestors(entry.path).filter((parent) => madeParents.has(parent));
+    for (const parent of parents) madeParents.set(parent, madeParents.get(parent)! + 1);
+    return { parents };
+  });
+}
+
+function removePlaceholder(entry: string, kind: PlaceholderKind, made: Promise<PlaceholderOutcome>): Promise<void> {
+  return oneAtATime(async () => {
+    const mine = await made;
+    if (typeof mine === 'string') return;
+    const info = await lstat(entry).catch(() => undefined);
+    if (info && kind === 'directory' && info.isDirectory()) await rmdir(entry).catch(() => undefined);
+    else if (info && kind === 'file' && info.isFile() && info.size === 0) await unlink(entry).catch(() => undefined);
+    // Deepest first; a parent someone filled meanwhile stays (rmdir refuses a directory that is not empty).
+    for (const parent of mine.parents) {
+      const users = madeParents.get(parent)! - 1;
+      if (users > 0) madeParents.set(parent, users);
+      else {
+        madeParents.delete(parent);
+        await rmdir(parent).catch(() => undefined);
+      }
+    }
+  });
 }
 
 let userExcludesFile: Promise<string> | undefined;

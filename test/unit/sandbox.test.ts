@@ -956,6 +956,24 @@ describe('sandbox settings (pure)', () => {
     }
   });
 
+  it('placeholders that share a directory this worker made leave nothing behind, whichever is released first', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-plan-'));
+    try {
+      for (const order of ['first-made first', 'last-made first']) {
+        const first = await acquirePlaceholders([{ path: path.join(root, 'home', '.bashrc'), kind: 'file' }]);
+        const second = await acquirePlaceholders([{ path: path.join(root, 'home', '.config', 'git'), kind: 'directory' }]);
+        expect(readdirSync(path.join(root, 'home')).sort()).toEqual(['.bashrc', '.config']);
+        const [early, late] = order === 'first-made first' ? [first, second] : [second, first];
+        await early.release();
+        expect(existsSync(path.join(root, 'home')), order).toBe(true);
+        await late.release();
+        expect(readdirSync(root), order).toEqual([]);
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('proxy addresses are compared after parsing: every spelling of a local address is local', async () => {
     const local = [
       '127.0.0.1',
