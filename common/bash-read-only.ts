@@ -13,7 +13,7 @@
  * how the program uses them, so the caller can check every path a read-only command reads.
  * Pure and Node-free: the workflow bundle may import it.
  */
-import { type ArgvPath, compileOptions, maySplit, mayYieldOption, type OptionTable, parseArgv, refused } from './bash-read-only/getopt';
+import { type ArgvPath, compiledTable, compileOptions, maySplit, mayYieldOption, parseArgv, refused } from './bash-read-only/getopt';
 import { classifyGit } from './bash-read-only/git';
 import { FOLLOWS_LINKS, PROGRAMS, type ProgramSpec } from './bash-read-only/programs';
 
@@ -57,19 +57,8 @@ function readOnly(reason: string, paths: ArgvPath[] = []): ReadOnlyVerdict {
   return { readOnly: true, reason, paths };
 }
 
-const compiledTables = new Map<ProgramSpec, OptionTable>();
-
-function tableOf(spec: ProgramSpec): OptionTable {
-  let table = compiledTables.get(spec);
-  if (table === undefined) {
-    table = compileOptions(spec.options);
-    compiledTables.set(spec, table);
-  }
-  return table;
-}
-
 function classifyByTable(program: string, spec: ProgramSpec, argv: readonly string[], dynamic: readonly boolean[]): ReadOnlyVerdict {
-  const parsed = parseArgv(argv, dynamic, 1, tableOf(spec), {
+  const parsed = parseArgv(argv, dynamic, 1, compiledTable(spec.options), {
     permute: spec.rules?.permute ?? true,
     abbreviations: spec.rules?.abbreviations ?? true,
     numeric: spec.rules?.numeric ?? false,
@@ -315,20 +304,8 @@ function classifyFind(argv: readonly string[], dynamic: readonly boolean[]): Rea
 }
 
 const SED_OPTIONS = compileOptions([
-  '--help',
-  '--version',
-  '-n|--quiet|--silent',
-  '--debug',
-  '-e|--expression=',
-  '-l|--line-length=',
-  '--posix',
-  '-E|-r|--regexp-extended',
-  '-s|--separate',
-  '--sandbox',
-  '-u|--unbuffered',
-  '-z|--null-data',
-  '--follow-symlinks',
-  '-b|--binary',
+  '--help --version -n|--quiet|--silent --debug -e|--expression= -l|--line-length= --posix -E|-r|--regexp-extended -s|--separate --sandbox',
+  '-u|--unbuffered -z|--null-data --follow-symlinks -b|--binary',
   refused('-i|--in-place=?', 'sed -i/--in-place edits files'),
   refused('-f|--file=R', 'sed -f runs a script file that was not checked'),
 ]);
@@ -454,22 +431,8 @@ function classifyXxd(argv: readonly string[], dynamic: readonly boolean[]): Read
 }
 
 const NPM_OPTIONS = compileOptions([
-  '-a|--all',
-  '--json',
-  '-l|--long',
-  '-p|--parseable',
-  '--depth=',
-  '-g|--global',
-  '--omit=',
-  '--include=',
-  '--link',
-  '--prod|--production',
-  '--dev',
-  '--unicode',
-  '-w|--workspace=',
-  '--workspaces',
-  '--include-workspace-root',
-  '--package-lock-only',
+  '-a|--all --json -l|--long -p|--parseable --depth= -g|--global --omit= --include= --link --prod|--production --dev --unicode',
+  '-w|--workspace= --workspaces --include-workspace-root --package-lock-only',
 ]);
 const NPM_READ_ONLY = new Set(['ls', 'list', 'la', 'll', 'view', 'info', 'show', 'v', 'outdated']);
 

@@ -89,15 +89,13 @@ export interface OptionTable {
  * `-o|--output=W` (write path), `--arg=2` (pair), `--rawfile=2R` (name and read path).
  */
 export function option(spelling: string, refuse?: string): OptionSpec {
-  const equals = spelling.indexOf('=');
-  const namesPart = equals === -1 ? spelling : spelling.slice(0, equals);
-  const kindPart = equals === -1 ? undefined : spelling.slice(equals + 1);
+  const [namesPart, kindPart] = spelling.split(/=(.*)/s);
   const kinds: Record<string, ArgumentKind> = { '': 'value', '?': 'optional', R: 'read', W: 'write', '2': 'pair', '2R': 'pair-read' };
   const argument = kindPart === undefined ? 'none' : kinds[kindPart];
   if (argument === undefined) throw new Error(`bad option spelling ${spelling}`);
   const names = namesPart.split('|');
   for (const name of names) {
-    if (!/^(-[^-]|--[^=]+)$/.test(name)) throw new Error(`bad option name ${name} in ${spelling}`);
+    if (!/^(-[^-\s]|--[^=\s]+)$/.test(name)) throw new Error(`bad option name ${name} in ${spelling}`);
   }
   return refuse === undefined ? { names, argument } : { names, argument, refuse };
 }
@@ -107,12 +105,25 @@ export function refused(spelling: string, reason: string): OptionSpec {
   return option(spelling, reason);
 }
 
+/**
+ * An option table written like a man page's synopsis: each string holds spellings (as `option`
+ * reads them) separated by whitespace, e.g. `options('-E|--extended-regexp -e|--regexp=', refused(…))`.
+ * Tables are built when their module loads, so a malformed spelling throws there.
+ */
+export function options(...entries: readonly (string | OptionSpec)[]): OptionSpec[] {
+  return entries.flatMap((entry) => (typeof entry === 'string' ? words(entry).map((spelling) => option(spelling)) : [entry]));
+}
+
+/** The whitespace-separated words of `lines`, for word lists written over several lines. */
+export function words(...lines: readonly string[]): string[] {
+  return lines.flatMap((line) => line.trim().split(/\s+/));
+}
+
 /** Compiles entries (spellings or specs) into lookup maps; a name listed twice is a table bug. */
 export function compileOptions(entries: readonly (string | OptionSpec)[]): OptionTable {
   const short = new Map<string, OptionSpec>();
   const long = new Map<string, OptionSpec>();
-  for (const entry of entries) {
-    const spec = typeof entry === 'string' ? option(entry) : entry;
+  for (const spec of options(...entries)) {
     for (const name of spec.names) {
       const map = name.startsWith('--') ? long : short;
       const key = name.startsWith('--') ? name.slice(2) : name.slice(1);
@@ -121,6 +132,23 @@ export function compileOptions(entries: readonly (string | OptionSpec)[]): Optio
     }
   }
   return { short, long };
+}
+
+/** Whether an option with one of `names` (under any of its spellings) was given. */
+export function hasOption(parsed: ParseResult, ...names: string[]): boolean {
+  return parsed.options.some((parsedOption) => parsedOption.spec.names.some((name) => names.includes(name)));
+}
+
+const compiledTables = new WeakMap<readonly OptionSpec[], OptionTable>();
+
+/** `compileOptions(specs)`, compiled once per table. */
+export function compiledTable(specs: readonly OptionSpec[]): OptionTable {
+  let table = compiledTables.get(specs);
+  if (table === undefined) {
+    table = compileOptions(specs);
+    compiledTables.set(specs, table);
+  }
+  return table;
 }
 
 /**
@@ -224,7 +252,7 @@ export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], 
     }
     return { value: argv[valueIndex], index: valueIndex };
   };
-  const record = (spec: OptionSpec, name: string, wordIndex: number, value?: { value: string; index: number; attached: boolean }) => {
+  const record = (spec: OptionSpec, name: string, wordIndex: number, value?: { value: string; index: number }) => {
     options.push(value === undefined ? { spec, name, index: wordIndex } : { spec, name, index: wordIndex, value: value.value });
     if (spec.refuse !== undefined) refusals.push(spec.refuse);
     if (value !== undefined && (spec.argument === 'read' || spec.argument === 'write')) {
@@ -233,47 +261,30 @@ export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], 
   };
   // Takes an option's argument(s); returns the index of the last word consumed or a failure.
   const takeArgument = (spec: OptionSpec, name: string, wordIndex: number, attached: string | undefined): number | string => {
-    switch (spec.argument) {
-      case 'none':
-        if (attached !== undefined) return `${name} takes no value`;
-        record(spec, name, wordIndex);
-        return wordIndex;
-      case 'optional':
-        record(spec, name, wordIndex, attached === undefined ? undefined : { value: attached, index: wordIndex, attached: true });
-        return wordIndex;
-      case 'value':
-      case 'read':
-      case 'write': {
-        if (attached !== undefined) {
-          record(spec, name, wordIndex, { value: attached, index: wordIndex, attached: true });
-          return wordIndex;
-        }
-        const taken = takeSeparate(name, wordIndex);
-        if (typeof taken === 'string') return taken;
-        record(spec, name, wordIndex, { ...taken, attached: false });
-        return taken.index;
-      }
-      case 'pair':
-      case 'pair-read': {
-        if (attached !== undefined) return `${name} takes two separate words`;
-        const first = takeSeparate(name, wordIndex);
-        if (typeof first === 'string') return first;
-        const second = takeSeparate(name, first.index);
-        if (typeof second === 'string') return second;
-        record(spec, name, wordIndex, { ...first, attached: false });
-        if (spec.argument === 'pair-read') paths.push({ index: second.index, access: 'read', text: second.value });
-        return second.index;
-      }
+    const pair = spec.argument === 'pair' || spec.argument === 'pair-read';
+    if (attached !== undefined) {
+      if (spec.argument === 'none' || pair) return pair ? `${name} takes two separate words` : `${name} takes no value`;
+      record(spec, name, wordIndex, { value: attached, index: wordIndex });
+      return wordIndex;
     }
+    if (spec.argument === 'none' || spec.argument === 'optional') {
+      record(spec, name, wordIndex);
+      return wordIndex;
+    }
+    const first = takeSeparate(name, wordIndex);
+    if (typeof first === 'string') return first;
+    const second = pair ? takeSeparate(name, first.index) : undefined;
+    if (typeof second === 'string') return second;
+    record(spec, name, wordIndex, first);
+    if (second !== undefined && spec.argument === 'pair-read') paths.push({ index: second.index, access: 'read', text: second.value });
+    return second?.index ?? first.index;
   };
 
   while (index < argv.length) {
     const word = argv[index];
     const optionPosition = !endOfOptions && (rules.permute || operands.length === 0);
     if (!optionPosition) {
-      operands.push(
-        endOfOptions ? { index, text: word, dynamic: dynamic[index] === true, afterDoubleDash: true } : { index, text: word, dynamic: dynamic[index] === true },
-      );
+      operands.push({ index, text: word, dynamic: dynamic[index] === true, ...(endOfOptions ? { afterDoubleDash: true } : {}) });
       index += 1;
       continue;
     }
@@ -312,13 +323,10 @@ export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], 
         const letter = word[position];
         const spec = table.short.get(letter);
         if (spec === undefined) return result(`unknown option -${letter}`);
-        const rest = word.slice(position + 1);
-        if (spec.argument === 'none') {
-          last = takeArgument(spec, `-${letter}`, index, undefined);
-          continue;
-        }
-        last = takeArgument(spec, `-${letter}`, index, rest === '' ? undefined : rest);
-        break;
+        // A letter that takes an argument takes the rest of the word, if any, and ends the cluster.
+        const rest = spec.argument === 'none' || position === word.length - 1 ? undefined : word.slice(position + 1);
+        last = takeArgument(spec, `-${letter}`, index, rest);
+        if (spec.argument !== 'none') break;
       }
     }
     if (typeof last === 'string') return result(last);
