@@ -284,12 +284,9 @@ function classifyFind(argv: readonly string[], dynamic: readonly boolean[]): Rea
       index += 2;
       continue;
     }
-    if (/^-newer[aBcm]t$/.test(word)) {
-      index += 2; // a date, not a file
-      continue;
-    }
     if (/^-O[0-9]$/.test(word) || ['-H', '-L', '-P'].includes(word)) return refuse(`find: ${word} after the start points`, paths);
-    const arity = Object.hasOwn(FIND_PRIMARIES, word) ? FIND_PRIMARIES[word] : undefined;
+    // `-newerXt` takes a date, not a file: checked like any other primary's word.
+    const arity = Object.hasOwn(FIND_PRIMARIES, word) ? FIND_PRIMARIES[word] : /^-newer[aBcm]t$/.test(word) ? 1 : undefined;
     if (arity === undefined) return refuse(`find: ${word} is not a primary known to be read-only`, paths);
     if (index + arity >= argv.length && arity > 0) return refuse(`find ${word} needs a value`, paths);
     for (let offset = 1; offset <= arity; offset += 1) {
