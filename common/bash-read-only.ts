@@ -13,7 +13,7 @@
  * how the program uses them, so the caller can check every path a read-only command reads.
  * Pure and Node-free: the workflow bundle may import it.
  */
-import { type ArgvPath, compiledTable, compileOptions, maySplit, mayYieldOption, parseArgv, refused } from './bash-read-only/getopt';
+import { type ArgvPath, compiledTable, compileOptions, maySplit, mayYieldOption, parseArgv, refused, words } from './bash-read-only/getopt';
 import { classifyGit } from './bash-read-only/git';
 import { FOLLOWS_LINKS, PROGRAMS, type ProgramSpec } from './bash-read-only/programs';
 
@@ -143,78 +143,20 @@ function classifyTest(argv: readonly string[], dynamic: readonly boolean[]): Rea
   return readOnly(`${program} only tests`, paths);
 }
 
-/** find primaries that are read-only, with how many words each takes. */
-const FIND_PRIMARIES: Readonly<Record<string, number>> = {
-  '-print': 0,
-  '-print0': 0,
-  '-ls': 0,
-  '-prune': 0,
-  '-quit': 0,
-  '-true': 0,
-  '-false': 0,
-  '-empty': 0,
-  '-executable': 0,
-  '-readable': 0,
-  '-writable': 0,
-  '-nogroup': 0,
-  '-nouser': 0,
-  '-xdev': 0,
-  '-mount': 0,
-  '-depth': 0,
-  '-d': 0,
-  '-daystart': 0,
-  '-noleaf': 0,
-  '-ignore_readdir_race': 0,
-  '-noignore_readdir_race': 0,
-  '-not': 0,
-  '!': 0,
-  '-a': 0,
-  '-and': 0,
-  '-o': 0,
-  '-or': 0,
-  '(': 0,
-  ')': 0,
-  ',': 0,
-  '-help': 0,
-  '--help': 0,
-  '-version': 0,
-  '--version': 0,
-  '-warn': 0,
-  '-nowarn': 0,
-  '-name': 1,
-  '-iname': 1,
-  '-path': 1,
-  '-ipath': 1,
-  '-wholename': 1,
-  '-iwholename': 1,
-  '-regex': 1,
-  '-iregex': 1,
-  '-regextype': 1,
-  '-type': 1,
-  '-xtype': 1,
-  '-size': 1,
-  '-mtime': 1,
-  '-mmin': 1,
-  '-atime': 1,
-  '-amin': 1,
-  '-ctime': 1,
-  '-cmin': 1,
-  '-perm': 1,
-  '-user': 1,
-  '-group': 1,
-  '-uid': 1,
-  '-gid': 1,
-  '-links': 1,
-  '-inum': 1,
-  '-lname': 1,
-  '-ilname': 1,
-  '-maxdepth': 1,
-  '-mindepth': 1,
-  '-used': 1,
-  '-fstype': 1,
-  '-printf': 1,
-  '-context': 1,
-};
+/** find primaries that are read-only and take no word. */
+const FIND_FLAGS = new Set(
+  words(
+    '-print -print0 -ls -prune -quit -true -false -empty -executable -readable -writable -nogroup -nouser -xdev -mount -depth -d -daystart',
+    '-noleaf -ignore_readdir_race -noignore_readdir_race -not ! -a -and -o -or ( ) , -help --help -version --version -warn -nowarn',
+  ),
+);
+/** find primaries that are read-only and take one word that is not a file. */
+const FIND_ONE_WORD = new Set(
+  words(
+    '-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type -xtype -size -mtime -mmin -atime -amin -ctime -cmin',
+    '-perm -user -group -uid -gid -links -inum -lname -ilname -maxdepth -mindepth -used -fstype -printf -context',
+  ),
+);
 /** find primaries whose word is a file find reads. */
 const FIND_READ_PRIMARIES = new Set(['-newer', '-anewer', '-cnewer', '-samefile']);
 const FIND_REFUSED: Readonly<Record<string, string>> = {
@@ -256,9 +198,7 @@ function classifyFind(argv: readonly string[], dynamic: readonly boolean[]): Rea
     paths.push({ index, access: 'read', text: word });
     index += 1;
   }
-  if (paths.length === 0) {
-    // No start point: find searches `.`, which the caller already checks as the working directory.
-  }
+  // No start point: find searches `.`, which the caller already checks as the working directory.
   // Expression.
   let refusal: string | undefined;
   while (index < argv.length) {
@@ -276,25 +216,19 @@ function classifyFind(argv: readonly string[], dynamic: readonly boolean[]): Rea
       index += word === '-delete' || word === '-follow' ? 1 : word === '-fprintf' ? 3 : 2;
       continue;
     }
-    if (FIND_READ_PRIMARIES.has(word) || /^-newer[aBcm][aBcm]$/.test(word)) {
-      const value = argv[index + 1];
-      if (value === undefined) return refuse(`find ${word} needs a value`, paths);
-      if (dynamic[index + 1] && mayYieldOption(value)) return refuse(`find: "${value}" expands at runtime`, paths);
-      paths.push({ index: index + 1, access: 'read', text: value });
-      index += 2;
+    if (/^-O[0-9]$/.test(word) || ['-H', '-L', '-P'].includes(word)) return refuse(`find: ${word} after the start points`, paths);
+    if (FIND_FLAGS.has(word)) {
+      index += 1;
       continue;
     }
-    if (/^-O[0-9]$/.test(word) || ['-H', '-L', '-P'].includes(word)) return refuse(`find: ${word} after the start points`, paths);
-    // `-newerXt` takes a date, not a file: checked like any other primary's word.
-    const arity = Object.hasOwn(FIND_PRIMARIES, word) ? FIND_PRIMARIES[word] : /^-newer[aBcm]t$/.test(word) ? 1 : undefined;
-    if (arity === undefined) return refuse(`find: ${word} is not a primary known to be read-only`, paths);
-    if (index + arity >= argv.length && arity > 0) return refuse(`find ${word} needs a value`, paths);
-    for (let offset = 1; offset <= arity; offset += 1) {
-      if (dynamic[index + offset] && mayYieldOption(argv[index + offset])) {
-        return refuse(`find: "${argv[index + offset]}" expands at runtime`, paths);
-      }
-    }
-    index += 1 + arity;
+    const readsFile = FIND_READ_PRIMARIES.has(word) || /^-newer[aBcm][aBcm]$/.test(word);
+    // `-newerXt` takes a date, not a file.
+    if (!readsFile && !FIND_ONE_WORD.has(word) && !/^-newer[aBcm]t$/.test(word)) return refuse(`find: ${word} is not a primary known to be read-only`, paths);
+    const value = argv[index + 1];
+    if (value === undefined) return refuse(`find ${word} needs a value`, paths);
+    if (dynamic[index + 1] && mayYieldOption(value)) return refuse(`find: "${value}" expands at runtime`, paths);
+    if (readsFile) paths.push({ index: index + 1, access: 'read', text: value });
+    index += 2;
   }
   if (refusal !== undefined) return refuse(refusal, paths);
   return readOnly('find only lists', paths);
