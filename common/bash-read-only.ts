@@ -15,7 +15,7 @@
  */
 import { type ArgvPath, compiledTable, compileOptions, maySplit, mayYieldOption, parseArgv, refused, words } from './bash-read-only/getopt';
 import { classifyGit } from './bash-read-only/git';
-import { FOLLOWS_LINKS, PROGRAMS, type ProgramSpec } from './bash-read-only/programs';
+import { FOLLOWS_LINKS, PROGRAMS, type ProgramSpec, readOperand } from './bash-read-only/programs';
 
 export type { ArgvPath } from './bash-read-only/getopt';
 
@@ -58,11 +58,7 @@ function readOnly(reason: string, paths: ArgvPath[] = []): ReadOnlyVerdict {
 }
 
 function classifyByTable(program: string, spec: ProgramSpec, argv: readonly string[], dynamic: readonly boolean[]): ReadOnlyVerdict {
-  const parsed = parseArgv(argv, dynamic, 1, compiledTable(spec.options), {
-    permute: spec.rules?.permute ?? true,
-    abbreviations: spec.rules?.abbreviations ?? true,
-    numeric: spec.rules?.numeric ?? false,
-  });
+  const parsed = parseArgv(argv, dynamic, 1, compiledTable(spec.options), spec.rules);
   const operands = spec.operands(parsed, argv);
   const paths = [...parsed.paths, ...operands.paths].sort((a, b) => a.index - b.index);
   const refusal = parsed.failure ?? parsed.refusals[0] ?? operands.refuse ?? spec.check?.(parsed, argv);
@@ -243,11 +239,11 @@ const SED_OPTIONS = compileOptions([
 
 /** sed: read-only when no option edits in place and every script only prints and edits the stream. */
 function classifySed(argv: readonly string[], dynamic: readonly boolean[]): ReadOnlyVerdict {
-  const parsed = parseArgv(argv, dynamic, 1, SED_OPTIONS, { permute: true, abbreviations: true, numeric: false });
+  const parsed = parseArgv(argv, dynamic, 1, SED_OPTIONS);
   const scripts = parsed.options.filter((parsedOption) => parsedOption.spec.names.includes('-e'));
   const files = scripts.length > 0 ? parsed.operands : parsed.operands.slice(1);
   const scriptTexts = scripts.length > 0 ? scripts.map((script) => script.value ?? '') : parsed.operands.slice(0, 1).map((operand) => operand.text);
-  const paths = [...parsed.paths, ...files.map((operand) => ({ index: operand.index, access: 'read' as const, text: operand.text }))];
+  const paths = [...parsed.paths, ...files.map(readOperand)];
   const refusal = parsed.failure ?? parsed.refusals[0];
   if (refusal !== undefined) return refuse(`sed: ${refusal}`, paths);
   if (scriptTexts.length === 0) return refuse('sed without a script', paths);
@@ -377,7 +373,7 @@ function classifyNpm(argv: readonly string[], dynamic: readonly boolean[]): Read
   if (subcommand === undefined || dynamic[1] || !NPM_READ_ONLY.has(subcommand)) {
     return refuse(`npm ${subcommand ?? ''} is not a read-only npm command (scripts and installs run code)`.replace(/ +\(/, ' ('));
   }
-  const parsed = parseArgv(argv, dynamic, 2, NPM_OPTIONS, { permute: true, abbreviations: false, numeric: false });
+  const parsed = parseArgv(argv, dynamic, 2, NPM_OPTIONS, { abbreviations: false });
   if (parsed.failure !== undefined) return refuse(`npm ${subcommand}: ${parsed.failure}`);
   return readOnly(`npm ${subcommand} only reads package data`);
 }

@@ -40,14 +40,14 @@ export interface ArgvPath {
   readonly history?: boolean;
 }
 
-/** How a program parses its words. */
+/** How a program parses its words; where not given, GNU's (permutation, abbreviations, no `-NUM`). */
 export interface ParseRules {
   /** GNU permutation: options may follow operands (false: the first operand ends the options). */
-  readonly permute: boolean;
+  readonly permute?: boolean;
   /** Unique prefixes of long options are accepted (GNU getopt_long, git's parse-options). */
-  readonly abbreviations: boolean;
+  readonly abbreviations?: boolean;
   /** `-NUM` is an option (head -5, uniq -2, diff -3, git log -5). */
-  readonly numeric: boolean;
+  readonly numeric?: boolean;
 }
 
 export interface ParsedOption {
@@ -89,7 +89,7 @@ export interface OptionTable {
  * `-o|--output=W` (write path), `--arg=2` (pair), `--rawfile=2R` (name and read path).
  */
 export function option(spelling: string, refuse?: string): OptionSpec {
-  const [namesPart, kindPart] = spelling.split(/=(.*)/s);
+  const [namesPart, kindPart] = spelling.split(/=(.*)/s); // split at the first `=`
   const kinds: Record<string, ArgumentKind> = { '': 'value', '?': 'optional', R: 'read', W: 'write', '2': 'pair', '2R': 'pair-read' };
   const argument = kindPart === undefined ? 'none' : kinds[kindPart];
   if (argument === undefined) throw new Error(`bad option spelling ${spelling}`);
@@ -119,7 +119,7 @@ export function words(...lines: readonly string[]): string[] {
   return lines.flatMap((line) => line.trim().split(/\s+/));
 }
 
-/** Compiles entries (spellings or specs) into lookup maps; a name listed twice is a table bug. */
+/** Compiles entries (spelling lists, as `options` reads them, or specs) into lookup maps; a name listed twice is a table bug. */
 export function compileOptions(entries: readonly (string | OptionSpec)[]): OptionTable {
   const short = new Map<string, OptionSpec>();
   const long = new Map<string, OptionSpec>();
@@ -232,7 +232,8 @@ export function maySplit(written: string): boolean {
  * Parses `argv[start..]` with `table` and `rules`. Dynamic words in an option position (or as an
  * option's value) that could yield an option stop the parse; elsewhere they are operands.
  */
-export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], start: number, table: OptionTable, rules: ParseRules): ParseResult {
+export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], start: number, table: OptionTable, rules: ParseRules = {}): ParseResult {
+  const { permute = true, abbreviations = true, numeric = false } = rules;
   const options: ParsedOption[] = [];
   const operands: ParsedOperand[] = [];
   const paths: ArgvPath[] = [];
@@ -282,7 +283,7 @@ export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], 
 
   while (index < argv.length) {
     const word = argv[index];
-    const optionPosition = !endOfOptions && (rules.permute || operands.length === 0);
+    const optionPosition = !endOfOptions && (permute || operands.length === 0);
     if (!optionPosition) {
       operands.push({ index, text: word, dynamic: dynamic[index] === true, ...(endOfOptions ? { afterDoubleDash: true } : {}) });
       index += 1;
@@ -304,7 +305,7 @@ export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], 
       index += 1;
       continue;
     }
-    if (rules.numeric && /^-[0-9]+$/.test(word)) {
+    if (numeric && /^-[0-9]+$/.test(word)) {
       options.push({ spec: { names: ['-NUM'], argument: 'none' }, name: word, index });
       index += 1;
       continue;
@@ -314,7 +315,7 @@ export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], 
       const equals = word.indexOf('=');
       const typed = word.slice(2, equals === -1 ? undefined : equals);
       const attached = equals === -1 ? undefined : word.slice(equals + 1);
-      const resolved = resolveLong(table, typed, rules.abbreviations);
+      const resolved = resolveLong(table, typed, abbreviations);
       if (typeof resolved === 'string') return result(resolved);
       last = takeArgument(resolved.spec, `--${resolved.name}`, index, attached);
     } else {

@@ -301,11 +301,7 @@ export function classifyGit(argv: readonly string[], dynamic: readonly boolean[]
   if (dynamic[index]) return { readOnly: false, reason: `git subcommand "${subcommand}" expands at runtime`, paths: [] };
   const spec = Object.hasOwn(SUBCOMMANDS, subcommand) ? SUBCOMMANDS[subcommand] : undefined;
   if (spec === undefined) return { readOnly: false, reason: `git ${subcommand} is not a read-only git subcommand`, paths: [] };
-  const parsed = parseArgv(argv, dynamic, index + 1, compiledTable(spec.options), {
-    permute: true,
-    abbreviations: false,
-    numeric: spec.numeric === true,
-  });
+  const parsed = parseArgv(argv, dynamic, index + 1, compiledTable(spec.options), { abbreviations: false, numeric: spec.numeric === true });
   const paths = [...parsed.paths];
   if (spec.operandPaths) for (const operand of parsed.operands) paths.push(...gitOperandPaths(operand, spec.showsContent === true));
   const signature = parsed.options.find((parsedOption) => parsedOption.value?.includes('%G') === true);

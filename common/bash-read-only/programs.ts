@@ -4,7 +4,7 @@
  * program would resolve it (`sort --co=sh` is `--compress-program`). An option not listed is
  * unknown and refuses. Operand rules say which operands are paths the program reads.
  */
-import { type ArgvPath, hasOption, type OptionSpec, options, type ParseResult, type ParseRules, refused } from './getopt';
+import { type ArgvPath, hasOption, type OptionSpec, options, type ParsedOperand, type ParseResult, type ParseRules, refused } from './getopt';
 
 /** What a program does with its operands: the paths it reads, or why it is not read-only. */
 export type OperandRule = (parsed: ParseResult, argv: readonly string[]) => { paths: ArgvPath[]; refuse?: string };
@@ -12,18 +12,18 @@ export type OperandRule = (parsed: ParseResult, argv: readonly string[]) => { pa
 export interface ProgramSpec {
   readonly options: readonly OptionSpec[];
   readonly operands: OperandRule;
-  /** Defaults: GNU rules (permutation, abbreviations, no `-NUM`). */
-  readonly rules?: Partial<ParseRules>;
+  readonly rules?: ParseRules;
   /** A further check on the parsed options: a reason when not read-only. */
   readonly check?: (parsed: ParseResult, argv: readonly string[]) => string | undefined;
 }
 
 // --- operand rules -------------------------------------------------------------------------------
 
+/** An operand that is a file the program reads. */
+export const readOperand = (operand: ParsedOperand): ArgvPath => ({ index: operand.index, access: 'read', text: operand.text });
+
 /** Every operand is a file the program reads. */
-export const readPaths: OperandRule = (parsed) => ({
-  paths: parsed.operands.filter(isPathOperand).map((operand) => ({ index: operand.index, access: 'read', text: operand.text })),
-});
+export const readPaths: OperandRule = (parsed) => ({ paths: parsed.operands.filter(isPathOperand).map(readOperand) });
 
 /** `-` is standard input (or output), not a file. */
 function isPathOperand(operand: { text: string; dynamic: boolean }): boolean {
@@ -55,13 +55,7 @@ export function atMost(max: number, why: string, rule: OperandRule): OperandRule
 
 /** The operand at `position` is a file the program writes (reported), the others are read. */
 export function writesOperand(position: number): OperandRule {
-  return (parsed) => ({
-    paths: parsed.operands.map((operand, index) => ({
-      index: operand.index,
-      access: index === position ? 'write' : 'read',
-      text: operand.text,
-    })),
-  });
+  return (parsed) => ({ paths: parsed.operands.map((operand, index) => ({ ...readOperand(operand), access: index === position ? 'write' : 'read' })) });
 }
 
 /**
@@ -71,7 +65,7 @@ export function writesOperand(position: number): OperandRule {
 export function patternThenPaths(patternOptions: readonly string[]): OperandRule {
   return (parsed) => {
     const files = hasOption(parsed, ...patternOptions) ? parsed.operands : parsed.operands.slice(1);
-    return { paths: files.filter(isPathOperand).map((operand) => ({ index: operand.index, access: 'read', text: operand.text })) };
+    return { paths: files.filter(isPathOperand).map(readOperand) };
   };
 }
 
@@ -404,7 +398,7 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
       let files = hasOption(parsed, '-f') ? parsed.operands : parsed.operands.slice(1);
       // After --args / --jsonargs the remaining operands are values, not files.
       if (positional !== undefined) files = files.filter((operand) => operand.index < positional.index);
-      return { paths: files.map((operand) => ({ index: operand.index, access: 'read' as const, text: operand.text })) };
+      return { paths: files.map(readOperand) };
     },
   },
   env: {
@@ -452,9 +446,9 @@ export const PROGRAMS: Readonly<Record<string, ProgramSpec>> = {
       if (target.text === '-') return { paths: [], refuse: 'cd - goes to $OLDPWD, which is not known here' };
       // `~` and `~/dir` expand to the home directory, which the caller resolves; other expansions it cannot.
       if (target.dynamic && !/^~(\/[^$`*?[{"'\\]*)?$/.test(target.text)) {
-        return { paths: [{ index: target.index, access: 'read', text: target.text }], refuse: `cd "${target.text}" expands at runtime` };
+        return { paths: [readOperand(target)], refuse: `cd "${target.text}" expands at runtime` };
       }
-      return { paths: [{ index: target.index, access: 'read', text: target.text }] };
+      return { paths: [readOperand(target)] };
     },
   },
 };
