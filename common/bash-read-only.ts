@@ -388,7 +388,7 @@ const SPECIAL: Readonly<Record<string, Classifier>> = {
   find: classifyFind,
   sed: classifySed,
   xxd: classifyXxd,
-  git: (argv, dynamic) => classifyGit(argv, dynamic),
+  git: classifyGit,
   npm: classifyNpm,
   node: versionOnly(['--version', '-v']),
   python: versionOnly(['--version', '-V']),
@@ -397,10 +397,7 @@ const SPECIAL: Readonly<Record<string, Classifier>> = {
 
 /** Programs that are never read-only, named so the reason is specific. */
 const NOT_READ_ONLY: Readonly<Record<string, string>> = {
-  awk: 'awk programs can run commands (system(), pipes) and write files',
-  gawk: 'awk programs can run commands (system(), pipes) and write files',
-  mawk: 'awk programs can run commands (system(), pipes) and write files',
-  nawk: 'awk programs can run commands (system(), pipes) and write files',
+  ...Object.fromEntries(words('awk gawk mawk nawk').map((name) => [name, 'awk programs can run commands (system(), pipes) and write files'])),
   less: 'less runs shell commands (!cmd) and an editor',
   more: 'more runs shell commands (!cmd) and an editor',
   most: 'a pager can run shell commands',
@@ -420,10 +417,7 @@ const NOT_READ_ONLY: Readonly<Record<string, string>> = {
   chmod: 'chmod changes permissions',
   chown: 'chown changes owners',
   dd: 'dd writes files',
-  sh: 'a shell runs arbitrary commands',
-  bash: 'a shell runs arbitrary commands',
-  zsh: 'a shell runs arbitrary commands',
-  dash: 'a shell runs arbitrary commands',
+  ...Object.fromEntries(words('sh bash zsh dash').map((name) => [name, 'a shell runs arbitrary commands'])),
   eval: 'eval runs arbitrary commands',
   exec: 'exec replaces the shell with another command',
   source: 'source runs a script',

@@ -301,7 +301,7 @@ export function classifyGit(argv: readonly string[], dynamic: readonly boolean[]
   if (dynamic[index]) return { readOnly: false, reason: `git subcommand "${subcommand}" expands at runtime`, paths: [] };
   const spec = Object.hasOwn(SUBCOMMANDS, subcommand) ? SUBCOMMANDS[subcommand] : undefined;
   if (spec === undefined) return { readOnly: false, reason: `git ${subcommand} is not a read-only git subcommand`, paths: [] };
-  const parsed = parseArgv(argv, dynamic, index + 1, compiledTable(spec.options), { abbreviations: false, numeric: spec.numeric === true });
+  const parsed = parseArgv(argv, dynamic, index + 1, compiledTable(spec.options), { abbreviations: false, numeric: spec.numeric });
   const paths = [...parsed.paths];
   if (spec.operandPaths) for (const operand of parsed.operands) paths.push(...gitOperandPaths(operand, spec.showsContent === true));
   const signature = parsed.options.find((parsedOption) => parsedOption.value?.includes('%G') === true);
@@ -310,11 +310,7 @@ export function classifyGit(argv: readonly string[], dynamic: readonly boolean[]
     parsed.refusals[0] ??
     (signature === undefined ? undefined : `${signature.name} with a %G placeholder runs gpg to verify signatures`) ??
     spec.check?.(parsed);
-  if (refusal !== undefined) {
-    return { readOnly: false, reason: `git ${subcommand}: ${refusal}`, paths };
-  }
-  if (paths.some((path) => path.access === 'write')) {
-    return { readOnly: false, reason: `git ${subcommand} writes a file`, paths };
-  }
+  if (refusal !== undefined) return { readOnly: false, reason: `git ${subcommand}: ${refusal}`, paths };
+  if (paths.some((path) => path.access === 'write')) return { readOnly: false, reason: `git ${subcommand} writes a file`, paths };
   return { readOnly: true, reason: `git ${subcommand} only reads (${CONFIG_NOTE})`, paths };
 }
