@@ -289,19 +289,14 @@ export function parseArgv(argv: readonly string[], dynamic: readonly boolean[], 
       index += 1;
       continue;
     }
-    if (dynamic[index]) {
-      if (mayYieldOption(word)) return result(`"${word}" expands at runtime where an option may stand`);
-      operands.push({ index, text: word, dynamic: true });
+    if (dynamic[index] && mayYieldOption(word)) return result(`"${word}" expands at runtime where an option may stand`);
+    if (dynamic[index] || word === '-' || !word.startsWith('-')) {
+      operands.push({ index, text: word, dynamic: dynamic[index] === true });
       index += 1;
       continue;
     }
     if (word === '--') {
       endOfOptions = true;
-      index += 1;
-      continue;
-    }
-    if (word === '-' || !word.startsWith('-')) {
-      operands.push({ index, text: word, dynamic: false });
       index += 1;
       continue;
     }

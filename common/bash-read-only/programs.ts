@@ -107,18 +107,17 @@ const sort: ProgramSpec = {
   operands: readPaths,
 };
 
-const diffOptions = options(
-  '--help -v|--version -i|--ignore-case --ignore-file-name-case --no-ignore-file-name-case -E|--ignore-tab-expansion',
-  '-Z|--ignore-trailing-space -b|--ignore-space-change -w|--ignore-all-space -B|--ignore-blank-lines -I|--ignore-matching-lines= -a|--text',
-  '--binary --strip-trailing-cr -c -C= --context=? -u -U= --unified=? -e|--ed -n|--rcs -y|--side-by-side -W|--width= --left-column',
-  '--suppress-common-lines -l|--paginate -t|--expand-tabs -T|--initial-tab --tabsize= --suppress-blank-empty -p|--show-c-function',
-  '-F|--show-function-line= --label= -q|--brief -s|--report-identical-files --normal -r|--recursive --no-dereference -N|--new-file',
-  '--unidirectional-new-file -x|--exclude= -X|--exclude-from=R -S|--starting-file= --from-file=R --to-file=R --horizon-lines= -d|--minimal',
-  '--speed-large-files --line-format= --old-line-format= --new-line-format= --unchanged-line-format= --old-group-format=',
-  '--new-group-format= --changed-group-format= --unchanged-group-format= -D|--ifdef= --color=? --palette=',
-);
 const diff: ProgramSpec = {
-  options: diffOptions,
+  options: options(
+    '--help -v|--version -i|--ignore-case --ignore-file-name-case --no-ignore-file-name-case -E|--ignore-tab-expansion',
+    '-Z|--ignore-trailing-space -b|--ignore-space-change -w|--ignore-all-space -B|--ignore-blank-lines -I|--ignore-matching-lines= -a|--text',
+    '--binary --strip-trailing-cr -c -C= --context=? -u -U= --unified=? -e|--ed -n|--rcs -y|--side-by-side -W|--width= --left-column',
+    '--suppress-common-lines -l|--paginate -t|--expand-tabs -T|--initial-tab --tabsize= --suppress-blank-empty -p|--show-c-function',
+    '-F|--show-function-line= --label= -q|--brief -s|--report-identical-files --normal -r|--recursive --no-dereference -N|--new-file',
+    '--unidirectional-new-file -x|--exclude= -X|--exclude-from=R -S|--starting-file= --from-file=R --to-file=R --horizon-lines= -d|--minimal',
+    '--speed-large-files --line-format= --old-line-format= --new-line-format= --unchanged-line-format= --old-group-format=',
+    '--new-group-format= --changed-group-format= --unchanged-group-format= -D|--ifdef= --color=? --palette=',
+  ),
   rules: { numeric: true },
   operands: readPaths,
   // diff -r follows every symbolic link it meets below its operands unless told not to.
