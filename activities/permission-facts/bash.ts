@@ -166,6 +166,9 @@ function braceSequence(inner: string): string[] | undefined {
   return undefined;
 }
 
+/** `$'…'`'s one-letter escapes; `\\`, `\'`, `\"` and `\?` are the character itself. */
+const ANSI_C_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
 /** Decodes the inside of `$'…'`. */
 export function decodeAnsiC(inner: string): string {
   let out = '';
@@ -176,22 +179,8 @@ export function decodeAnsiC(inner: string): string {
       continue;
     }
     const next = inner[++index];
-    const simple: Record<string, string> = {
-      a: '\x07',
-      b: '\b',
-      e: '\x1b',
-      E: '\x1b',
-      f: '\f',
-      n: '\n',
-      r: '\r',
-      t: '\t',
-      v: '\v',
-      '\\': '\\',
-      "'": "'",
-      '"': '"',
-      '?': '?',
-    };
-    if (next in simple) out += simple[next];
+    if (Object.hasOwn(ANSI_C_ESCAPES, next)) out += ANSI_C_ESCAPES[next];
+    else if ('\\\'"?'.includes(next)) out += next;
     else if (/[0-7]/.test(next)) {
       const digits = /^[0-7]{1,3}/.exec(inner.slice(index))![0];
       out += String.fromCharCode(parseInt(digits, 8) & 0xff);
@@ -223,46 +212,9 @@ const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash
 /** Programs that read a program (or shell commands) from standard input when given no script. */
 const INTERPRETERS = new Set([
   ...SHELLS,
-  'python',
-  'python2',
-  'python3',
-  'node',
-  'nodejs',
-  'deno',
-  'bun',
-  'perl',
-  'ruby',
-  'php',
-  'lua',
-  'luajit',
-  'tclsh',
-  'wish',
-  'expect',
-  'osascript',
-  'pwsh',
-  'powershell',
-  'R',
-  'Rscript',
-  'irb',
-  'sqlite3',
-  'psql',
-  'mysql',
-  'gdb',
-  'ed',
-  'ex',
-  'vi',
-  'vim',
-  'nvim',
-  'ssh',
-  'jshell',
-  'scala',
-  'ghci',
-  'julia',
-  'sudo',
-  'su',
-  'at',
-  'batch',
-  'crontab',
+  ...['python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'luajit', 'tclsh', 'wish', 'expect', 'osascript'],
+  ...['pwsh', 'powershell', 'R', 'Rscript', 'irb', 'sqlite3', 'psql', 'mysql', 'gdb', 'jshell', 'scala', 'ghci', 'julia'],
+  ...['ed', 'ex', 'vi', 'vim', 'nvim', 'ssh', 'sudo', 'su', 'at', 'batch', 'crontab'],
 ]);
 const isInterpreter = (program: string) => INTERPRETERS.has(program) || /^python\d+(\.\d+)?$/.test(program);
 
@@ -288,28 +240,8 @@ export function isDataVariable(name: string): boolean {
 
 /** Bash's reserved words: never a program's name. */
 const RESERVED = new Set([
-  '{',
-  '}',
-  '!',
-  '(',
-  ')',
-  '[[',
-  ']]',
-  'then',
-  'else',
-  'elif',
-  'fi',
-  'do',
-  'done',
-  'esac',
-  'in',
-  'if',
-  'while',
-  'until',
-  'for',
-  'case',
-  'function',
-  'select',
+  ...['{', '}', '!', '(', ')', '[[', ']]'],
+  ...['then', 'else', 'elif', 'fi', 'do', 'done', 'esac', 'in', 'if', 'while', 'until', 'for', 'case', 'function', 'select'],
 ]);
 
 /** Builtins and keywords that change the shell or run code the facts cannot show. */
@@ -356,7 +288,6 @@ interface Scope {
 
 interface PendingCommand {
   words: Word[];
-  scope: Scope;
   cwds: string[];
   nested: boolean;
   wrappers: string[];
@@ -369,6 +300,21 @@ interface PendingCommand {
 }
 
 const SEPARATORS = new Set([';', '&', '&&', '||', '|', '|&', '\n', ';;', ';&', ';;&']);
+/** The tokens between a list's or a compound statement's statements. */
+const STATEMENT_TOKENS = new Set([...SEPARATORS, '(', ')', '{', '}', 'if', 'then', 'fi', 'elif', 'else', 'do', 'done', 'while', 'until', '!']);
+/** The statements inside a node the walker does not model: still walked, for the deny rules. */
+const INNER_STATEMENTS = new Set([
+  'command',
+  'redirected_statement',
+  'pipeline',
+  'list',
+  'subshell',
+  'compound_statement',
+  'if_statement',
+  'while_statement',
+  'for_statement',
+  'ERROR',
+]);
 
 class Walker {
   readonly problems: string[] = [];
@@ -381,6 +327,16 @@ class Walker {
 
   problem(text: string): void {
     if (!this.problems.includes(text)) this.problems.push(text);
+  }
+
+  /** Records a command found in `scope`, in the directories it may run in now. */
+  private record(words: Word[], scope: Scope, extra: Partial<PendingCommand> = {}): void {
+    this.commands.push({ words, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: scope.redirects, ...extra });
+  }
+
+  /** Walks a string a command runs as shell code (`bash -c`, `eval`, `watch`), under the command's redirects. */
+  private walkNested(source: string, scope: Scope): void {
+    this.parseAndWalk(source, { cwds: [...scope.cwds], redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
   }
 
   /** Parses a string (the top-level line or a `bash -c` / `eval` string) and walks it. */
@@ -456,17 +412,18 @@ class Walker {
         return;
       }
       case 'subshell':
-        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, this.subscope(scope, false));
+        for (const child of node.namedChildren) if (child) this.statement(child, this.subscope(scope));
         return;
-      case 'compound_statement': {
-        const first = node.child(0);
-        if (first?.type === '((') {
-          this.arithmetic(node, '(( … ))');
-          return;
-        }
-        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, scope);
+      case 'compound_statement':
+      case 'negated_command':
+      case 'if_statement':
+      case 'elif_clause':
+      case 'else_clause':
+      case 'do_group':
+      case 'while_statement':
+        if (node.type === 'compound_statement' && node.child(0)?.type === '((') this.arithmetic(node, '(( … ))');
+        else for (const child of node.namedChildren) if (child) this.statement(child, scope);
         return;
-      }
       case 'redirected_statement':
         this.redirected(node, scope);
         return;
@@ -482,16 +439,6 @@ class Walker {
         return;
       case 'variable_assignments':
         for (const child of node.namedChildren) if (child) this.assignment(child, scope, 'statement');
-        return;
-      case 'negated_command':
-        for (const child of node.namedChildren) if (child) this.statement(child, scope);
-        return;
-      case 'if_statement':
-      case 'elif_clause':
-      case 'else_clause':
-      case 'do_group':
-      case 'while_statement':
-        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, scope);
         return;
       case 'for_statement': {
         if (node.child(0)?.type === 'select') this.problem(PROBLEM_PROGRAMS.select);
@@ -533,13 +480,8 @@ class Walker {
   }
 
   private childStatement(child: Node, scope: Scope): void {
-    if (!child.isNamed) {
-      if (!SEPARATORS.has(child.type) && !['(', ')', '{', '}', 'if', 'then', 'fi', 'elif', 'else', 'do', 'done', 'while', 'until', '!'].includes(child.type)) {
-        this.unknown(child);
-      }
-      return;
-    }
-    this.statement(child, scope);
+    if (child.isNamed) this.statement(child, scope);
+    else if (!STATEMENT_TOKENS.has(child.type)) this.unknown(child);
   }
 
   /** A node we do not model: a problem; commands inside are still listed for the deny rules. */
@@ -548,31 +490,14 @@ class Walker {
     else this.problem(`unsupported shell syntax: ${node.isNamed ? node.type : JSON.stringify(node.type)}`);
     if (!scope) return;
     for (const child of node.namedChildren) {
-      if (!child) continue;
-      if (
-        [
-          'command',
-          'redirected_statement',
-          'pipeline',
-          'list',
-          'subshell',
-          'compound_statement',
-          'if_statement',
-          'while_statement',
-          'for_statement',
-          'command_substitution',
-          'process_substitution',
-          'ERROR',
-        ].includes(child.type)
-      ) {
-        if (child.type === 'command_substitution' || child.type === 'process_substitution') this.substitution(child, scope);
-        else this.statement(child, scope);
-      }
+      if (child?.type === 'command_substitution' || child?.type === 'process_substitution') this.substitution(child, scope);
+      else if (child && INNER_STATEMENTS.has(child.type)) this.statement(child, scope);
     }
   }
 
-  private subscope(scope: Scope, keepRedirects = true): Scope {
-    return { cwds: [...scope.cwds], redirects: keepRedirects ? scope.redirects : [...scope.redirects], nested: scope.nested, depth: scope.depth };
+  /** A scope whose `cd`s do not reach the commands after it (a pipeline's part, a subshell). */
+  private subscope(scope: Scope): Scope {
+    return { ...scope, cwds: [...scope.cwds] };
   }
 
   private caseItem(item: Node, scope: Scope): void {
@@ -615,16 +540,7 @@ class Walker {
     const inner: Scope = { ...scope, redirects: [...scope.redirects, ...redirects] };
     const before = this.commands.length;
     if (body) this.statement(body, inner);
-    else if (redirects.length > 0)
-      this.commands.push({
-        words: [],
-        scope: inner,
-        cwds: [...scope.cwds],
-        nested: scope.nested,
-        wrappers: [],
-        redirects: inner.redirects,
-        verdict: { readOnly: true, reason: 'only redirects' },
-      });
+    else if (redirects.length > 0) this.record([], inner, { verdict: { readOnly: true, reason: 'only redirects' } });
     // `exec` with redirects only changes the shell's own descriptors for everything after it.
     if (body?.type === 'command' && this.commands.length > before) {
       const first = this.commands[before];
@@ -691,23 +607,12 @@ class Walker {
           feedsStdin = true;
         } else this.unknown(child, scope);
       } else if (child.type === 'variable_assignment') assignments.push(child);
-      else if (child.type === 'subshell') this.unknown(child, scope);
       else if (child.isNamed) this.unknown(child, scope);
     }
     for (const assignment of assignments) this.assignment(assignment, scope, 'prefix');
     const commandScope = redirects.length > 0 ? { ...scope, redirects: [...scope.redirects, ...redirects] } : scope;
     if (!name) {
-      if (commandScope.redirects.length > scope.redirects.length || scope.redirects.length > 0) {
-        this.commands.push({
-          words: [],
-          scope: commandScope,
-          cwds: [...scope.cwds],
-          nested: scope.nested,
-          wrappers: [],
-          redirects: commandScope.redirects,
-          verdict: { readOnly: true, reason: 'only assignments' },
-        });
-      }
+      if (commandScope.redirects.length > 0) this.record([], commandScope, { verdict: { readOnly: true, reason: 'only assignments' } });
       return;
     }
     const words = [...this.wordsOf(name, scope), ...args.flatMap((arg) => this.wordsOf(arg, scope))];
@@ -729,21 +634,10 @@ class Walker {
   /** One simple command's words: unwraps wrappers, follows `cd`, records the command. */
   private simple(words: Word[], scope: Scope, how: { nested: boolean; wrappers: string[]; notReadOnly?: string }): void {
     if (words.length === 0) return;
-    const record = (list: Word[], extra: Partial<PendingCommand> = {}) =>
-      this.commands.push({
-        words: list,
-        scope,
-        cwds: [...scope.cwds],
-        nested: how.nested,
-        wrappers: how.wrappers,
-        redirects: scope.redirects,
-        notReadOnly: how.notReadOnly,
-        ...extra,
-      });
     const first = words[0];
     if (first.kind !== 'static') {
       this.problem(`the program's name ${first.raw} is only known when the command runs`);
-      record(words);
+      this.record(words, scope, how);
       return;
     }
     const program = programName(first.value);
@@ -764,8 +658,7 @@ class Walker {
       if (unwrapped.problem) this.problem(unwrapped.problem);
       for (const assignment of unwrapped.assignments ?? []) this.envAssignment(assignment);
       if (unwrapped.start !== undefined && unwrapped.start < words.length) {
-        const inner = words.slice(unwrapped.start);
-        this.simple(inner, scope, {
+        this.simple(words.slice(unwrapped.start), scope, {
           nested: how.nested || !!unwrapped.nested,
           wrappers: [...how.wrappers, program],
           notReadOnly: unwrapped.notReadOnly ?? how.notReadOnly,
@@ -780,23 +673,15 @@ class Walker {
       if (script.kind === 'string') {
         const word = words[script.index];
         if (word.kind !== 'static') this.problem(`${program} -c runs a string that is only known when the command runs`);
-        else this.parseAndWalk(word.value, { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
+        else this.walkNested(word.value, scope);
       } else if (script.kind === 'stdin') this.problem(`${program} runs commands from its standard input, which the check cannot see`);
       else if (script.kind === 'unknown') this.problem(`${program}: options the check does not model`);
-      record(words);
+      this.record(words, scope, how);
       return;
     }
     if (program === 'eval') {
-      const rest = words.slice(1);
-      if (rest.some((word) => word.kind !== 'static')) this.problem('eval runs a string that is only known when the command runs');
-      else if (rest.length > 0)
-        this.parseAndWalk(rest.map((word) => word.value).join(' '), {
-          ...this.subscope(scope, false),
-          redirects: scope.redirects,
-          nested: true,
-          depth: scope.depth + 1,
-        });
-      record(words);
+      this.walkJoined(program, words.slice(1), scope);
+      this.record(words, scope, how);
       return;
     }
     if (program === 'find') {
@@ -809,15 +694,7 @@ class Walker {
     if (program === 'watch') {
       const index = watchCommand(values);
       if (index === undefined) this.problem('watch: options the check does not model');
-      else if (words.slice(index).some((word) => word.kind !== 'static')) this.problem('watch runs a string that is only known when the command runs');
-      else if (index < words.length)
-        this.parseAndWalk(
-          words
-            .slice(index)
-            .map((word) => word.value)
-            .join(' '),
-          { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 },
-        );
+      else this.walkJoined(program, words.slice(index), scope);
     }
 
     if (program === 'exec' && words.length === 1 && scope.redirects.length === 0) this.problem('exec without a command is not modelled');
@@ -835,8 +712,14 @@ class Walker {
     if (NAME_TAKING.has(program)) this.nameWords(program, words);
 
     const control = this.controlVerdict(words);
-    record(words, control ? { verdict: control } : {});
+    this.record(words, scope, { ...how, verdict: control });
     if (program === 'cd' || program === 'pushd') this.changeDirectory(words, scope, program);
+  }
+
+  /** `eval` and `watch` run their words joined with spaces as a shell string. */
+  private walkJoined(program: string, rest: Word[], scope: Scope): void {
+    if (rest.some((word) => word.kind !== 'static')) this.problem(`${program} runs a string that is only known when the command runs`);
+    else if (rest.length > 0) this.walkNested(rest.map((word) => word.value).join(' '), scope);
   }
 
   /** The variable names a name-taking builtin assigns (`read x`, `printf -v x`, `getopts o x`, `declare x=1`, …). */
@@ -918,15 +801,7 @@ class Walker {
     if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset')) {
       this.problem(`${keyword} ${flags.join(' ')} (references, integers or exports) is not modelled`);
     }
-    this.commands.push({
-      words,
-      scope,
-      cwds: [...scope.cwds],
-      nested: scope.nested,
-      wrappers: [],
-      redirects: scope.redirects,
-      verdict: { readOnly: true, reason: `${keyword} only changes shell variables` },
-    });
+    this.record(words, scope, { verdict: { readOnly: true, reason: `${keyword} only changes shell variables` } });
   }
 
   /**
@@ -1028,15 +903,7 @@ class Walker {
     words.push({ value: program === '[' ? ']' : ']]', dynamic: false, kind: 'static', pattern: ']', raw: ']' });
     for (const word of words)
       if (word.value === '-v' || word.value === '-R') this.problem(`${program} -v evaluates an array subscript, which can run commands`);
-    this.commands.push({
-      words,
-      scope,
-      cwds: [...scope.cwds],
-      nested: scope.nested,
-      wrappers: [],
-      redirects: scope.redirects,
-      verdict: { readOnly: true, reason: `${program} … ${program === '[' ? ']' : ']]'} only tests` },
-    });
+    this.record(words, scope, { verdict: { readOnly: true, reason: `${program} … ${program === '[' ? ']' : ']]'} only tests` } });
   }
 
   /** `(( … ))`, `$(( … ))`, for (( … )): evaluating a variable can run a subscript's command substitution. */
@@ -1238,24 +1105,14 @@ class Walker {
   private substitution(node: Node, scope: Scope): void {
     const kind = node.type === 'process_substitution' ? 'process substitution' : 'command substitution';
     this.problem(`a ${kind} (${node.text.length > 60 ? `${node.text.slice(0, 57)}…` : node.text}) runs a command whose output the check cannot see`);
-    const inner = this.subscope(scope, false);
-    inner.redirects = [];
+    const inner: Scope = { ...scope, cwds: [...scope.cwds], redirects: [] };
     for (let index = 0; index < node.childCount; index++) {
       const child = node.child(index)!;
       const field = node.fieldNameForChild(index);
       if (field === 'redirect') {
         // `$(<file)` reads the file.
         const found = child.type === 'file_redirect' ? this.fileRedirect(child, scope) : undefined;
-        if (found)
-          this.commands.push({
-            words: [],
-            scope: inner,
-            cwds: [...scope.cwds],
-            nested: scope.nested,
-            wrappers: [],
-            redirects: [found],
-            verdict: { readOnly: true, reason: 'reads a file into the command line' },
-          });
+        if (found) this.record([], inner, { redirects: [found], verdict: { readOnly: true, reason: 'reads a file into the command line' } });
       } else if (child.isNamed) this.childStatement(child, inner);
     }
   }
