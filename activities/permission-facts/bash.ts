@@ -143,27 +143,18 @@ function braceAt(pattern: string, start: number): [string[], number] | undefined
 
 function braceSequence(inner: string): string[] | undefined {
   const numeric = /^([-+]?\d+)\.\.([-+]?\d+)(?:\.\.([-+]?\d+))?$/.exec(inner);
-  if (numeric) {
-    const [from, to] = [Number(numeric[1]), Number(numeric[2])];
-    const step = Math.abs(Number(numeric[3] ?? 1)) || 1;
-    const width = /^[-+]?0\d/.test(numeric[1]) || /^[-+]?0\d/.test(numeric[2]) ? Math.max(numeric[1].length, numeric[2].length) : 0;
-    if (Math.abs(to - from) / step > MAX_BRACE_WORDS) throw new TooManyWords();
-    const items: string[] = [];
-    for (let value = from; from <= to ? value <= to : value >= to; value += from <= to ? step : -step) {
-      const text = String(Math.abs(value)).padStart(width - (value < 0 ? 1 : 0), '0');
-      items.push(value < 0 ? `-${text}` : text);
-    }
-    return items;
+  const match = numeric ?? /^([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?$/.exec(inner);
+  if (!match) return undefined;
+  const [from, to] = numeric ? [Number(match[1]), Number(match[2])] : [match[1].charCodeAt(0), match[2].charCodeAt(0)];
+  const step = Math.abs(Number(match[3] ?? 1)) || 1;
+  const width = numeric && (/^[-+]?0\d/.test(match[1]) || /^[-+]?0\d/.test(match[2])) ? Math.max(match[1].length, match[2].length) : 0;
+  if (Math.abs(to - from) / step > MAX_BRACE_WORDS) throw new TooManyWords();
+  const items: string[] = [];
+  for (let value = from; from <= to ? value <= to : value >= to; value += from <= to ? step : -step) {
+    const text = String(Math.abs(value)).padStart(width - (value < 0 ? 1 : 0), '0');
+    items.push(!numeric ? escapeAll(String.fromCharCode(value)) : value < 0 ? `-${text}` : text);
   }
-  const letters = /^([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?$/.exec(inner);
-  if (letters) {
-    const [from, to] = [letters[1].charCodeAt(0), letters[2].charCodeAt(0)];
-    const step = Math.abs(Number(letters[3] ?? 1)) || 1;
-    const items: string[] = [];
-    for (let code = from; from <= to ? code <= to : code >= to; code += from <= to ? step : -step) items.push(escapeAll(String.fromCharCode(code)));
-    return items;
-  }
-  return undefined;
+  return items;
 }
 
 /** `$'…'`'s one-letter escapes; `\\`, `\'`, `\"` and `\?` are the character itself. */
@@ -1183,57 +1174,40 @@ function skipOptions(
 
 /** The wrappers Bash users put in front of a command, and where the command starts. */
 function unwrap(program: string, values: (string | undefined)[]): Unwrapped | undefined {
+  const options = (from: number, ...spec: [flags: string, valued: string, longFlags?: string[], longValued?: string[]]): Unwrapped => {
+    const start = skipOptions(values, from, ...spec);
+    return start === undefined ? { problem: `${program}: options the check does not model` } : { start };
+  };
   switch (program) {
-    case 'command': {
+    case 'command':
       if (values.slice(1).some((value) => value === '-v' || value === '-V' || (value?.startsWith('-') && /[vV]/.test(value)))) return undefined;
-      const start = skipOptions(values, 1, 'p', '');
-      return start === undefined ? { problem: 'command: options the check does not model' } : { start };
-    }
+      return options(1, 'p', '');
     case 'builtin':
       return { start: 1 };
     case 'coproc':
       // `coproc NAME { …; }` or `coproc command`: the problem is reported by the caller.
       return { start: values[1] !== undefined && NAME.test(values[1]) && values[2] === '{' ? 2 : 1 };
-    case 'exec': {
-      const start = skipOptions(values, 1, 'cl', 'a');
-      return start === undefined ? { problem: 'exec: options the check does not model' } : { start };
-    }
-    case 'time': {
-      const start = skipOptions(values, 1, 'p', '');
-      return start === undefined ? { problem: 'time: options the check does not model' } : { start };
-    }
+    case 'exec':
+      return options(1, 'cl', 'a');
+    case 'time':
+      return options(1, 'p', '');
     case 'nohup':
       return { start: values[1] === '--' ? 2 : 1 };
-    case 'nice': {
-      let index = 1;
-      if (values[index] !== undefined && /^-\d+$/.test(values[index]!)) index++;
-      const start = skipOptions(values, index, '', 'n', [], ['--adjustment']);
-      return start === undefined ? { problem: 'nice: options the check does not model' } : { start };
-    }
+    case 'nice':
+      return options(/^-\d+$/.test(values[1] ?? '') ? 2 : 1, '', 'n', [], ['--adjustment']);
     case 'timeout': {
-      const afterOptions = skipOptions(values, 1, 'v', 'sk', ['--preserve-status', '--foreground', '--verbose'], ['--signal', '--kill-after']);
-      if (afterOptions === undefined) return { problem: 'timeout: options the check does not model' };
-      return { start: afterOptions + 1 };
+      // The duration follows the options.
+      const { start, problem } = options(1, 'v', 'sk', ['--preserve-status', '--foreground', '--verbose'], ['--signal', '--kill-after']);
+      return start === undefined ? { problem } : { start: start + 1 };
     }
-    case 'stdbuf': {
-      const start = skipOptions(values, 1, '', 'ioe', [], ['--input', '--output', '--error']);
-      return start === undefined ? { problem: 'stdbuf: options the check does not model' } : { start };
-    }
-    case 'ionice': {
-      if (
-        values.some(
-          (value) =>
-            value === '-p' || value === '-P' || value === '-u' || value?.startsWith('--pid') || value?.startsWith('--pgid') || value?.startsWith('--uid'),
-        )
-      )
-        return undefined;
-      const start = skipOptions(values, 1, 't', 'cn', ['--ignore'], ['--class', '--classdata']);
-      return start === undefined ? { problem: 'ionice: options the check does not model' } : { start };
-    }
-    case 'setsid': {
-      const start = skipOptions(values, 1, 'cfw', '', ['--ctty', '--fork', '--wait']);
-      return start === undefined ? { problem: 'setsid: options the check does not model' } : { start };
-    }
+    case 'stdbuf':
+      return options(1, '', 'ioe', [], ['--input', '--output', '--error']);
+    case 'ionice':
+      // `-p`, `-P`, `-u`: it changes running processes, and runs nothing.
+      if (values.some((value) => /^(-[pPu]$|--(pid|pgid|uid))/.test(value ?? ''))) return undefined;
+      return options(1, 't', 'cn', ['--ignore'], ['--class', '--classdata']);
+    case 'setsid':
+      return options(1, 'cfw', '', ['--ctty', '--fork', '--wait']);
     case 'env': {
       let index = 1;
       const assignments: string[] = [];
@@ -1298,25 +1272,14 @@ function shellScript(values: (string | undefined)[]): { kind: 'string'; index: n
       index++;
       break;
     }
-    if (/^[-+]o$|^[-+]O$/.test(word)) {
-      index += 2;
-      continue;
-    }
-    if (word === '--rcfile' || word === '--init-file') {
-      index += 2;
-      continue;
-    }
-    if (word.startsWith('--')) {
-      index++;
-      continue;
-    }
-    if (/^[-+][A-Za-z]+$/.test(word)) {
+    // `-o name`, `-O name`, `--rcfile file`: an option and its value.
+    if (/^[-+][oO]$|^--(rcfile|init-file)$/.test(word)) index += 2;
+    else if (word.startsWith('--')) index++;
+    else if (/^[-+][A-Za-z]+$/.test(word)) {
       if (word.startsWith('-') && word.includes('c')) command = true;
       if (word.startsWith('-') && word.includes('s') && !command) return { kind: 'stdin' };
       index++;
-      continue;
-    }
-    break;
+    } else break;
   }
   if (command) return index < values.length ? { kind: 'string', index } : { kind: 'unknown' };
   return index < values.length ? { kind: 'file' } : { kind: 'stdin' };
