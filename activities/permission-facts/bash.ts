@@ -76,17 +76,6 @@ function escapeAll(text: string): string {
 
 /** Bash brace expansion of an escaped pattern (`{a,b}`, `{1..3}`, `{a..e..2}`); undefined when too large. */
 export function expandBraces(pattern: string): string[] | undefined {
-  try {
-    return expandBracesOrThrow(pattern);
-  } catch (error) {
-    if (error instanceof TooManyWords) return undefined;
-    throw error;
-  }
-}
-
-class TooManyWords extends Error {}
-
-function expandBracesOrThrow(pattern: string): string[] | undefined {
   const results: string[] = [];
   const visit = (current: string, depth: number): boolean => {
     if (depth > 16) return false;
@@ -105,8 +94,16 @@ function expandBracesOrThrow(pattern: string): string[] | undefined {
     results.push(current);
     return results.length <= MAX_BRACE_WORDS;
   };
-  return visit(pattern, 0) ? results : undefined;
+  try {
+    return visit(pattern, 0) ? results : undefined;
+  } catch (error) {
+    if (error instanceof TooManyWords) return undefined;
+    throw error;
+  }
 }
+
+/** A sequence (`{1..100000}`) longer than MAX_BRACE_WORDS. */
+class TooManyWords extends Error {}
 
 /** The alternatives of a brace expression starting at `start`, and the index of its `}`. */
 function braceAt(pattern: string, start: number): [string[], number] | undefined {
@@ -247,11 +244,8 @@ const PROBLEM_PROGRAMS: Record<string, string> = {
   bind: 'bind can run commands',
   coproc: 'coproc starts a background coprocess (not modelled)',
   let: 'let evaluates arithmetic, which can run commands through array subscripts',
-  sudo: 'sudo runs a command as another user (escalation)',
-  doas: 'doas runs a command as another user (escalation)',
+  ...Object.fromEntries(['sudo', 'doas', 'pkexec', 'run0'].map((program) => [program, `${program} runs a command as another user (escalation)`])),
   su: 'su runs a shell as another user (escalation)',
-  pkexec: 'pkexec runs a command as another user (escalation)',
-  run0: 'run0 runs a command as another user (escalation)',
   popd: 'popd changes to a directory the check cannot follow',
   select: 'select is not modelled',
 };
@@ -295,16 +289,8 @@ const SEPARATORS = new Set([';', '&', '&&', '||', '|', '|&', '\n', ';;', ';&', '
 const STATEMENT_TOKENS = new Set([...SEPARATORS, '(', ')', '{', '}', 'if', 'then', 'fi', 'elif', 'else', 'do', 'done', 'while', 'until', '!']);
 /** The statements inside a node the walker does not model: still walked, for the deny rules. */
 const INNER_STATEMENTS = new Set([
-  'command',
-  'redirected_statement',
-  'pipeline',
-  'list',
-  'subshell',
-  'compound_statement',
-  'if_statement',
-  'while_statement',
-  'for_statement',
-  'ERROR',
+  ...['command', 'redirected_statement', 'pipeline', 'list', 'subshell', 'compound_statement'],
+  ...['if_statement', 'while_statement', 'for_statement', 'ERROR'],
 ]);
 
 class Walker {
@@ -738,17 +724,10 @@ class Walker {
 
   /** Builtins that only steer the script: decided here (the argv classifier knows programs). */
   private controlVerdict(words: Word[]): { readOnly: boolean; reason: string } | undefined {
-    const program = words[0]?.value;
-    if (program === ':' || program === 'break' || program === 'continue' || program === 'exit' || program === 'return' || program === 'shift') {
-      return { readOnly: true, reason: `${program} only steers the script` };
-    }
-    if (
-      program === 'set' &&
-      words.length > 1 &&
-      words.slice(1).every((word) => word.kind === 'static' && /^([-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose)$/.test(word.value))
-    ) {
-      return { readOnly: true, reason: 'set only changes shell options' };
-    }
+    const [{ value: program }, ...rest] = words;
+    if ([':', 'break', 'continue', 'exit', 'return', 'shift'].includes(program)) return { readOnly: true, reason: `${program} only steers the script` };
+    const shellOption = (word: Word) => word.kind === 'static' && /^([-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose)$/.test(word.value);
+    if (program === 'set' && rest.length > 0 && rest.every(shellOption)) return { readOnly: true, reason: 'set only changes shell options' };
     return undefined;
   }
 
@@ -981,8 +960,7 @@ class Walker {
     switch (node.type) {
       case 'word':
       case 'number':
-        if (node.namedChildCount > 0) return this.rangePieces(node, scope, false);
-        return [{ text: node.text, quoted: false }];
+        return node.namedChildCount > 0 ? this.rangePieces(node, scope, false) : [{ text: node.text, quoted: false }];
       case 'brace_expression':
       case 'extglob_pattern':
       case 'regex':
@@ -997,35 +975,33 @@ class Walker {
         return [{ text: decodeAnsiC(node.text.slice(2, -1)), quoted: true }];
       case 'string':
         return this.rangePieces(node, scope, true);
-      case 'translated_string':
-        // `$"…"` is translated through the locale's message catalog: its value is not known here.
-        for (const child of node.namedChildren) if (child) this.pieces(child, scope);
-        return [{ expansion: node.text }];
       case 'concatenation':
       case 'command_name':
         return this.rangePieces(node, scope, false);
-      case 'simple_expansion':
-        return [{ expansion: node.text }];
-      case 'expansion':
-        this.expansion(node, scope);
-        return [{ expansion: node.text }];
-      case 'arithmetic_expansion':
-        this.arithmetic(node, '$(( … ))');
-        return [{ expansion: node.text }];
-      case 'command_substitution':
-      case 'process_substitution':
-        this.substitution(node, scope);
-        return [{ expansion: node.text }];
       case 'heredoc_body':
         for (const child of node.namedChildren) if (child && child.type !== 'heredoc_content') this.pieces(child, scope);
         return [{ text: node.text, quoted: true }];
+      // The rest are only known when the command runs: `$"…"` too, translated through the locale's message catalog.
+      case 'translated_string':
       case 'array':
         for (const child of node.namedChildren) if (child) this.pieces(child, scope);
-        return [{ expansion: node.text }];
+        break;
+      case 'simple_expansion':
+        break;
+      case 'expansion':
+        this.expansion(node, scope);
+        break;
+      case 'arithmetic_expansion':
+        this.arithmetic(node, '$(( … ))');
+        break;
+      case 'command_substitution':
+      case 'process_substitution':
+        this.substitution(node, scope);
+        break;
       default:
         this.unknown(node, scope);
-        return [{ expansion: node.text }];
     }
+    return [{ expansion: node.text }];
   }
 
   /** A string's or concatenation's parts, covering the text between children. */
@@ -1491,12 +1467,9 @@ async function finish(
   repositories: Map<string, Promise<GitRepository>>,
 ): Promise<BashCommandFact> {
   const words = [...pending.words];
-  let programByPath: string | undefined;
-  if (words.length > 0 && words[0].kind === 'static') {
-    const name = programName(words[0].value);
-    if (name !== words[0].value && !name.includes('/')) words[0] = { ...words[0], value: name };
-    else if (name.includes('/')) programByPath = name;
-  }
+  const name = words[0]?.kind === 'static' ? programName(words[0].value) : undefined;
+  const programByPath = name?.includes('/') ? name : undefined;
+  if (name !== undefined && !programByPath) words[0] = { ...words[0], value: name };
   const argv = words.map((word) => word.value);
   const dynamicWords = words.map((word) => word.dynamic);
   const cwd = pending.cwds[pending.cwds.length - 1];
@@ -1518,18 +1491,11 @@ async function finish(
     requests.push({ ...how, literal: unescapePattern(pattern), glob: pattern });
   };
 
-  let readOnly: boolean;
-  let reason: string;
-  if (pending.verdict) {
-    ({ readOnly, reason } = pending.verdict);
-  } else if (words.length === 0) {
-    readOnly = true;
-    reason = 'no command';
-  } else {
+  let { readOnly, reason } = pending.verdict ?? { readOnly: true, reason: 'no command' };
+  if (!pending.verdict && words.length > 0) {
     const dynamicArgs = words.map((word) => word.kind !== 'static');
     const verdict = classifyArgv(argv, { dynamic: dynamicArgs });
-    readOnly = verdict.readOnly;
-    reason = verdict.reason;
+    ({ readOnly, reason } = verdict);
     const reported = verdict.paths.length > 0 || verdict.readOnly ? verdict.paths : writerPaths(argv, dynamicArgs);
     for (const entry of reported) {
       const word = words[entry.index];
@@ -1542,26 +1508,15 @@ async function finish(
       if (index > 0 && word.kind === 'glob' && !reported.some((entry) => entry.index === index)) want({ index, access: 'read', text: word.value }, word);
     });
   }
-  if (programByPath) {
+  const byPath = programByPath && `runs ${programByPath}, a program given by its path (not the system's ${path.posix.basename(programByPath)})`;
+  const written = pending.redirects.find((redirect) => redirect.access === 'write');
+  // What the walker knows (xargs' input, find -exec), then a program by path, then a writing redirect overrules the verdict.
+  const overrule = pending.notReadOnly || byPath || (readOnly && written && `writes ${written.word.raw} (redirect ${written.op})`);
+  if (overrule) {
     readOnly = false;
-    reason = `runs ${programByPath}, a program given by its path (not the system's ${path.posix.basename(programByPath)})`;
+    reason = overrule;
   }
-  if (pending.notReadOnly) {
-    readOnly = false;
-    reason = pending.notReadOnly;
-  }
-  let writesByRedirect = false;
-  const readsByRedirect = pending.redirects.some((redirect) => redirect.access === 'read');
-  for (const redirect of pending.redirects) {
-    if (redirect.access === 'write') {
-      writesByRedirect = true;
-      if (readOnly) {
-        readOnly = false;
-        reason = `writes ${redirect.word.raw} (redirect ${redirect.op})`;
-      }
-    }
-    if (redirect.word.kind === 'static') requests.push({ access: redirect.access, literal: redirect.word.value });
-  }
+  for (const redirect of pending.redirects) if (redirect.word.kind === 'static') requests.push({ access: redirect.access, literal: redirect.word.value });
 
   // git reads the config of the repository it finds: only the workspace's own is vouched for.
   let topLevel = context.cwd;
@@ -1587,12 +1542,8 @@ async function finish(
   for (const request of requests) {
     const bases = request.literal.startsWith('/') ? [cwd] : request.fromTop ? [topLevel] : pending.cwds;
     for (const base of bases) {
-      if (request.glob === undefined) {
-        add(request, request.literal, base);
-        continue;
-      }
       // Every path the glob becomes where the command runs; no match leaves the word as written (Bash's default).
-      const expansion = await expandGlob(request.glob, base);
+      const expansion = request.glob === undefined ? { matches: [] } : await expandGlob(request.glob, base);
       if ('tooMany' in expansion) {
         walker.problem(`the glob ${request.literal} matches more than ${MAX_GLOB_MATCHES} paths, too many to check`);
         continue;
@@ -1615,8 +1566,8 @@ async function finish(
     readOnly,
     reason,
     paths,
-    writesByRedirect,
-    readsByRedirect,
+    writesByRedirect: written !== undefined,
+    readsByRedirect: pending.redirects.some((redirect) => redirect.access === 'read'),
     cwd,
     nested: pending.nested,
     wrappers: pending.wrappers,
