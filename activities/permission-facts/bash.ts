@@ -293,6 +293,19 @@ const INNER_STATEMENTS = new Set([
   ...['if_statement', 'while_statement', 'for_statement', 'ERROR'],
 ]);
 
+/** Operands that make arithmetic evaluate a variable (or run a command). */
+const ARITHMETIC_OPERANDS = new Set([
+  'variable_name',
+  'subscript',
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'word',
+  'string',
+  'raw_string',
+  'concatenation',
+]);
+
 class Walker {
   readonly problems: string[] = [];
   readonly commands: PendingCommand[] = [];
@@ -633,7 +646,7 @@ class Walker {
     const unwrapped = unwrap(program, values);
     if (unwrapped) {
       if (unwrapped.problem) this.problem(unwrapped.problem);
-      for (const assignment of unwrapped.assignments ?? []) this.envAssignment(assignment);
+      for (const assignment of unwrapped.assignments ?? []) this.environmentVariable(assignment.slice(0, assignment.indexOf('=')));
       if (unwrapped.start !== undefined && unwrapped.start < words.length) {
         this.simple(words.slice(unwrapped.start), scope, {
           nested: how.nested || !!unwrapped.nested,
@@ -768,9 +781,8 @@ class Walker {
       }
     }
     this.declarationWords(keyword, words.slice(1));
-    if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset')) {
+    if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset'))
       this.problem(`${keyword} ${flags.join(' ')} (references, integers or exports) is not modelled`);
-    }
     this.record(words, scope, { verdict: { readOnly: true, reason: `${keyword} only changes shell variables` } });
   }
 
@@ -782,22 +794,15 @@ class Walker {
    */
   private declarationWords(keyword: string, words: Word[]): void {
     for (const word of words) {
-      if (word.kind === 'expansion' && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.raw) && !/[[]/.test(word.raw.split('=', 1)[0])) {
-        // A `NAME=value` assignment tree-sitter parsed: checked by assignment().
-        continue;
-      }
-      if (word.value.includes('[') || word.value.includes('=(')) {
-        this.problem(`${keyword} ${word.value}: ${keyword} assigns an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
-        continue;
-      }
-      if (word.kind !== 'static') {
-        this.problem(`${keyword} ${word.raw}: a word only known when the command runs, which ${keyword} may read as an array assignment (it can run commands)`);
-        continue;
-      }
-      if (/^[-+]/.test(word.value) || keyword === 'unset') continue;
       const name = word.value.split('=', 1)[0];
-      const data = keyword === 'export' ? SAFE_ENV.test(name) : isDataVariable(name);
-      if (!data) this.problem(`${keyword} ${word.value}: sets ${name}, which is not known to be plain data (it may change what later commands run)`);
+      // A `NAME=value` assignment tree-sitter parsed: checked by assignment().
+      if (word.kind === 'expansion' && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.raw) && !/[[]/.test(word.raw.split('=', 1)[0])) continue;
+      if (word.value.includes('[') || word.value.includes('=('))
+        this.problem(`${keyword} ${word.value}: ${keyword} assigns an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
+      else if (word.kind !== 'static')
+        this.problem(`${keyword} ${word.raw}: a word only known when the command runs, which ${keyword} may read as an array assignment (it can run commands)`);
+      else if (!/^[-+]/.test(word.value) && keyword !== 'unset' && !(keyword === 'export' ? SAFE_ENV.test(name) : isDataVariable(name)))
+        this.problem(`${keyword} ${word.value}: sets ${name}, which is not known to be plain data (it may change what later commands run)`);
     }
   }
 
@@ -811,25 +816,17 @@ class Walker {
       this.problem(`the assignment to ${nameNode.text} sets an array element, whose subscript Bash evaluates (it can run commands)`);
     else if (value?.type === 'array') this.problem(`${name}=(…) assigns an array, whose subscripts Bash evaluates (it can run commands)`);
     else if (!nameNode || nameNode.type !== 'variable_name') this.unknown(node, scope);
-    if (where === 'statement' || where === 'declare') {
-      if (!isDataVariable(name)) this.problem(`sets ${name}, which is not known to be plain data (it may change what later commands run)`);
-    } else if (!SAFE_ENV.test(name)) {
-      this.problem(`sets ${name} in the environment of the command, which can change what it runs`);
-    }
-    if (value) {
-      const items = value.type === 'array' ? value.namedChildren : [value];
-      for (const item of items) if (item) this.word(item, scope);
-    }
+    if (where === 'prefix' || where === 'export') this.environmentVariable(name);
+    else if (!isDataVariable(name)) this.problem(`sets ${name}, which is not known to be plain data (it may change what later commands run)`);
+    for (const item of value?.type === 'array' ? value.namedChildren : [value]) if (item) this.word(item, scope);
   }
 
-  private envAssignment(text: string): void {
-    const name = text.slice(0, text.indexOf('='));
+  private environmentVariable(name: string): void {
     if (!SAFE_ENV.test(name)) this.problem(`sets ${name} in the environment of the command, which can change what it runs`);
   }
 
   private testCommand(node: Node, scope: Scope): void {
-    const open = node.child(0)?.type ?? '[[';
-    const program = open === '[' ? '[' : '[[';
+    const program = node.child(0)?.type === '[' ? '[' : '[[';
     const words: Word[] = [{ value: program, dynamic: false, kind: 'static', pattern: program, raw: program }];
     const visit = (expression: Node) => {
       switch (expression.type) {
@@ -866,10 +863,7 @@ class Walker {
           words.push(...this.wordsOf(expression, scope));
       }
     };
-    for (let index = 0; index < node.childCount; index++) {
-      const child = node.child(index)!;
-      if (child.isNamed) visit(child);
-    }
+    for (const child of node.namedChildren) if (child) visit(child);
     words.push({ value: program === '[' ? ']' : ']]', dynamic: false, kind: 'static', pattern: ']', raw: ']' });
     for (const word of words)
       if (word.value === '-v' || word.value === '-R') this.problem(`${program} -v evaluates an array subscript, which can run commands`);
@@ -882,16 +876,10 @@ class Walker {
       this.problem('$[ … ] is arithmetic that can run commands through array subscripts');
       return;
     }
-    const evaluates = (current: Node): boolean =>
-      ['variable_name', 'subscript', 'simple_expansion', 'expansion', 'command_substitution', 'word', 'string', 'raw_string', 'concatenation'].includes(
-        current.type,
-      ) || current.namedChildren.some((child) => !!child && evaluates(child));
-    if (node.namedChildren.some((child) => !!child && evaluates(child)) || ['variable_name', 'word', 'subscript'].includes(node.type)) {
+    const evaluates = (current: Node): boolean => ARITHMETIC_OPERANDS.has(current.type) || current.namedChildren.some((child) => !!child && evaluates(child));
+    if (node.namedChildren.some((child) => !!child && evaluates(child)) || ['variable_name', 'word', 'subscript'].includes(node.type))
       this.problem(`${what} evaluates variables as arithmetic, which can run commands through array subscripts`);
-    }
-    for (const substitution of node.descendantsOfType(['command_substitution', 'process_substitution'])) {
-      if (substitution) this.problem('a command substitution inside arithmetic');
-    }
+    if (node.descendantsOfType(['command_substitution', 'process_substitution']).some(Boolean)) this.problem('a command substitution inside arithmetic');
   }
 
   // -- words --
