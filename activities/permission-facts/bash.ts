@@ -522,20 +522,18 @@ class Walker {
         for (const child of redirect.namedChildren) if (child && child.type !== 'file_descriptor') this.word(child, scope);
       } else this.unknown(redirect, scope);
     };
-    for (const redirect of node.childrenForFieldName('redirect')) if (redirect) handle(redirect);
-    for (const child of node.namedChildren) {
-      if (child && child.type === 'herestring_redirect' && !node.childrenForFieldName('redirect').some((r) => r?.id === child.id)) handle(child);
-    }
+    const fields = node.childrenForFieldName('redirect');
+    for (const redirect of fields) if (redirect) handle(redirect);
+    for (const child of node.namedChildren) if (child?.type === 'herestring_redirect' && !fields.some((r) => r?.id === child.id)) handle(child);
     const body = node.childForFieldName('body');
     const inner: Scope = { ...scope, redirects: [...scope.redirects, ...redirects] };
     const before = this.commands.length;
     if (body) this.statement(body, inner);
     else if (redirects.length > 0) this.record([], inner, { verdict: { readOnly: true, reason: 'only redirects' } });
     // `exec` with redirects only changes the shell's own descriptors for everything after it.
-    if (body?.type === 'command' && this.commands.length > before) {
-      const first = this.commands[before];
-      if (first.words.length === 1 && first.words[0].value === 'exec') this.problem('exec with redirects changes where every later command reads and writes');
-    }
+    const first = this.commands.at(before);
+    if (body?.type === 'command' && first?.words.length === 1 && first.words[0].value === 'exec')
+      this.problem('exec with redirects changes where every later command reads and writes');
     if (feedsStdin) this.checkStdinFeeds(before);
     for (const child of continuations) this.statement(child, this.subscope(scope));
   }
@@ -615,9 +613,8 @@ class Walker {
   private checkStdinFeeds(from: number): void {
     for (const pending of this.commands.slice(from)) {
       const program = pending.words[0]?.value ?? '';
-      if (pending.words.length > 0 && isInterpreter(path.posix.basename(program))) {
+      if (pending.words.length > 0 && isInterpreter(path.posix.basename(program)))
         this.problem(`a here-document or here-string feeds ${program}, which runs it as code`);
-      }
     }
   }
 
@@ -695,10 +692,8 @@ class Walker {
       this.problem(`${program} -C runs a callback`);
     if (program === 'set' && values.slice(1).some((value) => value === 'keyword' || (value !== undefined && /^[-+][a-zA-Z]*k/.test(value))))
       this.problem('set -k makes later words into environment assignments');
-    if (program === 'test' || program === '[') {
-      if (words.slice(1).some((word) => word.value === '-v' || word.value === '-R'))
-        this.problem(`${program} -v evaluates an array subscript, which can run commands`);
-    }
+    if ((program === 'test' || program === '[') && words.slice(1).some((word) => word.value === '-v' || word.value === '-R'))
+      this.problem(`${program} -v evaluates an array subscript, which can run commands`);
     if (NAME_TAKING.has(program)) this.nameWords(program, words);
 
     const control = this.controlVerdict(words);
@@ -1037,9 +1032,8 @@ class Walker {
       }
       if (child.type === 'subscript') {
         const subscriptIndex = child.childForFieldName('index');
-        if (subscriptIndex && !(subscriptIndex.type === 'number' || ['@', '*'].includes(subscriptIndex.text))) {
+        if (subscriptIndex && !(subscriptIndex.type === 'number' || ['@', '*'].includes(subscriptIndex.text)))
           this.problem(`${text} evaluates an array subscript, which can run commands`);
-        }
         for (const substitution of child.descendantsOfType(['command_substitution', 'process_substitution']))
           if (substitution) this.substitution(substitution, scope);
         continue;
