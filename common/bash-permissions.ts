@@ -44,20 +44,16 @@ export function splitRuleWords(text: string): string[] {
       else current += char;
       continue;
     }
-    if (char === '\\' && index + 1 < text.length) {
-      current += text[++index];
-      started = true;
-    } else if (char === "'" || char === '"') {
-      quote = char;
-      started = true;
-    } else if (/\s/.test(char)) {
+    if (/\s/.test(char)) {
       if (started) words.push(current);
       current = '';
       started = false;
-    } else {
-      current += char;
-      started = true;
+      continue;
     }
+    started = true;
+    if (char === '\\' && index + 1 < text.length) current += text[++index];
+    else if (char === "'" || char === '"') quote = char;
+    else current += char;
   }
   if (started) words.push(current);
   return words;
@@ -286,8 +282,10 @@ const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.ru
 const names = (fact: PathFact) => (fact.real === fact.absolute ? [fact.absolute] : [fact.absolute, fact.real]);
 const quote = (command: BashCommandFact) => (command.text.length > 80 ? `${command.text.slice(0, 77)}…` : command.text) || '(redirect)';
 
-function deny(reason: string, message: string): PermissionDecision {
-  return { behavior: 'deny', reason, message };
+/** The decision of a deny rule; `detail` follows its name in the message. */
+function deniedBy(entry: RuleWithSource, detail: string): PermissionDecision {
+  const rule = describeRule(entry);
+  return { behavior: 'deny', reason: rule, message: `Permission to use Bash has been denied by the ${rule}${detail}.` };
 }
 
 /**
@@ -311,9 +309,7 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   for (const command of commands) {
     for (const rule of denyRules) {
       const match = broadMatch(rule.content, command, context.homeDir);
-      if (match === 'yes') {
-        return deny(describeRule(rule.entry), `Permission to use Bash has been denied by the ${describeRule(rule.entry)} (it matches \`${quote(command)}\`).`);
-      }
+      if (match === 'yes') return deniedBy(rule.entry, ` (it matches \`${quote(command)}\`)`);
       if (match === 'maybe') maybes.push(`\`${quote(command)}\` may be what the ${describeRule(rule.entry)} forbids`);
     }
   }
@@ -322,12 +318,7 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
     for (const { access, path, recursive, history } of command.paths) {
       const list = access === 'read' ? readDeny : editDeny;
       const rule = list.find((candidate) => names(path).some((target) => pathMatchesRule(candidate.content ?? '**', target, pathContext)));
-      if (rule) {
-        return deny(
-          describeRule(rule.entry),
-          `Permission to use Bash has been denied by the ${describeRule(rule.entry)}: \`${quote(command)}\` ${access === 'read' ? 'reads' : 'writes'} ${path.literal}.`,
-        );
-      }
+      if (rule) return deniedBy(rule.entry, `: \`${quote(command)}\` ${access === 'read' ? 'reads' : 'writes'} ${path.literal}`);
       // A directory git reads through (`git log -p -- certs`), its history included: a rule for something inside it may match.
       if (recursive && (path.kind === 'directory' || (history && path.kind === 'missing'))) {
         const inside = list.find((candidate) => names(path).some((target) => ruleMayMatchInside(candidate.content ?? '**', target, pathContext)));
@@ -338,10 +329,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
 
   // 2. Ask rules, and commands that may match a deny rule.
   for (const command of commands) {
-    for (const rule of askRules) {
-      const match = broadMatch(rule.content, command, context.homeDir);
-      if (match !== 'no') return { behavior: 'ask', reason: describeRule(rule.entry) };
-    }
+    const rule = askRules.find((candidate) => broadMatch(candidate.content, command, context.homeDir) !== 'no');
+    if (rule) return { behavior: 'ask', reason: describeRule(rule.entry) };
   }
   if (maybes.length > 0) return { behavior: 'ask', reason: maybes[0] };
 
@@ -349,10 +338,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   // 3. Plan mode runs only what provably reads.
   if (context.mode === 'plan' && (!allReadOnly || problems.length > 0)) {
     const culprit = problems[0] ?? commands.find((command) => !command.readOnly)?.reason ?? 'the command may change things';
-    return deny(
-      'plan mode',
-      `Bash may change things (${culprit}), and this conversation is in plan mode: only read-only commands run. Present the plan instead of carrying it out.`,
-    );
+    const message = `Bash may change things (${culprit}), and this conversation is in plan mode: only read-only commands run. Present the plan instead of carrying it out.`;
+    return { behavior: 'deny', reason: 'plan mode', message };
   }
 
   const protectedWrite = commands.flatMap((command) => command.paths).find(({ access, path }) => access === 'write' && names(path).some(isProtectedPath));
