@@ -392,15 +392,12 @@ class Walker {
       case 'list':
         for (const child of node.children) if (child) this.childStatement(child, scope);
         return;
-      case 'pipeline': {
-        const parts = node.children.filter((child): child is Node => !!child && child.isNamed);
+      case 'pipeline':
         for (const child of node.children) {
-          if (!child) continue;
-          if (child.isNamed) this.statement(child, parts.length > 1 ? this.subscope(scope) : scope);
-          else if (!SEPARATORS.has(child.type)) this.unknown(child);
+          if (child?.isNamed) this.statement(child, node.namedChildCount > 1 ? this.subscope(scope) : scope);
+          else if (child && !SEPARATORS.has(child.type)) this.unknown(child);
         }
         return;
-      }
       case 'subshell':
         for (const child of node.namedChildren) if (child) this.statement(child, this.subscope(scope));
         return;
@@ -441,9 +438,8 @@ class Walker {
         return;
       }
       case 'c_style_for_statement':
-        for (const field of ['initializer', 'condition', 'update']) {
-          for (const part of node.childrenForFieldName(field)) if (part) this.arithmetic(part, 'for (( … ))');
-        }
+        for (const part of ['initializer', 'condition', 'update'].flatMap((field) => node.childrenForFieldName(field)))
+          if (part) this.arithmetic(part, 'for (( … ))');
         for (const body of node.childrenForFieldName('body')) if (body) this.statement(body, scope);
         return;
       case 'case_statement': {
