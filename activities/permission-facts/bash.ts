@@ -398,9 +398,12 @@ class Walker {
           else if (child && !SEPARATORS.has(child.type)) this.unknown(child);
         }
         return;
-      case 'subshell':
-        for (const child of node.namedChildren) if (child) this.statement(child, this.subscope(scope));
+      case 'subshell': {
+        // One scope for the whole subshell: `(cd secrets; cat key)` reads secrets/key.
+        const inner = this.subscope(scope);
+        for (const child of node.namedChildren) if (child) this.statement(child, inner);
         return;
+      }
       case 'compound_statement':
       case 'negated_command':
       case 'if_statement':
