@@ -887,18 +887,11 @@ class Walker {
   wordsOf(node: Node, scope: Scope): Word[] {
     const raw = node.text;
     const pieces = this.pieces(node, scope);
-    let pattern = '';
-    let expansion = false;
-    for (const piece of pieces) {
-      if ('expansion' in piece) {
-        pattern += MARK;
-        expansion = true;
-      } else pattern += piece.quoted ? escapeAll(piece.text) : piece.text;
-    }
-    if (expansion) return [{ value: raw, dynamic: true, kind: 'expansion', pattern, raw }];
-    const expanded = expandBraces(pattern);
+    const pattern = pieces.map((piece) => ('expansion' in piece ? MARK : piece.quoted ? escapeAll(piece.text) : piece.text)).join('');
+    const expansion = pieces.some((piece) => 'expansion' in piece);
+    const expanded = expansion ? undefined : expandBraces(pattern);
     if (!expanded) {
-      this.problem(`the brace expansion ${raw} makes too many words`);
+      if (!expansion) this.problem(`the brace expansion ${raw} makes too many words`);
       return [{ value: raw, dynamic: true, kind: 'expansion', pattern, raw }];
     }
     const braced = expanded.length !== 1 || expanded[0] !== pattern;
