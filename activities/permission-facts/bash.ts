@@ -490,9 +490,7 @@ class Walker {
   }
 
   private caseItem(item: Node, scope: Scope): void {
-    for (let index = 0; index < item.childCount; index++) {
-      const child = item.child(index)!;
-      const field = item.fieldNameForChild(index);
+    for (const [child, field] of withFields(item)) {
       if (field === 'value') this.word(child, scope);
       else if (child.isNamed) this.statement(child, scope);
     }
@@ -508,9 +506,7 @@ class Walker {
         if (found) redirects.push(found);
       } else if (redirect.type === 'heredoc_redirect') {
         feedsStdin = true;
-        for (let index = 0; index < redirect.childCount; index++) {
-          const child = redirect.child(index)!;
-          const field = redirect.fieldNameForChild(index);
+        for (const [child, field] of withFields(redirect)) {
           if (child.type === 'heredoc_body') this.word(child, scope);
           else if (field === 'redirect') handle(child);
           else if (child.isNamed && !['heredoc_start', 'heredoc_end', 'heredoc_content'].includes(child.type)) continuations.push(child);
@@ -540,9 +536,7 @@ class Walker {
   private fileRedirect(node: Node, scope: Scope): Redirect | undefined {
     let op = '';
     let destination: Node | null = null;
-    for (let index = 0; index < node.childCount; index++) {
-      const child = node.child(index)!;
-      const field = node.fieldNameForChild(index);
+    for (const [child, field] of withFields(node)) {
       if (field === 'destination') destination = child;
       else if (field === 'descriptor') continue;
       else if (!child.isNamed) op = child.type;
@@ -580,9 +574,7 @@ class Walker {
     const args: Node[] = [];
     const redirects: Redirect[] = [];
     let feedsStdin = false;
-    for (let index = 0; index < node.childCount; index++) {
-      const child = node.child(index)!;
-      const field = node.fieldNameForChild(index);
+    for (const [child, field] of withFields(node)) {
       if (field === 'name') name = child;
       else if (field === 'argument') args.push(child);
       else if (field === 'redirect') {
@@ -1047,9 +1039,7 @@ class Walker {
     const kind = node.type === 'process_substitution' ? 'process substitution' : 'command substitution';
     this.problem(`a ${kind} (${node.text.length > 60 ? `${node.text.slice(0, 57)}…` : node.text}) runs a command whose output the check cannot see`);
     const inner: Scope = { ...scope, cwds: [...scope.cwds], redirects: [] };
-    for (let index = 0; index < node.childCount; index++) {
-      const child = node.child(index)!;
-      const field = node.fieldNameForChild(index);
+    for (const [child, field] of withFields(node)) {
       if (field === 'redirect') {
         // `$(<file)` reads the file.
         const found = child.type === 'file_redirect' ? this.fileRedirect(child, scope) : undefined;
@@ -1057,6 +1047,11 @@ class Walker {
       } else if (child.isNamed) this.childStatement(child, inner);
     }
   }
+}
+
+/** A node's children, each with its field name. */
+function* withFields(node: Node): Generator<[Node, string | null]> {
+  for (let index = 0; index < node.childCount; index++) yield [node.child(index)!, node.fieldNameForChild(index)];
 }
 
 function isPlainNumber(node: Node): boolean {
