@@ -26,7 +26,6 @@ import {
 import { isInside, normalizePath, pathMatchesRule, ruleMayMatchInside } from './path-rules';
 import { EDIT_TOOLS } from './tool-specs';
 
-type RuleKind = 'deny' | 'ask' | 'allow';
 type Match = 'yes' | 'maybe' | 'no';
 
 // ---- rule text ----
@@ -45,20 +44,16 @@ export function splitRuleWords(text: string): string[] {
       else current += char;
       continue;
     }
-    if (char === '\\' && index + 1 < text.length) {
-      current += text[++index];
-      started = true;
-    } else if (char === "'" || char === '"') {
-      quote = char;
-      started = true;
-    } else if (/\s/.test(char)) {
+    if (/\s/.test(char)) {
       if (started) words.push(current);
       current = '';
       started = false;
-    } else {
-      current += char;
-      started = true;
+      continue;
     }
+    started = true;
+    if (char === '\\' && index + 1 < text.length) current += text[++index];
+    else if (char === "'" || char === '"') quote = char;
+    else current += char;
   }
   if (started) words.push(current);
   return words;
@@ -102,12 +97,13 @@ function allowMatches(content: string, command: BashCommandFact, homeDir?: strin
     if (wildcardRegExp(head + (prefixRule ? '*' : '')).test(command.text)) return true;
     // `ls *` also covers a bare `ls`.
     const optionalTail = /^(.*\S) \*$/.exec(head);
-    return !!optionalTail && !hasWildcard(optionalTail[1]) && wordsEqual(expandRuleHome(splitRuleWords(optionalTail[1]), homeDir), command, false);
+    return !!optionalTail && !hasWildcard(optionalTail[1]) && wordsEqual(optionalTail[1], command, false, homeDir);
   }
-  return wordsEqual(expandRuleHome(splitRuleWords(head), homeDir), command, prefixRule);
+  return wordsEqual(head, command, prefixRule, homeDir);
 }
 
-function wordsEqual(words: string[], command: BashCommandFact, prefix: boolean): boolean {
+function wordsEqual(ruleText: string, command: BashCommandFact, prefix: boolean, homeDir: string | undefined): boolean {
+  const words = expandRuleHome(splitRuleWords(ruleText), homeDir);
   if (words.length === 0) return false;
   if (prefix ? command.argv.length < words.length : command.argv.length !== words.length) return false;
   // An exact rule covers every word; a prefix rule its own.
@@ -140,7 +136,6 @@ const SYNONYMS: Record<string, Record<string, string[]>> = {
     '--mirror': ['-f'],
   },
   rsync: { '--delete': ['--delete'], '--recursive': ['-r'] },
-  find: {},
 };
 /** Options of git before the subcommand that take a value as the next word. */
 const GIT_VALUED = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--super-prefix', '--config-env']);
@@ -160,6 +155,10 @@ function splitCommand(argv: string[], dynamicWords: boolean[], program: string, 
   const longs = [...new Set([...Object.keys(synonyms).filter((name) => name.startsWith('--')), ...ruleLongs])];
   let unknown = false;
   let optionsEnded = false;
+  const addOption = (option: string) => {
+    options.add(option);
+    for (const synonym of synonyms[option] ?? []) options.add(synonym);
+  };
   const addLong = (word: string) => {
     const name = word.split('=', 1)[0];
     let canonical = name;
@@ -169,8 +168,7 @@ function splitCommand(argv: string[], dynamicWords: boolean[], program: string, 
       // A unique abbreviation, or several long options that mean the same (`--forc`: every `--force…` forces).
       if (candidates.length > 0 && candidates.every((candidate) => same(candidate, candidates[0]))) canonical = candidates[0];
     }
-    options.add(canonical);
-    for (const synonym of synonyms[canonical] ?? []) options.add(synonym);
+    addOption(canonical);
   };
   for (let index = 1; index < argv.length; index++) {
     const word = argv[index];
@@ -189,21 +187,14 @@ function splitCommand(argv: string[], dynamicWords: boolean[], program: string, 
       optionsEnded = true;
       continue;
     }
-    if (word.startsWith('--')) {
-      addLong(word);
-      if (program === 'git' && positionals.length === 0 && GIT_VALUED.has(word) && index + 1 < argv.length) index++;
-      continue;
+    // git's options before the subcommand that take the next word (`git -C dir`): the value is no option.
+    const gitValued = program === 'git' && positionals.length === 0 && GIT_VALUED.has(word) && index + 1 < argv.length;
+    if (word.startsWith('--')) addLong(word);
+    else if (!gitValued) {
+      addOption(word);
+      for (const letter of word.slice(1)) addOption(`-${letter}`);
     }
-    if (program === 'git' && positionals.length === 0 && GIT_VALUED.has(word) && index + 1 < argv.length) {
-      index++;
-      continue;
-    }
-    options.add(word);
-    for (const synonym of synonyms[word] ?? []) options.add(synonym);
-    for (const letter of word.slice(1)) {
-      options.add(`-${letter}`);
-      for (const synonym of synonyms[`-${letter}`] ?? []) options.add(synonym);
-    }
+    if (gitValued) index++;
   }
   return { options, positionals, unknown };
 }
@@ -229,8 +220,9 @@ function isSubsequence(needles: string[], haystack: string[]): boolean {
 }
 
 /** How a deny or ask rule's content meets one command. */
-function broadMatch(content: string, command: BashCommandFact, homeDir?: string): Match {
+function broadMatch(content: string | undefined, command: BashCommandFact, homeDir?: string): Match {
   if (command.argv.length === 0) return 'no';
+  if (content === undefined) return 'yes'; // the whole tool (`Bash`)
   const trimmed = content.trim();
   const head = trimmed.endsWith(':*') ? trimmed.slice(0, -2).trim() : trimmed;
   const words = expandRuleHome(splitRuleWords(head), homeDir);
@@ -264,15 +256,6 @@ function broadMatch(content: string, command: BashCommandFact, homeDir?: string)
   return 'no';
 }
 
-/**
- * Whether a Bash rule's content covers one simple command. Deny and ask rules match broadly (see
- * the module comment): only a certain match counts here; `decideBash` also asks on a possible one.
- */
-export function bashRuleMatches(ruleContent: string, command: BashCommandFact, kind: RuleKind, homeDir?: string): boolean {
-  if (kind === 'allow') return allowMatches(ruleContent, command, homeDir);
-  return broadMatch(ruleContent, command, homeDir) === 'yes';
-}
-
 // ---- the decision ----
 
 interface BashRule {
@@ -299,8 +282,10 @@ const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.ru
 const names = (fact: PathFact) => (fact.real === fact.absolute ? [fact.absolute] : [fact.absolute, fact.real]);
 const quote = (command: BashCommandFact) => (command.text.length > 80 ? `${command.text.slice(0, 77)}…` : command.text) || '(redirect)';
 
-function deny(reason: string, message: string): PermissionDecision {
-  return { behavior: 'deny', reason, message };
+/** The decision of a deny rule; `detail` follows its name in the message. */
+function deniedBy(entry: RuleWithSource, detail: string): PermissionDecision {
+  const rule = describeRule(entry);
+  return { behavior: 'deny', reason: rule, message: `Permission to use Bash has been denied by the ${rule}${detail}.` };
 }
 
 /**
@@ -323,10 +308,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   const maybes: string[] = [];
   for (const command of commands) {
     for (const rule of denyRules) {
-      const match = rule.content === undefined ? (command.argv.length > 0 ? 'yes' : 'no') : broadMatch(rule.content, command, context.homeDir);
-      if (match === 'yes') {
-        return deny(describeRule(rule.entry), `Permission to use Bash has been denied by the ${describeRule(rule.entry)} (it matches \`${quote(command)}\`).`);
-      }
+      const match = broadMatch(rule.content, command, context.homeDir);
+      if (match === 'yes') return deniedBy(rule.entry, ` (it matches \`${quote(command)}\`)`);
       if (match === 'maybe') maybes.push(`\`${quote(command)}\` may be what the ${describeRule(rule.entry)} forbids`);
     }
   }
@@ -335,12 +318,7 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
     for (const { access, path, recursive, history } of command.paths) {
       const list = access === 'read' ? readDeny : editDeny;
       const rule = list.find((candidate) => names(path).some((target) => pathMatchesRule(candidate.content ?? '**', target, pathContext)));
-      if (rule) {
-        return deny(
-          describeRule(rule.entry),
-          `Permission to use Bash has been denied by the ${describeRule(rule.entry)}: \`${quote(command)}\` ${access === 'read' ? 'reads' : 'writes'} ${path.literal}.`,
-        );
-      }
+      if (rule) return deniedBy(rule.entry, `: \`${quote(command)}\` ${access === 'read' ? 'reads' : 'writes'} ${path.literal}`);
       // A directory git reads through (`git log -p -- certs`), its history included: a rule for something inside it may match.
       if (recursive && (path.kind === 'directory' || (history && path.kind === 'missing'))) {
         const inside = list.find((candidate) => names(path).some((target) => ruleMayMatchInside(candidate.content ?? '**', target, pathContext)));
@@ -351,10 +329,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
 
   // 2. Ask rules, and commands that may match a deny rule.
   for (const command of commands) {
-    for (const rule of askRules) {
-      const match = rule.content === undefined ? (command.argv.length > 0 ? 'yes' : 'no') : broadMatch(rule.content, command, context.homeDir);
-      if (match !== 'no') return { behavior: 'ask', reason: describeRule(rule.entry) };
-    }
+    const rule = askRules.find((candidate) => broadMatch(candidate.content, command, context.homeDir) !== 'no');
+    if (rule) return { behavior: 'ask', reason: describeRule(rule.entry) };
   }
   if (maybes.length > 0) return { behavior: 'ask', reason: maybes[0] };
 
@@ -362,10 +338,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
   // 3. Plan mode runs only what provably reads.
   if (context.mode === 'plan' && (!allReadOnly || problems.length > 0)) {
     const culprit = problems[0] ?? commands.find((command) => !command.readOnly)?.reason ?? 'the command may change things';
-    return deny(
-      'plan mode',
-      `Bash may change things (${culprit}), and this conversation is in plan mode: only read-only commands run. Present the plan instead of carrying it out.`,
-    );
+    const message = `Bash may change things (${culprit}), and this conversation is in plan mode: only read-only commands run. Present the plan instead of carrying it out.`;
+    return { behavior: 'deny', reason: 'plan mode', message };
   }
 
   const protectedWrite = commands.flatMap((command) => command.paths).find(({ access, path }) => access === 'write' && names(path).some(isProtectedPath));
@@ -426,33 +400,8 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
 
 /** Programs whose first word is a subcommand: "always" approves the subcommand (`git commit:*`). */
 const SUBCOMMAND_PROGRAMS = new Set([
-  'git',
-  'npm',
-  'pnpm',
-  'yarn',
-  'bun',
-  'cargo',
-  'go',
-  'docker',
-  'podman',
-  'kubectl',
-  'helm',
-  'pip',
-  'pip3',
-  'poetry',
-  'uv',
-  'gh',
-  'make',
-  'dotnet',
-  'terraform',
-  'deno',
-  'rustup',
-  'brew',
-  'mvn',
-  'gradle',
-  'just',
-  'turbo',
-  'nx',
+  ...['git', 'npm', 'pnpm', 'yarn', 'bun', 'deno', 'cargo', 'go', 'dotnet', 'pip', 'pip3', 'poetry', 'uv', 'rustup', 'brew', 'mvn', 'gradle'],
+  ...['docker', 'podman', 'kubectl', 'helm', 'terraform', 'gh', 'make', 'just', 'turbo', 'nx'],
 ]);
 /** Subcommands whose further words choose what runs: "always" approves only the exact command. */
 const EXACT_SUBCOMMANDS = new Set(['config', 'exec', 'x', 'dlx', 'run', 'run-script', 'create', 'init', 'alias']);

@@ -76,17 +76,6 @@ function escapeAll(text: string): string {
 
 /** Bash brace expansion of an escaped pattern (`{a,b}`, `{1..3}`, `{a..e..2}`); undefined when too large. */
 export function expandBraces(pattern: string): string[] | undefined {
-  try {
-    return expandBracesOrThrow(pattern);
-  } catch (error) {
-    if (error instanceof TooManyWords) return undefined;
-    throw error;
-  }
-}
-
-class TooManyWords extends Error {}
-
-function expandBracesOrThrow(pattern: string): string[] | undefined {
   const results: string[] = [];
   const visit = (current: string, depth: number): boolean => {
     if (depth > 16) return false;
@@ -105,8 +94,16 @@ function expandBracesOrThrow(pattern: string): string[] | undefined {
     results.push(current);
     return results.length <= MAX_BRACE_WORDS;
   };
-  return visit(pattern, 0) ? results : undefined;
+  try {
+    return visit(pattern, 0) ? results : undefined;
+  } catch (error) {
+    if (error instanceof TooManyWords) return undefined;
+    throw error;
+  }
 }
+
+/** A sequence (`{1..100000}`) longer than MAX_BRACE_WORDS. */
+class TooManyWords extends Error {}
 
 /** The alternatives of a brace expression starting at `start`, and the index of its `}`. */
 function braceAt(pattern: string, start: number): [string[], number] | undefined {
@@ -143,28 +140,22 @@ function braceAt(pattern: string, start: number): [string[], number] | undefined
 
 function braceSequence(inner: string): string[] | undefined {
   const numeric = /^([-+]?\d+)\.\.([-+]?\d+)(?:\.\.([-+]?\d+))?$/.exec(inner);
-  if (numeric) {
-    const [from, to] = [Number(numeric[1]), Number(numeric[2])];
-    const step = Math.abs(Number(numeric[3] ?? 1)) || 1;
-    const width = /^[-+]?0\d/.test(numeric[1]) || /^[-+]?0\d/.test(numeric[2]) ? Math.max(numeric[1].length, numeric[2].length) : 0;
-    if (Math.abs(to - from) / step > MAX_BRACE_WORDS) throw new TooManyWords();
-    const items: string[] = [];
-    for (let value = from; from <= to ? value <= to : value >= to; value += from <= to ? step : -step) {
-      const text = String(Math.abs(value)).padStart(width - (value < 0 ? 1 : 0), '0');
-      items.push(value < 0 ? `-${text}` : text);
-    }
-    return items;
+  const match = numeric ?? /^([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?$/.exec(inner);
+  if (!match) return undefined;
+  const [from, to] = numeric ? [Number(match[1]), Number(match[2])] : [match[1].charCodeAt(0), match[2].charCodeAt(0)];
+  const step = Math.abs(Number(match[3] ?? 1)) || 1;
+  const width = numeric && (/^[-+]?0\d/.test(match[1]) || /^[-+]?0\d/.test(match[2])) ? Math.max(match[1].length, match[2].length) : 0;
+  if (Math.abs(to - from) / step > MAX_BRACE_WORDS) throw new TooManyWords();
+  const items: string[] = [];
+  for (let value = from; from <= to ? value <= to : value >= to; value += from <= to ? step : -step) {
+    const text = String(Math.abs(value)).padStart(width - (value < 0 ? 1 : 0), '0');
+    items.push(!numeric ? escapeAll(String.fromCharCode(value)) : value < 0 ? `-${text}` : text);
   }
-  const letters = /^([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?$/.exec(inner);
-  if (letters) {
-    const [from, to] = [letters[1].charCodeAt(0), letters[2].charCodeAt(0)];
-    const step = Math.abs(Number(letters[3] ?? 1)) || 1;
-    const items: string[] = [];
-    for (let code = from; from <= to ? code <= to : code >= to; code += from <= to ? step : -step) items.push(escapeAll(String.fromCharCode(code)));
-    return items;
-  }
-  return undefined;
+  return items;
 }
+
+/** `$'…'`'s one-letter escapes; `\\`, `\'`, `\"` and `\?` are the character itself. */
+const ANSI_C_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
 
 /** Decodes the inside of `$'…'`. */
 export function decodeAnsiC(inner: string): string {
@@ -176,22 +167,8 @@ export function decodeAnsiC(inner: string): string {
       continue;
     }
     const next = inner[++index];
-    const simple: Record<string, string> = {
-      a: '\x07',
-      b: '\b',
-      e: '\x1b',
-      E: '\x1b',
-      f: '\f',
-      n: '\n',
-      r: '\r',
-      t: '\t',
-      v: '\v',
-      '\\': '\\',
-      "'": "'",
-      '"': '"',
-      '?': '?',
-    };
-    if (next in simple) out += simple[next];
+    if (Object.hasOwn(ANSI_C_ESCAPES, next)) out += ANSI_C_ESCAPES[next];
+    else if ('\\\'"?'.includes(next)) out += next;
     else if (/[0-7]/.test(next)) {
       const digits = /^[0-7]{1,3}/.exec(inner.slice(index))![0];
       out += String.fromCharCode(parseInt(digits, 8) & 0xff);
@@ -223,46 +200,9 @@ const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash
 /** Programs that read a program (or shell commands) from standard input when given no script. */
 const INTERPRETERS = new Set([
   ...SHELLS,
-  'python',
-  'python2',
-  'python3',
-  'node',
-  'nodejs',
-  'deno',
-  'bun',
-  'perl',
-  'ruby',
-  'php',
-  'lua',
-  'luajit',
-  'tclsh',
-  'wish',
-  'expect',
-  'osascript',
-  'pwsh',
-  'powershell',
-  'R',
-  'Rscript',
-  'irb',
-  'sqlite3',
-  'psql',
-  'mysql',
-  'gdb',
-  'ed',
-  'ex',
-  'vi',
-  'vim',
-  'nvim',
-  'ssh',
-  'jshell',
-  'scala',
-  'ghci',
-  'julia',
-  'sudo',
-  'su',
-  'at',
-  'batch',
-  'crontab',
+  ...['python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'luajit', 'tclsh', 'wish', 'expect', 'osascript'],
+  ...['pwsh', 'powershell', 'R', 'Rscript', 'irb', 'sqlite3', 'psql', 'mysql', 'gdb', 'jshell', 'scala', 'ghci', 'julia'],
+  ...['ed', 'ex', 'vi', 'vim', 'nvim', 'ssh', 'sudo', 'su', 'at', 'batch', 'crontab'],
 ]);
 const isInterpreter = (program: string) => INTERPRETERS.has(program) || /^python\d+(\.\d+)?$/.test(program);
 
@@ -288,28 +228,8 @@ export function isDataVariable(name: string): boolean {
 
 /** Bash's reserved words: never a program's name. */
 const RESERVED = new Set([
-  '{',
-  '}',
-  '!',
-  '(',
-  ')',
-  '[[',
-  ']]',
-  'then',
-  'else',
-  'elif',
-  'fi',
-  'do',
-  'done',
-  'esac',
-  'in',
-  'if',
-  'while',
-  'until',
-  'for',
-  'case',
-  'function',
-  'select',
+  ...['{', '}', '!', '(', ')', '[[', ']]'],
+  ...['then', 'else', 'elif', 'fi', 'do', 'done', 'esac', 'in', 'if', 'while', 'until', 'for', 'case', 'function', 'select'],
 ]);
 
 /** Builtins and keywords that change the shell or run code the facts cannot show. */
@@ -324,11 +244,8 @@ const PROBLEM_PROGRAMS: Record<string, string> = {
   bind: 'bind can run commands',
   coproc: 'coproc starts a background coprocess (not modelled)',
   let: 'let evaluates arithmetic, which can run commands through array subscripts',
-  sudo: 'sudo runs a command as another user (escalation)',
-  doas: 'doas runs a command as another user (escalation)',
+  ...Object.fromEntries(['sudo', 'doas', 'pkexec', 'run0'].map((program) => [program, `${program} runs a command as another user (escalation)`])),
   su: 'su runs a shell as another user (escalation)',
-  pkexec: 'pkexec runs a command as another user (escalation)',
-  run0: 'run0 runs a command as another user (escalation)',
   popd: 'popd changes to a directory the check cannot follow',
   select: 'select is not modelled',
 };
@@ -356,7 +273,6 @@ interface Scope {
 
 interface PendingCommand {
   words: Word[];
-  scope: Scope;
   cwds: string[];
   nested: boolean;
   wrappers: string[];
@@ -369,6 +285,26 @@ interface PendingCommand {
 }
 
 const SEPARATORS = new Set([';', '&', '&&', '||', '|', '|&', '\n', ';;', ';&', ';;&']);
+/** The tokens between a list's or a compound statement's statements. */
+const STATEMENT_TOKENS = new Set([...SEPARATORS, '(', ')', '{', '}', 'if', 'then', 'fi', 'elif', 'else', 'do', 'done', 'while', 'until', '!']);
+/** The statements inside a node the walker does not model: still walked, for the deny rules. */
+const INNER_STATEMENTS = new Set([
+  ...['command', 'redirected_statement', 'pipeline', 'list', 'subshell', 'compound_statement'],
+  ...['if_statement', 'while_statement', 'for_statement', 'ERROR'],
+]);
+
+/** Operands that make arithmetic evaluate a variable (or run a command). */
+const ARITHMETIC_OPERANDS = new Set([
+  'variable_name',
+  'subscript',
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'word',
+  'string',
+  'raw_string',
+  'concatenation',
+]);
 
 class Walker {
   readonly problems: string[] = [];
@@ -381,6 +317,16 @@ class Walker {
 
   problem(text: string): void {
     if (!this.problems.includes(text)) this.problems.push(text);
+  }
+
+  /** Records a command found in `scope`, in the directories it may run in now. */
+  private record(words: Word[], scope: Scope, extra: Partial<PendingCommand> = {}): void {
+    this.commands.push({ words, cwds: [...scope.cwds], nested: scope.nested, wrappers: [], redirects: scope.redirects, ...extra });
+  }
+
+  /** Walks a string a command runs as shell code (`bash -c`, `eval`, `watch`), under the command's redirects. */
+  private walkNested(source: string, scope: Scope): void {
+    this.parseAndWalk(source, { cwds: [...scope.cwds], redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
   }
 
   /** Parses a string (the top-level line or a `bash -c` / `eval` string) and walks it. */
@@ -446,27 +392,28 @@ class Walker {
       case 'list':
         for (const child of node.children) if (child) this.childStatement(child, scope);
         return;
-      case 'pipeline': {
-        const parts = node.children.filter((child): child is Node => !!child && child.isNamed);
+      case 'pipeline':
         for (const child of node.children) {
-          if (!child) continue;
-          if (child.isNamed) this.statement(child, parts.length > 1 ? this.subscope(scope) : scope);
-          else if (!SEPARATORS.has(child.type)) this.unknown(child);
+          if (child?.isNamed) this.statement(child, node.namedChildCount > 1 ? this.subscope(scope) : scope);
+          else if (child && !SEPARATORS.has(child.type)) this.unknown(child);
         }
         return;
-      }
-      case 'subshell':
-        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, this.subscope(scope, false));
-        return;
-      case 'compound_statement': {
-        const first = node.child(0);
-        if (first?.type === '((') {
-          this.arithmetic(node, '(( … ))');
-          return;
-        }
-        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, scope);
+      case 'subshell': {
+        // One scope for the whole subshell: `(cd secrets; cat key)` reads secrets/key.
+        const inner = this.subscope(scope);
+        for (const child of node.namedChildren) if (child) this.statement(child, inner);
         return;
       }
+      case 'compound_statement':
+      case 'negated_command':
+      case 'if_statement':
+      case 'elif_clause':
+      case 'else_clause':
+      case 'do_group':
+      case 'while_statement':
+        if (node.type === 'compound_statement' && node.child(0)?.type === '((') this.arithmetic(node, '(( … ))');
+        else for (const child of node.namedChildren) if (child) this.statement(child, scope);
+        return;
       case 'redirected_statement':
         this.redirected(node, scope);
         return;
@@ -483,16 +430,6 @@ class Walker {
       case 'variable_assignments':
         for (const child of node.namedChildren) if (child) this.assignment(child, scope, 'statement');
         return;
-      case 'negated_command':
-        for (const child of node.namedChildren) if (child) this.statement(child, scope);
-        return;
-      case 'if_statement':
-      case 'elif_clause':
-      case 'else_clause':
-      case 'do_group':
-      case 'while_statement':
-        for (const child of node.children) if (child && child.isNamed) this.childStatement(child, scope);
-        return;
       case 'for_statement': {
         if (node.child(0)?.type === 'select') this.problem(PROBLEM_PROGRAMS.select);
         const variable = node.childForFieldName('variable');
@@ -504,9 +441,8 @@ class Walker {
         return;
       }
       case 'c_style_for_statement':
-        for (const field of ['initializer', 'condition', 'update']) {
-          for (const part of node.childrenForFieldName(field)) if (part) this.arithmetic(part, 'for (( … ))');
-        }
+        for (const part of ['initializer', 'condition', 'update'].flatMap((field) => node.childrenForFieldName(field)))
+          if (part) this.arithmetic(part, 'for (( … ))');
         for (const body of node.childrenForFieldName('body')) if (body) this.statement(body, scope);
         return;
       case 'case_statement': {
@@ -533,13 +469,8 @@ class Walker {
   }
 
   private childStatement(child: Node, scope: Scope): void {
-    if (!child.isNamed) {
-      if (!SEPARATORS.has(child.type) && !['(', ')', '{', '}', 'if', 'then', 'fi', 'elif', 'else', 'do', 'done', 'while', 'until', '!'].includes(child.type)) {
-        this.unknown(child);
-      }
-      return;
-    }
-    this.statement(child, scope);
+    if (child.isNamed) this.statement(child, scope);
+    else if (!STATEMENT_TOKENS.has(child.type)) this.unknown(child);
   }
 
   /** A node we do not model: a problem; commands inside are still listed for the deny rules. */
@@ -548,37 +479,18 @@ class Walker {
     else this.problem(`unsupported shell syntax: ${node.isNamed ? node.type : JSON.stringify(node.type)}`);
     if (!scope) return;
     for (const child of node.namedChildren) {
-      if (!child) continue;
-      if (
-        [
-          'command',
-          'redirected_statement',
-          'pipeline',
-          'list',
-          'subshell',
-          'compound_statement',
-          'if_statement',
-          'while_statement',
-          'for_statement',
-          'command_substitution',
-          'process_substitution',
-          'ERROR',
-        ].includes(child.type)
-      ) {
-        if (child.type === 'command_substitution' || child.type === 'process_substitution') this.substitution(child, scope);
-        else this.statement(child, scope);
-      }
+      if (child?.type === 'command_substitution' || child?.type === 'process_substitution') this.substitution(child, scope);
+      else if (child && INNER_STATEMENTS.has(child.type)) this.statement(child, scope);
     }
   }
 
-  private subscope(scope: Scope, keepRedirects = true): Scope {
-    return { cwds: [...scope.cwds], redirects: keepRedirects ? scope.redirects : [...scope.redirects], nested: scope.nested, depth: scope.depth };
+  /** A scope whose `cd`s do not reach the commands after it (a pipeline's part, a subshell). */
+  private subscope(scope: Scope): Scope {
+    return { ...scope, cwds: [...scope.cwds] };
   }
 
   private caseItem(item: Node, scope: Scope): void {
-    for (let index = 0; index < item.childCount; index++) {
-      const child = item.child(index)!;
-      const field = item.fieldNameForChild(index);
+    for (const [child, field] of withFields(item)) {
       if (field === 'value') this.word(child, scope);
       else if (child.isNamed) this.statement(child, scope);
     }
@@ -594,9 +506,7 @@ class Walker {
         if (found) redirects.push(found);
       } else if (redirect.type === 'heredoc_redirect') {
         feedsStdin = true;
-        for (let index = 0; index < redirect.childCount; index++) {
-          const child = redirect.child(index)!;
-          const field = redirect.fieldNameForChild(index);
+        for (const [child, field] of withFields(redirect)) {
           if (child.type === 'heredoc_body') this.word(child, scope);
           else if (field === 'redirect') handle(child);
           else if (child.isNamed && !['heredoc_start', 'heredoc_end', 'heredoc_content'].includes(child.type)) continuations.push(child);
@@ -607,29 +517,18 @@ class Walker {
         for (const child of redirect.namedChildren) if (child && child.type !== 'file_descriptor') this.word(child, scope);
       } else this.unknown(redirect, scope);
     };
-    for (const redirect of node.childrenForFieldName('redirect')) if (redirect) handle(redirect);
-    for (const child of node.namedChildren) {
-      if (child && child.type === 'herestring_redirect' && !node.childrenForFieldName('redirect').some((r) => r?.id === child.id)) handle(child);
-    }
+    const fields = node.childrenForFieldName('redirect');
+    for (const redirect of fields) if (redirect) handle(redirect);
+    for (const child of node.namedChildren) if (child?.type === 'herestring_redirect' && !fields.some((r) => r?.id === child.id)) handle(child);
     const body = node.childForFieldName('body');
     const inner: Scope = { ...scope, redirects: [...scope.redirects, ...redirects] };
     const before = this.commands.length;
     if (body) this.statement(body, inner);
-    else if (redirects.length > 0)
-      this.commands.push({
-        words: [],
-        scope: inner,
-        cwds: [...scope.cwds],
-        nested: scope.nested,
-        wrappers: [],
-        redirects: inner.redirects,
-        verdict: { readOnly: true, reason: 'only redirects' },
-      });
+    else if (redirects.length > 0) this.record([], inner, { verdict: { readOnly: true, reason: 'only redirects' } });
     // `exec` with redirects only changes the shell's own descriptors for everything after it.
-    if (body?.type === 'command' && this.commands.length > before) {
-      const first = this.commands[before];
-      if (first.words.length === 1 && first.words[0].value === 'exec') this.problem('exec with redirects changes where every later command reads and writes');
-    }
+    const first = this.commands.at(before);
+    if (body?.type === 'command' && first?.words.length === 1 && first.words[0].value === 'exec')
+      this.problem('exec with redirects changes where every later command reads and writes');
     if (feedsStdin) this.checkStdinFeeds(before);
     for (const child of continuations) this.statement(child, this.subscope(scope));
   }
@@ -637,9 +536,7 @@ class Walker {
   private fileRedirect(node: Node, scope: Scope): Redirect | undefined {
     let op = '';
     let destination: Node | null = null;
-    for (let index = 0; index < node.childCount; index++) {
-      const child = node.child(index)!;
-      const field = node.fieldNameForChild(index);
+    for (const [child, field] of withFields(node)) {
       if (field === 'destination') destination = child;
       else if (field === 'descriptor') continue;
       else if (!child.isNamed) op = child.type;
@@ -677,9 +574,7 @@ class Walker {
     const args: Node[] = [];
     const redirects: Redirect[] = [];
     let feedsStdin = false;
-    for (let index = 0; index < node.childCount; index++) {
-      const child = node.child(index)!;
-      const field = node.fieldNameForChild(index);
+    for (const [child, field] of withFields(node)) {
       if (field === 'name') name = child;
       else if (field === 'argument') args.push(child);
       else if (field === 'redirect') {
@@ -691,23 +586,12 @@ class Walker {
           feedsStdin = true;
         } else this.unknown(child, scope);
       } else if (child.type === 'variable_assignment') assignments.push(child);
-      else if (child.type === 'subshell') this.unknown(child, scope);
       else if (child.isNamed) this.unknown(child, scope);
     }
     for (const assignment of assignments) this.assignment(assignment, scope, 'prefix');
     const commandScope = redirects.length > 0 ? { ...scope, redirects: [...scope.redirects, ...redirects] } : scope;
     if (!name) {
-      if (commandScope.redirects.length > scope.redirects.length || scope.redirects.length > 0) {
-        this.commands.push({
-          words: [],
-          scope: commandScope,
-          cwds: [...scope.cwds],
-          nested: scope.nested,
-          wrappers: [],
-          redirects: commandScope.redirects,
-          verdict: { readOnly: true, reason: 'only assignments' },
-        });
-      }
+      if (commandScope.redirects.length > 0) this.record([], commandScope, { verdict: { readOnly: true, reason: 'only assignments' } });
       return;
     }
     const words = [...this.wordsOf(name, scope), ...args.flatMap((arg) => this.wordsOf(arg, scope))];
@@ -720,30 +604,18 @@ class Walker {
   private checkStdinFeeds(from: number): void {
     for (const pending of this.commands.slice(from)) {
       const program = pending.words[0]?.value ?? '';
-      if (pending.words.length > 0 && isInterpreter(path.posix.basename(program))) {
+      if (pending.words.length > 0 && isInterpreter(path.posix.basename(program)))
         this.problem(`a here-document or here-string feeds ${program}, which runs it as code`);
-      }
     }
   }
 
   /** One simple command's words: unwraps wrappers, follows `cd`, records the command. */
   private simple(words: Word[], scope: Scope, how: { nested: boolean; wrappers: string[]; notReadOnly?: string }): void {
     if (words.length === 0) return;
-    const record = (list: Word[], extra: Partial<PendingCommand> = {}) =>
-      this.commands.push({
-        words: list,
-        scope,
-        cwds: [...scope.cwds],
-        nested: how.nested,
-        wrappers: how.wrappers,
-        redirects: scope.redirects,
-        notReadOnly: how.notReadOnly,
-        ...extra,
-      });
     const first = words[0];
     if (first.kind !== 'static') {
       this.problem(`the program's name ${first.raw} is only known when the command runs`);
-      record(words);
+      this.record(words, scope, how);
       return;
     }
     const program = programName(first.value);
@@ -762,10 +634,9 @@ class Walker {
     const unwrapped = unwrap(program, values);
     if (unwrapped) {
       if (unwrapped.problem) this.problem(unwrapped.problem);
-      for (const assignment of unwrapped.assignments ?? []) this.envAssignment(assignment);
+      for (const assignment of unwrapped.assignments ?? []) this.environmentVariable(assignment.slice(0, assignment.indexOf('=')));
       if (unwrapped.start !== undefined && unwrapped.start < words.length) {
-        const inner = words.slice(unwrapped.start);
-        this.simple(inner, scope, {
+        this.simple(words.slice(unwrapped.start), scope, {
           nested: how.nested || !!unwrapped.nested,
           wrappers: [...how.wrappers, program],
           notReadOnly: unwrapped.notReadOnly ?? how.notReadOnly,
@@ -780,23 +651,15 @@ class Walker {
       if (script.kind === 'string') {
         const word = words[script.index];
         if (word.kind !== 'static') this.problem(`${program} -c runs a string that is only known when the command runs`);
-        else this.parseAndWalk(word.value, { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 });
+        else this.walkNested(word.value, scope);
       } else if (script.kind === 'stdin') this.problem(`${program} runs commands from its standard input, which the check cannot see`);
       else if (script.kind === 'unknown') this.problem(`${program}: options the check does not model`);
-      record(words);
+      this.record(words, scope, how);
       return;
     }
     if (program === 'eval') {
-      const rest = words.slice(1);
-      if (rest.some((word) => word.kind !== 'static')) this.problem('eval runs a string that is only known when the command runs');
-      else if (rest.length > 0)
-        this.parseAndWalk(rest.map((word) => word.value).join(' '), {
-          ...this.subscope(scope, false),
-          redirects: scope.redirects,
-          nested: true,
-          depth: scope.depth + 1,
-        });
-      record(words);
+      this.walkJoined(program, words.slice(1), scope);
+      this.record(words, scope, how);
       return;
     }
     if (program === 'find') {
@@ -809,15 +672,7 @@ class Walker {
     if (program === 'watch') {
       const index = watchCommand(values);
       if (index === undefined) this.problem('watch: options the check does not model');
-      else if (words.slice(index).some((word) => word.kind !== 'static')) this.problem('watch runs a string that is only known when the command runs');
-      else if (index < words.length)
-        this.parseAndWalk(
-          words
-            .slice(index)
-            .map((word) => word.value)
-            .join(' '),
-          { ...this.subscope(scope, false), redirects: scope.redirects, nested: true, depth: scope.depth + 1 },
-        );
+      else this.walkJoined(program, words.slice(index), scope);
     }
 
     if (program === 'exec' && words.length === 1 && scope.redirects.length === 0) this.problem('exec without a command is not modelled');
@@ -828,15 +683,19 @@ class Walker {
       this.problem(`${program} -C runs a callback`);
     if (program === 'set' && values.slice(1).some((value) => value === 'keyword' || (value !== undefined && /^[-+][a-zA-Z]*k/.test(value))))
       this.problem('set -k makes later words into environment assignments');
-    if (program === 'test' || program === '[') {
-      if (words.slice(1).some((word) => word.value === '-v' || word.value === '-R'))
-        this.problem(`${program} -v evaluates an array subscript, which can run commands`);
-    }
+    if ((program === 'test' || program === '[') && words.slice(1).some((word) => word.value === '-v' || word.value === '-R'))
+      this.problem(`${program} -v evaluates an array subscript, which can run commands`);
     if (NAME_TAKING.has(program)) this.nameWords(program, words);
 
     const control = this.controlVerdict(words);
-    record(words, control ? { verdict: control } : {});
+    this.record(words, scope, { ...how, verdict: control });
     if (program === 'cd' || program === 'pushd') this.changeDirectory(words, scope, program);
+  }
+
+  /** `eval` and `watch` run their words joined with spaces as a shell string. */
+  private walkJoined(program: string, rest: Word[], scope: Scope): void {
+    if (rest.some((word) => word.kind !== 'static')) this.problem(`${program} runs a string that is only known when the command runs`);
+    else if (rest.length > 0) this.walkNested(rest.map((word) => word.value).join(' '), scope);
   }
 
   /** The variable names a name-taking builtin assigns (`read x`, `printf -v x`, `getopts o x`, `declare x=1`, …). */
@@ -864,17 +723,10 @@ class Walker {
 
   /** Builtins that only steer the script: decided here (the argv classifier knows programs). */
   private controlVerdict(words: Word[]): { readOnly: boolean; reason: string } | undefined {
-    const program = words[0]?.value;
-    if (program === ':' || program === 'break' || program === 'continue' || program === 'exit' || program === 'return' || program === 'shift') {
-      return { readOnly: true, reason: `${program} only steers the script` };
-    }
-    if (
-      program === 'set' &&
-      words.length > 1 &&
-      words.slice(1).every((word) => word.kind === 'static' && /^([-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose)$/.test(word.value))
-    ) {
-      return { readOnly: true, reason: 'set only changes shell options' };
-    }
+    const [{ value: program }, ...rest] = words;
+    if ([':', 'break', 'continue', 'exit', 'return', 'shift'].includes(program)) return { readOnly: true, reason: `${program} only steers the script` };
+    const shellOption = (word: Word) => word.kind === 'static' && /^([-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose)$/.test(word.value);
+    if (program === 'set' && rest.length > 0 && rest.every(shellOption)) return { readOnly: true, reason: 'set only changes shell options' };
     return undefined;
   }
 
@@ -915,18 +767,9 @@ class Walker {
       }
     }
     this.declarationWords(keyword, words.slice(1));
-    if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset')) {
+    if (flags.some((flag) => /^[-+][a-zA-Z]*[nix]/.test(flag) && keyword !== 'unset'))
       this.problem(`${keyword} ${flags.join(' ')} (references, integers or exports) is not modelled`);
-    }
-    this.commands.push({
-      words,
-      scope,
-      cwds: [...scope.cwds],
-      nested: scope.nested,
-      wrappers: [],
-      redirects: scope.redirects,
-      verdict: { readOnly: true, reason: `${keyword} only changes shell variables` },
-    });
+    this.record(words, scope, { verdict: { readOnly: true, reason: `${keyword} only changes shell variables` } });
   }
 
   /**
@@ -937,22 +780,15 @@ class Walker {
    */
   private declarationWords(keyword: string, words: Word[]): void {
     for (const word of words) {
-      if (word.kind === 'expansion' && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.raw) && !/[[]/.test(word.raw.split('=', 1)[0])) {
-        // A `NAME=value` assignment tree-sitter parsed: checked by assignment().
-        continue;
-      }
-      if (word.value.includes('[') || word.value.includes('=(')) {
-        this.problem(`${keyword} ${word.value}: ${keyword} assigns an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
-        continue;
-      }
-      if (word.kind !== 'static') {
-        this.problem(`${keyword} ${word.raw}: a word only known when the command runs, which ${keyword} may read as an array assignment (it can run commands)`);
-        continue;
-      }
-      if (/^[-+]/.test(word.value) || keyword === 'unset') continue;
       const name = word.value.split('=', 1)[0];
-      const data = keyword === 'export' ? SAFE_ENV.test(name) : isDataVariable(name);
-      if (!data) this.problem(`${keyword} ${word.value}: sets ${name}, which is not known to be plain data (it may change what later commands run)`);
+      // A `NAME=value` assignment tree-sitter parsed: checked by assignment().
+      if (word.kind === 'expansion' && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.raw) && !/[[]/.test(word.raw.split('=', 1)[0])) continue;
+      if (word.value.includes('[') || word.value.includes('=('))
+        this.problem(`${keyword} ${word.value}: ${keyword} assigns an array element, whose subscript Bash evaluates as arithmetic (it can run commands)`);
+      else if (word.kind !== 'static')
+        this.problem(`${keyword} ${word.raw}: a word only known when the command runs, which ${keyword} may read as an array assignment (it can run commands)`);
+      else if (!/^[-+]/.test(word.value) && keyword !== 'unset' && !(keyword === 'export' ? SAFE_ENV.test(name) : isDataVariable(name)))
+        this.problem(`${keyword} ${word.value}: sets ${name}, which is not known to be plain data (it may change what later commands run)`);
     }
   }
 
@@ -966,25 +802,17 @@ class Walker {
       this.problem(`the assignment to ${nameNode.text} sets an array element, whose subscript Bash evaluates (it can run commands)`);
     else if (value?.type === 'array') this.problem(`${name}=(…) assigns an array, whose subscripts Bash evaluates (it can run commands)`);
     else if (!nameNode || nameNode.type !== 'variable_name') this.unknown(node, scope);
-    if (where === 'statement' || where === 'declare') {
-      if (!isDataVariable(name)) this.problem(`sets ${name}, which is not known to be plain data (it may change what later commands run)`);
-    } else if (!SAFE_ENV.test(name)) {
-      this.problem(`sets ${name} in the environment of the command, which can change what it runs`);
-    }
-    if (value) {
-      const items = value.type === 'array' ? value.namedChildren : [value];
-      for (const item of items) if (item) this.word(item, scope);
-    }
+    if (where === 'prefix' || where === 'export') this.environmentVariable(name);
+    else if (!isDataVariable(name)) this.problem(`sets ${name}, which is not known to be plain data (it may change what later commands run)`);
+    for (const item of value?.type === 'array' ? value.namedChildren : [value]) if (item) this.word(item, scope);
   }
 
-  private envAssignment(text: string): void {
-    const name = text.slice(0, text.indexOf('='));
+  private environmentVariable(name: string): void {
     if (!SAFE_ENV.test(name)) this.problem(`sets ${name} in the environment of the command, which can change what it runs`);
   }
 
   private testCommand(node: Node, scope: Scope): void {
-    const open = node.child(0)?.type ?? '[[';
-    const program = open === '[' ? '[' : '[[';
+    const program = node.child(0)?.type === '[' ? '[' : '[[';
     const words: Word[] = [{ value: program, dynamic: false, kind: 'static', pattern: program, raw: program }];
     const visit = (expression: Node) => {
       switch (expression.type) {
@@ -1021,22 +849,11 @@ class Walker {
           words.push(...this.wordsOf(expression, scope));
       }
     };
-    for (let index = 0; index < node.childCount; index++) {
-      const child = node.child(index)!;
-      if (child.isNamed) visit(child);
-    }
+    for (const child of node.namedChildren) if (child) visit(child);
     words.push({ value: program === '[' ? ']' : ']]', dynamic: false, kind: 'static', pattern: ']', raw: ']' });
     for (const word of words)
       if (word.value === '-v' || word.value === '-R') this.problem(`${program} -v evaluates an array subscript, which can run commands`);
-    this.commands.push({
-      words,
-      scope,
-      cwds: [...scope.cwds],
-      nested: scope.nested,
-      wrappers: [],
-      redirects: scope.redirects,
-      verdict: { readOnly: true, reason: `${program} … ${program === '[' ? ']' : ']]'} only tests` },
-    });
+    this.record(words, scope, { verdict: { readOnly: true, reason: `${program} … ${program === '[' ? ']' : ']]'} only tests` } });
   }
 
   /** `(( … ))`, `$(( … ))`, for (( … )): evaluating a variable can run a subscript's command substitution. */
@@ -1045,16 +862,10 @@ class Walker {
       this.problem('$[ … ] is arithmetic that can run commands through array subscripts');
       return;
     }
-    const evaluates = (current: Node): boolean =>
-      ['variable_name', 'subscript', 'simple_expansion', 'expansion', 'command_substitution', 'word', 'string', 'raw_string', 'concatenation'].includes(
-        current.type,
-      ) || current.namedChildren.some((child) => !!child && evaluates(child));
-    if (node.namedChildren.some((child) => !!child && evaluates(child)) || ['variable_name', 'word', 'subscript'].includes(node.type)) {
+    const evaluates = (current: Node): boolean => ARITHMETIC_OPERANDS.has(current.type) || current.namedChildren.some((child) => !!child && evaluates(child));
+    if (node.namedChildren.some((child) => !!child && evaluates(child)) || ['variable_name', 'word', 'subscript'].includes(node.type))
       this.problem(`${what} evaluates variables as arithmetic, which can run commands through array subscripts`);
-    }
-    for (const substitution of node.descendantsOfType(['command_substitution', 'process_substitution'])) {
-      if (substitution) this.problem('a command substitution inside arithmetic');
-    }
+    if (node.descendantsOfType(['command_substitution', 'process_substitution']).some(Boolean)) this.problem('a command substitution inside arithmetic');
   }
 
   // -- words --
@@ -1068,18 +879,11 @@ class Walker {
   wordsOf(node: Node, scope: Scope): Word[] {
     const raw = node.text;
     const pieces = this.pieces(node, scope);
-    let pattern = '';
-    let expansion = false;
-    for (const piece of pieces) {
-      if ('expansion' in piece) {
-        pattern += MARK;
-        expansion = true;
-      } else pattern += piece.quoted ? escapeAll(piece.text) : piece.text;
-    }
-    if (expansion) return [{ value: raw, dynamic: true, kind: 'expansion', pattern, raw }];
-    const expanded = expandBraces(pattern);
+    const pattern = pieces.map((piece) => ('expansion' in piece ? MARK : piece.quoted ? escapeAll(piece.text) : piece.text)).join('');
+    const expansion = pieces.some((piece) => 'expansion' in piece);
+    const expanded = expansion ? undefined : expandBraces(pattern);
     if (!expanded) {
-      this.problem(`the brace expansion ${raw} makes too many words`);
+      if (!expansion) this.problem(`the brace expansion ${raw} makes too many words`);
       return [{ value: raw, dynamic: true, kind: 'expansion', pattern, raw }];
     }
     const braced = expanded.length !== 1 || expanded[0] !== pattern;
@@ -1123,8 +927,7 @@ class Walker {
     switch (node.type) {
       case 'word':
       case 'number':
-        if (node.namedChildCount > 0) return this.rangePieces(node, scope, false);
-        return [{ text: node.text, quoted: false }];
+        return node.namedChildCount > 0 ? this.rangePieces(node, scope, false) : [{ text: node.text, quoted: false }];
       case 'brace_expression':
       case 'extglob_pattern':
       case 'regex':
@@ -1139,35 +942,33 @@ class Walker {
         return [{ text: decodeAnsiC(node.text.slice(2, -1)), quoted: true }];
       case 'string':
         return this.rangePieces(node, scope, true);
-      case 'translated_string':
-        // `$"…"` is translated through the locale's message catalog: its value is not known here.
-        for (const child of node.namedChildren) if (child) this.pieces(child, scope);
-        return [{ expansion: node.text }];
       case 'concatenation':
       case 'command_name':
         return this.rangePieces(node, scope, false);
-      case 'simple_expansion':
-        return [{ expansion: node.text }];
-      case 'expansion':
-        this.expansion(node, scope);
-        return [{ expansion: node.text }];
-      case 'arithmetic_expansion':
-        this.arithmetic(node, '$(( … ))');
-        return [{ expansion: node.text }];
-      case 'command_substitution':
-      case 'process_substitution':
-        this.substitution(node, scope);
-        return [{ expansion: node.text }];
       case 'heredoc_body':
         for (const child of node.namedChildren) if (child && child.type !== 'heredoc_content') this.pieces(child, scope);
         return [{ text: node.text, quoted: true }];
+      // The rest are only known when the command runs: `$"…"` too, translated through the locale's message catalog.
+      case 'translated_string':
       case 'array':
         for (const child of node.namedChildren) if (child) this.pieces(child, scope);
-        return [{ expansion: node.text }];
+        break;
+      case 'simple_expansion':
+        break;
+      case 'expansion':
+        this.expansion(node, scope);
+        break;
+      case 'arithmetic_expansion':
+        this.arithmetic(node, '$(( … ))');
+        break;
+      case 'command_substitution':
+      case 'process_substitution':
+        this.substitution(node, scope);
+        break;
       default:
         this.unknown(node, scope);
-        return [{ expansion: node.text }];
     }
+    return [{ expansion: node.text }];
   }
 
   /** A string's or concatenation's parts, covering the text between children. */
@@ -1215,9 +1016,8 @@ class Walker {
       }
       if (child.type === 'subscript') {
         const subscriptIndex = child.childForFieldName('index');
-        if (subscriptIndex && !(subscriptIndex.type === 'number' || ['@', '*'].includes(subscriptIndex.text))) {
+        if (subscriptIndex && !(subscriptIndex.type === 'number' || ['@', '*'].includes(subscriptIndex.text)))
           this.problem(`${text} evaluates an array subscript, which can run commands`);
-        }
         for (const substitution of child.descendantsOfType(['command_substitution', 'process_substitution']))
           if (substitution) this.substitution(substitution, scope);
         continue;
@@ -1238,27 +1038,20 @@ class Walker {
   private substitution(node: Node, scope: Scope): void {
     const kind = node.type === 'process_substitution' ? 'process substitution' : 'command substitution';
     this.problem(`a ${kind} (${node.text.length > 60 ? `${node.text.slice(0, 57)}…` : node.text}) runs a command whose output the check cannot see`);
-    const inner = this.subscope(scope, false);
-    inner.redirects = [];
-    for (let index = 0; index < node.childCount; index++) {
-      const child = node.child(index)!;
-      const field = node.fieldNameForChild(index);
+    const inner: Scope = { ...scope, cwds: [...scope.cwds], redirects: [] };
+    for (const [child, field] of withFields(node)) {
       if (field === 'redirect') {
         // `$(<file)` reads the file.
         const found = child.type === 'file_redirect' ? this.fileRedirect(child, scope) : undefined;
-        if (found)
-          this.commands.push({
-            words: [],
-            scope: inner,
-            cwds: [...scope.cwds],
-            nested: scope.nested,
-            wrappers: [],
-            redirects: [found],
-            verdict: { readOnly: true, reason: 'reads a file into the command line' },
-          });
+        if (found) this.record([], inner, { redirects: [found], verdict: { readOnly: true, reason: 'reads a file into the command line' } });
       } else if (child.isNamed) this.childStatement(child, inner);
     }
   }
+}
+
+/** A node's children, each with its field name. */
+function* withFields(node: Node): Generator<[Node, string | null]> {
+  for (let index = 0; index < node.childCount; index++) yield [node.child(index)!, node.fieldNameForChild(index)];
 }
 
 function isPlainNumber(node: Node): boolean {
@@ -1326,57 +1119,40 @@ function skipOptions(
 
 /** The wrappers Bash users put in front of a command, and where the command starts. */
 function unwrap(program: string, values: (string | undefined)[]): Unwrapped | undefined {
+  const options = (from: number, ...spec: [flags: string, valued: string, longFlags?: string[], longValued?: string[]]): Unwrapped => {
+    const start = skipOptions(values, from, ...spec);
+    return start === undefined ? { problem: `${program}: options the check does not model` } : { start };
+  };
   switch (program) {
-    case 'command': {
+    case 'command':
       if (values.slice(1).some((value) => value === '-v' || value === '-V' || (value?.startsWith('-') && /[vV]/.test(value)))) return undefined;
-      const start = skipOptions(values, 1, 'p', '');
-      return start === undefined ? { problem: 'command: options the check does not model' } : { start };
-    }
+      return options(1, 'p', '');
     case 'builtin':
       return { start: 1 };
     case 'coproc':
       // `coproc NAME { …; }` or `coproc command`: the problem is reported by the caller.
       return { start: values[1] !== undefined && NAME.test(values[1]) && values[2] === '{' ? 2 : 1 };
-    case 'exec': {
-      const start = skipOptions(values, 1, 'cl', 'a');
-      return start === undefined ? { problem: 'exec: options the check does not model' } : { start };
-    }
-    case 'time': {
-      const start = skipOptions(values, 1, 'p', '');
-      return start === undefined ? { problem: 'time: options the check does not model' } : { start };
-    }
+    case 'exec':
+      return options(1, 'cl', 'a');
+    case 'time':
+      return options(1, 'p', '');
     case 'nohup':
       return { start: values[1] === '--' ? 2 : 1 };
-    case 'nice': {
-      let index = 1;
-      if (values[index] !== undefined && /^-\d+$/.test(values[index]!)) index++;
-      const start = skipOptions(values, index, '', 'n', [], ['--adjustment']);
-      return start === undefined ? { problem: 'nice: options the check does not model' } : { start };
-    }
+    case 'nice':
+      return options(/^-\d+$/.test(values[1] ?? '') ? 2 : 1, '', 'n', [], ['--adjustment']);
     case 'timeout': {
-      const afterOptions = skipOptions(values, 1, 'v', 'sk', ['--preserve-status', '--foreground', '--verbose'], ['--signal', '--kill-after']);
-      if (afterOptions === undefined) return { problem: 'timeout: options the check does not model' };
-      return { start: afterOptions + 1 };
+      // The duration follows the options.
+      const { start, problem } = options(1, 'v', 'sk', ['--preserve-status', '--foreground', '--verbose'], ['--signal', '--kill-after']);
+      return start === undefined ? { problem } : { start: start + 1 };
     }
-    case 'stdbuf': {
-      const start = skipOptions(values, 1, '', 'ioe', [], ['--input', '--output', '--error']);
-      return start === undefined ? { problem: 'stdbuf: options the check does not model' } : { start };
-    }
-    case 'ionice': {
-      if (
-        values.some(
-          (value) =>
-            value === '-p' || value === '-P' || value === '-u' || value?.startsWith('--pid') || value?.startsWith('--pgid') || value?.startsWith('--uid'),
-        )
-      )
-        return undefined;
-      const start = skipOptions(values, 1, 't', 'cn', ['--ignore'], ['--class', '--classdata']);
-      return start === undefined ? { problem: 'ionice: options the check does not model' } : { start };
-    }
-    case 'setsid': {
-      const start = skipOptions(values, 1, 'cfw', '', ['--ctty', '--fork', '--wait']);
-      return start === undefined ? { problem: 'setsid: options the check does not model' } : { start };
-    }
+    case 'stdbuf':
+      return options(1, '', 'ioe', [], ['--input', '--output', '--error']);
+    case 'ionice':
+      // `-p`, `-P`, `-u`: it changes running processes, and runs nothing.
+      if (values.some((value) => /^(-[pPu]$|--(pid|pgid|uid))/.test(value ?? ''))) return undefined;
+      return options(1, 't', 'cn', ['--ignore'], ['--class', '--classdata']);
+    case 'setsid':
+      return options(1, 'cfw', '', ['--ctty', '--fork', '--wait']);
     case 'env': {
       let index = 1;
       const assignments: string[] = [];
@@ -1441,25 +1217,14 @@ function shellScript(values: (string | undefined)[]): { kind: 'string'; index: n
       index++;
       break;
     }
-    if (/^[-+]o$|^[-+]O$/.test(word)) {
-      index += 2;
-      continue;
-    }
-    if (word === '--rcfile' || word === '--init-file') {
-      index += 2;
-      continue;
-    }
-    if (word.startsWith('--')) {
-      index++;
-      continue;
-    }
-    if (/^[-+][A-Za-z]+$/.test(word)) {
+    // `-o name`, `-O name`, `--rcfile file`: an option and its value.
+    if (/^[-+][oO]$|^--(rcfile|init-file)$/.test(word)) index += 2;
+    else if (word.startsWith('--')) index++;
+    else if (/^[-+][A-Za-z]+$/.test(word)) {
       if (word.startsWith('-') && word.includes('c')) command = true;
       if (word.startsWith('-') && word.includes('s') && !command) return { kind: 'stdin' };
       index++;
-      continue;
-    }
-    break;
+    } else break;
   }
   if (command) return index < values.length ? { kind: 'string', index } : { kind: 'unknown' };
   return index < values.length ? { kind: 'file' } : { kind: 'stdin' };
@@ -1671,12 +1436,9 @@ async function finish(
   repositories: Map<string, Promise<GitRepository>>,
 ): Promise<BashCommandFact> {
   const words = [...pending.words];
-  let programByPath: string | undefined;
-  if (words.length > 0 && words[0].kind === 'static') {
-    const name = programName(words[0].value);
-    if (name !== words[0].value && !name.includes('/')) words[0] = { ...words[0], value: name };
-    else if (name.includes('/')) programByPath = name;
-  }
+  const name = words[0]?.kind === 'static' ? programName(words[0].value) : undefined;
+  const programByPath = name?.includes('/') ? name : undefined;
+  if (name !== undefined && !programByPath) words[0] = { ...words[0], value: name };
   const argv = words.map((word) => word.value);
   const dynamicWords = words.map((word) => word.dynamic);
   const cwd = pending.cwds[pending.cwds.length - 1];
@@ -1698,18 +1460,11 @@ async function finish(
     requests.push({ ...how, literal: unescapePattern(pattern), glob: pattern });
   };
 
-  let readOnly: boolean;
-  let reason: string;
-  if (pending.verdict) {
-    ({ readOnly, reason } = pending.verdict);
-  } else if (words.length === 0) {
-    readOnly = true;
-    reason = 'no command';
-  } else {
+  let { readOnly, reason } = pending.verdict ?? { readOnly: true, reason: 'no command' };
+  if (!pending.verdict && words.length > 0) {
     const dynamicArgs = words.map((word) => word.kind !== 'static');
     const verdict = classifyArgv(argv, { dynamic: dynamicArgs });
-    readOnly = verdict.readOnly;
-    reason = verdict.reason;
+    ({ readOnly, reason } = verdict);
     const reported = verdict.paths.length > 0 || verdict.readOnly ? verdict.paths : writerPaths(argv, dynamicArgs);
     for (const entry of reported) {
       const word = words[entry.index];
@@ -1722,26 +1477,15 @@ async function finish(
       if (index > 0 && word.kind === 'glob' && !reported.some((entry) => entry.index === index)) want({ index, access: 'read', text: word.value }, word);
     });
   }
-  if (programByPath) {
+  const byPath = programByPath && `runs ${programByPath}, a program given by its path (not the system's ${path.posix.basename(programByPath)})`;
+  const written = pending.redirects.find((redirect) => redirect.access === 'write');
+  // What the walker knows (xargs' input, find -exec), then a program by path, then a writing redirect overrules the verdict.
+  const overrule = pending.notReadOnly || byPath || (readOnly && written && `writes ${written.word.raw} (redirect ${written.op})`);
+  if (overrule) {
     readOnly = false;
-    reason = `runs ${programByPath}, a program given by its path (not the system's ${path.posix.basename(programByPath)})`;
+    reason = overrule;
   }
-  if (pending.notReadOnly) {
-    readOnly = false;
-    reason = pending.notReadOnly;
-  }
-  let writesByRedirect = false;
-  const readsByRedirect = pending.redirects.some((redirect) => redirect.access === 'read');
-  for (const redirect of pending.redirects) {
-    if (redirect.access === 'write') {
-      writesByRedirect = true;
-      if (readOnly) {
-        readOnly = false;
-        reason = `writes ${redirect.word.raw} (redirect ${redirect.op})`;
-      }
-    }
-    if (redirect.word.kind === 'static') requests.push({ access: redirect.access, literal: redirect.word.value });
-  }
+  for (const redirect of pending.redirects) if (redirect.word.kind === 'static') requests.push({ access: redirect.access, literal: redirect.word.value });
 
   // git reads the config of the repository it finds: only the workspace's own is vouched for.
   let topLevel = context.cwd;
@@ -1767,12 +1511,8 @@ async function finish(
   for (const request of requests) {
     const bases = request.literal.startsWith('/') ? [cwd] : request.fromTop ? [topLevel] : pending.cwds;
     for (const base of bases) {
-      if (request.glob === undefined) {
-        add(request, request.literal, base);
-        continue;
-      }
       // Every path the glob becomes where the command runs; no match leaves the word as written (Bash's default).
-      const expansion = await expandGlob(request.glob, base);
+      const expansion = request.glob === undefined ? { matches: [] } : await expandGlob(request.glob, base);
       if ('tooMany' in expansion) {
         walker.problem(`the glob ${request.literal} matches more than ${MAX_GLOB_MATCHES} paths, too many to check`);
         continue;
@@ -1795,8 +1535,8 @@ async function finish(
     readOnly,
     reason,
     paths,
-    writesByRedirect,
-    readsByRedirect,
+    writesByRedirect: written !== undefined,
+    readsByRedirect: pending.redirects.some((redirect) => redirect.access === 'read'),
     cwd,
     nested: pending.nested,
     wrappers: pending.wrappers,

@@ -22,11 +22,7 @@ export interface GitRepository {
   problem?: string;
 }
 
-const exists = (target: string) =>
-  lstat(target).then(
-    () => true,
-    () => false,
-  );
+const exists = async (target: string) => (await lstat(target).catch(() => undefined)) !== undefined;
 
 /** git's `is_git_directory` (loosely: any of its parts makes it one, so a half-made repository asks too). */
 async function looksLikeRepository(directory: string): Promise<boolean> {

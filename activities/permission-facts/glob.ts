@@ -21,18 +21,12 @@ const SEGMENT_OPTIONS = { dot: false, nobrace: true, noextglob: true, nonegate: 
 /** Splits an escaped pattern (`\x` is a literal x) at unescaped slashes. */
 function splitSegments(pattern: string): string[] {
   const segments: string[] = [];
-  let current = '';
-  for (let index = 0; index < pattern.length; index++) {
-    const char = pattern[index];
-    if (char === '\\' && index + 1 < pattern.length) {
-      current += char + pattern[++index];
-    } else if (char === '/') {
-      segments.push(current);
-      current = '';
-    } else current += char;
+  let start = 0;
+  for (let slash = findUnescaped(pattern, '/'); slash >= 0; slash = findUnescaped(pattern, '/', start)) {
+    segments.push(pattern.slice(start, slash));
+    start = slash + 1;
   }
-  segments.push(current);
-  return segments;
+  return [...segments, pattern.slice(start)];
 }
 
 /** An escaped pattern as text: each backslash-escaped character is itself. */

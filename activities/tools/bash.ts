@@ -9,14 +9,12 @@ import { stat } from 'node:fs/promises';
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput, interpretExitCode } from '../../common/tools/bash';
 import { finalProgram } from '../permission-facts/bash';
 import { decideSandbox, sandboxResultNotices } from '../sandbox';
-import { CAPTURE_HEAD_BYTES, MAX_CAPTURE_BYTES, runShellCommand } from '../shell';
+import { CAPTURE_HEAD_BYTES, runShellCommand } from '../shell';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
-/** Output kept in memory per command; the caller applies the model-facing result budget. */
-export const BASH_MAX_CAPTURE_BYTES = MAX_CAPTURE_BYTES;
 const NO_OUTPUT = 'Tool ran without output or errors';
 
-/** The line heading a result whose output was over BASH_MAX_CAPTURE_BYTES. */
+/** The line heading a result whose output was over the capture limit (MAX_CAPTURE_BYTES); the caller applies the model-facing result budget. */
 export function omittedOutputNotice(outputBytes: number, omittedBytes: number): string {
   const keptMb = CAPTURE_HEAD_BYTES / 1024 / 1024;
   return (
@@ -73,12 +71,8 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
   if (run.truncated) parts.unshift(omittedOutputNotice(run.outputBytes, run.omittedBytes));
   if (run.backgroundKilled) parts.push('[processes the command left running in the background were terminated when it finished]');
   parts.push(...notices);
-  if (run.timedOut) {
-    parts.push(`Command timed out after ${timeoutMs}ms`);
-    return { isError: true, content: parts.join('\n') };
-  }
-  if (run.exitCode === null) {
-    parts.push(`Command terminated by signal ${run.exitSignal}`);
+  if (run.timedOut || run.exitCode === null) {
+    parts.push(run.timedOut ? `Command timed out after ${timeoutMs}ms` : `Command terminated by signal ${run.exitSignal}`);
     return { isError: true, content: parts.join('\n') };
   }
   if (run.exitCode !== 0) {
