@@ -172,35 +172,23 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
   ].filter((mount) => mount.path !== '/' && !isInside(mount.path, '/proc') && !isInside(mount.path, '/dev'));
   const depth = (entry: string) => entry.split('/').filter(Boolean).length;
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind]);
-  const args = [
-    ...(plan.user ? ['--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid)] : []),
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    ...PROC_READ_ONLY.flatMap((entry) => ['--ro-bind-try', entry, entry]),
-    '--tmpfs',
-    '/tmp',
-    '--unshare-pid',
-    // Its own System V IPC and POSIX message queues: the worker's (its user's) shared memory and
-    // queues would otherwise be its to read, change and remove (the sandbox user maps to the worker's).
-    '--unshare-ipc',
-    // No network of its own, as Claude Code's sandbox: loopback is the sandbox's own, so the
-    // worker's Temporal server and every local service are out of reach; allowed domains go
-    // through the proxy's socket (PROXY_MOUNT).
-    '--unshare-net',
-    '--die-with-parent',
-    // A session of its own, with no controlling terminal: a process started with the worker's
-    // terminal (a project's stdio MCP server is not detached) could otherwise push keystrokes into
-    // it (TIOCSTI), which the person's shell or chat then reads as their own input, outside the sandbox.
-    '--new-session',
-    // The worker may run as root: without this, the command could remount / read-write.
-    '--cap-drop',
-    'ALL',
-  ];
+  const args = plan.user ? ['--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid)] : [];
+  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
+  args.push(...PROC_READ_ONLY.flatMap((entry) => ['--ro-bind-try', entry, entry]));
+  args.push('--tmpfs', '/tmp', '--unshare-pid');
+  // Its own System V IPC and POSIX message queues: the worker's (its user's) shared memory and
+  // queues would otherwise be its to read, change and remove (the sandbox user maps to the worker's).
+  args.push('--unshare-ipc');
+  // No network of its own, as Claude Code's sandbox: loopback is the sandbox's own, so the
+  // worker's Temporal server and every local service are out of reach; allowed domains go
+  // through the proxy's socket (PROXY_MOUNT).
+  args.push('--unshare-net', '--die-with-parent');
+  // A session of its own, with no controlling terminal: a process started with the worker's
+  // terminal (a project's stdio MCP server is not detached) could otherwise push keystrokes into
+  // it (TIOCSTI), which the person's shell or chat then reads as their own input, outside the sandbox.
+  args.push('--new-session');
+  // The worker may run as root: without this, the command could remount / read-write.
+  args.push('--cap-drop', 'ALL');
   for (const mount of mounts) args.push(...MOUNT_ARGUMENTS[mount.kind](mount.path));
   for (const link of plan.symlinks ?? []) args.push('--symlink', link.target, link.path);
   if (plan.proxyDirectory) args.push('--ro-bind', plan.proxyDirectory, PROXY_MOUNT);

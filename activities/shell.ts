@@ -186,13 +186,20 @@ async function processGroupRunning(groupId: number): Promise<boolean> {
     entries
       .filter((entry) => /^\d+$/.test(entry))
       .map(async (entry) => {
-        const stat = await readFile(`/proc/${entry}/stat`, 'latin1').catch(() => '');
-        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return Number(fields[2]) === groupId && fields[0] !== 'Z' && fields[0] !== 'X';
+        const stat = await readProcessStat(Number(entry));
+        return stat?.processGroup === groupId && stat.state !== 'Z' && stat.state !== 'X';
       }),
   );
   return states.some(Boolean);
+}
+
+/** From /proc/<pid>/stat: the state letter, process group and start time (clock ticks since boot); undefined when there is no such process. */
+export async function readProcessStat(pid: number): Promise<{ state: string; processGroup: number; startTime: string } | undefined> {
+  const text = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
+  if (text === undefined) return undefined;
+  // pid (comm) state ppid pgrp session … starttime is field 22; comm may hold spaces and parentheses.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0], processGroup: Number(fields[2]), startTime: fields[19] };
 }
 
 /** SIGTERM the whole group, give it a short grace, then SIGKILL whatever is left. */
