@@ -12,9 +12,8 @@
  * server are refused before anyone is asked.
  */
 import { lookup } from 'node:dns/promises';
-import { constants } from 'node:fs';
-import { access, mkdtemp, rm } from 'node:fs/promises';
-import type { Forwarder } from './shell';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { type Forwarder, findOnPath } from './shell';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -171,26 +170,13 @@ async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Pr
  * running FORWARDER_SCRIPT (about 100 ms more per command).
  */
 export async function proxyForwarder(): Promise<Forwarder> {
-  socat ??= findSocat();
+  // In a system directory the sandbox shows read-only (a binary under the workspace could be swapped by a command).
+  socat ??= findOnPath('socat', '/usr/bin:/bin:/usr/local/bin');
   const found = await socat;
   if (found) return { program: found, args: [`TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${path.join(PROXY_MOUNT, SOCKET_NAME)}`] };
   return { program: process.execPath, args: ['-e', FORWARDER_SCRIPT] };
 }
 let socat: Promise<string | undefined> | undefined;
-
-/** socat in a system directory the sandbox shows read-only (a binary under the workspace could be swapped by a command). */
-async function findSocat(): Promise<string | undefined> {
-  for (const candidate of ['/usr/bin/socat', '/bin/socat', '/usr/local/bin/socat']) {
-    if (
-      await access(candidate, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return candidate;
-  }
-  return undefined;
-}
 
 /** Runs inside the sandbox (`node -e`): 127.0.0.1:PORT → the proxy's unix socket. */
 export const FORWARDER_SCRIPT =
@@ -226,12 +212,9 @@ export async function startDomainProxy(allowedDomains: readonly string[], env: N
   const answers = new Map<string, Promise<boolean>>();
   const ask: AskDomain | undefined = askDomain
     ? (host, port) => {
-        if (!answers.has(host))
-          answers.set(
-            host,
-            askDomain(host, port).catch(() => false),
-          );
-        return answers.get(host)!;
+        const answer = answers.get(host) ?? askDomain(host, port).catch(() => false);
+        answers.set(host, answer);
+        return answer;
       }
     : undefined;
   const sockets = new Set<net.Socket>();

@@ -14,17 +14,16 @@
  * - secrets: `~/.ssh` and the like, the state directory, the encryption key file, the Temporal
  *   envconfig profile and TLS files, the dev server's database, `~/.claude.json` and container-engine
  *   sockets hidden; the environment carries no credential (shell.ts `toolProcessEnvironment`);
- * - the host's kernel settings and other processes: its own PID namespace with a fresh /proc whose
- *   host-wide writable entries (`/proc/sys`, `/proc/sysrq-trigger`, …) are read-only; no
+ * - the host's kernel settings and other processes: its own PID and IPC namespaces with a fresh
+ *   /proc whose host-wide writable entries (`/proc/sys`, `/proc/sysrq-trigger`, …) are read-only; no
  *   capabilities; an ordinary user inside when the worker runs as root and the host allows it.
- *   (Not an IPC namespace: it doubles bwrap's start-up time for little — SysV IPC holds no secrets here.)
  * git inside runs with its repository config neutralised (SANDBOX_GIT_CONFIG). Every Bash command,
  * background command and hook starts this way (activities/shell.ts runs it), and a project's stdio
  * MCP servers (activities/mcp/connections.ts, `sandboxedArgv`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { access, constants, lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { anchorPathRule } from '../common/path-rules';
@@ -33,7 +32,7 @@ import type { SettingSource } from '../common/permissions';
 import { DEFAULT_DB_FILENAME, REPO_ROOT } from '../infra/dev-server';
 import { temporalCacheRoot } from '../infra/temporal-cli';
 import { type AskDomain, PROXY_MOUNT, proxyForwarder, startDomainProxy } from './sandbox-network';
-import { SANDBOX_EXEC_WITH_FORWARDER, type SandboxLaunch, runShellCommand } from './shell';
+import { SANDBOX_EXEC_WITH_FORWARDER, type SandboxLaunch, findOnPath, runShellCommand } from './shell';
 import type { BashFacts } from '../common/permission-facts';
 import { gatherBashFacts } from './permission-facts/bash';
 import { resolvePathFact } from './permission-facts/paths';
@@ -150,6 +149,13 @@ export interface SandboxPlan {
 type MountKind = 'bind' | 'reexpose' | 'ro-bind' | 'hide-directory' | 'hide-file';
 /** At equal depth, later kinds win (hiding beats exposing). */
 const KIND_ORDER: Record<MountKind, number> = { bind: 0, 'ro-bind': 1, 'hide-directory': 2, 'hide-file': 3, reexpose: 4 };
+const MOUNT_ARGUMENTS: Record<MountKind, (entry: string) => string[]> = {
+  bind: (entry) => ['--bind', entry, entry],
+  'ro-bind': (entry) => ['--ro-bind', entry, entry],
+  reexpose: (entry) => ['--ro-bind', entry, entry],
+  'hide-directory': (entry) => ['--tmpfs', entry],
+  'hide-file': (entry) => ['--ro-bind', '/dev/null', entry],
+};
 
 /**
  * bwrap's arguments for a plan (pure). Mounts are applied shallowest first, so a deeper rule wins
@@ -166,64 +172,34 @@ export function bwrapArguments(plan: SandboxPlan): string[] {
   ].filter((mount) => mount.path !== '/' && !isInside(mount.path, '/proc') && !isInside(mount.path, '/dev'));
   const depth = (entry: string) => entry.split('/').filter(Boolean).length;
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind]);
-  const args = [
-    ...(plan.user ? ['--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid)] : []),
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    ...PROC_READ_ONLY.flatMap((entry) => ['--ro-bind-try', entry, entry]),
-    '--tmpfs',
-    '/tmp',
-    '--unshare-pid',
-    // Its own System V IPC and POSIX message queues: the worker's (its user's) shared memory and
-    // queues would otherwise be its to read, change and remove (the sandbox user maps to the worker's).
-    '--unshare-ipc',
-    // No network of its own, as Claude Code's sandbox: loopback is the sandbox's own, so the
-    // worker's Temporal server and every local service are out of reach; allowed domains go
-    // through the proxy's socket (PROXY_MOUNT).
-    '--unshare-net',
-    '--die-with-parent',
-    // A session of its own, with no controlling terminal: a process started with the worker's
-    // terminal (a project's stdio MCP server is not detached) could otherwise push keystrokes into
-    // it (TIOCSTI), which the person's shell or chat then reads as their own input, outside the sandbox.
-    '--new-session',
-    // The worker may run as root: without this, the command could remount / read-write.
-    '--cap-drop',
-    'ALL',
-  ];
-  // Remounted read-only only after every mount point inside them was created.
-  const remounts: string[] = [];
-  for (const mount of mounts) {
-    switch (mount.kind) {
-      case 'bind':
-        args.push('--bind', mount.path, mount.path);
-        break;
-      case 'ro-bind':
-      case 'reexpose':
-        args.push('--ro-bind', mount.path, mount.path);
-        break;
-      case 'hide-directory':
-        args.push('--tmpfs', mount.path);
-        remounts.push(mount.path);
-        break;
-      case 'hide-file':
-        args.push('--ro-bind', '/dev/null', mount.path);
-        break;
-    }
-  }
+  const args = plan.user ? ['--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid)] : [];
+  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
+  args.push(...PROC_READ_ONLY.flatMap((entry) => ['--ro-bind-try', entry, entry]));
+  args.push('--tmpfs', '/tmp', '--unshare-pid');
+  // Its own System V IPC and POSIX message queues: the worker's (its user's) shared memory and
+  // queues would otherwise be its to read, change and remove (the sandbox user maps to the worker's).
+  args.push('--unshare-ipc');
+  // No network of its own, as Claude Code's sandbox: loopback is the sandbox's own, so the
+  // worker's Temporal server and every local service are out of reach; allowed domains go
+  // through the proxy's socket (PROXY_MOUNT).
+  args.push('--unshare-net', '--die-with-parent');
+  // A session of its own, with no controlling terminal: a process started with the worker's
+  // terminal (a project's stdio MCP server is not detached) could otherwise push keystrokes into
+  // it (TIOCSTI), which the person's shell or chat then reads as their own input, outside the sandbox.
+  args.push('--new-session');
+  // The worker may run as root: without this, the command could remount / read-write.
+  args.push('--cap-drop', 'ALL');
+  for (const mount of mounts) args.push(...MOUNT_ARGUMENTS[mount.kind](mount.path));
   for (const link of plan.symlinks ?? []) args.push('--symlink', link.target, link.path);
   if (plan.proxyDirectory) args.push('--ro-bind', plan.proxyDirectory, PROXY_MOUNT);
   if (plan.gitExcludes) args.push('--ro-bind', plan.gitExcludes, GIT_EXCLUDES_MOUNT);
-  for (const entry of remounts) args.push('--remount-ro', entry);
+  // A hidden directory's tmpfs is remounted read-only only after every mount point inside it was created.
+  for (const mount of mounts) if (mount.kind === 'hide-directory') args.push('--remount-ro', mount.path);
   args.push('--chdir', plan.cwd);
   return args;
 }
 
-export type { SandboxLaunch } from './shell';
+export { findOnPath, type SandboxLaunch } from './shell';
 
 export interface SandboxAvailability {
   available: boolean;
@@ -271,30 +247,6 @@ async function probe(env: NodeJS.ProcessEnv): Promise<SandboxAvailability> {
   if (outcome.code === 0) return { available: true, bwrap };
   const why = outcome.error?.message ?? (outcome.stderr.trim() || `exit code ${outcome.code}`);
   return { available: false, bwrap, reason: `bubblewrap (${bwrap}) cannot start a sandbox here: ${why} (are unprivileged user namespaces disabled?)` };
-}
-
-/** The executable `program` names (a path, or a name on `searchPath`), or undefined. */
-export async function findOnPath(program: string, searchPath: string, cwd = '/'): Promise<string | undefined> {
-  if (program.includes('/')) {
-    const candidate = path.resolve(cwd, program);
-    return (await access(candidate, constants.X_OK).then(
-      () => true,
-      () => false,
-    ))
-      ? candidate
-      : undefined;
-  }
-  for (const directory of searchPath.split(':').filter(Boolean)) {
-    const candidate = path.join(directory, program);
-    if (
-      await access(candidate, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return candidate;
-  }
-  return undefined;
 }
 
 export interface SandboxRequest {
@@ -356,7 +308,6 @@ export interface SandboxDecision {
   description: string;
 }
 
-/** How the command in `request` should run: the sandbox's settings, the call's flags and what the host can do. */
 /** A command's parsed facts for `excludedCommands` (undefined when it cannot be examined: not excluded). */
 async function commandFacts(command: string, cwd: string, home: string): Promise<BashFacts | undefined> {
   try {
@@ -366,6 +317,7 @@ async function commandFacts(command: string, cwd: string, home: string): Promise
   }
 }
 
+/** How the command in `request` should run: the sandbox's settings, the call's flags and what the host can do. */
 export async function decideSandbox(request: SandboxRequest): Promise<SandboxDecision> {
   const env = request.env ?? process.env;
   const home = request.home ?? os.homedir();
@@ -433,47 +385,39 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
     };
   }
   // Absent protected paths get placeholders for as long as the command runs (released with it).
-  const placeholders = await acquirePlaceholders(plan.absent, env);
-  const releasePlaceholders = placeholders.release;
-  const readOnly = [...plan.readOnly, ...placeholders.mounted];
-  const gitExcludes = placeholders.gitExcludes;
+  const { release: releasePlaceholders, mounted, gitExcludes } = await acquirePlaceholders(plan.absent, env);
+  const sandboxed = { ...plan, readOnly: [...plan.readOnly, ...mounted], gitExcludes };
   // The sandbox's /tmp is private, and the worker's TMPDIR may not be writable in it.
   const environment = { TMPDIR: '/tmp', ...sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined) };
-  if ((settings.allowedDomains.length > 0 || request.askDomain) && !request.noNetwork) {
-    // Only these domains (and those a person approves when asked), through a proxy outside the sandbox (sandbox-network.ts).
-    const proxy = await startDomainProxy(settings.allowedDomains, env, request.askDomain).catch(async (error: unknown) => {
-      await releasePlaceholders();
-      throw error;
-    });
+  if (request.noNetwork || (settings.allowedDomains.length === 0 && !request.askDomain)) {
     return {
-      launch: {
-        program: available.bwrap!,
-        args: bwrapArguments({ ...plan, readOnly, proxyDirectory: proxy.directory, gitExcludes }),
-        env: { ...environment, ...proxy.env },
-        forwarder: await proxyForwarder(),
-        release: async () => {
-          await proxy.close();
-          await releasePlaceholders();
-        },
-        refusedRequests: proxy.refused,
-      },
+      launch: { program: available.bwrap!, args: bwrapArguments(sandboxed), env: environment, release: releasePlaceholders, networkOff: true },
       notices,
-      description:
-        settings.allowedDomains.length > 0
-          ? `sandboxed (network: ${settings.allowedDomains.join(', ')} only${request.askDomain ? '; other domains ask' : ''})`
-          : 'sandboxed (network: each domain asks)',
+      description: 'sandboxed (network off)',
     };
   }
+  // Only these domains (and those a person approves when asked), through a proxy outside the sandbox (sandbox-network.ts).
+  const proxy = await startDomainProxy(settings.allowedDomains, env, request.askDomain).catch(async (error: unknown) => {
+    await releasePlaceholders();
+    throw error;
+  });
   return {
     launch: {
       program: available.bwrap!,
-      args: bwrapArguments({ ...plan, readOnly, gitExcludes }),
-      env: environment,
-      release: releasePlaceholders,
-      networkOff: true,
+      args: bwrapArguments({ ...sandboxed, proxyDirectory: proxy.directory }),
+      env: { ...environment, ...proxy.env },
+      forwarder: await proxyForwarder(),
+      release: async () => {
+        await proxy.close();
+        await releasePlaceholders();
+      },
+      refusedRequests: proxy.refused,
     },
     notices,
-    description: 'sandboxed (network off)',
+    description:
+      settings.allowedDomains.length > 0
+        ? `sandboxed (network: ${settings.allowedDomains.join(', ')} only${request.askDomain ? '; other domains ask' : ''})`
+        : 'sandboxed (network: each domain asks)',
   };
 }
 
@@ -568,10 +512,7 @@ export async function sandboxPlan(options: {
     ...writable.flatMap((root) => PROTECTED_WORKSPACE_PATHS.map((entry) => protect(path.join(root, entry.name), entry.kind))),
     ...(underWritable(homeReal) ? PROTECTED_HOME_PATHS.map((entry) => protect(path.join(homeReal, entry.name), entry.kind)) : []),
   ]);
-  for (const candidate of options.denyWrite ?? []) {
-    const resolved = await real(candidate);
-    if (resolved && underWritable(resolved)) readOnly.push(resolved);
-  }
+  readOnly.push(...(await resolveAll(options.denyWrite ?? [])).filter(underWritable));
 
   const hiddenDirectories: string[] = [];
   const hiddenFiles: string[] = [];
@@ -597,22 +538,15 @@ export async function sandboxPlan(options: {
     ].map(hide),
   );
 
-  // The model is told where an oversized result was saved; it may grep it with Bash.
-  const reexposed: string[] = [];
-  for (const kept of RUNTIME_KEPT) {
-    const resolved = await real(kept);
-    if (resolved) reexposed.push(resolved);
-  }
+  const reexposed = await resolveAll(RUNTIME_KEPT);
   // The worker's own installation stays visible (read-only) as it is anywhere else on the read-only root, also
   // when it lives under the host's /tmp, which the sandbox replaces with its own (a clone under /tmp: the MCP
   // servers and scripts a workspace names from it would vanish). Its database directory stays hidden (deeper).
   const installation = await real(options.installation ?? REPO_ROOT);
   if (installation && isInside(installation, '/tmp') && !underWritable(installation)) reexposed.push(installation);
+  // The model is told where an oversized result was saved; it may grep it with Bash.
   const workspaceState = workspaceStateDir(options.stateDir, options.cwd);
-  for (const directory of ['tool-results', 'hook-output']) {
-    const resolved = await real(path.join(workspaceState, directory));
-    if (resolved) reexposed.push(resolved);
-  }
+  reexposed.push(...(await resolveAll(['tool-results', 'hook-output'].map((directory) => path.join(workspaceState, directory)))));
   return {
     cwd,
     writable,
@@ -727,13 +661,7 @@ function makePlaceholder(entry: { path: string; kind: PlaceholderKind }): Promis
   return oneAtATime(async () => {
     const missing: string[] = [];
     for (const parent of ancestors(entry.path)) {
-      if (
-        await lstat(parent).then(
-          () => true,
-          () => false,
-        )
-      )
-        break;
+      if (await lstat(parent).catch(() => undefined)) break;
       missing.unshift(parent);
     }
     const made: string[] = [];

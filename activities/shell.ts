@@ -6,7 +6,9 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -157,14 +159,18 @@ export interface ShellRun {
   backgroundKilled: boolean;
 }
 
-/** True while any process (zombies included) is in process group `groupId`. */
-function processGroupExists(groupId: number): boolean {
-  try {
-    process.kill(-groupId, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+/** The executable `program` names (a path, or a name on `searchPath`), or undefined. */
+export async function findOnPath(program: string, searchPath: string, cwd = '/'): Promise<string | undefined> {
+  const directories = searchPath.split(':').filter(Boolean);
+  const candidates = program.includes('/') ? [path.resolve(cwd, program)] : directories.map((directory) => path.join(directory, program));
+  for (const candidate of candidates) {
+    const executable = await access(candidate, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+    if (executable) return candidate;
   }
+  return undefined;
 }
 
 /**
@@ -172,20 +178,28 @@ function processGroupExists(groupId: number): boolean {
  * init process a zombie for the host's init to reap, which may take a while (as in containers).
  */
 async function processGroupRunning(groupId: number): Promise<boolean> {
-  if (!processGroupExists(groupId)) return false;
+  // Any process of the group, zombies included.
+  if (!signalProcess(-groupId, 0)) return false;
   const entries = await readdir('/proc').catch(() => undefined);
   if (entries === undefined) return true; // no /proc: trust kill(0)
   const states = await Promise.all(
     entries
       .filter((entry) => /^\d+$/.test(entry))
       .map(async (entry) => {
-        const stat = await readFile(`/proc/${entry}/stat`, 'latin1').catch(() => '');
-        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return Number(fields[2]) === groupId && fields[0] !== 'Z' && fields[0] !== 'X';
+        const stat = await readProcessStat(Number(entry));
+        return stat?.processGroup === groupId && stat.state !== 'Z' && stat.state !== 'X';
       }),
   );
   return states.some(Boolean);
+}
+
+/** From /proc/<pid>/stat: the state letter, process group and start time (clock ticks since boot); undefined when there is no such process. */
+export async function readProcessStat(pid: number): Promise<{ state: string; processGroup: number; startTime: string } | undefined> {
+  const text = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
+  if (text === undefined) return undefined;
+  // pid (comm) state ppid pgrp session … starttime is field 22; comm may hold spaces and parentheses.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0], processGroup: Number(fields[2]), startTime: fields[19] };
 }
 
 /** SIGTERM the whole group, give it a short grace, then SIGKILL whatever is left. */
@@ -197,11 +211,7 @@ async function killProcessGroup(groupId: number, graceMs = KILL_GRACE_MS): Promi
   }
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && (await processGroupRunning(groupId))) await sleep(25);
-  try {
-    process.kill(-groupId, 'SIGKILL');
-  } catch {
-    // already gone
-  }
+  signalProcess(-groupId, 'SIGKILL');
 }
 
 /** Pids of live processes whose environment carries `marker` (`NAME=value`; Linux /proc, none elsewhere). */
@@ -241,7 +251,7 @@ async function stopLeftovers(groupId: number, marker: string): Promise<boolean> 
 }
 
 /** process.kill without the throw; false when the process is gone. */
-function signalProcess(pid: number, signal: NodeJS.Signals | 0): boolean {
+export function signalProcess(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(pid, signal);
     return true;
@@ -331,23 +341,11 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellRun> 
   signal.throwIfAborted();
   const runId = randomUUID();
   const { sandbox } = options;
-  const [program, args] = !sandbox
-    ? ['bash', ['-c', options.command]]
-    : sandbox.forwarder
-      ? [
-          sandbox.program,
-          [
-            ...sandbox.args,
-            'bash',
-            '-c',
-            SANDBOX_SHELL_WITH_FORWARDER,
-            'durable-agent-sandbox',
-            options.command,
-            sandbox.forwarder.program,
-            ...sandbox.forwarder.args,
-          ],
-        ]
-      : [sandbox.program, [...sandbox.args, 'bash', '-c', SANDBOX_SHELL, 'durable-agent-sandbox', options.command]];
+  const forwarder = sandbox?.forwarder ? [sandbox.forwarder.program, ...sandbox.forwarder.args] : [];
+  const script = forwarder.length > 0 ? SANDBOX_SHELL_WITH_FORWARDER : SANDBOX_SHELL;
+  const [program, args] = sandbox
+    ? [sandbox.program, [...sandbox.args, 'bash', '-c', script, 'durable-agent-sandbox', options.command, ...forwarder]]
+    : ['bash', ['-c', options.command]];
   const child = spawn(program, args, {
     cwd: options.cwd,
     // Its own process group, so we can signal -pid; Node also makes it a new session with no

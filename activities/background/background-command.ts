@@ -27,8 +27,8 @@ import {
   type StopResult,
   TASK_ID_PATTERN,
 } from '../../common/background';
-import { decideSandbox } from '../sandbox';
-import { SHELL_RUN_MARKER, findProcessesWithEnvironment, toolProcessEnvironment } from '../shell';
+import { decideSandbox, sandboxedArgv } from '../sandbox';
+import { SHELL_RUN_MARKER, findProcessesWithEnvironment, readProcessStat, signalProcess, toolProcessEnvironment } from '../shell';
 import { TASK_OUTPUT_DEFAULT_TIMEOUT_MS, TASK_OUTPUT_MAX_TIMEOUT_MS } from '../../common/tools/task-output';
 import { workspaceStateDir } from '../tool-journal';
 
@@ -51,16 +51,6 @@ export const SUPERVISE_POLL_MS = 1_000;
 const WRAPPER =
   'trap \'signalled=1\' TERM INT HUP; status_file=$1; shift; "$@"; code=$?; ' +
   'printf \'%s\\n\' "$code" > "$status_file.tmp" && mv -f "$status_file.tmp" "$status_file"';
-
-/**
- * Inside the sandbox with an allowed-domains proxy: start the forwarder first and wait until it
- * listens (the same steps as activities/shell.ts's sandbox shell, without its leftover report).
- */
-const SANDBOX_SHELL_WITH_FORWARDER =
-  '"$2" -e "$3" < /dev/null > /dev/null 2>&1 & ' +
-  'for ((attempt = 0; attempt < 500; attempt++)); do ' +
-  '(exec 9<> /dev/tcp/127.0.0.1/$DURABLE_AGENT_PROXY_PORT) 2> /dev/null && break; sleep 0.01; done; ' +
-  'bash -c "$1"';
 
 /** What the record file holds: enough to find the process again and to know it is the same one. */
 export interface BackgroundRecord {
@@ -97,13 +87,7 @@ export interface ProcessProbe {
 }
 
 export const procProbe: ProcessProbe = {
-  async processStat(pid) {
-    const text = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
-    if (text === undefined) return undefined;
-    // pid (comm) state ppid pgrp session … starttime is field 22; comm may hold spaces and parentheses.
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0], processGroup: Number(fields[2]), startTime: fields[19] };
-  },
+  processStat: readProcessStat,
   async bootId() {
     return (await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => '')).trim() || undefined;
   },
@@ -213,25 +197,12 @@ export async function startBackgroundCommand(deps: BackgroundDeps, input: StartB
   }
 
   const sandbox = decision.launch;
-  const inner = !sandbox
-    ? ['bash', '-c', input.command]
-    : sandbox.forwarder
-      ? [
-          sandbox.program,
-          ...sandbox.args,
-          'bash',
-          '-c',
-          SANDBOX_SHELL_WITH_FORWARDER,
-          'durable-agent-background',
-          input.command,
-          sandbox.forwarder.program,
-          ...sandbox.forwarder.args,
-        ]
-      : [sandbox.program, ...sandbox.args, 'bash', '-c', input.command];
+  // In the sandbox with an allowed-domains proxy, its forwarder starts first (as for Bash and MCP servers).
+  const [program, args] = sandbox ? sandboxedArgv(sandbox, 'bash', ['-c', input.command]) : ['bash', ['-c', input.command]];
   const output = await open(paths.output, 'a');
   let record: BackgroundRecord;
   try {
-    const child = spawn('bash', ['-c', WRAPPER, 'durable-agent-background', paths.status, ...inner], {
+    const child = spawn('bash', ['-c', WRAPPER, 'durable-agent-background', paths.status, program, ...args], {
       cwd: input.cwd,
       // setsid(): its own session and process group, no controlling terminal; it outlives this worker.
       detached: true,
@@ -293,10 +264,7 @@ async function readExitCode(file: string): Promise<number | undefined> {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
+  return (await stat(file).catch(() => undefined)) !== undefined;
 }
 
 /** The last `maxChars` of a file (whole characters), with a line saying how much came before. */
@@ -329,21 +297,11 @@ export async function backgroundState(
   const paths = backgroundPaths(deps.stateDir, ref);
   const record = await readJson<BackgroundRecord>(paths.record);
   if (!record) {
-    const claimed = await exists(paths.claim);
-    if (claimed) await adoptClaim(paths, probe);
-    else {
-      return {
-        running: false,
-        outcome: {
-          taskId: ref.taskId,
-          status: 'interrupted',
-          outputPath: paths.output,
-          tail: '',
-          outputBytes: 0,
-          detail: `no background task ${ref.taskId} was started on this worker host (${os.hostname()})`,
-        },
-      };
+    if (!(await exists(paths.claim))) {
+      const detail = `no background task ${ref.taskId} was started on this worker host (${os.hostname()})`;
+      return { running: false, outcome: { taskId: ref.taskId, status: 'interrupted', outputPath: paths.output, tail: '', outputBytes: 0, detail } };
     }
+    await adoptClaim(paths, probe);
     return backgroundState(deps, ref, tailChars);
   }
   if (await isRunning(record, probe)) {
@@ -453,18 +411,8 @@ export async function stopBackgroundCommand(deps: BackgroundDeps, ref: Backgroun
   await writeFile(paths.stopRequested, new Date().toISOString());
   const groupId = record.pid!;
   const signalAll = async (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-groupId, signal);
-    } catch {
-      // already gone
-    }
-    for (const pid of await findProcessesWithEnvironment(record.marker)) {
-      try {
-        process.kill(pid, signal);
-      } catch {
-        // already gone
-      }
-    }
+    signalProcess(-groupId, signal);
+    for (const pid of await findProcessesWithEnvironment(record.marker)) signalProcess(pid, signal);
   };
   await signalAll('SIGTERM');
   const deadline = Date.now() + graceMs;

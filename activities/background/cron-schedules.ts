@@ -124,16 +124,21 @@ export async function listCronSchedules(client: Client, input: { conversationId:
   return jobs.sort((a, b) => (a.nextFireTimes[0] ?? '~').localeCompare(b.nextFireTimes[0] ?? '~'));
 }
 
-/** CronDelete. Deleting a job that is already gone says so (no error: the model may retry). */
-export async function deleteCronSchedule(client: Client, input: { conversationId: string; id: string }): Promise<{ deleted: boolean; message: string }> {
-  const scheduleId = cronScheduleId(input.conversationId, input.id);
+/** Deletes a Schedule: false when it was already gone. */
+async function deleteSchedule(client: Client, scheduleId: string): Promise<boolean> {
   try {
     await client.schedule.getHandle(scheduleId).delete();
-    return { deleted: true, message: `Deleted job ${input.id}.` };
+    return true;
   } catch (error) {
-    if (error instanceof ScheduleNotFoundError) return { deleted: false, message: `No job ${input.id} (it may have fired once and been removed, or expired).` };
+    if (error instanceof ScheduleNotFoundError) return false;
     throw error;
   }
+}
+
+/** CronDelete. Deleting a job that is already gone says so (no error: the model may retry). */
+export async function deleteCronSchedule(client: Client, input: { conversationId: string; id: string }): Promise<{ deleted: boolean; message: string }> {
+  if (await deleteSchedule(client, cronScheduleId(input.conversationId, input.id))) return { deleted: true, message: `Deleted job ${input.id}.` };
+  return { deleted: false, message: `No job ${input.id} (it may have fired once and been removed, or expired).` };
 }
 
 /** When the conversation ends: its session-only jobs go with it; durable ones stay. */
@@ -159,15 +164,7 @@ export async function deliverCronPrompt(client: Client, input: CronFireInput & {
     recurring: input.recurring,
     ...(input.scheduledAt ? { scheduledAt: input.scheduledAt } : {}),
   };
-  const dropSchedule = async () => {
-    try {
-      await client.schedule.getHandle(input.scheduleId).delete();
-      return true;
-    } catch (error) {
-      if (error instanceof ScheduleNotFoundError) return false;
-      throw error;
-    }
-  };
+  const dropSchedule = () => deleteSchedule(client, input.scheduleId);
   let startedConversation = false;
   if (input.durable && input.target.start) {
     const { start } = input.target;

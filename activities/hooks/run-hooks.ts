@@ -72,7 +72,7 @@ async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHo
       if (result.kind === 'not-run') return { command: result.command, exitCode: null, stdout: '', stderr: '', error: result.message };
       const { run } = result;
       const json = parseHookJson(run.stdout);
-      const outcome: HookRunOutcome = {
+      return {
         command: result.command,
         exitCode: run.exitCode,
         stdout: await boundHookOutput(run.stdout, run.truncated, () => result.save('stdout', run.stdout)),
@@ -82,7 +82,6 @@ async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHo
         // Parsed from the whole output: a long JSON answer (a big updatedInput) is still read.
         ...(json && JSON.stringify(json).length <= MAX_HOOK_JSON_CHARS ? { json } : {}),
       };
-      return outcome;
     },
   );
   return { outcomes };
