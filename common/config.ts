@@ -4,6 +4,7 @@
  * the worker and the workflow agree. Pure: imported by the workflow bundle.
  */
 import { z } from 'zod';
+import { type HookMatcher, hookMatchersSchema } from './hooks';
 import { DEFAULT_MODEL, EFFORT_LEVELS } from './models';
 import { PERMISSION_MODES, SETTING_SOURCES, permissionRuleProblem } from './permissions';
 
@@ -17,14 +18,9 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
 /** The escalated cap used once after a max_tokens stop. */
 export const ESCALATED_MAX_OUTPUT_TOKENS = 64_000;
 
-const stopHookCommandSchema = z.object({
-  type: z.literal('command'),
-  command: z.string().min(1),
-  timeout: z.number().positive().optional(),
-});
 /** Claude Code's settings.json hook format: `hooks.Stop[].hooks[]`. */
-export const stopHooksSchema = z.array(z.object({ matcher: z.string().optional(), hooks: z.array(stopHookCommandSchema) }));
-export type StopHookMatcher = z.infer<typeof stopHooksSchema>[number];
+export const stopHooksSchema = hookMatchersSchema;
+export type StopHookMatcher = HookMatcher;
 
 const durationMs = z.number().int().positive();
 

@@ -37,12 +37,11 @@ const commandHookSchema = z.object({
 });
 export type HookCommand = z.infer<typeof commandHookSchema>;
 
+/** One event's hooks in Claude Code's settings format: `[{matcher, hooks:[{type:"command", command, timeout}]}]`. */
+export const hookMatchersSchema = z.array(z.object({ matcher: z.string().optional(), hooks: z.array(commandHookSchema) }));
+export type HookMatcher = z.infer<typeof hookMatchersSchema>[number];
+/** A matcher whose hooks are read one by one (a bad hook is reported and skipped, not the whole matcher). */
 const matcherSchema = z.object({ matcher: z.string().optional(), hooks: z.array(z.unknown()) });
-
-export interface HookMatcher {
-  matcher?: string;
-  hooks: HookCommand[];
-}
 /** Hooks by event, from one or more settings files (concatenated lowest precedence first). */
 export type HookSettings = Partial<Record<HookEventName, HookMatcher[]>>;
 
@@ -307,27 +306,21 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
   const canBlock = name === 'PreToolUse' || name === 'PostToolUse' || name === 'UserPromptSubmit' || name === 'Stop' || name === 'SubagentStop';
 
   for (const outcome of outcomes) {
+    const warn = (text: string) => decision.userMessages.push({ level: 'warning', text: `${hookName} hook error: [${outcome.command}]: ${text}` });
     if (outcome.notices) decision.userMessages.push({ level: 'warning', text: `${hookName} hook [${outcome.command}]: ${outcome.notices}` });
-    if (outcome.error !== undefined) {
-      decision.userMessages.push({ level: 'warning', text: `${hookName} hook error: [${outcome.command}]: ${outcome.error}` });
-      continue;
-    }
-    if (outcome.timedOut) {
-      decision.userMessages.push({ level: 'warning', text: `${hookName} hook error: [${outcome.command}]: timed out` });
+    if (outcome.error !== undefined || outcome.timedOut) {
+      warn(outcome.error ?? 'timed out');
       continue;
     }
     if (outcome.exitCode === 2) {
-      const stderr = outcome.stderr.trim() || 'No stderr output';
-      if (canBlock) blockingErrors.push(`[${outcome.command}]: ${clip(stderr)}`);
-      else decision.userMessages.push({ level: 'warning', text: `${hookName} hook error: [${outcome.command}]: ${clip(stderr)}` });
+      const stderr = clip(outcome.stderr.trim() || 'No stderr output');
+      if (canBlock) blockingErrors.push(`[${outcome.command}]: ${stderr}`);
+      else warn(stderr);
       continue;
     }
     if (outcome.exitCode !== 0) {
       const stderr = outcome.stderr.trim();
-      decision.userMessages.push({
-        level: 'warning',
-        text: `${hookName} hook error: [${outcome.command}]: Failed with non-blocking status code ${outcome.exitCode}${stderr ? `: ${clip(stderr)}` : ': No stderr output'}`,
-      });
+      warn(`Failed with non-blocking status code ${outcome.exitCode}${stderr ? `: ${clip(stderr)}` : ': No stderr output'}`);
       continue;
     }
     const json = jsonOf(outcome);
@@ -384,11 +377,8 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
     if (permission.reason !== undefined) decision.permissionDecisionReason = permission.reason;
     if (permission.updatedInput && permission.decision !== 'deny') decision.updatedInput = permission.updatedInput;
   }
-  const blocks = [
-    ...blockingErrors.map((error) => ({ kind: 'error' as const, text: error })),
-    ...blockReasons.map((text) => ({ kind: 'reason' as const, text })),
-  ];
-  if (name === 'PreToolUse' && (blocks.length > 0 || permission?.decision === 'deny')) {
+  const blockedByHooks = blockingErrors.length > 0 || blockReasons.length > 0;
+  if (name === 'PreToolUse' && (blockedByHooks || permission?.decision === 'deny')) {
     decision.blocked = true;
     decision.permissionDecision = 'deny';
     delete decision.updatedInput;
@@ -396,7 +386,7 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
       blockingErrors.length > 0
         ? blockingErrors.map((error) => `${hookName} hook error: ${error}`).join('\n')
         : (permission?.reason ?? `${hookName} hook denied this tool`);
-  } else if (blocks.length > 0) {
+  } else if (blockedByHooks) {
     decision.blocked = true;
     decision.blockingMessage = blockingMessage(name, hookName, blockingErrors, blockReasons);
   }

@@ -64,6 +64,15 @@ export function parsePermissionRule(text: string): PermissionRule {
   return { toolName: match[1], content };
 }
 
+/** The parsed rule, or undefined for one that does not parse (such a rule never matches). */
+export function tryParsePermissionRule(text: string): PermissionRule | undefined {
+  try {
+    return parsePermissionRule(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The problem with a rule, or undefined when it parses. */
 export function permissionRuleProblem(text: string): string | undefined {
   try {
@@ -96,10 +105,7 @@ export function splitRuleList(value: string): string[] {
   return rules;
 }
 
-// ---- paths (POSIX, lexical: the workflow cannot look at the file system) ----
-
-// normalizePath, resolvePath, isInside and pathMatchesRule live in ./path-rules (picomatch globs);
-// re-exported here because callers of the rule engine import them from this module.
+// ---- protected paths ----
 
 /** A project's files that make git, the agent, direnv or a package manager run code later (the sandbox keeps them read-only in every writable root). */
 export const PROTECTED_WORKSPACE_FILES = ['.mcp.json', '.envrc', '.gitmodules', '.npmrc', '.yarnrc', '.yarnrc.yml'];

@@ -25,13 +25,12 @@ export * from './permission-rules';
 import {
   type PermissionContext,
   type PermissionDecision,
-  type PermissionRule,
   type RuleSource,
   type RuleWithSource,
   PROTECTED_DIRECTORIES,
   PROTECTED_EXCEPTIONS,
   isProtectedPath,
-  parsePermissionRule,
+  tryParsePermissionRule,
 } from './permission-rules';
 
 /**
@@ -99,41 +98,28 @@ function ruleCoversTool(ruleTool: string, toolName: string, mcpServer?: string):
 }
 
 /**
- * Whether `rule` matches the call. `mode` 'any' (deny, ask): some path matches; 'all' (allow):
- * every path does. A Bash rule with a command is matched on the parsed command only (decideBash):
- * never here.
+ * Whether the rule of `entry` matches a call that touches `targets` (absolute paths). `mode` 'any'
+ * (deny, ask): some path matches; 'all' (allow): every path does. A Bash rule with a command is
+ * matched on the parsed command only (decideBash): never here. Unparseable rules never match.
  */
-function ruleMatches(rule: PermissionRule, call: CallView, mode: 'any' | 'all'): boolean {
-  if (!ruleCoversTool(rule.toolName, call.toolName, call.mcpServer)) return false;
+function ruleMatches(entry: RuleWithSource, view: CallView, targets: readonly string[], mode: 'any' | 'all'): boolean {
+  const rule = tryParsePermissionRule(entry.rule);
+  if (!rule || !ruleCoversTool(rule.toolName, view.toolName, view.mcpServer)) return false;
   if (rule.content === undefined) return true;
-  if (call.toolName === 'Bash') return false;
-  const paths = toolPaths(call.toolName, call.input, call.cwd);
-  if (paths.length === 0) return false;
-  const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: call.cwd, homeDir: call.homeDir });
-  return mode === 'any' ? paths.some(matches) : paths.every(matches);
+  if (view.toolName === 'Bash' || targets.length === 0) return false;
+  const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: view.cwd, homeDir: view.homeDir });
+  return mode === 'any' ? targets.some(matches) : targets.every(matches);
 }
 
-/** The first rule of the list that matches, or undefined. Unparseable rules never match. */
-function firstMatch(rules: RuleWithSource[], call: CallView, mode: 'any' | 'all'): RuleWithSource | undefined {
-  return rules.find((entry) => {
-    let parsed: PermissionRule;
-    try {
-      parsed = parsePermissionRule(entry.rule);
-    } catch {
-      return false;
-    }
-    return ruleMatches(parsed, call, mode);
-  });
+/** The first rule of the list that matches the call on its input's paths, or undefined. */
+function firstMatch(rules: RuleWithSource[], view: CallView, mode: 'any' | 'all'): RuleWithSource | undefined {
+  const targets = toolPaths(view.toolName, view.input, view.cwd);
+  return rules.find((entry) => ruleMatches(entry, view, targets, mode));
 }
 
-/** The allow rule covering the call. Issue 29: a workspace's own allow rule covers nothing outside the workspace. */
-function allowedByRules(all: RuleWithSource[], call: CallView): RuleWithSource | undefined {
-  const paths = toolPaths(call.toolName, call.input, call.cwd);
-  return firstMatch(
-    all.filter((entry) => withinRuleScope(entry, paths, call.cwd)),
-    call,
-    'all',
-  );
+/** The allow rule covering a call that touches `targets`. Issue 29: a workspace's own allow rule covers nothing outside the workspace. */
+function allowedByRules(all: RuleWithSource[], view: CallView, targets: readonly string[]): RuleWithSource | undefined {
+  return all.find((entry) => ruleMatches(entry, view, targets, 'all') && withinRuleScope(entry, targets, view.cwd));
 }
 
 export interface ToolFacts {
@@ -152,6 +138,16 @@ export interface ToolFacts {
 }
 
 const describeRule = (entry: RuleWithSource) => `${entry.source} rule ${entry.rule}`;
+const deniedBy = (entry: RuleWithSource, toolName: string): PermissionDecision => ({
+  behavior: 'deny',
+  reason: describeRule(entry),
+  message: `Permission to use ${toolName} has been denied by the ${describeRule(entry)}.`,
+});
+const planModeDenial = (toolName: string): PermissionDecision => ({
+  behavior: 'deny',
+  reason: 'plan mode',
+  message: `${toolName} changes things, and this conversation is in plan mode: only read-only tools run. Present the plan instead of carrying it out.`,
+});
 
 /**
  * seed §2.10 canUseTool's rule engine: deny rules, then ask rules, then the mode, then allow
@@ -168,9 +164,7 @@ export function decidePermission(call: { toolName: string; input: unknown }, fac
     ...(facts.mcpServer !== undefined && { mcpServer: facts.mcpServer }),
   };
   const denied = firstMatch(context.rules.deny, view, 'any');
-  if (denied) {
-    return { behavior: 'deny', reason: describeRule(denied), message: `Permission to use ${call.toolName} has been denied by the ${describeRule(denied)}.` };
-  }
+  if (denied) return deniedBy(denied, call.toolName);
   const decision = decideBeforeDontAsk(view, facts, context);
   if (decision.behavior === 'ask' && context.mode === 'dontAsk') {
     return {
@@ -197,19 +191,13 @@ function decideBeforeDontAsk(view: CallView, facts: ToolFacts, context: Permissi
   const paths = toolPaths(toolName, view.input, view.cwd);
   const outside = paths.filter((target) => !context.workingDirectories.some((directory) => isInside(target, directory)));
 
-  if (context.mode === 'plan' && !facts.readOnly) {
-    return {
-      behavior: 'deny',
-      reason: 'plan mode',
-      message: `${toolName} changes things, and this conversation is in plan mode: only read-only tools run. Present the plan instead of carrying it out.`,
-    };
-  }
+  if (context.mode === 'plan' && !facts.readOnly) return planModeDenial(toolName);
   if (context.mode === 'bypassPermissions') {
     const protectedPath = EDIT_TOOLS.has(toolName) ? paths.find((target) => isProtected(target, context.workingDirectories)) : undefined;
     if (!protectedPath) return { behavior: 'allow', reason: 'bypassPermissions mode' };
     return { behavior: 'ask', reason: `a write to a protected directory (${protectedPath}) asks even in bypassPermissions mode` };
   }
-  const allowed = allowedByRules(context.rules.allow, view);
+  const allowed = allowedByRules(context.rules.allow, view, paths);
   if (allowed) return { behavior: 'allow', reason: describeRule(allowed) };
 
   if (outside.length > 0) return { behavior: 'ask', reason: `${outside[0]} is outside the working directories (${context.workingDirectories.join(', ')})` };
@@ -251,20 +239,12 @@ function decideOnPathFacts(view: CallView, facts: ToolFacts, gathered: NonNullab
   const { toolName } = view;
   const names = (fact: PathFact) => (fact.real === fact.absolute ? [fact.absolute] : [fact.absolute, fact.real]);
   const targets = gathered.flatMap(({ path }) => names(path));
-  const matchesAny = (list: RuleWithSource[]) => list.find((entry) => ruleOnPaths(entry, view, targets, 'any'));
+  const matchesAny = (list: RuleWithSource[]) => list.find((entry) => ruleMatches(entry, view, targets, 'any'));
   const denied = matchesAny(context.rules.deny);
-  if (denied) {
-    return { behavior: 'deny', reason: describeRule(denied), message: `Permission to use ${toolName} has been denied by the ${describeRule(denied)}.` };
-  }
+  if (denied) return deniedBy(denied, toolName);
   const asked = matchesAny(context.rules.ask);
   if (asked) return { behavior: 'ask', reason: describeRule(asked) };
-  if (context.mode === 'plan' && !facts.readOnly) {
-    return {
-      behavior: 'deny',
-      reason: 'plan mode',
-      message: `${toolName} changes things, and this conversation is in plan mode: only read-only tools run. Present the plan instead of carrying it out.`,
-    };
-  }
+  if (context.mode === 'plan' && !facts.readOnly) return planModeDenial(toolName);
   // Writes that could change what runs or what is allowed ask in every mode (issue 17 §5).
   const writes = gathered.filter(({ access }) => access === 'write').flatMap(({ path }) => names(path));
   const protectedPath = writes.find(isProtectedPath);
@@ -276,7 +256,7 @@ function decideOnPathFacts(view: CallView, facts: ToolFacts, gathered: NonNullab
   if (context.mode === 'bypassPermissions') return { behavior: 'allow', reason: 'bypassPermissions mode' };
   const special = gathered.find(({ path }) => path.kind === 'other');
   if (special) return { behavior: 'ask', reason: `${special.path.literal} is not a regular file or directory (${special.path.real})` };
-  const allowed = context.rules.allow.find((entry) => ruleOnPaths(entry, view, targets, 'all') && withinRuleScope(entry, targets, view.cwd));
+  const allowed = allowedByRules(context.rules.allow, view, targets);
   if (allowed) return { behavior: 'allow', reason: describeRule(allowed) };
   const outside = gathered.find(({ path }) => names(path).some((target) => !context.workingDirectories.some((directory) => isInside(target, directory))));
   if (outside) {
@@ -287,21 +267,6 @@ function decideOnPathFacts(view: CallView, facts: ToolFacts, gathered: NonNullab
   if (READ_TOOLS.has(toolName)) return { behavior: 'allow', reason: 'read-only tool inside the working directories' };
   if (context.mode === 'acceptEdits') return { behavior: 'allow', reason: 'acceptEdits mode allows edits inside the working directories' };
   return { behavior: 'ask', reason: `${toolName} changes files` };
-}
-
-/** A path rule of `entry` against these absolute paths ('any': one matches; 'all': every one does). */
-function ruleOnPaths(entry: RuleWithSource, view: CallView, targets: string[], mode: 'any' | 'all'): boolean {
-  let rule: PermissionRule;
-  try {
-    rule = parsePermissionRule(entry.rule);
-  } catch {
-    return false;
-  }
-  if (!ruleCoversTool(rule.toolName, view.toolName)) return false;
-  if (rule.content === undefined) return true;
-  if (targets.length === 0) return false;
-  const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: view.cwd, homeDir: view.homeDir });
-  return mode === 'any' ? targets.some(matches) : targets.every(matches);
 }
 
 // ---- rule scope (issue 29): what a workspace's own rules may reach ----
@@ -323,13 +288,8 @@ const PATH_RULE_TOOLS = toolNamesWhere((spec) => spec.fileAccess !== undefined);
  * path rule. A `~/` rule with no home directory known reaches outside (it cannot be placed).
  */
 export function pathRuleReachOutside(text: string, context: PathRuleContext): string | undefined {
-  let rule: PermissionRule;
-  try {
-    rule = parsePermissionRule(text);
-  } catch {
-    return undefined;
-  }
-  if (!PATH_RULE_TOOLS.has(rule.toolName) || rule.content === undefined) return undefined;
+  const rule = tryParsePermissionRule(text);
+  if (!rule || !PATH_RULE_TOOLS.has(rule.toolName) || rule.content === undefined) return undefined;
   const anchored = anchorPathRule(rule.content, context);
   if (anchored === undefined) return 'its path starts at a home directory that is not known';
   const segments = anchored.pattern.split('/').filter(Boolean);

@@ -4,6 +4,10 @@
  * continue-as-new (style §19); `applyTaskCall` is the only thing that changes it, and returns the
  * text result the model reads (tool failures are data: an unknown id is an error result).
  */
+import type { TaskCreateInput } from './tools/task-create';
+import type { TaskGetInput } from './tools/task-get';
+import type { TaskListInput } from './tools/task-list';
+import type { TaskUpdateInput } from './tools/task-update';
 
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -33,24 +37,12 @@ export function emptyTaskList(): TaskListState {
   return { nextId: 1, tasks: [] };
 }
 
+/** A task tool call, its input as the tool's schema parsed it. */
 export type TaskCall =
-  | { name: 'TaskCreate'; input: { subject: string; description: string; activeForm?: string; metadata?: Record<string, unknown> } }
-  | { name: 'TaskGet'; input: { taskId: string } }
-  | { name: 'TaskList'; input: Record<string, never> }
-  | {
-      name: 'TaskUpdate';
-      input: {
-        taskId: string;
-        subject?: string;
-        description?: string;
-        activeForm?: string;
-        status?: TaskStatus | 'deleted';
-        addBlocks?: string[];
-        addBlockedBy?: string[];
-        owner?: string;
-        metadata?: Record<string, unknown>;
-      };
-    };
+  | { name: 'TaskCreate'; input: TaskCreateInput }
+  | { name: 'TaskGet'; input: TaskGetInput }
+  | { name: 'TaskList'; input: TaskListInput }
+  | { name: 'TaskUpdate'; input: TaskUpdateInput };
 
 export interface TaskCallResult {
   state: TaskListState;

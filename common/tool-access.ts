@@ -3,7 +3,7 @@
  * pure, so the workflow's gate and a model call's local phase (its prefetched reads) build it alike.
  */
 import type { CallFacts, PathAccess, ToolAccess } from './permission-facts';
-import { type PermissionContext, parsePermissionRule } from './permissions';
+import { type PermissionContext, tryParsePermissionRule } from './permissions';
 
 /**
  * What runTool enforces where it acts for an allowed call (issue 17 §4): the working directories
@@ -27,12 +27,8 @@ export function toolAccessFor(context: PermissionContext, facts: CallFacts | und
 export function readDenyPatterns(deny: ReadonlyArray<{ rule: string }>): string[] {
   const patterns: string[] = [];
   for (const { rule } of deny) {
-    try {
-      const parsed = parsePermissionRule(rule);
-      if (parsed.toolName === 'Read') patterns.push(parsed.content ?? '**');
-    } catch {
-      // Unparseable rules never match (as in the engine).
-    }
+    const parsed = tryParsePermissionRule(rule);
+    if (parsed?.toolName === 'Read') patterns.push(parsed.content ?? '**');
   }
   return patterns;
 }
