@@ -6,6 +6,7 @@ import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  type WorkflowExecutionDescription,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
@@ -121,8 +122,7 @@ export class ConversationClient {
     const config = parseConversationConfig(options.config); // clear field errors before anything is sent
     checkPromptSize(options.prompt);
     // With encrypted payloads the id (plain text in history and listings) must not spell the prompt.
-    const encrypted = this.client.options.loadedDataConverter.payloadCodecs.length > 0;
-    const conversationId = options.id ?? (encrypted ? `conversation-${randomUUID().slice(0, 8)}` : newConversationId(options.prompt));
+    const conversationId = options.id ?? (this.encrypted ? `conversation-${randomUUID().slice(0, 8)}` : newConversationId(options.prompt));
     const idProblem = conversationIdProblem(conversationId);
     if (idProblem) throw new InvalidConversationIdError(idProblem);
     const inputUuid = options.prompt ? randomUUID() : undefined;
@@ -172,10 +172,7 @@ export class ConversationClient {
    */
   async status(conversationId: string): Promise<ConversationStatus> {
     const handle = this.client.workflow.getHandle<typeof conversationWorkflow>(conversationId);
-    const description = await handle.describe().catch((error: unknown) => {
-      if (error instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(conversationId);
-      throw error;
-    });
+    const description = await this.describe(conversationId);
     if (description.status.name === 'RUNNING') return this.guard(conversationId, (running) => running.query(statusQuery));
     if (description.status.name === 'COMPLETED') {
       const summary = await handle.result().catch(() => undefined);
@@ -190,14 +187,23 @@ export class ConversationClient {
     return closedConversationStatus(conversationId, { ...description, status: description.status.name });
   }
 
-  /** Whether a worker polls this task queue for workflow tasks now. */
-  async hasPollers(taskQueue: string): Promise<boolean> {
-    try {
-      const response = await this.client.workflowService.describeTaskQueue({ namespace: this.client.options.namespace, taskQueue: { name: taskQueue } });
-      return (response.pollers ?? []).length > 0;
-    } catch {
-      return false;
-    }
+  /** The workflow's description; ConversationNotFoundError for an id the server does not know. */
+  async describe(conversationId: string): Promise<WorkflowExecutionDescription> {
+    return this.client.workflow
+      .getHandle(conversationId)
+      .describe()
+      .catch((error: unknown) => {
+        throw error instanceof WorkflowNotFoundError ? new ConversationNotFoundError(conversationId) : error;
+      });
+  }
+
+  /** Whether a worker polls this task queue for workflow tasks now; undefined when the server cannot say. */
+  async hasPollers(taskQueue: string): Promise<boolean | undefined> {
+    const request = { namespace: this.client.options.namespace, taskQueue: { name: taskQueue } };
+    return this.client.workflowService.describeTaskQueue(request).then(
+      (response) => (response.pollers ?? []).length > 0,
+      () => undefined,
+    );
   }
 
   async events(conversationId: string, afterSeq = 0): Promise<{ events: ConversationEvent[]; nextSeq: number }> {

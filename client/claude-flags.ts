@@ -6,54 +6,19 @@
 
 const PRINT = new Set(['-p', '--print']);
 
-/** Our commands: a first word that is none of them and has spaces is a prompt (`claude "fix the bug"`). */
-const COMMANDS = new Set([
-  'ask',
-  'start',
-  'send',
-  'transcript',
-  'status',
-  'compact',
-  'approve',
-  'deny',
-  'abort',
-  'end',
-  'chat',
-  'list',
-  'worker',
-  'server',
-  'codec-server',
-  'help',
-  'version',
-]);
-
 /** Our argv for Claude Code's spellings; anything else unchanged. */
 export function claudeCodeArgv(argv: readonly string[]): string[] {
   const [first] = argv;
   if (first === '-v' || first === '--version') return ['version', ...argv.slice(1)];
   if (first === undefined || first === '-h' || first === '--help') return [...argv];
-  let command: string;
-  let rest: string[];
-  if (first.startsWith('-') || (!COMMANDS.has(first) && /\s/.test(first.trim()))) {
-    command = argv.some((arg) => PRINT.has(arg)) ? 'ask' : 'chat';
-    rest = [...argv];
-  } else {
-    [command, ...rest] = argv;
-  }
+  // A first word with spaces is a prompt (`claude "fix the bug"`): no command name has one.
+  const chat = first.startsWith('-') || /\s/.test(first.trim());
+  const [command, ...rest] = chat ? [argv.some((arg) => PRINT.has(arg)) ? 'ask' : 'chat', ...argv] : argv;
   if (command !== 'ask' && command !== 'chat') return [...argv];
-  const out: string[] = [];
-  for (let index = 0; index < rest.length; index++) {
-    const arg = rest[index];
-    if (arg === '--') {
-      out.push(...rest.slice(index));
-      break;
-    }
-    if (PRINT.has(arg)) continue;
-    if (arg === '-c') out.push('--continue');
-    else if (arg === '-r') out.push('--resume');
-    else out.push(arg);
-  }
-  return [command, ...out];
+  // Up to `--`: -p / --print dropped (the command says it), -c and -r spelled out.
+  const end = rest.includes('--') ? rest.indexOf('--') : rest.length;
+  const flags = rest.slice(0, end).filter((arg) => !PRINT.has(arg));
+  return [command, ...flags.map((arg) => (arg === '-c' ? '--continue' : arg === '-r' ? '--resume' : arg)), ...rest.slice(end)];
 }
 
 /**

@@ -1,4 +1,4 @@
 /** A mistake in the command line: printed with the usage, exit code 2. */
 export class UsageError extends Error {
-  override readonly name = 'UsageError';
+  override readonly name: string = 'UsageError';
 }

@@ -1,17 +1,14 @@
 /** `durable-agent abort <id>` (interrupt the running query) and `end <id>` (end the conversation after it). */
 import { type Io, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { resolveConversationId } from './list';
 
 export async function abortOrEndCommand(args: string[], io: Io, command: 'abort' | 'end'): Promise<number> {
   const { positionals } = parse(args, {}, 1, command);
-  const { api, close } = await connect();
-  try {
+  return withConnection(async (api) => {
     const conversationId = await resolveConversationId(api, positionals[0]);
     await (command === 'abort' ? api.abort(conversationId) : api.end(conversationId));
     io.out(command === 'abort' ? `abort sent to ${conversationId}` : `end sent to ${conversationId}`);
     return 0;
-  } finally {
-    await close();
-  }
+  });
 }

@@ -4,7 +4,7 @@
  * showed it (a command never cut, invisible characters shown).
  */
 import { type Io, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { sanitizeForTerminal, terminalWidth } from '../format';
 import { approvalView } from '../tool-line';
 import { resolveConversationId } from './list';
@@ -13,8 +13,7 @@ import { decide, withWholeInput } from './permissions';
 export async function approveOrDenyCommand(args: string[], io: Io, command: 'approve' | 'deny'): Promise<number> {
   const { values, positionals } = parse(args, command === 'approve' ? { always: { type: 'boolean' } } : {}, command === 'approve' ? 2 : [2, Infinity], command);
   const [shortId, toolUseId, ...words] = positionals;
-  const { api, close } = await connect();
-  try {
+  return withConnection(async (api) => {
     const conversationId = await resolveConversationId(api, shortId);
     // The call as it waits (a request decided already, or unknown, is answered by the update below).
     const status = await api.status(conversationId).catch(() => undefined);
@@ -27,7 +26,5 @@ export async function approveOrDenyCommand(args: string[], io: Io, command: 'app
     const view = request && approvalView(request.toolName, request.input, terminalWidth());
     io.out(sanitizeForTerminal([line, ...(view ? [`  ${view.call}`, ...view.lines] : [])].join('\n')));
     return 0;
-  } finally {
-    await close();
-  }
+  });
 }

@@ -19,7 +19,7 @@ import { LiveTextPrinter } from '../live-printer';
 import { OUTPUT_FORMATS, type OutputFormat, formatFinalOutput, sdkMessagesFor, systemInitMessage } from '../output-formats';
 import { UsageError } from '../usage-error';
 import { type Io, type OptionValues, CONFIG_OPTIONS, configFrom, parse, withCheckedModels } from '../command-line';
-import { connect, warnIfNoWorker } from '../connect';
+import { warnIfNoWorker, withConnection } from '../connect';
 import { CONTINUE_OPTIONS, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
 import { promptForPermissions } from './permissions';
 import { checkHeadlessWorkspace } from '../workspace-trust';
@@ -203,36 +203,35 @@ export async function askCommand(args: string[], io: Io): Promise<number> {
     io.err,
   );
   const prompt = await readAskPrompt(positionals, io);
-  const { api, taskQueue, close } = await connect();
-  const prompting = new AbortController();
-  let removeInterrupt = () => {};
-  try {
-    // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c).
-    const from = await continuedConversation(api, values, config.cwd);
-    const resume = from ? await resumeFrom(api, from) : undefined;
-    const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue, resume });
-    await warnIfNoWorker(api, taskQueue, io);
-    // Ctrl-C stops the query, as with claude -p; a second one leaves at once (issue 19, item 4).
-    let interrupts = 0;
-    const interrupt = () => {
-      interrupts++;
-      if (interrupts > 1) process.exit(130);
-      io.err('\nInterrupting… (Ctrl-C again to quit now)');
-      api.abort(conversationId, 'Ctrl-C in ask').catch(() => undefined);
-    };
-    process.on('SIGINT', interrupt);
-    removeInterrupt = () => process.off('SIGINT', interrupt);
-    if (interactive) {
-      void promptForPermissions(api, conversationId, prompting.signal, io.err, undefined, interrupt).catch((error: unknown) =>
-        io.err(`Error: ${String(error)}`),
-      );
+  return withConnection(async (api, taskQueue) => {
+    const prompting = new AbortController();
+    let removeInterrupt = () => {};
+    try {
+      // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c).
+      const from = await continuedConversation(api, values, config.cwd);
+      const resume = from ? await resumeFrom(api, from) : undefined;
+      const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue, resume });
+      await warnIfNoWorker(api, taskQueue, io);
+      // Ctrl-C stops the query, as with claude -p; a second one leaves at once (issue 19, item 4).
+      let interrupts = 0;
+      const interrupt = () => {
+        interrupts++;
+        if (interrupts > 1) process.exit(130);
+        io.err('\nInterrupting… (Ctrl-C again to quit now)');
+        api.abort(conversationId, 'Ctrl-C in ask').catch(() => undefined);
+      };
+      process.on('SIGINT', interrupt);
+      removeInterrupt = () => process.off('SIGINT', interrupt);
+      if (interactive) {
+        void promptForPermissions(api, conversationId, prompting.signal, io.err, undefined, interrupt).catch((error: unknown) =>
+          io.err(`Error: ${String(error)}`),
+        );
+      }
+      const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
+      return interrupts > 0 ? 130 : result.is_error ? 1 : 0;
+    } finally {
+      removeInterrupt();
+      prompting.abort();
     }
-    const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
-    prompting.abort();
-    return interrupts > 0 ? 130 : result.is_error ? 1 : 0;
-  } finally {
-    removeInterrupt();
-    prompting.abort();
-    await close();
-  }
+  });
 }

@@ -21,7 +21,7 @@ import { LiveView, type ViewOp } from '../live-view';
 import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line';
 import { formatUsd } from '../../common/money';
 import { CONFIG_OPTIONS, configFrom, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { CONTINUE_OPTIONS, type ResumeInput, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
@@ -443,20 +443,13 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
   }
   checkContinueFlags(values);
   const config = configFrom(values, false);
-  const { api, taskQueue, close } = await connect();
-  try {
+  return withConnection(async (api, taskQueue) => {
     let conversationId: string | undefined;
     let initialPrompt: string | undefined;
     if (positionals[0] !== undefined) {
       // `chat "fix the bug"` (claude "…"): a text with spaces that names no conversation is the first prompt.
       conversationId = await resolveConversationId(api, positionals[0]);
-      const exists = await api.client.workflow
-        .getHandle(conversationId)
-        .describe()
-        .then(
-          () => true,
-          () => false,
-        );
+      const exists = (await api.describe(conversationId).catch(() => undefined)) !== undefined;
       if (!exists && /\s/.test(positionals[0].trim())) {
         initialPrompt = positionals[0].trim();
         conversationId = undefined;
@@ -466,17 +459,12 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
     const from = await continuedConversation(api, values, config.cwd);
     if (from) {
       // A conversation still open is rejoined; an ended one is continued by a new conversation.
-      const open = await api.status(from).then(
-        (status) => !status.ended,
-        () => false,
-      );
-      if (open) conversationId = from;
+      const status = await api.status(from).catch(() => undefined);
+      if (status && !status.ended) conversationId = from;
       else resume = await resumeFrom(api, from);
     }
     // Issue 29: a new conversation reads its settings first (one that cannot be read stops it) and asks about trust once.
     const checked = conversationId === undefined ? await checkChatWorkspace(config, values, { input: process.stdin, output: process.stdout }) : config;
     return await chatCommand({ api, taskQueue, conversationId, config: checked, resume, initialPrompt });
-  } finally {
-    await close();
-  }
+  });
 }

@@ -1,18 +1,15 @@
 /** `durable-agent compact [--json] <id> [instructions]`: summarize the conversation so far (after the running query); exit 1 when nothing was compacted. */
 import { type Io, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { formatCompactionOutcome } from '../format';
 import { resolveConversationId } from './list';
 
 export async function compactCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, [1, Infinity], 'compact');
   const [shortId, ...words] = positionals;
-  const { api, close } = await connect();
-  try {
+  return withConnection(async (api) => {
     const outcome = await api.compact(await resolveConversationId(api, shortId), words.join(' '));
     io.out(values.json ? JSON.stringify(outcome) : formatCompactionOutcome(outcome));
     return outcome.compacted ? 0 : 1;
-  } finally {
-    await close();
-  }
+  });
 }

@@ -7,7 +7,7 @@
 import type { Client, ScheduleSummary } from '@temporalio/client';
 import { oneLine } from '../../common/cut-text';
 import { type Io, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { UsageError } from '../usage-error';
 import { formatTable } from './list';
@@ -79,8 +79,7 @@ export async function cronCommand(args: string[], io: Io): Promise<number> {
       `cron: the subcommand is "list" (durable-agent cron list [--json] [conversation]), got ${subcommand === undefined ? 'none' : `"${subcommand}"`}.`,
     );
   const { values, positionals } = parse(rest, { json: { type: 'boolean' } }, [0, 1], 'cron list');
-  const { api, close } = await connect();
-  try {
+  return withConnection(async (api) => {
     const entries = await listCronJobs(api.client, positionals[0]);
     if (values.json) {
       io.out(JSON.stringify(entries));
@@ -90,7 +89,5 @@ export async function cronCommand(args: string[], io: Io): Promise<number> {
       io.out(positionals[0] ? `No cron jobs for ${positionals[0]}.` : 'No cron jobs. A conversation makes one with CronCreate or /loop <interval> <prompt>.');
     else for (const line of formatTable([CRON_HEADER, ...entries.map(cronRow)])) io.out(sanitizeForTerminal(line));
     return 0;
-  } finally {
-    await close();
-  }
+  });
 }

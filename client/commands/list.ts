@@ -21,7 +21,7 @@ import {
 import { formatUsd } from '../../common/money';
 import { oneLine } from '../../common/cut-text';
 import { type Io, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { UsageError } from '../usage-error';
 
@@ -31,8 +31,8 @@ export interface ListFilters {
   model?: string;
 }
 
-/** Thrown for a filter value `list` cannot use (the CLI prints it as a usage error). */
-export class ListFilterError extends Error {
+/** Thrown for a filter value `list` cannot use (a usage error). */
+export class ListFilterError extends UsageError {
   override readonly name = 'ListFilterError';
 }
 
@@ -133,14 +133,7 @@ export async function newestFirst(client: Client, query: string, limit: number, 
  * command's own "not found" error names it.
  */
 export async function resolveConversationId(api: ConversationClient, text: string): Promise<string> {
-  const exists = await api.client.workflow
-    .getHandle(text)
-    .describe()
-    .then(
-      () => true,
-      () => false,
-    );
-  if (exists || text.length < 4) return text;
+  if (text.length < 4 || (await api.describe(text).catch(() => undefined))) return text;
   const matches = new Set<string>();
   let seen = 0;
   for await (const workflow of api.client.workflow.list({ query: listQuery({}) })) {
@@ -179,20 +172,10 @@ export async function listCommand(args: string[], io: Io): Promise<number> {
   );
   const limitText = (values.limit as string | undefined) ?? '50';
   if (!/^[0-9]+$/.test(limitText) || Number(limitText) < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}".`);
-  let query: string;
-  try {
-    query = listQuery({
-      status: values.status as string | undefined,
-      workspace: values.workspace as string | undefined,
-      model: values.model as string | undefined,
-    });
-  } catch (error) {
-    if (error instanceof ListFilterError) throw new UsageError(error.message);
-    throw error;
-  }
-  const filtered = values.status !== undefined || values.workspace !== undefined || values.model !== undefined;
-  const { api, close } = await connect();
-  try {
+  const filters = { status: values.status, workspace: values.workspace, model: values.model } as ListFilters;
+  const query = listQuery(filters);
+  const filtered = Object.values(filters).some((value) => value !== undefined);
+  return withConnection(async (api) => {
     // The server lists running conversations first whatever their age: read them all (up to a bound), then sort.
     const workflows = await newestFirst(api.client, query, Number(limitText));
     if (values.json) {
@@ -203,7 +186,5 @@ export async function listCommand(args: string[], io: Io): Promise<number> {
     if (rows.length > 0) for (const line of formatTable([LIST_HEADER, ...rows])) io.out(sanitizeForTerminal(line));
     else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent chat` or `durable-agent ask "<prompt>"`.');
     return 0;
-  } finally {
-    await close();
-  }
+  });
 }

@@ -7,7 +7,7 @@
 import type { McpApprovalDecision } from '../../common/activity-types';
 import type { McpApprovalOutcome } from '../../workflows/extensions/mcp-state';
 import { type Io, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
@@ -38,8 +38,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     `mcp ${sub}`,
   );
   const [shortId, ...servers] = positionals;
-  const { api, close } = await connect();
-  try {
+  return withConnection(async (api) => {
     const conversationId = await resolveConversationId(api, shortId);
     if (sub === 'list') {
       const status = await api.status(conversationId);
@@ -56,7 +55,5 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       io.err(sanitizeForTerminal(`mcp ${sub}: ${updateRefusal(error)}`));
       return 1;
     }
-  } finally {
-    await close();
-  }
+  });
 }

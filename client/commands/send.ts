@@ -3,7 +3,7 @@
  * with / is a slash command); `--follow` prints from this input on until its result.
  */
 import { type Io, parse, promptFrom } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { follow } from '../follow';
 import { resolveConversationId } from './list';
 
@@ -11,8 +11,7 @@ export async function sendCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { follow: { type: 'boolean' } }, [2, Infinity], 'send');
   const [shortId, ...words] = positionals;
   const prompt = promptFrom(words, 'send');
-  const { api, close } = await connect();
-  try {
+  return withConnection(async (api) => {
     const conversationId = await resolveConversationId(api, shortId);
     // Signal first: a signal needs no worker, a query does (querying first lost the message when
     // no worker ran). --follow then prints from this input's own user_input event.
@@ -21,7 +20,5 @@ export async function sendCommand(args: string[], io: Io): Promise<number> {
     if (!values.follow) return 0;
     const result = await follow(api, conversationId, inputUuid, io, { fromInput: true });
     return result.is_error ? 1 : 0;
-  } finally {
-    await close();
-  }
+  });
 }

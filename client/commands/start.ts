@@ -5,36 +5,31 @@
  */
 import { conversationIdProblem } from '../api';
 import { type Io, type OptionSpec, CONFIG_OPTIONS, configFrom, parse, promptFrom, withCheckedModels } from '../command-line';
-import { connect, warnIfNoWorker } from '../connect';
+import { warnIfNoWorker, withConnection } from '../connect';
 import { follow } from '../follow';
 import { UsageError } from '../usage-error';
 import { SESSION_LIMIT_OPTIONS, sessionLimitsFrom } from './ask';
-import { fetchTranscript, transcriptToResume } from './transcript';
+import { resumeFrom } from '../continue-conversation';
 import { checkHeadlessWorkspace } from '../workspace-trust';
 
 export async function startCommand(args: string[], io: Io): Promise<number> {
   const options: OptionSpec = { ...CONFIG_OPTIONS, ...SESSION_LIMIT_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' }, resume: { type: 'string' } };
-  const resumeFrom = parse(args, options, [0, Infinity], 'start').values.resume as string | undefined;
-  const { values, positionals } = parse(args, options, [resumeFrom ? 0 : 1, Infinity], 'start');
+  const resumeId = parse(args, options, [0, Infinity], 'start').values.resume as string | undefined;
+  const { values, positionals } = parse(args, options, [resumeId ? 0 : 1, Infinity], 'start');
   // With --resume the prompt may wait for `send` (claude --resume takes none either).
-  const prompt = resumeFrom && positionals.length === 0 ? undefined : promptFrom(positionals, 'start');
+  const prompt = resumeId && positionals.length === 0 ? undefined : promptFrom(positionals, 'start');
   if (!prompt && values.follow) throw new UsageError('start: --follow needs a prompt.');
   const id = values.id as string | undefined;
   const idProblem = id === undefined ? undefined : conversationIdProblem(id);
   if (idProblem) throw new UsageError(`--id: ${idProblem}.`);
   const config = await checkHeadlessWorkspace(await withCheckedModels({ ...configFrom(values, false), ...sessionLimitsFrom(values) }), values, io.err);
-  const { api, taskQueue, close } = await connect();
-  try {
-    const resume = resumeFrom
-      ? { fromConversationId: resumeFrom, messages: transcriptToResume(resumeFrom, await fetchTranscript(api, resumeFrom)) }
-      : undefined;
+  return withConnection(async (api, taskQueue) => {
+    const resume = resumeId ? await resumeFrom(api, resumeId) : undefined;
     const { conversationId, inputUuid } = await api.start({ id, prompt, config, taskQueue, resume });
     io.out(conversationId);
     await warnIfNoWorker(api, taskQueue, io);
     if (!values.follow) return 0;
     const result = await follow(api, conversationId, inputUuid!, io);
     return result.is_error ? 1 : 0;
-  } finally {
-    await close();
-  }
+  });
 }

@@ -8,7 +8,7 @@ import type { TranscriptMessage, UserMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
 import { toolArgument, toolCallLine } from '../tool-line';
 import { type Io, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { resolveConversationId } from './list';
 
@@ -22,10 +22,7 @@ const QUERY_DEADLINE_MS = 15_000;
 
 /** The conversation's transcript; a clear error when no worker can answer for it. */
 export async function fetchTranscript(api: ConversationClient, conversationId: string): Promise<TranscriptMessage[]> {
-  const description = await api.client.workflow
-    .getHandle(conversationId)
-    .describe()
-    .catch(() => undefined);
+  const description = await api.describe(conversationId).catch(() => undefined);
   const noWorker = (detail: string) => {
     const state = description?.status.name === 'RUNNING' ? 'is running' : `has ended (${description?.status.name.toLowerCase()})`;
     return new NoWorkerForQueryError(
@@ -33,15 +30,7 @@ export async function fetchTranscript(api: ConversationClient, conversationId: s
         'Its transcript is read by replaying it on a worker: start one (`durable-agent worker`, with DURABLE_AGENT_TASK_QUEUE set to that queue) and run this again; nothing is lost meanwhile.',
     );
   };
-  if (description) {
-    const pollers = await api.client.workflowService
-      .describeTaskQueue({ namespace: api.client.options.namespace, taskQueue: { name: description.taskQueue } })
-      .then(
-        (response) => (response.pollers ?? []).length,
-        () => 1,
-      );
-    if (pollers === 0) throw noWorker('no worker polls it');
-  }
+  if (description && (await api.hasPollers(description.taskQueue)) === false) throw noWorker('no worker polls it');
   try {
     return await api.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => api.transcript(conversationId));
   } catch (error) {
@@ -143,13 +132,10 @@ export async function exportTranscript(api: ConversationClient, conversationId: 
 /** `durable-agent transcript [--jsonl] <id>`. */
 export async function transcriptCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { jsonl: { type: 'boolean' } }, 1, 'transcript');
-  const { api, close } = await connect();
-  try {
+  return withConnection(async (api) => {
     const text = await exportTranscript(api, await resolveConversationId(api, positionals[0]), Boolean(values.jsonl));
     // JSON escapes control characters itself; sanitizing would change the data.
     io.out(values.jsonl ? text : sanitizeForTerminal(text));
     return 0;
-  } finally {
-    await close();
-  }
+  });
 }

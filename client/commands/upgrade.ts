@@ -20,9 +20,9 @@ import {
 } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { upgradeUpdate } from '../../workflows/definitions';
-import { ConversationEndedError, ConversationNotFoundError } from '../api';
+import { type ConversationClient, ConversationEndedError, ConversationNotFoundError } from '../api';
 import { type Io, parse } from '../command-line';
-import { connect } from '../connect';
+import { withConnection } from '../connect';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
 
@@ -42,17 +42,15 @@ export async function upgradeCommand(args: string[], io: Io): Promise<number> {
   if (Boolean(values.all) === positionals.length > 0) throw new UsageError('upgrade: name one conversation <id>, or --all.');
   const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError(`upgrade: --timeout takes a number of seconds, got "${String(values.timeout)}".`);
-  const { api, close } = await connect();
-  try {
-    const client = api.client;
+  return withConnection(async (api) => {
     if (!values.all) {
-      const result = await upgradeConversation(client, await resolveConversationId(api, positionals[0]), timeoutS * 1000);
+      const result = await upgradeConversation(api, await resolveConversationId(api, positionals[0]), timeoutS * 1000);
       io.out(describeResult(result));
       return result.kind === 'not_moved' ? 1 : 0;
     }
     const ids: string[] = [];
     const query = `WorkflowType = 'conversationWorkflow' AND ExecutionStatus = 'Running'`;
-    for await (const execution of client.workflow.list({ query })) {
+    for await (const execution of api.client.workflow.list({ query })) {
       // A subagent is part of its parent's query, and follows its parent.
       if (!execution.workflowId.includes('--agent-')) ids.push(execution.workflowId);
     }
@@ -64,7 +62,7 @@ export async function upgradeCommand(args: string[], io: Io): Promise<number> {
     for (const id of ids) {
       let result: UpgradeResult;
       try {
-        result = await upgradeConversation(client, id, timeoutS * 1000);
+        result = await upgradeConversation(api, id, timeoutS * 1000);
       } catch (error) {
         // Ended between the list and now: nothing to move.
         if (error instanceof ConversationEndedError || error instanceof ConversationNotFoundError) continue;
@@ -78,9 +76,7 @@ export async function upgradeCommand(args: string[], io: Io): Promise<number> {
         `${counts.unversioned} unversioned, ${counts.not_moved} not moved.`,
     );
     return counts.not_moved > 0 ? 1 : 0;
-  } finally {
-    await close();
-  }
+  });
 }
 
 export function describeResult(result: UpgradeResult): string {
@@ -100,12 +96,11 @@ export function describeResult(result: UpgradeResult): string {
 }
 
 /** Moves one open conversation to its deployment's current version (see the file's comment). */
-export async function upgradeConversation(client: Client, conversationId: string, timeoutMs: number): Promise<UpgradeResult> {
+export async function upgradeConversation(api: ConversationClient, conversationId: string, timeoutMs: number): Promise<UpgradeResult> {
+  const client = api.client;
   const namespace = client.options.namespace;
   const handle = client.workflow.getHandle(conversationId);
-  const description = await handle.describe().catch((error: unknown) => {
-    throw error instanceof WorkflowNotFoundError ? new ConversationNotFoundError(conversationId) : error;
-  });
+  const description = await api.describe(conversationId);
   if (description.status.name !== 'RUNNING') throw new ConversationEndedError(conversationId, description.status.name.toLowerCase());
   const version = description.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion;
   const from = version?.buildId;
@@ -115,6 +110,7 @@ export async function upgradeConversation(client: Client, conversationId: string
   const to = workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined;
   if (!to) return { conversationId, kind: 'not_moved', from, reason: `Worker Deployment ${version.deploymentName} has no current version` };
   if (to === from) return { conversationId, kind: 'current', buildId: from };
+  const notMoved = (reason: string): UpgradeResult => ({ conversationId, kind: 'not_moved', from, to, reason });
 
   // The update's task must come through the task queue (where the server says which version is current), not the
   // sticky queue of a worker holding the run (an input's task there does not say it; measured on 1.31, the update's
@@ -125,30 +121,16 @@ export async function upgradeConversation(client: Client, conversationId: string
     answer = await client.withDeadline(Date.now() + timeoutMs, () => handle.executeUpdate(upgradeUpdate));
   } catch (error) {
     const timedOut = error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || (isGrpcServiceError(error) && error.code === 4); /* DEADLINE_EXCEEDED */
-    if (timedOut) {
-      return {
-        conversationId,
-        kind: 'not_moved',
-        from,
-        to,
-        reason: `no worker of version ${from} answered within ${timeoutMs / 1000} s (is one running, or a machine that kept its bundle?)`,
-      };
-    }
+    if (timedOut) return notMoved(`no worker of version ${from} answered within ${timeoutMs / 1000} s (is one running, or a machine that kept its bundle?)`);
+    // A version from before `upgrade` existed has no handler: it moves at its next input.
     if (error instanceof WorkflowUpdateFailedError) {
-      // A version from before `upgrade` existed has no handler: it moves at its next input.
-      return {
-        conversationId,
-        kind: 'not_moved',
-        from,
-        to,
-        reason: `its version does not take \`upgrade\` (${error.cause?.message ?? error.message}); it moves at its next input`,
-      };
+      return notMoved(`its version does not take \`upgrade\` (${error.cause?.message ?? error.message}); it moves at its next input`);
     }
     if (error instanceof WorkflowNotFoundError) throw new ConversationEndedError(conversationId, 'ended');
     throw error;
   }
   if (answer.outcome === 'after_query') return { conversationId, kind: 'after_query', from, to };
-  if (answer.outcome === 'not_told') return { conversationId, kind: 'not_moved', from, to, reason: await notToldReason(client, to) };
+  if (answer.outcome === 'not_told') return notMoved(await notToldReason(client, to));
 
   // Moving: the next run starts AUTO_UPGRADE, shown on the old version (then in transition to the current one)
   // until a worker of the current version completes its first task; then it is pinned there.
@@ -160,8 +142,9 @@ export async function upgradeConversation(client: Client, conversationId: string
     const settled = buildId && !versioning?.versionTransition && (versioning?.behavior !== AUTO_UPGRADE || buildId === to);
     if (next.runId !== description.runId && settled) return { conversationId, kind: 'moved', from, to: buildId, runId: next.runId };
     if (Date.now() > deadline) {
-      if (next.runId === description.runId) return { conversationId, kind: 'not_moved', from, to, reason: 'it said it would move, but no new run started' };
-      return { conversationId, kind: 'not_moved', from, to, reason: `its new run ${next.runId} waits for a worker of ${to}` };
+      return notMoved(
+        next.runId === description.runId ? 'it said it would move, but no new run started' : `its new run ${next.runId} waits for a worker of ${to}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
