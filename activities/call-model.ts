@@ -12,8 +12,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { CallModelInput, CallModelLocalInput, CallModelLocalResult, CallModelResult } from '../common/activity-types';
-import { type AssistantApiMessage, type AssistantContentBlock, type StopReason, buildApiMessages } from '../common/messages';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CallModelInput, CallModelLocalInput, CallModelLocalResult, CallModelResult, RequestContext } from '../common/activity-types';
+import { type AssistantApiMessage, type AssistantContentBlock, type StopReason, type TranscriptMessage, buildApiMessages } from '../common/messages';
 import { type ModelInfo, thinkingOwner } from '../common/models';
 import type { NormalizeOptions } from '../common/messages';
 import { metadataUserId } from './installation-id';
@@ -99,7 +100,7 @@ export async function requestSetup(
 }
 
 /** Keeps thinking blocks only on messages of the model that signed them (seed §2.8: a fallback strips them). */
-function thinkingOf(model: ModelInfo): NormalizeOptions {
+export function thinkingOf(model: ModelInfo): NormalizeOptions {
   const owner = thinkingOwner(model.id);
   return { keepThinkingOf: (written) => thinkingOwner(written) === owner };
 }
@@ -115,34 +116,28 @@ export async function materializeRequest(
   source: TranscriptSource | undefined,
   setup: RequestSetup,
 ): Promise<MaterializedRequest> {
-  if (!input.transcript || !input.context) {
-    return { system: input.system ?? [], messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
-  }
+  if (!input.transcript || !input.context) return assembleRequest(input, setup);
   const [messages, context] = await Promise.all([
     cache.materialize(input.conversationId, input.transcript, source),
     cache.context(input.conversationId, input.context.digest, source),
   ]);
-  return {
-    system: context.system,
-    messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext, thinkingOf(setup.model)),
-    toolNames: context.toolNames,
-    structuredOutputSchema: context.structuredOutputSchema,
-    ...(context.mcpTools && { mcpTools: context.mcpTools }),
-    ...setup,
-  };
+  return assembleRequest(input, setup, messages, context);
 }
 
 /** The request from the worker's cache alone (or inline), or undefined when the cache does not hold it. */
 export function materializeCachedRequest(input: CallModelInput, cache: TranscriptCache, setup: RequestSetup): MaterializedRequest | undefined {
-  if (!input.transcript || !input.context) {
-    return { system: input.system ?? [], messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
-  }
+  if (!input.transcript || !input.context) return assembleRequest(input, setup);
   const messages = cache.cached(input.conversationId, input.transcript);
   const context = messages && cache.cachedContext(input.context.digest);
-  if (!messages || !context) return undefined;
+  return messages && context ? assembleRequest(input, setup, messages, context) : undefined;
+}
+
+/** The request from the transcript and context materialised for it, or from the input's inline parts. */
+function assembleRequest(input: CallModelInput, setup: RequestSetup, messages?: TranscriptMessage[], context?: RequestContext): MaterializedRequest {
+  if (!messages || !context) return { system: input.system ?? [], messages: input.messages ?? [], toolNames: input.toolNames ?? [], ...setup };
   return {
     system: context.system,
-    messages: buildApiMessages(messages.slice(input.transcript.from ?? 0), context.userContext, thinkingOf(setup.model)),
+    messages: buildApiMessages(messages.slice(input.transcript?.from ?? 0), context.userContext, thinkingOf(setup.model)),
     toolNames: context.toolNames,
     structuredOutputSchema: context.structuredOutputSchema,
     ...(context.mcpTools && { mcpTools: context.mcpTools }),
@@ -219,15 +214,7 @@ export function createCallModel(deps: CallModelDeps) {
     const setup = await requestSetup(deps, input);
     const request = await heartbeatingWhile(context, materializeRequest(input, deps.transcriptCache, deps.transcriptSource, setup), heartbeatDetails);
     const binding = contextBinding(context, { attempt, overloadedBefore, since: startedAt });
-    const run = startModelCallRun({
-      anthropic: deps.anthropic,
-      input,
-      request,
-      binding,
-      startedAt,
-      reportToolUse: deps.reportToolUse,
-      temporalClient: deps.temporalClient,
-    });
+    const run = startModelCallRun({ ...deps, anthropic: deps.anthropic, input, request, binding, startedAt });
     return runResult(await run.outcome, run, binding, input);
   };
 }
@@ -253,28 +240,15 @@ export function createCallModelLocal(deps: CallModelDeps) {
     const request = materializeCachedRequest(input, deps.transcriptCache, await requestSetup(deps, input));
     if (!request) return { type: 'handoff', reason: 'cache_miss', elapsedMs: elapsedMs() };
     const binding = contextBinding(context, { attempt, overloadedBefore: 0, since: startedAt });
-    const run = startModelCallRun({
-      anthropic: deps.anthropic,
-      input,
-      request,
-      binding,
-      startedAt,
-      reportToolUse: deps.reportToolUse,
-      temporalClient: deps.temporalClient,
-    });
-    let timer: NodeJS.Timeout | undefined;
-    let graceTimer: NodeJS.Timeout | undefined;
+    const run = startModelCallRun({ ...deps, anthropic: deps.anthropic, input, request, binding, startedAt });
+    const timers = new AbortController();
+    const elapsed = (ms: number) => sleep(ms, undefined, { signal: timers.signal }).catch(() => undefined);
     // A stream that has begun is not an instant answer (issue 19, item 16): FIRST_DELTA_GRACE_MS
     // after its first words it is handed over, so they reach readers at the live channel's pace
     // instead of when the local phase ends. An answer whose whole stream fits the grace stays local.
-    const begun = run.firstDelta.then(() => new Promise<undefined>((resolve) => (graceTimer = setTimeout(() => resolve(undefined), FIRST_DELTA_GRACE_MS))));
-    const outcome = await Promise.race([
-      run.outcome,
-      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, input.handoffAfterMs)))),
-      begun,
-    ]);
-    clearTimeout(timer);
-    clearTimeout(graceTimer);
+    const begun = run.firstDelta.then(() => elapsed(FIRST_DELTA_GRACE_MS));
+    const outcome = await Promise.race([run.outcome, elapsed(Math.max(0, input.handoffAfterMs)), begun]);
+    timers.abort();
     let reason: 'slow' | 'failed' = 'slow';
     if (outcome) {
       if (outcome.type === 'message' || outcome.cancelled || asPromptTooLong(outcome.error)) {
@@ -368,18 +342,12 @@ export function retryAfterMs(error: InstanceType<typeof Anthropic.APIError>): nu
 
 function apiErrorType(error: InstanceType<typeof Anthropic.APIError>): string {
   const body = error.error as { error?: { type?: string }; type?: string } | undefined;
-  return body?.error?.type ?? (body?.type !== 'error' ? body?.type : undefined) ?? error.type ?? statusName(error.status);
+  return body?.error?.type ?? (body?.type !== 'error' ? body?.type : undefined) ?? error.type ?? (error.status === 429 ? 'rate_limit_error' : 'api_error');
 }
 
 function apiErrorMessage(error: InstanceType<typeof Anthropic.APIError>): string {
   const body = error.error as { error?: { message?: string } } | undefined;
   return body?.error?.message ?? error.message;
-}
-
-function statusName(status: number | undefined): string {
-  if (status === 429) return 'rate_limit_error';
-  if (status !== undefined && status >= 500) return 'api_error';
-  return 'api_error';
 }
 
 export function toAssistantMessage(message: Anthropic.Message): AssistantApiMessage {

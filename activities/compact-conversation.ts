@@ -12,8 +12,7 @@ import { CancelledFailure } from '@temporalio/common';
 import type { CompactConversationInput, CompactConversationResult } from '../common/activity-types';
 import { type ApiMessage, type UserContentBlock, buildApiMessages, textOf } from '../common/messages';
 import { compactInstruction } from '../workflows/compact';
-import { type CallModelDeps, asPromptTooLong, classifyModelError, heartbeatingWhile, requestSetup, toAssistantMessage } from './call-model';
-import { thinkingOwner } from '../common/models';
+import { type CallModelDeps, asPromptTooLong, classifyModelError, heartbeatingWhile, requestSetup, thinkingOf, toAssistantMessage } from './call-model';
 import { buildModelRequest } from './request-params';
 import { modelToolDefinitions } from './tool-definitions';
 
@@ -51,10 +50,7 @@ export function createCompactConversation(deps: CallModelDeps) {
       ]),
       () => ({ outputChars: 0 }),
     );
-    const owner = thinkingOwner(setup.model.id);
-    const window = buildApiMessages(messages.slice(input.transcript.from + input.skip), requestContext.userContext, {
-      keepThinkingOf: (written) => thinkingOwner(written) === owner,
-    });
+    const window = buildApiMessages(messages.slice(input.transcript.from + input.skip), requestContext.userContext, thinkingOf(setup.model));
     try {
       // Built as every model call is (activities/request-params.ts): same model, thinking and cache breakpoints.
       const { params, betas } = buildModelRequest(

@@ -195,16 +195,6 @@ export class ModelCallRun {
     });
   }
 
-  /** Whether the stream has ended (the outcome is settled or about to be). */
-  get settled(): boolean {
-    return this.done;
-  }
-
-  /** The binding the run reports to now. */
-  get current(): RunBinding {
-    return this.binding;
-  }
-
   /** Reports to `binding` from now on: its heartbeats, its attempt, its cancellation. */
   bind(binding: RunBinding): void {
     this.unlink();

@@ -10,13 +10,14 @@
  * or list, not only to their root.
  */
 import { constants, type Stats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readlink, realpath, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readFile, readlink, realpath, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ToolAccess } from '../../common/permission-facts';
 import { isInside, normalizePath, pathMatchesRule } from '../../common/path-rules';
 import { absolutePathOf, isSpecialPath, resolveRealPath } from '../permission-facts/paths';
 import { workerCredentialPaths } from '../sandbox';
+import type { ToolExecutionContext } from './types';
 
 /**
  * The worker's credentials (workerCredentialPaths), lexical and real, for `homeDir`: resolved once
@@ -260,11 +261,52 @@ async function verifyOpened(handle: FileHandle, real: string): Promise<AccessRef
 }
 
 /** Truncates and writes the whole text through an opened handle, then closes it. */
-export async function writeThroughHandle(handle: FileHandle, text: string): Promise<void> {
+async function writeThroughHandle(handle: FileHandle, text: string): Promise<void> {
   try {
     await handle.truncate(0);
     await handle.writeFile(text, 'utf8'); // a fresh handle writes from position 0
   } finally {
     await handle.close();
   }
+}
+
+/** A file tool's file: its absolute path, and what is read and written — with access, the real path checked again. */
+export interface ToolFile {
+  guard: AccessGuard | undefined;
+  filePath: string;
+  target: string;
+}
+
+/** Resolves a file tool's path; with access, checks its real path for `use` (issue 17 §4), to act on it and never on the link. */
+export async function resolveToolFile(literal: string, context: ToolExecutionContext, use: 'read' | 'write'): Promise<ToolFile | AccessRefusal> {
+  const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
+  const filePath = guard ? guard.absolutePath(literal, context.cwd) : path.resolve(context.cwd, literal);
+  if (!guard) return { guard, filePath, target: filePath };
+  const checked = await guard.checkFile(filePath, use);
+  return checked instanceof AccessRefusal ? checked : { guard, filePath, target: checked.real };
+}
+
+/** The file's bytes; with access, through a descriptor checked to be the target, not through a link swapped in since. */
+export async function readToolFile(file: ToolFile): Promise<Buffer | AccessRefusal> {
+  if (!file.guard) return readFile(file.target);
+  const opened = await file.guard.openForRead(file.target);
+  if (opened instanceof AccessRefusal) return opened;
+  try {
+    return await opened.readFile();
+  } finally {
+    await opened.close();
+  }
+}
+
+/** Writes the whole text, creating parent directories; with access, through a descriptor opened without following a swapped-in link. */
+export async function writeToolFile(file: ToolFile, text: string): Promise<AccessRefusal | undefined> {
+  if (!file.guard) {
+    await mkdir(path.dirname(file.filePath), { recursive: true });
+    await writeFile(file.filePath, text, 'utf8');
+    return undefined;
+  }
+  const opened = await file.guard.openForWrite(file.target);
+  if (opened instanceof AccessRefusal) return opened;
+  await writeThroughHandle(opened.handle, text);
+  return undefined;
 }

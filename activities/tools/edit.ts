@@ -1,11 +1,9 @@
 /** Edit tool implementation: exact string replacement, unique unless replace_all. */
-import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { EditInput } from '../../common/tools/edit';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
-import { AccessGuard, AccessRefusal, writeThroughHandle } from './access';
-import { type FileVersion, formatNumberedLine, looksBinary, nonRegularFileKind, textVersion } from './files';
-import { fileEffect } from './write';
+import { AccessRefusal, readToolFile, resolveToolFile } from './access';
+import { type FileVersion, formatNumberedLine, looksBinary, nonRegularFileKind, statIfExists, textVersion } from './files';
+import { writeJournaled } from './write';
 
 /** Larger files are refused: Edit holds the file and its edited copy in memory as strings. */
 export const EDIT_MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -35,37 +33,16 @@ function snippet(content: string, changeStart: number, changeLength: number): st
 /** Edit: replace old_string with new_string; failures come back as actionable is_error results. */
 export async function executeEdit(input: EditInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
   context.signal.throwIfAborted();
-  const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
-  const filePath = guard ? guard.absolutePath(input.file_path, context.cwd) : path.resolve(context.cwd, input.file_path);
   if (input.old_string === input.new_string) {
     return { isError: true, content: 'No changes to make: old_string and new_string are exactly the same.' };
   }
   // With access: read and write the real path checked just now (issue 17 §4), never through the link.
-  const checked = guard ? await guard.checkFile(filePath, 'write') : { real: filePath };
-  if (checked instanceof AccessRefusal) return { isError: true, content: checked.message };
-  const target = checked.real;
-  /**
-   * Writes the new text: with access, through a descriptor opened without following a swapped-in link.
-   * The journal hears of it first (issue 24): what the file held and what it is about to hold.
-   */
-  const write = async (before: FileVersion, text: string, result: ToolExecutionResult): Promise<ToolExecutionResult> => {
-    if (context.beginEffect) {
-      const written = guard ? target : await realpath(filePath).catch(() => filePath);
-      await context.beginEffect(fileEffect(written, before, text, result));
-    }
-    if (!guard) {
-      await mkdir(path.dirname(filePath), { recursive: true });
-      await writeFile(filePath, text, 'utf8');
-      return result;
-    }
-    const opened = await guard.openForWrite(target);
-    if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
-    await writeThroughHandle(opened.handle, text);
-    return result;
-  };
-  const existing = await stat(target).catch((error: NodeJS.ErrnoException) => error);
-  if (existing instanceof Error) {
-    if (existing.code !== 'ENOENT' && existing.code !== 'ENOTDIR') throw existing;
+  const file = await resolveToolFile(input.file_path, context, 'write');
+  if (file instanceof AccessRefusal) return { isError: true, content: file.message };
+  const { filePath, target } = file;
+  const write = (before: FileVersion, text: string, result: ToolExecutionResult) => writeJournaled(file, context, text, result, () => before);
+  const existing = await statIfExists(target);
+  if (existing === undefined) {
     if (input.old_string !== '') {
       return {
         isError: true,
@@ -92,19 +69,9 @@ export async function executeEdit(input: EditInput, context: ToolExecutionContex
   if (await looksBinary(target)) {
     return { isError: true, content: `Cannot edit ${filePath}: it appears to be a binary file.` };
   }
-  let originalBytes: Buffer;
-  if (guard) {
-    // The text an edit starts from comes from the checked file too, not through a link swapped in since.
-    const opened = await guard.openForRead(target);
-    if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
-    try {
-      originalBytes = await opened.readFile();
-    } finally {
-      await opened.close();
-    }
-  } else {
-    originalBytes = await readFile(target);
-  }
+  // The text an edit starts from comes from the checked file too, not through a link swapped in since.
+  const originalBytes = await readToolFile(file);
+  if (originalBytes instanceof AccessRefusal) return { isError: true, content: originalBytes.message };
   const original = originalBytes.toString('utf8');
   // The journal compares bytes, which the decoded text may not give back (invalid UTF-8).
   const before = context.beginEffect ? textVersion(originalBytes) : { exists: false as const };

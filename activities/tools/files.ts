@@ -1,7 +1,7 @@
 /** File helpers shared by the Read, Write, Edit and Grep tools. */
 import { createHash } from 'node:crypto';
 import { constants, createReadStream, type Stats } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 
 /** Bytes inspected for NUL when deciding whether a file is binary. */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -36,6 +36,14 @@ export function nonRegularFileKind(fileStat: Stats): string | undefined {
   if (fileStat.isCharacterDevice()) return 'a character device';
   if (fileStat.isBlockDevice()) return 'a block device';
   return 'not a regular file';
+}
+
+/** The path's stat, or undefined when nothing is there (ENOENT, or ENOTDIR: a file where a directory was expected); other errors throw. */
+export async function statIfExists(file: string): Promise<Stats | undefined> {
+  return stat(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+    throw error;
+  });
 }
 
 /** One line from readBoundedLines; `text` is cut when the line was longer than the cap. */

@@ -1,10 +1,9 @@
 /** Read tool implementation: `cat -n` style numbered lines, streamed so large files stay cheap. */
-import { type FileHandle, readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { type FileHandle, readFile } from 'node:fs/promises';
 import { fileFormatFor } from '../../common/tool-specs';
 import { READ_DEFAULT_LIMIT, READ_MAX_LINE_LENGTH, type ReadInput } from '../../common/tools/read';
-import { AccessGuard, AccessRefusal } from './access';
-import { type BoundedLine, formatNumberedLine, looksBinary, nonRegularFileKind, readBoundedLines } from './files';
+import { AccessRefusal, resolveToolFile } from './access';
+import { type BoundedLine, formatNumberedLine, looksBinary, nonRegularFileKind, readBoundedLines, statIfExists } from './files';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 /**
@@ -28,37 +27,27 @@ function truncateLine(line: BoundedLine): string {
 export async function executeRead(input: ReadInput, context: ToolExecutionContext): Promise<ToolExecutionResult> {
   const { signal } = context;
   signal.throwIfAborted();
-  const guard = context.access === undefined ? undefined : await AccessGuard.create(context.access, context.cwd);
-  const filePath = guard ? guard.absolutePath(input.file_path, context.cwd) : path.resolve(context.cwd, input.file_path);
   // With access: the real path is checked again here, and read through a descriptor checked to be it (issue 17 §4).
-  const checked = guard ? await guard.checkFile(filePath, 'read') : { real: filePath };
-  if (checked instanceof AccessRefusal) return { isError: true, content: checked.message };
-  const fileStat = await stat(checked.real).catch((error: NodeJS.ErrnoException) => error);
-  if (fileStat instanceof Error) {
-    if (fileStat.code === 'ENOENT' || fileStat.code === 'ENOTDIR') {
-      return { isError: true, content: `File does not exist: ${filePath}. Current working directory: ${context.cwd}` };
-    }
-    throw fileStat;
+  const file = await resolveToolFile(input.file_path, context, 'read');
+  if (file instanceof AccessRefusal) return { isError: true, content: file.message };
+  const { guard, filePath } = file;
+  const fileStat = await statIfExists(file.target);
+  if (fileStat === undefined) {
+    return { isError: true, content: `File does not exist: ${filePath}. Current working directory: ${context.cwd}` };
   }
   if (fileStat.isDirectory()) {
-    return {
-      isError: true,
-      content: `EISDIR: ${filePath} is a directory, use Bash ls or Glob to list its contents.`,
-    };
+    return { isError: true, content: `EISDIR: ${filePath} is a directory, use Bash ls or Glob to list its contents.` };
   }
   const kind = nonRegularFileKind(fileStat);
   if (kind !== undefined) {
     return { isError: true, content: `Cannot read ${filePath}: it is ${kind}, not a regular file.` };
   }
   if (fileStat.size === 0) {
-    return {
-      isError: false,
-      content: '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>',
-    };
+    return { isError: false, content: '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>' };
   }
   let source: string | FileHandle = filePath;
   if (guard) {
-    const opened = await guard.openForRead(checked.real);
+    const opened = await guard.openForRead(file.target);
     if (opened instanceof AccessRefusal) return { isError: true, content: opened.message };
     source = opened;
   }
