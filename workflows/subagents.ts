@@ -15,11 +15,10 @@ import type { HookSettings } from '../common/hooks';
 import type { ToolUseBlock, Usage } from '../common/messages';
 import type { ModelUsage } from '../common/result';
 import { STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, sqlSafeSearchAttributes, startSearchAttributes } from '../common/search-attributes';
-import { type AgentInput, TOOL_NAMES } from '../common/tool-specs';
+import { type AgentInput, agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
 import { resolveModelName } from '../common/models';
-import { parseRouteInput } from './background/route-input';
 import type { ConversationInput, ConversationSummary } from './definitions';
-import type { ToolOutcome } from './deps/query-host';
+import type { ToolOutcome } from './tool-orchestration';
 
 /** What the subagent runner needs from the parent session. */
 export interface SubagentHost {
@@ -64,9 +63,14 @@ export interface PreparedSubagent {
  * then waits for SendMessage instead of ending (workflows/background/agents.ts).
  */
 export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, background?: { agentId: string }): PreparedSubagent | ToolOutcome {
-  const parsed = parseRouteInput<AgentInput>(block);
-  if (!parsed.ok) return parsed.outcome;
-  const input = parsed.input;
+  const parsed = agentInputSchema.safeParse(block.input);
+  if (!parsed.success) {
+    return {
+      isError: true,
+      content: `Invalid Agent input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}`,
+    };
+  }
+  const input = parsed.data;
   const custom = host.sessionContext?.agents ?? [];
   const agent = findAgent(input.subagent_type, custom);
   if (!agent) {

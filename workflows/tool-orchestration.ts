@@ -7,7 +7,6 @@ import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { isToolUseConcurrencySafe, isToolUseStartableEarly } from '../common/tool-specs';
 import type { AssistantMessage, Message, ToolUseBlock, UserMessage } from '../common/messages';
 import type { CallFacts } from '../common/permission-facts';
-import type { ToolOutcome } from './deps/query-host';
 import { createToolResultMessage } from './messages';
 import type { ToolExecutor } from './query-loop';
 
@@ -47,9 +46,15 @@ export function describeToolUse(block: Pick<ToolUseBlock, 'name' | 'input'>): st
   return `${block.name}(${short})`;
 }
 
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+}
+
 export interface ToolExecutorDeps {
   uuid(): string;
-  /** Runs one tool (an activity; `siblings`: the message's calls known when it starts, which share a result budget); throws a cancellation when its scope is cancelled. */
+  /** Runs one tool (an activity); throws a cancellation when its scope is cancelled. */
+  /** `siblings`: calls of the same message known when it starts (they share a result budget). */
   runTool(block: ToolUseBlock, siblings: number): Promise<ToolOutcome>;
   isAborted(): boolean;
   maxConcurrency: number;
@@ -115,10 +120,16 @@ export class StreamingToolExecutor implements ToolExecutor {
 
   async *getRemainingResults(toolUses: ToolUseBlock[], assistant: AssistantMessage): AsyncGenerator<Message, void> {
     // Early work for blocks that are not in the final answer belongs to a discarded attempt.
+    const finalIds = new Set(toolUses.map((block) => block.id));
     const dropped: Array<Promise<unknown>> = [];
     for (const [id, tool] of this.tracked) {
-      const final = toolUses.find((block) => block.id === id);
-      if (!final || !sameCall(tool.block, final)) {
+      if (
+        !finalIds.has(id) ||
+        !sameCall(
+          tool.block,
+          toolUses.find((block) => block.id === id)!,
+        )
+      ) {
         tool.scope.cancel();
         this.tracked.delete(id);
         dropped.push(tool.promise);

@@ -4,7 +4,6 @@
  * launch result, the `<task-notification>`, TaskOutput). No Temporal imports: unit-tested in
  * test/unit/background-agents.test.ts; workflows/background/agents.ts does the effects.
  */
-import type { PreparedSubagent } from '../subagents';
 import type { AgentTask, AgentTasksState, BackgroundAgentReport } from './agent-types';
 
 export type { AgentTask, AgentTaskStatus, AgentTasksState } from './agent-types';
@@ -12,20 +11,6 @@ export type { AgentTask, AgentTaskStatus, AgentTasksState } from './agent-types'
 /** The agent id for a fresh uuid (deterministic in the workflow: `uuid4()`). */
 export function agentTaskId(uuid: string): string {
   return `a${uuid.replace(/-/g, '').slice(0, 8)}`;
-}
-
-/** The record of an agent about to start its child (a foreground one answers its Agent call, then SendMessage continues it). */
-export function newAgentTask(id: string, prepared: PreparedSubagent, foreground?: boolean): AgentTask {
-  return {
-    id,
-    description: prepared.input.description,
-    agentType: prepared.agentName,
-    childWorkflowId: prepared.workflowId,
-    model: prepared.model,
-    status: 'running',
-    lastSeq: 0,
-    ...(foreground && { foreground: true }),
-  };
 }
 
 /** Whether the agent's workflow is (as far as the parent knows) still there to take a message. */

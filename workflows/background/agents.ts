@@ -22,8 +22,8 @@ import {
 } from '@temporalio/workflow';
 import type { AgentWorkflowClosed } from '../../common/agent-transcript';
 import type { ToolUseBlock } from '../../common/messages';
-import type { SendMessageInput } from '../../common/tools/send-message';
-import type { TaskOutputInput } from '../../common/tools/task-output';
+import { sendMessageInputSchema } from '../../common/tools/send-message';
+import { taskOutputInputSchema } from '../../common/tools/task-output';
 import { taskStopInputSchema } from '../../common/tools/task-stop';
 import type { BackgroundAgentReport, BackgroundAgentSummary } from './agent-types';
 import { type ConversationInput, type ConversationSummary, userInputSignal } from '../definitions';
@@ -32,7 +32,6 @@ import { failureMessage } from '../deps/failures';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
 import type { BackgroundWorkKind, PartContext, PartInternalHandlers, SessionPart } from '../session/session-part';
 import { continueFinishedAgent, runForegroundAgent } from './finished-agents';
-import { parseRouteInput } from './route-input';
 import { type SubagentHost, childFailureMessage, prepareSubagent } from '../subagents';
 import {
   type AgentTask,
@@ -45,7 +44,6 @@ import {
   isAgentReport,
   isAlive,
   launchedText,
-  newAgentTask,
   shownStatus,
   takeReport,
 } from './agent-tasks';
@@ -157,7 +155,15 @@ export class BackgroundAgents implements SessionPart {
     if (!('childInput' in prepared)) return prepared;
     call.entry.childWorkflowId = prepared.workflowId;
     // Recorded before the start: the child's first answer may arrive in the same activation as its start.
-    const task = newAgentTask(agentId, prepared);
+    const task: AgentTask = {
+      id: agentId,
+      description: prepared.input.description,
+      agentType: prepared.agentName,
+      childWorkflowId: prepared.workflowId,
+      model: prepared.model,
+      status: 'running',
+      lastSeq: 0,
+    };
     this.state.tasks.push(task);
     let handle: ChildWorkflowHandle<(input: ConversationInput) => Promise<ConversationSummary>>;
     try {
@@ -241,14 +247,18 @@ export class BackgroundAgents implements SessionPart {
   // ---- SendMessage ----
 
   private async sendMessage(block: ToolUseBlock, call: ToolRouteCall): Promise<ToolOutcome> {
-    const parsed = parseRouteInput<SendMessageInput>(block);
-    if (!parsed.ok) return parsed.outcome;
-    const { to, message } = parsed.input;
-    const found = findAgentTask(this.state, to);
+    const parsed = sendMessageInputSchema.safeParse(block.input);
+    if (!parsed.success) {
+      return {
+        isError: true,
+        content: `Invalid SendMessage input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}`,
+      };
+    }
+    const found = findAgentTask(this.state, parsed.data.to);
     if ('problem' in found) return { isError: true, content: found.problem };
     const task = found.task;
     // Its child ended (a foreground agent answered, a background one timed out idle): a new child continues its transcript.
-    if (task.status === 'ended') return continueFinishedAgent(this.host, task, message, block, call);
+    if (task.status === 'ended') return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
     // A foreground agent still answering its Agent call (a call beside it): it reports by its result, not by notification.
     if (task.foreground && task.status === 'running') {
       return {
@@ -265,12 +275,12 @@ export class BackgroundAgents implements SessionPart {
     const wasRunning = task.status === 'running';
     const after = task.lastSeq;
     try {
-      await getExternalWorkflowHandle(task.childWorkflowId).signal(userInputSignal, { prompt: message });
+      await getExternalWorkflowHandle(task.childWorkflowId).signal(userInputSignal, { prompt: parsed.data.message });
     } catch (error) {
       if (isCancellation(error)) throw error;
       // Its workflow is gone (it timed out idle, or was stopped from outside): continued from its transcript.
       task.status = 'ended';
-      return continueFinishedAgent(this.host, task, message, block, call);
+      return continueFinishedAgent(this.host, task, parsed.data.message, block, call);
     }
     if (wasRunning) {
       return {
@@ -293,12 +303,17 @@ export class BackgroundAgents implements SessionPart {
   // ---- TaskOutput / TaskStop for agent ids ----
 
   private async taskOutput(block: ToolUseBlock): Promise<ToolOutcome> {
-    const parsed = parseRouteInput<TaskOutputInput>(block);
-    if (!parsed.ok) return parsed.outcome;
-    const task = this.state.tasks.find((candidate) => candidate.id === parsed.input.task_id)!;
+    const parsed = taskOutputInputSchema.safeParse(block.input);
+    if (!parsed.success) {
+      return {
+        isError: true,
+        content: `Invalid TaskOutput input: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`).join('; ')}`,
+      };
+    }
+    const task = this.state.tasks.find((candidate) => candidate.id === parsed.data.task_id)!;
     let timedOut = false;
-    if (parsed.input.block && task.status === 'running') {
-      timedOut = !(await condition(() => task.status !== 'running', parsed.input.timeout, { summary: `TaskOutput: waiting for agent ${task.id}` }));
+    if (parsed.data.block && task.status === 'running') {
+      timedOut = !(await condition(() => task.status !== 'running', parsed.data.timeout, { summary: `TaskOutput: waiting for agent ${task.id}` }));
     }
     return { isError: false, content: agentTaskOutputText(task, timedOut) };
   }

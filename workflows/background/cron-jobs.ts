@@ -10,7 +10,6 @@
  */
 import { CancellationScope, isCancellation, log, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ConversationConfig } from '../../common/config';
-import type { ConversationStatus } from '../definitions';
 import { type CronFire, type CronJob, type CronJobSummary, cronListText, cronScheduleId, planCronJob } from '../../common/cron';
 import { oneLine } from '../../common/cut-text';
 import type { ToolUseBlock } from '../../common/messages';
@@ -178,8 +177,16 @@ export class CronJobs implements ToolRoute {
   }
 
   /** For `status`. */
-  statusList(): CronJobStatus[] {
-    return this.records.map(statusOf);
+  statusList(): NonNullable<import('../definitions').ConversationStatus['cronJobs']> {
+    return this.records.map((record) => ({
+      id: record.id,
+      cron: record.cron,
+      prompt: record.prompt,
+      recurring: record.recurring,
+      durable: record.durable,
+      timeZone: record.timeZone,
+      ...(record.expiresAtMs !== undefined ? { expiresAt: new Date(record.expiresAtMs).toISOString() } : {}),
+    }));
   }
 
   carried(): CronJobRecord[] | undefined {
@@ -201,18 +208,18 @@ function recordOf(job: CronJob, nextFireTimes: string[]): CronJobRecord {
   };
 }
 
-type CronJobStatus = NonNullable<ConversationStatus['cronJobs']>[number];
-
-/** A job as `status` lists it. */
-function statusOf(record: CronJobRecord): CronJobStatus {
-  const { id, cron, prompt, recurring, durable, timeZone, expiresAtMs } = record;
-  return { id, cron, prompt, recurring, durable, timeZone, ...(expiresAtMs !== undefined && { expiresAt: new Date(expiresAtMs).toISOString() }) };
-}
-
-/** A job as CronList shows it when the server's list does not have it yet. */
 function summaryOf(conversationId: string, record: CronJobRecord): CronJobSummary {
-  const nextFireTimes = record.nextFireTimes.filter((time) => Date.parse(time) > Date.now());
-  return { ...statusOf(record), scheduleId: cronScheduleId(conversationId, record.id), nextFireTimes };
+  return {
+    id: record.id,
+    scheduleId: cronScheduleId(conversationId, record.id),
+    cron: record.cron,
+    prompt: record.prompt,
+    recurring: record.recurring,
+    durable: record.durable,
+    timeZone: record.timeZone,
+    nextFireTimes: record.nextFireTimes.filter((time) => Date.parse(time) > Date.now()),
+    ...(record.expiresAtMs !== undefined ? { expiresAt: new Date(record.expiresAtMs).toISOString() } : {}),
+  };
 }
 
 function createdText(record: CronJobRecord): string {

@@ -12,7 +12,7 @@ import type { ToolUseBlock } from '../../common/messages';
 import { AGENT_TRANSCRIPT_OPTIONS, activities } from '../deps/activity-options';
 import type { ToolOutcome, ToolRouteCall } from '../deps/tool-routes';
 import { type PreparedSubagent, type SubagentHost, executeSubagent, prepareSubagent } from '../subagents';
-import { type AgentTask, type AgentTasksState, agentTaskId, newAgentTask } from './agent-tasks';
+import { type AgentTask, type AgentTasksState, agentTaskId } from './agent-tasks';
 
 /** What the model is told after a foreground agent's answer: the id SendMessage takes. */
 function withAgentId(outcome: ToolOutcome, task: AgentTask): ToolOutcome {
@@ -24,7 +24,16 @@ export async function runForegroundAgent(host: SubagentHost, state: AgentTasksSt
   const prepared = prepareSubagent(host, call.block);
   if (!('childInput' in prepared)) return prepared;
   call.entry.childWorkflowId = prepared.workflowId;
-  const task = newAgentTask(agentTaskId(uuid4()), prepared, true);
+  const task: AgentTask = {
+    id: agentTaskId(uuid4()),
+    description: prepared.input.description,
+    agentType: prepared.agentName,
+    childWorkflowId: prepared.workflowId,
+    model: prepared.model,
+    status: 'running',
+    lastSeq: 0,
+    foreground: true,
+  };
   state.tasks.push(task);
   return withAgentId(await awaitChild(host, task, prepared), task);
 }

@@ -1,6 +1,6 @@
 /**
  * The input of a tool the workflow answers itself (issue 21: the task list, ScheduleWakeup, cron
- * jobs, SendMessage, an agent's TaskOutput; the Agent call), checked against its spec's schema: invalid input is a tool error the model can act on
+ * jobs), checked against its spec's schema: invalid input is a tool error the model can act on
  * (style §9), never an exception.
  */
 import type { ToolUseBlock } from '../../common/messages';

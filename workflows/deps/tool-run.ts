@@ -20,7 +20,7 @@ import { type ActivityOptionsSet, LOCAL_TOOL_OPTIONS, activities, localActivitie
 import { failureMessage, toolErrorResult } from './failures';
 import type { LocalChain } from './local-chain';
 import type { ActiveQuery, QueryHost } from './query-host';
-import { type ToolOutcome, type ToolRoute, routeFor } from './tool-routes';
+import { type ToolRoute, routeFor } from './tool-routes';
 
 /**
  * Short read-only tools (their specs' `localActivity`: Read, Glob, Grep) run as local activities:
@@ -85,17 +85,17 @@ export function createRunTool(
   query: ActiveQuery,
   options: ActivityOptionsSet,
   chain: LocalChain,
-): (block: ToolUseBlock, siblings: number) => Promise<ToolOutcome> {
+): (block: ToolUseBlock, siblings: number) => Promise<{ content: string; isError: boolean }> {
   const { config, conversationId } = host;
   const routes = { early: [structuredOutputRoute(host)], checked: [...host.toolRoutes, subagentRoute(host)] };
-  const run = async (block: ToolUseBlock, siblings: number): Promise<ToolOutcome> => {
+  const run = async (block: ToolUseBlock, siblings: number): Promise<{ content: string; isError: boolean }> => {
     const spec = getToolSpec(block.name);
     const summary = toolCallSummary(block.name, block.input);
     const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };
     host.toolsInFlight.set(block.id, entry);
     host.setPhase('running_tools');
     host.live?.publishTool({ type: 'tool_start', toolUseId: block.id, name: block.name, summary });
-    let outcome: ToolOutcome | undefined;
+    let outcome: { content: string; isError: boolean } | undefined;
     try {
       // The final answer's check (structured output) comes before every other check: it touches nothing.
       const early = routeFor(routes.early, block);
@@ -103,7 +103,8 @@ export function createRunTool(
       // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
       const offered = config.tools;
       if (offered && !offered.includes(block.name)) {
-        return (outcome = { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` });
+        outcome = { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
+        return outcome;
       }
       // PreToolUse hooks (issue 22), before the permission check as in Claude Code: block, or run with their input and say.
       const hooked = host.hooks ? await host.hooks.preToolUse(block) : undefined;
@@ -141,14 +142,16 @@ export function createRunTool(
       });
       if (!local) chain.afterRegular();
       if (result.persistedPath) host.toolPermissions.allowReadOf(result.persistedPath);
-      return (outcome = { content: result.content, isError: result.isError });
+      outcome = { content: result.content, isError: result.isError };
+      return outcome;
     } catch (error) {
       if (isCancellation(error)) throw error;
       // A tool that ended in error (failed on purpose, to show in red in the UI): its result.
       const toolError = toolErrorResult(error);
       if (toolError) return (outcome = { content: toolError.content, isError: true });
       // Infrastructure failure after retries: the model still gets a result it can act on.
-      return (outcome = { content: `Tool execution failed: ${failureMessage(error)}`, isError: true });
+      outcome = { content: `Tool execution failed: ${failureMessage(error)}`, isError: true };
+      return outcome;
     } finally {
       host.live?.publishTool({
         type: 'tool_end',

@@ -230,9 +230,17 @@ export class SessionHooks implements ToolHooks, SessionPart {
 
   // ---- tools ----
 
-  /** Whether PreToolUse hooks match calls of this tool (then they are not prefetched, nor started while the model still streams). */
+  /** Whether PreToolUse hooks match this call (then it does not start while the model still streams). */
+  hasPreToolUse(block: ToolUseBlock): boolean {
+    return this.matchesPreToolUse(block.name);
+  }
+
+  /** Whether PreToolUse hooks match calls of this tool (then the model call's local phase does not prefetch it). */
   matchesPreToolUse(toolName: string): boolean {
-    return this.matches({ hook_event_name: 'PreToolUse', tool_name: toolName, tool_input: {}, tool_use_id: '' });
+    return (
+      !!this.state.settings?.PreToolUse &&
+      selectHookCommands(this.state.settings, { hook_event_name: 'PreToolUse', tool_name: toolName, tool_input: {}, tool_use_id: '' }).length > 0
+    );
   }
 
   /**
@@ -299,12 +307,10 @@ export class SessionHooks implements ToolHooks, SessionPart {
   }
 
   private matchesNotification(type: 'idle_prompt' | 'permission_prompt'): boolean {
-    return this.matches({ hook_event_name: 'Notification', notification_type: type, message: '' });
-  }
-
-  /** Whether a command hook matches the event (checked before anything runs). */
-  private matches(event: HookEvent): boolean {
-    return this.state.settings !== undefined && selectHookCommands(this.state.settings, event).length > 0;
+    return (
+      !!this.state.settings?.Notification &&
+      selectHookCommands(this.state.settings, { hook_event_name: 'Notification', notification_type: type, message: '' }).length > 0
+    );
   }
 
   carried(): { hooks?: HooksState } {

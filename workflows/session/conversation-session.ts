@@ -228,7 +228,7 @@ export class ConversationSession {
 
   /** `toolUseStreamed` signal: a concurrency-safe tool the model activity saw complete while streaming. */
   onToolUseStreamed(raw: ToolUseStreamed): void {
-    acceptStreamedToolUse(this.queries.active, this.permissions, raw, (block) => this.parts.hooks.matchesPreToolUse(block.name));
+    acceptStreamedToolUse(this.queries.active, this.permissions, raw, (block) => this.parts.hooks.hasPreToolUse(block));
   }
 
   /** `requestContext` query: the request context a worker missed in its cache. */

@@ -12,7 +12,7 @@ import type { ConversationEvent, Phase } from '../definitions';
 import type { ToolPermissions } from '../deps/query-host';
 import type { HookPermission } from '../extensions/hooks-decisions';
 import type { PermissionGate } from '../permission-gate';
-import type { GateVerdict, PendingPermission, PermissionGateHost } from '../permission-types';
+import type { GateVerdict, PendingPermission } from '../permission-types';
 
 export class SessionPermissions implements ToolPermissions {
   constructor(
@@ -32,19 +32,23 @@ export class SessionPermissions implements ToolPermissions {
 
   /** Before every tool run (may wait for a person), with the phase and the feed kept up to date while a request waits. */
   check(block: ToolUseBlock, hook?: HookPermission): Promise<GateVerdict> {
-    return this.gate.check(block, this.waiting, hook);
+    return this.gate.check(
+      block,
+      {
+        onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
+        onRequest: (request) => this.onRequest(request),
+      },
+      hook,
+    );
   }
 
   /** A sandboxed command asks to reach a domain (the `requestNetworkAccess` update): answered like a tool call's request. */
   networkRequest(request: NetworkRequest): Promise<NetworkRequestAnswer> {
-    return this.gate.networkRequest(request, this.waiting);
+    return this.gate.networkRequest(request, {
+      onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
+      onRequest: (pending) => this.onRequest(pending),
+    });
   }
-
-  /** What a waiting request does to the session: its phase, and how to answer it. */
-  private readonly waiting: PermissionGateHost = {
-    onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
-    onRequest: (request) => this.onRequest(request),
-  };
 
   /** Facts a model call gathered where the tool acts (the gate need not gather them again). */
   rememberFacts(block: { id: string; input: unknown }, facts: CallFacts): void {
