@@ -342,6 +342,12 @@ describe('paths', () => {
     expect(result.commands.filter((fact) => fact.program === 'cat').map((fact) => fact.cwd)).toEqual(['/ws', '/ws', '/ws']);
   });
 
+  it('a cd inside a subshell reaches the statements after it in that subshell', async () => {
+    const result = await facts('(cd secrets; cat key.txt)');
+    const cat = result.commands.find((fact) => fact.program === 'cat');
+    expect(cat?.paths.map(({ path: p }) => p.absolute)).toContain('/ws/secrets/key.txt');
+  });
+
   it('/dev/null and descriptor duplications are not writes', async () => {
     const [fact] = (await facts('ls > /dev/null 2>&1 3>&- <&0')).commands;
     expect(fact.writesByRedirect).toBe(false);

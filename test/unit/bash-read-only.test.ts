@@ -471,6 +471,7 @@ const NOT_READ_ONLY: readonly [command: string, reason: RegExp][] = [
   ['find . -name $X', /expands at runtime/],
   ['find . -frobnicate', /not a primary/],
   ['find . -newer', /needs a value/],
+  ['find . -newermt $X', /expands at runtime/],
   // sed
   ["sed -i 's/a/b/' x", /edits files/],
   ['sed --in-place s/a/b/ x', /edits files/],
