@@ -489,6 +489,8 @@ const class4: Case[] = [
   { command: 'cat src/x.ts', deny: ['Read(.env)'], expect: 'allow' },
   { command: 'echo x > .git/config', expect: 'ask' },
   { command: 'echo x > .git/config', mode: 'bypassPermissions', expect: 'ask' },
+  // A cd inside a subshell moves the statements after it (dc5c73e): hooks here is .git/hooks.
+  { command: '(cd .git; rm -rf hooks)', mode: 'bypassPermissions', expect: 'ask' },
   { command: 'echo x > .git/hooks/pre-commit', mode: 'bypassPermissions', expect: 'ask' },
   { command: 'echo "{}" > .claude/settings.json', mode: 'bypassPermissions', expect: 'ask' },
   { command: 'echo x >> ~/.bashrc', mode: 'bypassPermissions', expect: 'ask' },
