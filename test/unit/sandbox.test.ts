@@ -334,6 +334,37 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     30_000,
   );
 
+  // Regression for 11a86cc: a background command started its forwarder as '"$2" -e "$3"', so with allowedDomains
+  // no forwarder ran and the allowed host was unreachable (curl: connection refused to the proxy port).
+  it.skipIf(!externalAddress)(
+    'network: a background command reaches an allowed domain through the proxy, and only it',
+    async () => {
+      const server = http.createServer((request, response) => response.end(`background ${request.method}\n`));
+      await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+      const port = (server.address() as net.AddressInfo).port;
+      const task = { conversationId: 'conversation-sandbox', taskId: `network-${caseNumber}`, cwd: workspace };
+      try {
+        const started = await startBackgroundCommand(
+          { stateDir },
+          {
+            ...task,
+            sandboxConfig: { network: { allowedDomains: [externalAddress!] } },
+            command: `curl -sS http://${externalAddress}:${port}/; curl -sS -p http://blocked.invalid:${port}/ || echo blocked`,
+          },
+        );
+        expect(started.refusal).toBeUndefined();
+        const outcome = await superviseBackgroundCommand({ stateDir }, task, { pollMs: 50 });
+        expect(outcome).toMatchObject({ status: 'completed', exitCode: 0 });
+        const output = await readFile(started.outputPath, 'utf8');
+        expect(output).toMatch(/^background GET\n/);
+        expect(output).toMatch(/CONNECT tunnel failed, response 403[\s\S]*\nblocked\n?$/);
+      } finally {
+        server.close();
+      }
+    },
+    30_000,
+  );
+
   it("network: even '*' or the exact name never reaches this host's own addresses, in any spelling", async () => {
     const server = http.createServer((request, response) => response.end('reached\n'));
     await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
