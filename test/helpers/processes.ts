@@ -1,5 +1,5 @@
 /** Finding a test's processes on the host. */
-import { readFileSync, readdirSync } from 'node:fs';
+import { constants, openSync, readFileSync, readdirSync } from 'node:fs';
 
 /**
  * Host pids of live processes whose command line is exactly `sleep <seconds>` (a unique duration
@@ -18,4 +18,22 @@ export function liveSleepers(seconds: string): number[] {
     }
   }
   return found;
+}
+
+/**
+ * The write end of a FIFO once a process has it open for reading (the tool's command runs), polled
+ * without blocking: a blocking open would stop this process's event loop — and with it the test's
+ * own worker, which is what starts the reader — so a reader that is not there yet hung the run.
+ */
+export async function openFifoWriter(fifo: string, timeoutMs = 60_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error; // ENXIO: no reader yet
+    }
+    if (Date.now() > deadline) throw new Error(`no process opened ${fifo} for reading within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

@@ -8,7 +8,7 @@
  * conversation is not idle-timed out while one runs.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationStatus } from '../../workflows/definitions';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
 import { type Harness, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
-import { liveSleepers } from '../helpers/processes';
+import { liveSleepers, openFifoWriter } from '../helpers/processes';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -196,7 +196,7 @@ describe('background Bash in a conversation', () => {
       () => status(conversationId),
       (s) => s.backgroundTasks?.[0]?.status === 'completed' && s.queuedInputs === 1,
     );
-    const fd = openSync(fifo(), constants.O_WRONLY);
+    const fd = await openFifoWriter(fifo());
     writeSync(fd, 'gate open\n');
     closeSync(fd);
     const result = await harness.api.waitForResult(conversationId, inputUuid!);

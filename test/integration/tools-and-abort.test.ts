@@ -9,14 +9,14 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TranscriptMessage } from '../../common/messages';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { historyQuery } from '../../workflows/definitions';
-import { liveSleepers } from '../helpers/processes';
+import { liveSleepers, openFifoWriter } from '../helpers/processes';
 import { type Harness, createHarness, eventually, expectValidApiOrder } from '../helpers/harness';
 
 let harness: Harness;
@@ -46,20 +46,9 @@ function makeGate(name: string): string {
  * the write end, which the test keeps: closing it would hand the reader an EOF.
  */
 async function waitForReader(fifo: string, timeoutMs = 60_000): Promise<number> {
-  const fd = await eventually(
-    async () => {
-      try {
-        return openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENXIO') return undefined; // no reader yet
-        throw error;
-      }
-    },
-    (value) => value !== undefined,
-    timeoutMs,
-  );
-  openFds.push(fd!);
-  return fd!;
+  const fd = await openFifoWriter(fifo, timeoutMs);
+  openFds.push(fd);
+  return fd;
 }
 
 /** Lets the `cat` on the other end finish with `text` as its output. */
