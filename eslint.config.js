@@ -3,6 +3,16 @@ const tseslint = require('typescript-eslint');
 const { builtinModules } = require('node:module');
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+const deterministicPaths = nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' }));
+const deterministicPatterns = [
+  // Types included: the activities' interface lives on the shared side (common/activity-interface.ts).
+  {
+    group: ['**/activities', '**/activities/**'],
+    message: 'Workflows reach activities only through proxyActivities<Activities> (common/activity-interface.ts).',
+  },
+  { group: ['@anthropic-ai/sdk', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'], message: 'Not in workflow code.' },
+];
+const notWorkflows = { group: ['**/workflows', '**/workflows/**'], message: 'Move what both sides need into common/ (docs/architecture.md).' };
 
 module.exports = tseslint.config(
   {
@@ -33,20 +43,7 @@ module.exports = tseslint.config(
     // Workflow code runs in Temporal's deterministic sandbox: no Node APIs, no activity implementations.
     files: ['workflows/**/*.ts', 'common/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
-          patterns: [
-            // Types included: the activities' interface lives on the shared side (common/activity-interface.ts).
-            {
-              group: ['**/activities', '**/activities/**'],
-              message: 'Workflows reach activities only through proxyActivities<Activities> (common/activity-interface.ts).',
-            },
-            { group: ['@anthropic-ai/sdk', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'], message: 'Not in workflow code.' },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { paths: deterministicPaths, patterns: deterministicPatterns }],
       'no-restricted-globals': [
         'error',
         { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
@@ -55,5 +52,14 @@ module.exports = tseslint.config(
       ],
       'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Not deterministic.' }],
     },
+  },
+  {
+    // What both sides need lives in common/: the shared side and the activities never import the workflow side.
+    files: ['common/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: deterministicPaths, patterns: [...deterministicPatterns, notWorkflows] }] },
+  },
+  {
+    files: ['activities/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [notWorkflows] }] },
   },
 );

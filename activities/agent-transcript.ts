@@ -17,7 +17,7 @@ import {
 } from '../common/agent-transcript';
 import type { TranscriptMessage } from '../common/messages';
 import type { ResultMessage } from '../common/result';
-import { transcriptSliceQuery } from '../workflows/definitions';
+import { transcriptSliceQuery } from '../common/worker-messages';
 
 /** One page of the query (the workflow caps it at 1 MB too). */
 const PAGE_BYTES = 1_000_000;

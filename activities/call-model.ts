@@ -37,7 +37,7 @@ import {
   startModelCallRun,
   takeModelCallRun,
 } from './model-call-runs';
-import { type RunToolToResult, prefetchTools } from './tool-prefetch';
+import { type RunToolToResult, prefetchTools } from './prefetch-reads';
 
 export { FIRST_HEARTBEAT_AFTER_MS, STREAMED_TOOL_REPORT_DELAY_MS, type MaterializedRequest, type ToolUseReporter } from './model-call-runs';
 
@@ -254,7 +254,7 @@ export function createCallModelLocal(deps: CallModelDeps) {
       if (outcome.type === 'message' || outcome.cancelled || asPromptTooLong(outcome.error)) {
         const result = runResult(outcome, run, binding, input);
         if (result.type !== 'message' || !input.prefetch || !deps.runToolToResult) return { ...result, finishedAt: Date.now(), elapsedMs: elapsedMs() };
-        // An answer that asks for reads gets them run here, in this local activity (activities/tool-prefetch.ts).
+        // An answer that asks for reads gets them run here, in this local activity (activities/prefetch-reads.ts).
         const prefetched = await prefetchTools(result.message, input.prefetch, input.conversationId, deps.runToolToResult);
         return { ...result, ...(prefetched ? { prefetched } : {}), finishedAt: Date.now(), elapsedMs: elapsedMs() };
       }
@@ -317,7 +317,7 @@ export function classifyModelError(error: unknown, consecutiveOverloaded: number
 /** A retryable failure; the API's retry-after (when it sent one) overrides Temporal's backoff. */
 function retryable(message: string, type: string, nextRetryDelayMs: number | undefined): ApplicationFailure {
   // The delay also rides in the details: a failure decoded in the workflow has no nextRetryDelay,
-  // and a handed-over call's retry is the workflow's to time (workflows/local-model-calls.ts).
+  // and a handed-over call's retry is the workflow's to time (workflows/query/local-model-calls.ts).
   return ApplicationFailure.create({
     message,
     type,

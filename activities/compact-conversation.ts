@@ -11,10 +11,32 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import type { CompactConversationInput, CompactConversationResult } from '../common/activity-types';
 import { type ApiMessage, type UserContentBlock, buildApiMessages, textOf } from '../common/messages';
-import { compactInstruction } from '../workflows/compact';
 import { type CallModelDeps, asPromptTooLong, classifyModelError, heartbeatingWhile, requestSetup, thinkingOf, toAssistantMessage } from './call-model';
 import { buildModelRequest } from './request-params';
 import { modelToolDefinitions } from './tool-definitions';
+
+/**
+ * The text-only instruction appended to the last user turn of a compaction request. Tools stay
+ * attached (as Claude Code sends them, so the prompt cache still matches); this forbids using them.
+ */
+export function compactInstruction(customInstructions?: string): string {
+  return [
+    'IMPORTANT: Respond with text only. Do not call any tools in this turn — tool calls will be rejected and waste the turn.',
+    '',
+    'Your task is to write a detailed summary of the conversation so far, so that the work can continue without it.',
+    'First think it through inside <analysis> tags, going through the conversation chronologically. Then write the summary inside <summary> tags with these sections:',
+    '1. Primary request and intent: everything the user asked for, in detail.',
+    '2. Key technical concepts: technologies, frameworks and ideas that came up.',
+    '3. Files and code sections: files read, changed or created, with why they matter and the important snippets.',
+    "4. Errors and fixes: what went wrong and how it was fixed, including the user's feedback.",
+    '5. Problem solving: problems solved and ongoing troubleshooting.',
+    '6. All user messages: every user message that is not a tool result (quote security-relevant instructions verbatim).',
+    '7. Pending tasks: what was asked and is not done yet.',
+    '8. Current work: precisely what was being worked on right before this summary, with file names and snippets.',
+    '9. Optional next step: the next step, only if it follows directly from the most recent request; quote that request.',
+    ...(customInstructions?.trim() ? ['', `Additional instructions from the user: ${customInstructions.trim()}`] : []),
+  ].join('\n');
+}
 
 /** Stands in for the rounds a too-long compaction request leaves out (the window must open with a user turn). */
 export const OMITTED_ROUNDS_NOTE = '[The oldest part of this conversation was left out to fit the context window.]';

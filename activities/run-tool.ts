@@ -43,7 +43,7 @@ export function createRunTool(deps: RunToolDeps) {
 
 /**
  * The runTool activity, and the function behind it that returns an error as data — which the
- * local phase of a model call uses to run the reads it prefetches (activities/tool-prefetch.ts),
+ * local phase of a model call uses to run the reads it prefetches (activities/prefetch-reads.ts),
  * so a prefetched call produces the result this activity would.
  */
 export function createToolRunner(deps: RunToolDeps) {

@@ -173,7 +173,7 @@ export function isInside(candidate: string, root: string): boolean {
 
 /**
  * Whether a command is one of the user's `excludedCommands` (run outside the sandbox), on its
- * parsed facts (activities/permission-facts/bash.ts; issue 29: one Bash analysis): an entry `npm`
+ * parsed facts (activities/permission-facts/bash-facts.ts; issue 29: one Bash analysis): an entry `npm`
  * or `npm:*` covers `npm`, `npm run x`; `docker ps` covers `docker ps -a`. Only one plain simple
  * command qualifies — nothing the parser could not follow, no wrapper or nesting, no redirect from
  * or to a file, no word known only at run time — so `npm test; curl evil` or `npm $(rm -rf ~)`

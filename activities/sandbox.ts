@@ -34,7 +34,7 @@ import { temporalCacheRoot } from '../infra/temporal-cli';
 import { type AskDomain, PROXY_MOUNT, proxyForwarder, startDomainProxy } from './sandbox-network';
 import { SANDBOX_EXEC_WITH_FORWARDER, type SandboxLaunch, findOnPath, runShellCommand } from './shell';
 import type { BashFacts } from '../common/permission-facts';
-import { gatherBashFacts } from './permission-facts/bash';
+import { gatherBashFacts } from './permission-facts/bash-facts';
 import { resolvePathFact } from './permission-facts/paths';
 import { isExcludedCommand, isInside, loadSandboxSettings } from './sandbox-settings';
 import { workspaceStateDir } from './tool-journal';

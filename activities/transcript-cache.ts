@@ -16,7 +16,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { RequestContext } from '../common/activity-types';
 import { EMPTY_CHAIN_DIGEST, valueDigest } from '../common/digest';
 import type { TranscriptMessage } from '../common/messages';
-import type { TranscriptSlice } from '../workflows/transcript';
+import type { TranscriptSlice } from '../common/worker-messages';
 
 /** Where a miss is filled from (the workflow's queries, in production). */
 export interface TranscriptSource {

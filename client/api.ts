@@ -33,7 +33,7 @@ import {
 } from '../workflows/definitions';
 import type { TranscriptMessage } from '../common/messages';
 import type { conversationWorkflow } from '../workflows';
-import type { PermissionDecisionRequest, RecordedPermissionDecision } from '../workflows/permission-types';
+import type { PermissionDecisionRequest, RecordedPermissionDecision } from '../workflows/permissions/types';
 import type { McpApprovalOutcome, McpApprovalRequest } from '../workflows/extensions/mcp-state';
 import { NoLiveStreamError, readLive } from './live';
 import { type LiveEntry, answers as answersInput } from './live-view';

@@ -6,7 +6,7 @@
  * A request decided elsewhere (`approve` in another terminal, an abort) stops being asked; an
  * answer that arrives second gets the recorded decision back, which is shown.
  */
-import type { PendingPermission } from '../workflows/permission-types';
+import type { PendingPermission } from '../workflows/permissions/types';
 import type { ConversationClient } from './api';
 import { askAllow, collectPending, decide, permissionQuestionLines } from './commands/permissions';
 import { sanitizeForTerminal } from './format';

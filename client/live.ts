@@ -8,7 +8,7 @@ import { type Client, QueryRejectedError, WorkflowClient, WorkflowNotFoundError,
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { STREAM_TOPICS, type ModelStreamItem, type ToolStreamItem } from '../common/stream-items';
 import type { ConversationEvent } from '../workflows/definitions';
-import { type LiveRead, liveReadQuery } from '../workflows/live-stream';
+import { type LiveRead, liveReadQuery } from '../workflows/ui/live-stream';
 import type { LiveEntry } from './live-view';
 
 /** The conversation's run has no live channel (it started before it existed). */

@@ -1,6 +1,6 @@
 /**
  * The Bash permission decision on gathered facts (issue 17 §1, §3, §7): pure and Node-free, so the
- * workflow decides with it on the facts an activity recorded (activities/permission-facts/bash.ts).
+ * workflow decides with it on the facts an activity recorded (activities/permission-facts/bash-facts.ts).
  *
  * - Deny and ask rules match broadly, per simple command anywhere in the line: the rule's program
  *   is the command's (`/bin/rm`, `\rm`, `command rm`, `bash -c "rm …"` all reduce to `rm`), the

@@ -39,12 +39,12 @@ export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
    * (common/permission-facts.ts) and a person approving it sees it whole (client/tool-line.ts).
    */
   readonly shellCommandField?: string;
-  /** Micro-compaction may clear its old results (Claude Code's compactable tools; workflows/micro-compact.ts). */
+  /** Micro-compaction may clear its old results (Claude Code's compactable tools; workflows/compaction/micro.ts). */
   readonly microCompactable?: boolean;
   /**
    * Short and read-only: may run as a local activity, in the workflow task that asked for it
    * (at-least-once, a minute at most; workflows/deps/tool-run.ts), and be prefetched while the
-   * model streams (workflows/tool-prefetch.ts).
+   * model streams (workflows/query/prefetched-calls.ts).
    */
   readonly localActivity?: boolean;
   /**

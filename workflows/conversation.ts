@@ -1,7 +1,7 @@
 /**
  * conversationWorkflow — one workflow per conversation (seed §2.10, QueryEngine). The state and
  * the query logic live in `ConversationSession` (session/) and the loop's effects in
- * `createQueryDeps` (query-deps.ts); this function is the wiring: handlers first, then wait
+ * `createQueryDeps` (deps/index.ts); this function is the wiring: handlers first, then wait
  * for input with `condition`, run each query, and `condition(allHandlersFinished)` before
  * continue-as-new (style §4).
  */
@@ -35,10 +35,10 @@ import {
   userInputSignal,
 } from './definitions';
 import { handleInternalMessages } from './internal-messages';
-import { processUserInput } from './process-user-input';
+import { processUserInput } from './input/process-user-input';
 import { activities, activityOptions } from './deps/activity-options';
 import { ConversationSession } from './session';
-import { idleTimerSummary } from './ui-details';
+import { idleTimerSummary } from './ui/details';
 
 /** Default page of the `transcriptSlice` query: well below the payload limit. */
 const TRANSCRIPT_SLICE_BYTES = 1_000_000;

@@ -6,7 +6,6 @@
  *   temporal workflow query  --workflow-id ID --type status
  */
 import { NETWORK_REQUEST_UPDATE, type NetworkRequest, type NetworkRequestAnswer } from '../common/network-request';
-import type { CallFacts } from '../common/permission-facts';
 import { type Sinks, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { RequestContext } from '../common/activity-types';
@@ -14,9 +13,8 @@ import type { ConversationConfigInput } from '../common/config';
 import type { Message, TranscriptMessage, Usage } from '../common/messages';
 import type { ResultMessage, TransitionType } from '../common/result';
 import type { AgentTasksState, BackgroundAgentReport, BackgroundAgentSummary } from './background/agent-types';
-import type { CarriedPermissions, PendingPermission, PermissionDecisionRequest, RecordedPermissionDecision } from './permission-types';
-import type { LoopCheckpoint } from './query-state';
-import type { TranscriptSlice } from './transcript';
+import type { CarriedPermissions, PendingPermission, PermissionDecisionRequest, RecordedPermissionDecision } from './permissions/types';
+import type { LoopCheckpoint } from './query/state';
 
 /** A user prompt. A bare string is accepted too, for hand-typed `temporal workflow signal`s. */
 export interface UserInput {
@@ -44,16 +42,6 @@ export type InputOrigin = 'task-notification' | 'wakeup' | 'cron';
 
 export interface AbortInput {
   reason?: string;
-}
-
-/** Reported by the model activity for each tool_use block as soon as it has streamed completely. */
-export interface ToolUseStreamed {
-  requestId: string;
-  attempt: number;
-  index: number;
-  block: { type: 'tool_use'; id: string; name: string; input: unknown };
-  /** The call's permission facts, gathered where the tool acts (when the model call runs in the tools' process). */
-  facts?: CallFacts;
 }
 
 /** Validates `toolUseStreamed` (signals cannot reply, so a bad one is logged and dropped). */
@@ -126,7 +114,6 @@ export const upgradeUpdate = defineUpdate<UpgradeAnswer, []>('upgrade');
 export const approveMcpServersUpdate = defineUpdate<import('./extensions/mcp-state').McpApprovalOutcome, [import('./extensions/mcp-state').McpApprovalRequest]>(
   'approveMcpServers',
 );
-export const toolUseStreamedSignal = defineSignal<[ToolUseStreamed]>('toolUseStreamed');
 /** Internal: a subagent (child workflow) reports progress to its parent's events feed. */
 export const subagentProgressSignal = defineSignal<[SubagentProgress]>('subagentProgress');
 /** Internal: a cron job's Schedule fired (workflows/cron-fire.ts delivers it; signal-with-start for a durable job). */
@@ -234,15 +221,6 @@ export const statusQuery = defineQuery<ConversationStatus>('status');
 export const eventsQuery = defineQuery<EventsPage, [number?]>('events');
 /** The transcript (what the model sees, after the last compact boundary). */
 export const historyQuery = defineQuery<TranscriptMessage[]>('history');
-
-/**
- * Where a worker that misses part of a transcript in its cache gets it (model calls by
- * reference): queries write no history. Pages of at most `maxBytes` (default 1 MB), so a long
- * transcript never meets the payload limit.
- */
-export const transcriptSliceQuery = defineQuery<TranscriptSlice, [{ from: number; maxBytes?: number }]>('transcriptSlice');
-/** The request context (system prompt, user context, tools) with this digest, or null if it is not the current one. */
-export const requestContextQuery = defineQuery<RequestContext | null, [string]>('requestContext');
 
 /**
  * Sinks the workflow feeds the worker's transcript cache with (model calls by reference): they
@@ -366,7 +344,7 @@ export interface QueryInProgress {
   tokenBudget: number | null;
   checkpoint: LoopCheckpoint;
   /** Usage per model and structured output so far (absent in runs recorded before they existed). */
-  accounting?: import('./query-accounting').QueryAccountingState;
+  accounting?: import('./query/accounting').QueryAccountingState;
 }
 
 /** The workflow's return value: the conversation's totals when it ends. */
@@ -378,3 +356,6 @@ export interface ConversationSummary {
   totalCostUsd: number;
   lastResult?: ResultMessage;
 }
+
+// The messages our activities exchange with a conversation live on the shared side (activities may not import workflows/).
+export { type ToolUseStreamed, type TranscriptSlice, requestContextQuery, toolUseStreamedSignal, transcriptSliceQuery } from '../common/worker-messages';

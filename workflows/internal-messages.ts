@@ -20,8 +20,8 @@ import {
   toolUseStreamedSignal,
   transcriptSliceQuery,
 } from './definitions';
-import { type LiveRead, liveReadQuery } from './live-stream';
-import type { TranscriptSlice } from './transcript';
+import { type LiveRead, liveReadQuery } from './ui/live-stream';
+import type { TranscriptSlice } from '../common/worker-messages';
 
 /** Where internal messages land (the session, and the transcript for slices). */
 export interface InternalMessageHandlers {

@@ -18,7 +18,7 @@ import { STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, sqlSafeSearchAttributes, st
 import { type AgentInput, agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
 import { resolveModelName } from '../common/models';
 import type { ConversationInput, ConversationSummary } from './definitions';
-import type { ToolOutcome } from './tool-orchestration';
+import type { ToolOutcome } from './query/tool-orchestration';
 
 /** What the subagent runner needs from the parent session. */
 export interface SubagentHost {

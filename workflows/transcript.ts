@@ -10,6 +10,7 @@
  */
 import { EMPTY_CHAIN_DIGEST, chainDigestOfJson } from '../common/digest';
 import { type TranscriptMessage, type UserMessage, toolUseBlocksOf } from '../common/messages';
+import type { TranscriptSlice } from '../common/worker-messages';
 import { createToolResultMessage } from './messages';
 
 /** A prefix of the transcript, by reference: what a model call carries instead of the messages. */
@@ -23,13 +24,6 @@ export interface TranscriptRef {
 }
 
 /** Messages [from, from + messages.length) and the chain digest before them (answer of the slice query). */
-export interface TranscriptSlice {
-  from: number;
-  digestBefore: string;
-  messages: TranscriptMessage[];
-  /** Total length of the transcript when the slice was taken. */
-  length: number;
-}
 
 /** Told about every change, from the first index that changed (feeds the worker's cache). */
 export type TranscriptListener = (from: number, messages: readonly TranscriptMessage[]) => void;

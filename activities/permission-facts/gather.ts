@@ -7,7 +7,7 @@
 import os from 'node:os';
 import type { CallFacts, GatherFactsInput, GatherFactsResult } from '../../common/permission-facts';
 import { getToolSpec } from '../../common/tool-specs';
-import { gatherBashFacts } from './bash';
+import { gatherBashFacts } from './bash-facts';
 import { gatherPathFacts, resolvePathFact } from './paths';
 
 /** Facts of one call (also used by a model call's local phase for the reads it prefetches). */

@@ -7,7 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, type BashInput, interpretExitCode } from '../../common/tools/bash';
-import { finalProgram } from '../permission-facts/bash';
+import { finalProgram } from '../permission-facts/bash-facts';
 import { decideSandbox, sandboxResultNotices } from '../sandbox';
 import { CAPTURE_HEAD_BYTES, runShellCommand } from '../shell';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';

@@ -11,7 +11,7 @@ import { PERMISSION_MODES, type PermissionMode, SETTING_SOURCES, type SettingSou
 import { TOOL_NAMES } from '../../common/tool-specs';
 import { unknownRuleToolProblem } from '../claude-flags';
 import type { ConversationStatus } from '../../workflows/definitions';
-import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permission-types';
+import type { PendingPermission, RecordedPermissionDecision } from '../../workflows/permissions/types';
 import type { ConversationClient } from '../api';
 import { sanitizeForTerminal, terminalWidth } from '../format';
 import { approvalView } from '../tool-line';

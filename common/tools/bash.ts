@@ -82,7 +82,7 @@ const EXIT_ONE_MEANINGS: Record<string, string> = {
  * `test` being false exit with 1 without anything having gone wrong; treating them as errors
  * would also cancel the rest of the message (the Bash cascade). Only a single pipeline is judged
  * this way: in `a && grep x`, an exit code of 1 may come from `a`. `finalProgram`: the program the
- * line's one pipeline ends with, from the parsed command (activities/permission-facts/bash.ts
+ * line's one pipeline ends with, from the parsed command (activities/permission-facts/bash-facts.ts
  * `finalProgram`; issue 29: no hand tokenizer), or undefined when it is not one pipeline.
  */
 export function interpretExitCode(finalProgram: string | undefined, exitCode: number): { isError: boolean; meaning?: string } {

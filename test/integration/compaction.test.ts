@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RecordedRequest, type ScriptedTurn, promptTooLongTurn } from '../../testing/scripted-model-server';
-import { CLEARED_TOOL_RESULT } from '../../workflows/micro-compact';
+import { CLEARED_TOOL_RESULT } from '../../workflows/compaction/micro';
 import { compactUpdate } from '../../workflows/definitions';
 import { type Harness, createHarness, expectValidApiOrder, runToResult } from '../helpers/harness';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationEvent } from '../../workflows/definitions';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
-import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/stop-hooks';
+import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/query/handle-stop-hooks';
 import { liveSleepers } from '../helpers/processes';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
 

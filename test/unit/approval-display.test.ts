@@ -8,7 +8,7 @@ import { formatPendingPermissions, permissionQuestionLines } from '../../client/
 import { sanitizeForTerminal } from '../../client/format';
 import { approvalView } from '../../client/tool-line';
 import { characterMarker, showInvisibleCharacters, wrapLine } from '../../common/visible-text';
-import { permissionWaitSummary } from '../../workflows/ui-details';
+import { permissionWaitSummary } from '../../workflows/ui/details';
 
 const RLO = '\u202E';
 const ESC = '\u001b';

@@ -18,7 +18,7 @@ import {
   startedText,
 } from '../../workflows/background/commands';
 import type { BackgroundTask } from '../../workflows/background/command-tasks';
-import { formatCurrentDetails } from '../../workflows/ui-details';
+import { formatCurrentDetails } from '../../workflows/ui/details';
 import { formatBackgroundTasks, formatEvent } from '../../client/format';
 import { describeTaskNotification } from '../../client/task-notification';
 import { taskNotificationText } from '../../common/background';

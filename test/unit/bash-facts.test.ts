@@ -1,7 +1,15 @@
-/** The Bash fact gatherer (activities/permission-facts/bash.ts) on the real tree-sitter grammar. */
+/** The Bash fact gatherer (activities/permission-facts/bash-facts.ts) on the real tree-sitter grammar. */
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decodeAnsiC, expandBraces, gatherBashFacts, globPrefix, isDataVariable, loadBashParser, writerPaths } from '../../activities/permission-facts/bash';
+import {
+  decodeAnsiC,
+  expandBraces,
+  gatherBashFacts,
+  globPrefix,
+  isDataVariable,
+  loadBashParser,
+  writerPaths,
+} from '../../activities/permission-facts/bash-facts';
 import type { BashFacts, PathFact } from '../../common/permission-facts';
 
 const CWD = '/ws';

@@ -8,7 +8,7 @@
  * attacks added.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatherBashFacts, loadBashParser } from '../../activities/permission-facts/bash';
+import { gatherBashFacts, loadBashParser } from '../../activities/permission-facts/bash-facts';
 import { decideBash } from '../../common/bash-permissions';
 import { isReadOnlyBash } from '../../common/permission-facts';
 import { getToolSpec, isToolUseConcurrencySafe, isToolUseStartableEarly } from '../../common/tool-specs';

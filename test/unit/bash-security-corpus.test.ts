@@ -11,7 +11,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatherBashFacts, loadBashParser } from '../../activities/permission-facts/bash';
+import { gatherBashFacts, loadBashParser } from '../../activities/permission-facts/bash-facts';
 import { bashAlwaysRule, decideBash } from '../../common/bash-permissions';
 import type { PermissionContext, PermissionMode } from '../../common/permissions';
 import { type BashWorkspace, makeBashWorkspace } from '../helpers/bash-workspace';

@@ -5,7 +5,7 @@
  * itself too long, the breaker, and the request the compaction activity sends.
  */
 import { describe, expect, it } from 'vitest';
-import { OMITTED_ROUNDS_NOTE, buildCompactMessages } from '../../activities/compact-conversation';
+import { OMITTED_ROUNDS_NOTE, buildCompactMessages, compactInstruction } from '../../activities/compact-conversation';
 import {
   type AssistantMessage,
   type CompactBoundaryMessage,
@@ -24,18 +24,17 @@ import {
   shouldAutoCompact,
   thresholdsForModel,
   tokenCountWithEstimation,
-} from '../../workflows/auto-compact';
+} from '../../workflows/compaction/auto';
 import {
   POST_COMPACT_MAX_FILES_TO_RESTORE,
   buildPostCompactMessages,
-  compactInstruction,
   compactWindow,
   dropOldestRounds,
   extractSummary,
   recentlyReadFiles,
-} from '../../workflows/compact';
-import { CLEARED_TOOL_RESULT, isMicrocompactDue, microcompactMessages } from '../../workflows/micro-compact';
-import { planSnip, roundCutPoints } from '../../workflows/snip-compact';
+} from '../../workflows/compaction/summary';
+import { CLEARED_TOOL_RESULT, isMicrocompactDue, microcompactMessages } from '../../workflows/compaction/micro';
+import { planSnip, roundCutPoints } from '../../workflows/compaction/snip';
 import { MIN_TOOL_RESULT_BUDGET_CHARS, toolResultBudget } from '../../common/tool-result-budget';
 import { Transcript } from '../../workflows/transcript';
 

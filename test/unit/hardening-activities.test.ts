@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStopHooksResult, RunToolInput, RunToolResult } from '../../common/activity-types';
 import { createRunTool } from '../../activities/run-tool';
-import { HOOK_OUTPUT_PREVIEW_CHARS, runStopHooks } from '../../activities/stop-hooks';
+import { HOOK_OUTPUT_PREVIEW_CHARS, runStopHooks } from '../../activities/hooks/stop-hooks';
 import { executeTool } from '../../activities/tools';
 
 let root: string;

@@ -1,6 +1,6 @@
 /**
  * What the conversation does with a hook decision (workflows/extensions/hooks-decisions.ts) and
- * how a PreToolUse decision meets the permission rules (workflows/permission-gate.ts): pure.
+ * how a PreToolUse decision meets the permission rules (workflows/permissions/gate.ts): pure.
  */
 import { describe, expect, it } from 'vitest';
 import { type HookDecision, decideHookOutcome } from '../../common/hooks';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PendingInput } from '../../workflows/definitions';
 import { takenByRunningQuery } from '../../workflows/session/input-queue';
-import { isSlashCommand } from '../../workflows/slash-commands';
+import { isSlashCommand } from '../../workflows/input/slash-commands';
 
 const typed = (prompt: string): PendingInput => ({ prompt, uuid: prompt });
 const fromCron = (prompt: string): PendingInput => ({ prompt, uuid: prompt, origin: 'cron' });

@@ -1,9 +1,9 @@
 /**
- * `liveRead` (workflows/live-stream.ts): what a reader following a busy conversation gets by
+ * `liveRead` (workflows/ui/live-stream.ts): what a reader following a busy conversation gets by
  * query instead of a long poll — the items from an offset, cut at a byte budget.
  */
 import { describe, expect, it } from 'vitest';
-import { readLog } from '../../workflows/live-stream';
+import { readLog } from '../../workflows/ui/live-stream';
 
 const entry = (topic: string, text: string) => ({ topic, payload: { data: new TextEncoder().encode(text) } });
 const decode = (payload: { data?: Uint8Array | null }) => new TextDecoder().decode(payload.data ?? new Uint8Array());

@@ -4,7 +4,7 @@ import { LiveTextPrinter, RESTORE_AND_CLEAR, SAVE_CURSOR } from '../../client/li
 import { type LiveEntry, LiveView, type ViewOp, streamedMatches } from '../../client/live-view';
 import type { ResultMessage } from '../../common/result';
 import type { ModelAttempt } from '../../common/stream-items';
-import { slimForStream, trimStreamState } from '../../workflows/live-stream';
+import { slimForStream, trimStreamState } from '../../workflows/ui/live-stream';
 
 const call = (attempt: number, fallback = 0, requestId = 'r1'): ModelAttempt => ({ requestId, attempt, fallback });
 let offset = 0;

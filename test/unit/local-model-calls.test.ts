@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LOCAL_CHAIN_BUDGET_MS, MIN_LOCAL_PHASE_MS, chainAfter, continueAfterAttachFailure, routeModelCall } from '../../workflows/local-model-calls';
+import { LOCAL_CHAIN_BUDGET_MS, MIN_LOCAL_PHASE_MS, chainAfter, continueAfterAttachFailure, routeModelCall } from '../../workflows/query/local-model-calls';
 
 describe('routeModelCall', () => {
   it('starts a call locally with the whole budget at the start of a chain', () => {

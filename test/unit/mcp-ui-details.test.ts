@@ -1,6 +1,6 @@
 /** The Temporal UI's current details show the MCP servers (issue 22): name, state, tools. */
 import { describe, expect, it } from 'vitest';
-import { MCP_SERVERS_SHOWN, formatCurrentDetails } from '../../workflows/ui-details';
+import { MCP_SERVERS_SHOWN, formatCurrentDetails } from '../../workflows/ui/details';
 
 const base = { phase: 'awaiting_input', tools: [], turn: 1, queryCount: 1, model: 'claude-sonnet-4-6', costUsd: 0 };
 

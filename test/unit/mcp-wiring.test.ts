@@ -22,7 +22,7 @@ import {
   offeredMcpTools,
   unknownMcpToolText,
 } from '../../workflows/extensions/mcp-state';
-import { partitionToolCalls } from '../../workflows/tool-orchestration';
+import { partitionToolCalls } from '../../workflows/query/tool-orchestration';
 
 function server(name: string, tools: Array<{ tool: string; readOnly?: boolean }>, overrides: Partial<McpServerStatus> = {}): McpServerStatus {
   return {

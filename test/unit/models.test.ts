@@ -15,7 +15,7 @@ import { UNKNOWN_MODEL_ERROR, createModelResolver } from '../../activities/model
 import { buildModelRequest, thinkingBlocksFor, withMessageBreakpoint } from '../../activities/request-params';
 import { DEFAULT_MODEL, KNOWN_MODELS, MODEL_ALIASES, modelInfoFromTable, modelLimits, resolveModelName } from '../../common/models';
 import type { ApiMessage } from '../../common/messages';
-import { shouldAutoCompact, thresholdsForModel } from '../../workflows/auto-compact';
+import { shouldAutoCompact, thresholdsForModel } from '../../workflows/compaction/auto';
 import { MODEL_CATALOG, catalogModel } from '../../testing/model-catalog';
 import { type ScriptedModelServer, startScriptedModelServer } from '../../testing/scripted-model-server';
 

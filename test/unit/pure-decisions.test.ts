@@ -2,7 +2,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { classifyModelError } from '../../activities/call-model';
-import { interpretHookRun } from '../../activities/stop-hooks';
+import { interpretHookRun } from '../../activities/hooks/stop-hooks';
 import { costOfUsage } from '../../common/cost';
 import { type AssistantMessage, type TranscriptMessage, normalizeMessagesForApi } from '../../common/messages';
 

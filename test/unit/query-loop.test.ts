@@ -26,10 +26,10 @@ import {
   type ToolExecutor,
   prependUserContext,
   queryLoop,
-} from '../../workflows/query-loop';
-import { isLoopEvent } from '../../workflows/query-state';
-import type { CompactResponse } from '../../workflows/compact';
-import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/stop-hooks';
+} from '../../workflows/query/loop';
+import { isLoopEvent } from '../../workflows/query/state';
+import type { CompactResponse } from '../../workflows/compaction/summary';
+import { MAX_CONSECUTIVE_STOP_HOOK_BLOCKS } from '../../workflows/query/handle-stop-hooks';
 import { Transcript } from '../../workflows/transcript';
 
 /** A model request with its transcript reference materialised, as the worker would send it. */

@@ -1,8 +1,8 @@
-/** The loop's pure recovery decisions (workflows/query-recovery.ts): which State comes next. */
+/** The loop's pure recovery decisions (workflows/query/recovery.ts): which State comes next. */
 import { describe, expect, it } from 'vitest';
 import { ESCALATED_MAX_OUTPUT_TOKENS } from '../../common/config';
-import { MAX_OUTPUT_TOKENS_RECOVERY_LIMIT, decideMaxOutputTokens, nextTurnState } from '../../workflows/query-recovery';
-import type { State } from '../../workflows/query-state';
+import { MAX_OUTPUT_TOKENS_RECOVERY_LIMIT, decideMaxOutputTokens, nextTurnState } from '../../workflows/query/recovery';
+import type { State } from '../../workflows/query/state';
 
 const first: State = {
   autoCompactTracking: { compacted: false, turnCounter: 0, consecutiveFailures: 1 },

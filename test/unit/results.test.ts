@@ -9,7 +9,7 @@ import { addModelUsage, mergeModelUsage } from '../../common/model-usage';
 import { TERMINAL_REASONS, subtypeFor } from '../../common/result';
 import { structuredOutputVerdict } from '../../activities/structured-output';
 import { MAX_STRUCTURED_OUTPUT_RETRIES, OutputSchemaError, STRUCTURED_OUTPUT_ACCEPTED, parseOutputSchema } from '../../common/structured-output';
-import { QueryAccounting } from '../../workflows/query-accounting';
+import { QueryAccounting } from '../../workflows/query/accounting';
 
 const schema = {
   type: 'object',

@@ -33,10 +33,10 @@ import { domainAllowed, isHostLocalAddress, normalizeHost, resolveTarget } from 
 import { DEFAULT_DB_FILENAME } from '../../infra/dev-server';
 import { temporalCacheRoot } from '../../infra/temporal-cli';
 import { isExcludedCommand, mergeSandboxSettings } from '../../activities/sandbox-settings';
-import { gatherBashFacts } from '../../activities/permission-facts/bash';
+import { gatherBashFacts } from '../../activities/permission-facts/bash-facts';
 import { resolvePathFact } from '../../activities/permission-facts/paths';
 import { startBackgroundCommand, superviseBackgroundCommand } from '../../activities/background/background-command';
-import { runStopHooks } from '../../activities/stop-hooks';
+import { runStopHooks } from '../../activities/hooks/stop-hooks';
 import { executeTool, type ToolExecutionContext } from '../../activities/tools';
 
 const bwrapInstalled = ['/usr/bin/bwrap', '/bin/bwrap', '/usr/local/bin/bwrap'].some((candidate) => existsSync(candidate));

@@ -18,7 +18,7 @@ import {
   resolveSlashCommand,
   splitArguments,
   unknownCommandText,
-} from '../../workflows/slash-commands';
+} from '../../workflows/input/slash-commands';
 import { Transcript } from '../../workflows/transcript';
 import { formatEvent } from '../../client/format';
 

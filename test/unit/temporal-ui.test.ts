@@ -21,7 +21,7 @@ import {
 } from '../../common/search-attributes';
 import { toolCallSummary, toolErrorMessage } from '../../common/tool-ui';
 import { PHASES } from '../../workflows/definitions';
-import { formatCurrentDetails, formatDuration, idleTimerSummary, modelCallSummary } from '../../workflows/ui-details';
+import { formatCurrentDetails, formatDuration, idleTimerSummary, modelCallSummary } from '../../workflows/ui/details';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const CLI_TYPE_NAMES: Record<string, string> = {

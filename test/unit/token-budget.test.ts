@@ -1,8 +1,8 @@
 /** seed §2.6: token budget continuation and context-window thresholds. */
 import { describe, expect, it } from 'vitest';
 import type { TranscriptMessage } from '../../common/messages';
-import { calculateThresholds, contextWindowForModel, tokenCountWithEstimation } from '../../workflows/auto-compact';
-import { checkTokenBudget, createBudgetTracker, parseTokenBudget } from '../../workflows/token-budget';
+import { calculateThresholds, contextWindowForModel, tokenCountWithEstimation } from '../../workflows/compaction/auto';
+import { checkTokenBudget, createBudgetTracker, parseTokenBudget } from '../../workflows/query/token-budget';
 
 describe('checkTokenBudget', () => {
   it('continues below 90% and stops at it', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ToolUseBlock } from '../../common/messages';
 import { gatherPermissionFacts } from '../../activities/permission-facts/gather';
 import { isToolUseConcurrencySafe } from '../../common/tool-specs';
-import { describeToolUse, partitionToolCalls } from '../../workflows/tool-orchestration';
+import { describeToolUse, partitionToolCalls } from '../../workflows/query/tool-orchestration';
 
 let next = 0;
 const call = (name: string, input: unknown): ToolUseBlock => ({ type: 'tool_use', id: `t${next++}`, name, input });

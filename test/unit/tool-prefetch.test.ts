@@ -1,5 +1,5 @@
 /**
- * Tool prefetch (common/tool-prefetch.ts, workflows/tool-prefetch.ts, activities/tool-prefetch.ts):
+ * Tool prefetch (common/tool-prefetch.ts, workflows/query/prefetched-calls.ts, activities/prefetch-reads.ts):
  * which calls of an answer the local phase of a model call runs — tool, permission allow/ask/deny,
  * tool queue, calls after an unsafe one — with the budget the workflow would give them, and that
  * a prefetched call's result is the runTool activity's.
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createToolRunner } from '../../activities/run-tool';
-import { mapWithConcurrency, prefetchTools } from '../../activities/tool-prefetch';
+import { mapWithConcurrency, prefetchTools } from '../../activities/prefetch-reads';
 import { executeTool } from '../../activities/tools';
 import type { RunToolInput, RunToolResult } from '../../common/activity-types';
 import type { AssistantApiMessage, AssistantContentBlock, ToolUseBlock } from '../../common/messages';
@@ -19,7 +19,7 @@ import { gatherCallFacts } from '../../activities/permission-facts/gather';
 import { type PrefetchedToolResult, type ToolPrefetchPlan, callsJudgedOnFacts, toolsToPrefetch } from '../../common/tool-prefetch';
 import { toolResultBudget } from '../../common/tool-result-budget';
 import { LOCAL_TOOLS } from '../../workflows/deps/tool-run';
-import { prefetchedCalls, takePrefetched, toolPrefetchPlan } from '../../workflows/tool-prefetch';
+import { prefetchedCalls, takePrefetched, toolPrefetchPlan } from '../../workflows/query/prefetched-calls';
 
 const CWD = '/work/project';
 

@@ -15,10 +15,10 @@ import { parseAgentFile } from '../../activities/agent-files';
 import { agentTools, findAgent } from '../../common/agents';
 import { TOOLS_WITHOUT_PERMISSION, ruleForAlways, toolPaths } from '../../common/permissions';
 import { gatherCallFacts } from '../../activities/permission-facts/gather';
-import { finalProgram } from '../../activities/permission-facts/bash';
-import { COMPACTABLE_TOOLS } from '../../workflows/micro-compact';
+import { finalProgram } from '../../activities/permission-facts/bash-facts';
+import { COMPACTABLE_TOOLS } from '../../workflows/compaction/micro';
 import { LOCAL_TOOLS } from '../../workflows/deps/tool-run';
-import { needsFacts } from '../../workflows/permission-gate';
+import { needsFacts } from '../../workflows/permissions/gate';
 import { toolPreview } from '../../client/tool-line';
 
 function spec(name: string) {

@@ -1,6 +1,6 @@
 /** The timeline's later summaries (issue 19, item 15): permission waits and prefetched reads. */
 import { describe, expect, it } from 'vitest';
-import { modelCallSummary, modelCallSummaryWithReads, permissionWaitSummary } from '../../workflows/ui-details';
+import { modelCallSummary, modelCallSummaryWithReads, permissionWaitSummary } from '../../workflows/ui/details';
 
 describe('permissionWaitSummary', () => {
   it('names the call, what ends the wait and what happens without a decision', () => {

@@ -11,8 +11,8 @@ import { decidePermission } from '../../common/permissions';
 import { cronTimeZone } from '../../workflows/background/cron-jobs';
 import { selfPacedLoopPrompt } from '../../workflows/background/loop-command';
 import { wakeupTimerSummary } from '../../workflows/background/wakeups';
-import { tasksText } from '../../workflows/slash-commands';
-import { formatCurrentDetails } from '../../workflows/ui-details';
+import { tasksText } from '../../workflows/input/slash-commands';
+import { formatCurrentDetails } from '../../workflows/ui/details';
 import type { PermissionContext } from '../../common/permissions';
 
 describe('wakeups and /loop', () => {

@@ -75,7 +75,7 @@ export function localActivities(options: LocalActivityOptions): Activities {
 
 /**
  * Options of a short read on the workspace's host: the read-only tools that run as local
- * activities (tool-run.ts) and the permission facts (permission-facts.ts; a regular activity on
+ * activities (tool-run.ts) and the permission facts (facts-call.ts; a regular activity on
  * the workspace's queue when that is another worker's).
  */
 export const LOCAL_TOOL_OPTIONS: LocalActivityOptions = {

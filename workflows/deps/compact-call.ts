@@ -3,7 +3,7 @@
  * autocompact and the session's manual compaction.
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import type { CompactRequestParams, CompactResponse } from '../compact';
+import type { CompactRequestParams, CompactResponse } from '../compaction/summary';
 import { activities, activityOptions, thinkingOptions } from './activity-options';
 import { failureMessage } from './failures';
 import type { ActiveQuery, QueryHost } from './query-host';

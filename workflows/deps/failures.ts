@@ -5,7 +5,7 @@
 import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/workflow';
 import { msOptionalToNumber } from '@temporalio/common/lib/time';
 import { TOOL_ERROR_FAILURE_TYPE, type ToolErrorDetails } from '../../common/tool-ui';
-import type { AttachFailure } from '../local-model-calls';
+import type { AttachFailure } from '../query/local-model-calls';
 
 /** Failures of the model activity that mean "overloaded": the fallback model may take over. */
 const OVERLOADED_FAILURE_TYPES = new Set(['overloaded_error', 'FallbackTriggered']);

@@ -1,16 +1,16 @@
 /**
  * The loop's model call (`QueryDeps.callModel`): by reference (the request context registered by
  * digest, the transcript as a prefix), local first with a handoff to a regular activity on the
- * worker that holds the stream (workflows/local-model-calls.ts), and its outcome classified as
+ * worker that holds the stream (workflows/query/local-model-calls.ts), and its outcome classified as
  * data for the loop — a message, too long, overloaded, an error, aborted.
  */
 import { isCancellation, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { CallModelInput, CallModelLocalResult, CallModelResult } from '../../common/activity-types';
-import { continueAfterAttachFailure, routeModelCall } from '../local-model-calls';
-import type { ModelRequest, ModelResponse } from '../query-loop';
-import { prefetchedCalls, toolPrefetchPlan } from '../tool-prefetch';
-import type { StreamingToolExecutor } from '../tool-orchestration';
-import { modelCallSummary, modelCallSummaryWithReads } from '../ui-details';
+import { continueAfterAttachFailure, routeModelCall } from '../query/local-model-calls';
+import type { ModelRequest, ModelResponse } from '../query/loop';
+import { prefetchedCalls, toolPrefetchPlan } from '../query/prefetched-calls';
+import type { StreamingToolExecutor } from '../query/tool-orchestration';
+import { modelCallSummary, modelCallSummaryWithReads } from '../ui/details';
 import { type ActivityOptionsSet, activities, localActivities, localModelCallOptions, thinkingOptions } from './activity-options';
 import { attachFailure, failureMessage, isOverloadedFailure } from './failures';
 import type { LocalChain } from './local-chain';

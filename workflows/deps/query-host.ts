@@ -1,8 +1,8 @@
 /**
  * What the loop's effects read and report on the session (`QueryHost`, implemented by
- * `SessionQueries`, session/queries.ts); the query they run in is `ActiveQuery` (workflows/active-query.ts).
+ * `SessionQueries`, session/queries.ts); the query they run in is `ActiveQuery` (workflows/query/active-query.ts).
  */
-import type { ActiveQuery } from '../active-query';
+import type { ActiveQuery } from '../query/active-query';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
 import type { McpToolDefinition } from '../../common/mcp-context';
@@ -11,20 +11,20 @@ import type { CallFacts } from '../../common/permission-facts';
 import type { PermissionContext } from '../../common/permissions';
 import type { ModelUsage } from '../../common/result';
 import type { Phase, ToolInFlight } from '../definitions';
-import type { LiveStream } from '../live-stream';
-import type { GateVerdict } from '../permission-types';
-import type { QueryAccounting } from '../query-accounting';
+import type { LiveStream } from '../ui/live-stream';
+import type { GateVerdict } from '../permissions/types';
+import type { QueryAccounting } from '../query/accounting';
 import type { Transcript } from '../transcript';
 import type { HookSettings } from '../../common/hooks';
 import type { HookPermission, PreToolUseAction } from '../extensions/hooks-decisions';
-import type { StopHookDecision } from '../stop-hooks';
+import type { StopHookDecision } from '../query/handle-stop-hooks';
 import type { ActivityOptionsSet } from './activity-options';
 
-export type { ActiveQuery } from '../active-query';
+export type { ActiveQuery } from '../query/active-query';
 
 /**
  * What the effects read and report on the session (implemented by `SessionQueries`); what the
- * loop itself asks of the session is `LoopSession` (query-state.ts).
+ * loop itself asks of the session is `LoopSession` (query/state.ts).
  */
 export interface QueryHost {
   readonly conversationId: string;

@@ -14,8 +14,8 @@ import { getToolSpec, toolNamesWhere } from '../../common/tool-specs';
 import { toolCallSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { runSubagent, subagentWorkflowId } from '../subagents';
-import { StreamingToolExecutor } from '../tool-orchestration';
-import { takePrefetched } from '../tool-prefetch';
+import { StreamingToolExecutor } from '../query/tool-orchestration';
+import { takePrefetched } from '../query/prefetched-calls';
 import { type ActivityOptionsSet, LOCAL_TOOL_OPTIONS, activities, localActivities } from './activity-options';
 import { failureMessage, toolErrorResult } from './failures';
 import type { LocalChain } from './local-chain';
@@ -117,7 +117,7 @@ export function createRunTool(
       const route = routeFor(routes.checked, block);
       if (route) return (outcome = await route.run({ block, siblings, verdict, summary, options, query, entry }));
       const local = runsLocally(config, block.name);
-      // The model call's local phase ran this read already (workflows/tool-prefetch.ts): its result, recorded in that call's marker.
+      // The model call's local phase ran this read already (workflows/query/prefetched-calls.ts): its result, recorded in that call's marker.
       const prefetched = local ? takePrefetched(query.prefetched, block, siblings) : undefined;
       if (prefetched) {
         // As below (a failed call's persisted file is not offered back, as the ToolError path does not).

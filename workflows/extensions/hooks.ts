@@ -3,7 +3,7 @@
  * per session (loadHookSettings, recorded and carried), and each event at its point —
  * selectHookCommands, then (only when a command matches) the runHooks activity, then
  * decideHookOutcome on its recorded outcome, so a replay never runs a hook again. Stop hooks keep
- * their own path (workflows/deps/stop-hooks.ts). What a decision does is hooks-decisions.ts.
+ * their own path (workflows/deps/stop-hooks-call.ts). What a decision does is hooks-decisions.ts.
  */
 import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
 import { type HookDecision, type HookEvent, type HookSettings, decideHookOutcome, selectHookCommands } from '../../common/hooks';
@@ -65,7 +65,7 @@ export class SessionHooks implements ToolHooks, SessionPart {
 
   /**
    * A subagent's end: its SubagentStop hooks (Claude Code runs them instead of Stop), folded into
-   * the Stop decision the loop acts on (workflows/stop-hooks.ts): a block sends the feedback back
+   * the Stop decision the loop acts on (workflows/query/handle-stop-hooks.ts): a block sends the feedback back
    * to the subagent's model. Undefined for a top-level conversation.
    */
   get subagentStop(): ToolHooks['subagentStop'] {

@@ -1,6 +1,6 @@
 /** seed §2.6: the context against the thresholds, and compaction state, as the `status` query shows it. Pure. */
 import type { ConversationConfig } from '../../common/config';
-import { contextLevel, isBreakerOpen, thresholdsForModel } from '../auto-compact';
+import { contextLevel, isBreakerOpen, thresholdsForModel } from '../compaction/auto';
 import type { CompactionState, ContextStatus } from '../definitions';
 
 export function contextStatus(config: ConversationConfig, tokens: number, compaction: CompactionState): ContextStatus {

@@ -19,11 +19,11 @@ import { fitContinueAsNewInput } from '../continue-as-new';
 import type { CarriedState, CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
 import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolUseStreamed } from '../definitions';
 import { failureMessage } from '../deps/failures';
-import { LiveStream } from '../live-stream';
-import { gatherCallFacts, gatherCallsFacts } from '../permission-facts';
-import { PermissionGate } from '../permission-gate';
+import { LiveStream } from '../ui/live-stream';
+import { gatherCallFacts, gatherCallsFacts } from '../deps/facts-call';
+import { PermissionGate } from '../permissions/gate';
 import { Transcript } from '../transcript';
-import { ConversationVisibility } from '../visibility';
+import { ConversationVisibility } from '../ui/visibility';
 import { EventsFeed } from './events-feed';
 import { InputQueue } from './input-queue';
 import { SessionParts } from './parts';
@@ -53,7 +53,7 @@ export class ConversationSession {
   readonly live: LiveStream;
   private readonly feed: EventsFeed;
   private readonly ledger: UsageLedger;
-  /** canUseTool: rules, modes and durable approvals (permission-gate.ts). */
+  /** canUseTool: rules, modes and durable approvals (permissions/gate.ts). */
   readonly permissions: PermissionGate;
   /** The gate as the tools use it, with what a waiting request does to the session. */
   readonly toolPermissions: SessionPermissions;

@@ -5,7 +5,7 @@
  */
 import { log, uuid4 } from '@temporalio/workflow';
 import type { InputOrigin, PendingInput, UserInput } from '../definitions';
-import { isSlashCommand } from '../slash-commands';
+import { isSlashCommand } from '../input/slash-commands';
 
 export class InputQueue {
   constructor(private readonly pending: PendingInput[]) {}

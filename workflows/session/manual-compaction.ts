@@ -1,13 +1,13 @@
 /**
  * Manual compaction (`compact` update, Claude Code's `/compact [instructions]`), between queries:
- * the loop's own compaction (`compactTranscript`, workflows/compact.ts) with the user's
+ * the loop's own compaction (`compactTranscript`, workflows/compaction/summary.ts) with the user's
  * instructions, through the same compaction call as autocompact's (deps/compact-call.ts). It runs
  * as the conversation's query (`query`: an abort cancels it); the caller records the outcome.
  */
 import { uuid4 } from '@temporalio/workflow';
-import type { ActiveQuery } from '../active-query';
-import { thresholdsForModel, tokenCountWithEstimation } from '../auto-compact';
-import { type CompactOutcome, compactTranscript } from '../compact';
+import type { ActiveQuery } from '../query/active-query';
+import { thresholdsForModel, tokenCountWithEstimation } from '../compaction/auto';
+import { type CompactOutcome, compactTranscript } from '../compaction/summary';
 import type { CompactionOutcome } from '../definitions';
 import { compactConversation } from '../deps/compact-call';
 import type { SubmitHost } from './submit-message';

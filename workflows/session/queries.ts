@@ -12,8 +12,8 @@ import type { ConversationConfig } from '../../common/config';
 import type { McpToolDefinition } from '../../common/mcp-context';
 import type { AssistantApiMessage, Usage, UserMessage } from '../../common/messages';
 import type { ModelUsage, ResultMessage, Terminal, TransitionType } from '../../common/result';
-import type { ActiveQuery } from '../active-query';
-import type { CompactOutcome } from '../compact';
+import type { ActiveQuery } from '../query/active-query';
+import type { CompactOutcome } from '../compaction/summary';
 import type {
   CarriedState,
   CompactionOutcome,
@@ -28,11 +28,11 @@ import type {
 import type { ToolRoute } from '../deps/query-host';
 import type { SessionHooks } from '../extensions/hooks';
 import type { McpServers } from '../extensions/mcp';
-import type { LiveStream } from '../live-stream';
+import type { LiveStream } from '../ui/live-stream';
 import { metaUserMessage } from '../messages';
-import type { PermissionGate } from '../permission-gate';
-import type { QueryAccounting } from '../query-accounting';
-import { type LoopEvent, type LoopOutput, isLoopEvent } from '../query-state';
+import type { PermissionGate } from '../permissions/gate';
+import type { QueryAccounting } from '../query/accounting';
+import { type LoopEvent, type LoopOutput, isLoopEvent } from '../query/state';
 import type { Transcript } from '../transcript';
 import type { InputQueue } from './input-queue';
 import { compactNow } from './manual-compaction';

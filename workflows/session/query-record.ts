@@ -4,7 +4,7 @@
  * read from the carried state in one place, and its pure updates.
  */
 import type { ResultMessage, TransitionType } from '../../common/result';
-import type { CompactOutcome } from '../compact';
+import type { CompactOutcome } from '../compaction/summary';
 import type { CarriedState, CompactionOutcome, CompactionState, QueryInProgress } from '../definitions';
 
 /** The queries' durable record: CarriedState's fields of the same names. */

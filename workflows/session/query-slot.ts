@@ -5,7 +5,7 @@
  * run — is remembered until it starts.
  */
 import { CancellationScope } from '@temporalio/workflow';
-import { ActiveQuery } from '../active-query';
+import { ActiveQuery } from '../query/active-query';
 
 export class QuerySlot {
   private query: ActiveQuery | undefined;

@@ -3,10 +3,10 @@
  * terminal reason, the query's progress and its share of the ledger — and the one a local slash
  * command answers with (no model call, nothing spent).
  */
-import type { PermissionDenial } from '../permission-types';
+import type { PermissionDenial } from '../permissions/types';
 import type { Usage } from '../../common/messages';
 import { type ResultMessage, type Terminal, type TransitionType, subtypeFor } from '../../common/result';
-import type { QueryAccounting } from '../query-accounting';
+import type { QueryAccounting } from '../query/accounting';
 
 /** What a query's result message is made of. */
 export interface QueryResultInput {

@@ -13,7 +13,7 @@ import type { ModelUsage } from '../../common/result';
 import type { CarriedState, ConversationEvent, ConversationStatus, InputOrigin, SubagentOrigin } from '../definitions';
 import type { ToolPermissions, ToolRoute } from '../deps/query-host';
 import type { InternalMessageHandlers } from '../internal-messages';
-import type { CurrentDetailsInput } from '../ui-details';
+import type { CurrentDetailsInput } from '../ui/details';
 
 /** One kind of work that outlives a turn (issue 21), as the session sees it. */
 export interface BackgroundWorkKind {

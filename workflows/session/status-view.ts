@@ -4,9 +4,9 @@
  */
 import type { ConversationConfig } from '../../common/config';
 import type { ContextStatus, ConversationStatus, Phase } from '../definitions';
-import type { PermissionGate } from '../permission-gate';
+import type { PermissionGate } from '../permissions/gate';
 import type { Transcript } from '../transcript';
-import type { CurrentDetailsInput } from '../ui-details';
+import type { CurrentDetailsInput } from '../ui/details';
 import { contextStatus } from './context-status';
 import type { EventsFeed } from './events-feed';
 import type { InputQueue } from './input-queue';

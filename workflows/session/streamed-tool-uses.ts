@@ -9,8 +9,8 @@ import type { ToolUseBlock } from '../../common/messages';
 import type { CallFacts } from '../../common/permission-facts';
 import { isToolUseStartableEarly } from '../../common/tool-specs';
 import { type ToolUseStreamed, toolUseStreamedSchema } from '../definitions';
-import type { ActiveQuery } from '../active-query';
-import type { PermissionGate } from '../permission-gate';
+import type { ActiveQuery } from '../query/active-query';
+import type { PermissionGate } from '../permissions/gate';
 
 export function acceptStreamedToolUse(
   query: ActiveQuery | undefined,

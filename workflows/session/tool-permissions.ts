@@ -1,5 +1,5 @@
 /**
- * The session's side of canUseTool (seed §2.10): the permission gate (workflows/permission-gate.ts)
+ * The session's side of canUseTool (seed §2.10): the permission gate (workflows/permissions/gate.ts)
  * with what a waiting request does to the session — the phase while it waits, a line in the feed
  * saying how to answer, and the same line to a subagent's parent.
  */
@@ -11,8 +11,8 @@ import type { PermissionContext } from '../../common/permissions';
 import type { ConversationEvent, Phase } from '../definitions';
 import type { ToolPermissions } from '../deps/query-host';
 import type { HookPermission } from '../extensions/hooks-decisions';
-import type { PermissionGate } from '../permission-gate';
-import type { GateVerdict, PendingPermission } from '../permission-types';
+import type { PermissionGate } from '../permissions/gate';
+import type { GateVerdict, PendingPermission } from '../permissions/types';
 
 export class SessionPermissions implements ToolPermissions {
   constructor(

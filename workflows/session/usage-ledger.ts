@@ -9,7 +9,7 @@ import { costOfUsage } from '../../common/cost';
 import { EMPTY_USAGE, type Usage, addUsage } from '../../common/messages';
 import type { ModelUsage, Terminal } from '../../common/result';
 import type { QueryInProgress } from '../definitions';
-import { QueryAccounting } from '../query-accounting';
+import { QueryAccounting } from '../query/accounting';
 
 export class UsageLedger {
   private sessionUsage: Usage;

@@ -4,15 +4,15 @@
  * messages, the checkpoint a suspended query resumes from; the seams it calls through (`QueryDeps`,
  * `LoopSession`); and one query's loop context (`LoopRun`) with the ways a step ends.
  */
-import type { SystemPromptBlock } from '../common/activity-types';
-import type { AssistantApiMessage, AssistantMessage, Message, SystemMessage, ToolUseBlock, UserMessage } from '../common/messages';
-import type { Terminal, TransitionType } from '../common/result';
-import type { AutoCompactTrackingState, Thresholds } from './auto-compact';
-import type { CompactOutcome, CompactRequestParams, CompactResponse } from './compact';
-import { systemMessage } from './messages';
-import type { StopHookDecision } from './stop-hooks';
+import type { SystemPromptBlock } from '../../common/activity-types';
+import type { AssistantApiMessage, AssistantMessage, Message, SystemMessage, ToolUseBlock, UserMessage } from '../../common/messages';
+import type { Terminal, TransitionType } from '../../common/result';
+import type { AutoCompactTrackingState, Thresholds } from '../compaction/auto';
+import type { CompactOutcome, CompactRequestParams, CompactResponse } from '../compaction/summary';
+import { systemMessage } from '../messages';
+import type { StopHookDecision } from './handle-stop-hooks';
 import type { BudgetTracker } from './token-budget';
-import type { Transcript, TranscriptRef } from './transcript';
+import type { Transcript, TranscriptRef } from '../transcript';
 
 export interface Continue {
   type: TransitionType;
@@ -175,7 +175,7 @@ export interface LoopSession {
   checkLimits?(after: 'assistant' | 'tool_results'): Terminal | undefined;
 }
 
-// ---- one query's loop context and how a step ends (query-loop.ts, query-recovery.ts) ----
+// ---- one query's loop context and how a step ends (loop.ts, recovery.ts) ----
 
 /** One query's loop: its fixed context and what it carries from iteration to iteration. */
 export interface LoopRun {

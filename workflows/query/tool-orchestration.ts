@@ -4,11 +4,11 @@
  * while the model still streams. Workflow code: cancellation uses Temporal CancellationScopes.
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import { isToolUseConcurrencySafe, isToolUseStartableEarly } from '../common/tool-specs';
-import type { AssistantMessage, Message, ToolUseBlock, UserMessage } from '../common/messages';
-import type { CallFacts } from '../common/permission-facts';
-import { createToolResultMessage } from './messages';
-import type { ToolExecutor } from './query-loop';
+import { isToolUseConcurrencySafe, isToolUseStartableEarly } from '../../common/tool-specs';
+import type { AssistantMessage, Message, ToolUseBlock, UserMessage } from '../../common/messages';
+import type { CallFacts } from '../../common/permission-facts';
+import { createToolResultMessage } from '../messages';
+import type { ToolExecutor } from './loop';
 
 export const INTERRUPTED_BY_USER = 'Interrupted by user';
 const BASH = 'Bash';

@@ -1,12 +1,12 @@
 /**
- * What crosses the permission gate's boundary (permission-gate.ts): a waiting request as `status`
+ * What crosses the permission gate's boundary (gate.ts): a waiting request as `status`
  * shows it, the `decidePermission` update's argument and its recorded answer, the result's
  * denials, what the gate carries across continue-as-new, its verdict, and the fact gatherers it is
  * given.
  */
-import type { ToolFacts } from '../common/permissions';
-import type { ToolUseBlock } from '../common/messages';
-import type { CallFacts, ToolAccess } from '../common/permission-facts';
+import type { ToolFacts } from '../../common/permissions';
+import type { ToolUseBlock } from '../../common/messages';
+import type { CallFacts, ToolAccess } from '../../common/permission-facts';
 
 /** A tool call waiting for a person (`status` lists them). */
 export interface PendingPermission {
@@ -70,7 +70,7 @@ export interface PermissionGateHost {
  */
 export type GateVerdict = { behavior: 'allow'; access?: ToolAccess } | { behavior: 'deny'; message: string };
 
-/** Gathers a call's facts on the workspace's host (workflows/permission-facts.ts). */
+/** Gathers a call's facts on the workspace's host (workflows/deps/facts-call.ts). */
 export type GatherFacts = (block: ToolUseBlock, homeDir: string | undefined) => Promise<CallFacts | undefined>;
 /** Gathers several calls' facts on the workspace's host in one activity (issue 29: a reply's Bash calls). */
 export type GatherReplyFacts = (blocks: readonly ToolUseBlock[], homeDir: string | undefined) => Promise<CallFacts[]>;

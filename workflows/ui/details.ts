@@ -3,10 +3,10 @@
  * from `__temporal_workflow_metadata`), the idle timer's summary and the model calls' turn labels.
  * Imports nothing from Temporal, so it is unit-tested directly (test/unit/ui-details.test.ts).
  */
-import { oneLine } from '../common/cut-text';
-import { formatUsd } from '../common/money';
-import { readTaskNotification } from '../common/task-notification';
-import { showInvisibleCharacters } from '../common/visible-text';
+import { oneLine } from '../../common/cut-text';
+import { formatUsd } from '../../common/money';
+import { readTaskNotification } from '../../common/task-notification';
+import { showInvisibleCharacters } from '../../common/visible-text';
 
 /** Characters of a tool call's summary inside another summary (the UI cuts labels at 120). */
 export const NESTED_SUMMARY_CHARS = 50;
@@ -117,7 +117,7 @@ export function modelCallSummary(model: string, turn: number, queryCount: number
 
 /**
  * A model call's label that also names the reads the previous call ran in its local phase
- * (workflows/tool-prefetch.ts): their results go to the model with this call, and nothing else
+ * (workflows/query/prefetched-calls.ts): their results go to the model with this call, and nothing else
  * in the history shows them. `claude-sonnet-4-6: turn 7 (query 2) · with Read a.ts, Read b.ts`.
  */
 export function modelCallSummaryWithReads(model: string, turn: number, queryCount: number, prefetchedReads: readonly string[]): string {

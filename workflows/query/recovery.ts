@@ -5,11 +5,11 @@
  * (`decideMaxOutputTokens`, `nextTurnState`), unit-tested on their own; the generators say what is
  * yielded on the way.
  */
-import { ESCALATED_MAX_OUTPUT_TOKENS } from '../common/config';
-import type { AssistantMessage } from '../common/messages';
-import { closeDanglingToolUses, metaUserMessage, yieldMissingToolResultBlocks } from './messages';
-import { type Continued, type Ended, type LoopOutput, type LoopRun, type State, end, loopSystemMessage as system } from './query-state';
-import { handleStopHooks } from './stop-hooks';
+import { ESCALATED_MAX_OUTPUT_TOKENS } from '../../common/config';
+import type { AssistantMessage } from '../../common/messages';
+import { closeDanglingToolUses, metaUserMessage, yieldMissingToolResultBlocks } from '../messages';
+import { type Continued, type Ended, type LoopOutput, type LoopRun, type State, end, loopSystemMessage as system } from './state';
+import { handleStopHooks } from './handle-stop-hooks';
 import { checkTokenBudget } from './token-budget';
 
 /** seed §2.8: at most three continuation nudges after a max_output_tokens stop. */
@@ -76,7 +76,7 @@ export async function* recoverFromMaxOutputTokens(loop: LoopRun, assistant: Assi
 
 /**
  * A reply without tool calls: a paused turn goes on; a refusal ends; the Stop hooks get a say
- * (seed §2.9, stop-hooks.ts); with a token budget an early stop is nudged to keep going (seed §2.6).
+ * (seed §2.9, handle-stop-hooks.ts); with a token budget an early stop is nudged to keep going (seed §2.6).
  */
 export async function* endOfTurn(loop: LoopRun, assistant: AssistantMessage): AsyncGenerator<LoopOutput, Ended | Continued> {
   const { state, params, deps } = loop;

@@ -8,9 +8,9 @@
  */
 import { defaultPayloadConverter, defineQuery } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import { STREAM_TOPICS, type ToolStreamItem } from '../common/stream-items';
-import type { ConversationEvent } from './definitions';
-import { cutText, cutTextAgain } from '../common/cut-text';
+import { STREAM_TOPICS, type ToolStreamItem } from '../../common/stream-items';
+import type { ConversationEvent } from '../definitions';
+import { cutText, cutTextAgain } from '../../common/cut-text';
 
 /** One item of the live channel as `liveRead` returns it: decoded, at its global offset. */
 export interface LiveReadItem {

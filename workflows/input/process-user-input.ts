@@ -6,11 +6,11 @@
  * and `start --follow` print it — and a custom command becomes the prompt of a query.
  */
 import { uuid4 } from '@temporalio/workflow';
-import { resolveModelName } from '../common/models';
-import type { UserMessage } from '../common/messages';
-import type { PendingInput } from './definitions';
-import type { ConversationSession } from './session';
-import { runLoopCommand } from './background/loop-command';
+import { resolveModelName } from '../../common/models';
+import type { UserMessage } from '../../common/messages';
+import type { PendingInput } from '../definitions';
+import type { ConversationSession } from '../session';
+import { runLoopCommand } from '../background/loop-command';
 import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, tasksText, unknownCommandText } from './slash-commands';
 
 /**

@@ -4,11 +4,11 @@
  * should see (notices, the stop line, hook feedback) and returns what the loop does next — end
  * the query, send the feedback back to the model, or go on to the token-budget check.
  */
-import type { AssistantMessage, Message } from '../common/messages';
-import type { Terminal } from '../common/result';
-import { INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, metaUserMessage, systemMessage } from './messages';
+import type { AssistantMessage, Message } from '../../common/messages';
+import type { Terminal } from '../../common/result';
+import { INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, metaUserMessage, systemMessage } from '../messages';
 
-/** What the Stop hooks decided (the effect: workflows/deps/stop-hooks.ts). */
+/** What the Stop hooks decided (the effect: workflows/deps/stop-hooks-call.ts). */
 export interface StopHookDecision {
   /** Texts fed back to the model (exit 2 or decision:block). */
   blockingErrors: string[];

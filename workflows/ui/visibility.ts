@@ -14,8 +14,8 @@ import {
   progressSearchAttributes,
   searchStatusOf,
   sqlSafeSearchAttributes,
-} from '../common/search-attributes';
-import { type CurrentDetailsInput, formatCurrentDetails } from './ui-details';
+} from '../../common/search-attributes';
+import { type CurrentDetailsInput, formatCurrentDetails } from './details';
 
 export class ConversationVisibility {
   /** Attributes this run was started with (the client sets only those the server has registered). */

@@ -4,8 +4,8 @@
  * a valid request: the first user message (the task), and whole rounds — a cut never separates a
  * tool_use from its tool_result, and the kept part starts after a complete round. Pure.
  */
-import type { TranscriptMessage } from '../common/messages';
-import { roughTokenCount } from './auto-compact';
+import type { TranscriptMessage } from '../../common/messages';
+import { roughTokenCount } from './auto';
 
 export interface SnipPlan {
   /** Indexes (in the window) of the messages to drop: [from, to). Empty when nothing can go. */

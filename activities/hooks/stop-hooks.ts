@@ -6,9 +6,9 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { RunStopHooksInput, RunStopHooksResult, StopHookOutcome } from '../common/activity-types';
-import { parseHookJson } from '../common/hooks';
-import { DEFAULT_HOOK_TIMEOUT_SECONDS, HOOK_OUTPUT_PREVIEW_CHARS, MAX_HOOK_TIMEOUT_SECONDS, boundHookOutput, runHookProcesses } from './hooks/runner';
+import type { RunStopHooksInput, RunStopHooksResult, StopHookOutcome } from '../../common/activity-types';
+import { parseHookJson } from '../../common/hooks';
+import { DEFAULT_HOOK_TIMEOUT_SECONDS, HOOK_OUTPUT_PREVIEW_CHARS, MAX_HOOK_TIMEOUT_SECONDS, boundHookOutput, runHookProcesses } from './runner';
 
 // Kept exported from here: callers and tests of the Stop hook path import them from this module.
 export { DEFAULT_HOOK_TIMEOUT_SECONDS, HOOK_OUTPUT_PREVIEW_CHARS, MAX_HOOK_TIMEOUT_SECONDS, boundHookOutput };

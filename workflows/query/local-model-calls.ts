@@ -1,6 +1,6 @@
 /**
  * Local model calls (docs/architecture.md, "Loop overhead"): where each model call of a query
- * starts. Pure decisions; `query-deps.ts` wires them to the activities.
+ * starts. Pure decisions; `deps/index.ts` wires them to the activities.
  *
  * A model call starts as a local activity (`callModelLocal`) inside the workflow task that asked
  * for it: an answer that comes quickly costs no server round trip, so a loop of quick calls and

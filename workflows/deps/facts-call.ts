@@ -6,11 +6,11 @@
  * own queue (no server round trip); a regular one on the workspace's queue otherwise.
  */
 import { workflowInfo } from '@temporalio/workflow';
-import type { ConversationConfig } from '../common/config';
-import type { ToolUseBlock } from '../common/messages';
-import type { CallFacts } from '../common/permission-facts';
-import { toolCallSummary } from '../common/tool-ui';
-import { LOCAL_TOOL_OPTIONS, activities, localActivities } from './deps/activity-options';
+import type { ConversationConfig } from '../../common/config';
+import type { ToolUseBlock } from '../../common/messages';
+import type { CallFacts } from '../../common/permission-facts';
+import { toolCallSummary } from '../../common/tool-ui';
+import { LOCAL_TOOL_OPTIONS, activities, localActivities } from './activity-options';
 
 /** The call's facts, from the activity on the workspace's host. */
 export async function gatherCallFacts(config: ConversationConfig, block: ToolUseBlock, homeDir: string | undefined): Promise<CallFacts | undefined> {

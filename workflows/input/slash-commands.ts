@@ -4,9 +4,9 @@
  * and custom commands (Claude Code's `.claude/commands/*.md`) expand into a prompt that goes to
  * the model. Pure: the decisions and texts here; `process-user-input.ts` carries them out.
  */
-import { COMMAND_NAME_PATTERN, type CustomCommand } from '../common/custom-commands';
-import type { Usage } from '../common/messages';
-import { formatUsd } from '../common/money';
+import { COMMAND_NAME_PATTERN, type CustomCommand } from '../../common/custom-commands';
+import type { Usage } from '../../common/messages';
+import { formatUsd } from '../../common/money';
 
 /** A parsed `/name args` input. */
 export interface ParsedSlashCommand {

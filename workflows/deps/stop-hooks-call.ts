@@ -1,12 +1,12 @@
 /**
  * The Stop hooks' effect (`QueryDeps.runStopHooks`): the runStopHooks activity on the
  * workspace's host, its outcomes folded into one decision; structured-output enforcement counts
- * as a blocking hook. What the loop does with the decision is workflows/stop-hooks.ts.
+ * as a blocking hook. What the loop does with the decision is workflows/query/handle-stop-hooks.ts.
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { textOf } from '../../common/messages';
 import { STRUCTURED_OUTPUT_REQUIRED_MESSAGE } from '../../common/structured-output';
-import type { QueryDeps, StopHookDecision } from '../query-loop';
+import type { QueryDeps, StopHookDecision } from '../query/loop';
 import { type ActivityOptionsSet, activities } from './activity-options';
 import { failureMessage } from './failures';
 import type { ActiveQuery, QueryHost } from './query-host';

@@ -5,9 +5,9 @@
  * and structure stay, so every tool_use still has its tool_result. The most recent few results
  * are kept. The cache-editing mode needs the API's cache_edits and is not used. Pure.
  */
-import type { ToolResultBlock, TranscriptMessage, UserMessage } from '../common/messages';
-import { toolNamesWhere } from '../common/tool-specs';
-import { roughTokenCount } from './auto-compact';
+import type { ToolResultBlock, TranscriptMessage, UserMessage } from '../../common/messages';
+import { toolNamesWhere } from '../../common/tool-specs';
+import { roughTokenCount } from './auto';
 
 /** Claude Code's compactable tools that exist here (file read, shell, grep, glob, file edit, file write): their specs' `microCompactable`. */
 export const COMPACTABLE_TOOLS = toolNamesWhere((spec) => spec.microCompactable === true);

@@ -5,9 +5,9 @@
  * recently read files restored after it, and the fallback for a compaction request that is
  * itself too long (drop the oldest rounds). The model call is the `compactConversation` activity.
  */
-import type { CompactBoundaryMessage, TextBlock, TranscriptMessage, UserMessage } from '../common/messages';
-import { fitMaxTokens, roughTokenCount } from './auto-compact';
-import { roundCutPoints } from './snip-compact';
+import type { CompactBoundaryMessage, TextBlock, TranscriptMessage, UserMessage } from '../../common/messages';
+import { fitMaxTokens, roughTokenCount } from './auto';
+import { roundCutPoints } from './snip';
 
 /** Output cap of a compaction request (Claude Code sends 32000). */
 export const COMPACT_MAX_OUTPUT_TOKENS = 32_000;
@@ -15,29 +15,6 @@ export const COMPACT_MAX_OUTPUT_TOKENS = 32_000;
 export const POST_COMPACT_MAX_FILES_TO_RESTORE = 5;
 export const POST_COMPACT_TOKEN_BUDGET = 50_000;
 export const POST_COMPACT_MAX_TOKENS_PER_FILE = 5_000;
-
-/**
- * The text-only instruction appended to the last user turn of a compaction request. Tools stay
- * attached (as Claude Code sends them, so the prompt cache still matches); this forbids using them.
- */
-export function compactInstruction(customInstructions?: string): string {
-  return [
-    'IMPORTANT: Respond with text only. Do not call any tools in this turn — tool calls will be rejected and waste the turn.',
-    '',
-    'Your task is to write a detailed summary of the conversation so far, so that the work can continue without it.',
-    'First think it through inside <analysis> tags, going through the conversation chronologically. Then write the summary inside <summary> tags with these sections:',
-    '1. Primary request and intent: everything the user asked for, in detail.',
-    '2. Key technical concepts: technologies, frameworks and ideas that came up.',
-    '3. Files and code sections: files read, changed or created, with why they matter and the important snippets.',
-    "4. Errors and fixes: what went wrong and how it was fixed, including the user's feedback.",
-    '5. Problem solving: problems solved and ongoing troubleshooting.',
-    '6. All user messages: every user message that is not a tool result (quote security-relevant instructions verbatim).',
-    '7. Pending tasks: what was asked and is not done yet.',
-    '8. Current work: precisely what was being worked on right before this summary, with file names and snippets.',
-    '9. Optional next step: the next step, only if it follows directly from the most recent request; quote that request.',
-    ...(customInstructions?.trim() ? ['', `Additional instructions from the user: ${customInstructions.trim()}`] : []),
-  ].join('\n');
-}
 
 /** The `<summary>` of a compaction answer (without the `<analysis>`), or undefined when there is none. */
 export function extractSummary(text: string): string | undefined {

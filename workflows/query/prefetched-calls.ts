@@ -8,13 +8,13 @@
  * same number of calls sharing the result budget; once. Anything else — a call started early
  * from a streamed report, a call the permission gate does not allow now — runs as ever.
  */
-import type { CallModelLocalResult, CallModelResult } from '../common/activity-types';
-import type { ConversationConfig } from '../common/config';
-import type { ToolUseBlock } from '../common/messages';
-import type { PermissionContext } from '../common/permissions';
-import type { StreamTarget } from '../common/stream-items';
-import { DEFAULT_MAX_RESULT_SIZE_CHARS, type PrefetchedToolResult, type ToolPrefetchPlan } from '../common/tool-prefetch';
-import { getToolSpec } from '../common/tool-specs';
+import type { CallModelLocalResult, CallModelResult } from '../../common/activity-types';
+import type { ConversationConfig } from '../../common/config';
+import type { ToolUseBlock } from '../../common/messages';
+import type { PermissionContext } from '../../common/permissions';
+import type { StreamTarget } from '../../common/stream-items';
+import { DEFAULT_MAX_RESULT_SIZE_CHARS, type PrefetchedToolResult, type ToolPrefetchPlan } from '../../common/tool-prefetch';
+import { getToolSpec } from '../../common/tool-specs';
 
 /** A prefetched call, as the workflow keeps it for the tool executor. */
 export interface PrefetchedCall {
@@ -43,7 +43,7 @@ export interface PlanSources {
 /**
  * The plan for a local model call, or undefined when nothing may be prefetched: local read-only
  * tools off, tools on another task queue (the workspace's host, which a local activity cannot
- * reach), or switched off. The same conditions as `runsLocally` in query-deps.ts (its patch aside).
+ * reach), or switched off. The same conditions as `runsLocally` in deps/tool-run.ts (its patch aside).
  */
 export function toolPrefetchPlan(sources: PlanSources): ToolPrefetchPlan | undefined {
   const { config } = sources;

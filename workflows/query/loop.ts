@@ -5,17 +5,24 @@
  * (the seed's `deps` seam), which the workflow wires to activities. The `State` object mirrors
  * the seed's field for field; every `continue` writes `state = { ... }` with a `transition`
  * naming why. One iteration reads as the seed's phases ① to ⑧, each a named step below; the
- * recovery paths after a reply (max_output_tokens, the end of a turn) are in query-recovery.ts,
- * and `State`, the seams and the loop's context in query-state.ts.
+ * recovery paths after a reply (max_output_tokens, the end of a turn) are in recovery.ts,
+ * and `State`, the seams and the loop's context in state.ts.
  */
-import { type AssistantMessage, type ToolUseBlock, toolUseBlocksOf } from '../common/messages';
-import type { Terminal } from '../common/result';
-import { type AutoCompactTrackingState, fitMaxTokens, isBreakerOpen, shouldAutoCompact, thresholdsForModel, tokenCountWithEstimation } from './auto-compact';
-import { type CompactOutcome, compactTranscript } from './compact';
-import { isMicrocompactDue, microcompactMessages } from './micro-compact';
-import { planSnip } from './snip-compact';
-import { INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, yieldMissingToolResultBlocks } from './messages';
-import { endOfTurn, nextTurnState, recoverFromMaxOutputTokens } from './query-recovery';
+import { type AssistantMessage, type ToolUseBlock, toolUseBlocksOf } from '../../common/messages';
+import type { Terminal } from '../../common/result';
+import {
+  type AutoCompactTrackingState,
+  fitMaxTokens,
+  isBreakerOpen,
+  shouldAutoCompact,
+  thresholdsForModel,
+  tokenCountWithEstimation,
+} from '../compaction/auto';
+import { type CompactOutcome, compactTranscript } from '../compaction/summary';
+import { isMicrocompactDue, microcompactMessages } from '../compaction/micro';
+import { planSnip } from '../compaction/snip';
+import { INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, yieldMissingToolResultBlocks } from '../messages';
+import { endOfTurn, nextTurnState, recoverFromMaxOutputTokens } from './recovery';
 import {
   type CompactionParams,
   type Continued,
@@ -33,11 +40,11 @@ import {
   type ToolExecutor,
   end,
   loopSystemMessage as system,
-} from './query-state';
+} from './state';
 import { createBudgetTracker } from './token-budget';
 
-export type { StopHookDecision } from './stop-hooks';
-export type { AutoCompactTrackingState } from './auto-compact';
+export type { StopHookDecision } from './handle-stop-hooks';
+export type { AutoCompactTrackingState } from '../compaction/auto';
 export type {
   CompactionParams,
   Continue,
@@ -52,9 +59,9 @@ export type {
   State,
   Suspended,
   ToolExecutor,
-} from './query-state';
-export { MAX_OUTPUT_TOKENS_RECOVERY_LIMIT, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE } from './query-recovery';
-export { prependUserContext } from '../common/messages';
+} from './state';
+export { MAX_OUTPUT_TOKENS_RECOVERY_LIMIT, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE } from './recovery';
+export { prependUserContext } from '../../common/messages';
 
 const DEFAULT_COMPACTION: CompactionParams = { autoCompact: true, snip: false, microcompactGapMs: 0, consecutiveFailures: 0 };
 

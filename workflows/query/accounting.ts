@@ -4,18 +4,18 @@
  * session limits checked between messages (budget, structured-output retries). Pure: the
  * session owns one per query and carries its state across continue-as-new.
  */
-import type { ConversationConfig } from '../common/config';
-import { checkBudget } from '../common/budget';
-import type { Usage } from '../common/messages';
-import { addModelUsage, mergeModelUsage } from '../common/model-usage';
-import type { ModelUsage, Terminal } from '../common/result';
+import type { ConversationConfig } from '../../common/config';
+import { checkBudget } from '../../common/budget';
+import type { Usage } from '../../common/messages';
+import { addModelUsage, mergeModelUsage } from '../../common/model-usage';
+import type { ModelUsage, Terminal } from '../../common/result';
 import {
   INITIAL_STRUCTURED_OUTPUT_STATE,
   STRUCTURED_OUTPUT_ACCEPTED,
   type StructuredOutputCheck,
   type StructuredOutputState,
   structuredOutputRetriesExhausted,
-} from '../common/structured-output';
+} from '../../common/structured-output';
 
 /** The part of a query's accounting that survives continue-as-new (in QueryInProgress). */
 export interface QueryAccountingState {

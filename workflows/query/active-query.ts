@@ -5,7 +5,7 @@
  * `toolUseStreamed` signal change it only through these methods, and read the rest.
  */
 import type { CancellationScope } from '@temporalio/workflow';
-import type { PrefetchedCalls } from './tool-prefetch';
+import type { PrefetchedCalls } from './prefetched-calls';
 import type { StreamingToolExecutor } from './tool-orchestration';
 
 export class ActiveQuery {
@@ -35,7 +35,7 @@ export class ActiveQuery {
     return this.modelCall?.streamAttempt;
   }
 
-  /** Reads the last model call's local phase ran for its answer (workflows/tool-prefetch.ts). */
+  /** Reads the last model call's local phase ran for its answer (workflows/query/prefetched-calls.ts). */
   get prefetched(): PrefetchedCalls | undefined {
     return this.prefetchedCalls;
   }

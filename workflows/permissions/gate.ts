@@ -8,8 +8,8 @@
  * tool's scope. Every denial is kept for the result's `permission_denials`.
  */
 import { ApplicationFailure, condition } from '@temporalio/workflow';
-import type { PermissionSettings } from '../common/activity-types';
-import type { ConversationConfig } from '../common/config';
+import type { PermissionSettings } from '../../common/activity-types';
+import type { ConversationConfig } from '../../common/config';
 import {
   type PermissionContext,
   type PermissionMode,
@@ -19,11 +19,11 @@ import {
   rejectionMessage,
   ruleForAlways,
   timeoutMessage,
-} from '../common/permissions';
-import type { ToolUseBlock } from '../common/messages';
-import type { CallFacts, ToolAccess } from '../common/permission-facts';
-import { toolFacts } from '../common/tool-facts';
-import { toolAccessFor } from '../common/tool-access';
+} from '../../common/permissions';
+import type { ToolUseBlock } from '../../common/messages';
+import type { CallFacts, ToolAccess } from '../../common/permission-facts';
+import { toolFacts } from '../../common/tool-facts';
+import { toolAccessFor } from '../../common/tool-access';
 import {
   NETWORK_REQUEST_TOOL,
   type NetworkRequest,
@@ -32,15 +32,15 @@ import {
   decideNetworkRequest,
   networkAllowRule,
   networkRequestId,
-} from '../common/network-request';
-import { toolNamesWhere } from '../common/tool-specs';
-import { bashAlwaysRule } from '../common/bash-permissions';
-import { toolCallSummary } from '../common/tool-ui';
-import { permissionWaitSummary } from './ui-details';
-import { cutText } from '../common/cut-text';
-import { type HookPermission, decideUnderHook } from './extensions/hooks-decisions';
+} from '../../common/network-request';
+import { toolNamesWhere } from '../../common/tool-specs';
+import { bashAlwaysRule } from '../../common/bash-permissions';
+import { toolCallSummary } from '../../common/tool-ui';
+import { permissionWaitSummary } from '../ui/details';
+import { cutText } from '../../common/cut-text';
+import { type HookPermission, decideUnderHook } from '../extensions/hooks-decisions';
 // Issue 29: a reply's Bash calls are judged on their facts before it is partitioned (factsForReply).
-import { concurrencyNeedsFacts, isToolUseStartableEarly } from '../common/tool-specs';
+import { concurrencyNeedsFacts, isToolUseStartableEarly } from '../../common/tool-specs';
 import type {
   CarriedPermissions,
   ExtensionFacts,
@@ -52,7 +52,7 @@ import type {
   PermissionDenial,
   PermissionGateHost,
   RecordedPermissionDecision,
-} from './permission-types';
+} from './types';
 
 /** Tools whose decision depends on facts only the workspace's host has: the file tools and the shell. */
 const TOOLS_WITH_FACTS = toolNamesWhere((spec) => spec.fileAccess !== undefined || spec.shellCommandField !== undefined);

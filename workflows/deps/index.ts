@@ -3,21 +3,21 @@
  * query. Each effect lives in its own file under deps/: activity options (deps/activity-options.ts),
  * failure mapping (deps/failures.ts), the model call with its local-first routing and handoff
  * (deps/model-call.ts), tool runs and prefetched reads (deps/tool-run.ts), the Stop hooks
- * (deps/stop-hooks.ts) and the compaction call (deps/compact-call.ts). A subagent reuses it with
+ * (deps/stop-hooks-call.ts) and the compaction call (deps/compact-call.ts). A subagent reuses it with
  * other options (its own conversation config).
  */
 import { uuid4 } from '@temporalio/workflow';
-import { activityOptions } from './deps/activity-options';
-import { compactConversation } from './deps/compact-call';
-import { LocalChain } from './deps/local-chain';
-import { createModelCall } from './deps/model-call';
-import type { ActiveQuery, QueryHost } from './deps/query-host';
-import { createRunStopHooks } from './deps/stop-hooks';
-import { createRunTool, createToolExecutor } from './deps/tool-run';
-import type { QueryDeps } from './query-loop';
-import type { StreamingToolExecutor } from './tool-orchestration';
+import { activityOptions } from './activity-options';
+import { compactConversation } from './compact-call';
+import { LocalChain } from './local-chain';
+import { createModelCall } from './model-call';
+import type { ActiveQuery, QueryHost } from './query-host';
+import { createRunStopHooks } from './stop-hooks-call';
+import { createRunTool, createToolExecutor } from './tool-run';
+import type { QueryDeps } from '../query/loop';
+import type { StreamingToolExecutor } from '../query/tool-orchestration';
 
-export type { ActiveQuery, QueryHost } from './deps/query-host';
+export type { ActiveQuery, QueryHost } from './query-host';
 
 /** The loop's deps for one query, wired to activities. */
 export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps {

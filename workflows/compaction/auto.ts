@@ -4,8 +4,8 @@
  * the model's context window minus the room reserved for its output, min(the model's max output,
  * 20k) — the model's, not the cap a conversation configures. Pure.
  */
-import type { TranscriptMessage } from '../common/messages';
-import { type ModelLimits, modelLimits } from '../common/models';
+import type { TranscriptMessage } from '../../common/messages';
+import { type ModelLimits, modelLimits } from '../../common/models';
 
 export const AUTOCOMPACT_BUFFER_TOKENS = 13_000;
 export const WARNING_THRESHOLD_BUFFER_TOKENS = 20_000;
