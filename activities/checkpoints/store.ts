@@ -494,6 +494,8 @@ class GitCheckpointStore implements CheckpointStore {
           }
         } catch (error) {
           warnings.push(`the workspace's objects were not copied into the store (${firstLine(error)})`);
+          // write-tree may have answered from the index's cache-tree, naming trees only the workspace holds.
+          indexTree = undefined;
         }
       }
     }
@@ -963,7 +965,10 @@ async function removeEmptyDirectories(directory: string, keep: Set<string>, dept
   }
 }
 
+/** Atomic (rename), and not at all when the file already holds `content`: a restore touches only what differs. */
 async function writeAtomically(file: string, content: Buffer): Promise<void> {
+  const current = await readFile(file).catch(() => undefined);
+  if (current?.equals(content)) return;
   await mkdir(path.dirname(file), { recursive: true });
   const temporary = `${file}.checkpoint-${process.pid}.tmp`;
   await writeFile(temporary, content);

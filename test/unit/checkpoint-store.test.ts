@@ -342,6 +342,49 @@ describe("the workspace's own git state", () => {
   });
 });
 
+describe('repositories inside and around the workspace', () => {
+  it('skips a nested repository and leaves it alone on restore', async () => {
+    await seedRepository();
+    const nested = path.join(workspace, 'vendor', 'lib');
+    await mkdir(nested, { recursive: true });
+    git(['init', '-q'], { cwd: nested });
+    await writeFile(path.join(nested, 'lib.c'), 'int lib;\n');
+    const checkpoints = store();
+    const taken = await checkpoints.take({ conversationId: 'c', reason: 'before-tool' });
+    expect(taken.skipped).toEqual([{ path: 'vendor/lib/', reason: 'nested-repository' }]);
+    await writeFile(path.join(nested, 'lib.c'), 'int changed;\n');
+    const result = await checkpoints.restore(taken.id);
+    expect(result.leftAlone).toEqual(['vendor/lib/']);
+    expect(await readFile(path.join(nested, 'lib.c'), 'utf8')).toBe('int changed;\n');
+  });
+
+  it('handles a shallow clone: its history stops where the clone does, in the store too', async () => {
+    const origin = path.join(root, 'origin');
+    await mkdir(origin);
+    for (const version of [1, 2, 3]) {
+      await writeFile(path.join(origin, 'file.txt'), `version ${version}\n`);
+      git(['init', '-q'], { cwd: origin });
+      git(['add', '-A'], { cwd: origin });
+      git(['commit', '-q', '-m', `v${version}`], { cwd: origin });
+    }
+    await rm(workspace, { recursive: true });
+    git(['clone', '-q', '--depth', '1', `file://${origin}`, workspace], { cwd: root });
+    const checkpoints = store();
+    const before = gitView();
+    const taken = await checkpoints.take({ conversationId: 'c', reason: 'before-tool' });
+    expect(taken.warnings).toEqual([]);
+    await writeFile(path.join(workspace, 'file.txt'), 'local\n');
+    git(['commit', '-q', '-a', '-m', 'local']);
+    const second = await checkpoints.take({ conversationId: 'c', reason: 'turn-end' });
+    expect(second.warnings).toEqual([]);
+    await checkpoints.restore(taken.id);
+    expect(gitView()).toEqual(before);
+    expect(await checkpoints.prune({ keepPerConversation: 1 })).toEqual({ deleted: 1, kept: 1 });
+    await checkpoints.restore(second.id);
+    expect(git(['log', '--format=%s'])).toBe('local\nv3\n');
+  });
+});
+
 describe('diff, list, materialize, prune', () => {
   it('diff lists the paths changed between two checkpoints and since one', async () => {
     await seedRepository();
