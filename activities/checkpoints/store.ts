@@ -176,7 +176,8 @@ interface GitOptions {
 
 /** What is remembered between checkpoints of one store in this process (the index on disk is the rest). */
 interface Memory {
-  filesTree?: string;
+  /** The index's tree, with the index file's stamp when it was written. */
+  filesTree?: { tree: string; stamp: string };
   roots: Map<string, string>;
   keep?: Set<string>;
   seqs: Map<string, number>;
@@ -335,7 +336,8 @@ class GitCheckpointStore implements CheckpointStore {
    * hashed (`update-index`). Paths are bytes end to end: any file name survives.
    */
   private async scan(): Promise<{ changed: number; bytes: number; skipped: SkippedPath[] }> {
-    const listing = await this.git(['ls-files', '-z', '--others', '--modified', `--exclude-from=${this.excludeFile}`]);
+    // -t tags each path: `? ` not in the index, `C ` in it and changed or gone.
+    const listing = await this.git(['ls-files', '-z', '-t', '--others', '--modified', `--exclude-from=${this.excludeFile}`]);
     const root = Buffer.from(`${this.cwd}/`);
     const directories = new Map<string, boolean>();
     const realDirectory = (prefix: Buffer): boolean => {
@@ -356,7 +358,9 @@ class GitCheckpointStore implements CheckpointStore {
     const skipped: SkippedPath[] = [];
     let bytes = 0;
     const seen = new Set<string>();
-    for (const entry of splitNul(listing)) {
+    for (const tagged of splitNul(listing)) {
+      const indexed = tagged[0] !== 0x3f;
+      const entry = tagged.subarray(2);
       const key = entry.toString('latin1');
       if (seen.has(key)) continue;
       seen.add(key);
@@ -374,7 +378,7 @@ class GitCheckpointStore implements CheckpointStore {
         }
       }
       if (behindLink) {
-        remove.push(entry);
+        if (indexed) remove.push(entry);
         continue;
       }
       let info;
@@ -390,7 +394,8 @@ class GitCheckpointStore implements CheckpointStore {
         update.push(entry);
         bytes += info.size;
       } else {
-        remove.push(entry);
+        // Only an indexed one has something to remove: an oversized file costs no command on every checkpoint.
+        if (indexed) remove.push(entry);
         skipped.push({ path: entry.toString('utf8'), reason: info.isFile() ? 'oversized' : 'special-file' });
       }
     }
@@ -401,10 +406,12 @@ class GitCheckpointStore implements CheckpointStore {
   }
 
   private async writeFilesTree(changed: number): Promise<string> {
-    // Unchanged since the last checkpoint of this process: the same tree, without asking git.
-    if (changed === 0 && this.memory.filesTree) return this.memory.filesTree;
+    // Nothing changed and the index is as this process last left it (no other process wrote it): the same tree.
+    const stamp = await fileStamp(this.index);
+    const known = this.memory.filesTree;
+    if (changed === 0 && known && known.stamp === stamp) return known.tree;
     const tree = await this.gitText(['write-tree']);
-    this.memory.filesTree = tree;
+    this.memory.filesTree = { tree, stamp: await fileStamp(this.index) };
     return tree;
   }
 
@@ -659,11 +666,13 @@ class GitCheckpointStore implements CheckpointStore {
       const removed = changes.filter((change) => change.status === 'added').length;
       const restored = changes.length - removed;
       if (changes.length) await this.git(['read-tree', '-u', '--reset', trees.files]);
-      this.memory.filesTree = trees.files;
+      this.memory.filesTree = undefined;
       const excluded = splitNul(await this.git(['ls-files', '-z', '--others', '--ignored', '--directory', `--exclude-from=${this.excludeFile}`])).map((entry) =>
         entry.toString('utf8'),
       );
-      const leftAlone = [...scan.skipped.map((entry) => entry.path), ...excluded.filter((entry) => entry !== '.git/')].sort();
+      // An oversized file the checkpoint holds (it was small then) was just written back: not left alone.
+      const written = new Set(changes.filter((change) => change.status === 'deleted').map((change) => change.path));
+      const leftAlone = [...scan.skipped.map((entry) => entry.path), ...excluded].filter((entry) => entry !== '.git/' && !written.has(entry)).sort();
       let gitState = false;
       if (trees.state) {
         gitState = await this.restoreGitState(trees.state, trees.indexTree, warnings);
@@ -978,6 +987,12 @@ async function writeAtomically(file: string, content: Buffer): Promise<void> {
 async function readRegular(file: string): Promise<Buffer | undefined> {
   const info = await lstat(file).catch(() => undefined);
   return info?.isFile() ? readFile(file).catch(() => undefined) : undefined;
+}
+
+/** Size, mtime and inode of a file: it changed when this changes. */
+async function fileStamp(file: string): Promise<string> {
+  const info = await stat(file, { bigint: true }).catch(() => undefined);
+  return info ? `${info.size}:${info.mtimeNs}:${info.ino}` : 'absent';
 }
 
 async function readText(file: string): Promise<string | undefined> {

@@ -179,6 +179,20 @@ describe('take and restore', () => {
     expect([first.seq, second.seq, third.seq, fourth.seq]).toEqual([1, 2, 3, 4]);
   });
 
+  it('a file that grows past the size budget leaves the next checkpoint; restoring the earlier one writes it back', async () => {
+    await writeFile(path.join(workspace, 'data.bin'), 'small\n');
+    await writeFile(path.join(workspace, 'keep.txt'), 'keep\n');
+    const checkpoints = store({ maxFileBytes: 100 });
+    const small = await checkpoints.take({ conversationId: 'c', reason: 'before-tool' });
+    await writeFile(path.join(workspace, 'data.bin'), Buffer.alloc(101, 7));
+    const large = await checkpoints.take({ conversationId: 'c', reason: 'before-tool' });
+    expect(large.skipped).toEqual([{ path: 'data.bin', reason: 'oversized' }]);
+    expect(large.files).toBe(1);
+    expect(storeGit(checkpoints, ['ls-tree', '-r', '--name-only', `${large.id}:files`])).toBe('keep.txt\n');
+    expect(await checkpoints.restore(small.id)).toMatchObject({ restored: 1, removed: 0, leftAlone: [] });
+    expect(await readFile(path.join(workspace, 'data.bin'), 'utf8')).toBe('small\n');
+  });
+
   it('is byte-exact whatever the workspace .gitattributes say (no eol or filter conversion)', async () => {
     git(['init', '-q']);
     await writeFile(path.join(workspace, '.gitattributes'), '* text eol=crlf\n*.txt ident\n');
