@@ -301,12 +301,18 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
     .flat()
     .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
 
+  /** An HTTP server on every interface answering `text(method)`; its port and a close. */
+  async function httpServer(text: (method: string | undefined) => string): Promise<{ port: number; close: () => void }> {
+    const server = http.createServer((request, response) => response.end(text(request.method)));
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
+  }
+
   it.skipIf(!externalAddress)(
     'network: an allowedDomains list lets through only those domains, through the proxy',
     async () => {
-      const server = http.createServer((request, response) => response.end(`hello ${request.method}\n`));
-      await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-      const port = (server.address() as net.AddressInfo).port;
+      const server = await httpServer((method) => `hello ${method}\n`);
+      const { port } = server;
       const config = { sandboxConfig: { network: { allowedDomains: [externalAddress!] } } };
       try {
         // Plain HTTP through the proxy, and a CONNECT tunnel (-p), as HTTPS uses.
@@ -339,9 +345,8 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
   it.skipIf(!externalAddress)(
     'network: a background command reaches an allowed domain through the proxy, and only it',
     async () => {
-      const server = http.createServer((request, response) => response.end(`background ${request.method}\n`));
-      await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-      const port = (server.address() as net.AddressInfo).port;
+      const server = await httpServer((method) => `background ${method}\n`);
+      const { port } = server;
       const task = { conversationId: 'conversation-sandbox', taskId: `network-${caseNumber}`, cwd: workspace };
       try {
         const started = await startBackgroundCommand(
@@ -366,9 +371,8 @@ describeSandboxed('the sandbox bounds what an allowed command can touch', () => 
   );
 
   it("network: even '*' or the exact name never reaches this host's own addresses, in any spelling", async () => {
-    const server = http.createServer((request, response) => response.end('reached\n'));
-    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-    const port = (server.address() as net.AddressInfo).port;
+    const server = await httpServer(() => 'reached\n');
+    const { port } = server;
     const hosts = [
       '127.0.0.2',
       'localhost',
