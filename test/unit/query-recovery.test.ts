@@ -2,19 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { ESCALATED_MAX_OUTPUT_TOKENS } from '../../common/config';
 import { MAX_OUTPUT_TOKENS_RECOVERY_LIMIT, decideMaxOutputTokens, nextTurnState } from '../../workflows/query/recovery';
-import type { State } from '../../workflows/query/state';
+import { type State, initialState } from '../../workflows/query/state';
 
-const first: State = {
-  autoCompactTracking: { compacted: false, turnCounter: 0, consecutiveFailures: 1 },
-  maxOutputTokensRecoveryCount: 0,
-  hasAttemptedReactiveCompact: false,
-  maxOutputTokensOverride: undefined,
-  pendingToolUseSummary: undefined,
-  stopHookActive: undefined,
-  turnCount: 1,
-  transition: undefined,
-  stopHookBlockCount: 0,
-};
+const first: State = initialState(1);
 
 describe('decideMaxOutputTokens (seed §2.8 ②)', () => {
   it('escalates the cap once when the configured one is below it', () => {

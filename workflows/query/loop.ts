@@ -39,6 +39,7 @@ import {
   type Suspended,
   type ToolExecutor,
   end,
+  initialState,
   loopSystemMessage as system,
 } from './state';
 import { createBudgetTracker } from './token-budget';
@@ -144,19 +145,7 @@ function startQuery(params: QueryParams, deps: QueryDeps, session: LoopSession):
     currentModel,
     budgetTracker: resume?.budgetTracker ?? createBudgetTracker(),
     queryOutputTokens: resume?.queryOutputTokens ?? 0,
-    state: resume
-      ? resume.state
-      : {
-          autoCompactTracking: { compacted: false, turnCounter: 0, consecutiveFailures: compaction.consecutiveFailures },
-          maxOutputTokensRecoveryCount: 0,
-          hasAttemptedReactiveCompact: false,
-          maxOutputTokensOverride: undefined,
-          pendingToolUseSummary: undefined,
-          stopHookActive: undefined,
-          turnCount: 1,
-          transition: undefined,
-          stopHookBlockCount: 0,
-        },
+    state: resume ? resume.state : initialState(compaction.consecutiveFailures),
   };
 }
 

@@ -39,6 +39,21 @@ export interface State {
   stopHookBlockCount: number;
 }
 
+/** The State a query starts from (seed §2.2): nothing recovered, turn 1; the autocompact breaker's streak carried from the queries before. */
+export function initialState(consecutiveCompactFailures: number): State {
+  return {
+    autoCompactTracking: { compacted: false, turnCounter: 0, consecutiveFailures: consecutiveCompactFailures },
+    maxOutputTokensRecoveryCount: 0,
+    hasAttemptedReactiveCompact: false,
+    maxOutputTokensOverride: undefined,
+    pendingToolUseSummary: undefined,
+    stopHookActive: undefined,
+    turnCount: 1,
+    transition: undefined,
+    stopHookBlockCount: 0,
+  };
+}
+
 export interface QueryParams {
   /** The conversation's transcript (shared: the session appends what the loop yields). */
   transcript: Transcript;
