@@ -51,8 +51,10 @@ export class LivePublisher {
     private readonly intervalMs = LIVE_BATCH_INTERVAL_MS,
     private readonly firstDelayMs = LIVE_FIRST_BATCH_DELAY_MS,
   ) {
-    // The library's own timer is only a backstop: this class decides when a batch goes.
-    this.client = WorkflowStreamClient.create(temporalClient, target.workflowId, { batchInterval: '10 seconds', maxRetryDuration: '1 minute' });
+    // The library's own timer is only a backstop: this class decides when a batch goes (items reach the library
+    // only in send(), each batch force-flushed). Short, because the library's flusher sleeps one interval on a timer
+    // it keeps after it is disposed: with 10 s, `npm start` sat 10 s silent after its last line before exiting.
+    this.client = WorkflowStreamClient.create(temporalClient, target.workflowId, { batchInterval: '1 second', maxRetryDuration: '1 minute' });
   }
 
   model(item: ModelStreamItem): void {
