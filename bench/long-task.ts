@@ -49,7 +49,7 @@ const FILE_BYTES = 4096;
 const LINE_BYTES = 64; // 63 hex digits and a newline: 64 lines per file
 /** Temporal's limit on one payload (a single event must stay far below it). */
 const TEMPORAL_PAYLOAD_LIMIT = 2 * 1024 * 1024;
-/** How a compaction request is recognised: the instruction `workflows/compaction/summary.ts` appends. */
+/** How a compaction request is recognised: the instruction `activities/compact-conversation.ts` appends. */
 const COMPACTION_MARKER = 'write a detailed summary of the conversation';
 /** Opens the user message that replaces a compacted window (`buildPostCompactMessages`). */
 const SUMMARY_MARKER = 'This session is being continued';

@@ -1,5 +1,6 @@
 /** Finding a test's processes on the host. */
 import { constants, openSync, readFileSync, readdirSync } from 'node:fs';
+import { eventually } from './harness';
 
 /**
  * Host pids of live processes whose command line is exactly `sleep <seconds>` (a unique duration
@@ -26,14 +27,17 @@ export function liveSleepers(seconds: string): number[] {
  * own worker, which is what starts the reader — so a reader that is not there yet hung the run.
  */
 export async function openFifoWriter(fifo: string, timeoutMs = 60_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error; // ENXIO: no reader yet
-    }
-    if (Date.now() > deadline) throw new Error(`no process opened ${fifo} for reading within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const fd = await eventually(
+    async () => {
+      try {
+        return openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENXIO') return undefined; // no reader yet
+        throw error;
+      }
+    },
+    (value) => value !== undefined,
+    timeoutMs,
+  );
+  return fd!;
 }

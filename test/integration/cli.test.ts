@@ -15,7 +15,7 @@ function lastUserText(request: RecordedRequest): string {
   return (last.content as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
 }
 
-/** A compaction request: its last user turn asks for the summary in <summary> tags (workflows/compaction/summary.ts). */
+/** A compaction request: its last user turn asks for the summary in <summary> tags (activities/compact-conversation.ts `compactInstruction`). */
 function isCompactionRequest(request: RecordedRequest): boolean {
   return lastUserText(request).includes('<summary>');
 }

@@ -1,9 +1,9 @@
 /**
  * Compaction's pure parts (seed §2.7 compactConversation, and what Claude Code was measured to
- * send — shared/design/claude-code-observed.md): the summary instruction, reading the summary
- * out of the model's answer, the boundary and summary messages that replace the window, the
- * recently read files restored after it, and the fallback for a compaction request that is
- * itself too long (drop the oldest rounds). The model call is the `compactConversation` activity.
+ * send — shared/design/claude-code-observed.md): reading the summary out of the model's answer,
+ * the boundary and summary messages that replace the window, the recently read files restored
+ * after it, and the fallback for a compaction request that is itself too long (drop the oldest
+ * rounds). The model call, with its summary instruction, is the `compactConversation` activity.
  */
 import type { CompactBoundaryMessage, TextBlock, TranscriptMessage, UserMessage } from '../../common/messages';
 import { fitMaxTokens, roughTokenCount } from './auto';
