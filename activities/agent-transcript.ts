@@ -12,6 +12,7 @@ import {
   type AgentWorkflowClosed,
   MAX_AGENT_TRANSCRIPT_BYTES,
   type ReadAgentTranscriptInput,
+  type ReadRunTranscriptInput,
   type WatchAgentInput,
   transcriptToContinue,
 } from '../common/agent-transcript';
@@ -36,6 +37,19 @@ export function closedBy(error: unknown): AgentWorkflowClosed | undefined {
   return { status: 'failed', message: cause?.message || error.message };
 }
 
+/** A workflow's transcript, paged by its `transcriptSlice` query (a run id: that run's, even closed). */
+async function readTranscript(client: Client, workflowId: string, runId?: string): Promise<TranscriptMessage[]> {
+  const handle = client.workflow.getHandle(workflowId, runId);
+  const messages: TranscriptMessage[] = [];
+  for (let from = 0; ;) {
+    const slice = await handle.query(transcriptSliceQuery, { from, maxBytes: PAGE_BYTES });
+    messages.push(...slice.messages);
+    from = slice.from + slice.messages.length;
+    if (from >= slice.length || slice.messages.length === 0) break;
+  }
+  return messages;
+}
+
 export function createAgentTranscriptActivities(deps: { temporalClient?: Client }) {
   return {
     async readAgentTranscript(input: ReadAgentTranscriptInput): Promise<AgentTranscript> {
@@ -43,21 +57,41 @@ export function createAgentTranscriptActivities(deps: { temporalClient?: Client 
         throw ApplicationFailure.nonRetryable('This worker has no Temporal client: an agent transcript cannot be read here', 'NoTemporalClient');
       }
       const maxBytes = Math.min(input.maxBytes ?? MAX_AGENT_TRANSCRIPT_BYTES, MAX_AGENT_TRANSCRIPT_BYTES);
-      const handle = deps.temporalClient.workflow.getHandle(input.workflowId);
-      const messages: TranscriptMessage[] = [];
+      let messages: TranscriptMessage[];
       try {
-        for (let from = 0; ;) {
-          const slice = await handle.query(transcriptSliceQuery, { from, maxBytes: PAGE_BYTES });
-          messages.push(...slice.messages);
-          from = slice.from + slice.messages.length;
-          if (from >= slice.length || slice.messages.length === 0) break;
-        }
+        messages = await readTranscript(deps.temporalClient, input.workflowId);
       } catch (error) {
         if (error instanceof WorkflowNotFoundError)
           return { problem: `The agent's conversation ${input.workflowId} no longer exists (its history was deleted after the retention period).` };
         throw error;
       }
       return transcriptToContinue(input.workflowId, messages, maxBytes);
+    },
+
+    /**
+     * Issue 31, a rewind past a compaction of an earlier run: the transcript of the run that
+     * recorded the prompt (its query, answered for a closed run by replaying it), up to the prompt.
+     */
+    async readRunTranscript(input: ReadRunTranscriptInput): Promise<AgentTranscript> {
+      if (!deps.temporalClient) {
+        throw ApplicationFailure.nonRetryable('This worker has no Temporal client: an earlier run cannot be read here', 'NoTemporalClient');
+      }
+      let messages: TranscriptMessage[];
+      try {
+        messages = await readTranscript(deps.temporalClient, input.workflowId, input.runId);
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError)
+          return { problem: `The run ${input.runId} no longer exists (its history was deleted after the retention period).` };
+        throw error;
+      }
+      const index = messages.findIndex((message) => message.uuid === input.beforeUuid);
+      if (index < 0) return { problem: `The run ${input.runId} does not hold the prompt ${input.beforeUuid}.` };
+      const before = messages.slice(0, index);
+      const bytes = new TextEncoder().encode(JSON.stringify(before)).length;
+      if (bytes > MAX_AGENT_TRANSCRIPT_BYTES) {
+        return { problem: `The conversation before that prompt is ${bytes} bytes, more than the ${MAX_AGENT_TRANSCRIPT_BYTES} a rewind can bring back.` };
+      }
+      return { messages: before, bytes };
     },
 
     async watchAgentWorkflow(input: WatchAgentInput): Promise<AgentWorkflowClosed> {

@@ -27,6 +27,7 @@ import { createBackgroundActivities } from './background';
 import { createAgentTranscriptActivities } from './agent-transcript';
 import type { Activities } from '../common/activity-interface';
 
+import { createCheckpointActivities } from './checkpoints/activities';
 export type { Activities } from '../common/activity-interface';
 
 export interface ActivityDeps {
@@ -92,6 +93,8 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),
     // SendMessage to a finished agent (issue 21 item 3): readAgentTranscript.
     ...createAgentTranscriptActivities({ temporalClient: deps.temporalClient }),
+    // Issue 31: workspace checkpoints (the ones before mutating tools are runTool's own).
+    ...createCheckpointActivities({ stateDir: deps.stateDir }),
   };
 }
 

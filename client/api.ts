@@ -2,6 +2,7 @@
  * Typed client API for conversations: start, send follow-ups, read status and events, abort,
  * end, and wait for a query's result. The CLI is a thin shell over this.
  */
+import type { RewindOutcome, RewindPointListing, RewindRequest } from '../common/checkpoints';
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
@@ -24,6 +25,8 @@ import {
   abortSignal,
   approveMcpServersUpdate,
   compactUpdate,
+  checkpointsUpdate,
+  rewindUpdate,
   decidePermissionUpdate,
   endSignal,
   eventsQuery,
@@ -223,6 +226,20 @@ export class ConversationClient {
   async compact(conversationId: string, instructions?: string): Promise<CompactionOutcome> {
     const request = instructions?.trim() ? { instructions: instructions.trim() } : {};
     return this.guard(conversationId, (handle) => handle.executeUpdate(compactUpdate, { args: [request] }));
+  }
+
+  /**
+   * Rewinds the conversation (issue 31, Claude Code's `/rewind`): its files and/or its transcript
+   * as they were just before prompt `to` (1 = its start), after the running query if one runs.
+   * A request the workflow cannot carry out (no such prompt, no checkpoint) is refused with why.
+   */
+  async rewind(conversationId: string, request: RewindRequest): Promise<RewindOutcome> {
+    return this.guard(conversationId, (handle) => handle.executeUpdate(rewindUpdate, { args: [request] }));
+  }
+
+  /** The prompts a rewind can go back to, with the files changed in the workspace since each. */
+  async checkpoints(conversationId: string): Promise<RewindPointListing[]> {
+    return this.guard(conversationId, (handle) => handle.executeUpdate(checkpointsUpdate));
   }
 
   /**

@@ -39,6 +39,12 @@ Usage:
   durable-agent compact [--json] <id> [instructions]
                                                  summarize the conversation so far to free context
                                                  (after the running query; like Claude Code's /compact)
+  durable-agent checkpoints [--json] <id>        the prompts a rewind can go back to: number, time, first line,
+                                                 files changed in the workspace since
+  durable-agent rewind <id> --to <n> [--code | --conversation] [--json]
+                                                 files and conversation as they were just before prompt n
+                                                 (1 = the start; Bash edits and git commits included;
+                                                 --code: files only, --conversation: transcript only)
   durable-agent approve <id> <toolUseId> [--always]
                                                  allow a tool call waiting for permission (--always: for the session)
   durable-agent deny <id> <toolUseId> [message]  refuse it (the message is told to the model)
@@ -108,7 +114,7 @@ DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CON
 ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_ENCRYPTION_KEY or DURABLE_AGENT_ENCRYPTION_KEY_FILE
 (encrypt history: base64 of 32 random bytes, several comma-separated for rotation, the first encrypts).
 Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
-abort, end; status, events, history; compact {"instructions": "..."}; upgrade; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"};
+abort, end; status, events, history; compact {"instructions": "..."}; rewind {"to": n, "mode"?: "both"|"code"|"conversation"}; checkpoints; upgrade; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"};
 approveMcpServers {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}.`;
 
 const defaultIo: Io = {
@@ -142,6 +148,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await statusCommand(rest, io);
       case 'compact':
         return await compactCommand(rest, io);
+      case 'rewind':
+        return await (await import('./commands/rewind')).rewindCommand(rest, io);
+      case 'checkpoints':
+        return await (await import('./commands/rewind')).checkpointsCommand(rest, io);
       case 'approve':
       case 'deny':
         return await approveOrDenyCommand(rest, io, command);

@@ -39,7 +39,15 @@ import type {
   StartBackgroundCommandResult,
   StopResult,
 } from './background';
-import type { AgentTranscript, AgentWorkflowClosed, ReadAgentTranscriptInput, WatchAgentInput } from './agent-transcript';
+import type {
+  CheckpointWorkspaceInput,
+  CheckpointWorkspaceResult,
+  RestoreWorkspaceInput,
+  RestoreWorkspaceResult,
+  WorkspaceChangesInput,
+  WorkspaceChangesResult,
+} from './checkpoints';
+import type { AgentTranscript, AgentWorkflowClosed, ReadAgentTranscriptInput, ReadRunTranscriptInput, WatchAgentInput } from './agent-transcript';
 import type { CreateCronScheduleInput, CronDeliveryResult, CronFireInput, CronJobSummary } from './cron';
 import type { GatherFactsInput, GatherFactsResult } from './permission-facts';
 import type { OutputSchema, StructuredOutputCheck } from './structured-output';
@@ -101,4 +109,13 @@ export interface Activities {
    * close and says how — a child terminated or failed from outside is then reported, not waited for forever.
    */
   watchAgentWorkflow(input: WatchAgentInput): Promise<AgentWorkflowClosed>;
+  // ---- issue 31: workspace checkpoints (workspace activities) ----
+  /** A checkpoint of the workspace (before a prompt, before a rewind); a retry finds the one an earlier attempt took. */
+  checkpointWorkspace(input: CheckpointWorkspaceInput): Promise<CheckpointWorkspaceResult>;
+  /** A rewind's files: a checkpoint of the workspace as it is (the undo), then the workspace as the checkpoint holds it. */
+  restoreWorkspace(input: RestoreWorkspaceInput): Promise<RestoreWorkspaceResult>;
+  /** A rewind past an earlier run's compaction: that run's transcript before the prompt (main worker: it needs the Temporal client). */
+  readRunTranscript(input: ReadRunTranscriptInput): Promise<AgentTranscript>;
+  /** What differs between each checkpoint and the workspace now. */
+  workspaceChanges(input: WorkspaceChangesInput): Promise<WorkspaceChangesResult>;
 }

@@ -17,6 +17,13 @@ export interface ReadAgentTranscriptInput {
   maxBytes?: number;
 }
 
+/** A run's transcript before one of its messages (issue 31: a rewind past an earlier run's compaction). */
+export interface ReadRunTranscriptInput {
+  workflowId: string;
+  runId: string;
+  beforeUuid: string;
+}
+
 /** The transcript to resume from, or why it cannot be (a tool result the model can act on). */
 export type AgentTranscript = { messages: TranscriptMessage[]; bytes: number } | { problem: string };
 

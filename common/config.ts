@@ -148,6 +148,12 @@ export const conversationConfigSchema = z.object({
   modelHandoffStartTimeoutMs: z.number().int().positive().default(10_000),
   /** Task queue for tool activities (the host that holds the workspace); default the workflow's. */
   toolTaskQueue: z.string().optional(),
+  /**
+   * Issue 31: a checkpoint of the workspace before each prompt (the points `rewind` goes back
+   * to; docs/checkpoints.md). The checkpoints before mutating tools are the worker's own
+   * (`DURABLE_AGENT_CHECKPOINTS=0` turns those off).
+   */
+  checkpoints: z.boolean().default(true),
   /** `--max-budget-usd`: a query stops (`error_max_budget_usd`) once the conversation has cost this much. */
   maxBudgetUsd: z.number().positive().optional(),
   /** `--json-schema`: each query ends with output validated against this schema (the StructuredOutput tool). */

@@ -26,6 +26,10 @@ export const WORKSPACE_ACTIVITY_NAMES = [
   'superviseBackgroundCommand',
   'readTaskOutput',
   'stopBackgroundCommand',
+  // Issue 31: checkpoints of the workspace, and a rewind's restore.
+  'checkpointWorkspace',
+  'restoreWorkspace',
+  'workspaceChanges',
 ] as const satisfies ReadonlyArray<keyof Activities>;
 
 /** The workspace activities out of a full activity set. */
@@ -46,6 +50,9 @@ export function workspaceActivities(activities: Activities): Pick<Activities, (t
     superviseBackgroundCommand: activities.superviseBackgroundCommand,
     readTaskOutput: activities.readTaskOutput,
     stopBackgroundCommand: activities.stopBackgroundCommand,
+    checkpointWorkspace: activities.checkpointWorkspace,
+    restoreWorkspace: activities.restoreWorkspace,
+    workspaceChanges: activities.workspaceChanges,
   };
 }
 

@@ -24,6 +24,8 @@ import {
   type QueryInProgress,
   abortSignal,
   compactUpdate,
+  checkpointsUpdate,
+  rewindUpdate,
   decidePermissionUpdate,
   requestNetworkAccessUpdate,
   endSignal,
@@ -106,6 +108,24 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       },
     },
   );
+
+  // Issue 31: a rewind waits for the running query (if any), like a compaction; `checkpoints` only reads.
+  setHandler(
+    rewindUpdate,
+    async (request) => {
+      while (session.busy) await condition(() => !session.busy);
+      session.rewinds.validate(request); // the points may have changed while it waited
+      return session.rewind(request);
+    },
+    {
+      description: 'Rewind files and conversation to just before prompt n: {"to": n, "mode"?: "both" | "code" | "conversation"}',
+      validator: (request) => {
+        if (session.phase === 'ended') throw ApplicationFailure.nonRetryable('The conversation has ended; it cannot be rewound.', 'ConversationEnded');
+        session.rewinds.validate(request);
+      },
+    },
+  );
+  setHandler(checkpointsUpdate, () => session.rewinds.listing(), { description: 'The prompts a rewind can go back to, with the files changed since each' });
 
   // A permission decision (approve / deny): exactly once; a duplicate returns the recorded one.
   setHandler(decidePermissionUpdate, (request) => session.permissions.decide(request), { validator: (request) => session.permissions.validate(request) });

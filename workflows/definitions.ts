@@ -94,6 +94,13 @@ export const requestNetworkAccessUpdate = defineUpdate<NetworkRequestAnswer, [Ne
 /** Ends the conversation once the running query (if any) finishes. */
 export const endSignal = defineSignal<[]>('end');
 /**
+ * Issue 31, Claude Code's `/rewind`: the files and/or the conversation as they were just before
+ * prompt `to` (1 = the start); waits for a running query to end. `checkpoints` lists the points
+ * with the files changed since each (it runs an activity on the workspace's host, hence an update).
+ */
+export const rewindUpdate = defineUpdate<import('../common/checkpoints').RewindOutcome, [import('../common/checkpoints').RewindRequest]>('rewind');
+export const checkpointsUpdate = defineUpdate<import('../common/checkpoints').RewindPointListing[], []>('checkpoints');
+/**
  * `durable-agent upgrade`: an idle conversation gets no workflow task, so it never hears that a
  * newer Worker Deployment version is current. This update is such a task: when it tells the run so,
  * the idle run continues as new on that version now (a query in progress moves at its end).
@@ -320,6 +327,8 @@ export interface CarriedState {
   hooks?: import('./extensions/hooks-decisions').HooksState;
   /** Background commands (issue 21, workflows/background/commands.ts): running ones are supervised again by the next run. */
   backgroundTasks?: import('./background/command-tasks').BackgroundTasks;
+  /** Issue 31: the rewind points (a checkpoint before each prompt) and the rewinds so far (workflows/session/rewinds.ts). */
+  rewinds?: import('../common/checkpoints').RewindsState;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

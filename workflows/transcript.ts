@@ -195,6 +195,14 @@ export class Transcript {
     this.replaceFrom(() => []);
   }
 
+  /**
+   * A rewind (issue 31): the transcript becomes `messages` — a prefix of it, or what an earlier
+   * run held before a prompt. The prefix it shares keeps its digests; the listener hears the rest.
+   */
+  rewindTo(messages: readonly TranscriptMessage[]): void {
+    this.replaceFrom(() => [...messages]);
+  }
+
   /** Plain messages for continue-as-new and the history query. */
   toJSON(): TranscriptMessage[] {
     return [...this.list];

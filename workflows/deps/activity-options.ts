@@ -63,6 +63,14 @@ export function activityOptions(config: ConversationConfig): ActivityOptionsSet 
   };
 }
 
+/**
+ * A workspace checkpoint or a rewind's restore (issue 31), on the workspace's host: the first
+ * checkpoint of a large repository takes seconds; a retry finds what an earlier attempt took.
+ */
+export function checkpointOptions(config: ConversationConfig, summary: string): ActivityOptions {
+  return { taskQueue: config.toolTaskQueue, startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', maximumAttempts: 3 }, summary };
+}
+
 /** Activities with these options (and a UI summary). */
 export function activities(options: ActivityOptions): Activities {
   return proxyActivities<Activities>(options);

@@ -12,6 +12,7 @@
  */
 import { log, uuid4 } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
+import type { RewindOutcome, RewindRequest } from '../../common/checkpoints';
 import type { ConversationConfig } from '../../common/config';
 import type { TranscriptMessage, Usage, UserMessage } from '../../common/messages';
 import type { ResultMessage } from '../../common/result';
@@ -28,6 +29,7 @@ import { EventsFeed } from './events-feed';
 import { InputQueue } from './input-queue';
 import { SessionParts } from './parts';
 import { SessionQueries } from './queries';
+import { SessionRewinds } from './rewinds';
 import { SessionContextSlot } from './session-context';
 import { type SessionView, conversationStatus, currentDetails, permissionMode, sessionContextStatus } from './status-view';
 import { SessionPrompts, feedWorkerCache } from './request-contexts';
@@ -68,6 +70,8 @@ export class ConversationSession {
   private readonly queries: SessionQueries;
   /** Background agents, scheduled work, MCP servers, hooks, background commands: one ordered list (parts.ts). */
   readonly parts: SessionParts;
+  /** Issue 31: a checkpoint before each prompt, and rewinds to them (rewinds.ts). */
+  readonly rewinds: SessionRewinds;
 
   constructor(
     readonly conversationId: string,
@@ -129,6 +133,10 @@ export class ConversationSession {
         shouldContinueAsNew: () => this.shouldContinueAsNew(),
         compacted: () => this.contextRestarted('compact'),
       },
+      carried,
+    );
+    this.rewinds = new SessionRewinds(
+      { conversationId, transcript, enabled: subagent === undefined, config, pushEvent: (message) => this.pushEvent(message) },
       carried,
     );
     this.parts = new SessionParts(
@@ -310,6 +318,7 @@ export class ConversationSession {
       () => (this.config.permissions ? { permissions: this.permissions.toCarried() } : {}),
       () => (this.live.carried() ? { streamState: this.live.carried() } : {}),
       () => this.parts.carried(),
+      () => this.rewinds.carried(),
     ];
     const next = Object.assign({}, ...owners.map((slice) => slice())) as CarriedState;
     const fitted = fitContinueAsNewInput(input.config, next);
@@ -342,7 +351,9 @@ export class ConversationSession {
     const input = resumed
       ? pending
       : await this.parts.hooks.beforeQuery(pending, inputMessage(pending).typed, (output) => this.answerLocally(pending, undefined, output, true));
-    return input ? this.queries.submit(input, resumed) : undefined;
+    if (!input) return undefined;
+    if (!resumed) await this.rewinds.beforePrompt(input, inputMessage(input).typed);
+    return this.queries.submit(input, resumed);
   }
 
   /** Runs the suspended query (if any) first; the caller continues as new with what it returns. */
@@ -365,6 +376,17 @@ export class ConversationSession {
   /** Manual compaction (`compact` update, `/compact`): see manual-compaction.ts. */
   compactNow(instructions?: string): Promise<CompactionOutcome> {
     return this.queries.compactNow(instructions);
+  }
+
+  /** `rewind` update (issue 31): see rewinds.ts; run as the conversation's one query or compaction. */
+  rewind(request: RewindRequest): Promise<RewindOutcome> {
+    return this.queries.exclusively(async () => {
+      try {
+        return await this.rewinds.rewind(request);
+      } finally {
+        this.refreshDetails();
+      }
+    });
   }
 
   /** `/model`: the model of the next queries (validated by the caller). */

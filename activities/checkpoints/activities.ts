@@ -1,0 +1,78 @@
+/**
+ * The checkpoint activities a conversation calls (issue 31), on the workspace's host like the
+ * tools: a checkpoint before each prompt, a rewind's restore (after a checkpoint of the workspace
+ * as it is, so the rewind can be undone), and what changed since each checkpoint (for `/rewind`
+ * and `durable-agent checkpoints`). The checkpoints before mutating tool calls are taken by
+ * runTool itself (activities/run-tool.ts). A retried attempt finds the checkpoint an earlier one
+ * took by its request id, instead of taking another of a workspace it may have half restored.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import {
+  CHANGED_PATHS_LISTED,
+  type CheckpointWorkspaceInput,
+  type CheckpointWorkspaceResult,
+  type RestoreWorkspaceInput,
+  type RestoreWorkspaceResult,
+  type WorkspaceChangesInput,
+  type WorkspaceChangesResult,
+} from '../../common/checkpoints';
+import { type CheckpointStore, createCheckpointStore } from './store';
+
+export const CHECKPOINT_FAILURE_TYPE = 'CheckpointFailure';
+
+export function createCheckpointActivities(deps: { stateDir: string }) {
+  const storeFor = (cwd: string): CheckpointStore => createCheckpointStore({ stateDir: deps.stateDir, cwd });
+
+  /** The checkpoint an earlier attempt of this request took, if any (only looked for on a retry). */
+  async function earlier(store: CheckpointStore, conversationId: string, requestKey: string): Promise<string | undefined> {
+    if (Context.current().info.attempt <= 1) return undefined;
+    const listed = await store.list(conversationId);
+    return listed.find((checkpoint) => checkpoint.label.toolUseId === requestKey)?.id;
+  }
+
+  async function checkpointWorkspace(input: CheckpointWorkspaceInput): Promise<CheckpointWorkspaceResult> {
+    const store = storeFor(input.cwd);
+    const key = `${input.reason}:${input.requestId}`;
+    const found = await earlier(store, input.conversationId, key);
+    if (found) return { id: found, files: 0, ms: 0, skipped: 0, warnings: [] };
+    const taken = await store.take({ conversationId: input.conversationId, reason: input.reason, toolUseId: key, prompt: input.prompt });
+    Context.current().log.info('Workspace checkpoint', { id: taken.id, files: taken.files, ms: taken.ms, reason: input.reason });
+    return { id: taken.id, files: taken.files, ms: taken.ms, skipped: taken.skipped.length, warnings: taken.warnings };
+  }
+
+  async function restoreWorkspace(input: RestoreWorkspaceInput): Promise<RestoreWorkspaceResult> {
+    const store = storeFor(input.cwd);
+    const key = `before-rewind:${input.requestId}`;
+    const undoCheckpointId =
+      (await earlier(store, input.conversationId, key)) ??
+      (await store.take({ conversationId: input.conversationId, reason: 'before-rewind', toolUseId: key, prompt: input.prompt })).id;
+    try {
+      const restored = await store.restore(input.checkpointId);
+      return { undoCheckpointId, ...restored };
+    } catch (error) {
+      // A missing checkpoint (pruned, another host's store) or a git command running in the workspace: said, not retried blindly.
+      const message = error instanceof Error ? error.message : String(error);
+      throw ApplicationFailure.create({
+        type: CHECKPOINT_FAILURE_TYPE,
+        message: `Could not restore checkpoint ${input.checkpointId}: ${message}`,
+        nonRetryable: /lock|not a valid|unknown revision|bad object|does not exist/i.test(message),
+      });
+    }
+  }
+
+  async function workspaceChanges(input: WorkspaceChangesInput): Promise<WorkspaceChangesResult> {
+    const store = storeFor(input.cwd);
+    const result: WorkspaceChangesResult = {};
+    for (const id of input.checkpointIds) {
+      try {
+        const changes = await store.diff(id);
+        result[id] = { count: changes.length, paths: changes.slice(0, CHANGED_PATHS_LISTED).map((change) => change.path) };
+      } catch (error) {
+        result[id] = { error: error instanceof Error ? error.message : String(error) };
+      }
+    }
+    return result;
+  }
+
+  return { checkpointWorkspace, restoreWorkspace, workspaceChanges };
+}

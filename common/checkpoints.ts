@@ -1,0 +1,115 @@
+/**
+ * Workspace checkpoints as the workflow and the clients see them (issue 31; the store is
+ * activities/checkpoints/store.ts, docs/checkpoints.md). A conversation records a checkpoint's id
+ * — a commit id in the workspace's store — never its content.
+ */
+
+/** One point a conversation can be rewound to: just before its n-th prompt. */
+export interface RewindPoint {
+  /** 1-based: 1 is the conversation's start. */
+  n: number;
+  /** The prompt's message uuid in the transcript (the conversation is cut before it). */
+  inputUuid: string;
+  /** Workflow time the prompt started its query (ms since epoch). */
+  at: number;
+  /** The prompt as typed, up to REWIND_TEXT_MAX_CHARS (offered again after a rewind). */
+  text: string;
+  /** The workspace checkpoint taken just before the prompt; absent when none could be taken. */
+  checkpointId?: string;
+  /** Why there is no checkpoint. */
+  checkpointError?: string;
+  /** The run that recorded the prompt (its history holds the transcript before a later compaction). */
+  runId: string;
+}
+
+export const REWIND_TEXT_MAX_CHARS = 2_000;
+
+/** What a rewind restores: `both` (default), the files only, or the conversation only. */
+export const REWIND_MODES = ['both', 'code', 'conversation'] as const;
+export type RewindMode = (typeof REWIND_MODES)[number];
+
+export interface RewindRequest {
+  /** The prompt to rewind to (1-based): the state just before it comes back. */
+  to: number;
+  mode?: RewindMode;
+}
+
+export interface RewindOutcome {
+  to: number;
+  mode: RewindMode;
+  /** The rewound prompt's text, to edit and send again. */
+  prompt: string;
+  /** Messages taken out of the transcript (conversation rewinds). */
+  messagesRemoved?: number;
+  /** The transcript came back from before a compaction. */
+  uncompacted?: boolean;
+  /** Files written and removed (code rewinds). */
+  filesRestored?: number;
+  filesRemoved?: number;
+  gitState?: boolean;
+  /** The checkpoint of the workspace as it was just before the rewind: a rewind can itself be undone. */
+  undoCheckpointId?: string;
+  warnings: string[];
+}
+
+/** What continue-as-new carries of the rewinds (workflows/session/rewinds.ts). */
+export interface RewindsState {
+  points: RewindPoint[];
+  /** Rewinds so far (the last few): what each did. */
+  history: Array<RewindOutcome & { at: number }>;
+}
+
+/** One rewind point as `durable-agent checkpoints` and `/rewind` list it. */
+export interface RewindPointListing extends RewindPoint {
+  /** Files that differ between the checkpoint and the workspace now (undefined: unknown). */
+  filesChangedSince?: number;
+  changedPaths?: string[];
+}
+
+// ---- activities (on the workspace's host) ----
+
+export interface CheckpointWorkspaceInput {
+  cwd: string;
+  conversationId: string;
+  prompt: number;
+  reason: 'prompt' | 'before-rewind';
+  /** Identifies the request, so a retried activity finds the checkpoint an earlier attempt took. */
+  requestId: string;
+}
+
+export interface CheckpointWorkspaceResult {
+  id: string;
+  files: number;
+  ms: number;
+  /** Paths not captured (oversized, special files, nested repositories). */
+  skipped: number;
+  warnings: string[];
+}
+
+export interface RestoreWorkspaceInput {
+  cwd: string;
+  conversationId: string;
+  checkpointId: string;
+  /** The rewind's request id: the checkpoint taken before restoring is found again on a retry. */
+  requestId: string;
+  prompt: number;
+}
+
+export interface RestoreWorkspaceResult {
+  undoCheckpointId: string;
+  restored: number;
+  removed: number;
+  gitState: boolean;
+  leftAlone: string[];
+  warnings: string[];
+}
+
+export interface WorkspaceChangesInput {
+  cwd: string;
+  checkpointIds: string[];
+}
+
+/** Per checkpoint id, the paths that differ from the workspace now (at most 20 listed), or an error. */
+export type WorkspaceChangesResult = Record<string, { count: number; paths: string[] } | { error: string }>;
+
+export const CHANGED_PATHS_LISTED = 20;
