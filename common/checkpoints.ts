@@ -66,6 +66,25 @@ export interface RewindPointListing extends RewindPoint {
   changedPaths?: string[];
 }
 
+/** The rewind points as a list: number, time, first line, files changed since. */
+export function formatRewindPoints(points: readonly RewindPointListing[]): string {
+  if (points.length === 0) return 'No prompts yet.';
+  return points
+    .map((point) => {
+      const time = new Date(point.at).toISOString().replace('T', ' ').slice(0, 19);
+      const line = point.text.split('\n', 1)[0];
+      const files = !point.checkpointId
+        ? 'no checkpoint: conversation only'
+        : point.filesChangedSince === undefined
+          ? 'files changed since: unknown'
+          : point.filesChangedSince === 0
+            ? 'no files changed since'
+            : `${point.filesChangedSince} file${point.filesChangedSince === 1 ? '' : 's'} changed since${point.changedPaths?.length ? ` (${point.changedPaths.slice(0, 5).join(', ')}${point.filesChangedSince > 5 ? ', …' : ''})` : ''}`;
+      return `${String(point.n).padStart(3)}  ${time}  ${line.length > 60 ? `${line.slice(0, 59)}…` : line}  — ${files}`;
+    })
+    .join('\n');
+}
+
 // ---- activities (on the workspace's host) ----
 
 export interface CheckpointWorkspaceInput {

@@ -114,8 +114,11 @@ export interface CheckpointStore {
   diff(fromId: string, toId?: string): Promise<CheckpointChange[]>;
   list(conversationId: string): Promise<CheckpointInfo[]>;
   prune(options?: PruneOptions): Promise<PruneResult>;
-  /** Writes a checkpoint's files into `targetDir` (created; must be empty): a fork into a copy without git. */
-  materialize(id: string, targetDir: string): Promise<{ files: number }>;
+  /**
+   * Writes a checkpoint's files into `targetDir` (created; must be empty): a fork's workspace.
+   * `withGit`: and, when the checkpoint captured git state, a repository of its own (`git`: made).
+   */
+  materialize(id: string, targetDir: string, options?: { withGit?: boolean }): Promise<{ files: number; git: boolean }>;
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
@@ -861,7 +864,7 @@ class GitCheckpointStore implements CheckpointStore {
     });
   }
 
-  materialize(id: string, targetDir: string): Promise<{ files: number }> {
+  materialize(id: string, targetDir: string, options: { withGit?: boolean } = {}): Promise<{ files: number; git: boolean }> {
     return this.exclusive(async () => {
       await this.init();
       const trees = await this.checkpointTrees(id);
@@ -869,13 +872,37 @@ class GitCheckpointStore implements CheckpointStore {
       await mkdir(target, { recursive: true });
       if ((await readdir(target)).length) throw new Error(`checkpoints: ${target} is not empty`);
       const index = path.join(this.dir, `materialize.${process.pid}.${Date.now()}.index`);
+      let files: number;
       try {
         await this.git(['read-tree', '-u', '--reset', trees.files], { env: { GIT_WORK_TREE: target, GIT_INDEX_FILE: index }, cwd: target });
-        return { files: await indexEntryCount(index) };
+        files = await indexEntryCount(index);
       } finally {
         await rm(index, { force: true });
       }
+      const git = options.withGit === true && trees.state !== undefined && (await this.materializeGit(trees.state, path.join(target, '.git'), target));
+      return { files, git };
     });
+  }
+
+  /**
+   * A fork's repository (issue 31): a new `.git` of its own with the checkpoint's HEAD, refs,
+   * index and merge state, and every object those reach, packed from the store (which holds them:
+   * it copied what each checkpoint's tips reach). No config, hooks or reflogs of the original.
+   */
+  private async materializeGit(stateTree: string, gitDir: string, target: string): Promise<boolean> {
+    const entries = await this.readTreeBlobs(stateTree);
+    const tips = (entries.get('tips')?.toString('utf8') ?? '').split('\n').filter((tip) => OBJECT_ID.test(tip));
+    if (tips.some((tip) => tip.length !== 40)) return false; // SHA-256: the store does not hold its objects
+    await this.git(['init', '-q', '--template=', target], { noRepository: true, cwd: target });
+    const pack = path.join(gitDir, 'objects', 'pack', 'pack');
+    if (tips.length) await this.git(['pack-objects', '--revs', '--quiet', pack], { input: `${tips.join('\n')}\n` });
+    for (const [name, content] of entries) {
+      if (!name.startsWith('git/')) continue;
+      const file = path.join(gitDir, name.slice(4));
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeAtomically(file, content);
+    }
+    return true;
   }
 }
 

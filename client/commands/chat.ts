@@ -27,6 +27,7 @@ import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
 import { describeTaskNotification } from '../task-notification';
 import { checkChatWorkspace } from '../workspace-trust';
+import { rewindInChat } from './rewind';
 
 export interface ChatOptions {
   api: ConversationClient;
@@ -365,6 +366,26 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     if (!prompt && unsent !== undefined) prompt = unsent;
     if (!prompt) {
       if (!busy) rl.prompt();
+      return;
+    }
+    if (/^\/rewind(\s|$)/.test(prompt)) {
+      // Issue 31: Claude Code's /rewind is the terminal's: it asks here, and the rewound prompt comes back to edit.
+      busy = true;
+      sending = sending.then(() =>
+        rewindInChat(prompt, { api, conversationId: id, print: questions.print, question: (text) => questions.question(text, leaving.signal) }).then(
+          (again) => {
+            busy = false;
+            rl.prompt();
+            if (again) rl.write(again.replace(/\n/g, ' '));
+          },
+          (error: unknown) => {
+            busy = false;
+            questions.print(
+              `✗ ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message.split('\n')[0]) : String(error)}`,
+            );
+          },
+        ),
+      );
       return;
     }
     busy = true;

@@ -4,7 +4,8 @@
  * prompts a rewind can go back to, and the rewind itself — the files from the checkpoint taken
  * just before prompt n and/or the conversation cut to before it (default both).
  */
-import type { RewindMode, RewindOutcome, RewindPointListing } from '../../common/checkpoints';
+import { REWIND_MODES, type RewindMode, type RewindOutcome, formatRewindPoints } from '../../common/checkpoints';
+import type { ConversationClient } from '../api';
 import { type Io, parse } from '../command-line';
 import { withConnection } from '../connect';
 import { UsageError } from '../usage-error';
@@ -38,25 +39,6 @@ export async function checkpointsCommand(args: string[], io: Io): Promise<number
   });
 }
 
-/** The rewind points as a list: number, time, first line, files changed since. */
-export function formatRewindPoints(points: readonly RewindPointListing[]): string {
-  if (points.length === 0) return 'No prompts yet.';
-  return points
-    .map((point) => {
-      const time = new Date(point.at).toISOString().replace('T', ' ').slice(0, 19);
-      const line = point.text.split('\n', 1)[0];
-      const files = !point.checkpointId
-        ? 'no checkpoint: conversation only'
-        : point.filesChangedSince === undefined
-          ? 'files changed since: unknown'
-          : point.filesChangedSince === 0
-            ? 'no files changed since'
-            : `${point.filesChangedSince} file${point.filesChangedSince === 1 ? '' : 's'} changed since${point.changedPaths?.length ? ` (${point.changedPaths.slice(0, 5).join(', ')}${point.filesChangedSince > 5 ? ', …' : ''})` : ''}`;
-      return `${String(point.n).padStart(3)}  ${time}  ${line.length > 60 ? `${line.slice(0, 59)}…` : line}  — ${files}`;
-    })
-    .join('\n');
-}
-
 export function formatRewindOutcome(outcome: RewindOutcome): string {
   const lines = [`Rewound to just before prompt ${outcome.to}.`];
   if (outcome.mode !== 'conversation') {
@@ -71,4 +53,58 @@ export function formatRewindOutcome(outcome: RewindOutcome): string {
   }
   for (const warning of outcome.warnings) lines.push(`Warning: ${warning}`);
   return lines.join('\n');
+}
+
+/**
+ * `/rewind [n] [both|code|conversation]` in chat: lists the prompts, asks which and what to
+ * restore (when not given), rewinds, and returns the rewound prompt's text to edit and send
+ * again (undefined: cancelled, or only the files went back).
+ */
+export async function rewindInChat(
+  line: string,
+  io: { api: ConversationClient; conversationId: string; print(text: string): void; question(prompt: string): Promise<string> },
+): Promise<string | undefined> {
+  const [, nText, modeText] = line.trim().split(/\s+/);
+  const points = await io.api.checkpoints(io.conversationId);
+  if (points.length === 0) {
+    io.print('No prompts to rewind to yet.');
+    return undefined;
+  }
+  let n = nText === undefined ? undefined : Number(nText);
+  if (n === undefined) {
+    io.print(formatRewindPoints(points));
+    const answer = (await io.question(`Rewind to just before which prompt? (1–${points.length}, Enter cancels) `)).trim();
+    if (answer === '') return undefined;
+    n = Number(answer);
+  }
+  if (!Number.isInteger(n) || n < 1 || n > points.length) {
+    io.print(`No prompt ${nText ?? n}: choose 1–${points.length} (/rewind lists them).`);
+    return undefined;
+  }
+  let mode = modeText as RewindMode | undefined;
+  if (mode === undefined) {
+    const canCode = points[n - 1].checkpointId !== undefined;
+    const answer = (
+      await io.question(
+        canCode
+          ? 'Restore [b]oth code and conversation, [c]ode only, c[o]nversation only? (Enter: both) '
+          : 'No file checkpoint for that prompt: restore the conversation? [y/N] ',
+      )
+    )
+      .trim()
+      .toLowerCase();
+    mode = canCode
+      ? ({ '': 'both', b: 'both', c: 'code', o: 'conversation' } as Record<string, RewindMode>)[answer]
+      : answer === 'y'
+        ? 'conversation'
+        : undefined;
+    if (mode === undefined) return undefined;
+  }
+  if (!REWIND_MODES.includes(mode)) {
+    io.print(`/rewind: what to restore is one of ${REWIND_MODES.join(', ')}.`);
+    return undefined;
+  }
+  const outcome = await io.api.rewind(io.conversationId, { to: n, mode });
+  io.print(formatRewindOutcome({ ...outcome, prompt: outcome.mode === 'code' ? outcome.prompt : '(below, to edit and send again)' }));
+  return outcome.mode === 'code' ? undefined : outcome.prompt;
 }

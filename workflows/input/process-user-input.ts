@@ -11,6 +11,8 @@ import type { UserMessage } from '../../common/messages';
 import type { PendingInput } from '../definitions';
 import type { ConversationSession } from '../session';
 import { runLoopCommand } from '../background/loop-command';
+import { type RewindMode, formatRewindPoints } from '../../common/checkpoints';
+import { rewindRequestProblem, rewindSummary } from '../session/rewinds';
 import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, tasksText, unknownCommandText } from './slash-commands';
 
 /**
@@ -102,6 +104,23 @@ export async function processUserInput(session: ConversationSession, input: Pend
       // Issue 22: the config read again (an approval since) and the servers listed again.
       output = await session.parts.mcp.command();
       break;
+    case 'rewind': {
+      // Issue 31: `/rewind` lists the prompts; `/rewind n [mode]` rewinds (chat asks which and what, then sends the prompt back to edit).
+      const [to, mode] = args.split(/\s+/).filter(Boolean);
+      if (to === undefined) {
+        output = `${formatRewindPoints(await session.rewinds.listing())}\n\nRewind with /rewind <n> [both|code|conversation].`;
+        break;
+      }
+      const request = { to: Number(to), mode: (mode ?? 'both') as RewindMode };
+      const problem = rewindRequestProblem(request, session.rewinds.points);
+      if (problem) {
+        output = problem;
+        isError = true;
+        break;
+      }
+      output = rewindSummary(await session.rewinds.rewind(request));
+      break;
+    }
     case 'compact': {
       // The manual compaction of the `compact` update (seed §2.7), with the user's instructions.
       const outcome = await session.compactNow(args || undefined);

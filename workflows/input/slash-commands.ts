@@ -15,7 +15,7 @@ export interface ParsedSlashCommand {
   args: string;
 }
 
-export const LOCAL_COMMANDS = ['help', 'clear', 'compact', 'cost', 'status', 'model', 'tasks', 'mcp'] as const;
+export const LOCAL_COMMANDS = ['help', 'clear', 'compact', 'rewind', 'cost', 'status', 'model', 'tasks', 'mcp'] as const;
 export type LocalCommandName = (typeof LOCAL_COMMANDS)[number];
 
 /** The built-in commands, as `/help` lists them. */
@@ -23,6 +23,11 @@ export const LOCAL_COMMAND_HELP: ReadonlyArray<{ name: LocalCommandName; argumen
   { name: 'help', description: 'Show the commands' },
   { name: 'clear', description: 'Clear the conversation history and free up context (CLAUDE.md and git status are read again)' },
   { name: 'compact', argumentHint: '[instructions]', description: 'Summarize the conversation so far to free context, optionally with focus instructions' },
+  {
+    name: 'rewind',
+    argumentHint: '[n] [both|code|conversation]',
+    description: 'List the prompts, or restore the files and/or the conversation to just before prompt n (Bash edits and commits included)',
+  },
   { name: 'cost', description: 'Show the total cost and token usage of this conversation' },
   { name: 'status', description: 'Show the conversation status: model, phase, context, usage' },
   { name: 'model', argumentHint: '[model]', description: 'Show the model, or switch the model for the next queries' },
