@@ -288,6 +288,13 @@ function checkpointOf(entry: JournalEntry | undefined): { checkpointId?: string 
  */
 async function takeCheckpoint(stateDir: string, input: RunToolInput, context: Context): Promise<CheckpointFields> {
   if (process.env[CHECKPOINTS_ENVIRONMENT_VARIABLE] === '0') return {};
+  // The first checkpoint of a large workspace takes seconds (docs/checkpoints.md): heartbeat through
+  // it, or the heartbeat timeout would retry the call while its checkpoint is still being taken.
+  const beat = context.info.isLocal
+    ? () => {}
+    : () => context.heartbeat({ tool: input.name, summary: toolCallSummary(input.name, input.input), outputTail: '' } satisfies ToolHeartbeatDetails);
+  beat();
+  const heartbeat = setInterval(beat, HEARTBEAT_INTERVAL_MS);
   try {
     const taken = await createCheckpointStore({ stateDir, cwd: input.cwd }).take({
       conversationId: input.conversationId,
@@ -304,6 +311,8 @@ async function takeCheckpoint(stateDir: string, input: RunToolInput, context: Co
       error: error instanceof Error ? error.message : String(error),
     });
     return {};
+  } finally {
+    clearInterval(heartbeat);
   }
 }
 
