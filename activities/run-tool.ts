@@ -13,6 +13,7 @@ import type { RunToolInput, RunToolResult } from '../common/activity-types';
 import { concurrencyNeedsFacts, getToolSpec } from '../common/tool-specs';
 import { gatherCallFacts } from './permission-facts/gather';
 import { TOOL_ERROR_FAILURE_TYPE, type ToolErrorDetails, type ToolHeartbeatDetails, toolCallSummary, toolErrorMessage } from '../common/tool-ui';
+import { type RestoreResult, createCheckpointStore } from './checkpoints/store';
 import { findProcessesWithEnvironment } from './shell';
 import { type JournalEntry, ToolJournal, interruptedWriteOutcome, resumption, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
@@ -57,7 +58,7 @@ export function createToolRunner(deps: RunToolDeps) {
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
     const result = await runToolToResult(input);
     if (!result.isError) return result;
-    const details: ToolErrorDetails = { content: result.content, persistedPath: result.persistedPath };
+    const details: ToolErrorDetails = { content: result.content, persistedPath: result.persistedPath, checkpointId: result.checkpointId };
     throw ApplicationFailure.create({
       type: TOOL_ERROR_FAILURE_TYPE,
       message: toolErrorMessage(toolCallSummary(input.name, input.input), result.content),
@@ -77,11 +78,14 @@ export function createToolRunner(deps: RunToolDeps) {
     if (mutating) {
       const previous = await journal.get(input.cwd, input.conversationId, input.toolUseId);
       if (previous?.status === 'finished' && previous.result) {
-        return { toolUseId: input.toolUseId, ...previous.result, fromJournal: true, durationMs: 0 };
+        return { toolUseId: input.toolUseId, ...previous.result, fromJournal: true, ...checkpointOf(previous), durationMs: 0 };
       }
       // Interrupted (the worker died) or cancelled without a user abort (shutdown, heartbeat timeout).
       const resumed = previous && (await resumeInterrupted(previous, input, context.cancellationSignal));
       if (resumed) return resumed;
+      // Issue 31: the workspace as it was before the call, durable in the entry before the effect can
+      // begin. A retry keeps the first attempt's: by now the workspace may hold part of the effect.
+      const checkpoint = previous?.checkpointId !== undefined ? checkpointFields(previous) : await takeCheckpoint(deps.stateDir, input, context);
       entry = {
         toolUseId: input.toolUseId,
         conversationId: input.conversationId,
@@ -92,6 +96,7 @@ export function createToolRunner(deps: RunToolDeps) {
         attempt: context.info.attempt,
         startedAt: new Date().toISOString(),
         host: os.hostname(),
+        ...checkpoint,
       };
       await journal.put(input.cwd, entry);
     }
@@ -149,7 +154,7 @@ export function createToolRunner(deps: RunToolDeps) {
     if (entry) {
       await journal.put(input.cwd, { ...entry, status: 'finished', finishedAt: new Date().toISOString(), result: budgeted });
     }
-    return { toolUseId: input.toolUseId, ...budgeted, durationMs: Date.now() - startedAt };
+    return { toolUseId: input.toolUseId, ...budgeted, ...checkpointOf(entry), durationMs: Date.now() - startedAt };
   }
 
   /**
@@ -157,21 +162,51 @@ export function createToolRunner(deps: RunToolDeps) {
    * (it never began, or a file write that never began). Every answer is journaled as finished.
    */
   async function resumeInterrupted(previous: JournalEntry, input: RunToolInput, signal: AbortSignal): Promise<RunToolResult | undefined> {
-    const plan = resumption(previous);
+    const plan = resumption(previous, os.hostname());
     if (plan.kind === 'run') return undefined;
     const finish = async (result: { content: string; isError: boolean; persistedPath?: string }): Promise<RunToolResult> => {
       await journal.put(input.cwd, { ...previous, status: 'finished', finishedAt: new Date().toISOString(), result });
-      return { toolUseId: input.toolUseId, ...result, fromJournal: true, durationMs: 0 };
+      return { toolUseId: input.toolUseId, ...result, fromJournal: true, ...checkpointOf(previous), durationMs: 0 };
     };
-    if (plan.kind === 'at-most-once') {
-      // A command that started may have partly run, so it is not run again blindly.
-      const leftover = await stopLeftoverProcesses(previous);
-      return finish({
+    const atMostOnce = (leftover: string, why = '') =>
+      finish({
         content:
           `The previous attempt to run this ${input.name} call was interrupted (the worker stopped) after it had started, ` +
-          `so it may have partly run. It was not run again.${leftover} Check the current state of the workspace before deciding whether to retry it.`,
+          `so it may have partly run. It was not run again.${leftover}${why}` +
+          (previous.checkpointId
+            ? ` The workspace checkpoint ${previous.checkpointId} taken before it holds the workspace as it was, so rewinding to it undoes the partial effect.`
+            : '') +
+          ' Check the current state of the workspace before deciding whether to retry it.',
         isError: true,
       });
+    if (plan.kind === 'restore-and-run') {
+      // Contained (issue 31): nothing outside the workspace's files changed. Its processes must be
+      // gone before the restore, or they could write after it; then it runs again as if first.
+      const leftover = await stopLeftoverProcesses(previous, { wait: true });
+      if (leftover.stillRunning) return atMostOnce(leftover.text, ' Its processes could not be stopped, so the workspace was not restored.');
+      const store = createCheckpointStore({ stateDir: deps.stateDir, cwd: input.cwd });
+      const restored = await store.restore(plan.checkpointId).then(
+        (outcome) => ({ outcome }),
+        (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
+      );
+      const inexact = 'error' in restored ? [restored.error] : restoreInexactness(restored.outcome, input.cwd, deps.stateDir);
+      if (inexact.length > 0) {
+        Context.current().log.warn('checkpoint restore before a re-run was not exact; answering at most once', {
+          toolUseId: input.toolUseId,
+          checkpointId: plan.checkpointId,
+          reasons: inexact,
+        });
+        return atMostOnce(leftover.text);
+      }
+      Context.current().log.info('restored the checkpoint taken before an interrupted contained command; running it again', {
+        toolUseId: input.toolUseId,
+        checkpointId: plan.checkpointId,
+      });
+      return undefined;
+    }
+    if (plan.kind === 'at-most-once') {
+      // A command that started may have partly run, so it is not run again blindly.
+      return atMostOnce((await stopLeftoverProcesses(previous)).text);
     }
     const { effect } = plan;
     const outcome = interruptedWriteOutcome(effect, await fileVersion(effect.path));
@@ -203,21 +238,97 @@ export const TOOL_USE_MARKER = 'DURABLE_AGENT_TOOL_USE_ID';
  * been given since — and stops them, so the command cannot go on changing the workspace after
  * the model was told it did not finish. Only the host that ran it can do this.
  */
-async function stopLeftoverProcesses(previous: JournalEntry): Promise<string> {
-  if (previous.status !== 'started') return ''; // a cancelled attempt killed its own processes
+async function stopLeftoverProcesses(previous: JournalEntry, options: { wait?: boolean } = {}): Promise<{ text: string; stillRunning?: boolean }> {
+  // A cancelled attempt killed its own processes; before a restore, look anyway (it costs one /proc scan).
+  if (previous.status !== 'started' && !options.wait) return { text: '' };
   if (previous.host !== undefined && previous.host !== os.hostname()) {
-    return ` It ran on ${previous.host}; if it is still running there, it may keep changing the workspace.`;
+    return { text: ` It ran on ${previous.host}; if it is still running there, it may keep changing the workspace.`, stillRunning: true };
   }
-  const pids = await findProcessesWithEnvironment(`${TOOL_USE_MARKER}=${previous.toolUseId}`);
-  if (pids.length === 0) return '';
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* exited meanwhile */
+  const marker = `${TOOL_USE_MARKER}=${previous.toolUseId}`;
+  let pids = await findProcessesWithEnvironment(marker);
+  if (pids.length === 0) return { text: '' };
+  const text = ' Its processes were still running and have been stopped.';
+  const deadline = Date.now() + LEFTOVER_STOP_WAIT_MS;
+  for (;;) {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* exited meanwhile */
+      }
     }
+    if (!options.wait) return { text };
+    // SIGKILL is delivered, not done: wait until /proc no longer lists them (a zombie's environ reads empty).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    pids = await findProcessesWithEnvironment(marker);
+    if (pids.length === 0) return { text };
+    if (Date.now() > deadline) return { text, stillRunning: true };
   }
-  return ' Its processes were still running and have been stopped.';
+}
+
+/** How long a retry waits for a dead worker's leftover processes to be gone before it restores under them. */
+const LEFTOVER_STOP_WAIT_MS = 5_000;
+
+/** `DURABLE_AGENT_CHECKPOINTS=0` on the worker: no checkpoints before tools (nor exactly-once re-runs of commands). */
+export const CHECKPOINTS_ENVIRONMENT_VARIABLE = 'DURABLE_AGENT_CHECKPOINTS';
+
+type CheckpointFields = Pick<JournalEntry, 'checkpointId' | 'checkpointComplete' | 'checkpointMs'>;
+
+function checkpointFields(entry: JournalEntry): CheckpointFields {
+  return { checkpointId: entry.checkpointId, checkpointComplete: entry.checkpointComplete, checkpointMs: entry.checkpointMs };
+}
+
+function checkpointOf(entry: JournalEntry | undefined): { checkpointId?: string } {
+  return entry?.checkpointId !== undefined ? { checkpointId: entry.checkpointId } : {};
+}
+
+/**
+ * Issue 31: a checkpoint of the workspace before a mutating call runs. A failure (no git, a store
+ * error) does not fail the tool: it runs without one, and a crash inside it gets today's answer.
+ */
+async function takeCheckpoint(stateDir: string, input: RunToolInput, context: Context): Promise<CheckpointFields> {
+  if (process.env[CHECKPOINTS_ENVIRONMENT_VARIABLE] === '0') return {};
+  // The first checkpoint of a large workspace takes seconds (docs/checkpoints.md): heartbeat through
+  // it, or the heartbeat timeout would retry the call while its checkpoint is still being taken.
+  const beat = context.info.isLocal
+    ? () => {}
+    : () => context.heartbeat({ tool: input.name, summary: toolCallSummary(input.name, input.input), outputTail: '' } satisfies ToolHeartbeatDetails);
+  beat();
+  const heartbeat = setInterval(beat, HEARTBEAT_INTERVAL_MS);
+  try {
+    const taken = await createCheckpointStore({ stateDir, cwd: input.cwd }).take({
+      conversationId: input.conversationId,
+      reason: 'before-tool',
+      toolUseId: input.toolUseId,
+    });
+    const complete = taken.skipped.length === 0 && taken.warnings.length === 0;
+    context.log.debug('checkpoint before tool', { toolUseId: input.toolUseId, checkpointId: taken.id, ms: taken.ms, files: taken.files, complete });
+    return { checkpointId: taken.id, checkpointComplete: complete, checkpointMs: taken.ms };
+  } catch (error) {
+    context.log.warn('no checkpoint before the tool call (it runs without one)', {
+      toolUseId: input.toolUseId,
+      tool: input.name,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return {};
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/**
+ * Why a restore did not put the workspace back exactly (empty: it did). Paths it left alone are
+ * ones the checkpoint could not hold (oversized, special files, nested repositories) that exist
+ * now: the interrupted attempt may have made them. The state directory, when inside the
+ * workspace, is never captured and is hidden from the sandbox.
+ */
+function restoreInexactness(outcome: RestoreResult, cwd: string, stateDir: string): string[] {
+  const state = path.resolve(stateDir);
+  const leftAlone = outcome.leftAlone.filter((entry) => {
+    const full = path.resolve(cwd, entry);
+    return full !== state && !full.startsWith(`${state}${path.sep}`);
+  });
+  return [...outcome.warnings, ...(leftAlone.length > 0 ? [`left alone: ${leftAlone.join(', ')}`] : [])];
 }
 
 /**

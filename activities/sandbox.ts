@@ -390,8 +390,18 @@ export async function decideSandbox(request: SandboxRequest): Promise<SandboxDec
   // The sandbox's /tmp is private, and the worker's TMPDIR may not be writable in it.
   const environment = { TMPDIR: '/tmp', ...sandboxGitEnvironment(gitExcludes ? GIT_EXCLUDES_MOUNT : undefined) };
   if (request.noNetwork || (settings.allowedDomains.length === 0 && !request.askDomain)) {
+    // Contained: what it can change is the workspace's files (a checkpoint of cwd holds them) and its
+    // own /tmp, which goes with it (issue 31 §4: a retry after a crash may restore and run it again).
+    const contained = plan.writable.every((root) => isInside(root, plan.cwd));
     return {
-      launch: { program: available.bwrap!, args: bwrapArguments(sandboxed), env: environment, release: releasePlaceholders, networkOff: true },
+      launch: {
+        program: available.bwrap!,
+        args: bwrapArguments(sandboxed),
+        env: environment,
+        release: releasePlaceholders,
+        networkOff: true,
+        contained,
+      },
       notices,
       description: 'sandboxed (network off)',
     };

@@ -84,6 +84,11 @@ export interface SandboxLaunch {
   refusedRequests?: Array<{ target: string; reason: string }>;
   /** The sandbox has no network at all (no allowedDomains). */
   networkOff?: boolean;
+  /**
+   * Network off and every writable root inside the workspace (real paths): the command can change
+   * nothing but the workspace's files and its private /tmp, and dies with the worker (`--die-with-parent`).
+   */
+  contained?: boolean;
 }
 
 export interface ShellOptions {

@@ -7,7 +7,10 @@
  * An entry goes `recorded` (the call is about to run; nothing changed yet) → `started` (its effect
  * began, written just before it did) → `finished` or `cancelled` (issue 24). A retry of a call that
  * was only recorded runs it: at most once must not mean "dropped when it never started". A command
- * that started ran at most once: nothing can tell how far it got, so it is not run again. A file
+ * that started ran at most once: nothing can tell how far it got, so it is not run again — unless it
+ * was contained (sandboxed, network off, writable only inside the workspace) and a complete
+ * checkpoint was taken before it, on this host: then the retry stops what is left of it, restores
+ * the checkpoint and runs it again, so its effect happens once (issue 31). A file
  * write that started is exactly once: the journal holds the file's version before and the one
  * intended, so the retry finds the write done, not done (and does it), torn (and finishes it), or
  * overtaken by another change (a conflict the model is told of).
@@ -31,6 +34,16 @@ export interface JournalEntry {
   phases?: 2;
   /** What the call began to change (absent: it never began, or an older entry). */
   effect?: ToolEffect;
+  /**
+   * The workspace checkpoint taken before the call first ran (issue 31; absent: none was taken —
+   * checkpoints off, or the store failed). Written before the effect can begin, and kept by every
+   * later attempt: a retry never takes another, the workspace may hold a partial effect by then.
+   */
+  checkpointId?: string;
+  /** The checkpoint captured every file of the workspace and its git state (nothing skipped, no warning). */
+  checkpointComplete?: boolean;
+  /** How long taking it took (ms). */
+  checkpointMs?: number;
   attempt: number;
   /** Host the attempt ran on (its leftovers can only be stopped there). */
   host?: string;
@@ -99,13 +112,26 @@ export type Resumption =
   | { kind: 'run' }
   /** It may have partly run (a command, or an entry from before phases): not run again, the model is told. */
   | { kind: 'at-most-once' }
+  /**
+   * A contained command that may have partly run, with a complete checkpoint from before it, on
+   * this host: restore the checkpoint (once its processes are stopped) and run it again.
+   */
+  | { kind: 'restore-and-run'; checkpointId: string }
   /** A file write: see {@link interruptedWriteOutcome}. */
   | { kind: 'file'; effect: Extract<ToolEffect, { kind: 'file' }> };
 
-export function resumption(previous: JournalEntry): Resumption {
+/**
+ * `host` is this worker's: an attempt that ran on another host may still be running there, where
+ * nothing here can stop it, so it is not restored under it.
+ */
+export function resumption(previous: JournalEntry, host: string): Resumption {
   if (previous.phases !== 2) return { kind: 'at-most-once' };
   if (previous.effect === undefined) return { kind: 'run' };
-  return previous.effect.kind === 'file' ? { kind: 'file', effect: previous.effect } : { kind: 'at-most-once' };
+  if (previous.effect.kind === 'file') return { kind: 'file', effect: previous.effect };
+  if (previous.effect.contained === true && previous.checkpointId !== undefined && previous.checkpointComplete === true && previous.host === host) {
+    return { kind: 'restore-and-run', checkpointId: previous.checkpointId };
+  }
+  return { kind: 'at-most-once' };
 }
 
 /**

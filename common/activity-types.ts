@@ -200,6 +200,11 @@ export interface RunToolResult {
   persistedPath?: string;
   /** True when the journal answered (a retried activity whose first attempt had finished). */
   fromJournal?: boolean;
+  /**
+   * The workspace checkpoint taken before a mutating call ran (issue 31): its id only, never its
+   * content, so the conversation's history names the state a rewind goes back to.
+   */
+  checkpointId?: string;
   durationMs: number;
 }
 

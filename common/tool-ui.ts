@@ -19,6 +19,8 @@ export const TOOL_ERROR_FAILURE_TYPE = 'ToolError';
 export interface ToolErrorDetails {
   content: string;
   persistedPath?: string;
+  /** The workspace checkpoint taken before the call (issue 31), as on RunToolResult. */
+  checkpointId?: string;
 }
 
 /** "Bash: node test.js", "Read math.js"; the tool's name when its input does not parse. */

@@ -46,9 +46,10 @@ export async function executeBash(input: BashInput, context: ToolExecutionContex
   });
   if (sandbox.refusal) return { isError: true, content: [sandbox.refusal, ...sandbox.notices].join('\n') };
   // From here the command may change anything, and nothing can tell afterwards how far it got:
-  // the journal marks it started, so a retry after a crash does not run it again (issue 24).
+  // the journal marks it started, so a retry after a crash does not run it again (issue 24) — unless
+  // it is contained, when the retry restores the checkpoint taken before it and runs it again (issue 31).
   try {
-    await context.beginEffect?.({ kind: 'process' });
+    await context.beginEffect?.({ kind: 'process', ...(sandbox.launch?.contained ? { contained: true } : {}) });
   } catch (error) {
     await sandbox.launch?.release?.();
     throw error;

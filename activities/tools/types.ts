@@ -49,10 +49,18 @@ export const JOURNALED_TEXT_MAX_CHARS = 1024 * 1024;
 
 /**
  * What a mutating tool is about to do. A command (`process`) cannot be inspected afterwards, so it
- * runs at most once; a file write can (`file`): the file holds `before`, `after`, or something else.
+ * runs at most once — unless it is contained and a complete checkpoint was taken before it, which a
+ * retry restores before running it again (exactly once); a file write can (`file`): the file holds `before`, `after`, or something else.
  */
 export type ToolEffect =
-  | { kind: 'process' }
+  | {
+      kind: 'process';
+      /**
+       * Sandboxed with the network off and writable only inside the workspace (SandboxLaunch.contained):
+       * a checkpoint of the workspace taken before it undoes whatever part of it ran.
+       */
+      contained?: boolean;
+    }
   | {
       kind: 'file';
       /** The real path written. */

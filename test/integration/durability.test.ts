@@ -110,6 +110,8 @@ describe('durability', () => {
     const toolResult = harness.model.requests[1].body.messages.at(-1).content[0];
     expect(toolResult).toMatchObject({ type: 'tool_result', is_error: true });
     expect(toolResult.content).toContain('may have partly run. It was not run again. Its processes were still running and have been stopped.');
+    // Unsandboxed, it was not contained: the answer names the checkpoint a rewind goes back to (issue 31).
+    expect(toolResult.content).toMatch(/The workspace checkpoint [0-9a-f]{40} taken before it holds the workspace as it was/);
     // ...until the retry on the same host stops it: it never reaches its last step. (Killed, it
     // may linger a moment as a zombie until it is reaped.)
     const alive = () => {
@@ -129,35 +131,37 @@ describe('durability', () => {
     expect(harness.model.requests).toHaveLength(2);
   });
 
-  it('in the sandbox, a command dies with its worker and is not rerun', async () => {
+  it('in the sandbox (network off, writable only in the workspace), a command dies with its worker and is restored and rerun once', async () => {
     harness = await createHarness({
       script: [
-        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 30.375; echo ran >> log.txt' } }] },
-        { content: [{ type: 'text', text: 'I will check the workspace first.' }] },
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo started >> log.txt; sleep 3.375; echo ran >> log.txt' } }] },
+        { content: [{ type: 'text', text: 'It ran.' }] },
       ],
     });
     const first = await harness.spawnWorkerProcess();
     const started = await harness.api.start({ prompt: 'run the job', config: harness.config(), taskQueue: harness.taskQueue });
     await eventually(
-      async () => liveSleepers('30.375').length,
+      async () => liveSleepers('3.375').length,
       (count) => count === 1,
     );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
-    // bwrap --die-with-parent: the sandbox goes with the worker.
+    // bwrap --die-with-parent: the sandbox goes with the worker, half-way through.
     await eventually(
-      async () => liveSleepers('30.375').length,
+      async () => liveSleepers('3.375').length,
       (count) => count === 0,
       10_000,
     );
+    expect(await readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).toBe('started\n');
 
+    // Contained: the retry restores the checkpoint taken before the call and runs it again (issue 31).
     await harness.spawnWorkerProcess();
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
-    expect(result).toMatchObject({ subtype: 'success', result: 'I will check the workspace first.' });
+    expect(result).toMatchObject({ subtype: 'success', result: 'It ran.' });
     const toolResult = harness.model.requests[1].body.messages.at(-1).content[0];
-    expect(toolResult).toMatchObject({ type: 'tool_result', is_error: true });
-    expect(toolResult.content).toContain('may have partly run. It was not run again.');
-    await expect(readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).rejects.toThrow();
+    expect(toolResult).toMatchObject({ type: 'tool_result', content: 'Tool ran without output or errors' });
+    expect(toolResult.is_error).toBeFalsy();
+    expect(await readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).toBe('started\nran\n');
   });
 
   it('continues as new between queries and carries the conversation forward', async () => {
