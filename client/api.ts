@@ -2,7 +2,7 @@
  * Typed client API for conversations: start, send follow-ups, read status and events, abort,
  * end, and wait for a query's result. The CLI is a thin shell over this.
  */
-import type { RewindOutcome, RewindPointListing, RewindRequest } from '../common/checkpoints';
+import type { ForkOutcome, ForkRequest, RewindOutcome, RewindPointListing, RewindRequest } from '../common/checkpoints';
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
@@ -26,6 +26,7 @@ import {
   approveMcpServersUpdate,
   compactUpdate,
   checkpointsUpdate,
+  forkUpdate,
   rewindUpdate,
   decidePermissionUpdate,
   endSignal,
@@ -237,6 +238,29 @@ export class ConversationClient {
     return this.guard(conversationId, (handle) => handle.executeUpdate(rewindUpdate, { args: [request] }));
   }
 
+  /**
+   * Forks the conversation (issue 31): the parent makes the fork's workspace from the checkpoint
+   * before prompt `at` (default: now) on its workspace's host; a new conversation then starts in it
+   * from the parent's transcript before that prompt, linked to its parent. The parent is unchanged.
+   */
+  async fork(
+    conversationId: string,
+    request: ForkRequest,
+    options: { taskQueue: string; id?: string; prompt?: string },
+  ): Promise<{ conversationId: string; inputUuid?: string; fork: Omit<ForkOutcome, 'messages' | 'config'> }> {
+    const outcome = await this.guard(conversationId, (handle) => handle.executeUpdate(forkUpdate, { args: [request] }));
+    const { messages, config, ...fork } = outcome;
+    const parentConfig = (config ?? {}) as ConversationConfigInput;
+    const started = await this.start({
+      id: options.id,
+      prompt: options.prompt,
+      taskQueue: options.taskQueue,
+      config: { ...parentConfig, cwd: fork.cwd, forkedFrom: { conversationId, ...(fork.at !== undefined && { prompt: fork.at }) } },
+      ...(messages.length > 0 && { resume: { fromConversationId: conversationId, messages } }),
+    });
+    return { conversationId: started.conversationId, inputUuid: started.inputUuid, fork };
+  }
+
   /** The prompts a rewind can go back to, with the files changed in the workspace since each. */
   async checkpoints(conversationId: string): Promise<RewindPointListing[]> {
     return this.guard(conversationId, (handle) => handle.executeUpdate(checkpointsUpdate));
@@ -428,6 +452,9 @@ export function staticDetails(config: ConversationConfig, prompt?: string): stri
     `- **workspace:** \`${config.cwd}\``,
     `- **max turns:** ${config.maxTurns}`,
   ];
+  if (config.forkedFrom) {
+    lines.push(`- **forked from:** ${config.forkedFrom.conversationId}${config.forkedFrom.prompt ? ` (before prompt ${config.forkedFrom.prompt})` : ''}`);
+  }
   if (prompt) lines.push(`- **first prompt:** ${oneLine(prompt, 500)}`);
   return lines.join('\n');
 }

@@ -45,6 +45,10 @@ Usage:
                                                  files and conversation as they were just before prompt n
                                                  (1 = the start; Bash edits and git commits included;
                                                  --code: files only, --conversation: transcript only)
+  durable-agent fork <id> [--at <n>] [--cwd <dir>] [--id <new id>] [prompt]
+                                                 a new conversation from <id>'s transcript before prompt n
+                                                 (default: now), in its own copy of the workspace at that
+                                                 checkpoint (beside it, or --cwd); prints the new id
   durable-agent approve <id> <toolUseId> [--always]
                                                  allow a tool call waiting for permission (--always: for the session)
   durable-agent deny <id> <toolUseId> [message]  refuse it (the message is told to the model)
@@ -114,7 +118,7 @@ DURABLE_AGENT_TASK_QUEUE (default durable-agent), DURABLE_AGENT_MAX_TOOL_USE_CON
 ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, DURABLE_AGENT_ENCRYPTION_KEY or DURABLE_AGENT_ENCRYPTION_KEY_FILE
 (encrypt history: base64 of 32 random bytes, several comma-separated for rotation, the first encrypts).
 Signals, queries and updates (for \`temporal workflow signal/query/update execute\`): userInput {"prompt": "..."},
-abort, end; status, events, history; compact {"instructions": "..."}; rewind {"to": n, "mode"?: "both"|"code"|"conversation"}; checkpoints; upgrade; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"};
+abort, end; status, events, history; compact {"instructions": "..."}; rewind {"to": n, "mode"?: "both"|"code"|"conversation"}; checkpoints; fork {"at"?: n, "cwd"?: "dir"}; upgrade; decidePermission {"toolUseId": "...", "behavior": "allow"|"deny"};
 approveMcpServers {"servers": ["name"], "decision": "approve"|"approve-all"|"reject"}.`;
 
 const defaultIo: Io = {
@@ -150,6 +154,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await compactCommand(rest, io);
       case 'rewind':
         return await (await import('./commands/rewind')).rewindCommand(rest, io);
+      case 'fork':
+        return await (await import('./commands/rewind')).forkCommand(rest, io);
       case 'checkpoints':
         return await (await import('./commands/rewind')).checkpointsCommand(rest, io);
       case 'approve':

@@ -42,6 +42,8 @@ import type {
 import type {
   CheckpointWorkspaceInput,
   CheckpointWorkspaceResult,
+  ForkWorkspaceInput,
+  ForkWorkspaceResult,
   RestoreWorkspaceInput,
   RestoreWorkspaceResult,
   WorkspaceChangesInput,
@@ -116,6 +118,8 @@ export interface Activities {
   restoreWorkspace(input: RestoreWorkspaceInput): Promise<RestoreWorkspaceResult>;
   /** A rewind past an earlier run's compaction: that run's transcript before the prompt (main worker: it needs the Temporal client). */
   readRunTranscript(input: ReadRunTranscriptInput): Promise<AgentTranscript>;
+  /** A fork's workspace from a checkpoint (a git repository of its own when the parent's is one). */
+  forkWorkspace(input: ForkWorkspaceInput): Promise<ForkWorkspaceResult>;
   /** What differs between each checkpoint and the workspace now. */
   workspaceChanges(input: WorkspaceChangesInput): Promise<WorkspaceChangesResult>;
 }

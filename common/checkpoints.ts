@@ -3,6 +3,7 @@
  * activities/checkpoints/store.ts, docs/checkpoints.md). A conversation records a checkpoint's id
  * — a commit id in the workspace's store — never its content.
  */
+import type { TranscriptMessage } from './messages';
 
 /** One point a conversation can be rewound to: just before its n-th prompt. */
 export interface RewindPoint {
@@ -85,6 +86,30 @@ export function formatRewindPoints(points: readonly RewindPointListing[]): strin
     .join('\n');
 }
 
+/** `durable-agent fork <id> [--at n] [--cwd dir]`: what the parent is asked for. */
+export interface ForkRequest {
+  /** Fork from just before this prompt (default: the conversation as it is now). */
+  at?: number;
+  /** The fork's workspace (relative: to the parent's); default `<parent's cwd>-fork-<8 hex>` beside it. */
+  cwd?: string;
+}
+
+/** What the parent answers: the fork's workspace, made on the workspace's host, and where its conversation starts. */
+export interface ForkOutcome {
+  parentConversationId: string;
+  at?: number;
+  /** The fork's workspace. */
+  cwd: string;
+  files: number;
+  /** The fork's workspace is a git repository of its own (the parent's was one). */
+  git: boolean;
+  checkpointId: string;
+  /** The transcript the fork continues (its last compact boundary on). */
+  messages: TranscriptMessage[];
+  /** The parent's conversation config, for the fork to start with (its cwd replaced). */
+  config: unknown;
+}
+
 // ---- activities (on the workspace's host) ----
 
 export interface CheckpointWorkspaceInput {
@@ -132,3 +157,19 @@ export interface WorkspaceChangesInput {
 export type WorkspaceChangesResult = Record<string, { count: number; paths: string[] } | { error: string }>;
 
 export const CHANGED_PATHS_LISTED = 20;
+
+export interface ForkWorkspaceInput {
+  cwd: string;
+  conversationId: string;
+  /** The checkpoint to fork from; absent: one of the workspace as it is now. */
+  checkpointId?: string;
+  targetDir?: string;
+  requestId: string;
+}
+
+export interface ForkWorkspaceResult {
+  cwd: string;
+  files: number;
+  git: boolean;
+  checkpointId: string;
+}

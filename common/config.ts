@@ -154,6 +154,8 @@ export const conversationConfigSchema = z.object({
    * (`DURABLE_AGENT_CHECKPOINTS=0` turns those off).
    */
   checkpoints: z.boolean().default(true),
+  /** Set on a fork (`durable-agent fork`, `--fork-session`): the conversation it was forked from, and before which prompt. */
+  forkedFrom: z.object({ conversationId: z.string().min(1), prompt: z.number().int().positive().optional() }).optional(),
   /** `--max-budget-usd`: a query stops (`error_max_budget_usd`) once the conversation has cost this much. */
   maxBudgetUsd: z.number().positive().optional(),
   /** `--json-schema`: each query ends with output validated against this schema (the StructuredOutput tool). */

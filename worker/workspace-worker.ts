@@ -30,6 +30,7 @@ export const WORKSPACE_ACTIVITY_NAMES = [
   'checkpointWorkspace',
   'restoreWorkspace',
   'workspaceChanges',
+  'forkWorkspace',
 ] as const satisfies ReadonlyArray<keyof Activities>;
 
 /** The workspace activities out of a full activity set. */
@@ -53,6 +54,7 @@ export function workspaceActivities(activities: Activities): Pick<Activities, (t
     checkpointWorkspace: activities.checkpointWorkspace,
     restoreWorkspace: activities.restoreWorkspace,
     workspaceChanges: activities.workspaceChanges,
+    forkWorkspace: activities.forkWorkspace,
   };
 }
 

@@ -25,6 +25,7 @@ import {
   abortSignal,
   compactUpdate,
   checkpointsUpdate,
+  forkUpdate,
   rewindUpdate,
   decidePermissionUpdate,
   requestNetworkAccessUpdate,
@@ -123,6 +124,18 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         if (session.phase === 'ended') throw ApplicationFailure.nonRetryable('The conversation has ended; it cannot be rewound.', 'ConversationEnded');
         session.rewinds.validate(request);
       },
+    },
+  );
+  setHandler(
+    forkUpdate,
+    async (request) => {
+      while (session.busy) await condition(() => !session.busy);
+      session.rewinds.validateFork(request);
+      return session.exclusively(() => session.rewinds.fork(request, input.config));
+    },
+    {
+      description: 'A new workspace for a fork, from the checkpoint before prompt n (default: now), and the transcript it continues: {"at"?: n, "cwd"?: "dir"}',
+      validator: (request) => session.rewinds.validateFork(request),
     },
   );
   setHandler(checkpointsUpdate, () => session.rewinds.listing(), { description: 'The prompts a rewind can go back to, with the files changed since each' });

@@ -99,6 +99,7 @@ export const endSignal = defineSignal<[]>('end');
  * with the files changed since each (it runs an activity on the workspace's host, hence an update).
  */
 export const rewindUpdate = defineUpdate<import('../common/checkpoints').RewindOutcome, [import('../common/checkpoints').RewindRequest]>('rewind');
+export const forkUpdate = defineUpdate<import('../common/checkpoints').ForkOutcome, [import('../common/checkpoints').ForkRequest]>('fork');
 export const checkpointsUpdate = defineUpdate<import('../common/checkpoints').RewindPointListing[], []>('checkpoints');
 /**
  * `durable-agent upgrade`: an idle conversation gets no workflow task, so it never hears that a
@@ -194,6 +195,8 @@ export interface ConversationStatus {
   nextEventSeq: number;
   /** Tool calls waiting for `approve` / `deny` (phase `awaiting_permission`). */
   pendingPermissions?: PendingPermission[];
+  /** A fork's parent (issue 31): the conversation and the prompt it was forked before. */
+  forkedFrom?: { conversationId: string; prompt?: number };
   /** The permission mode in effect (absent: tools run unchecked). */
   permissionMode?: string;
   /** The task list, pending wakeups and cron jobs (issue 21; absent when there are none). */

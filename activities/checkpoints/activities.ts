@@ -11,11 +11,16 @@ import {
   CHANGED_PATHS_LISTED,
   type CheckpointWorkspaceInput,
   type CheckpointWorkspaceResult,
+  type ForkWorkspaceInput,
+  type ForkWorkspaceResult,
   type RestoreWorkspaceInput,
   type RestoreWorkspaceResult,
   type WorkspaceChangesInput,
   type WorkspaceChangesResult,
 } from '../../common/checkpoints';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { workspaceStateDir } from '../tool-journal';
 import { type CheckpointStore, createCheckpointStore } from './store';
 
 export const CHECKPOINT_FAILURE_TYPE = 'CheckpointFailure';
@@ -74,5 +79,43 @@ export function createCheckpointActivities(deps: { stateDir: string }) {
     return result;
   }
 
-  return { checkpointWorkspace, restoreWorkspace, workspaceChanges };
+  /**
+   * A fork's workspace: the checkpoint's files (and, for a repository, a git repository of its
+   * own) in a new directory beside the parent's, or `targetDir`. A retry starts the directory
+   * over if an earlier attempt of this request made it (a marker in the state directory says so).
+   */
+  async function forkWorkspace(input: ForkWorkspaceInput): Promise<ForkWorkspaceResult> {
+    const store = storeFor(input.cwd);
+    const parent = path.resolve(input.cwd);
+    const target = input.targetDir ? path.resolve(parent, input.targetDir) : `${parent}-fork-${input.requestId.replace(/[^0-9a-f]/gi, '').slice(0, 8)}`;
+    if (target === parent || target.startsWith(`${parent}${path.sep}`)) {
+      throw ApplicationFailure.create({
+        type: CHECKPOINT_FAILURE_TYPE,
+        message: `A fork's workspace cannot be inside its parent's (${target})`,
+        nonRetryable: true,
+      });
+    }
+    const key = `fork:${input.requestId}`;
+    const checkpointId =
+      input.checkpointId ??
+      (await earlier(store, input.conversationId, key)) ??
+      (await store.take({ conversationId: input.conversationId, reason: 'fork', toolUseId: key })).id;
+    const marker = path.join(workspaceStateDir(deps.stateDir, parent), 'forks', `${input.requestId.replace(/[^a-zA-Z0-9_-]/g, '_')}.json`);
+    if (await readFile(marker, 'utf8').catch(() => undefined)) await rm(target, { recursive: true, force: true });
+    const entries = await readdir(target).catch(() => [] as string[]);
+    if (entries.length > 0) {
+      throw ApplicationFailure.create({
+        type: CHECKPOINT_FAILURE_TYPE,
+        message: `The fork's workspace ${target} exists and is not empty: choose another with --cwd`,
+        nonRetryable: true,
+      });
+    }
+    await mkdir(path.dirname(marker), { recursive: true });
+    await writeFile(marker, JSON.stringify({ target, checkpointId, conversationId: input.conversationId }));
+    const made = await store.materialize(checkpointId, target, { withGit: true });
+    Context.current().log.info('Forked workspace', { target, files: made.files, git: made.git });
+    return { cwd: target, files: made.files, git: made.git, checkpointId };
+  }
+
+  return { checkpointWorkspace, restoreWorkspace, workspaceChanges, forkWorkspace };
 }

@@ -4,6 +4,7 @@
  * prompts a rewind can go back to, and the rewind itself — the files from the checkpoint taken
  * just before prompt n and/or the conversation cut to before it (default both).
  */
+import path from 'node:path';
 import { REWIND_MODES, type RewindMode, type RewindOutcome, formatRewindPoints } from '../../common/checkpoints';
 import type { ConversationClient } from '../api';
 import { type Io, parse } from '../command-line';
@@ -107,4 +108,41 @@ export async function rewindInChat(
   const outcome = await io.api.rewind(io.conversationId, { to: n, mode });
   io.print(formatRewindOutcome({ ...outcome, prompt: outcome.mode === 'code' ? outcome.prompt : '(below, to edit and send again)' }));
   return outcome.mode === 'code' ? undefined : outcome.prompt;
+}
+
+/**
+ * `durable-agent fork <id> [--at <n>] [--cwd <dir>] [--id <new id>] [--json] [prompt]`: a new
+ * conversation from the transcript before prompt n (default: now) in its own copy of the
+ * workspace at that checkpoint (a git repository of its own when the parent's is one), linked to
+ * its parent; the parent is unchanged.
+ */
+export async function forkCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(
+    args,
+    { at: { type: 'string' }, cwd: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean' } },
+    [1, Infinity],
+    'fork',
+  );
+  const atText = values.at as string | undefined;
+  if (atText !== undefined && (!/^[0-9]+$/.test(atText) || Number(atText) < 1))
+    throw new UsageError(`fork: --at must be a prompt number (1 or more), got "${atText}".`);
+  const [shortId, ...words] = positionals;
+  const prompt = words.join(' ').trim() || undefined;
+  return withConnection(async (api, taskQueue) => {
+    const parent = await resolveConversationId(api, shortId);
+    const forked = await api.fork(
+      parent,
+      { ...(atText !== undefined && { at: Number(atText) }), ...(typeof values.cwd === 'string' && { cwd: path.resolve(values.cwd) }) },
+      { taskQueue, id: values.id as string | undefined, prompt },
+    );
+    if (values.json) io.out(JSON.stringify({ conversationId: forked.conversationId, ...forked.fork }));
+    else {
+      io.out(forked.conversationId);
+      io.err(
+        `Forked ${parent}${forked.fork.at ? ` at prompt ${forked.fork.at}` : ''} into ${forked.fork.cwd} (${forked.fork.files} files${forked.fork.git ? ', a git repository of its own' : ''}). ` +
+          `Continue it with: durable-agent chat ${forked.conversationId}`,
+      );
+    }
+    return 0;
+  });
 }

@@ -4,13 +4,14 @@
  * three prompts, on a real worker, server, git and sandbox; a rewind to prompt 2 puts back the
  * files, git HEAD and the transcript exactly as they were before prompt 2, and the next model
  * request carries only the earlier messages. `--code` and `--conversation` alone, and a rewind
- * past a compaction of an earlier run (un-compact).
+ * past a compaction of an earlier run (un-compact); a fork at prompt 2 that diverges in its own
+ * workspace and repository while the parent stays as it was.
  */
 import { execFile } from 'node:child_process';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
 import { main } from '../../client/cli';
 import type { TranscriptMessage } from '../../common/messages';
@@ -128,14 +129,17 @@ async function settle(h: Harness, conversationId: string, inputUuid: string) {
 async function cli(h: Harness, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const previous = process.env.TEMPORAL_ADDRESS;
-  process.env.TEMPORAL_ADDRESS = h.address;
+  const variables = { TEMPORAL_ADDRESS: h.address, DURABLE_AGENT_TASK_QUEUE: h.taskQueue };
+  const previous = Object.fromEntries(Object.keys(variables).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, variables);
   try {
     const code = await main(args, { out: (line) => out.push(line), err: (line) => err.push(line) });
     return { code, out: out.join('\n'), err: err.join('\n') };
   } finally {
-    if (previous === undefined) delete process.env.TEMPORAL_ADDRESS;
-    else process.env.TEMPORAL_ADDRESS = previous;
+    for (const [key, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
   }
 }
 
@@ -247,5 +251,43 @@ describe('rewind (issue 31)', () => {
     const sent = JSON.stringify(harness.model.requests[requestsBefore].body.messages);
     expect(sent).toContain('prompt one');
     expect(sent).not.toContain('Prompts one and two edited files');
+  });
+
+  it('a fork at prompt 2 diverges in its own workspace and repository while the parent is unchanged', async () => {
+    harness = await setUp();
+    const started = await harness.api.start({ prompt: 'prompt one', config: harness.config(), taskQueue: harness.taskQueue });
+    const id = started.conversationId;
+    await settle(harness, id, started.inputUuid!);
+    const beforeTwo = await snapshot(harness.workspace);
+    const transcriptBeforeTwo = await historyOf(harness, id);
+    await prompt(harness, id, 'prompt two');
+    await prompt(harness, id, 'prompt three');
+    const parentAfter = await snapshot(harness.workspace);
+    const parentTranscript = await historyOf(harness, id);
+
+    const forkDir = `${harness.workspace}-fork-test`;
+    onTestFinished(() => rm(forkDir, { recursive: true, force: true }));
+    const forked = await cli(harness, 'fork', id, '--at', '2', '--cwd', forkDir, '--json');
+    expect(forked.err).toBe('');
+    const fork = JSON.parse(forked.out);
+    expect(fork).toMatchObject({ cwd: forkDir, at: 2, git: true, parentConversationId: id });
+    // The fork's workspace is the parent's before prompt 2, git history and branch included.
+    expect(await snapshot(forkDir)).toEqual(beforeTwo);
+    expect(await historyOf(harness, fork.conversationId)).toEqual(transcriptBeforeTwo);
+    expect((await harness.api.status(fork.conversationId)).forkedFrom).toEqual({ conversationId: id, prompt: 2 });
+
+    // It diverges: its own prompt two runs in its own workspace and repository.
+    await prompt(harness, fork.conversationId, 'prompt two');
+    const forkAfter = await snapshot(forkDir);
+    expect(forkAfter.files['a.txt']).toBe('two\n');
+    expect(forkAfter.files['d.txt']).toBeUndefined();
+    expect(forkAfter.head).not.toBe(beforeTwo.head);
+    expect(await git(forkDir, 'log', '--format=%s')).toBe('two\ninitial');
+    // The parent: the same files, HEAD, branch and transcript as before the fork.
+    expect(await snapshot(harness.workspace)).toEqual(parentAfter);
+    expect(await historyOf(harness, id)).toEqual(parentTranscript);
+    // The fork's first request continued the parent's messages before prompt 2.
+    const forkRequests = harness.model.requests.filter((request) => JSON.stringify(request.body.messages).includes(forkDir));
+    expect(forkRequests.length).toBeGreaterThan(0);
   });
 });

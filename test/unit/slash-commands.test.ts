@@ -119,7 +119,7 @@ describe('texts of local commands', () => {
   it('an unknown command is named, with the list', () => {
     const text = unknownCommandText('deploy', [review()]);
     expect(text).toContain('Unknown command: /deploy');
-    expect(text).toContain('/help, /clear, /compact, /cost, /status, /model, /tasks, /mcp, /review');
+    expect(text).toContain('/help, /clear, /compact, /rewind, /cost, /status, /model, /tasks, /mcp, /review');
   });
 });
 

@@ -17,7 +17,10 @@ import {
   type RewindPointListing,
   type RewindRequest,
   type RewindsState,
+  type ForkOutcome,
+  type ForkRequest,
 } from '../../common/checkpoints';
+import { MAX_AGENT_TRANSCRIPT_BYTES, transcriptToContinue } from '../../common/agent-transcript';
 import type { ConversationConfig } from '../../common/config';
 import type { TranscriptMessage } from '../../common/messages';
 import type { CarriedState, ConversationEvent, PendingInput } from '../definitions';
@@ -139,6 +142,60 @@ export class SessionRewinds {
   }
 
   /**
+   * The transcript just before a point's prompt: this run's, or — when a compaction of an earlier
+   * run replaced it — that run's (its query, answered by replaying its history).
+   */
+  private async transcriptBefore(point: RewindPoint): Promise<{ messages: readonly TranscriptMessage[]; uncompacted: boolean; prompt?: string }> {
+    const { transcript } = this.context;
+    const index = transcript.messages.findIndex((message) => message.uuid === point.inputUuid);
+    if (index >= 0) {
+      const message = transcript.messages[index];
+      const prompt = message.type === 'user' && typeof message.message.content === 'string' && !message.command ? message.message.content : undefined;
+      return { messages: transcript.messages.slice(0, index), uncompacted: index < transcript.windowStart, prompt };
+    }
+    const read = await activities({ ...AGENT_TRANSCRIPT_OPTIONS, summary: `Transcript before prompt ${point.n} (run ${point.runId})` }).readRunTranscript({
+      workflowId: workflowInfo().workflowId,
+      runId: point.runId,
+      beforeUuid: point.inputUuid,
+    });
+    if ('problem' in read)
+      throw ApplicationFailure.nonRetryable(`The conversation before prompt ${point.n} cannot be read: ${read.problem}`, 'RewindUnavailable');
+    return { messages: read.messages, uncompacted: true };
+  }
+
+  /** Throws what the `fork` update's validator refuses. */
+  validateFork(request: unknown): void {
+    if (typeof request !== 'object' || request === null)
+      throw ApplicationFailure.nonRetryable('fork takes {"at"?: <prompt number>, "cwd"?: "dir"}', 'InvalidForkRequest');
+    const { at, cwd } = request as ForkRequest;
+    if (cwd !== undefined && (typeof cwd !== 'string' || cwd.trim() === ''))
+      throw ApplicationFailure.nonRetryable('fork: cwd must be a directory path', 'InvalidForkRequest');
+    if (at === undefined) return;
+    const problem = rewindRequestProblem({ to: at, mode: 'both' }, this.state.points);
+    if (problem) throw ApplicationFailure.nonRetryable(problem.replace(/^rewind: "to"/, 'fork: "at"'), 'InvalidForkRequest');
+  }
+
+  /**
+   * `fork` (issue 31): a new workspace from the checkpoint before prompt `at` (default: one of the
+   * workspace now), made on the workspace's host, and the transcript the fork continues; the
+   * client starts the fork's conversation with them. The parent changes in nothing.
+   */
+  async fork(request: ForkRequest, config: unknown): Promise<ForkOutcome> {
+    const point = request.at === undefined ? undefined : this.state.points[request.at - 1];
+    const messages = forkTranscript(this.context.conversationId, point ? (await this.transcriptBefore(point)).messages : this.context.transcript.messages);
+    const current = this.context.config();
+    const made = await activities(checkpointOptions(current, point ? `Fork the workspace at prompt ${point.n}` : 'Fork the workspace')).forkWorkspace({
+      cwd: current.cwd,
+      conversationId: this.context.conversationId,
+      ...(point?.checkpointId && { checkpointId: point.checkpointId }),
+      ...(request.cwd && { targetDir: request.cwd }),
+      requestId: uuid4(),
+    });
+    this.context.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: `Forked${point ? ` at prompt ${point.n}` : ''} into ${made.cwd}.` });
+    return { parentConversationId: this.context.conversationId, ...(point && { at: point.n }), ...made, messages, config };
+  }
+
+  /**
    * seed-level `/rewind`: the workspace and/or the conversation as they were just before prompt
    * `request.to` (validated). The conversation is read first (it may come from an earlier run),
    * so a rewind that cannot restore it changes no file.
@@ -152,23 +209,10 @@ export class SessionRewinds {
 
     let before: readonly TranscriptMessage[] | undefined;
     if (mode !== 'code') {
-      const index = transcript.messages.findIndex((message) => message.uuid === point.inputUuid);
-      if (index >= 0) {
-        before = transcript.messages.slice(0, index);
-        outcome.uncompacted = index < transcript.windowStart;
-        const message = transcript.messages[index];
-        if (message.type === 'user' && typeof message.message.content === 'string' && !message.command) outcome.prompt = message.message.content;
-      } else {
-        const read = await activities({ ...AGENT_TRANSCRIPT_OPTIONS, summary: `Transcript before prompt ${point.n} (run ${point.runId})` }).readRunTranscript({
-          workflowId: workflowInfo().workflowId,
-          runId: point.runId,
-          beforeUuid: point.inputUuid,
-        });
-        if ('problem' in read)
-          throw ApplicationFailure.nonRetryable(`Cannot rewind the conversation to prompt ${point.n}: ${read.problem}`, 'RewindUnavailable');
-        before = read.messages;
-        outcome.uncompacted = true;
-      }
+      const found = await this.transcriptBefore(point);
+      before = found.messages;
+      outcome.uncompacted = found.uncompacted;
+      if (found.prompt !== undefined) outcome.prompt = found.prompt;
     }
 
     if (mode !== 'conversation') {
@@ -200,6 +244,14 @@ export class SessionRewinds {
     this.context.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: rewindSummary(outcome) });
     return outcome;
   }
+}
+
+/** The fork's transcript: its last compact boundary and what follows (what a resumed conversation starts from). */
+function forkTranscript(conversationId: string, messages: readonly TranscriptMessage[]): TranscriptMessage[] {
+  if (messages.length === 0) return [];
+  const resumable = transcriptToContinue(conversationId, messages, MAX_AGENT_TRANSCRIPT_BYTES);
+  if ('problem' in resumable) throw ApplicationFailure.nonRetryable(`Cannot fork: ${resumable.problem}`, 'ForkUnavailable');
+  return resumable.messages;
 }
 
 /** One line for the feed: what a rewind did. */

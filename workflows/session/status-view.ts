@@ -64,6 +64,7 @@ export function conversationStatus(view: SessionView): ConversationStatus {
     nextEventSeq: view.feed.nextEventSeq,
     pendingPermissions: view.permissions.pendingRequests(),
     permissionMode: permissionMode(view),
+    ...(view.config.forkedFrom && { forkedFrom: view.config.forkedFrom }),
     ...view.parts?.status(),
   };
 }
