@@ -879,7 +879,8 @@ class GitCheckpointStore implements CheckpointStore {
       } finally {
         await rm(index, { force: true });
       }
-      const git = options.withGit === true && trees.state !== undefined && (await this.materializeGit(trees.state, path.join(target, '.git'), target));
+      const git =
+        options.withGit === true && trees.state !== undefined && (await this.materializeGit(trees.state, trees.indexTree, path.join(target, '.git'), target));
       return { files, git };
     });
   }
@@ -889,13 +890,15 @@ class GitCheckpointStore implements CheckpointStore {
    * index and merge state, and every object those reach, packed from the store (which holds them:
    * it copied what each checkpoint's tips reach). No config, hooks or reflogs of the original.
    */
-  private async materializeGit(stateTree: string, gitDir: string, target: string): Promise<boolean> {
+  private async materializeGit(stateTree: string, indexTree: string | undefined, gitDir: string, target: string): Promise<boolean> {
     const entries = await this.readTreeBlobs(stateTree);
     const tips = (entries.get('tips')?.toString('utf8') ?? '').split('\n').filter((tip) => OBJECT_ID.test(tip));
     if (tips.some((tip) => tip.length !== 40)) return false; // SHA-256: the store does not hold its objects
     await this.git(['init', '-q', '--template=', target], { noRepository: true, cwd: target });
     const pack = path.join(gitDir, 'objects', 'pack', 'pack');
-    if (tips.length) await this.git(['pack-objects', '--revs', '--quiet', pack], { input: `${tips.join('\n')}\n` });
+    // What the refs reach, and the blobs only the index names (staged, never committed).
+    const wanted = [...tips, ...(indexTree ? [indexTree] : [])];
+    if (wanted.length) await this.git(['pack-objects', '--revs', '--quiet', pack], { input: `${wanted.join('\n')}\n` });
     for (const [name, content] of entries) {
       if (!name.startsWith('git/')) continue;
       const file = path.join(gitDir, name.slice(4));

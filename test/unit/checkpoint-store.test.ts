@@ -453,10 +453,35 @@ describe('diff, list, materialize, prune', () => {
     const taken = await checkpoints.take({ conversationId: 'c', reason: 'before-tool' });
     await writeFile(path.join(workspace, 'README.md'), 'later\n');
     const target = path.join(root, 'fork', 'copy');
-    expect(await checkpoints.materialize(taken.id, target)).toEqual({ files: 6 });
+    expect(await checkpoints.materialize(taken.id, target)).toEqual({ files: 6, git: false });
     expect(snapshot(target)).toEqual(expected);
     expect(existsSync(path.join(target, '.git'))).toBe(false);
     await expect(checkpoints.materialize(taken.id, target)).rejects.toThrow(/not empty/);
+  });
+
+  it("materialize with git: a repository of its own with the checkpoint's HEAD, branches and index, whatever the workspace did since", async () => {
+    await seedRepository();
+    git(['checkout', '-q', '-b', 'feature']);
+    await writeFile(path.join(workspace, 'staged.txt'), 'staged\n');
+    git(['add', 'staged.txt']);
+    const head = git(['rev-parse', 'HEAD']).trim();
+    const checkpoints = store();
+    const taken = await checkpoints.take({ conversationId: 'c', reason: 'fork' });
+    // Afterwards the workspace moves on and its gc drops what the checkpoint named.
+    git(['commit', '-qm', 'later']);
+    git(['checkout', '-q', '-']);
+    git(['branch', '-D', 'feature']);
+    git(['reflog', 'expire', '--expire=now', '--all']);
+    git(['gc', '-q', '--prune=now']);
+    const target = path.join(root, 'fork', 'repo');
+    expect(await checkpoints.materialize(taken.id, target, { withGit: true })).toMatchObject({ git: true });
+    expect(git(['rev-parse', 'HEAD'], { cwd: target }).trim()).toBe(head);
+    expect(git(['symbolic-ref', '--short', 'HEAD'], { cwd: target }).trim()).toBe('feature');
+    expect(git(['status', '--porcelain'], { cwd: target })).toBe('A  staged.txt\n');
+    expect(git(['fsck', '--no-dangling'], { cwd: target })).toBe('');
+    // A repository of its own: nothing of the workspace's is shared or borrowed.
+    expect(existsSync(path.join(target, '.git', 'objects', 'info', 'alternates'))).toBe(false);
+    expect(existsSync(path.join(target, '.git', 'hooks'))).toBe(false);
   });
 
   it('prune keeps the newest N per conversation and none older than the age limit, and frees their objects', async () => {
