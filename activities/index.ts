@@ -87,7 +87,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
     checkStructuredOutput,
     // ---- issue 22 (extensions): loadMcpConfig, listMcpServers, callMcpTool, loadHookSettings, runHooks ----
-    ...createMcpActivities({ connections: deps.mcpConnections ?? new McpConnectionManager() }),
+    ...createMcpActivities({ connections: deps.mcpConnections ?? new McpConnectionManager(), stateDir: deps.stateDir }),
     ...createHookActivities({ stateDir: deps.stateDir }),
     // Issue 21 (background work): background commands, TaskOutput/TaskStop, cron Schedules. Not called by workflows yet.
     ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),

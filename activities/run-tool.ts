@@ -22,6 +22,7 @@ import type { ToolEffect } from './tools/types';
 import { writeFileChecked } from './tools/write';
 import type { Client } from '@temporalio/client';
 import { livePublisher } from './live-publisher';
+import { checkpointsDisabled } from './checkpoints/store';
 import { NETWORK_REQUEST_UPDATE, type NetworkRequest, type NetworkRequestAnswer } from '../common/network-request';
 import type { AskDomain } from './sandbox-network';
 
@@ -269,9 +270,6 @@ async function stopLeftoverProcesses(previous: JournalEntry, options: { wait?: b
 /** How long a retry waits for a dead worker's leftover processes to be gone before it restores under them. */
 const LEFTOVER_STOP_WAIT_MS = 5_000;
 
-/** `DURABLE_AGENT_CHECKPOINTS=0` on the worker: no checkpoints before tools (nor exactly-once re-runs of commands). */
-export const CHECKPOINTS_ENVIRONMENT_VARIABLE = 'DURABLE_AGENT_CHECKPOINTS';
-
 type CheckpointFields = Pick<JournalEntry, 'checkpointId' | 'checkpointComplete' | 'checkpointMs'>;
 
 function checkpointFields(entry: JournalEntry): CheckpointFields {
@@ -287,7 +285,7 @@ function checkpointOf(entry: JournalEntry | undefined): { checkpointId?: string 
  * error) does not fail the tool: it runs without one, and a crash inside it gets today's answer.
  */
 async function takeCheckpoint(stateDir: string, input: RunToolInput, context: Context): Promise<CheckpointFields> {
-  if (process.env[CHECKPOINTS_ENVIRONMENT_VARIABLE] === '0') return {};
+  if (checkpointsDisabled()) return {};
   // The first checkpoint of a large workspace takes seconds (docs/checkpoints.md): heartbeat through
   // it, or the heartbeat timeout would retry the call while its checkpoint is still being taken.
   const beat = context.info.isLocal

@@ -408,6 +408,8 @@ export interface CallMcpToolResult {
   isError: boolean;
   /** The attempt found an earlier one had started and did not call again. */
   mayHaveRun?: boolean;
+  /** Issue 31: the workspace checkpoint taken before a tool not marked read-only. */
+  checkpointId?: string;
   listChangedCount: number;
   durationMs: number;
 }

@@ -21,7 +21,7 @@ import {
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { workspaceStateDir } from '../tool-journal';
-import { type CheckpointStore, createCheckpointStore } from './store';
+import { type CheckpointStore, checkpointsDisabled, createCheckpointStore } from './store';
 
 export const CHECKPOINT_FAILURE_TYPE = 'CheckpointFailure';
 
@@ -36,6 +36,13 @@ export function createCheckpointActivities(deps: { stateDir: string }) {
   }
 
   async function checkpointWorkspace(input: CheckpointWorkspaceInput): Promise<CheckpointWorkspaceResult> {
+    if (checkpointsDisabled()) {
+      throw ApplicationFailure.create({
+        type: CHECKPOINT_FAILURE_TYPE,
+        message: 'checkpoints are off on this worker (DURABLE_AGENT_CHECKPOINTS=0)',
+        nonRetryable: true,
+      });
+    }
     const store = storeFor(input.cwd);
     const key = `${input.reason}:${input.requestId}`;
     const found = await earlier(store, input.conversationId, key);

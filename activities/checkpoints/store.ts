@@ -121,6 +121,13 @@ export interface CheckpointStore {
   materialize(id: string, targetDir: string, options?: { withGit?: boolean }): Promise<{ files: number; git: boolean }>;
 }
 
+/** `DURABLE_AGENT_CHECKPOINTS=0` on the worker: no checkpoints (before tools, before prompts), nor exactly-once re-runs of commands. */
+export const CHECKPOINTS_ENVIRONMENT_VARIABLE = 'DURABLE_AGENT_CHECKPOINTS';
+
+export function checkpointsDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[CHECKPOINTS_ENVIRONMENT_VARIABLE] === '0';
+}
+
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_KEEP_PER_CONVERSATION = 100;
 export const DEFAULT_MAX_AGE_DAYS = 30;

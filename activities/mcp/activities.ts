@@ -41,6 +41,7 @@ import { SETTING_SOURCES } from '../../common/permissions';
 import { readJsonObjectFile, settingsFiles } from '../settings';
 import { saveMcpApprovals } from './approvals';
 import { McpConnectionManager } from './connections';
+import { checkpointsDisabled, createCheckpointStore } from '../checkpoints/store';
 
 /** Claude Code caps a tool's description at 2,048 characters. */
 export const MAX_MCP_DESCRIPTION_CHARS = 2_048;
@@ -53,6 +54,8 @@ const MAX_TOOLS_PER_SERVER = 1_000;
 
 export interface McpActivitiesDeps {
   connections: McpConnectionManager;
+  /** The worker's state directory: a checkpoint of the workspace before a tool not marked read-only (issue 31). Absent: none. */
+  stateDir?: string;
   /** Where `~/.claude.json` and `~/.claude/settings.json` are (default the worker user's home). */
   home?: string;
 }
@@ -63,7 +66,7 @@ export function createMcpActivities(deps: McpActivitiesDeps) {
   return {
     loadMcpConfig: (input: LoadMcpConfigInput) => loadMcpConfig(input, home),
     listMcpServers: (input: ListMcpServersInput) => listMcpServers(deps.connections, input),
-    callMcpTool: (input: CallMcpToolInput) => callMcpTool(deps.connections, input),
+    callMcpTool: (input: CallMcpToolInput) => callMcpTool(deps.connections, input, deps.stateDir),
     saveMcpApprovals,
   };
 }
@@ -257,20 +260,42 @@ async function listOne(connections: McpConnectionManager, input: ListMcpServersI
  * retried attempt of a tool that is neither read-only nor idempotent reports "may have run"
  * instead of calling again (decideMcpCallAttempt).
  */
-export async function callMcpTool(connections: McpConnectionManager, input: CallMcpToolInput): Promise<CallMcpToolResult> {
+export async function callMcpTool(connections: McpConnectionManager, input: CallMcpToolInput, stateDir?: string): Promise<CallMcpToolResult> {
   const context = Context.current();
   const started = Date.now();
+  // Issue 31: the checkpoint an earlier attempt took before calling, from its heartbeats.
+  const earlier = (context.info.heartbeatDetails as { checkpointId?: string } | undefined)?.checkpointId;
+  let checkpointId = typeof earlier === 'string' ? earlier : undefined;
   const error = (text: string, listChangedCount = 0): CallMcpToolResult => ({
     content: [{ type: 'text', text }],
     isError: true,
     listChangedCount,
     durationMs: Date.now() - started,
+    ...(checkpointId && { checkpointId }),
   });
   if (decideMcpCallAttempt(input.annotations, context.info.attempt).action === 'report-may-have-run') {
-    return { ...error(mcpMayHaveRunMessage(input.toolName)), mayHaveRun: true };
+    const undo = checkpointId
+      ? ` The workspace checkpoint ${checkpointId} taken before it holds the workspace as it was (a rewind to it undoes what the call changed in the workspace's files).`
+      : '';
+    return { ...error(mcpMayHaveRunMessage(input.toolName) + undo), mayHaveRun: true };
   }
   if (input.server.approval !== 'approved') return error(`MCP server "${input.server.name}" is not approved, so ${input.toolName} cannot run.`);
-  const heartbeat = setInterval(() => context.heartbeat(), 1_000);
+  if (checkpointId === undefined && stateDir && input.annotations?.readOnlyHint !== true && !checkpointsDisabled()) {
+    // What a tool that may change things finds: a checkpoint of the workspace (its files only; the server's own effects are not captured).
+    try {
+      const taken = await createCheckpointStore({ stateDir, cwd: input.cwd }).take({
+        conversationId: input.scope,
+        reason: 'before-tool',
+        toolUseId: `mcp:${input.toolName}`,
+      });
+      checkpointId = taken.id;
+    } catch (failure) {
+      context.log.warn('No workspace checkpoint before an MCP tool call', { tool: input.toolName, error: String(failure) });
+    }
+  }
+  const beat = () => context.heartbeat(checkpointId ? { checkpointId } : undefined);
+  beat();
+  const heartbeat = setInterval(beat, 1_000);
   try {
     const connection = await connections.get(input.scope, input.server.name, input.server.config, input.cwd, input.server.scope);
     if (connection.state !== 'connected' || !connection.client) {
@@ -283,11 +308,18 @@ export async function callMcpTool(connections: McpConnectionManager, input: Call
         client.callTool({ name: input.originalName, arguments: input.arguments }, undefined, {
           timeout,
           signal: context.cancellationSignal,
-          onprogress: (progress) => context.heartbeat({ progress: progress.progress, total: progress.total, message: progress.message }),
+          onprogress: (progress) =>
+            context.heartbeat({ progress: progress.progress, total: progress.total, message: progress.message, ...(checkpointId && { checkpointId }) }),
         }),
       );
       const mapped = mapMcpCallResult(result as Parameters<typeof mapMcpCallResult>[0]);
-      return { content: mapped.content, isError: mapped.isError, listChangedCount: connection.listChangedCount, durationMs: Date.now() - started };
+      return {
+        content: mapped.content,
+        isError: mapped.isError,
+        listChangedCount: connection.listChangedCount,
+        durationMs: Date.now() - started,
+        ...(checkpointId && { checkpointId }),
+      };
     } catch (callError) {
       if (context.cancellationSignal.aborted) throw new CancelledFailure(`${input.toolName} cancelled`);
       const message = (callError as Error).message;

@@ -19,6 +19,7 @@ import type { CallMcpToolResult, ListMcpServersResult, McpServerStatus } from '.
 import type { McpServerConfig, McpServerEntry } from '../../common/mcp-config';
 import { callMcpTool, listMcpServers, loadMcpConfig } from '../../activities/mcp/activities';
 import { McpConnectionManager } from '../../activities/mcp/connections';
+import { createCheckpointStore } from '../../activities/checkpoints/store';
 import { startDynamicMcpServer } from '../helpers/dynamic-mcp-server';
 
 const EVERYTHING = path.resolve(__dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -53,11 +54,15 @@ async function call(
   server: McpServerEntry,
   originalName: string,
   args: Record<string, unknown>,
-  options: { attempt?: number; annotations?: Record<string, boolean>; heartbeats?: unknown[] } = {},
+  options: { attempt?: number; annotations?: Record<string, boolean>; heartbeats?: unknown[]; stateDir?: string; heartbeatDetails?: unknown } = {},
 ): Promise<CallMcpToolResult> {
-  const environment = new MockActivityEnvironment({ attempt: options.attempt ?? 1 });
+  const environment = new MockActivityEnvironment({
+    attempt: options.attempt ?? 1,
+    ...(options.heartbeatDetails ? { heartbeatDetails: options.heartbeatDetails } : {}),
+  });
   if (options.heartbeats) environment.on('heartbeat', (details: unknown) => options.heartbeats!.push(details));
-  return environment.run(callMcpTool, manager, {
+  const run = (input: Parameters<typeof callMcpTool>[1]) => callMcpTool(manager, input, options.stateDir);
+  return environment.run(run, {
     scope: 'conversation-1',
     cwd: workspace,
     server,
@@ -216,6 +221,27 @@ describe('MCP over stdio (server-everything)', () => {
     expect(manager.size).toBe(0); // never connected: nothing was sent to the server
     const readOnly = await call(server, 'echo', { message: 'safe' }, { attempt: 2, annotations: { readOnlyHint: true } });
     expect(text(readOnly)).toBe('Echo: safe');
+  });
+
+  it('issue 31: a tool not marked read-only gets a workspace checkpoint first (named again if its retry cannot call); a read-only one none', async () => {
+    manager = new McpConnectionManager();
+    const server = entry('everything', stdioEverything());
+    const stateDir = await mkdtemp(path.join(os.tmpdir(), 'mcp-checkpoints-'));
+    await writeFile(path.join(workspace, 'before.txt'), 'before\n');
+    const heartbeats: unknown[] = [];
+    const mutating = await call(server, 'toggle-simulated-logging', {}, { annotations: { readOnlyHint: false }, stateDir, heartbeats });
+    expect(mutating.checkpointId).toMatch(/^[0-9a-f]{40}$/);
+    // The checkpoint is in the workspace's store, filed under the conversation (the connections' scope).
+    const listed = await createCheckpointStore({ stateDir, cwd: workspace }).list('conversation-1');
+    expect(listed.map((checkpoint) => checkpoint.id)).toEqual([mutating.checkpointId]);
+    expect(heartbeats).toContainEqual({ checkpointId: mutating.checkpointId });
+    // A retry after the worker died: not called again, and the model is told which checkpoint holds the workspace as it was.
+    const retried = await call(server, 'toggle-simulated-logging', {}, { attempt: 2, stateDir, heartbeatDetails: { checkpointId: mutating.checkpointId } });
+    expect(retried).toMatchObject({ mayHaveRun: true, checkpointId: mutating.checkpointId });
+    expect(text(retried)).toContain(`The workspace checkpoint ${mutating.checkpointId} taken before it`);
+    const readOnly = await call(server, 'echo', { message: 'read' }, { annotations: { readOnlyHint: true }, stateDir });
+    expect(readOnly.checkpointId).toBeUndefined();
+    expect(await createCheckpointStore({ stateDir, cwd: workspace }).list('conversation-1')).toHaveLength(1);
   });
 
   it('a server that dies is reconnected on the next call', async () => {
