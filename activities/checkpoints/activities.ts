@@ -18,12 +18,40 @@ import {
   type WorkspaceChangesInput,
   type WorkspaceChangesResult,
 } from '../../common/checkpoints';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { workspaceStateDir } from '../tool-journal';
 import { type CheckpointStore, checkpointsDisabled, createCheckpointStore } from './store';
 
 export const CHECKPOINT_FAILURE_TYPE = 'CheckpointFailure';
+
+/** How often a workspace's store is pruned (at a prompt's checkpoint), and how young an unreachable object survives it. */
+export const PRUNE_INTERVAL_MS = 24 * 60 * 60 * 1000;
+const PRUNE_GRACE_SECONDS = 60 * 60;
+
+/**
+ * The documented policy (docs/checkpoints.md, Pruning): once a day per workspace, at a prompt's
+ * checkpoint, keep per conversation the newest 100 checkpoints before prompts (and the newest 100
+ * before tools) no older than 30 days. A failure is logged: it never stops the prompt.
+ */
+async function pruneWhenDue(store: CheckpointStore, context: Context): Promise<void> {
+  const stamp = path.join(store.dir, 'last-prune');
+  const last = await stat(stamp).then(
+    (info) => info.mtimeMs,
+    () => undefined,
+  );
+  const now = Date.now();
+  if (last !== undefined && now - last < PRUNE_INTERVAL_MS) return;
+  try {
+    await mkdir(store.dir, { recursive: true });
+    await writeFile(stamp, new Date(now).toISOString());
+    if (last === undefined) return; // a new store: the first prune is a day from now
+    const pruned = await store.prune({ graceSeconds: PRUNE_GRACE_SECONDS });
+    context.log.info('Pruned workspace checkpoints', { ...pruned });
+  } catch (error) {
+    context.log.warn('Could not prune workspace checkpoints', { error: String(error) });
+  }
+}
 
 export function createCheckpointActivities(deps: { stateDir: string }) {
   const storeFor = (cwd: string): CheckpointStore => createCheckpointStore({ stateDir: deps.stateDir, cwd });
@@ -47,6 +75,7 @@ export function createCheckpointActivities(deps: { stateDir: string }) {
     const key = `${input.reason}:${input.requestId}`;
     const found = await earlier(store, input.conversationId, key);
     if (found) return { id: found, files: 0, ms: 0, skipped: 0, warnings: [] };
+    await pruneWhenDue(store, Context.current());
     const taken = await store.take({ conversationId: input.conversationId, reason: input.reason, toolUseId: key, prompt: input.prompt });
     Context.current().log.info('Workspace checkpoint', { id: taken.id, files: taken.files, ms: taken.ms, reason: input.reason });
     return { id: taken.id, files: taken.files, ms: taken.ms, skipped: taken.skipped.length, warnings: taken.warnings };

@@ -98,6 +98,8 @@ export interface PruneOptions {
   /** Checkpoints older than this are deleted (default 30 days, as Claude Code). */
   maxAgeDays?: number;
   now?: Date | number;
+  /** Unreachable objects younger than this stay (default 0: all go). Safe beside another process taking checkpoints. */
+  graceSeconds?: number;
 }
 
 export interface PruneResult {
@@ -834,10 +836,12 @@ class GitCheckpointStore implements CheckpointStore {
       const keepCount = options.keepPerConversation ?? DEFAULT_KEEP_PER_CONVERSATION;
       const maxAgeMs = (options.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS) * 86_400_000;
       const now = options.now === undefined ? Date.now() : Number(options.now);
+      // Per conversation, the checkpoints before tools apart from the others (before prompts, rewinds, forks):
+      // a busy turn's tool checkpoints never push out the prompts a rewind goes back to.
       const byConversation = new Map<string, Array<CheckpointInfo & { ref: string }>>();
       for (const checkpoint of await this.allCheckpoints('refs/checkpoints/')) {
-        const conversation = checkpoint.ref.split('/')[2];
-        byConversation.set(conversation, [...(byConversation.get(conversation) ?? []), checkpoint]);
+        const group = `${checkpoint.ref.split('/')[2]} ${checkpoint.label.reason === 'before-tool' ? 'tool' : 'other'}`;
+        byConversation.set(group, [...(byConversation.get(group) ?? []), checkpoint]);
       }
       const doomed: string[] = [];
       const kept: string[] = [];
@@ -861,8 +865,10 @@ class GitCheckpointStore implements CheckpointStore {
       if (unnamed.length) await this.git(['update-ref', '--stdin'], { input: unnamed.map((ref) => `delete ${ref}\n`).join('') });
 
       await this.git(['reflog', 'expire', '--expire=now', '--all']);
-      // The private index is a gc root: the blobs of the working tree as last scanned stay.
-      await this.git(['gc', '--prune=now', '--quiet']);
+      // The private index is a gc root: the blobs of the working tree as last scanned stay. With a
+      // grace period, objects younger than it stay too (a checkpoint another process is writing).
+      const grace = options.graceSeconds ?? 0;
+      await this.git(['gc', grace > 0 ? `--prune=${grace}.seconds.ago` : '--prune=now', '--quiet']);
       await rm(path.join(this.dir, 'objects', 'info', 'commit-graph'), { force: true });
       await rm(path.join(this.dir, 'objects', 'info', 'commit-graphs'), { recursive: true, force: true });
       this.forget();

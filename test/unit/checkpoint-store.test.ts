@@ -389,7 +389,7 @@ describe('repositories inside and around the workspace', () => {
     expect(taken.warnings).toEqual([]);
     await writeFile(path.join(workspace, 'file.txt'), 'local\n');
     git(['commit', '-q', '-a', '-m', 'local']);
-    const second = await checkpoints.take({ conversationId: 'c', reason: 'turn-end' });
+    const second = await checkpoints.take({ conversationId: 'c', reason: 'before-tool' });
     expect(second.warnings).toEqual([]);
     await checkpoints.restore(taken.id);
     expect(gitView()).toEqual(before);
@@ -516,5 +516,30 @@ describe('diff, list, materialize, prune', () => {
     await checkpoints.restore(again.id);
     expect(await readFile(path.join(workspace, 'counter.txt'), 'utf8')).toBe('version 4\n');
     expect(storeGit(checkpoints, ['fsck', '--no-dangling', '--no-progress'])).toBe('');
+  });
+
+  it("prune counts a conversation's checkpoints before tools apart from those before prompts, and a grace period keeps young objects", async () => {
+    await seedRepository();
+    const checkpoints = store();
+    const prompts: string[] = [];
+    for (let index = 0; index < 2; index++) {
+      await writeFile(path.join(workspace, 'counter.txt'), `prompt ${index}\n`);
+      prompts.push((await checkpoints.take({ conversationId: 'a', reason: 'prompt', prompt: index + 1 })).id);
+      for (let call = 0; call < 3; call++) {
+        await writeFile(path.join(workspace, 'counter.txt'), `prompt ${index} call ${call}\n`);
+        await checkpoints.take({ conversationId: 'a', reason: 'before-tool', toolUseId: `t${index}${call}` });
+      }
+    }
+    const lastTool = (await checkpoints.list('a')).at(-1)!.id;
+    const doomedBlob = storeGit(checkpoints, ['rev-parse', `${(await checkpoints.list('a'))[1].id}:files/counter.txt`]).trim();
+    // Six tool checkpoints and two prompt checkpoints: keeping 2 keeps both prompts and the last two tools.
+    expect(await checkpoints.prune({ keepPerConversation: 2, graceSeconds: 3600 })).toEqual({ deleted: 4, kept: 4 });
+    const left = (await checkpoints.list('a')).map((entry) => entry.label.reason);
+    expect(left).toEqual(['prompt', 'prompt', 'before-tool', 'before-tool']);
+    expect((await checkpoints.list('a')).map((entry) => entry.id)).toEqual(expect.arrayContaining([...prompts, lastTool]));
+    // Within the grace period the deleted checkpoints' objects are still there (another process may be writing one).
+    expect(() => storeGit(checkpoints, ['cat-file', '-e', doomedBlob])).not.toThrow();
+    await checkpoints.restore(prompts[0]);
+    expect(await readFile(path.join(workspace, 'counter.txt'), 'utf8')).toBe('prompt 0\n');
   });
 });
