@@ -131,6 +131,8 @@ export function checkpointsDisabled(env: NodeJS.ProcessEnv = process.env): boole
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+/** A private-index lock older than this was left by a process that died while writing it. */
+const STALE_LOCK_MS = 60_000;
 export const DEFAULT_KEEP_PER_CONVERSATION = 100;
 export const DEFAULT_MAX_AGE_DAYS = 30;
 
@@ -588,6 +590,7 @@ class GitCheckpointStore implements CheckpointStore {
 
   private async takeOnce(label: CheckpointLabel, started: number): Promise<TakeResult> {
     const warnings: string[] = [];
+    await this.removeStaleIndexLock(warnings);
     const scan = await this.scan();
     const filesTree = await this.writeFilesTree(scan.changed);
     const state = await this.captureGitState(filesTree, warnings);
@@ -607,6 +610,19 @@ class GitCheckpointStore implements CheckpointStore {
       skipped: scan.skipped,
       warnings,
     };
+  }
+
+  /**
+   * A process killed while it wrote the private index leaves its lock behind, and every later
+   * checkpoint would fail on it. Writing the index takes seconds at most: a lock older than
+   * STALE_LOCK_MS is a dead writer's.
+   */
+  private async removeStaleIndexLock(warnings: string[]): Promise<void> {
+    const lock = `${this.index}.lock`;
+    const info = await stat(lock).catch(() => undefined);
+    if (!info || Date.now() - info.mtimeMs < STALE_LOCK_MS) return;
+    await rm(lock, { force: true });
+    warnings.push(`removed a stale lock of the checkpoint index (${Math.round((Date.now() - info.mtimeMs) / 1000)} s old, left by a process that died)`);
   }
 
   private async rootTree(filesTree: string, state: GitStateCache | undefined): Promise<string> {

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { appendFile, chmod, mkdir, mkdtemp, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, mkdtemp, readFile, rm, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -541,5 +541,20 @@ describe('diff, list, materialize, prune', () => {
     expect(() => storeGit(checkpoints, ['cat-file', '-e', doomedBlob])).not.toThrow();
     await checkpoints.restore(prompts[0]);
     expect(await readFile(path.join(workspace, 'counter.txt'), 'utf8')).toBe('prompt 0\n');
+  });
+
+  it('a private-index lock left by a killed process is removed once stale; a fresh one is a writer at work', async () => {
+    await seedRepository();
+    const checkpoints = store();
+    await checkpoints.take({ conversationId: 'c', reason: 'prompt' });
+    const lock = path.join(checkpoints.dir, 'checkpoint-index.lock');
+    await writeFile(lock, '');
+    await writeFile(path.join(workspace, 'README.md'), 'changed\n');
+    await expect(checkpoints.take({ conversationId: 'c', reason: 'prompt' })).rejects.toThrow(/index.lock|lock/);
+    const old = new Date(Date.now() - 5 * 60_000);
+    await utimes(lock, old, old);
+    const taken = await checkpoints.take({ conversationId: 'c', reason: 'prompt' });
+    expect(taken.warnings.join(' ')).toMatch(/removed a stale lock/);
+    expect(existsSync(lock)).toBe(false);
   });
 });
