@@ -3,7 +3,7 @@
  * (≈20 files) and a large one (10,000 files of 1–4 KiB, committed in the workspace's own git):
  * first checkpoint; checkpoint of an unchanged tree and after one edited file (median of N: the
  * target is ≤ 100 ms on the large tree); after a `git commit` in the workspace (its git state
- * changed); store growth (`du`) for one edited file; rewind of one edit (restore); materialize (fork).
+ * changed); store growth (`du`) for one edited file; rewind of one edit (restore); materialize (fork: the files and a repository of its own).
  *
  *   npx tsx bench/checkpoints.ts [runs] [--files N] [--note TEXT] [--print-only]
  *
@@ -163,9 +163,11 @@ async function measure(root: string, label: string, count: number): Promise<Figu
   for (let run = 0; run < 3; run++) {
     const target = path.join(root, `${label}-fork-${run}`);
     const started = performance.now();
-    const result = await store.materialize(last, target);
+    // As a fork makes its workspace: the files and a git repository of its own.
+    const result = await store.materialize(last, target, { withGit: true });
     materialize.push(performance.now() - started);
     if (result.files !== count) throw new Error(`materialize wrote ${result.files} files`);
+    if (!result.git) throw new Error('materialize made no repository');
     await rm(target, { recursive: true, force: true });
   }
   return { files: count, first: first.ms, firstFiles: first.files, unchanged, edited, afterCommit, growth, storeAfterFirst, restore, materialize };
@@ -218,7 +220,7 @@ async function main(): Promise<void> {
         (figures) => `${figures.growth.kib} KiB / ${figures.growth.bytes} B; ${figures.growth.content} B`,
       ),
       row('rewind of 1 edited file (restore): median ms', (figures) => stats(figures.restore)),
-      row('materialize (fork) of the checkpoint: median ms', (figures) => stats(figures.materialize)),
+      row('materialize (fork: files and a repository of its own) of the checkpoint: median ms', (figures) => stats(figures.materialize)),
     ];
     const section = [`## ${new Date().toISOString()} — checkpoint store, ${runs} runs`, '', ...context, '', ...body, ''].join('\n');
     console.log(section);
