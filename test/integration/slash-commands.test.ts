@@ -95,7 +95,7 @@ describe('local slash commands', () => {
     const unknown = await say(conversationId, '/deploy to production');
     expect(unknown).toMatchObject({ is_error: true, num_turns: 0 });
     expect(unknown.result).toContain(
-      'Unknown command: /deploy. Nothing was sent to the model. Available commands: /help, /clear, /compact, /cost, /status, /model',
+      'Unknown command: /deploy. Nothing was sent to the model. Available commands: /help, /clear, /compact, /rewind, /cost, /status, /model',
     );
     expect(harness.model.requests).toHaveLength(1);
     const transcript = await harness.api.transcript(conversationId);
