@@ -22,7 +22,17 @@ import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line'
 import { formatUsd } from '../../common/money';
 import { CONFIG_OPTIONS, configFrom, parse } from '../command-line';
 import { withConnection } from '../connect';
-import { CONTINUE_OPTIONS, type ResumeInput, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
+import {
+  CONTINUE_OPTIONS,
+  type ForkedSession,
+  type ResumeInput,
+  checkContinueFlags,
+  continuedConversation,
+  describeFork,
+  forkIgnoredOptionsLine,
+  forkSession,
+  resumeFrom,
+} from '../continue-conversation';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
 import { describeTaskNotification } from '../task-notification';
@@ -39,6 +49,8 @@ export interface ChatOptions {
   initialPrompt?: string;
   /** A new conversation continues this transcript (--continue / --resume of an ended one). */
   resume?: { fromConversationId: string; messages: TranscriptMessage[] };
+  /** `conversationId` is a fork just made (--fork-session): said so instead of "rejoined". */
+  forked?: ForkedSession;
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
 }
@@ -88,7 +100,10 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     if (status.ended) throw new Error(`Conversation "${conversationId}" has ended; start a new one with \`durable-agent chat\`.`);
     busy = status.phase !== 'awaiting_input' && status.phase !== 'idle';
     waitingOnRejoin = busy;
-    write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · ${formatUsd(status.totalCostUsd)}${RESET}\n`);
+    if (options.forked) {
+      write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
+      write(`${DIM}${sanitizeForTerminal(describeFork(options.forked))}${RESET}\n`);
+    } else write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · ${formatUsd(status.totalCostUsd)}${RESET}\n`);
   } else {
     conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume })).conversationId;
     write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
@@ -519,8 +534,15 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
       }
     }
     let resume: ResumeInput | undefined;
+    let forked: ForkedSession | undefined;
     const from = await continuedConversation(api, values, config.cwd);
-    if (from) {
+    if (from && values['fork-session']) {
+      // --fork-session: a new conversation from that one's transcript now, in its own copy of the workspace.
+      forked = await forkSession(api, from, { taskQueue });
+      conversationId = forked.conversationId;
+      const ignored = forkIgnoredOptionsLine(values, from);
+      if (ignored) process.stderr.write(`${ignored}\n`);
+    } else if (from) {
       // A conversation still open is rejoined; an ended one is continued by a new conversation.
       const status = await api.status(from).catch(() => undefined);
       if (status && !status.ended) conversationId = from;
@@ -528,6 +550,6 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
     }
     // Issue 29: a new conversation reads its settings first (one that cannot be read stops it) and asks about trust once.
     const checked = conversationId === undefined ? await checkChatWorkspace(config, values, { input: process.stdin, output: process.stdout }) : config;
-    return await chatCommand({ api, taskQueue, conversationId, config: checked, resume, initialPrompt });
+    return await chatCommand({ api, taskQueue, conversationId, config: checked, resume, initialPrompt, forked });
   });
 }
