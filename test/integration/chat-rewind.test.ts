@@ -3,11 +3,12 @@
  * prompt 1 and changes it on prompt 2; `/rewind` lists the prompts, `1` then Enter (both) puts
  * the file and the conversation back as they were before prompt 1, and the input line holds
  * prompt 1's text to edit — Enter sends it, the next model request carries it as its only prompt.
- * `/rewind 9` says there is no such prompt and changes nothing.
+ * `/rewind 9` says there is no such prompt and changes nothing. And `chat -r <id> --fork-session`:
+ * a new conversation forked from a live one, in its own copy of the workspace, the parent unchanged.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
 import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
@@ -57,7 +58,7 @@ function startChat(h: Harness, name: string, ...args: string[]): string {
   return startTerminal(name, command);
 }
 
-describe('/rewind in chat', () => {
+describe('/rewind and --fork-session in chat', () => {
   it('lists the prompts, restores files and conversation, and puts the prompt back on the input line to edit and send', async () => {
     harness = await createHarness({ respond });
     await harness.startWorker();
@@ -141,5 +142,38 @@ describe('/rewind in chat', () => {
     expect(promptsOf(next)).toEqual([PROMPT_ONE]);
     expect(next.body.messages[0]).toMatchObject({ role: 'user' });
     expect(await readFile(file, 'utf8')).toBe('one\n');
+  });
+
+  it('chat -r <id> --fork-session forks a live conversation into its own workspace and chats there', async () => {
+    harness = await createHarness({ respond });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: PROMPT_ONE, config: harness.config(), taskQueue: harness.taskQueue });
+    const parent = started.conversationId;
+    await harness.api.waitForResult(parent, started.inputUuid!);
+    const parentTranscript = await harness.api.transcript(parent);
+
+    const session = startChat(harness, 'chat-fork', '-r', parent, '--fork-session');
+    // Lines the terminal wrapped, joined (-J): the fork's line is longer than 120 columns.
+    const shown = await eventually(
+      async () => tmux('capture-pane', '-p', '-J', '-t', session, '-S', '-200'),
+      (text) => /Forked \S+ into \S+, in \S+ \(1 file\); \S+ is unchanged\.\n[^\n]*\n> *$/.test(`${text.trimEnd()} `),
+      90_000,
+    );
+    const [, from, fork, cwd] = /Forked (\S+) into (\S+), in (\S+) \(1 file\)/.exec(shown)!;
+    onTestFinished(() => rm(cwd, { recursive: true, force: true }));
+    expect(from).toBe(parent);
+    expect(shown).toContain(`conversation ${fork} (rejoin with: durable-agent chat ${fork})`);
+    expect(await readFile(path.join(cwd, 'a.txt'), 'utf8')).toBe('one\n');
+
+    tmux('send-keys', '-t', session, PROMPT_TWO, 'Enter');
+    await eventually(
+      async () => screen(session),
+      (text) => answered(text, 'Done: change the file.'),
+      60_000,
+    );
+    expect(await readFile(path.join(cwd, 'a.txt'), 'utf8')).toBe('two\n');
+    expect(await readFile(path.join(harness.workspace, 'a.txt'), 'utf8')).toBe('one\n');
+    expect(await harness.api.transcript(parent)).toEqual(parentTranscript);
+    expect((await harness.api.status(fork)).forkedFrom).toEqual({ conversationId: parent });
   });
 });
