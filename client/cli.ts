@@ -31,6 +31,7 @@ Usage:
   durable-agent ask [options] <prompt>           one-shot: start, wait, print the answer (like \`claude -p\`)
   durable-agent start [options] <prompt>         start a conversation, print its id (--follow to watch it)
   durable-agent start --resume <id> [prompt]    a new conversation that continues <id>'s transcript (like \`claude --resume\`)
+  durable-agent ask|chat -r <id> --fork-session  a new conversation forked from <id> now, in a copy of its workspace (or -c)
   durable-agent send [--follow] <id> <prompt>    send a follow-up to a conversation; a prompt starting with / is a
                                                  slash command (/help, /clear, /compact, /cost, /status, /model,
                                                  and the custom commands of .claude/commands/*.md)

@@ -20,7 +20,15 @@ import { OUTPUT_FORMATS, type OutputFormat, formatFinalOutput, sdkMessagesFor, s
 import { UsageError } from '../usage-error';
 import { type Io, type OptionValues, CONFIG_OPTIONS, configFrom, parse, withCheckedModels } from '../command-line';
 import { warnIfNoWorker, withConnection } from '../connect';
-import { CONTINUE_OPTIONS, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
+import {
+  CONTINUE_OPTIONS,
+  checkContinueFlags,
+  continuedConversation,
+  describeFork,
+  forkIgnoredOptionsLine,
+  forkSession,
+  resumeFrom,
+} from '../continue-conversation';
 import { promptForPermissions } from './permissions';
 import { checkHeadlessWorkspace } from '../workspace-trust';
 
@@ -207,10 +215,19 @@ export async function askCommand(args: string[], io: Io): Promise<number> {
     const prompting = new AbortController();
     let removeInterrupt = () => {};
     try {
-      // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c).
+      // -c / -r: a new one-shot conversation that carries on from that one's transcript (claude -p -c);
+      // with --fork-session, forked from it now, in its own copy of the workspace, with its settings.
       const from = await continuedConversation(api, values, config.cwd);
-      const resume = from ? await resumeFrom(api, from) : undefined;
-      const { conversationId, inputUuid } = await api.start({ prompt, config, taskQueue, resume });
+      const forked = from && values['fork-session'] ? await forkSession(api, from, { taskQueue, prompt }) : undefined;
+      if (forked) {
+        io.err(describeFork(forked));
+        const ignored = forkIgnoredOptionsLine(values, forked.parentConversationId);
+        if (ignored) io.err(ignored);
+      }
+      const resume = from && !forked ? await resumeFrom(api, from) : undefined;
+      const { conversationId, inputUuid } = forked ?? (await api.start({ prompt, config, taskQueue, resume }));
+      // The fork's own config is its parent's: its --json-schema, if any, is not this command's.
+      const shownConfig = forked ? { ...config, cwd: forked.fork.cwd, jsonSchema: undefined } : config;
       await warnIfNoWorker(api, taskQueue, io);
       // Ctrl-C stops the query, as with claude -p; a second one leaves at once (issue 19, item 4).
       let interrupts = 0;
@@ -227,7 +244,7 @@ export async function askCommand(args: string[], io: Io): Promise<number> {
           io.err(`Error: ${String(error)}`),
         );
       }
-      const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config, format, io });
+      const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config: shownConfig, format, io });
       return interrupts > 0 ? 130 : result.is_error ? 1 : 0;
     } finally {
       removeInterrupt();

@@ -22,7 +22,17 @@ import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line'
 import { formatUsd } from '../../common/money';
 import { CONFIG_OPTIONS, configFrom, parse } from '../command-line';
 import { withConnection } from '../connect';
-import { CONTINUE_OPTIONS, type ResumeInput, checkContinueFlags, continuedConversation, resumeFrom } from '../continue-conversation';
+import {
+  CONTINUE_OPTIONS,
+  type ForkedSession,
+  type ResumeInput,
+  checkContinueFlags,
+  continuedConversation,
+  describeFork,
+  forkIgnoredOptionsLine,
+  forkSession,
+  resumeFrom,
+} from '../continue-conversation';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
 import { describeTaskNotification } from '../task-notification';
@@ -39,6 +49,8 @@ export interface ChatOptions {
   initialPrompt?: string;
   /** A new conversation continues this transcript (--continue / --resume of an ended one). */
   resume?: { fromConversationId: string; messages: TranscriptMessage[] };
+  /** `conversationId` is a fork just made (--fork-session): said so instead of "rejoined". */
+  forked?: ForkedSession;
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
 }
@@ -51,6 +63,19 @@ const SEND_DEADLINE_MS = 5_000;
 /** How often a lost live view tries again. */
 const RECONNECT_MS = 1_000;
 const RESET = '\u001b[0m';
+/** How long a /rewind waits for its line in the feed before it offers the prompt again. */
+const REWIND_FEED_WAIT_MS = 2_000;
+
+/**
+ * A rewound prompt as the one-line editor takes it back: lines joined by a space, tabs as spaces,
+ * other control characters (an escape would be read as a key) left out.
+ */
+export function promptForInputLine(prompt: string): string {
+  return prompt
+    .replace(/\r?\n/g, ' ')
+    .replace(/\t/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+}
 
 export async function chatCommand(options: ChatOptions): Promise<number> {
   const { api } = options;
@@ -75,7 +100,10 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     if (status.ended) throw new Error(`Conversation "${conversationId}" has ended; start a new one with \`durable-agent chat\`.`);
     busy = status.phase !== 'awaiting_input' && status.phase !== 'idle';
     waitingOnRejoin = busy;
-    write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · ${formatUsd(status.totalCostUsd)}${RESET}\n`);
+    if (options.forked) {
+      write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
+      write(`${DIM}${sanitizeForTerminal(describeFork(options.forked))}${RESET}\n`);
+    } else write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · ${formatUsd(status.totalCostUsd)}${RESET}\n`);
   } else {
     conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume })).conversationId;
     write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
@@ -149,6 +177,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
 
   // ---- the live channel, from now on ----
   let shown = ''; // streamed text of the attempt on screen
+  /** Set while this terminal's /rewind runs: called when the feed's line for it arrives. */
+  let rewindShown: (() => void) | undefined;
   let atLineStart = true;
   const put = (text: string) => {
     if (text === '') return;
@@ -257,6 +287,11 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
           permissions.check(); // the prompt below says it all
           return;
         }
+        if (message.type === 'system' && rewindShown && /^Rewound to before prompt \d+ /.test(message.content)) {
+          // This terminal's /rewind printed its outcome already: the feed's line would land on the offered prompt.
+          rewindShown();
+          return;
+        }
         if (message.type === 'system' && /^MCP server ".*" \(project\) needs approval/.test(message.content)) {
           mcpApprovals.check(); // the question says it all
           return;
@@ -359,10 +394,15 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   let sending: Promise<unknown> = Promise.resolve();
   // A prompt the server did not take: kept, and sent again on an empty Enter (issue 19, item 9).
   let unsent: string | undefined;
+  // The prompt a /rewind put back on the input line: its lines joined there (readline edits one
+  // line); sent unedited, it goes as it was first typed, its lines kept.
+  let offered: { line: string; prompt: string } | undefined;
   const submit = () => {
     pasteTimer = undefined;
     let prompt = pasted.join('\n').trim();
     pasted = [];
+    if (offered && prompt === offered.line) prompt = offered.prompt;
+    offered = undefined;
     if (!prompt && unsent !== undefined) prompt = unsent;
     if (!prompt) {
       if (!busy) rl.prompt();
@@ -371,14 +411,31 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     if (/^\/rewind(\s|$)/.test(prompt)) {
       // Issue 31: Claude Code's /rewind is the terminal's: it asks here, and the rewound prompt comes back to edit.
       busy = true;
+      // The rewind's line in the feed arrives about when the update returns: it is waited for (a
+      // moment at most) and not shown, so it does not land after the prompt offered on the input line.
+      const feedLine = new Promise<void>((resolve) => (rewindShown = resolve));
+      let rewoundHere = false;
       sending = sending.then(() =>
-        rewindInChat(prompt, { api, conversationId: id, print: questions.print, question: (text) => questions.question(text, leaving.signal) }).then(
-          (again) => {
+        rewindInChat(prompt, {
+          api,
+          conversationId: id,
+          print: questions.print,
+          question: (text) => questions.question(text, leaving.signal),
+          rewound: () => (rewoundHere = true),
+        }).then(
+          async (again) => {
+            if (rewoundHere) await Promise.race([feedLine, new Promise((resolve) => setTimeout(resolve, REWIND_FEED_WAIT_MS))]);
+            rewindShown = undefined;
             busy = false;
             rl.prompt();
-            if (again) rl.write(again.replace(/\n/g, ' '));
+            if (again) {
+              const line = promptForInputLine(again);
+              offered = { line, prompt: again };
+              rl.write(line);
+            }
           },
           (error: unknown) => {
+            rewindShown = undefined;
             busy = false;
             questions.print(
               `✗ ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message.split('\n')[0]) : String(error)}`,
@@ -477,8 +534,15 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
       }
     }
     let resume: ResumeInput | undefined;
+    let forked: ForkedSession | undefined;
     const from = await continuedConversation(api, values, config.cwd);
-    if (from) {
+    if (from && values['fork-session']) {
+      // --fork-session: a new conversation from that one's transcript now, in its own copy of the workspace.
+      forked = await forkSession(api, from, { taskQueue });
+      conversationId = forked.conversationId;
+      const ignored = forkIgnoredOptionsLine(values, from);
+      if (ignored) process.stderr.write(`${ignored}\n`);
+    } else if (from) {
       // A conversation still open is rejoined; an ended one is continued by a new conversation.
       const status = await api.status(from).catch(() => undefined);
       if (status && !status.ended) conversationId = from;
@@ -486,6 +550,6 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
     }
     // Issue 29: a new conversation reads its settings first (one that cannot be read stops it) and asks about trust once.
     const checked = conversationId === undefined ? await checkChatWorkspace(config, values, { input: process.stdin, output: process.stdout }) : config;
-    return await chatCommand({ api, taskQueue, conversationId, config: checked, resume, initialPrompt });
+    return await chatCommand({ api, taskQueue, conversationId, config: checked, resume, initialPrompt, forked });
   });
 }

@@ -63,7 +63,14 @@ export function formatRewindOutcome(outcome: RewindOutcome): string {
  */
 export async function rewindInChat(
   line: string,
-  io: { api: ConversationClient; conversationId: string; print(text: string): void; question(prompt: string): Promise<string> },
+  io: {
+    api: ConversationClient;
+    conversationId: string;
+    print(text: string): void;
+    question(prompt: string): Promise<string>;
+    /** Called once the rewind is done (before its outcome is printed). */
+    rewound?(outcome: RewindOutcome): void;
+  },
 ): Promise<string | undefined> {
   const [, nText, modeText] = line.trim().split(/\s+/);
   const points = await io.api.checkpoints(io.conversationId);
@@ -106,6 +113,7 @@ export async function rewindInChat(
     return undefined;
   }
   const outcome = await io.api.rewind(io.conversationId, { to: n, mode });
+  io.rewound?.(outcome);
   io.print(formatRewindOutcome({ ...outcome, prompt: outcome.mode === 'code' ? outcome.prompt : '(below, to edit and send again)' }));
   return outcome.mode === 'code' ? undefined : outcome.prompt;
 }
