@@ -125,6 +125,8 @@ describe('workspace routing', () => {
       [`loadHookSettings@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       [`runTool@${workspaceQueue}`]: [WORKSPACE_IDENTITY, WORKSPACE_IDENTITY], // Read (not a local activity) and Bash
       [`runStopHooks@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
+      // Issue 31: the checkpoint before the prompt is taken on the workspace's host.
+      [`checkpointWorkspace@${workspaceQueue}`]: [WORKSPACE_IDENTITY],
       // Permission facts (real paths, the parsed command) are gathered where the tools act: one per call.
       [`gatherPermissionFacts@${workspaceQueue}`]: [WORKSPACE_IDENTITY, WORKSPACE_IDENTITY],
       // Quick model calls: local activities of the workflow's worker, on the main queue.
@@ -148,6 +150,7 @@ describe('workspace routing', () => {
     const workers = await activityWorkers(conversationId);
     expect(Object.keys(workers).sort()).toEqual([
       `callModelLocal@local`,
+      `checkpointWorkspace@${harness.taskQueue}`,
       `gatherPermissionFacts@local`,
       `loadHookSettings@${harness.taskQueue}`,
       `loadMcpConfig@local`,

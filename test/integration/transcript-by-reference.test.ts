@@ -168,8 +168,8 @@ describe('local activities for short read-only tools', () => {
     const events = history.events ?? [];
     const scheduled = events.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     // runTool = the Bash call; the quick model calls are local activities too (local-model-calls.test.ts).
-    // loadHookSettings: the hook settings (issue 22), read once at session start.
-    expect(scheduled).toEqual(['loadSessionContext', 'loadHookSettings', 'runTool']);
+    // loadHookSettings: the hook settings (issue 22), read once at session start; checkpointWorkspace: the checkpoint before the prompt (issue 31).
+    expect(scheduled).toEqual(['loadSessionContext', 'loadHookSettings', 'checkpointWorkspace', 'runTool']);
     const markers = events.filter((event) => event.markerRecordedEventAttributes).map((event) => event.markerRecordedEventAttributes!.markerName);
     expect(markers).toContain('core_local_activity');
   });
