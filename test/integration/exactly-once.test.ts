@@ -6,7 +6,9 @@
  * command "may have partly run". The kills land at several moments (parked right after the journal
  * marked the command started, before x; between x and y; after y, before the command ends; a random
  * delay). A command that is not contained (a writable directory outside the workspace) keeps the
- * honest answer, now naming the checkpoint.
+ * honest answer, now naming the checkpoint. A background command (`run_in_background`) runs detached
+ * from the worker: killed at any moment, its worker's replacement re-attaches, the log holds each
+ * line once and the conversation is told of its end once.
  *
  * One harness, one conversation per moment, each in its own workspace directory: the worker that
  * recovers one conversation is the one killed in the next, so N kills cost N + 1 worker starts.
@@ -36,10 +38,16 @@ const COMMAND = 'echo x >> log; sleep 3.125; echo y >> log; sleep 1.5';
  */
 const UNCONTAINED = 'echo x >> log; sleep 30.625; echo y >> log';
 
+/** The background variant: the same appends, run with `run_in_background` (its end is a task notification). */
+const BACKGROUND = 'echo x >> log; sleep 3.375; echo y >> log';
+
 /** The command each conversation's first turn runs is named in its prompt. */
 const respond: Responder = (request) => {
   const first = JSON.stringify(request.body.messages[0]);
   if (request.body.messages.length === 1) {
+    if (first.includes('(background')) {
+      return { content: [{ type: 'tool_use', name: 'Bash', input: { command: BACKGROUND, run_in_background: true, description: 'append twice' } }] };
+    }
     const uncontained = first.includes('uncontained');
     return {
       content: [{ type: 'tool_use', name: 'Bash', input: { command: uncontained ? UNCONTAINED : COMMAND } }],
@@ -184,4 +192,67 @@ describe('exactly once after a worker SIGKILL (issue 31)', () => {
       10_000,
     );
   }, 120_000);
+
+  it('a background command whose worker is SIGKILLed at any moment runs once: each line once, and its end is told once', async () => {
+    harness ??= await createHarness({ respond });
+    worker ??= await harness.spawnWorkerProcess();
+    const moments: Array<[string, (log: string) => Promise<unknown>]> = [
+      [
+        'background-between-x-and-y',
+        (log) =>
+          eventually(
+            () => lines(log),
+            (count) => count === 1,
+          ),
+      ],
+      [
+        'background-after-y',
+        (log) =>
+          eventually(
+            () => lines(log),
+            (count) => count === 2,
+          ),
+      ],
+      [
+        'background-random',
+        async (log) => {
+          const delayMs = Math.floor(Math.random() * 4_000);
+          await eventually(
+            async () => harness!.model.requests.some((request) => JSON.stringify(request.body.messages[0]).includes('(background-random)')),
+            Boolean,
+          );
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          return { delayMs, linesAtKill: await lines(log) };
+        },
+      ],
+    ];
+    for (const [name, moment] of moments) {
+      const cwd = path.join(harness.workspace, name);
+      await mkdir(cwd);
+      const log = path.join(cwd, 'log');
+      const prompt = `run the job (${name})`;
+      const started = await harness.api.start({ prompt, config: harness.config({ cwd }), taskQueue: harness.taskQueue });
+      const detail = await moment(log);
+      await killWorker();
+      worker = await harness.spawnWorkerProcess();
+      // The command's end reaches the conversation as a task notification: one model request carries it.
+      const notified = await eventually(
+        async () =>
+          harness!.model.requests.filter((request) => {
+            const text = JSON.stringify(request.body.messages);
+            return text.includes(prompt) && text.includes('<task-notification>');
+          }),
+        (requests) => requests.length >= 1,
+        60_000,
+      );
+      expect(await readFile(log, 'utf8'), name).toBe('x\ny\n');
+      const notification = JSON.stringify(notified[0].body.messages.at(-1));
+      expect(notification, name).toContain('<status>completed</status>');
+      // Told once: no later request adds a second notification of the same task.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const last = harness.model.requests.filter((request) => JSON.stringify(request.body.messages).includes(prompt)).at(-1)!;
+      expect(JSON.stringify(last.body.messages).split('<task-notification>').length - 1, name).toBe(1);
+      figures.push({ name, ...(detail === undefined ? {} : { detail }), lines: 2 });
+    }
+  }, 240_000);
 });
