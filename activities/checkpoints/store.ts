@@ -927,7 +927,8 @@ class GitCheckpointStore implements CheckpointStore {
     const pack = path.join(gitDir, 'objects', 'pack', 'pack');
     // What the refs reach, and the blobs only the index names (staged, never committed).
     const wanted = [...tips, ...(indexTree ? [indexTree] : [])];
-    if (wanted.length) await this.git(['pack-objects', '--revs', '--quiet', pack], { input: `${wanted.join('\n')}\n` });
+    // No delta search (--window=0): a fork wants its repository now, not smallest; its own gc packs it tighter later.
+    if (wanted.length) await this.git(['pack-objects', '--revs', '--quiet', '--window=0', pack], { input: `${wanted.join('\n')}\n` });
     for (const [name, content] of entries) {
       if (!name.startsWith('git/')) continue;
       const file = path.join(gitDir, name.slice(4));

@@ -286,8 +286,18 @@ describe('rewind (issue 31)', () => {
     // The parent: the same files, HEAD, branch and transcript as before the fork.
     expect(await snapshot(harness.workspace)).toEqual(parentAfter);
     expect(await historyOf(harness, id)).toEqual(parentTranscript);
-    // The fork's first request continued the parent's messages before prompt 2.
-    const forkRequests = harness.model.requests.filter((request) => JSON.stringify(request.body.messages).includes(forkDir));
+    // The fork's first request continued the parent's messages before prompt 2, and read the
+    // parent's cached prefix: the tools and the static system prompt (its environment block names
+    // the fork's own directory, so the messages after it are written to the cache afresh).
+    const forkRequests = harness.model.requests.filter((request) => JSON.stringify(request.body.system).includes(forkDir));
     expect(forkRequests.length).toBeGreaterThan(0);
+    expect(JSON.stringify(forkRequests[0].body.messages)).toContain('prompt one');
+    const forkTranscript = await historyOf(harness, fork.conversationId);
+    const firstAnswer = forkTranscript.slice(transcriptBeforeTwo.length).find((message) => message.type === 'assistant');
+    const parentFirstTwo = parentTranscript.slice(transcriptBeforeTwo.length).find((message) => message.type === 'assistant');
+    const usage = firstAnswer?.type === 'assistant' ? firstAnswer.message.usage : undefined;
+    const parentUsage = parentFirstTwo?.type === 'assistant' ? parentFirstTwo.message.usage : undefined;
+    console.log(`prompt two's first request: fork ${JSON.stringify(usage)}; parent ${JSON.stringify(parentUsage)}`);
+    expect(usage?.cache_read_input_tokens).toBeGreaterThan(0);
   });
 });
