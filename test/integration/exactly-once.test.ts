@@ -231,7 +231,7 @@ describe('exactly once after a worker SIGKILL (issue 31)', () => {
       await mkdir(cwd);
       const log = path.join(cwd, 'log');
       const prompt = `run the job (${name})`;
-      const started = await harness.api.start({ prompt, config: harness.config({ cwd }), taskQueue: harness.taskQueue });
+      await harness.api.start({ prompt, config: harness.config({ cwd }), taskQueue: harness.taskQueue });
       const detail = await moment(log);
       await killWorker();
       worker = await harness.spawnWorkerProcess();
