@@ -19,6 +19,13 @@ export async function cli(...argv: string[]): Promise<Captured> {
   return { code, out, err };
 }
 
+/** `durable-agent <argv...>` against a test's server and task queue (with isolateEnvironment() in the file). */
+export function cliAgainst(target: { address: string; taskQueue: string }, ...argv: string[]): Promise<Captured> {
+  process.env.TEMPORAL_ADDRESS = target.address;
+  process.env.DURABLE_AGENT_TASK_QUEUE = target.taskQueue;
+  return cli(...argv);
+}
+
 /** Restores process.env after every test of the file (the CLI reads TEMPORAL_ADDRESS and friends). */
 export function isolateEnvironment(): void {
   const saved = { ...process.env };

@@ -8,8 +8,10 @@ import { readFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
-import { main } from '../../client/cli';
+import { cliAgainst, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness } from '../helpers/harness';
+
+isolateEnvironment();
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -32,23 +34,7 @@ function respond(request: RecordedRequest): ScriptedTurn {
   return { content: [{ type: 'text', text: `Answer to ${prompt}.` }] };
 }
 
-/** The CLI's output of one command, against the harness's server and task queue. */
-async function cli(h: Harness, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const variables = { TEMPORAL_ADDRESS: h.address, DURABLE_AGENT_TASK_QUEUE: h.taskQueue };
-  const previous = Object.fromEntries(Object.keys(variables).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, variables);
-  try {
-    const code = await main(args, { out: (line) => out.push(line), err: (line) => err.push(line) });
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    for (const [key, value] of Object.entries(previous)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  }
-}
+const cli = (h: Harness, ...args: string[]) => cliAgainst(h, ...args);
 
 describe('ask -r <id> --fork-session', () => {
   it('starts a new conversation from the transcript now, in its own copy of the workspace; the parent is unchanged', async () => {
@@ -67,7 +53,7 @@ describe('ask -r <id> --fork-session', () => {
     const fork = result.session_id as string;
     expect(fork).not.toBe(parent);
     // The fork's workspace: printed, new, beside the parent's, with the parent's files as they were.
-    const cwd = new RegExp(`^Forked ${parent} into ${fork}, in (\\S+) \\(1 file\\); ${parent} is unchanged\\.$`).exec(forked.err)?.[1];
+    const cwd = new RegExp(`^Forked ${parent} into ${fork}, in (\\S+) \\(1 file\\); ${parent} is unchanged\\.$`).exec(forked.err.trim())?.[1];
     expect(cwd, forked.err).toBeDefined();
     onTestFinished(() => rm(cwd!, { recursive: true, force: true }));
     expect(cwd).not.toBe(harness.workspace);

@@ -13,10 +13,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
-import { main } from '../../client/cli';
 import type { TranscriptMessage } from '../../common/messages';
 import { compactUpdate } from '../../workflows/definitions';
+import { cliAgainst, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness, expectValidApiOrder } from '../helpers/harness';
+
+isolateEnvironment();
 
 const execFileAsync = promisify(execFile);
 
@@ -125,23 +127,7 @@ async function settle(h: Harness, conversationId: string, inputUuid: string) {
   expect(result.subtype).toBe('success');
 }
 
-/** The CLI's output of one command. */
-async function cli(h: Harness, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const variables = { TEMPORAL_ADDRESS: h.address, DURABLE_AGENT_TASK_QUEUE: h.taskQueue };
-  const previous = Object.fromEntries(Object.keys(variables).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, variables);
-  try {
-    const code = await main(args, { out: (line) => out.push(line), err: (line) => err.push(line) });
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    for (const [key, value] of Object.entries(previous)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  }
-}
+const cli = (h: Harness, ...args: string[]) => cliAgainst(h, ...args);
 
 const historyOf = (h: Harness, id: string) => h.api.transcript(id);
 const promptsIn = (messages: readonly TranscriptMessage[]) =>
