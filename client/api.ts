@@ -142,7 +142,14 @@ export class ConversationClient {
       // Values SQL visibility can store (a colon in the prompt failed every visibility write on PostgreSQL).
       typedSearchAttributes: sqlSafeSearchAttributes(
         startSearchAttributes(
-          { status: options.prompt ? 'running' : 'awaiting_input', model: config.model, firstPrompt: options.prompt, workspace: config.cwd, now: new Date() },
+          {
+            status: options.prompt ? 'running' : 'awaiting_input',
+            model: config.model,
+            firstPrompt: options.prompt,
+            workspace: config.cwd,
+            now: new Date(),
+            forkedFrom: config.forkedFrom?.conversationId,
+          },
           registered,
           // Search attributes stay in clear: with encrypted history, no prompt text or path goes there.
           { withContent: !this.encrypted },

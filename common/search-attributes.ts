@@ -27,6 +27,9 @@ export const COST_SEARCH_ATTRIBUTE = defineSearchAttributeKey('DurableAgentCostU
 /** Workflow time of the last query start or end. */
 export const LAST_ACTIVITY_SEARCH_ATTRIBUTE = defineSearchAttributeKey('DurableAgentLastActivity', SearchAttributeType.DATETIME);
 
+/** A fork's parent conversation (issue 31: `durable-agent fork`, `--fork-session`): `DurableAgentForkedFrom = '<id>'` lists its forks. */
+export const FORKED_FROM_SEARCH_ATTRIBUTE = defineSearchAttributeKey('DurableAgentForkedFrom', SearchAttributeType.KEYWORD);
+
 /** Every custom search attribute the project uses: what a server should have registered. */
 export const SEARCH_ATTRIBUTES: readonly SearchAttributePair['key'][] = [
   STATUS_SEARCH_ATTRIBUTE,
@@ -36,6 +39,7 @@ export const SEARCH_ATTRIBUTES: readonly SearchAttributePair['key'][] = [
   TURNS_SEARCH_ATTRIBUTE,
   COST_SEARCH_ATTRIBUTE,
   LAST_ACTIVITY_SEARCH_ATTRIBUTE,
+  FORKED_FROM_SEARCH_ATTRIBUTE,
 ];
 
 /**
@@ -61,6 +65,8 @@ export interface StartSearchAttributes {
   workspace: string;
   /** Workflow or wall-clock time of the start. */
   now: Date;
+  /** The parent of a fork. */
+  forkedFrom?: string;
 }
 
 /** The longest first prompt stored (Text attributes are limited to 2 kB per value by default). */
@@ -88,6 +94,7 @@ export function startSearchAttributes(
     { key: LAST_ACTIVITY_SEARCH_ATTRIBUTE, value: values.now },
   ];
   if (values.firstPrompt) pairs.push({ key: FIRST_PROMPT_SEARCH_ATTRIBUTE, value: values.firstPrompt.slice(0, FIRST_PROMPT_MAX_CHARS) });
+  if (values.forkedFrom) pairs.push({ key: FORKED_FROM_SEARCH_ATTRIBUTE, value: values.forkedFrom });
   return pairs.filter(
     (pair) => (!registered || registered.has(pair.key.name)) && (options.withContent !== false || !CONTENT_SEARCH_ATTRIBUTES.has(pair.key.name)),
   );

@@ -16,6 +16,7 @@ import {
   STATUS_SEARCH_ATTRIBUTE,
   TURNS_SEARCH_ATTRIBUTE,
   WORKSPACE_SEARCH_ATTRIBUTE,
+  FORKED_FROM_SEARCH_ATTRIBUTE,
   sqlSafeKeyword,
 } from '../../common/search-attributes';
 import { formatUsd } from '../../common/money';
@@ -73,6 +74,8 @@ export interface ListEntry {
   lastActivity: string;
   workspace?: string;
   firstPrompt?: string;
+  /** A fork's parent (issue 31). */
+  forkedFrom?: string;
 }
 
 type Listed = Pick<WorkflowExecutionInfo, 'workflowId' | 'status' | 'startTime' | 'typedSearchAttributes'>;
@@ -97,7 +100,10 @@ export function listRow(workflow: Listed, shape: 'table' | 'json' = 'table'): st
     .replace(/\.\d+Z$/, 'Z');
   const prompt = attributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE);
   const workspace = attributes.get(WORKSPACE_SEARCH_ATTRIBUTE);
-  if (shape === 'json') return { id: workflow.workflowId, status: shown, turns, costUsd: cost, lastActivity, workspace, firstPrompt: prompt };
+  const forkedFrom = attributes.get(FORKED_FROM_SEARCH_ATTRIBUTE);
+  if (shape === 'json') {
+    return { id: workflow.workflowId, status: shown, turns, costUsd: cost, lastActivity, workspace, firstPrompt: prompt, ...(forkedFrom && { forkedFrom }) };
+  }
   return [
     workflow.workflowId,
     shown,
@@ -105,7 +111,7 @@ export function listRow(workflow: Listed, shape: 'table' | 'json' = 'table'): st
     cost === undefined ? '-' : formatUsd(cost),
     lastActivity,
     workspace === undefined ? '-' : homeRelative(workspace),
-    prompt === undefined ? '-' : JSON.stringify(oneLine(prompt, 60)),
+    `${forkedFrom ? `fork of ${forkedFrom}: ` : ''}${prompt === undefined ? '-' : JSON.stringify(oneLine(prompt, 60))}`,
   ];
 }
 

@@ -261,6 +261,12 @@ describe('rewind (issue 31)', () => {
     expect(await snapshot(forkDir)).toEqual(beforeTwo);
     expect(await historyOf(harness, fork.conversationId)).toEqual(transcriptBeforeTwo);
     expect((await harness.api.status(fork.conversationId)).forkedFrom).toEqual({ conversationId: id, prompt: 2 });
+    // `list` (the DurableAgentForkedFrom search attribute) links it to its parent too.
+    await expect
+      .poll(async () => (JSON.parse((await cli(harness!, 'list', '--json', '--workspace', forkDir)).out) as Array<{ id: string; forkedFrom?: string }>)[0], {
+        timeout: 10_000,
+      })
+      .toMatchObject({ id: fork.conversationId, forkedFrom: id });
 
     // It diverges: its own prompt two runs in its own workspace and repository.
     await prompt(harness, fork.conversationId, 'prompt two');

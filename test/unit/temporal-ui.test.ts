@@ -48,7 +48,7 @@ describe('search attributes', () => {
 
   it('start with the registered ones only, the first prompt cut to 500 characters', () => {
     const now = new Date('2026-11-30T03:00:00Z');
-    const all = startSearchAttributes({ status: 'running', model: 'm', firstPrompt: 'x'.repeat(600), workspace: '/w', now });
+    const all = startSearchAttributes({ status: 'running', model: 'm', firstPrompt: 'x'.repeat(600), workspace: '/w', now, forkedFrom: 'parent' });
     expect(all.map((pair) => pair.key.name).sort()).toEqual(SEARCH_ATTRIBUTES.map((key) => key.name).sort());
     expect(all.find((pair) => pair.key.name === FIRST_PROMPT_SEARCH_ATTRIBUTE.name)?.value).toHaveLength(500);
     // An older server with only the first two: a conversation starts with those (unknown ones would be refused).
@@ -68,6 +68,13 @@ describe('search attributes', () => {
       'DurableAgentCostUsd',
       'DurableAgentLastActivity',
     ]);
+  });
+
+  it('a fork names its parent (issue 31); a conversation that is not a fork has no such attribute', () => {
+    const now = new Date(0);
+    const fork = startSearchAttributes({ status: 'running', model: 'm', workspace: '/w-fork', now, forkedFrom: 'parent-1' });
+    expect(fork.find((pair) => pair.key.name === 'DurableAgentForkedFrom')?.value).toBe('parent-1');
+    expect(startSearchAttributes({ status: 'running', model: 'm', workspace: '/w', now }).map((pair) => pair.key.name)).not.toContain('DurableAgentForkedFrom');
   });
 
   it('upsert only the attributes the run was started with, cost rounded', () => {
