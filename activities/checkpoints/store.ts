@@ -213,7 +213,42 @@ interface StateFile {
 }
 
 export function createCheckpointStore(options: CheckpointStoreOptions): CheckpointStore {
-  return new GitCheckpointStore(options);
+  const fromEnvironment = checkpointSettingsFromEnvironment();
+  return new GitCheckpointStore({
+    ...options,
+    maxFileBytes: options.maxFileBytes ?? fromEnvironment.maxFileBytes,
+    excludes: options.excludes ?? fromEnvironment.excludes,
+  });
+}
+
+/** The worker's checkpoint settings (docs/checkpoints.md): the size budget and excludes, from its environment. */
+export const CHECKPOINT_SETTINGS_VARIABLES = {
+  maxFileBytes: 'DURABLE_AGENT_CHECKPOINT_MAX_FILE_BYTES',
+  excludes: 'DURABLE_AGENT_CHECKPOINT_EXCLUDES',
+} as const;
+
+/**
+ * `DURABLE_AGENT_CHECKPOINT_MAX_FILE_BYTES` (files larger are not captured; default 1 MiB) and
+ * `DURABLE_AGENT_CHECKPOINT_EXCLUDES` (gitignore patterns, comma-separated, e.g. `node_modules/,*.log`).
+ * The worker's own (an operator's): a repository cannot exclude itself from its checkpoints. A
+ * value that cannot be read throws, so no checkpoint is taken with a budget nobody chose.
+ */
+export function checkpointSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Pick<CheckpointStoreOptions, 'maxFileBytes' | 'excludes'> {
+  const settings: Pick<CheckpointStoreOptions, 'maxFileBytes' | 'excludes'> = {};
+  const bytes = env[CHECKPOINT_SETTINGS_VARIABLES.maxFileBytes]?.trim();
+  if (bytes) {
+    if (!/^[0-9]+$/.test(bytes) || !Number.isSafeInteger(Number(bytes)) || Number(bytes) < 1) {
+      throw new Error(`${CHECKPOINT_SETTINGS_VARIABLES.maxFileBytes} must be a whole number of bytes (1 or more), got "${bytes}"`);
+    }
+    settings.maxFileBytes = Number(bytes);
+  }
+  const excludes = env[CHECKPOINT_SETTINGS_VARIABLES.excludes];
+  if (excludes?.trim())
+    settings.excludes = excludes
+      .split(',')
+      .map((pattern) => pattern.trim())
+      .filter(Boolean);
+  return settings;
 }
 
 class GitCheckpointStore implements CheckpointStore {

@@ -10,7 +10,7 @@ import { appendFile, chmod, mkdir, mkdtemp, readFile, rm, symlink, unlink, utime
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CheckpointStore, createCheckpointStore } from '../../activities/checkpoints/store';
+import { type CheckpointStore, checkpointSettingsFromEnvironment, createCheckpointStore } from '../../activities/checkpoints/store';
 
 let root: string;
 let workspace: string;
@@ -556,5 +556,34 @@ describe('diff, list, materialize, prune', () => {
     const taken = await checkpoints.take({ conversationId: 'c', reason: 'prompt' });
     expect(taken.warnings.join(' ')).toMatch(/removed a stale lock/);
     expect(existsSync(lock)).toBe(false);
+  });
+
+  it('the size budget and excludes come from the worker environment; a value that cannot be read is an error', async () => {
+    expect(checkpointSettingsFromEnvironment({})).toEqual({});
+    expect(
+      checkpointSettingsFromEnvironment({ DURABLE_AGENT_CHECKPOINT_MAX_FILE_BYTES: '2048', DURABLE_AGENT_CHECKPOINT_EXCLUDES: ' node_modules/ , *.log,,' }),
+    ).toEqual({ maxFileBytes: 2048, excludes: ['node_modules/', '*.log'] });
+    for (const bad of ['0', '-1', '1e6', '12kb', '1.5']) {
+      expect(() => checkpointSettingsFromEnvironment({ DURABLE_AGENT_CHECKPOINT_MAX_FILE_BYTES: bad })).toThrow(
+        `DURABLE_AGENT_CHECKPOINT_MAX_FILE_BYTES must be a whole number of bytes (1 or more), got "${bad}"`,
+      );
+    }
+    await seedRepository();
+    await mkdir(path.join(workspace, 'node_modules'), { recursive: true });
+    await writeFile(path.join(workspace, 'node_modules', 'dep.js'), 'dep\n');
+    await writeFile(path.join(workspace, 'big.bin'), Buffer.alloc(4096));
+    const previous = { ...process.env };
+    Object.assign(process.env, { DURABLE_AGENT_CHECKPOINT_MAX_FILE_BYTES: '1024', DURABLE_AGENT_CHECKPOINT_EXCLUDES: 'node_modules/' });
+    try {
+      const taken = await store().take({ conversationId: 'c', reason: 'prompt' });
+      expect(taken.skipped).toEqual([{ path: 'big.bin', reason: 'oversized' }]);
+      const files = storeGit(store(), ['ls-tree', '-r', '--name-only', `${taken.id}:files`]).split('\n');
+      expect(files).not.toContain('node_modules/dep.js');
+      expect(files).not.toContain('big.bin');
+    } finally {
+      delete process.env.DURABLE_AGENT_CHECKPOINT_MAX_FILE_BYTES;
+      delete process.env.DURABLE_AGENT_CHECKPOINT_EXCLUDES;
+      Object.assign(process.env, previous);
+    }
   });
 });
