@@ -116,7 +116,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     async (request) => {
       while (session.busy) await condition(() => !session.busy);
       session.rewinds.validate(request); // the points may have changed while it waited
-      return session.rewind(request);
+      return session.exclusively(() => session.rewinds.rewind(request));
     },
     {
       description: 'Rewind files and conversation to just before prompt n: {"to": n, "mode"?: "both" | "code" | "conversation"}',

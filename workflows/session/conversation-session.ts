@@ -12,7 +12,6 @@
  */
 import { log, uuid4 } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
-import type { RewindOutcome, RewindRequest } from '../../common/checkpoints';
 import type { ConversationConfig } from '../../common/config';
 import type { TranscriptMessage, Usage, UserMessage } from '../../common/messages';
 import type { ResultMessage } from '../../common/result';
@@ -270,19 +269,8 @@ export class ConversationSession {
   /** The owners `status` and the UI's details read (status-view.ts). */
   private view(): SessionView {
     const { conversationId, phase, config, queries, inputs, ledger, transcript, feed, permissions, parts } = this;
-    return {
-      conversationId,
-      phase,
-      config,
-      queries,
-      inputs,
-      ledger,
-      transcript,
-      feed,
-      permissions,
-      parts,
-      continuedAsNewCount: this.state.continuedAsNewCount,
-    };
+    const { continuedAsNewCount } = this.state;
+    return { conversationId, phase, config, queries, inputs, ledger, transcript, feed, permissions, parts, continuedAsNewCount };
   }
 
   /** The UI's current details (status-view.ts). */
@@ -376,17 +364,6 @@ export class ConversationSession {
   /** Manual compaction (`compact` update, `/compact`): see manual-compaction.ts. */
   compactNow(instructions?: string): Promise<CompactionOutcome> {
     return this.queries.compactNow(instructions);
-  }
-
-  /** `rewind` update (issue 31): see rewinds.ts; run as the conversation's one query or compaction. */
-  rewind(request: RewindRequest): Promise<RewindOutcome> {
-    return this.queries.exclusively(async () => {
-      try {
-        return await this.rewinds.rewind(request);
-      } finally {
-        this.refreshDetails();
-      }
-    });
   }
 
   /** `/model`: the model of the next queries (validated by the caller). */
