@@ -104,6 +104,23 @@ async function setUp(): Promise<Harness> {
   return created;
 }
 
+/**
+ * A conversation through prompt one and then `prompts` (default two and three), with the workspace
+ * and the transcript just before each of those (before[0]: before prompt two, before[1]: before
+ * prompt three) and after the last.
+ */
+async function throughPrompts(h: Harness, prompts = ['prompt two', 'prompt three'], config = h.config()) {
+  const started = await h.api.start({ prompt: 'prompt one', config, taskQueue: h.taskQueue });
+  const id = started.conversationId;
+  await settle(h, id, started.inputUuid!);
+  const before: Array<{ workspace: Awaited<ReturnType<typeof snapshot>>; transcript: TranscriptMessage[] }> = [];
+  for (const words of prompts) {
+    before.push({ workspace: await snapshot(h.workspace), transcript: await historyOf(h, id) });
+    await prompt(h, id, words);
+  }
+  return { id, before, after: { workspace: await snapshot(h.workspace), transcript: await historyOf(h, id) } };
+}
+
 /** Sends a prompt and waits for its result; returns the workspace's snapshot after it. */
 async function prompt(h: Harness, conversationId: string, words: string) {
   const inputUuid = await h.api.send(conversationId, words);
@@ -136,14 +153,9 @@ const promptsIn = (messages: readonly TranscriptMessage[]) =>
 describe('rewind (issue 31)', () => {
   it('a rewind to prompt 2 puts back files, git HEAD and the transcript; the next request carries only the earlier messages', async () => {
     harness = await setUp();
-    const started = await harness.api.start({ prompt: 'prompt one', config: harness.config(), taskQueue: harness.taskQueue });
-    const id = started.conversationId;
-    await settle(harness, id, started.inputUuid!);
-    const beforeTwo = await snapshot(harness.workspace);
-    const transcriptBeforeTwo = await historyOf(harness, id);
-    await prompt(harness, id, 'prompt two');
-    await prompt(harness, id, 'prompt three');
-    const afterThree = await snapshot(harness.workspace);
+    const { id, before, after } = await throughPrompts(harness);
+    const { workspace: beforeTwo, transcript: transcriptBeforeTwo } = before[0];
+    const afterThree = after.workspace;
     expect(afterThree.branch).toBe('side');
     expect(afterThree.files['e.txt']).toBe('new file\n');
     expect(afterThree.files['d.txt']).toBeUndefined();
@@ -179,14 +191,10 @@ describe('rewind (issue 31)', () => {
 
   it('--code restores the files only, --conversation the transcript only', async () => {
     harness = await setUp();
-    const started = await harness.api.start({ prompt: 'prompt one', config: harness.config(), taskQueue: harness.taskQueue });
-    const id = started.conversationId;
-    await settle(harness, id, started.inputUuid!);
-    const transcriptBeforeTwo = await historyOf(harness, id);
-    await prompt(harness, id, 'prompt two');
-    const beforeThree = await snapshot(harness.workspace);
-    await prompt(harness, id, 'prompt three');
-    const transcriptAfterThree = await historyOf(harness, id);
+    const { id, before, after } = await throughPrompts(harness);
+    const transcriptBeforeTwo = before[0].transcript;
+    const beforeThree = before[1].workspace;
+    const transcriptAfterThree = after.transcript;
 
     const code = await cli(harness, 'rewind', id, '--to', '3', '--code');
     expect(code).toMatchObject({ code: 0, err: '' });
@@ -241,15 +249,9 @@ describe('rewind (issue 31)', () => {
 
   it('a fork at prompt 2 diverges in its own workspace and repository while the parent is unchanged', async () => {
     harness = await setUp();
-    const started = await harness.api.start({ prompt: 'prompt one', config: harness.config(), taskQueue: harness.taskQueue });
-    const id = started.conversationId;
-    await settle(harness, id, started.inputUuid!);
-    const beforeTwo = await snapshot(harness.workspace);
-    const transcriptBeforeTwo = await historyOf(harness, id);
-    await prompt(harness, id, 'prompt two');
-    await prompt(harness, id, 'prompt three');
-    const parentAfter = await snapshot(harness.workspace);
-    const parentTranscript = await historyOf(harness, id);
+    const { id, before, after } = await throughPrompts(harness);
+    const { workspace: beforeTwo, transcript: transcriptBeforeTwo } = before[0];
+    const { workspace: parentAfter, transcript: parentTranscript } = after;
 
     const forkDir = `${harness.workspace}-fork-test`;
     onTestFinished(() => rm(forkDir, { recursive: true, force: true }));
