@@ -13,7 +13,7 @@ import type { RunToolInput, RunToolResult } from '../common/activity-types';
 import { concurrencyNeedsFacts, getToolSpec } from '../common/tool-specs';
 import { gatherCallFacts } from './permission-facts/gather';
 import { TOOL_ERROR_FAILURE_TYPE, type ToolErrorDetails, type ToolHeartbeatDetails, toolCallSummary, toolErrorMessage } from '../common/tool-ui';
-import { type RestoreResult, createCheckpointStore } from './checkpoints/store';
+import { type RestoreResult, checkpointsDisabled, createCheckpointStore } from './checkpoints/store';
 import { findProcessesWithEnvironment } from './shell';
 import { type JournalEntry, ToolJournal, interruptedWriteOutcome, resumption, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
@@ -22,7 +22,6 @@ import type { ToolEffect } from './tools/types';
 import { writeFileChecked } from './tools/write';
 import type { Client } from '@temporalio/client';
 import { livePublisher } from './live-publisher';
-import { checkpointsDisabled } from './checkpoints/store';
 import { NETWORK_REQUEST_UPDATE, type NetworkRequest, type NetworkRequestAnswer } from '../common/network-request';
 import type { AskDomain } from './sandbox-network';
 
