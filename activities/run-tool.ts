@@ -71,6 +71,26 @@ export function createToolRunner(deps: RunToolDeps) {
   /** One call in the current activity's context; `signal` (besides the activity's cancellation) stops it early. */
   async function runToolToResult(input: RunToolInput, signal?: AbortSignal): Promise<RunToolResult> {
     const context = Context.current();
+    // Heartbeats name the tool and carry its output's tail (the UI's pending activity), and deliver
+    // cancellation. Local activities (short read-only tools) cannot heartbeat; cancellation reaches
+    // them anyway. From the start: a retry's restore of a checkpoint, or a first checkpoint of a
+    // large workspace, takes seconds before the tool runs, and a missed heartbeat timeout would
+    // start another attempt (and cancel this one's command) meanwhile.
+    const progress = { tail: '' };
+    const summary = toolCallSummary(input.name, input.input);
+    const beat = context.info.isLocal
+      ? () => {}
+      : () => context.heartbeat({ tool: input.name, summary, outputTail: progress.tail } satisfies ToolHeartbeatDetails);
+    beat();
+    const heartbeat = setInterval(beat, HEARTBEAT_INTERVAL_MS);
+    try {
+      return await runWithHeartbeats(input, context, progress, signal);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  async function runWithHeartbeats(input: RunToolInput, context: Context, progress: { tail: string }, signal?: AbortSignal): Promise<RunToolResult> {
     const startedAt = Date.now();
     const mutating = await isMutating(input);
     let entry: JournalEntry | undefined;
@@ -109,15 +129,6 @@ export function createToolRunner(deps: RunToolDeps) {
         }
       : undefined;
 
-    // Heartbeats name the tool and carry its output's tail (the UI's pending activity), and deliver
-    // cancellation. Local activities (short read-only tools) cannot heartbeat; cancellation reaches them anyway.
-    let progressTail = '';
-    const summary = toolCallSummary(input.name, input.input);
-    const beat = context.info.isLocal
-      ? () => {}
-      : () => context.heartbeat({ tool: input.name, summary, outputTail: progressTail } satisfies ToolHeartbeatDetails);
-    beat();
-    const heartbeat = setInterval(beat, HEARTBEAT_INTERVAL_MS);
     let result: ToolExecutionResult;
     const live = livePublisher(deps.temporalClient, input.stream);
     try {
@@ -125,8 +136,8 @@ export function createToolRunner(deps: RunToolDeps) {
         cwd: input.cwd,
         signal: signal ? AbortSignal.any([context.cancellationSignal, signal]) : context.cancellationSignal,
         onProgress: (chunk: string) => {
-          progressTail = (progressTail + chunk).slice(-PROGRESS_TAIL_CHARS);
-          live?.tool({ type: 'tool_progress', toolUseId: input.toolUseId, tail: progressTail.slice(-LIVE_TAIL_CHARS) });
+          progress.tail = (progress.tail + chunk).slice(-PROGRESS_TAIL_CHARS);
+          live?.tool({ type: 'tool_progress', toolUseId: input.toolUseId, tail: progress.tail.slice(-LIVE_TAIL_CHARS) });
         },
         processEnv: mutating ? { [TOOL_USE_MARKER]: input.toolUseId } : undefined,
         access: input.access,
@@ -144,7 +155,6 @@ export function createToolRunner(deps: RunToolDeps) {
       }
       throw error;
     } finally {
-      clearInterval(heartbeat);
       // The output reaches readers before the result does (the workflow publishes that).
       if (context.cancellationSignal.aborted) live?.abandon();
       else await live?.close().catch(() => undefined);
@@ -285,13 +295,6 @@ function checkpointOf(entry: JournalEntry | undefined): { checkpointId?: string 
  */
 async function takeCheckpoint(stateDir: string, input: RunToolInput, context: Context): Promise<CheckpointFields> {
   if (checkpointsDisabled()) return {};
-  // The first checkpoint of a large workspace takes seconds (docs/checkpoints.md): heartbeat through
-  // it, or the heartbeat timeout would retry the call while its checkpoint is still being taken.
-  const beat = context.info.isLocal
-    ? () => {}
-    : () => context.heartbeat({ tool: input.name, summary: toolCallSummary(input.name, input.input), outputTail: '' } satisfies ToolHeartbeatDetails);
-  beat();
-  const heartbeat = setInterval(beat, HEARTBEAT_INTERVAL_MS);
   try {
     const taken = await createCheckpointStore({ stateDir, cwd: input.cwd }).take({
       conversationId: input.conversationId,
@@ -308,8 +311,6 @@ async function takeCheckpoint(stateDir: string, input: RunToolInput, context: Co
       error: error instanceof Error ? error.message : String(error),
     });
     return {};
-  } finally {
-    clearInterval(heartbeat);
   }
 }
 

@@ -159,7 +159,7 @@ describe('durability', () => {
     const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
     expect(result).toMatchObject({ subtype: 'success', result: 'It ran.' });
     const toolResult = harness.model.requests[1].body.messages.at(-1).content[0];
-    expect(toolResult).toMatchObject({ type: 'tool_result', content: 'Tool ran without output or errors' });
+    expect(toolResult, JSON.stringify(toolResult)).toMatchObject({ type: 'tool_result', content: 'Tool ran without output or errors' });
     expect(toolResult.is_error).toBeFalsy();
     expect(await readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).toBe('started\nran\n');
   });
