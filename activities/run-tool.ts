@@ -13,7 +13,8 @@ import type { RunToolInput, RunToolResult } from '../common/activity-types';
 import { concurrencyNeedsFacts, getToolSpec } from '../common/tool-specs';
 import { gatherCallFacts } from './permission-facts/gather';
 import { TOOL_ERROR_FAILURE_TYPE, type ToolErrorDetails, type ToolHeartbeatDetails, toolCallSummary, toolErrorMessage } from '../common/tool-ui';
-import { type RestoreResult, checkpointsDisabled, createCheckpointStore } from './checkpoints/store';
+import { type RestoreResult, createCheckpointStore } from './checkpoints/store';
+import { checkpointBeforeTool } from './checkpoints/before-tool';
 import { findProcessesWithEnvironment } from './shell';
 import { type JournalEntry, ToolJournal, interruptedWriteOutcome, resumption, workspaceStateDir } from './tool-journal';
 import type { ToolExecutionContext, ToolExecutionResult } from './tools';
@@ -105,7 +106,16 @@ export function createToolRunner(deps: RunToolDeps) {
       if (resumed) return resumed;
       // Issue 31: the workspace as it was before the call, durable in the entry before the effect can
       // begin. A retry keeps the first attempt's: by now the workspace may hold part of the effect.
-      const checkpoint = previous?.checkpointId !== undefined ? checkpointFields(previous) : await takeCheckpoint(deps.stateDir, input, context);
+      const checkpoint =
+        previous?.checkpointId !== undefined
+          ? checkpointFields(previous)
+          : ((await checkpointBeforeTool({
+              stateDir: deps.stateDir,
+              cwd: input.cwd,
+              conversationId: input.conversationId,
+              toolUseId: input.toolUseId,
+              tool: input.name,
+            })) ?? {});
       entry = {
         toolUseId: input.toolUseId,
         conversationId: input.conversationId,
@@ -287,31 +297,6 @@ function checkpointFields(entry: JournalEntry): CheckpointFields {
 
 function checkpointOf(entry: JournalEntry | undefined): { checkpointId?: string } {
   return entry?.checkpointId !== undefined ? { checkpointId: entry.checkpointId } : {};
-}
-
-/**
- * Issue 31: a checkpoint of the workspace before a mutating call runs. A failure (no git, a store
- * error) does not fail the tool: it runs without one, and a crash inside it gets today's answer.
- */
-async function takeCheckpoint(stateDir: string, input: RunToolInput, context: Context): Promise<CheckpointFields> {
-  if (checkpointsDisabled()) return {};
-  try {
-    const taken = await createCheckpointStore({ stateDir, cwd: input.cwd }).take({
-      conversationId: input.conversationId,
-      reason: 'before-tool',
-      toolUseId: input.toolUseId,
-    });
-    const complete = taken.skipped.length === 0 && taken.warnings.length === 0;
-    context.log.debug('checkpoint before tool', { toolUseId: input.toolUseId, checkpointId: taken.id, ms: taken.ms, files: taken.files, complete });
-    return { checkpointId: taken.id, checkpointComplete: complete, checkpointMs: taken.ms };
-  } catch (error) {
-    context.log.warn('no checkpoint before the tool call (it runs without one)', {
-      toolUseId: input.toolUseId,
-      tool: input.name,
-      error: error instanceof Error ? error.message : String(error),
-    });
-    return {};
-  }
 }
 
 /**

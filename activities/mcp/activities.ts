@@ -41,7 +41,7 @@ import { SETTING_SOURCES } from '../../common/permissions';
 import { readJsonObjectFile, settingsFiles } from '../settings';
 import { saveMcpApprovals } from './approvals';
 import { McpConnectionManager } from './connections';
-import { checkpointsDisabled, createCheckpointStore } from '../checkpoints/store';
+import { checkpointBeforeTool } from '../checkpoints/before-tool';
 
 /** Claude Code caps a tool's description at 2,048 characters. */
 export const MAX_MCP_DESCRIPTION_CHARS = 2_048;
@@ -280,18 +280,16 @@ export async function callMcpTool(connections: McpConnectionManager, input: Call
     return { ...error(mcpMayHaveRunMessage(input.toolName) + undo), mayHaveRun: true };
   }
   if (input.server.approval !== 'approved') return error(`MCP server "${input.server.name}" is not approved, so ${input.toolName} cannot run.`);
-  if (checkpointId === undefined && stateDir && input.annotations?.readOnlyHint !== true && !checkpointsDisabled()) {
+  if (checkpointId === undefined && stateDir && input.annotations?.readOnlyHint !== true) {
     // What a tool that may change things finds: a checkpoint of the workspace (its files only; the server's own effects are not captured).
-    try {
-      const taken = await createCheckpointStore({ stateDir, cwd: input.cwd }).take({
-        conversationId: input.scope,
-        reason: 'before-tool',
-        toolUseId: `mcp:${input.toolName}`,
-      });
-      checkpointId = taken.id;
-    } catch (failure) {
-      context.log.warn('No workspace checkpoint before an MCP tool call', { tool: input.toolName, error: String(failure) });
-    }
+    const taken = await checkpointBeforeTool({
+      stateDir,
+      cwd: input.cwd,
+      conversationId: input.scope,
+      toolUseId: `mcp:${input.toolName}`,
+      tool: input.toolName,
+    });
+    checkpointId = taken?.checkpointId;
   }
   const beat = () => context.heartbeat(checkpointId ? { checkpointId } : undefined);
   beat();

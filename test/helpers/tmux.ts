@@ -1,5 +1,7 @@
 /** Driving the CLI in a real terminal (tmux), as a person would. Call `killTerminals()` after each test. */
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT } from './harness';
 
 export const tmux = (...args: string[]): string => execFileSync('tmux', args, { encoding: 'utf8' });
 
@@ -25,4 +27,18 @@ export function killTerminals(): void {
       /* already gone */
     }
   }
+}
+
+/** Starts `durable-agent chat <args>` — the installed binary, as a person runs it (issue 19, item 1) — against a test's server and queue in a new detached tmux session. */
+export function startChat(target: { address: string; taskQueue: string }, name: string, ...args: string[]): string {
+  const command = [
+    `TEMPORAL_ADDRESS=${target.address}`,
+    `DURABLE_AGENT_TASK_QUEUE=${target.taskQueue}`,
+    process.execPath,
+    path.join(REPO_ROOT, 'bin', 'durable-agent.js'),
+    'chat',
+    ...args,
+    '; echo "[chat exited $?]"; sleep 600',
+  ].join(' ');
+  return startTerminal(name, command);
 }

@@ -10,8 +10,8 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
-import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
-import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
+import { killTerminals, screen, startChat, tmux } from '../helpers/tmux';
+import { type Harness, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -44,19 +44,6 @@ function respond(request: RecordedRequest): ScriptedTurn {
 
 /** A query's result and status line, then the prompt. */
 const answered = (text: string, words: string) => text.includes(words) && /\$\d+\.\d{4}\]\s*\n> *$/.test(`${text.trimEnd()} `);
-
-function startChat(h: Harness, name: string, ...args: string[]): string {
-  const command = [
-    `TEMPORAL_ADDRESS=${h.address}`,
-    `DURABLE_AGENT_TASK_QUEUE=${h.taskQueue}`,
-    process.execPath,
-    path.join(REPO_ROOT, 'bin', 'durable-agent.js'),
-    'chat',
-    ...args,
-    '; echo "[chat exited $?]"; sleep 600',
-  ].join(' ');
-  return startTerminal(name, command);
-}
 
 describe('/rewind and --fork-session in chat', () => {
   it('lists the prompts, restores files and conversation, and puts the prompt back on the input line to edit and send', async () => {

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { showInvisibleCharacters } from '../../common/visible-text';
 import { type DevServer, startDevServer } from '../../infra/dev-server';
-import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
-import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
+import { killTerminals, screen, startChat, tmux } from '../helpers/tmux';
+import { type Harness, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
 let server: DevServer | undefined;
@@ -36,21 +36,6 @@ async function freePort(): Promise<number> {
 const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
 
 const conversationIdOf = (text: string) => /conversation (\S+) \(rejoin/.exec(text)![1];
-
-/** Starts `durable-agent chat <args>` in a new detached tmux session. */
-function startChat(h: Harness, name: string, ...args: string[]): string {
-  const command = [
-    `TEMPORAL_ADDRESS=${h.address}`,
-    `DURABLE_AGENT_TASK_QUEUE=${h.taskQueue}`,
-    // The installed binary, as a person runs it (issue 19, item 1).
-    process.execPath,
-    path.join(REPO_ROOT, 'bin', 'durable-agent.js'),
-    'chat',
-    ...args,
-    '; echo "[chat exited $?]"; sleep 600',
-  ].join(' ');
-  return startTerminal(name, command);
-}
 
 describe('chat in a terminal', () => {
   it('streams answers, interrupts with Ctrl-C, leaves with Ctrl-D and rejoins', async () => {
