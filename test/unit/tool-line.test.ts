@@ -44,7 +44,7 @@ describe('tool lines', () => {
 
   it("ask's and chat's permission question names the call and previews what it would write", () => {
     const lines = permissionQuestionLines({ toolName: 'Write', input: { file_path: 'notes.txt', content: 'hello\nworld\n' }, reason: 'writes need approval' });
-    expect(lines).toEqual(['⚠ Write(notes.txt) needs permission: writes need approval', '    │ hello', '    │ world']);
+    expect(lines).toEqual(['⚠ Write(notes.txt) needs permission: writes need approval', '    1   hello', '    2   world']);
     expect(toolPreview('Edit', { file_path: 'a', old_string: 'let i = 1;', new_string: 'let i = 0;' })).toEqual(['    - let i = 1;', '    + let i = 0;']);
     expect(toolPreview('Write', { file_path: 'a', content: Array.from({ length: 10 }, (_, i) => `l${i}`).join('\n') })).toHaveLength(7);
   });
