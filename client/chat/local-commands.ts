@@ -15,7 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ConversationClient } from '../api';
-import type { ConversationConfigInput } from '../../common/config';
+import { type ConversationConfigInput, DEFAULT_TASK_QUEUE } from '../../common/config';
 import { BUILT_IN_AGENTS } from '../../common/agents';
 import { HOOK_EVENTS, parseHookSettings } from '../../common/hooks';
 import { SETTING_SOURCES } from '../../common/permissions';
@@ -112,6 +112,10 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
 /** `~/x` for a path under the home directory. */
 function shortPath(file: string, home: string): string {
   return file === home || file.startsWith(`${home}${path.sep}`) ? `~${file.slice(home.length)}` : file;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /** `just now`, `5m ago`, `3h ago`, `2d ago`. */
@@ -212,7 +216,7 @@ async function memory(ctx: LocalCommandContext): Promise<LocalCommandResult> {
   }
   const items = places.map((place) => {
     const read = loaded.files.find((file) => file.path === place.file);
-    const state = read ? `${read.content.split('\n').length} lines` : existsSync(place.file) ? 'empty' : 'not created yet';
+    const state = read ? plural(read.content.split('\n').length, 'line') : existsSync(place.file) ? 'empty' : 'not created yet';
     return { label: `${place.label}: ${shortPath(place.file, home)}`, value: place.file, hint: `${state} —${memoryDescription(place.type)}` };
   });
   const editor = envOf(ctx).VISUAL || envOf(ctx).EDITOR;
@@ -319,7 +323,11 @@ async function config(ctx: LocalCommandContext): Promise<LocalCommandResult> {
   const lines: string[] = [`Settings of ${ctx.conversationId}:`];
   const row = (name: string, value: string, from: string) => lines.push(`  ${name.padEnd(18)} ${value}  — ${from}`);
   row('workspace', ctx.cwd, 'where the chat started');
-  row('task queue', ctx.taskQueue, env.DURABLE_AGENT_TASK_QUEUE ? 'DURABLE_AGENT_TASK_QUEUE' : 'default');
+  row(
+    'task queue',
+    ctx.taskQueue,
+    env.DURABLE_AGENT_TASK_QUEUE ? 'DURABLE_AGENT_TASK_QUEUE' : ctx.taskQueue === DEFAULT_TASK_QUEUE ? 'default' : "the chat's connection",
+  );
   row('Temporal server', temporalAddress(env), env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : 'the Temporal config, else the default');
   const model = status?.currentModel ?? ctx.config.model;
   row('model', model ?? '(the default)', status?.currentModel ? 'the conversation (/model changes it)' : ctx.config.model ? '--model' : 'default');
