@@ -59,56 +59,49 @@ function characterWidth(character: string): number {
 
 /**
  * One line wrapped at `width` columns between words, styles kept: each continuation starts with
- * `hang` (the indent it lines up under). A word longer than the room is cut, as a terminal would.
+ * `hang` (the indent it lines up under). A word is what lies between spaces, styles inside it
+ * included (`(` + colour + `https://…` stays whole); one longer than the room is cut, as a
+ * terminal would.
  */
 export function wrapStyledLine(line: string, width: number, hang = ''): string[] {
   if (!Number.isFinite(width) || visibleWidth(line) <= width) return [line];
   const room = Math.max(10, width);
-  const tokens = line.match(/\u001b\[[0-9;]*m|\u001b\]8;[^\u0007\u001b]*(?:\u0007|\u001b\\)| +|[^ \u001b]+|\u001b/g) ?? [];
+  const hangWidth = visibleWidth(hang);
   const lines: string[] = [];
   let current = '';
   let columns = 0;
+  /** Spaces seen since the last word: written only when a word follows on the same line. */
+  let spaces = '';
   const breakLine = () => {
-    lines.push(current.replace(/ +((?:\u001b\[[0-9;]*m)*)$/, '$1'));
+    lines.push(current);
     current = hang;
-    columns = visibleWidth(hang);
+    columns = hangWidth;
   };
-  for (const token of tokens) {
-    if (token.startsWith('\u001b')) {
-      current += token;
-      continue;
-    }
-    let size = visibleWidth(token);
+  for (const token of line.match(/ +|[^ ]+/g) ?? []) {
     if (token.startsWith(' ')) {
-      if (columns + size > room) breakLine();
-      else {
-        current += token;
-        columns += size;
-      }
+      spaces += token;
       continue;
     }
-    if (columns + size > room && columns > visibleWidth(hang)) breakLine();
-    let word = token;
-    // A word wider than a whole line: cut it where the line ends.
-    while (columns + size > room) {
-      let taken = '';
-      let takenWidth = 0;
-      for (const character of word) {
-        const characterColumns = characterWidth(character);
-        if (columns + takenWidth + characterColumns > room) break;
-        taken += character;
-        takenWidth += characterColumns;
-      }
-      if (taken === '') break;
-      current += taken;
-      word = word.slice(taken.length);
-      size = visibleWidth(word);
-      breakLine();
+    const size = visibleWidth(token);
+    if (columns > hangWidth && columns + spaces.length + size > room) breakLine();
+    else {
+      current += spaces;
+      columns += spaces.length;
     }
-    current += word;
-    columns += size;
+    spaces = '';
+    if (columns + size <= room) {
+      current += token;
+      columns += size;
+      continue;
+    }
+    // A word wider than the room: cut where each line ends (styles are never cut).
+    for (const piece of token.match(/\u001b\[[0-9;]*m|\u001b\]8;[^\u0007\u001b]*(?:\u0007|\u001b\\)|[\s\S]/gu) ?? []) {
+      const pieceWidth = piece.startsWith('\u001b') ? 0 : characterWidth(piece);
+      if (pieceWidth > 0 && columns + pieceWidth > room && columns > hangWidth) breakLine();
+      current += piece;
+      columns += pieceWidth;
+    }
   }
-  if (stripStyles(current) !== hang || lines.length === 0) lines.push(current);
-  else if (current !== hang) lines[lines.length - 1] += current.slice(hang.length);
+  lines.push(current);
   return lines;
 }

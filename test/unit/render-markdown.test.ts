@@ -1,7 +1,7 @@
 /** Markdown for the terminal (client/render/markdown.ts): marked + marked-terminal, word-wrapped, safe on partial input. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadMarkdownRenderer, renderMarkdown } from '../../client/render/markdown';
-import { stripStyles, visibleWidth } from '../../client/render/terminal-text';
+import { stripStyles, visibleWidth, wrapStyledLine } from '../../client/render/terminal-text';
 
 // Colours on (supports-color reads this when the libraries load, below), whatever runs the tests.
 process.env.FORCE_COLOR = '1';
@@ -98,5 +98,16 @@ describe('renderMarkdown', () => {
     } finally {
       delete process.env.NO_COLOR;
     }
+  });
+});
+
+describe('wrapStyledLine', () => {
+  it('breaks between words only, a styled word kept whole, continuations under the hang', () => {
+    const line = `see the docs (\u001b[34mhttps://example.com/docs\u001b[39m) for more`;
+    expect(wrapStyledLine(line, 30).map(stripStyles)).toEqual(['see the docs', '(https://example.com/docs) for', 'more']);
+    expect(wrapStyledLine('  * one two three four five', 14, '    ')).toEqual(['  * one two', '    three four', '    five']);
+    expect(wrapStyledLine('short', 40)).toEqual(['short']);
+    // A word longer than the room is cut where the line ends.
+    expect(wrapStyledLine('x'.repeat(25), 10)).toEqual(['x'.repeat(10), 'x'.repeat(10), 'x'.repeat(5)]);
   });
 });
