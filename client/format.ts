@@ -2,28 +2,14 @@
  * Human-readable rendering of conversation events and status for the terminal.
  */
 import type { ResultMessage } from '../common/result';
-import { toolArgument, toolCallLine, toolResultLine } from './tool-line';
+import { type ToolCall, toolArgument, toolCallLine, toolResultLine } from './tool-line';
 import type { CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../workflows/definitions';
 import { formatUsd } from '../common/money';
 import { shorten } from '../common/cut-text';
 import { describeTaskNotification } from './task-notification';
 
-/**
- * Text from the model, files or tools made safe for a terminal: escape sequences (colours, cursor
- * moves, OSC window titles and hyperlinks) and other control characters are removed, newlines and
- * tabs kept. Raw, they could rewrite the screen or the terminal's title (issue 12, item 10).
- */
-export function sanitizeForTerminal(text: string): string {
-  return (
-    text
-      // CSI (ESC [ … final byte), OSC (ESC ] … BEL or ESC \), then other two-character escapes.
-      .replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '')
-      .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
-      .replace(/\u001b[@-_]?/g, '')
-      .replace(/\r\n/g, '\n')
-      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '')
-  );
-}
+/** Where it lives now (client/render/terminal-text.ts); imported from here by most views. */
+export { sanitizeForTerminal } from './render/terminal-text';
 
 /**
  * The columns of the terminal `stream` writes to, for wrapping what a person approves; Infinity
@@ -59,8 +45,12 @@ export function formatCompactionOutcome(outcome: CompactionOutcome): string {
   return `Compacted: ${tokensBeforeAfter(outcome.preTokens, outcome.postTokens)}${summarized}`;
 }
 
-/** One event as terminal lines, or undefined for events people need not see. */
-export function formatEvent(event: ConversationEvent): string | undefined {
+/**
+ * One event as terminal lines, or undefined for events people need not see. `calls`: kept by the
+ * caller across events, so a tool's result is told in Claude Code's words (`Read 11 lines`): the
+ * calls of assistant messages go in, their results take them out.
+ */
+export function formatEvent(event: ConversationEvent, calls?: Map<string, ToolCall>): string | undefined {
   const message = event.message;
   switch (message.type) {
     case 'user_input':
@@ -70,7 +60,10 @@ export function formatEvent(event: ConversationEvent): string | undefined {
       const lines: string[] = [];
       for (const block of message.message.content) {
         if (block.type === 'text' && block.text.trim()) lines.push(block.text.trim());
-        if (block.type === 'tool_use') lines.push(toolCallLine(block.name, toolArgument(block.name, block.input)));
+        if (block.type === 'tool_use') {
+          lines.push(toolCallLine(block.name, toolArgument(block.name, block.input)));
+          calls?.set(block.id, { name: block.name, input: block.input });
+        }
       }
       return lines.length > 0 ? lines.join('\n') : undefined;
     }
@@ -83,9 +76,12 @@ export function formatEvent(event: ConversationEvent): string | undefined {
       if (typeof message.message.content === 'string') return message.isMeta ? `  (${firstLine(message.message.content)})` : undefined;
       const lines = message.message.content
         .filter((block) => block.type === 'tool_result')
-        .map((block) =>
-          toolResultLine(typeof block.content === 'string' ? block.content : block.content.map((part) => part.text).join(''), block.is_error === true),
-        );
+        .map((block) => {
+          const call = calls?.get(block.tool_use_id);
+          calls?.delete(block.tool_use_id);
+          const text = typeof block.content === 'string' ? block.content : block.content.map((part) => part.text).join('');
+          return toolResultLine(text, block.is_error === true, undefined, call);
+        });
       return lines.length > 0 ? lines.join('\n') : undefined;
     }
     case 'compact_boundary':

@@ -1,14 +1,18 @@
 /**
  * One tool-line format for every view (issue 19, item 7), Claude Code's: `● Tool(argument)` for
  * the call and `  ⎿  result` under it — in chat, `--follow`, `npm start`, transcripts and the
- * permission questions of `ask` and `chat` (which also preview what a Write or Edit would change).
+ * permission questions of `ask` and `chat` (which also show the diff a Write or Edit would make),
+ * and under a call what it did, in Claude Code's words (`Read 11 lines`).
  */
 import { getToolSpec } from '../common/tool-specs';
 import { inputFields } from '../common/tool-ui';
 import { oneLine, shorten } from '../common/cut-text';
 import { showInvisibleCharacters, wrapLine } from '../common/visible-text';
+import { renderToolDiff, toolLineChanges } from './render/diff';
 
 const ARGUMENT_LENGTH = 100;
+/** Diff lines a permission question shows before `… N more lines`. */
+const APPROVAL_PREVIEW_LINES = 20;
 
 /**
  * The argument from a tool's own summary (`Write notes.txt`, `Bash: ls`, `Agent (Explore): find
@@ -38,29 +42,110 @@ export function toolCallLine(name: string, argument: string): string {
   return `● ${name}(${argument})`;
 }
 
-/** `  ⎿  first line (+N lines)`, `  ⎿  Error: …` for a failed call. */
-export function toolResultLine(text: string, isError: boolean, max = 120): string {
+/** A call whose result is shown: its tool's name and input (the model's, untrusted). */
+export interface ToolCall {
+  readonly name: string;
+  readonly input: unknown;
+}
+
+/** Output lines a Bash result shows under its call before `… +N lines`. */
+const BASH_LINES_SHOWN = 3;
+
+/**
+ * `  ⎿  Read 11 lines`: the result under its call. With `call`, Claude Code's summary of what
+ * the tool did ({@link toolResultSummary}); without, or for a tool it has none for, the result's
+ * first line (`(+N lines)`); `  ⎿  Error: …` for a failed call.
+ */
+export function toolResultLine(text: string, isError: boolean, max = 120, call?: ToolCall): string {
+  const summary = call && !isError ? toolResultSummary(call.name, call.input, text, max) : undefined;
+  if (summary !== undefined) {
+    const [first, ...rest] = summary.split('\n');
+    return [`  ⎿  ${first}`, ...rest.map((line) => `     ${line}`)].join('\n');
+  }
   const lines = text.replace(/\s+$/, '').split('\n');
   const first = lines.find((line) => line.trim() !== '') ?? '';
   const shown = shorten(first, max);
   return `  ⎿  ${isError ? 'Error: ' : ''}${shown}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}`;
 }
 
-/** What a call would do, a few lines a person can judge before allowing it (Write's content, Edit's change; a command: {@link approvalView}). */
-export function toolPreview(name: string, input: unknown, maxLines = 6): string[] {
-  const record = (input ?? {}) as Record<string, unknown>;
-  const clip = (text: string, prefix: string) => {
-    const lines = text.replace(/\n$/, '').split('\n');
-    const shown = lines.slice(0, maxLines).map((line) => `    ${prefix}${shorten(line, 150)}`);
-    if (lines.length > maxLines) shown.push(`    … ${lines.length - maxLines} more lines`);
-    return shown;
-  };
-  const fields = getToolSpec(name)?.approvalPreview ?? [];
-  if (!fields.every(({ field }) => typeof record[field] === 'string')) return [];
-  return fields.flatMap(({ field, mark, empty }) => {
-    const text = record[field] as string;
-    return text === '' && empty !== undefined ? [`    ${empty}`] : clip(text, mark);
-  });
+/**
+ * What a call that succeeded did, in Claude Code's words: `Read 11 lines`, `Updated x.ts with 1
+ * addition and 1 removal`, `Wrote 3 lines to x.ts`, `Found 4 files`, `Found 12 lines`, a Bash
+ * command's first output lines (`… +N lines`); undefined for a tool without such a summary (its
+ * first line is shown). `content`: the result the model got. Lines may be several (Bash).
+ */
+export function toolResultSummary(name: string, input: unknown, content: string, max = 120): string | undefined {
+  const record = (input !== null && typeof input === 'object' ? input : {}) as Record<string, unknown>;
+  const path = typeof record.file_path === 'string' ? oneLine(record.file_path, max) : undefined;
+  const body = content.replace(/\n*<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, '\n').replace(/\s+$/, '');
+  const lines = body === '' ? [] : body.split('\n');
+  switch (name) {
+    case 'Read': {
+      if (lines.length === 0) return 'Read 0 lines (the file is empty or the range is past its end)';
+      const cells = lines.filter((line) => /^<cell id="/.test(line)).length;
+      if (cells > 0) return `Read ${count(cells, 'cell')}`;
+      return `Read ${count(lines.filter((line) => /^\s*\d+\t/.test(line)).length || lines.length, 'line')}`;
+    }
+    case 'Edit': {
+      const changes = toolLineChanges(name, input);
+      if (!changes || path === undefined) return undefined;
+      return `Updated ${path} with ${changesInWords(changes.added, changes.removed)}`;
+    }
+    case 'Write': {
+      const text = typeof record.content === 'string' ? record.content : undefined;
+      if (text === undefined || path === undefined) return undefined;
+      return `Wrote ${count(text === '' ? 0 : text.replace(/\n$/, '').split('\n').length, 'line')} to ${path}`;
+    }
+    case 'Glob': {
+      if (/^No files found/.test(body)) return 'Found 0 files';
+      const truncated = /showing \d+ of (\d+) files/.exec(body);
+      const files = lines.filter((line) => line.trim() !== '' && !line.startsWith('(Results are truncated'));
+      return `Found ${count(truncated ? Number(truncated[1]) : files.length, 'file')}`;
+    }
+    case 'Grep': {
+      if (/^No (matches|files) found/.test(body)) return record.output_mode === 'content' ? 'Found 0 lines' : 'Found 0 files';
+      const files = /^Found (\d+) files?/.exec(body);
+      if (files) return `Found ${count(Number(files[1]), 'file')}`;
+      const occurrences = /Found (\d+) total occurrences? across (\d+) files?/.exec(body);
+      if (occurrences) return `Found ${count(Number(occurrences[1]), 'match', 'matches')} in ${count(Number(occurrences[2]), 'file')}`;
+      return `Found ${count(lines.filter((line) => line !== '--' && !/^\[(more lines follow|results truncated)/.test(line)).length, 'line')}`;
+    }
+    case 'Bash': {
+      const output = lines.filter((line, index) => index > 0 || line.trim() !== '');
+      if (output.length === 0) return '(No content)';
+      const shown = output.slice(0, BASH_LINES_SHOWN).map((line) => shorten(line, max));
+      return [...shown, ...(output.length > shown.length ? [`… +${output.length - shown.length} lines`] : [])].join('\n');
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** `1 addition and 1 removal`, `3 additions`, `2 removals`, `no changes`. */
+function changesInWords(added: number, removed: number): string {
+  const parts = [...(added > 0 ? [count(added, 'addition')] : []), ...(removed > 0 ? [count(removed, 'removal')] : [])];
+  return parts.length === 0 ? 'no changes' : parts.join(' and ');
+}
+
+function count(value: number, noun: string, plural = `${noun}s`): string {
+  return `${value} ${value === 1 ? noun : plural}`;
+}
+
+/**
+ * What a call would do, a few lines a person can judge before allowing it: the diff of an Edit,
+ * Write or NotebookEdit (client/render/diff.ts), each line behind `    `; none for other tools
+ * (a command: {@link approvalView}). `options.previous`: the file's text, when known.
+ */
+export function toolPreview(
+  name: string,
+  input: unknown,
+  maxLines = 6,
+  options: { width?: number; color?: boolean; previous?: string; indent?: string } = {},
+): string[] {
+  const indent = options.indent ?? '    ';
+  const width = options.width === undefined ? Number.POSITIVE_INFINITY : options.width - indent.length;
+  const diff = renderToolDiff(name, input, width, options.previous, { color: options.color ?? false, maxLines });
+  return diff === undefined ? [] : diff.split('\n').map((line) => `${indent}${line}`);
 }
 
 /**
@@ -71,7 +156,7 @@ export function toolPreview(name: string, input: unknown, maxLines = 6): string[
  * and a wrap on the screen look different. Other calls: their summary, uncut, and the preview of
  * what they would write.
  */
-export function approvalView(name: string, input: unknown, width: number, indent = '    '): { call: string; lines: string[] } {
+export function approvalView(name: string, input: unknown, width: number, indent = '    ', color = false): { call: string; lines: string[] } {
   const commandField = getToolSpec(name)?.shellCommandField;
   const command = commandField === undefined ? undefined : ((input ?? {}) as Record<string, unknown>)[commandField];
   if (typeof command === 'string') {
@@ -86,7 +171,9 @@ export function approvalView(name: string, input: unknown, width: number, indent
   const preview = toolPreview(
     name,
     mapStrings(input, (text) => showInvisibleCharacters(text)),
-  ).map((line) => line.replace(/^ {4}/, indent));
+    APPROVAL_PREVIEW_LINES,
+    { width, color, indent },
+  );
   return { call: `${name}(${argument})`, lines: preview };
 }
 

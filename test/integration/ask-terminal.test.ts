@@ -49,7 +49,7 @@ describe('ask in a terminal', () => {
       (text) => /Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '),
       90_000,
     );
-    expect(asked).toMatch(/⚠ Write\(hello\.txt\) needs permission: [^\n]+\n {4}│ first line\n {4}│ second line\n[^\n]*Allow\?/);
+    expect(asked).toMatch(/⚠ Write\(hello\.txt\) needs permission: [^\n]+\n {4}1 {3}first line\n {4}2 {3}second line\n[^\n]*Allow\?/);
     expect(asked).not.toContain('{"file_path"');
     tmux('send-keys', '-t', session, 'y', 'Enter');
     await eventually(

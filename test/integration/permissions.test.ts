@@ -95,7 +95,7 @@ describe('durable approvals', () => {
     });
 
     const approved = await cli('approve', conversationId, 'toolu_write_1');
-    expect(approved).toMatchObject({ code: 0, out: 'Write toolu_write_1 allowed\n  Write(approved.txt)\n    │ yes\n' });
+    expect(approved).toMatchObject({ code: 0, out: 'Write toolu_write_1 allowed\n  Write(approved.txt)\n    1   yes\n' });
     const duplicate = await harness.api.decidePermission(conversationId, { toolUseId: 'toolu_write_1', behavior: 'deny', message: 'changed my mind' });
     expect(duplicate).toMatchObject({ toolUseId: 'toolu_write_1', behavior: 'allow', decidedBy: 'user' });
 

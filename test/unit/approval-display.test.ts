@@ -131,7 +131,7 @@ describe('the approval shows what is approved', () => {
     const view = approvalView('Write', { file_path: longPath, content: `line one\nx${ESC}[2Ky` }, 80);
     expect(view.call).toBe(`Write(${showInvisibleCharacters(longPath)})`);
     expect(view.call).not.toContain('…');
-    expect(view.lines).toEqual(['    │ line one', '    │ x⟨U+001B⟩[2Ky']);
+    expect(view.lines).toEqual(['    1   line one', '    2   x⟨U+001B⟩[2Ky']);
     expect(approvalView('mcp__github__create_issue', { title: `a${'\u200B'}b`, body: 'text' }, 80).call).toBe(
       'mcp__github__create_issue(title: a⟨U+200B⟩b, body: text)',
     );

@@ -90,10 +90,10 @@ describe('tool specs registry', () => {
     expect(ruleForAlways('Read', { file_path: 'src/a.ts' }, '/w')).toBe('Read(//w/src/**)');
   });
 
-  it('previews what a call would write from the fields its spec names', () => {
+  it('previews what a call would write as a diff (client/render/diff.ts)', () => {
     expect(toolPreview('Write', { file_path: 'a', content: '' })).toEqual(['    (an empty file)']);
-    expect(toolPreview('Write', { file_path: 'a', content: 'one\ntwo\n' })).toEqual(['    │ one', '    │ two']);
-    expect(toolPreview('Edit', { file_path: 'a', old_string: '', new_string: 'x' })).toEqual(['    - ', '    + x']);
+    expect(toolPreview('Write', { file_path: 'a', content: 'one\ntwo\n' })).toEqual(['    1   one', '    2   two']);
+    expect(toolPreview('Edit', { file_path: 'a', old_string: '', new_string: 'x' })).toEqual(['    + x']);
     expect(toolPreview('Edit', { file_path: 'a', old_string: 'x' })).toEqual([]);
     expect(toolPreview('Bash', { command: 'ls' })).toEqual([]);
   });
