@@ -5,6 +5,7 @@
  * and under a call what it did, in Claude Code's words (`Read 11 lines`).
  */
 import { getToolSpec } from '../common/tool-specs';
+import { countOf } from '../common/tool-spec';
 import { inputFields } from '../common/tool-ui';
 import { oneLine, shorten } from '../common/cut-text';
 import { showInvisibleCharacters, wrapLine } from '../common/visible-text';
@@ -48,13 +49,10 @@ export interface ToolCall {
   readonly input: unknown;
 }
 
-/** Output lines a Bash result shows under its call before `… +N lines`. */
-const BASH_LINES_SHOWN = 3;
-
 /**
- * `  ⎿  Read 11 lines`: the result under its call. With `call`, Claude Code's summary of what
- * the tool did ({@link toolResultSummary}); without, or for a tool it has none for, the result's
- * first line (`(+N lines)`); `  ⎿  Error: …` for a failed call.
+ * `  ⎿  Read 11 lines`: the result under its call. With `call`, what the tool did in Claude
+ * Code's words ({@link toolResultSummary}); without, or for a tool that has no such words, the
+ * result's first line (`(+N lines)`); `  ⎿  Error: …` for a failed call.
  */
 export function toolResultLine(text: string, isError: boolean, max = 120, call?: ToolCall): string {
   const summary = call && !isError ? toolResultSummary(call.name, call.input, text, max) : undefined;
@@ -69,66 +67,42 @@ export function toolResultLine(text: string, isError: boolean, max = 120, call?:
 }
 
 /**
- * What a call that succeeded did, in Claude Code's words: `Read 11 lines`, `Updated x.ts with 1
- * addition and 1 removal`, `Wrote 3 lines to x.ts`, `Found 4 files`, `Found 12 lines`, a Bash
- * command's first output lines (`… +N lines`); undefined for a tool without such a summary (its
- * first line is shown). `content`: the result the model got. Lines may be several (Bash).
+ * What a call that succeeded did, from its tool's descriptor: its `describeResult` of the result
+ * the model got (`Read 11 lines`, `Found 4 files`, a command's first output lines), else for a
+ * file change its diff's count (`Updated x.ts with 1 addition and 1 removal`, `Wrote 3 lines to
+ * x.ts`); undefined for a tool without either (its first line is shown). Each line at most `max`.
  */
 export function toolResultSummary(name: string, input: unknown, content: string, max = 120): string | undefined {
-  const record = (input !== null && typeof input === 'object' ? input : {}) as Record<string, unknown>;
-  const path = typeof record.file_path === 'string' ? oneLine(record.file_path, max) : undefined;
+  const spec = getToolSpec(name);
+  const parsed = spec?.inputSchema.safeParse(input);
+  if (!spec || !parsed?.success) return undefined;
   const body = content.replace(/\n*<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, '\n').replace(/\s+$/, '');
-  const lines = body === '' ? [] : body.split('\n');
-  switch (name) {
-    case 'Read': {
-      if (lines.length === 0) return 'Read 0 lines (the file is empty or the range is past its end)';
-      const cells = lines.filter((line) => /^<cell id="/.test(line)).length;
-      if (cells > 0) return `Read ${count(cells, 'cell')}`;
-      return `Read ${count(lines.filter((line) => /^\s*\d+\t/.test(line)).length || lines.length, 'line')}`;
+  try {
+    const described = spec.describeResult?.(parsed.data, body);
+    if (described !== undefined)
+      return described
+        .split('\n')
+        .map((line) => shorten(line, max))
+        .join('\n');
+    const change = spec.changePreview?.(parsed.data);
+    const pathValue = spec.fileAccess ? (parsed.data as Record<string, unknown>)[spec.fileAccess.pathField] : undefined;
+    if (!change || typeof pathValue !== 'string') return undefined;
+    const path = oneLine(pathValue, max);
+    if (change.kind === 'write') {
+      return `Wrote ${countOf(change.content === '' ? 0 : change.content.replace(/\n$/, '').split('\n').length, 'line')} to ${path}`;
     }
-    case 'Edit': {
-      const changes = toolLineChanges(name, input);
-      if (!changes || path === undefined) return undefined;
-      return `Updated ${path} with ${changesInWords(changes.added, changes.removed)}`;
-    }
-    case 'Write': {
-      const text = typeof record.content === 'string' ? record.content : undefined;
-      if (text === undefined || path === undefined) return undefined;
-      return `Wrote ${count(text === '' ? 0 : text.replace(/\n$/, '').split('\n').length, 'line')} to ${path}`;
-    }
-    case 'Glob': {
-      if (/^No files found/.test(body)) return 'Found 0 files';
-      const truncated = /showing \d+ of (\d+) files/.exec(body);
-      const files = lines.filter((line) => line.trim() !== '' && !line.startsWith('(Results are truncated'));
-      return `Found ${count(truncated ? Number(truncated[1]) : files.length, 'file')}`;
-    }
-    case 'Grep': {
-      if (/^No (matches|files) found/.test(body)) return record.output_mode === 'content' ? 'Found 0 lines' : 'Found 0 files';
-      const files = /^Found (\d+) files?/.exec(body);
-      if (files) return `Found ${count(Number(files[1]), 'file')}`;
-      const occurrences = /Found (\d+) total occurrences? across (\d+) files?/.exec(body);
-      if (occurrences) return `Found ${count(Number(occurrences[1]), 'match', 'matches')} in ${count(Number(occurrences[2]), 'file')}`;
-      return `Found ${count(lines.filter((line) => line !== '--' && !/^\[(more lines follow|results truncated)/.test(line)).length, 'line')}`;
-    }
-    case 'Bash': {
-      const output = lines.filter((line, index) => index > 0 || line.trim() !== '');
-      if (output.length === 0) return '(No content)';
-      const shown = output.slice(0, BASH_LINES_SHOWN).map((line) => shorten(line, max));
-      return [...shown, ...(output.length > shown.length ? [`… +${output.length - shown.length} lines`] : [])].join('\n');
-    }
-    default:
-      return undefined;
+    if (change.kind !== 'edit') return undefined;
+    const changes = toolLineChanges(name, input);
+    return changes && `Updated ${path} with ${changesInWords(changes.added, changes.removed)}`;
+  } catch {
+    return undefined;
   }
 }
 
 /** `1 addition and 1 removal`, `3 additions`, `2 removals`, `no changes`. */
 function changesInWords(added: number, removed: number): string {
-  const parts = [...(added > 0 ? [count(added, 'addition')] : []), ...(removed > 0 ? [count(removed, 'removal')] : [])];
+  const parts = [...(added > 0 ? [countOf(added, 'addition')] : []), ...(removed > 0 ? [countOf(removed, 'removal')] : [])];
   return parts.length === 0 ? 'no changes' : parts.join(' and ');
-}
-
-function count(value: number, noun: string, plural = `${noun}s`): string {
-  return `${value} ${value === 1 ? noun : plural}`;
 }
 
 /**

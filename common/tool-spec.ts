@@ -48,10 +48,17 @@ export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
    */
   readonly localActivity?: boolean;
   /**
-   * Input fields a person sees whole (clipped to a few lines) before allowing a call, each line
-   * behind `mark`; `empty`: the line shown instead when the field is the empty string.
+   * What the call would change in its file, for the diff a person judges before allowing it
+   * (client/render/diff.ts) and the line that says what it did (`Updated x.ts with 1 addition`,
+   * `Wrote 3 lines to x.ts`; client/tool-line.ts).
    */
-  readonly approvalPreview?: readonly { readonly field: string; readonly mark: string; readonly empty?: string }[];
+  changePreview?(input: z.infer<Schema>): ChangePreview;
+  /**
+   * What a call that succeeded did, in Claude Code's words (`Read 11 lines`, `Found 4 files`),
+   * from the result the model got; several lines at most a few. Unset (or undefined): a tool with
+   * a `changePreview` is told by its diff, any other by its result's first line.
+   */
+  describeResult?(input: z.infer<Schema>, content: string): string | undefined;
   /**
    * A tool that changes one file (its `fileAccess` path, access `write`) by a pure edit of its text:
    * the activity side reads the file where the tool acts (the AccessGuard's checks), hands its text
@@ -62,6 +69,21 @@ export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
   editFile?(input: z.infer<Schema>, text: string | undefined, context: { readonly filePath: string; newId(): string }): FileEdit;
   /** A file format the tool edits, and how Read shows such a file (NotebookEdit: a `.ipynb` as its cells). */
   readonly fileFormat?: FileFormat;
+}
+
+/**
+ * A file change as a person sees it: `edit` replaces `oldText` by `newText` in the file (each
+ * occurrence with `replaceAll`); `write` makes `content` the file's whole text; `lines`: lines
+ * added or removed that are not numbered lines of the file (a notebook cell).
+ */
+export type ChangePreview =
+  | { readonly kind: 'edit'; readonly oldText: string; readonly newText: string; readonly replaceAll: boolean }
+  | { readonly kind: 'write'; readonly content: string }
+  | { readonly kind: 'lines'; readonly added?: string; readonly removed?: string };
+
+/** `1 line`, `3 lines`: a count and its noun, for result descriptions. */
+export function countOf(value: number, noun: string, plural = `${noun}s`): string {
+  return `${value} ${value === 1 ? noun : plural}`;
 }
 
 /** What `editFile` decided: the file's new text and the call's result, or why nothing changes (an error result). */

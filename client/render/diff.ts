@@ -1,5 +1,6 @@
 /**
- * What an Edit, Write or NotebookEdit changes, as a colour diff (issue 32, item 2) on jsdiff: a
+ * What a file-changing tool call would change (its descriptor's `changePreview`: Edit, Write,
+ * NotebookEdit), as a colour diff (issue 32, item 2) on jsdiff: a
  * removed line red behind `-`, an added one green behind `+`, context plain, with line numbers
  * when the file's text is known (Claude Code's look). The one preview of a file change: the
  * permission questions (client/tool-line.ts approvalView) and the chat's tool lines use it.
@@ -8,9 +9,7 @@
  * control characters are removed (client/render/terminal-text.ts).
  */
 import { structuredPatch } from 'diff';
-import { editInputSchema } from '../../common/tools/edit';
-import { notebookEditInputSchema } from '../../common/tools/notebook-edit';
-import { writeInputSchema } from '../../common/tools/write';
+import { getToolSpec } from '../../common/tool-specs';
 import { colorWanted, sanitizeForTerminal, wrapStyledLine } from './terminal-text';
 
 export interface DiffOptions {
@@ -63,38 +62,33 @@ export function toolLineChanges(toolName: string, input: unknown, previous?: str
 }
 
 function diffRows(toolName: string, input: unknown, previous: string | undefined, context: number): Row[] | undefined {
+  const spec = getToolSpec(toolName);
+  const parsed = spec?.inputSchema.safeParse(input);
+  const change = spec?.changePreview && parsed?.success ? spec.changePreview(parsed.data) : undefined;
+  if (!change) return undefined;
   const before = previous === undefined ? undefined : clean(previous);
-  switch (toolName) {
-    case 'Edit': {
-      const parsed = editInputSchema.safeParse(input);
-      if (!parsed.success) return undefined;
-      const { old_string, new_string, replace_all } = parsed.data;
-      const oldText = clean(old_string);
-      const newText = clean(new_string);
+  switch (change.kind) {
+    case 'edit': {
+      const oldText = clean(change.oldText);
+      const newText = clean(change.newText);
       if (before !== undefined && (oldText === '' ? before === '' : before.includes(oldText))) {
-        const after = oldText === '' ? newText : replace_all ? before.split(oldText).join(newText) : before.replace(oldText, () => newText);
+        const after = oldText === '' ? newText : change.replaceAll ? before.split(oldText).join(newText) : before.replace(oldText, () => newText);
         return patchRows(before, after, context, true);
       }
       return patchRows(oldText, newText, Number.MAX_SAFE_INTEGER, false);
     }
-    case 'Write': {
-      const parsed = writeInputSchema.safeParse(input);
-      if (!parsed.success) return undefined;
-      const content = clean(parsed.data.content);
+    case 'write': {
+      const content = clean(change.content);
       if (before !== undefined && before !== '') return patchRows(before, content, context, true);
       if (content === '') return [{ kind: '…', text: '(an empty file)' }];
       // A new file (or one whose text we do not know): its lines, numbered; added when known to be new.
       return splitLines(content).map((text, index) => ({ kind: before === '' ? '+' : ' ', text, line: index + 1 }));
     }
-    case 'NotebookEdit': {
-      const parsed = notebookEditInputSchema.safeParse(input);
-      if (!parsed.success) return undefined;
-      const { edit_mode, cell_id, new_source } = parsed.data;
-      if (edit_mode === 'delete') return [{ kind: '-', text: `cell ${clean(cell_id ?? '')}` }];
-      return splitLines(clean(new_source)).map((text) => ({ kind: '+', text }));
-    }
-    default:
-      return undefined;
+    case 'lines':
+      return [
+        ...(change.removed === undefined ? [] : splitLines(clean(change.removed)).map((text) => ({ kind: '-' as const, text }))),
+        ...(change.added === undefined ? [] : splitLines(clean(change.added)).map((text) => ({ kind: '+' as const, text }))),
+      ];
   }
 }
 

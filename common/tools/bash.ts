@@ -34,6 +34,9 @@ export const bashInputSchema = z.strictObject({
 
 export type BashInput = z.infer<typeof bashInputSchema>;
 
+/** Output lines a Bash result shows under its call before `… +N lines`. */
+const BASH_LINES_SHOWN = 3;
+
 export const bashToolSpec = defineTool({
   name: 'Bash',
   description: `Executes a given bash command with an optional timeout, in the conversation's working directory.
@@ -63,6 +66,13 @@ Usage notes:
   shellCommandField: 'command',
   microCompactable: true,
   summarize: (input) => `Bash${input.run_in_background === true ? ' (background)' : ''}: ${oneLine(input.command, SUMMARY_COMMAND_LENGTH)}`,
+  // The first output lines, then `… +N lines` (Claude Code's look).
+  describeResult: (_input, content) => {
+    const output = (content === '' ? [] : content.split('\n')).filter((line, index) => index > 0 || line.trim() !== '');
+    if (output.length === 0) return '(No content)';
+    const shown = output.slice(0, BASH_LINES_SHOWN);
+    return [...shown, ...(output.length > shown.length ? [`… +${output.length - shown.length} lines`] : [])].join('\n');
+  },
 });
 
 /** Programs whose exit code 1 is an answer, not a failure (Claude Code's command semantics). */

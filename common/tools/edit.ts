@@ -30,9 +30,6 @@ Usage:
   maxResultSizeChars: 10_000,
   fileAccess: { access: 'write', pathField: 'file_path', target: 'file' },
   microCompactable: true,
-  approvalPreview: [
-    { field: 'old_string', mark: '- ' },
-    { field: 'new_string', mark: '+ ' },
-  ],
+  changePreview: (input) => ({ kind: 'edit', oldText: input.old_string, newText: input.new_string, replaceAll: input.replace_all === true }),
   summarize: (input) => `Edit ${input.file_path}`,
 });

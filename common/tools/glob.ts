@@ -1,6 +1,6 @@
 /** Glob tool spec (pure; the workflow bundle imports it). */
 import { z } from 'zod';
-import { defineTool } from '../tool-spec';
+import { countOf, defineTool } from '../tool-spec';
 
 /** Glob returns at most this many paths. */
 export const GLOB_MAX_RESULTS = 100;
@@ -34,4 +34,10 @@ export const globToolSpec = defineTool({
   microCompactable: true,
   localActivity: true,
   summarize: (input) => `Glob ${input.pattern}${input.path === undefined ? '' : ` in ${input.path}`}`,
+  describeResult: (_input, content) => {
+    if (/^No files found/.test(content)) return 'Found 0 files';
+    const truncated = /showing \d+ of (\d+) files/.exec(content);
+    const files = content.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('(Results are truncated'));
+    return `Found ${countOf(truncated ? Number(truncated[1]) : files.length, 'file')}`;
+  },
 });

@@ -1,6 +1,6 @@
 /** Grep tool spec (pure; the workflow bundle imports it). Parameters as Claude Code's Grep takes them. */
 import { z } from 'zod';
-import { defineTool } from '../tool-spec';
+import { countOf, defineTool } from '../tool-spec';
 
 /** Output modes, as Claude Code names them. */
 export const GREP_OUTPUT_MODES = ['content', 'files_with_matches', 'count'] as const;
@@ -81,4 +81,13 @@ Usage:
   microCompactable: true,
   localActivity: true,
   summarize: (input) => `Grep ${input.pattern}${input.path === undefined ? '' : ` in ${input.path}`}`,
+  describeResult: (input, content) => {
+    if (/^No (matches|files) found/.test(content)) return input.output_mode === 'content' ? 'Found 0 lines' : 'Found 0 files';
+    const files = /^Found (\d+) files?/.exec(content);
+    if (files) return `Found ${countOf(Number(files[1]), 'file')}`;
+    const occurrences = /Found (\d+) total occurrences? across (\d+) files?/.exec(content);
+    if (occurrences) return `Found ${countOf(Number(occurrences[1]), 'match', 'matches')} in ${countOf(Number(occurrences[2]), 'file')}`;
+    const lines = content === '' ? [] : content.split('\n');
+    return `Found ${countOf(lines.filter((line) => line !== '--' && !/^\[(more lines follow|results truncated)/.test(line)).length, 'line')}`;
+  },
 });

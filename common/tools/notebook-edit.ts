@@ -188,7 +188,8 @@ export const notebookEditToolSpec = defineTool({
   isConcurrencySafe: () => false,
   maxResultSizeChars: 100_000,
   fileAccess: { access: 'write', pathField: 'notebook_path', target: 'file' },
-  approvalPreview: [{ field: 'new_source', mark: '+ ' }],
+  changePreview: (input) =>
+    input.edit_mode === 'delete' ? { kind: 'lines', removed: `cell ${input.cell_id ?? ''}` } : { kind: 'lines', added: input.new_source },
   summarize: (input) => `NotebookEdit ${input.notebook_path}`,
   editFile: (input, text, context) => editNotebook(input, text, context.filePath, context.newId),
   fileFormat: { extension: NOTEBOOK_EXTENSION, show: showNotebook },

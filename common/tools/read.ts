@@ -1,6 +1,6 @@
 /** Read tool spec (pure; the workflow bundle imports it). */
 import { z } from 'zod';
-import { defineTool } from '../tool-spec';
+import { countOf, defineTool } from '../tool-spec';
 
 /** Lines returned when the model gives no `limit`. */
 export const READ_DEFAULT_LIMIT = 2000;
@@ -38,4 +38,11 @@ Usage:
   microCompactable: true,
   localActivity: true,
   summarize: (input) => `Read ${input.file_path}`,
+  describeResult: (_input, content) => {
+    const lines = content === '' ? [] : content.split('\n');
+    if (lines.length === 0) return 'Read 0 lines (the file is empty or the range is past its end)';
+    const cells = lines.filter((line) => /^<cell id="/.test(line)).length;
+    if (cells > 0) return `Read ${countOf(cells, 'cell')}`;
+    return `Read ${countOf(lines.filter((line) => /^\s*\d+\t/.test(line)).length || lines.length, 'line')}`;
+  },
 });

@@ -25,6 +25,6 @@ Usage:
   maxResultSizeChars: 10_000,
   fileAccess: { access: 'write', pathField: 'file_path', target: 'file' },
   microCompactable: true,
-  approvalPreview: [{ field: 'content', mark: '│ ', empty: '(an empty file)' }],
+  changePreview: (input) => ({ kind: 'write', content: input.content }),
   summarize: (input) => `Write ${input.file_path}`,
 });

@@ -28,6 +28,18 @@ function spec(name: string) {
 }
 
 describe('tool specs registry', () => {
+  it('every tool that writes a file says what it would change, so a person sees its diff before allowing it', () => {
+    const writers = TOOL_SPECS.filter((spec) => spec.fileAccess?.access === 'write');
+    expect(writers.map((spec) => spec.name)).toEqual(['Write', 'Edit', 'NotebookEdit']);
+    for (const spec of writers) expect(spec.changePreview, spec.name).toBeTypeOf('function');
+    expect(getToolSpec('Edit')!.changePreview!({ file_path: 'a', old_string: 'x', new_string: 'y', replace_all: true })).toEqual({
+      kind: 'edit',
+      oldText: 'x',
+      newText: 'y',
+      replaceAll: true,
+    });
+  });
+
   it("uses Claude Code's names, in order", () => {
     expect(TOOL_NAMES).toEqual([
       'Read',
