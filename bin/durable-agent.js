@@ -23,6 +23,9 @@ if (process.env.DURABLE_AGENT_SKIP_BUILD_CHECK !== '1') {
     process.stderr.write(` done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   }
 }
+// A worker's stack traces (in activity failures, in its log) name the .ts lines, as under tsx: dist/ has a .js.map
+// beside each file. Only the long-running worker reads them; a command that starts and exits does not pay for it.
+if (process.argv[2] === 'worker') process.setSourceMapsEnabled(true);
 const { main, enterInvocationDirectory } = require('../dist/client/cli.js');
 enterInvocationDirectory();
 main(process.argv.slice(2)).then(
