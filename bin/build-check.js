@@ -27,14 +27,15 @@ function staleness() {
 }
 
 /**
- * Rebuilds dist/ in a child process (tsx scripts/build.ts), its output on stderr so that stdout stays the command's.
- * Returns undefined on success, else what went wrong.
+ * Rebuilds dist/ in a child process (tsx scripts/build.ts --quiet). Returns undefined on success, else what went
+ * wrong: the build's own output (esbuild's message names the file and line), or how it failed to run.
  */
 function rebuild() {
   const { spawnSync } = require('node:child_process');
-  const run = spawnSync(process.execPath, ['--import', 'tsx', BUILD_SCRIPT, '--quiet'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', BUILD_SCRIPT, '--quiet'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   if (run.status === 0) return undefined;
-  return run.error ? run.error.message : `exit ${run.status ?? run.signal}`;
+  const output = `${run.stdout ?? ''}${run.stderr ?? ''}`.trim();
+  return output || (run.error ? run.error.message : `exit ${run.status ?? run.signal}`);
 }
 
 module.exports = { staleness, rebuild, ROOT, MANIFEST };

@@ -15,9 +15,7 @@ if (process.env.DURABLE_AGENT_SKIP_BUILD_CHECK !== '1') {
     process.stderr.write(`durable-agent: ${why}: compiling the sources (npm run build)…`);
     const failure = rebuild();
     if (failure !== undefined) {
-      process.stderr.write(
-        `\ndurable-agent: compiling failed (${failure}); fix the error above and run the command again (\`npm run build\` shows it alone).\n`,
-      );
+      process.stderr.write(`\n${failure}\ndurable-agent: compiling failed; fix the error above and run the command again (or \`npm run build\`).\n`);
       process.exit(1);
     }
     process.stderr.write(` done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -82,7 +82,9 @@ async function compile(relative: string): Promise<string[]> {
     target: 'node20',
     jsx: 'automatic',
     sourcemap: 'external',
-    sourcefile: path.relative(path.dirname(outFile), source),
+    sourcesContent: false,
+    // Errors name the file from the checkout's root; the source map, from the map's own directory (below).
+    sourcefile: relative,
     ...(usesDirname
       ? {
           define: { __dirname: '__sourceDirname' },
@@ -92,7 +94,9 @@ async function compile(relative: string): Promise<string[]> {
   });
   const code = `${lazyRequireRelativeImports(result.code)}//# sourceMappingURL=${path.basename(outFile)}.map\n`;
   writeAtomically(outFile, code);
-  writeAtomically(`${outFile}.map`, result.map);
+  const map = JSON.parse(result.map) as { sources: string[] };
+  map.sources = [path.relative(path.dirname(outFile), source)];
+  writeAtomically(`${outFile}.map`, JSON.stringify(map));
   return [outFile, `${outFile}.map`];
 }
 

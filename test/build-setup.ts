@@ -12,6 +12,6 @@ export default function setup(): void {
   const started = Date.now();
   process.stderr.write(`[build-setup] ${why}: compiling dist/ (npm run build)\n`);
   const failure = rebuild();
-  if (failure !== undefined) throw new Error(`compiling dist/ failed (${failure}): see the build's output above`);
+  if (failure !== undefined) throw new Error(`compiling dist/ failed:\n${failure}`);
   process.stderr.write(`[build-setup] dist/ compiled in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
