@@ -36,7 +36,11 @@ async function bundleOnce(project: TestProject): Promise<() => Promise<void>> {
     stateDir: path.join(os.tmpdir(), 'durable-agent-test-bundle-cache'),
     logger: new DefaultLogger('WARN'),
   });
-  log(source.reused ? `workflow bundle reused (checked in ${Date.now() - started} ms)` : `workflow code bundled in ${((Date.now() - started) / 1000).toFixed(1)} s (${source.why})`);
+  log(
+    source.reused
+      ? `workflow bundle reused (checked in ${Date.now() - started} ms)`
+      : `workflow code bundled in ${((Date.now() - started) / 1000).toFixed(1)} s (${source.why})`,
+  );
   const directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-bundle-'));
   const file = path.join(directory, 'workflow-bundle.js');
   await writeFile(file, code);
