@@ -1,4 +1,4 @@
-# durable-agent worker image: runs worker/main.ts with tsx (a runtime dependency), no build step.
+# durable-agent worker image: runs the compiled worker (dist/, built by scripts/build.ts in the image).
 #   docker build -t durable-agent-worker .
 #   docker run --rm -e TEMPORAL_ADDRESS=host.docker.internal:7233 -e ANTHROPIC_API_KEY -v "$PWD:/workspace" durable-agent-worker
 FROM node:20-slim
@@ -18,18 +18,22 @@ RUN apt-get update \
 
 WORKDIR /app
 
-# Dependencies first, for layer caching. Production dependencies include tsx, @temporalio/worker (with its native
-# core-bridge and the webpack/swc workflow bundler) and the Anthropic SDK; dev tools (vitest, eslint, typescript,
-# @temporalio/testing) are left out. esbuild and @swc/core ship their binaries as per-platform optional packages.
+# Dependencies first, for layer caching. Production dependencies include tsx (and its esbuild, which compiles dist/),
+# @temporalio/worker (with its native core-bridge and the webpack/swc workflow bundler) and the Anthropic SDK; dev
+# tools (vitest, eslint, typescript, @temporalio/testing) are left out. esbuild and @swc/core ship their binaries as
+# per-platform optional packages. --ignore-scripts: the package's own `prepare` (the build) needs the sources, which
+# are copied next; the dependencies' install scripts are run by `npm rebuild` then.
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 COPY . .
+RUN npm rebuild && npm run build
 
 # /state: the worker's state directory (docker-compose mounts a volume there; a new volume takes this ownership).
 RUN mkdir -p /workspace /state && chown node:node /workspace /state
 USER node
 
-# tsx directly rather than `npx tsx`: no npm process in between, so SIGTERM from `docker stop` reaches the worker
-# (which then shuts down gracefully). Same thing as `npx tsx worker/main.ts`.
-CMD ["node_modules/.bin/tsx", "worker/main.ts"]
+# node directly rather than `npm run worker`: no npm process in between, so SIGTERM from `docker stop` reaches the
+# worker (which then shuts down gracefully). Same thing as `durable-agent worker`. The workflow bundle is cached in
+# /state (the first start bundles, later ones reuse it while the workflow code is unchanged).
+CMD ["node", "bin/durable-agent.js", "worker"]

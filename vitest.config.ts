@@ -5,7 +5,9 @@ import { defineConfig } from 'vitest/config';
  *  - `unit`        test/unit/**: no Temporal server needed; files run in parallel.
  *  - `integration` every other test/**\/*.test.ts: gets ONE shared ephemeral dev server from test/global-setup.ts
  *                  (`inject('temporalAddress')`). vitest only runs a project's globalSetup when that project has
- *                  files to run, so `npm run test:unit` neither builds the CLI nor starts a server.
+ *                  files to run, so `npm run test:unit` does not start a server.
+ * Both projects first compile dist/ when it is missing or older than the sources (test/build-setup.ts): tests that run
+ * bin/durable-agent.js run the compiled CLI, as a person does.
  *
  * Parallelism, for a 2-core machine where each integration file starts real Temporal Workers:
  *  - pool 'forks': @temporalio/worker loads a native (Rust) addon and bundles workflow code with webpack; child
@@ -40,6 +42,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          globalSetup: ['test/build-setup.ts'],
         },
       },
       {
@@ -48,7 +51,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: ['test/unit/**', '**/node_modules/**'],
-          globalSetup: ['test/global-setup.ts'],
+          globalSetup: ['test/build-setup.ts', 'test/global-setup.ts'],
         },
       },
     ],

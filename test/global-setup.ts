@@ -7,12 +7,12 @@
  * - Otherwise: ensureTemporalCli() (which may build the CLI with Go on the first run — hence hookTimeout) and an
  *   ephemeral, in-memory, headless dev server on free ports, stopped at teardown.
  */
-import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger } from '@temporalio/worker';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { WORKFLOWS_PATH } from '../worker/worker';
+import { cachedWorkflowBundle } from '../worker/workflow-bundles';
 import { isTemporalReachable, startDevServer, type DevServer } from '../infra/dev-server';
 import { ensureTemporalCli } from '../infra/temporal-cli';
 
@@ -25,9 +25,22 @@ declare module 'vitest' {
   }
 }
 
-/** Bundles the workflow code once for the whole run; every test file's workers load it. */
+/**
+ * Bundles the workflow code once for the whole run (every test file's workers load it), or reuses the bundle of an
+ * earlier run while the workflow code is unchanged: the worker's own cache (worker/workflow-bundles.ts), kept in
+ * the system's temporary directory.
+ */
 async function bundleOnce(project: TestProject): Promise<() => Promise<void>> {
-  const code = (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') })).code;
+  const started = Date.now();
+  const { code, source } = await cachedWorkflowBundle({
+    stateDir: path.join(os.tmpdir(), 'durable-agent-test-bundle-cache'),
+    logger: new DefaultLogger('WARN'),
+  });
+  log(
+    source.reused
+      ? `workflow bundle reused (checked in ${Date.now() - started} ms)`
+      : `workflow code bundled in ${((Date.now() - started) / 1000).toFixed(1)} s (${source.why})`,
+  );
   const directory = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-bundle-'));
   const file = path.join(directory, 'workflow-bundle.js');
   await writeFile(file, code);

@@ -18,7 +18,7 @@ import { ripgrepStatusLine } from '../activities/tools/ripgrep';
 import { createWorker } from './worker';
 import { WorkerTuningError, workerTuningFromEnvironment } from './tuning';
 import { type BecomeCurrentOutcome, WorkerVersioningError, becomeCurrentVersion, versionedDeployment, versioningFromEnvironment } from './versioning';
-import { WorkflowBundleError, prebuiltWorkflowBundle, prepareWorkerVersion } from './workflow-bundles';
+import { type BundleSource, WorkflowBundleError, cachedWorkflowBundle, prebuiltWorkflowBundle, prepareWorkerVersion } from './workflow-bundles';
 import { RetainedVersions } from './retained-versions';
 import { createWorkspaceWorker } from './workspace-worker';
 
@@ -101,16 +101,27 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
       ...(versioning && buildId ? { deployment: versionedDeployment(versioning.deploymentName, buildId) } : {}),
       handoff,
     });
-  const version = versioning
-    ? await prepareWorkerVersion(versioning, {
-        stateDir,
-        dataConverter: settings.dataConverter,
-        logger: Runtime.instance().logger,
-        banner: options.bundleBanner,
-        prebuilt,
-      })
-    : undefined;
-  const worker = await workerFor(version?.code ?? prebuilt?.code, version?.buildId);
+  // The workflow bundle: webpack runs once per change of the workflow code (seconds), then the cached bundle is reused.
+  const bundle =
+    prebuilt ??
+    (await cachedWorkflowBundle({
+      stateDir,
+      dataConverter: settings.dataConverter,
+      logger: Runtime.instance().logger,
+      banner: options.bundleBanner,
+      onBundling: () => process.stdout.write('durable-agent worker: bundling workflow code (once per change of it)…'),
+    }).then(
+      (cached) => {
+        console.log(bundleLine(cached.source));
+        return cached;
+      },
+      (error: unknown) => {
+        process.stdout.write('\n');
+        throw error;
+      },
+    ));
+  const version = versioning ? await prepareWorkerVersion(versioning, { stateDir, prebuilt: bundle }) : undefined;
+  const worker = await workerFor(bundle.code, version?.buildId);
   const retained =
     versioning && version
       ? new RetainedVersions({
@@ -160,6 +171,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
     client.connection,
     { close: async () => scripted?.close() },
   );
+}
+
+/** The line the worker prints about its workflow bundle (ends the "bundling…" line when it bundled). */
+function bundleLine(source: BundleSource): string {
+  return source.reused
+    ? `durable-agent worker: workflow code unchanged since it was bundled: bundle reused (checked in ${Math.round(source.checkMs)} ms)`
+    : ` done in ${(source.bundleMs / 1000).toFixed(1)} s (${source.why}; kept in ${source.file})`;
 }
 
 /** Runs the worker; the banner is made once it polls (a versioned worker first becomes current). */

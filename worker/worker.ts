@@ -1,6 +1,7 @@
 /**
  * Builds a worker that hosts conversation workflows and their activities on one task queue.
- * Tests pass a pre-built `workflowBundle` (bundled once per run); the CLI lets the SDK bundle.
+ * `durable-agent worker` passes the bundle it cached in its state directory (worker/workflow-bundles.ts), tests one
+ * bundled once per run; without a `workflowBundle` the SDK bundles WORKFLOWS_PATH itself.
  */
 import { type InjectedSinks, type NativeConnection, type State, Worker, type WorkerOptions } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
@@ -12,7 +13,11 @@ import { type TranscriptCache, processTranscriptCache } from '../activities/tran
 import { abandonModelCallRuns, registerHandoffQueue } from '../activities/model-call-runs';
 import { disableWorkflowStackTraces } from './workflow-stack-traces';
 
-/** The workflows folder; the SDK's bundler resolves its index.ts. */
+/**
+ * The workflows folder; the SDK's bundler (webpack) resolves its index.ts. The .ts sources also when the worker runs
+ * from dist/: the compiled files' `__dirname` is their source's directory (scripts/build.ts), so the bundle and its
+ * build id are the same whether the worker runs compiled or under tsx.
+ */
 export const WORKFLOWS_PATH = path.resolve(__dirname, '..', 'workflows');
 
 export interface CreateWorkerOptions {

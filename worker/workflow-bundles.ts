@@ -1,10 +1,13 @@
 /**
- * The worker's workflow bundle, built once at start (the same options the SDK uses for
- * `workflowsPath`), and the bundles of earlier versions kept in the state directory so that one
- * machine that pulls new code still serves the runs pinned to its older versions
- * (worker/retained-versions.ts): `<stateDir>/workflow-bundles/<deployment>/<build id>.js`.
+ * The worker's workflow bundle (the same options the SDK uses for `workflowsPath`), reused from a cache in the state
+ * directory while the workflow code is unchanged, and the bundles of earlier versions kept there so that one machine
+ * that pulls new code still serves the runs pinned to its older versions (worker/retained-versions.ts):
+ * `<stateDir>/workflow-bundles/<deployment>/<build id>.js`.
  */
 import { type Logger, type WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WORKFLOWS_PATH } from './worker';
@@ -15,21 +18,151 @@ export interface WorkflowBundle {
   code: string;
 }
 
+interface BundleOptions {
+  dataConverter?: WorkerOptions['dataConverter'];
+  logger?: Logger;
+  /** Text prepended to the code (tests build a second, different bundle from the same source). */
+  banner?: string;
+}
+
+const withBanner = (code: string, banner: string | undefined) => (banner ? `${banner}\n${code}` : code);
+
+/** What bundleWorkflowCode is given besides the sources: the converters' paths (encrypted failures, infra/encryption-codec.ts). */
+function bundlerOptions(dataConverter: WorkerOptions['dataConverter'] | undefined) {
+  return {
+    workflowsPath: WORKFLOWS_PATH,
+    ...(dataConverter?.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),
+    ...(dataConverter?.payloadConverterPath ? { payloadConverterPath: dataConverter.payloadConverterPath } : {}),
+  };
+}
+
 /**
  * Bundles the workflow code as `Worker.create({ workflowsPath })` would: the data converter's
  * payload and failure converters are bundled in (encrypted failures, infra/encryption-codec.ts).
- * `banner`: text prepended to the code (tests build a second, different bundle from the same source).
+ * Also returns the files webpack read (sources, packages' files and their package.json): what the bundle depends on.
  */
-export async function bundleWorkflows(
-  options: { dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string } = {},
-): Promise<WorkflowBundle> {
+async function bundleAndListInputs(options: BundleOptions): Promise<{ code: string; inputs: string[] }> {
+  let inputs: string[] = [];
   const { code } = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    ...(options.dataConverter?.failureConverterPath ? { failureConverterPath: options.dataConverter.failureConverterPath } : {}),
-    ...(options.dataConverter?.payloadConverterPath ? { payloadConverterPath: options.dataConverter.payloadConverterPath } : {}),
+    ...bundlerOptions(options.dataConverter),
     ...(options.logger ? { logger: options.logger } : {}),
+    // Only reads what webpack resolved once it is done: the code is the same as without the hook (the build id too).
+    webpackConfigHook: (config) => ({
+      ...config,
+      plugins: [
+        ...(config.plugins ?? []),
+        {
+          apply(compiler) {
+            compiler.hooks.done.tap('durable-agent-bundle-inputs', (stats) => {
+              inputs = [...stats.compilation.fileDependencies];
+            });
+          },
+        },
+      ],
+    }),
   });
-  return { code: options.banner ? `${options.banner}\n${code}` : code };
+  // Files only (webpack lists some directories too). The SDK's generated entry point lives in memory: it follows from
+  // the options, which key the cache.
+  return { code, inputs: inputs.filter((file) => path.isAbsolute(file) && statSync(file, { throwIfNoEntry: false })?.isFile()).sort() };
+}
+
+/** Bundles the workflow code (no cache). */
+export async function bundleWorkflows(options: BundleOptions = {}): Promise<WorkflowBundle> {
+  const { code } = await bundleAndListInputs(options);
+  return { code: withBanner(code, options.banner) };
+}
+
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** `<stateDir>/workflow-bundle-cache/<key>.json`: the inputs' hashes when `<key>.js` was bundled. */
+interface CacheRecord {
+  /** Absolute path → SHA-256 of its content. */
+  inputs: Record<string, string>;
+  codeSha256: string;
+  bundledAt: string;
+  bundleMs: number;
+}
+
+/** How {@link cachedWorkflowBundle} got the bundle. */
+export type BundleSource = { reused: true; checkMs: number; file: string } | { reused: false; bundleMs: number; file: string; why: string };
+
+/**
+ * The key of a cache entry: what the bundle depends on besides its input files — the SDK's bundler version
+ * (webpack, swc and their settings come with it), the workflows path and the converters' paths.
+ */
+function cacheKey(dataConverter: WorkerOptions['dataConverter'] | undefined): string {
+  const fromSdk = createRequire(require.resolve('@temporalio/worker'));
+  const version = (name: string) => {
+    try {
+      return (fromSdk(`${name}/package.json`) as { version: string }).version;
+    } catch {
+      return 'unknown';
+    }
+  };
+  const bundler = { sdk: version('@temporalio/worker'), webpack: version('webpack'), swc: version('@swc/core'), swcLoader: version('swc-loader') };
+  return sha256(JSON.stringify({ ...bundler, ...bundlerOptions(dataConverter) })).slice(0, 16);
+}
+
+/** A path as the worker's line shows it: relative to the checkout when inside it. */
+const shown = (file: string) => {
+  const relative = path.relative(path.dirname(WORKFLOWS_PATH), file);
+  return relative.startsWith('..') ? file : relative;
+};
+
+/** Why the cached bundle cannot be reused, or undefined when it can. */
+async function cacheMiss(record: CacheRecord | undefined, code: string | undefined): Promise<string | undefined> {
+  if (!record || code === undefined) return 'no bundle cached yet';
+  if (sha256(code) !== record.codeSha256) return 'the cached bundle is damaged';
+  for (const [file, hash] of Object.entries(record.inputs)) {
+    const content = await readFile(file).catch(() => undefined);
+    if (content === undefined) return `${shown(file)} is gone`;
+    if (sha256(content) !== hash) return `${shown(file)} changed`;
+  }
+  return undefined;
+}
+
+/**
+ * The workflow bundle, bundled once per change of the workflow code: `<stateDir>/workflow-bundle-cache/<key>.js`
+ * is reused while every file webpack read to make it (the workflow sources and what they import, the bundled packages'
+ * files and package.json) has the same content — checked by hash, some tens of milliseconds against seconds of webpack.
+ * The banner is added after the cache, so the same cached code serves a different banner. `onBundling` is told
+ * before webpack starts (it takes seconds: the worker says so).
+ */
+export async function cachedWorkflowBundle(
+  options: BundleOptions & { stateDir: string; onBundling?: (why: string) => void },
+): Promise<WorkflowBundle & { source: BundleSource }> {
+  const directory = path.join(options.stateDir, 'workflow-bundle-cache');
+  const key = cacheKey(options.dataConverter);
+  const codeFile = path.join(directory, `${key}.js`);
+  const recordFile = path.join(directory, `${key}.json`);
+  const started = performance.now();
+  const record = await readFile(recordFile, 'utf8')
+    .then((text) => JSON.parse(text) as CacheRecord)
+    .catch(() => undefined);
+  const cached = record ? await readFile(codeFile, 'utf8').catch(() => undefined) : undefined;
+  const why = await cacheMiss(record, cached);
+  if (why === undefined && cached !== undefined) {
+    return { code: withBanner(cached, options.banner), source: { reused: true, checkMs: performance.now() - started, file: codeFile } };
+  }
+  options.onBundling?.(why ?? 'no bundle cached yet');
+  const bundlingStarted = performance.now();
+  const { code, inputs } = await bundleAndListInputs(options);
+  const bundleMs = performance.now() - bundlingStarted;
+  const hashes: Record<string, string> = {};
+  for (const file of inputs) hashes[file] = sha256(await readFile(file));
+  // Code first, then the record that vouches for it; each written whole (a temporary file renamed): a worker starting
+  // at the same time reads the old pair, the new pair, or a record whose code hash does not match (and bundles).
+  await mkdir(directory, { recursive: true });
+  const next: CacheRecord = { inputs: hashes, codeSha256: sha256(code), bundledAt: new Date().toISOString(), bundleMs: Math.round(bundleMs) };
+  for (const [file, text] of [
+    [codeFile, code],
+    [recordFile, `${JSON.stringify(next, null, 1)}\n`],
+  ] as const) {
+    const temporary = `${file}.${process.pid}.tmp`;
+    await writeFile(temporary, text);
+    await rename(temporary, file);
+  }
+  return { code: withBanner(code, options.banner), source: { reused: false, bundleMs, file: codeFile, why: why ?? 'no bundle cached yet' } };
 }
 
 /** Environment variable: a workflow bundle built ahead of time, loaded instead of bundling at start. */
@@ -104,15 +237,15 @@ export interface WorkerVersion {
 }
 
 /**
- * Bundles the workflow code, derives the build id from it (unless overridden) and keeps the bundle
+ * Bundles the workflow code (or reuses its cached bundle, or takes `prebuilt`), derives the build id from it (unless overridden) and keeps the bundle
  * in the state directory, so that this machine can serve runs pinned to this version after it
  * moved on to newer code (worker/retained-versions.ts).
  */
 export async function prepareWorkerVersion(
   versioning: { deploymentName: string; buildIdOverride?: string },
-  options: { stateDir: string; dataConverter?: WorkerOptions['dataConverter']; logger?: Logger; banner?: string; prebuilt?: WorkflowBundle },
+  options: BundleOptions & { stateDir: string; prebuilt?: WorkflowBundle; onBundling?: (why: string) => void },
 ): Promise<WorkerVersion> {
-  const { code } = options.prebuilt ?? (await bundleWorkflows(options));
+  const { code } = options.prebuilt ?? (await cachedWorkflowBundle(options));
   const buildId = versioning.buildIdOverride ?? bundleBuildId(code);
   const bundles = new KeptBundles(options.stateDir, versioning.deploymentName);
   await bundles.keep(buildId, code);

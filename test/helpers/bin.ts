@@ -1,4 +1,7 @@
-/** Runs the installed binary (`bin/durable-agent.js`) as a person would: a separate process, from another directory. */
+/**
+ * Runs the installed binary (`bin/durable-agent.js`) as a person would: a separate process, from another directory. It runs
+ * the compiled CLI in dist/, which the tests' global setup compiled when it was missing or stale (test/build-setup.ts).
+ */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
