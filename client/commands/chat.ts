@@ -20,10 +20,9 @@ import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
 import { LiveView, type ViewOp } from '../live-view';
 import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line';
 import { formatUsd } from '../../common/money';
-import { CONFIG_OPTIONS, configFrom, parse } from '../command-line';
+import { type CommandInput, configFrom } from '../command-line';
 import { withConnection } from '../connect';
 import {
-  CONTINUE_OPTIONS,
   type ForkedSession,
   type ResumeInput,
   checkContinueFlags,
@@ -514,8 +513,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
  * `durable-agent chat [options] [id | "prompt"]` (and a command line that starts with a flag):
  * the conversation to rejoin, or the new one to start and its first prompt, then {@link chatCommand}.
  */
-export async function chatFromCommandLine(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...CONTINUE_OPTIONS }, [0, 1], 'chat');
+export async function chatFromCommandLine({ values, positionals }: CommandInput): Promise<number> {
   if (positionals[0] !== undefined && (values.resume !== undefined || values.continue)) {
     throw new UsageError('chat: give a conversation id, --resume <id> or --continue, not several.');
   }

@@ -21,7 +21,7 @@ import {
 } from '../../common/search-attributes';
 import { formatUsd } from '../../common/money';
 import { oneLine } from '../../common/cut-text';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { UsageError } from '../usage-error';
@@ -169,13 +169,7 @@ export async function mostRecentConversation(client: Client, cwd: string, scan =
 }
 
 /** `durable-agent list [--status s] [--workspace dir] [--model m] [--limit n] [--json]`. */
-export async function listCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parse(
-    args,
-    { status: { type: 'string' }, workspace: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
-    0,
-    'list',
-  );
+export async function listCommand({ values }: CommandInput, io: Io): Promise<number> {
   const limitText = (values.limit as string | undefined) ?? '50';
   if (!/^[0-9]+$/.test(limitText) || Number(limitText) < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}".`);
   const filters = { status: values.status, workspace: values.workspace, model: values.model } as ListFilters;

@@ -7,7 +7,7 @@
 import type { TranscriptMessage, UserMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
 import { toolArgument, toolCallLine } from '../tool-line';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { resolveConversationId } from './list';
@@ -130,8 +130,7 @@ export async function exportTranscript(api: ConversationClient, conversationId: 
 }
 
 /** `durable-agent transcript [--jsonl] <id>`. */
-export async function transcriptCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { jsonl: { type: 'boolean' } }, 1, 'transcript');
+export async function transcriptCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   return withConnection(async (api) => {
     const text = await exportTranscript(api, await resolveConversationId(api, positionals[0]), Boolean(values.jsonl));
     // JSON escapes control characters itself; sanitizing would change the data.

@@ -21,7 +21,7 @@ import {
 import { temporal } from '@temporalio/proto';
 import { upgradeUpdate } from '../../workflows/definitions';
 import { type ConversationClient, ConversationEndedError, ConversationNotFoundError } from '../api';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
@@ -37,8 +37,7 @@ export type UpgradeResult =
 const DEFAULT_TIMEOUT_S = 30;
 const AUTO_UPGRADE = temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_AUTO_UPGRADE;
 
-export async function upgradeCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { all: { type: 'boolean' }, timeout: { type: 'string' } }, [0, 1], 'upgrade');
+export async function upgradeCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   if (Boolean(values.all) === positionals.length > 0) throw new UsageError('upgrade: name one conversation <id>, or --all.');
   const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError(`upgrade: --timeout takes a number of seconds, got "${String(values.timeout)}".`);

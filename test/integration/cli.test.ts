@@ -29,7 +29,7 @@ afterEach(async () => {
 
 describe('CLI input errors', () => {
   it('explains usage mistakes with exit code 2', async () => {
-    expect(await cli('frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('Unknown command "frobnicate"') });
+    expect(await cli('frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown command 'frobnicate'") });
     expect(await cli('ask')).toMatchObject({
       code: 2,
       err: expect.stringContaining('ask: the prompt is empty (give it as an argument, as @file, or on stdin)'),
@@ -43,8 +43,8 @@ describe('CLI input errors', () => {
       err: expect.stringContaining('--output-format must be "text", "json" or "stream-json"'),
     });
     expect(await cli('status', '--colour', 'x')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--colour'") });
-    expect(await cli('send', 'only-an-id')).toMatchObject({ code: 2, err: expect.stringContaining('send: missing argument') });
-    expect(await cli('compact')).toMatchObject({ code: 2, err: expect.stringContaining('compact: missing argument') });
+    expect(await cli('send', 'only-an-id')).toMatchObject({ code: 2, err: expect.stringContaining("send: missing required argument 'prompt'") });
+    expect(await cli('compact')).toMatchObject({ code: 2, err: expect.stringContaining("compact: missing required argument 'id'") });
   });
 
   it('says when no Temporal server answers, and how to start one', async () => {
