@@ -42,12 +42,13 @@ import type { McpApprovalOutcome, McpApprovalRequest } from '../workflows/extens
 import { NoLiveStreamError, readLive } from './live';
 import { type LiveEntry, answers as answersInput } from './live-view';
 import { oneLine } from '../common/cut-text';
+import { cliCommand } from './invocation';
 
 /** Thrown for a conversation id the server does not know. */
 export class ConversationNotFoundError extends Error {
   override readonly name = 'ConversationNotFoundError';
   constructor(readonly conversationId: string) {
-    super(`No conversation with id "${conversationId}" was found. \`durable-agent list\` shows the conversations on this server.`);
+    super(`No conversation with id "${conversationId}" was found. \`${cliCommand('list')}\` shows the conversations on this server.`);
   }
 }
 
@@ -63,7 +64,7 @@ export class ConversationEndedError extends Error {
     readonly conversationId: string,
     readonly status: string,
   ) {
-    super(`Conversation "${conversationId}" has ended (${status}); start a new one with \`durable-agent start\`.`);
+    super(`Conversation "${conversationId}" has ended (${status}); start a new one with \`${cliCommand('start')}\`.`);
   }
 }
 
@@ -72,7 +73,7 @@ export class ConversationExistsError extends Error {
   override readonly name = 'ConversationExistsError';
   constructor(readonly conversationId: string) {
     super(
-      `A conversation with id "${conversationId}" is already running. Send to it with \`durable-agent send ${conversationId} "<prompt>"\`, or choose another --id.`,
+      `A conversation with id "${conversationId}" is already running. Send to it with \`${cliCommand(`send ${conversationId} "<prompt>"`)}\`, or choose another --id.`,
     );
   }
 }

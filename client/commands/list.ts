@@ -25,6 +25,7 @@ import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { UsageError } from '../usage-error';
+import { cliCommand } from '../invocation';
 
 export interface ListFilters {
   status?: string;
@@ -39,7 +40,9 @@ export class ListFilterError extends UsageError {
 
 /** The visibility query for these filters. Values are quoted; a workspace is made absolute. */
 export function listQuery(filters: ListFilters): string {
-  const clauses = [`WorkflowType = 'conversationWorkflow'`];
+  // A run that continued as new (after /compact, an upgrade, a long history) is the same conversation as its
+  // successor: only the latest run is listed (issue 32, item 3).
+  const clauses = [`WorkflowType = 'conversationWorkflow'`, `ExecutionStatus != 'ContinuedAsNew'`];
   if (filters.status !== undefined) {
     if (!(SEARCH_STATUSES as readonly string[]).includes(filters.status)) {
       throw new ListFilterError(`--status must be one of ${SEARCH_STATUSES.join(', ')}; got "${filters.status}".`);
@@ -123,14 +126,17 @@ function homeRelative(directory: string): string {
 /** How many conversations `list` reads at most to sort them (the server's order puts running ones first). */
 export const LIST_SCAN = 2_000;
 
-/** The `limit` most recently active conversations matching `query`, newest first. */
+/** The `limit` most recently active conversations matching `query`, newest first, one row each. */
 export async function newestFirst(client: Client, query: string, limit: number, scan = LIST_SCAN): Promise<WorkflowExecutionInfo[]> {
-  const all: WorkflowExecutionInfo[] = [];
+  const latest = new Map<string, WorkflowExecutionInfo>();
+  let seen = 0;
   for await (const workflow of client.workflow.list({ query })) {
-    all.push(workflow);
-    if (all.length >= scan) break;
+    // Visibility lags: a run just continued as new may still be listed beside its successor; the later run wins.
+    const other = latest.get(workflow.workflowId);
+    if (!other || workflow.startTime.getTime() > other.startTime.getTime()) latest.set(workflow.workflowId, workflow);
+    if (++seen >= scan) break;
   }
-  return all.sort((a, b) => lastActiveAt(b).getTime() - lastActiveAt(a).getTime()).slice(0, limit);
+  return [...latest.values()].sort((a, b) => lastActiveAt(b).getTime() - lastActiveAt(a).getTime()).slice(0, limit);
 }
 
 /**
@@ -184,7 +190,8 @@ export async function listCommand({ values }: CommandInput, io: Io): Promise<num
     }
     const rows = workflows.map((workflow) => listRow(workflow) as string[]);
     if (rows.length > 0) for (const line of formatTable([LIST_HEADER, ...rows])) io.out(sanitizeForTerminal(line));
-    else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent chat` or `durable-agent ask "<prompt>"`.');
+    else
+      io.out(filtered ? 'No conversation matches.' : `No conversations yet. Start one with \`${cliCommand('chat')}\` or \`${cliCommand('ask "<prompt>"')}\`.`);
     return 0;
   });
 }

@@ -19,6 +19,7 @@ import { parseCutText } from '../../common/cut-text';
 import { toolUseBlocksOf } from '../../common/messages';
 import { showInvisibleCharacters } from '../../common/visible-text';
 import { transcriptSliceQuery } from '../../workflows/definitions';
+import { cliCommand } from '../invocation';
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -81,7 +82,7 @@ export function formatPendingPermissions(conversationId: string, pending: Pendin
       `permission    ${request.toolUseId}  ${call}  waiting since ${new Date(request.since).toISOString()}`,
       ...lines,
       `${indent}${showInvisibleCharacters(request.reason, 'show')}`,
-      `${indent}approve: durable-agent approve ${conversationId} ${request.toolUseId} [--always]   deny: durable-agent deny ${conversationId} ${request.toolUseId} [message]`,
+      `${indent}approve: ${cliCommand(`approve ${conversationId} ${request.toolUseId}`)} [--always]   deny: ${cliCommand(`deny ${conversationId} ${request.toolUseId}`)} [message]`,
     ].join('\n');
   });
 }

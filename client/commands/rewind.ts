@@ -11,10 +11,11 @@ import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
+import { cliCommand } from '../invocation';
 
 export async function rewindCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   const toText = values.to as string | undefined;
-  if (toText === undefined) throw new UsageError('rewind: --to <n> is required (the prompt to go back to; `durable-agent checkpoints <id>` lists them).');
+  if (toText === undefined) throw new UsageError(`rewind: --to <n> is required (the prompt to go back to; \`${cliCommand('checkpoints <id>')}\` lists them).`);
   if (!/^[0-9]+$/.test(toText) || Number(toText) < 1) throw new UsageError(`rewind: --to must be a prompt number (1 or more), got "${toText}".`);
   if (values.code && values.conversation) throw new UsageError('rewind: --code and --conversation exclude each other (neither: both are restored).');
   const mode: RewindMode = values.code ? 'code' : values.conversation ? 'conversation' : 'both';
@@ -135,7 +136,7 @@ export async function forkCommand({ values, positionals }: CommandInput, io: Io)
       io.out(forked.conversationId);
       io.err(
         `Forked ${parent}${forked.fork.at ? ` at prompt ${forked.fork.at}` : ''} into ${forked.fork.cwd} (${forked.fork.files} files${forked.fork.git ? ', a git repository of its own' : ''}). ` +
-          `Continue it with: durable-agent chat ${forked.conversationId}`,
+          `Continue it with: ${cliCommand(`chat ${forked.conversationId}`)}`,
       );
     }
     return 0;

@@ -25,6 +25,7 @@ import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
+import { cliCommand } from '../invocation';
 
 /** What `upgrade` did to one conversation. */
 export type UpgradeResult =
@@ -154,7 +155,7 @@ async function notToldReason(client: Client, current: string): Promise<string> {
   const { serverVersion } = await client.workflowService.getSystemInfo({}).catch(() => ({ serverVersion: undefined }));
   const [major, minor] = (serverVersion ?? '').split('.').map(Number);
   if (major === 1 && minor < 31) {
-    return `the Temporal server (${serverVersion}) does not tell a run that a newer version is current (Upgrade on Continue-as-New needs server 1.31 or later, e.g. \`durable-agent server --postgres\`)`;
+    return `the Temporal server (${serverVersion}) does not tell a run that a newer version is current (Upgrade on Continue-as-New needs server 1.31 or later, e.g. \`${cliCommand('server --postgres')}\`)`;
   }
   return `its workflow task did not say that ${current} is current (a worker holding it in its cache took the task from its sticky queue? restart that worker and try again)`;
 }
