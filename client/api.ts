@@ -97,6 +97,11 @@ export function conversationIdProblem(id: string): string | undefined {
 export interface StartOptions {
   id?: string;
   prompt?: string;
+  /**
+   * The first prompt when it is sent after the start (chat's `durable-agent "fix the bug"`): it names the
+   * conversation (id, summary, first-prompt attribute) as `prompt` does.
+   */
+  firstPrompt?: string;
   config: ConversationConfigInput;
   taskQueue: string;
   /** `start --resume`: the transcript the new conversation continues from. */
@@ -127,7 +132,8 @@ export class ConversationClient {
     const config = parseConversationConfig(options.config); // clear field errors before anything is sent
     checkPromptSize(options.prompt);
     // With encrypted payloads the id (plain text in history and listings) must not spell the prompt.
-    const conversationId = options.id ?? (this.encrypted ? `conversation-${randomUUID().slice(0, 8)}` : newConversationId(options.prompt));
+    const name = options.prompt ?? options.firstPrompt;
+    const conversationId = options.id ?? (this.encrypted ? `conversation-${randomUUID().slice(0, 8)}` : newConversationId(name));
     const idProblem = conversationIdProblem(conversationId);
     if (idProblem) throw new InvalidConversationIdError(idProblem);
     const inputUuid = options.prompt ? randomUUID() : undefined;
@@ -138,15 +144,16 @@ export class ConversationClient {
       args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid, resume: options.resume }] as Parameters<
         typeof conversationWorkflow
       >,
-      staticSummary: options.prompt ? `durable-agent: ${oneLine(options.prompt, 120)}` : 'durable-agent conversation',
-      staticDetails: staticDetails(config, options.prompt),
+      staticSummary: name ? `durable-agent: ${oneLine(name, 120)}` : 'durable-agent conversation',
+      staticDetails: staticDetails(config, name),
       // Values SQL visibility can store (a colon in the prompt failed every visibility write on PostgreSQL).
       typedSearchAttributes: sqlSafeSearchAttributes(
         startSearchAttributes(
           {
             status: options.prompt ? 'running' : 'awaiting_input',
             model: config.model,
-            firstPrompt: options.prompt,
+            firstPrompt: name,
+            namedAtFirstPrompt: true,
             workspace: config.cwd,
             now: new Date(),
             forkedFrom: config.forkedFrom?.conversationId,

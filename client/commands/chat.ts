@@ -104,7 +104,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
       write(`${DIM}${sanitizeForTerminal(describeFork(options.forked))}${RESET}\n`);
     } else write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · ${formatUsd(status.totalCostUsd)}${RESET}\n`);
   } else {
-    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume })).conversationId;
+    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume, firstPrompt: options.initialPrompt }))
+      .conversationId;
     write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
     if (options.resume) write(`${DIM}continuing ${options.resume.fromConversationId} (${options.resume.messages.length} messages)${RESET}\n`);
   }

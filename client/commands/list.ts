@@ -101,7 +101,8 @@ export function listRow(workflow: Listed, shape: 'table' | 'json' = 'table'): st
   const lastActivity = lastActiveAt(workflow)
     .toISOString()
     .replace(/\.\d+Z$/, 'Z');
-  const prompt = attributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE);
+  // Empty: a chat conversation before its first query (it is named then).
+  const prompt = attributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE) || undefined;
   const workspace = attributes.get(WORKSPACE_SEARCH_ATTRIBUTE);
   const forkedFrom = attributes.get(FORKED_FROM_SEARCH_ATTRIBUTE);
   if (shape === 'json') {
