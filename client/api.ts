@@ -42,12 +42,13 @@ import type { McpApprovalOutcome, McpApprovalRequest } from '../workflows/extens
 import { NoLiveStreamError, readLive } from './live';
 import { type LiveEntry, answers as answersInput } from './live-view';
 import { oneLine } from '../common/cut-text';
+import { cliCommand } from './invocation';
 
 /** Thrown for a conversation id the server does not know. */
 export class ConversationNotFoundError extends Error {
   override readonly name = 'ConversationNotFoundError';
   constructor(readonly conversationId: string) {
-    super(`No conversation with id "${conversationId}" was found. \`durable-agent list\` shows the conversations on this server.`);
+    super(`No conversation with id "${conversationId}" was found. \`${cliCommand('list')}\` shows the conversations on this server.`);
   }
 }
 
@@ -63,7 +64,7 @@ export class ConversationEndedError extends Error {
     readonly conversationId: string,
     readonly status: string,
   ) {
-    super(`Conversation "${conversationId}" has ended (${status}); start a new one with \`durable-agent start\`.`);
+    super(`Conversation "${conversationId}" has ended (${status}); start a new one with \`${cliCommand('start')}\`.`);
   }
 }
 
@@ -72,7 +73,7 @@ export class ConversationExistsError extends Error {
   override readonly name = 'ConversationExistsError';
   constructor(readonly conversationId: string) {
     super(
-      `A conversation with id "${conversationId}" is already running. Send to it with \`durable-agent send ${conversationId} "<prompt>"\`, or choose another --id.`,
+      `A conversation with id "${conversationId}" is already running. Send to it with \`${cliCommand(`send ${conversationId} "<prompt>"`)}\`, or choose another --id.`,
     );
   }
 }
@@ -96,6 +97,11 @@ export function conversationIdProblem(id: string): string | undefined {
 export interface StartOptions {
   id?: string;
   prompt?: string;
+  /**
+   * The first prompt when it is sent after the start (chat's `durable-agent "fix the bug"`): it names the
+   * conversation (id, summary, first-prompt attribute) as `prompt` does.
+   */
+  firstPrompt?: string;
   config: ConversationConfigInput;
   taskQueue: string;
   /** `start --resume`: the transcript the new conversation continues from. */
@@ -126,7 +132,8 @@ export class ConversationClient {
     const config = parseConversationConfig(options.config); // clear field errors before anything is sent
     checkPromptSize(options.prompt);
     // With encrypted payloads the id (plain text in history and listings) must not spell the prompt.
-    const conversationId = options.id ?? (this.encrypted ? `conversation-${randomUUID().slice(0, 8)}` : newConversationId(options.prompt));
+    const name = options.prompt ?? options.firstPrompt;
+    const conversationId = options.id ?? (this.encrypted ? `conversation-${randomUUID().slice(0, 8)}` : newConversationId(name));
     const idProblem = conversationIdProblem(conversationId);
     if (idProblem) throw new InvalidConversationIdError(idProblem);
     const inputUuid = options.prompt ? randomUUID() : undefined;
@@ -137,15 +144,16 @@ export class ConversationClient {
       args: [{ config: options.config, initialPrompt: options.prompt, initialPromptUuid: inputUuid, resume: options.resume }] as Parameters<
         typeof conversationWorkflow
       >,
-      staticSummary: options.prompt ? `durable-agent: ${oneLine(options.prompt, 120)}` : 'durable-agent conversation',
-      staticDetails: staticDetails(config, options.prompt),
+      staticSummary: name ? `durable-agent: ${oneLine(name, 120)}` : 'durable-agent conversation',
+      staticDetails: staticDetails(config, name),
       // Values SQL visibility can store (a colon in the prompt failed every visibility write on PostgreSQL).
       typedSearchAttributes: sqlSafeSearchAttributes(
         startSearchAttributes(
           {
             status: options.prompt ? 'running' : 'awaiting_input',
             model: config.model,
-            firstPrompt: options.prompt,
+            firstPrompt: name,
+            namedAtFirstPrompt: true,
             workspace: config.cwd,
             now: new Date(),
             forkedFrom: config.forkedFrom?.conversationId,

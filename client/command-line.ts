@@ -1,13 +1,12 @@
 /**
- * What the CLI's commands share to read their command line: `parse` (node's parseArgs with
- * positional counts and usage errors), the conversation options of ask, start and chat
- * (`configFrom`), and the output streams a command writes to.
+ * What the CLI's commands share to read their command line (parsed by commander in client/cli.ts):
+ * the conversation options of ask, start and chat (`configFrom`), and the output streams a command
+ * writes to.
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { ConversationConfigInput } from '../common/config';
-import { PERMISSION_OPTIONS, permissionConfigFrom } from './commands/permissions';
+import { permissionConfigFrom } from './commands/permissions';
 import { checkModels, effortFrom, thinkingFrom } from './model-check';
 import { UsageError } from './usage-error';
 
@@ -24,43 +23,11 @@ export interface Io {
 /** The parsed options of a command. */
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
 
-/** The options a command takes (node:util parseArgs). */
-export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
-
-/** `args` parsed strictly, with between `positionals` arguments; anything else is a UsageError naming `command`. */
-export function parse(args: string[], options: OptionSpec, positionals: number | [number, number], command: string) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(`${command}: ${(error as Error).message.replace(/\. To specify a positional.*$/, '')}`);
-  }
-  const [min, max] = Array.isArray(positionals) ? positionals : [positionals, positionals];
-  if (parsed.positionals.length < min) throw new UsageError(`${command}: missing argument${min - parsed.positionals.length > 1 ? 's' : ''}.`);
-  if (parsed.positionals.length > max) {
-    throw new UsageError(`${command}: unexpected argument "${parsed.positionals[max]}" (quote a prompt that has spaces).`);
-  }
-  return parsed as { values: OptionValues; positionals: string[] };
+/** A command's parsed command line (client/cli.ts, commander): options keyed by their long name, then the arguments in order. */
+export interface CommandInput {
+  values: OptionValues;
+  positionals: string[];
 }
-
-/** The conversation options of ask, start and chat. */
-export const CONFIG_OPTIONS: OptionSpec = {
-  cwd: { type: 'string' },
-  model: { type: 'string' },
-  'fallback-model': { type: 'string' },
-  effort: { type: 'string' },
-  thinking: { type: 'string' },
-  'max-turns': { type: 'string' },
-  'workspace-queue': { type: 'string' },
-  'system-prompt': { type: 'string' },
-  'append-system-prompt': { type: 'string' },
-  // Issue 22: MCP servers beyond .mcp.json and ~/.claude.json (Claude Code's flags).
-  'mcp-config': { type: 'string', multiple: true },
-  'strict-mcp-config': { type: 'boolean' },
-  // Issue 29: trust the workspace's own settings (hooks, MCP servers, allow rules), recorded as Claude Code's trust dialog does.
-  trust: { type: 'boolean' },
-  ...PERMISSION_OPTIONS,
-};
 
 /** Set to 1 when --cwd names a directory on a remote worker host, not on this machine. */
 export const REMOTE_CWD_VARIABLE = 'DURABLE_AGENT_REMOTE_CWD';

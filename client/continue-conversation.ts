@@ -6,11 +6,7 @@
 import type { ConversationClient } from './api';
 import { fetchTranscript, transcriptToResume } from './commands/transcript';
 import { mostRecentConversation, resolveConversationId } from './commands/list';
-import type { OptionSpec } from './command-line';
 import { UsageError } from './usage-error';
-
-/** Claude Code's -c / --continue, -r / --resume <id> and --fork-session (ask and chat). */
-export const CONTINUE_OPTIONS: OptionSpec = { continue: { type: 'boolean' }, resume: { type: 'string' }, 'fork-session': { type: 'boolean' } };
 
 /** What a new conversation that continues another starts from. */
 export type ResumeInput = { fromConversationId: string; messages: Awaited<ReturnType<typeof fetchTranscript>> };

@@ -62,6 +62,11 @@ export interface StartSearchAttributes {
   status: SearchStatus;
   model: string;
   firstPrompt?: string;
+  /**
+   * No first prompt yet (`chat`): the first-prompt attribute starts empty, and the workflow sets it at
+   * its first query (workflows/ui/visibility.ts) — so such a conversation is named in `list` and the UI too.
+   */
+  namedAtFirstPrompt?: boolean;
   workspace: string;
   /** Workflow or wall-clock time of the start. */
   now: Date;
@@ -94,6 +99,7 @@ export function startSearchAttributes(
     { key: LAST_ACTIVITY_SEARCH_ATTRIBUTE, value: values.now },
   ];
   if (values.firstPrompt) pairs.push({ key: FIRST_PROMPT_SEARCH_ATTRIBUTE, value: values.firstPrompt.slice(0, FIRST_PROMPT_MAX_CHARS) });
+  else if (values.namedAtFirstPrompt) pairs.push({ key: FIRST_PROMPT_SEARCH_ATTRIBUTE, value: '' });
   if (values.forkedFrom) pairs.push({ key: FORKED_FROM_SEARCH_ATTRIBUTE, value: values.forkedFrom });
   return pairs.filter(
     (pair) => (!registered || registered.has(pair.key.name)) && (options.withContent !== false || !CONTENT_SEARCH_ATTRIBUTES.has(pair.key.name)),

@@ -331,13 +331,16 @@ export async function runServerForPeople(overrides: Partial<DevServerOptions> = 
   const port = overrides.port ?? DEFAULT_PORT;
   if (await isTemporalReachable(`${HOST}:${port}`, 1_500)) {
     log(`A Temporal server is already answering at ${HOST}:${port}; nothing to start. (Stop it first to restart it.)`);
+    // Perhaps a stock `temporal server start-dev`, started without our search attributes: `list --status` and the
+    // workspace filters need them, so they are added now (issue 32, item 3) — or it says what to run.
+    await addSearchAttributesTo(`${HOST}:${port}`, overrides.namespace ?? 'default', log);
     return;
   }
   const server = await startDevServer({
     ephemeral: false,
     dbFilename: DEFAULT_DB_FILENAME,
     port,
-    uiPort: DEFAULT_UI_PORT,
+    uiPort: overrides.uiPort ?? DEFAULT_UI_PORT,
     headless: false,
     forwardServerOutput: true,
     // The Web UI decrypts encrypted conversations through `durable-agent codec-server` (docs/deployment.md).
@@ -389,6 +392,27 @@ export async function runServerForPeople(overrides: Partial<DevServerOptions> = 
     process.on('SIGTERM', onSignal);
     server.process.once('exit', onExit);
   });
+}
+
+/** Registers the search attributes a server already running lacks; when it cannot, the commands that would. */
+async function addSearchAttributesTo(address: string, namespace: string, log: (line: string) => void): Promise<void> {
+  const { setUpNamespace } = await import('./namespace-setup');
+  const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+  try {
+    await setUpNamespace(connection, { namespace, log: (line) => log(`It lacked durable-agent's search attributes: ${line}.`) });
+    log(`Search attributes: ${SEARCH_ATTRIBUTES.map((key) => key.name).join(', ')} (namespace ${namespace}).`);
+  } catch (error) {
+    log(
+      `Could not check or add durable-agent's search attributes there (${(error as Error).message}); without them \`list --status\` and ` +
+        `the workspace filters fail. Add them with:\n` +
+        SEARCH_ATTRIBUTES.map(
+          (key) =>
+            `  temporal operator search-attribute create --address ${address} --namespace ${namespace} --name ${key.name} --type ${CLI_SEARCH_ATTRIBUTE_TYPES[key.type]}`,
+        ).join('\n'),
+    );
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
 }
 
 if (require.main === module) {

@@ -1,10 +1,9 @@
 /** `durable-agent abort <id>` (interrupt the running query) and `end <id>` (end the conversation after it). */
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { resolveConversationId } from './list';
 
-export async function abortOrEndCommand(args: string[], io: Io, command: 'abort' | 'end'): Promise<number> {
-  const { positionals } = parse(args, {}, 1, command);
+export async function abortOrEndCommand({ positionals }: CommandInput, io: Io, command: 'abort' | 'end'): Promise<number> {
   return withConnection(async (api) => {
     const conversationId = await resolveConversationId(api, positionals[0]);
     await (command === 'abort' ? api.abort(conversationId) : api.end(conversationId));

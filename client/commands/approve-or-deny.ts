@@ -3,15 +3,14 @@
  * tool call waiting for permission, and show what was answered — the call whole, as `status`
  * showed it (a command never cut, invisible characters shown).
  */
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { sanitizeForTerminal, terminalWidth } from '../format';
 import { approvalView } from '../tool-line';
 import { resolveConversationId } from './list';
 import { decide, withWholeInput } from './permissions';
 
-export async function approveOrDenyCommand(args: string[], io: Io, command: 'approve' | 'deny'): Promise<number> {
-  const { values, positionals } = parse(args, command === 'approve' ? { always: { type: 'boolean' } } : {}, command === 'approve' ? 2 : [2, Infinity], command);
+export async function approveOrDenyCommand({ values, positionals }: CommandInput, io: Io, command: 'approve' | 'deny'): Promise<number> {
   const [shortId, toolUseId, ...words] = positionals;
   return withConnection(async (api) => {
     const conversationId = await resolveConversationId(api, shortId);

@@ -18,31 +18,11 @@ import { sanitizeForTerminal } from '../format';
 import { LiveTextPrinter } from '../live-printer';
 import { OUTPUT_FORMATS, type OutputFormat, formatFinalOutput, sdkMessagesFor, systemInitMessage } from '../output-formats';
 import { UsageError } from '../usage-error';
-import { type Io, type OptionValues, CONFIG_OPTIONS, configFrom, parse, withCheckedModels } from '../command-line';
+import { type CommandInput, type Io, type OptionValues, configFrom, withCheckedModels } from '../command-line';
 import { warnIfNoWorker, withConnection } from '../connect';
-import {
-  CONTINUE_OPTIONS,
-  checkContinueFlags,
-  continuedConversation,
-  describeFork,
-  forkIgnoredOptionsLine,
-  forkSession,
-  resumeFrom,
-} from '../continue-conversation';
+import { checkContinueFlags, continuedConversation, describeFork, forkIgnoredOptionsLine, forkSession, resumeFrom } from '../continue-conversation';
 import { promptForPermissions } from './permissions';
 import { checkHeadlessWorkspace } from '../workspace-trust';
-
-/** Options of `ask` only. */
-export const ASK_OPTIONS = {
-  'output-format': { type: 'string' },
-  verbose: { type: 'boolean' },
-} as const;
-
-/** Options of `ask` and `start` that limit a conversation's queries. */
-export const SESSION_LIMIT_OPTIONS = {
-  'max-budget-usd': { type: 'string' },
-  'json-schema': { type: 'string' },
-} as const;
 
 /** `--output-format` and `--verbose`, checked as Claude Code checks them. */
 export function outputFormatFrom(values: OptionValues): OutputFormat {
@@ -199,8 +179,7 @@ function readStdin(stdin: NodeJS.ReadableStream, io: Io, firstDataTimeoutMs = 3_
 }
 
 /** `durable-agent ask [options] <prompt>` (and `-p`): start a conversation, wait, print the answer; exit 1 on an error result, 130 after Ctrl-C. */
-export async function askCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...ASK_OPTIONS, ...SESSION_LIMIT_OPTIONS, ...CONTINUE_OPTIONS }, [0, Infinity], 'ask');
+export async function askCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   const format = outputFormatFrom(values);
   checkContinueFlags(values);
   // claude -p: a terminal answers permission requests inline; without one they are denied at once.

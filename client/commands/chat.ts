@@ -20,10 +20,9 @@ import { RESTORE_AND_CLEAR, SAVE_CURSOR } from '../live-printer';
 import { LiveView, type ViewOp } from '../live-view';
 import { argumentFromSummary, toolCallLine, toolResultLine } from '../tool-line';
 import { formatUsd } from '../../common/money';
-import { CONFIG_OPTIONS, configFrom, parse } from '../command-line';
+import { type CommandInput, configFrom } from '../command-line';
 import { withConnection } from '../connect';
 import {
-  CONTINUE_OPTIONS,
   type ForkedSession,
   type ResumeInput,
   checkContinueFlags,
@@ -105,7 +104,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
       write(`${DIM}${sanitizeForTerminal(describeFork(options.forked))}${RESET}\n`);
     } else write(`${DIM}rejoined ${conversationId} · ${status.currentModel} · ${status.queryCount} queries · ${formatUsd(status.totalCostUsd)}${RESET}\n`);
   } else {
-    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume })).conversationId;
+    conversationId = (await api.start({ config: options.config, taskQueue: options.taskQueue, resume: options.resume, firstPrompt: options.initialPrompt }))
+      .conversationId;
     write(`${DIM}conversation ${conversationId} (rejoin with: durable-agent chat ${conversationId})${RESET}\n`);
     if (options.resume) write(`${DIM}continuing ${options.resume.fromConversationId} (${options.resume.messages.length} messages)${RESET}\n`);
   }
@@ -514,8 +514,7 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
  * `durable-agent chat [options] [id | "prompt"]` (and a command line that starts with a flag):
  * the conversation to rejoin, or the new one to start and its first prompt, then {@link chatCommand}.
  */
-export async function chatFromCommandLine(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { ...CONFIG_OPTIONS, ...CONTINUE_OPTIONS }, [0, 1], 'chat');
+export async function chatFromCommandLine({ values, positionals }: CommandInput): Promise<number> {
   if (positionals[0] !== undefined && (values.resume !== undefined || values.continue)) {
     throw new UsageError('chat: give a conversation id, --resume <id> or --continue, not several.');
   }

@@ -6,8 +6,9 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { ENCRYPTION_KEY_FILE_VARIABLE, ENCRYPTION_KEY_VARIABLE, EncryptionCodec, type KeyRing, keyRingFromEnvironment } from '../../infra/encryption-codec';
+import type { CommandInput } from '../command-line';
+import { UsageError } from '../usage-error';
 import { type CodecHandlerOptions, handleCodecRequest } from './codec-server-handler';
 
 export const DEFAULT_CODEC_PORT = 8888;
@@ -18,13 +19,6 @@ export const CODEC_TOKEN_VARIABLE = 'DURABLE_AGENT_CODEC_TOKEN';
 /** Larger request bodies are refused (413): Temporal payloads are limited to a few MB each. */
 export const MAX_CODEC_BODY_BYTES = 64 * 1024 * 1024;
 const TOKEN_PATTERN = /^[A-Za-z0-9._~-]{16,512}$/;
-
-export const CODEC_SERVER_USAGE = `durable-agent codec-server [--port ${DEFAULT_CODEC_PORT}] [--host ${DEFAULT_CODEC_HOST}] [--origin <url>]... [--token <token>]
-  Serves the Temporal UI's remote codec endpoint (POST /encode, /decode) with the keys of
-  ${ENCRYPTION_KEY_VARIABLE} (or ${ENCRYPTION_KEY_FILE_VARIABLE}).
-  --origin   browser origin allowed to call it (repeatable; default ${DEFAULT_CODEC_ORIGINS.join(' and ')})
-  --token    required bearer token (or set ${CODEC_TOKEN_VARIABLE}); 16+ characters of [A-Za-z0-9._~-];
-             mandatory when --host is not a loopback address. The UI's endpoint is then http://host:port/<token>.`;
 
 interface Io {
   out: (text: string) => void;
@@ -43,31 +37,25 @@ export interface RunningCodecServer {
   close(): Promise<void>;
 }
 
-/** What is wrong with the command line or the environment; printed, exit code 2. */
-class CodecServerUsageError extends Error {}
-
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** Reads and checks the command line and environment (pure apart from reading the key file). */
-export function codecServerSettings(args: string[], env: NodeJS.ProcessEnv = process.env): CodecServerSettings {
-  let values: Record<string, string | string[] | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: { port: { type: 'string' }, host: { type: 'string' }, origin: { type: 'string', multiple: true }, token: { type: 'string' } },
-      allowPositionals: false,
-      strict: true,
-    }));
-  } catch (error) {
-    throw new CodecServerUsageError(`codec-server: ${(error as Error).message.replace(/\. To specify a positional.*$/, '')}`);
-  }
-  const portText = (values.port as string | undefined) ?? String(DEFAULT_CODEC_PORT);
+/** The codec server's options (the `codec-server` command's, parsed by client/cli.ts). */
+export interface CodecServerOptions {
+  port?: string;
+  host?: string;
+  origin?: string[];
+  token?: string;
+}
+
+/** Checks the options and the environment (pure apart from reading the key file). */
+export function codecServerSettings(values: CodecServerOptions, env: NodeJS.ProcessEnv = process.env): CodecServerSettings {
+  const portText = values.port ?? String(DEFAULT_CODEC_PORT);
   const port = /^[0-9]+$/.test(portText) ? Number(portText) : NaN;
-  if (!Number.isInteger(port) || port > 65535) throw new CodecServerUsageError(`--port must be a port number (0–65535), got "${portText}".`);
-  const host = (values.host as string | undefined) ?? DEFAULT_CODEC_HOST;
-  const origins = (values.origin as string[] | undefined) ?? DEFAULT_CODEC_ORIGINS;
+  if (!Number.isInteger(port) || port > 65535) throw new UsageError(`--port must be a port number (0–65535), got "${portText}".`);
+  const host = values.host ?? DEFAULT_CODEC_HOST;
+  const origins = values.origin ?? DEFAULT_CODEC_ORIGINS;
   for (const origin of origins) {
     let parsed: URL | undefined;
     try {
@@ -76,28 +64,26 @@ export function codecServerSettings(args: string[], env: NodeJS.ProcessEnv = pro
       /* reported below */
     }
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
-      throw new CodecServerUsageError(
+      throw new UsageError(
         `--origin "${origin}" is not an origin: give scheme, host and port only, e.g. https://cloud.temporal.io or http://localhost:8233 (no path, no trailing slash).`,
       );
     }
   }
-  const token = (values.token as string | undefined) ?? (env[CODEC_TOKEN_VARIABLE] || undefined);
+  const token = values.token ?? (env[CODEC_TOKEN_VARIABLE] || undefined);
   if (token !== undefined && !TOKEN_PATTERN.test(token)) {
-    throw new CodecServerUsageError(
+    throw new UsageError(
       `The token must be 16–512 characters of letters, digits, ".", "_", "~" or "-" (it can appear in a URL path). Make one with \`openssl rand -hex 32\`.`,
     );
   }
   if (token === undefined && !isLoopback(host)) {
-    throw new CodecServerUsageError(
+    throw new UsageError(
       `--host ${host} is reachable from other machines: anyone who reaches it could decrypt conversations. ` +
         `Give a --token (or ${CODEC_TOKEN_VARIABLE}), e.g. \`--token "$(openssl rand -hex 32)"\`.`,
     );
   }
   const keyRing: KeyRing | undefined = keyRingFromEnvironment(env);
   if (!keyRing) {
-    throw new CodecServerUsageError(
-      `codec-server needs the encryption keys: set ${ENCRYPTION_KEY_VARIABLE} (or ${ENCRYPTION_KEY_FILE_VARIABLE}) as for the worker.`,
-    );
+    throw new UsageError(`codec-server needs the encryption keys: set ${ENCRYPTION_KEY_VARIABLE} (or ${ENCRYPTION_KEY_FILE_VARIABLE}) as for the worker.`);
   }
   return { host, port, origins, token, codec: new EncryptionCodec(keyRing) };
 }
@@ -157,17 +143,9 @@ function readBody(request: IncomingMessage): Promise<string> {
 }
 
 /** The `codec-server` command: runs until SIGINT/SIGTERM. Returns the exit code. */
-export async function codecServerCommand(args: string[], io: Io): Promise<number> {
-  let settings: CodecServerSettings;
-  try {
-    settings = codecServerSettings(args);
-  } catch (error) {
-    if (error instanceof CodecServerUsageError) {
-      io.err(`Error: ${error.message}\n\n${CODEC_SERVER_USAGE}`);
-      return 2;
-    }
-    throw error;
-  }
+export async function codecServerCommand({ values }: CommandInput, io: Io): Promise<number> {
+  // A bad option or a missing key is a UsageError: printed, exit code 2.
+  const settings = codecServerSettings(values as CodecServerOptions);
   let running: RunningCodecServer;
   try {
     running = await startCodecServer(settings);

@@ -1,11 +1,10 @@
 /** `durable-agent compact [--json] <id> [instructions]`: summarize the conversation so far (after the running query); exit 1 when nothing was compacted. */
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { formatCompactionOutcome } from '../format';
 import { resolveConversationId } from './list';
 
-export async function compactCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, [1, Infinity], 'compact');
+export async function compactCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   const [shortId, ...words] = positionals;
   return withConnection(async (api) => {
     const outcome = await api.compact(await resolveConversationId(api, shortId), words.join(' '));

@@ -6,10 +6,9 @@
  */
 import type { Client, ScheduleSummary } from '@temporalio/client';
 import { oneLine } from '../../common/cut-text';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
-import { UsageError } from '../usage-error';
 import { formatTable } from './list';
 
 /** One job as `cron list` shows it. */
@@ -72,13 +71,7 @@ export function cronRow(entry: CronListEntry): string[] {
   ];
 }
 
-export async function cronCommand(args: string[], io: Io): Promise<number> {
-  const [subcommand, ...rest] = args;
-  if (subcommand !== 'list')
-    throw new UsageError(
-      `cron: the subcommand is "list" (durable-agent cron list [--json] [conversation]), got ${subcommand === undefined ? 'none' : `"${subcommand}"`}.`,
-    );
-  const { values, positionals } = parse(rest, { json: { type: 'boolean' } }, [0, 1], 'cron list');
+export async function cronCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   return withConnection(async (api) => {
     const entries = await listCronJobs(api.client, positionals[0]);
     if (values.json) {

@@ -21,10 +21,11 @@ import {
 } from '../../common/search-attributes';
 import { formatUsd } from '../../common/money';
 import { oneLine } from '../../common/cut-text';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { UsageError } from '../usage-error';
+import { cliCommand } from '../invocation';
 
 export interface ListFilters {
   status?: string;
@@ -39,7 +40,9 @@ export class ListFilterError extends UsageError {
 
 /** The visibility query for these filters. Values are quoted; a workspace is made absolute. */
 export function listQuery(filters: ListFilters): string {
-  const clauses = [`WorkflowType = 'conversationWorkflow'`];
+  // A run that continued as new (after /compact, an upgrade, a long history) is the same conversation as its
+  // successor: only the latest run is listed (issue 32, item 3).
+  const clauses = [`WorkflowType = 'conversationWorkflow'`, `ExecutionStatus != 'ContinuedAsNew'`];
   if (filters.status !== undefined) {
     if (!(SEARCH_STATUSES as readonly string[]).includes(filters.status)) {
       throw new ListFilterError(`--status must be one of ${SEARCH_STATUSES.join(', ')}; got "${filters.status}".`);
@@ -98,7 +101,8 @@ export function listRow(workflow: Listed, shape: 'table' | 'json' = 'table'): st
   const lastActivity = lastActiveAt(workflow)
     .toISOString()
     .replace(/\.\d+Z$/, 'Z');
-  const prompt = attributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE);
+  // Empty: a chat conversation before its first query (it is named then).
+  const prompt = attributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE) || undefined;
   const workspace = attributes.get(WORKSPACE_SEARCH_ATTRIBUTE);
   const forkedFrom = attributes.get(FORKED_FROM_SEARCH_ATTRIBUTE);
   if (shape === 'json') {
@@ -123,14 +127,17 @@ function homeRelative(directory: string): string {
 /** How many conversations `list` reads at most to sort them (the server's order puts running ones first). */
 export const LIST_SCAN = 2_000;
 
-/** The `limit` most recently active conversations matching `query`, newest first. */
+/** The `limit` most recently active conversations matching `query`, newest first, one row each. */
 export async function newestFirst(client: Client, query: string, limit: number, scan = LIST_SCAN): Promise<WorkflowExecutionInfo[]> {
-  const all: WorkflowExecutionInfo[] = [];
+  const latest = new Map<string, WorkflowExecutionInfo>();
+  let seen = 0;
   for await (const workflow of client.workflow.list({ query })) {
-    all.push(workflow);
-    if (all.length >= scan) break;
+    // Visibility lags: a run just continued as new may still be listed beside its successor; the later run wins.
+    const other = latest.get(workflow.workflowId);
+    if (!other || workflow.startTime.getTime() > other.startTime.getTime()) latest.set(workflow.workflowId, workflow);
+    if (++seen >= scan) break;
   }
-  return all.sort((a, b) => lastActiveAt(b).getTime() - lastActiveAt(a).getTime()).slice(0, limit);
+  return [...latest.values()].sort((a, b) => lastActiveAt(b).getTime() - lastActiveAt(a).getTime()).slice(0, limit);
 }
 
 /**
@@ -169,13 +176,7 @@ export async function mostRecentConversation(client: Client, cwd: string, scan =
 }
 
 /** `durable-agent list [--status s] [--workspace dir] [--model m] [--limit n] [--json]`. */
-export async function listCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parse(
-    args,
-    { status: { type: 'string' }, workspace: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
-    0,
-    'list',
-  );
+export async function listCommand({ values }: CommandInput, io: Io): Promise<number> {
   const limitText = (values.limit as string | undefined) ?? '50';
   if (!/^[0-9]+$/.test(limitText) || Number(limitText) < 1) throw new UsageError(`--limit must be a positive whole number, got "${limitText}".`);
   const filters = { status: values.status, workspace: values.workspace, model: values.model } as ListFilters;
@@ -190,7 +191,8 @@ export async function listCommand(args: string[], io: Io): Promise<number> {
     }
     const rows = workflows.map((workflow) => listRow(workflow) as string[]);
     if (rows.length > 0) for (const line of formatTable([LIST_HEADER, ...rows])) io.out(sanitizeForTerminal(line));
-    else io.out(filtered ? 'No conversation matches.' : 'No conversations yet. Start one with `durable-agent chat` or `durable-agent ask "<prompt>"`.');
+    else
+      io.out(filtered ? 'No conversation matches.' : `No conversations yet. Start one with \`${cliCommand('chat')}\` or \`${cliCommand('ask "<prompt>"')}\`.`);
     return 0;
   });
 }

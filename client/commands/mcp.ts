@@ -6,10 +6,9 @@
  */
 import type { McpApprovalDecision } from '../../common/activity-types';
 import type { McpApprovalOutcome } from '../../workflows/extensions/mcp-state';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
-import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
 
 /** The update's answer as `mcp approve` / chat print it. */
@@ -27,16 +26,7 @@ export function updateRefusal(error: unknown): string {
   return cause ?? (error instanceof Error ? error.message : String(error));
 }
 
-export async function mcpCommand(args: string[], io: Io): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub !== 'list' && sub !== 'approve' && sub !== 'reject')
-    throw new UsageError('mcp: use `mcp list <id>`, `mcp approve [--all] <id> <server…>` or `mcp reject <id> <server…>`.');
-  const { values, positionals } = parse(
-    rest,
-    sub === 'approve' ? { all: { type: 'boolean' }, json: { type: 'boolean' } } : { json: { type: 'boolean' } },
-    sub === 'list' ? 1 : [2, Infinity],
-    `mcp ${sub}`,
-  );
+export async function mcpCommand(sub: 'list' | 'approve' | 'reject', { values, positionals }: CommandInput, io: Io): Promise<number> {
   const [shortId, ...servers] = positionals;
   return withConnection(async (api) => {
     const conversationId = await resolveConversationId(api, shortId);

@@ -19,33 +19,9 @@ import { parseCutText } from '../../common/cut-text';
 import { toolUseBlocksOf } from '../../common/messages';
 import { showInvisibleCharacters } from '../../common/visible-text';
 import { transcriptSliceQuery } from '../../workflows/definitions';
+import { cliCommand } from '../invocation';
 
 type Values = Record<string, string | boolean | string[] | undefined>;
-
-/** Options of ask / start / chat that configure permissions (camelCase spellings as Claude Code accepts them too). */
-export const PERMISSION_OPTIONS = {
-  'permission-mode': { type: 'string' },
-  'allowed-tools': { type: 'string', multiple: true },
-  allowedTools: { type: 'string', multiple: true },
-  'disallowed-tools': { type: 'string', multiple: true },
-  disallowedTools: { type: 'string', multiple: true },
-  'add-dir': { type: 'string', multiple: true },
-  'setting-sources': { type: 'string' },
-  'dangerously-skip-permissions': { type: 'boolean' },
-} as const;
-
-export const PERMISSION_USAGE = `Permissions (ask, start, chat):
-  --permission-mode <mode>     default | acceptEdits | plan | bypassPermissions | dontAsk
-                               (default: the settings' defaultMode, else default)
-  --allowed-tools <rules>      allow rules, comma or space separated: "Bash(npm test:*),Edit(src/**)"
-  --disallowed-tools <rules>   deny rules, same syntax
-  --add-dir <dir>              another directory the file tools may use (repeatable)
-  --setting-sources <list>     which settings apply: user,project,local (default all three)
-  --trust                      trust this folder: its own hooks, MCP servers, allow rules and
-                               directories apply (recorded in ~/.claude.json, as Claude Code's
-                               trust dialog; untrusted, only its deny and ask rules do)
-  --dangerously-skip-permissions
-                               as --permission-mode bypassPermissions (Claude Code's flag)`;
 
 const asList = (value: string | boolean | string[] | undefined): string[] =>
   value === undefined || typeof value === 'boolean' ? [] : Array.isArray(value) ? value : [value];
@@ -106,7 +82,7 @@ export function formatPendingPermissions(conversationId: string, pending: Pendin
       `permission    ${request.toolUseId}  ${call}  waiting since ${new Date(request.since).toISOString()}`,
       ...lines,
       `${indent}${showInvisibleCharacters(request.reason, 'show')}`,
-      `${indent}approve: durable-agent approve ${conversationId} ${request.toolUseId} [--always]   deny: durable-agent deny ${conversationId} ${request.toolUseId} [message]`,
+      `${indent}approve: ${cliCommand(`approve ${conversationId} ${request.toolUseId}`)} [--always]   deny: ${cliCommand(`deny ${conversationId} ${request.toolUseId}`)} [message]`,
     ].join('\n');
   });
 }

@@ -7,20 +7,15 @@
 import path from 'node:path';
 import { REWIND_MODES, type RewindMode, type RewindOutcome, formatRewindPoints } from '../../common/checkpoints';
 import type { ConversationClient } from '../api';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
+import { cliCommand } from '../invocation';
 
-export async function rewindCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(
-    args,
-    { to: { type: 'string' }, code: { type: 'boolean' }, conversation: { type: 'boolean' }, json: { type: 'boolean' } },
-    1,
-    'rewind',
-  );
+export async function rewindCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   const toText = values.to as string | undefined;
-  if (toText === undefined) throw new UsageError('rewind: --to <n> is required (the prompt to go back to; `durable-agent checkpoints <id>` lists them).');
+  if (toText === undefined) throw new UsageError(`rewind: --to <n> is required (the prompt to go back to; \`${cliCommand('checkpoints <id>')}\` lists them).`);
   if (!/^[0-9]+$/.test(toText) || Number(toText) < 1) throw new UsageError(`rewind: --to must be a prompt number (1 or more), got "${toText}".`);
   if (values.code && values.conversation) throw new UsageError('rewind: --code and --conversation exclude each other (neither: both are restored).');
   const mode: RewindMode = values.code ? 'code' : values.conversation ? 'conversation' : 'both';
@@ -31,8 +26,7 @@ export async function rewindCommand(args: string[], io: Io): Promise<number> {
   });
 }
 
-export async function checkpointsCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, 1, 'checkpoints');
+export async function checkpointsCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   return withConnection(async (api) => {
     const points = await api.checkpoints(await resolveConversationId(api, positionals[0]));
     io.out(values.json ? JSON.stringify(points) : formatRewindPoints(points));
@@ -124,13 +118,7 @@ export async function rewindInChat(
  * workspace at that checkpoint (a git repository of its own when the parent's is one), linked to
  * its parent; the parent is unchanged.
  */
-export async function forkCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(
-    args,
-    { at: { type: 'string' }, cwd: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean' } },
-    [1, Infinity],
-    'fork',
-  );
+export async function forkCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   const atText = values.at as string | undefined;
   if (atText !== undefined && (!/^[0-9]+$/.test(atText) || Number(atText) < 1))
     throw new UsageError(`fork: --at must be a prompt number (1 or more), got "${atText}".`);
@@ -148,7 +136,7 @@ export async function forkCommand(args: string[], io: Io): Promise<number> {
       io.out(forked.conversationId);
       io.err(
         `Forked ${parent}${forked.fork.at ? ` at prompt ${forked.fork.at}` : ''} into ${forked.fork.cwd} (${forked.fork.files} files${forked.fork.git ? ', a git repository of its own' : ''}). ` +
-          `Continue it with: durable-agent chat ${forked.conversationId}`,
+          `Continue it with: ${cliCommand(`chat ${forked.conversationId}`)}`,
       );
     }
     return 0;

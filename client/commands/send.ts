@@ -2,13 +2,12 @@
  * `durable-agent send [--follow] <id> <prompt>`: a follow-up to a conversation (a prompt starting
  * with / is a slash command); `--follow` prints from this input on until its result.
  */
-import { type Io, parse, promptFrom } from '../command-line';
+import { type CommandInput, type Io, promptFrom } from '../command-line';
 import { withConnection } from '../connect';
 import { follow } from '../follow';
 import { resolveConversationId } from './list';
 
-export async function sendCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { follow: { type: 'boolean' } }, [2, Infinity], 'send');
+export async function sendCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   const [shortId, ...words] = positionals;
   const prompt = promptFrom(words, 'send');
   return withConnection(async (api) => {

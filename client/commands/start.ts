@@ -4,18 +4,17 @@
  * progress until the first result.
  */
 import { conversationIdProblem } from '../api';
-import { type Io, type OptionSpec, CONFIG_OPTIONS, configFrom, parse, promptFrom, withCheckedModels } from '../command-line';
+import { type CommandInput, type Io, configFrom, promptFrom, withCheckedModels } from '../command-line';
 import { warnIfNoWorker, withConnection } from '../connect';
 import { follow } from '../follow';
 import { UsageError } from '../usage-error';
-import { SESSION_LIMIT_OPTIONS, sessionLimitsFrom } from './ask';
+import { sessionLimitsFrom } from './ask';
 import { resumeFrom } from '../continue-conversation';
 import { checkHeadlessWorkspace } from '../workspace-trust';
 
-export async function startCommand(args: string[], io: Io): Promise<number> {
-  const options: OptionSpec = { ...CONFIG_OPTIONS, ...SESSION_LIMIT_OPTIONS, id: { type: 'string' }, follow: { type: 'boolean' }, resume: { type: 'string' } };
-  const resumeId = parse(args, options, [0, Infinity], 'start').values.resume as string | undefined;
-  const { values, positionals } = parse(args, options, [resumeId ? 0 : 1, Infinity], 'start');
+export async function startCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
+  const resumeId = values.resume as string | undefined;
+  if (!resumeId && positionals.length === 0) throw new UsageError("start: missing required argument 'prompt' (or give --resume <id>).");
   // With --resume the prompt may wait for `send` (claude --resume takes none either).
   const prompt = resumeId && positionals.length === 0 ? undefined : promptFrom(positionals, 'start');
   if (!prompt && values.follow) throw new UsageError('start: --follow needs a prompt.');

@@ -1,14 +1,13 @@
 /** `durable-agent status [--json] <id>`: phase, turns, tools in flight, usage, context, last result, pending permissions. */
 import { WORKSPACE_SEARCH_ATTRIBUTE } from '../../common/search-attributes';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { formatStatus } from '../format';
 import { showInvisibleCharacters } from '../../common/visible-text';
 import { resolveConversationId } from './list';
 import { pendingPermissionLines } from './permissions';
 
-export async function statusCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, 1, 'status');
+export async function statusCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   return withConnection(async (api) => {
     const conversationId = await resolveConversationId(api, positionals[0]);
     const status = await api.status(conversationId);

@@ -7,10 +7,11 @@
 import type { TranscriptMessage, UserMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
 import { toolArgument, toolCallLine } from '../tool-line';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { sanitizeForTerminal } from '../format';
 import { resolveConversationId } from './list';
+import { cliCommand } from '../invocation';
 
 /** No worker can answer a query for this conversation right now. */
 export class NoWorkerForQueryError extends Error {
@@ -27,7 +28,7 @@ export async function fetchTranscript(api: ConversationClient, conversationId: s
     const state = description?.status.name === 'RUNNING' ? 'is running' : `has ended (${description?.status.name.toLowerCase()})`;
     return new NoWorkerForQueryError(
       `Conversation "${conversationId}" ${state}, but no worker answered for its task queue "${description?.taskQueue}" (${detail}). ` +
-        'Its transcript is read by replaying it on a worker: start one (`durable-agent worker`, with DURABLE_AGENT_TASK_QUEUE set to that queue) and run this again; nothing is lost meanwhile.',
+        `Its transcript is read by replaying it on a worker: start one (\`${cliCommand('worker')}\`, with DURABLE_AGENT_TASK_QUEUE set to that queue) and run this again; nothing is lost meanwhile.`,
     );
   };
   if (description && (await api.hasPollers(description.taskQueue)) === false) throw noWorker('no worker polls it');
@@ -116,7 +117,7 @@ export function transcriptToResume(conversationId: string, messages: readonly Tr
   if (bytes > MAX_RESUME_BYTES) {
     throw new Error(
       `The transcript of "${conversationId}" is ${(bytes / 1e6).toFixed(1)} MB since its last compaction, more than a new conversation can start with ` +
-        `(${(MAX_RESUME_BYTES / 1e6).toFixed(1)} MB). Compact it first (\`durable-agent compact ${conversationId}\`), then resume.`,
+        `(${(MAX_RESUME_BYTES / 1e6).toFixed(1)} MB). Compact it first (\`${cliCommand(`compact ${conversationId}`)}\`), then resume.`,
     );
   }
   return carried;
@@ -130,8 +131,7 @@ export async function exportTranscript(api: ConversationClient, conversationId: 
 }
 
 /** `durable-agent transcript [--jsonl] <id>`. */
-export async function transcriptCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { jsonl: { type: 'boolean' } }, 1, 'transcript');
+export async function transcriptCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   return withConnection(async (api) => {
     const text = await exportTranscript(api, await resolveConversationId(api, positionals[0]), Boolean(values.jsonl));
     // JSON escapes control characters itself; sanitizing would change the data.

@@ -21,10 +21,11 @@ import {
 import { temporal } from '@temporalio/proto';
 import { upgradeUpdate } from '../../workflows/definitions';
 import { type ConversationClient, ConversationEndedError, ConversationNotFoundError } from '../api';
-import { type Io, parse } from '../command-line';
+import type { CommandInput, Io } from '../command-line';
 import { withConnection } from '../connect';
 import { UsageError } from '../usage-error';
 import { resolveConversationId } from './list';
+import { cliCommand } from '../invocation';
 
 /** What `upgrade` did to one conversation. */
 export type UpgradeResult =
@@ -37,8 +38,7 @@ export type UpgradeResult =
 const DEFAULT_TIMEOUT_S = 30;
 const AUTO_UPGRADE = temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_AUTO_UPGRADE;
 
-export async function upgradeCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, { all: { type: 'boolean' }, timeout: { type: 'string' } }, [0, 1], 'upgrade');
+export async function upgradeCommand({ values, positionals }: CommandInput, io: Io): Promise<number> {
   if (Boolean(values.all) === positionals.length > 0) throw new UsageError('upgrade: name one conversation <id>, or --all.');
   const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError(`upgrade: --timeout takes a number of seconds, got "${String(values.timeout)}".`);
@@ -155,7 +155,7 @@ async function notToldReason(client: Client, current: string): Promise<string> {
   const { serverVersion } = await client.workflowService.getSystemInfo({}).catch(() => ({ serverVersion: undefined }));
   const [major, minor] = (serverVersion ?? '').split('.').map(Number);
   if (major === 1 && minor < 31) {
-    return `the Temporal server (${serverVersion}) does not tell a run that a newer version is current (Upgrade on Continue-as-New needs server 1.31 or later, e.g. \`durable-agent server --postgres\`)`;
+    return `the Temporal server (${serverVersion}) does not tell a run that a newer version is current (Upgrade on Continue-as-New needs server 1.31 or later, e.g. \`${cliCommand('server --postgres')}\`)`;
   }
   return `its workflow task did not say that ${current} is current (a worker holding it in its cache took the task from its sticky queue? restart that worker and try again)`;
 }

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { cli, isolateEnvironment } from '../helpers/cli';
 import { type Harness, createHarness } from '../helpers/harness';
+import { FIRST_PROMPT_SEARCH_ATTRIBUTE } from '../../common/search-attributes';
 
 /** The text of a request's last user message. */
 function lastUserText(request: RecordedRequest): string {
@@ -29,7 +30,7 @@ afterEach(async () => {
 
 describe('CLI input errors', () => {
   it('explains usage mistakes with exit code 2', async () => {
-    expect(await cli('frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('Unknown command "frobnicate"') });
+    expect(await cli('frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown command 'frobnicate'") });
     expect(await cli('ask')).toMatchObject({
       code: 2,
       err: expect.stringContaining('ask: the prompt is empty (give it as an argument, as @file, or on stdin)'),
@@ -43,8 +44,8 @@ describe('CLI input errors', () => {
       err: expect.stringContaining('--output-format must be "text", "json" or "stream-json"'),
     });
     expect(await cli('status', '--colour', 'x')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--colour'") });
-    expect(await cli('send', 'only-an-id')).toMatchObject({ code: 2, err: expect.stringContaining('send: missing argument') });
-    expect(await cli('compact')).toMatchObject({ code: 2, err: expect.stringContaining('compact: missing argument') });
+    expect(await cli('send', 'only-an-id')).toMatchObject({ code: 2, err: expect.stringContaining("send: missing required argument 'prompt'") });
+    expect(await cli('compact')).toMatchObject({ code: 2, err: expect.stringContaining("compact: missing required argument 'id'") });
   });
 
   it('says when no Temporal server answers, and how to start one', async () => {
@@ -111,6 +112,27 @@ describe('CLI against a server', () => {
     const failed = await cli('ask', '--cwd', harness.workspace, 'Break');
     expect(failed.code).toBe(1);
     expect(failed.out).toContain('max_tokens: 999999 > 64000');
+  });
+
+  it('a conversation started without a prompt (chat) is named by its first one, in list as in the UI', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Hello.' }] }, { content: [{ type: 'text', text: 'Again.' }] }] });
+    process.env.TEMPORAL_ADDRESS = harness.address;
+    process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
+    await harness.startWorker();
+    // As chat starts one: no prompt, then the first prompt as an input.
+    const { conversationId } = await harness.api.start({ config: harness.config(), taskQueue: harness.taskQueue });
+    const firstPrompt = async () =>
+      (JSON.parse((await cli('list', '--json', '--workspace', harness!.workspace)).out) as Array<{ id: string; firstPrompt?: string }>).find(
+        (row) => row.id === conversationId,
+      );
+    await expect.poll(firstPrompt).toMatchObject({ id: conversationId });
+    expect((await firstPrompt())!.firstPrompt).toBeUndefined();
+    expect((await cli('list', '--workspace', harness.workspace)).out).toMatch(new RegExp(`^${conversationId} .* -\n`, 'm'));
+    await harness.api.waitForResult(conversationId, await harness.api.send(conversationId, 'Say hello'));
+    await harness.api.waitForResult(conversationId, await harness.api.send(conversationId, 'Once more'));
+    await expect.poll(async () => (await firstPrompt())?.firstPrompt).toBe('Say hello');
+    const described = await harness.client.workflow.getHandle(conversationId).describe();
+    expect(described.typedSearchAttributes.get(FIRST_PROMPT_SEARCH_ATTRIBUTE)).toBe('Say hello'); // the UI's column too
   });
 
   it('start, send --follow and status drive one conversation', async () => {

@@ -1,10 +1,11 @@
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
-import { isTemporalReachable, startDevServer } from '../../infra/dev-server';
+import { getFreePorts, isTemporalReachable, runServerForPeople, startDevServer } from '../../infra/dev-server';
 import { cachedCliPath, ensureTemporalCli } from '../../infra/temporal-cli';
 
 /** temporal.api.enums.v1.IndexedValueType, by the SDK's SearchAttributeType name. */
@@ -110,4 +111,36 @@ describe('startDevServer', () => {
     expect(await isTemporalReachable(server.address, 500)).toBe(false);
     expect(Date.now() - started).toBeLessThan(60_000);
   });
+});
+
+describe('runServerForPeople on a port where a server already answers', () => {
+  it('adds our search attributes to a stock dev server that lacks them (issue 32: `list --status` failed there)', async () => {
+    const cli = await ensureTemporalCli({ log: () => undefined });
+    const [port] = await getFreePorts(1);
+    // A stock `temporal server start-dev`: none of our search attributes.
+    const stock = spawn(cli.path, ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'never'], {
+      stdio: 'ignore',
+    });
+    try {
+      await vi.waitFor(async () => expect(await isTemporalReachable(`127.0.0.1:${port}`, 1_000)).toBe(true), { timeout: 60_000, interval: 500 });
+      const lines: string[] = [];
+      await runServerForPeople({ port, log: (line) => lines.push(line) });
+      expect(lines[0]).toContain(`A Temporal server is already answering at 127.0.0.1:${port}; nothing to start`);
+      expect(lines.join('\n')).toMatch(/It lacked durable-agent's search attributes: registered search attributes DurableAgentStatus \(KEYWORD\)/);
+      const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+      try {
+        const custom = (await connection.operatorService.listSearchAttributes({ namespace: 'default' })).customAttributes ?? {};
+        for (const { name, type } of SEARCH_ATTRIBUTES) expect(custom[name], name).toBe(INDEXED_VALUE_TYPES[type]);
+      } finally {
+        await connection.close();
+      }
+      // Run again: nothing missing, nothing registered.
+      const again: string[] = [];
+      await runServerForPeople({ port, log: (line) => again.push(line) });
+      expect(again.join('\n')).not.toContain('It lacked');
+      expect(again.at(-1)).toMatch(/^Search attributes: DurableAgent/);
+    } finally {
+      stock.kill('SIGTERM');
+    }
+  }, 120_000);
 });

@@ -216,6 +216,16 @@ describe('across continue-as-new', () => {
     expect(after.body.model).toBe('claude-sonnet-5');
     expect(after.body.messages).toHaveLength(1);
     expect(requestText(after)).not.toContain('Before');
+    // Those runs are one conversation: one row in `list` once visibility lists them all (issue 32, item 3).
+    const runs = async () => {
+      let continued = 0;
+      for await (const run of harness!.client.workflow.list({ query: `WorkflowId = '${conversationId}'` }))
+        if (run.status.name === 'CONTINUED_AS_NEW') continued++;
+      return continued;
+    };
+    await expect.poll(runs).toBeGreaterThanOrEqual(3);
+    const listed = JSON.parse((await cli('list', '--json')).out) as Array<{ id: string }>;
+    expect(listed.filter((row) => row.id === conversationId)).toHaveLength(1);
 
     // Still running: --resume reads it as it is now.
     const resumed = await cli('start', '--resume', conversationId, '--cwd', harness.workspace, '--follow', 'Go on');

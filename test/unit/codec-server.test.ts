@@ -104,27 +104,33 @@ describe('codec-server settings', () => {
   const env = { DURABLE_AGENT_ENCRYPTION_KEY: KEY };
 
   it('defaults to 127.0.0.1:8888 and the dev server UI origins, with no token', () => {
-    const settings = codecServerSettings([], env);
+    const settings = codecServerSettings({}, env);
     expect(settings).toMatchObject({ host: '127.0.0.1', port: 8888, origins: ['http://localhost:8233', 'http://127.0.0.1:8233'], token: undefined });
-    expect(codecServerSettings(['--origin', 'https://cloud.temporal.io', '--origin', UI, '--port', '0'], env)).toMatchObject({
+    expect(codecServerSettings({ origin: ['https://cloud.temporal.io', UI], port: '0' }, env)).toMatchObject({
       port: 0,
       origins: ['https://cloud.temporal.io', UI],
     });
-    expect(codecServerSettings([], { ...env, DURABLE_AGENT_CODEC_TOKEN: TOKEN }).token).toBe(TOKEN);
+    expect(codecServerSettings({}, { ...env, DURABLE_AGENT_CODEC_TOKEN: TOKEN }).token).toBe(TOKEN);
     expect(isLoopback('127.0.0.1') && isLoopback('::1') && isLoopback('localhost') && !isLoopback('0.0.0.0')).toBe(true);
   });
 
   it.each([
-    [['--host', '0.0.0.0'], /reachable from other machines.*--token/],
-    [['--token', 'short'], /16–512 characters/],
-    [['--token', 'has/slash-0123456789'], /16–512 characters/],
-    [['--origin', 'http://localhost:8233/'], /is not an origin/],
-    [['--origin', 'localhost:8233'], /is not an origin/],
-    [['--port', '99999'], /--port must be a port number/],
-    [['--port', '0x10'], /--port must be a port number/],
-    [['--bogus'], /Unknown option '--bogus'/],
-  ])('refuses %j clearly', (args, message) => {
-    expect(() => codecServerSettings(args, env)).toThrow(message);
+    [{ host: '0.0.0.0' }, /reachable from other machines.*--token/],
+    [{ token: 'short' }, /16–512 characters/],
+    [{ token: 'has/slash-0123456789' }, /16–512 characters/],
+    [{ origin: ['http://localhost:8233/'] }, /is not an origin/],
+    [{ origin: ['localhost:8233'] }, /is not an origin/],
+    [{ port: '99999' }, /--port must be a port number/],
+    [{ port: '0x10' }, /--port must be a port number/],
+  ])('refuses %j clearly', (values, message) => {
+    expect(() => codecServerSettings(values, env)).toThrow(message);
+  });
+
+  it('the command line refuses an unknown option, naming the ones it has', async () => {
+    const bogus = await cli('codec-server', '--bogus');
+    expect(bogus.code).toBe(2);
+    expect(bogus.err).toContain("codec-server: Unknown option '--bogus'");
+    expect((await cli('codec-server', '--prot', '1')).err).toContain('Did you mean --port?');
   });
 
   it('the CLI command refuses to start without keys, with a bad key, or unprotected on a public address', async () => {

@@ -108,9 +108,9 @@ describe('search attributes', () => {
 
 describe('durable-agent list', () => {
   it('builds a visibility query from the filters, quoting values and resolving the workspace', () => {
-    expect(listQuery({})).toBe(`WorkflowType = 'conversationWorkflow'`);
+    expect(listQuery({})).toBe(`WorkflowType = 'conversationWorkflow' AND ExecutionStatus != 'ContinuedAsNew'`);
     expect(listQuery({ status: 'ended', workspace: 'rel/dir', model: "o'brien" })).toBe(
-      `WorkflowType = 'conversationWorkflow' AND DurableAgentStatus = 'ended' AND DurableAgentWorkspace = '${path.resolve('rel/dir')}' AND DurableAgentModel = 'o\\'brien'`,
+      `WorkflowType = 'conversationWorkflow' AND ExecutionStatus != 'ContinuedAsNew' AND DurableAgentStatus = 'ended' AND DurableAgentWorkspace = '${path.resolve('rel/dir')}' AND DurableAgentModel = 'o\\'brien'`,
     );
     expect(() => listQuery({ status: 'calling_model' })).toThrow(ListFilterError);
     expect(() => listQuery({ status: 'calling_model' })).toThrow(

@@ -263,7 +263,12 @@ export class ConversationSession {
     if (this.phase === next) return;
     this.phase = next;
     this.refreshDetails();
-    this.visibility.onPhase(next, { model: this.queries.currentModel, turns: this.queries.conversationTurn, costUsd: this.totalCostUsd });
+    this.visibility.onPhase(next, {
+      model: this.queries.currentModel,
+      turns: this.queries.conversationTurn,
+      costUsd: this.totalCostUsd,
+      prompt: this.queries.lastPrompt,
+    });
   }
 
   /** The owners `status` and the UI's details read (status-view.ts). */
