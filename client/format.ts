@@ -6,6 +6,7 @@ import { type ToolCall, toolArgument, toolCallLine, toolResultLine } from './too
 import type { CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../workflows/definitions';
 import { formatUsd } from '../common/money';
 import { shorten } from '../common/cut-text';
+import { cliCommand } from './invocation';
 import { describeTaskNotification } from './task-notification';
 
 /** Where it lives now (client/render/terminal-text.ts); imported from here by most views. */
@@ -148,7 +149,7 @@ function formatContextLine(context: ContextStatus): string {
 export function formatContextWarning(status: ConversationStatus): string | undefined {
   const context = status.context as ContextStatus | undefined; // a worker from before compaction reports none
   if (!context || context.level === 'ok') return undefined;
-  const action = `Run durable-agent compact ${status.conversationId} to compact & continue`;
+  const action = `Run ${cliCommand(`compact ${status.conversationId}`)} to compact & continue`;
   if (context.level === 'blocking') return `Context limit reached · ${action}`;
   // Remaining as Claude Code's calculateTokenWarningState counts it: relative to the autocompact
   // threshold while autocompact will run (0% = it compacts on the next turn), else to the
