@@ -163,10 +163,11 @@ describe('/rewind and --fork-session in chat', () => {
     // Lines the terminal wrapped, joined (-J): the fork's line is longer than 120 columns.
     const shown = await eventually(
       async () => tmux('capture-pane', '-p', '-J', '-t', session, '-S', '-200'),
-      (text) => /Forked \S+ into \S+, in \S+ \(1 file\); \S+ is unchanged\.\n[^\n]*\n> *$/.test(`${text.trimEnd()} `),
+      // Word-wrapped at the terminal's width (the workspace path is long): whitespace may be a line break.
+      (text) => /Forked \S+\s+into\s+\S+,\s+in\s+\S+\s+\(1 file\);\s+\S+\s+is unchanged\.\n[\s\S]*Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `),
       90_000,
     );
-    const [, from, fork, cwd] = /Forked (\S+) into (\S+), in (\S+) \(1 file\)/.exec(shown)!;
+    const [, from, fork, cwd] = /Forked (\S+)\s+into\s+(\S+),\s+in\s+(\S+)\s+\(1 file\)/.exec(shown)!;
     onTestFinished(() => rm(cwd, { recursive: true, force: true }));
     expect(from).toBe(parent);
     expect(shown).toContain(`conversation ${fork} (rejoin with: durable-agent chat ${fork})`);
