@@ -20,7 +20,7 @@ import { LOCAL_COMMANDS, type LocalCommandResult, runLocalCommand } from '../cha
 import type { ChatStore, MenuDialog } from '../chat/store';
 import { renderToolDiff } from '../render/diff';
 import { renderMarkdown } from '../render/markdown';
-import { WorkerPresenceWatch, noWorkerLine } from '../worker-presence';
+import { WorkerPresenceWatch, noWorkerLine, stalledToolLine } from '../worker-presence';
 import { ChatMcpApprovalPrompter } from '../chat-mcp-approval';
 import { formatEvent, sanitizeForTerminal } from '../format';
 import { NoLiveStreamError, readLive } from '../live';
@@ -219,16 +219,25 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
   let waitingOnRejoin = false;
   let taskQueue = options.taskQueue;
   let presence: WorkerPresenceWatch | undefined;
+  /** Tools started and not ended, for the progress line. */
+  const running = new Map<string, { name: string; startedAt: number; tail: string }>();
   const watchWorker = async (queue: string) => {
-    presence = new WorkerPresenceWatch(api, queue, (state) => {
-      if (state === 'absent') {
-        store.set({ noWorker: { since: Date.now(), line: noWorkerLine(queue) } });
-        print(`${YELLOW}${noWorkerLine(queue)}${RESET}`);
-      } else {
-        store.set({ noWorker: undefined });
-        print(dim(`A worker polls task queue "${queue}" again.`));
-      }
-    });
+    presence = new WorkerPresenceWatch(
+      api,
+      queue,
+      (state) => {
+        if (state !== 'present') {
+          const line = state === 'absent' ? noWorkerLine(queue) : stalledToolLine(queue);
+          store.set({ noWorker: { since: store.state.noWorker?.since ?? Date.now(), line } });
+          print(`${YELLOW}${line}${RESET}`);
+        } else {
+          store.set({ noWorker: undefined });
+          print(dim(`A worker polls task queue "${queue}" again.`));
+        }
+      },
+      // Known once the conversation is: its running tools' activities tell a worker that died.
+      { workflowId: () => conversationId, running: () => running.size > 0 },
+    );
     return presence.start();
   };
   if (conversationId) {
@@ -321,8 +330,6 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
   };
   const toolSummaries = new Map<string, string>();
   const toolInputs = new Map<string, unknown>();
-  /** Tools started and not ended, for the progress line. */
-  const running = new Map<string, { name: string; startedAt: number; tail: string }>();
   const showRunning = () => {
     const last = [...running.entries()].at(-1);
     if (!last) return store.set({ tool: undefined });
