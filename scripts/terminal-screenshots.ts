@@ -1,5 +1,5 @@
 /**
- * `npx tsx scripts/terminal-screenshots.ts` — the chat screenshots of docs/ui.md (issue 32), taken
+ * `node --experimental-websocket --import tsx scripts/terminal-screenshots.ts` — the chat screenshots of docs/ui.md (issue 32), taken
  * from a real chat in tmux: an in-memory dev server, a worker, the `npm start` demo's scripted
  * model, `durable-agent chat` in a 110×34 tmux window; `tmux capture-pane -e -p` → the ANSI text
  * as HTML (below) → a PNG from headless Chromium (infra/headless-chromium.ts). Writes
@@ -149,7 +149,7 @@ function page(ansi: string): string {
   return `<!doctype html><meta charset="utf-8"><style>
 body{margin:0;background:#1e1e1e}
 .term{display:inline-block;margin:16px;padding:14px 18px;background:#1e1e1e;color:#d3d7cf;border-radius:8px;box-shadow:0 0 0 1px #444;
-font:14px/1.35 "DejaVu Sans Mono","Liberation Mono",monospace;white-space:pre}
+font:14px/1.2 "DejaVu Sans Mono","DejaVu Math TeX Gyre","Liberation Mono",monospace;white-space:pre}
 </style><div class="term">${ansiToHtml(ansi.replace(/\s+$/, ''))}</div>`;
 }
 
