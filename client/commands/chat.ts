@@ -92,6 +92,13 @@ export function promptForInputLine(prompt: string): string {
     .replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
 }
 
+/** Decided for issue 32: chat is a terminal UI; piped input gets a clear error (a script has `-p`), before anything starts. */
+function requireTerminal(input: NodeJS.ReadableStream): void {
+  if (!(input as NodeJS.ReadStream).isTTY) {
+    throw new UsageError('chat needs a terminal (its input is not one). For a prompt from a pipe or a script use `durable-agent -p "<prompt>"`.');
+  }
+}
+
 /** The conversation on screen now: what the keys reach. */
 interface Session {
   submit(prompt: string): void;
@@ -105,10 +112,7 @@ interface Session {
 export async function chatCommand(options: ChatOptions): Promise<number> {
   const input = (options.input ?? process.stdin) as NodeJS.ReadStream;
   const output = (options.output ?? process.stdout) as NodeJS.WriteStream;
-  if (!input.isTTY) {
-    // Decided for issue 32: the chat is a terminal UI; a script has the one-shot mode.
-    throw new UsageError('chat needs a terminal (its input is not one). For a prompt from a pipe or a script use `durable-agent -p "<prompt>"`.');
-  }
+  requireTerminal(input);
   // Loaded only here: plain commands never load Ink or React.
   const [{ loadInk }, React, { ChatApp }, { ChatStore }] = await Promise.all([
     import('../chat/ink'),
@@ -656,6 +660,7 @@ export async function chatFromCommandLine(args: string[]): Promise<number> {
   }
   checkContinueFlags(values);
   const config = configFrom(values, false);
+  requireTerminal(process.stdin);
   return withConnection(async (api, taskQueue) => {
     let conversationId: string | undefined;
     let initialPrompt: string | undefined;

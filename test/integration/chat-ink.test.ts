@@ -157,4 +157,35 @@ describe('chat on Ink', () => {
       60_000,
     );
   });
+
+  it('stops counting a running tool once its worker is killed, and says why', async () => {
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'for i in $(seq 1 120); do echo "tick $i"; sleep 1; done', description: 'ticks' } }] },
+        { content: [{ type: 'text', text: 'Ticked.' }] },
+      ],
+    });
+    const worker = await harness.spawnWorkerProcess();
+    const session = startChat(harness, 'chat-killed', '--cwd', harness.workspace, '--dangerously-skip-permissions');
+    await eventually(async () => screen(session), ready, 90_000);
+    tmux('send-keys', '-t', session, 'tick', 'Enter');
+    await eventually(
+      async () => screen(session),
+      (text) => /● Bash\(for i in [^\n]*· running \d+s · tick [2-9]/.test(text),
+      60_000,
+    );
+    worker.kill('SIGKILL');
+    const killedAt = Date.now();
+    // The tool's attempt times out without heartbeats (30 s by default), then the retry waits for a worker.
+    const stopped = await eventually(
+      async () => screen(session),
+      (text) => /stopped at \d+s: the worker is gone/.test(text),
+      90_000,
+    );
+    expect(stopped).toContain('The worker running this tool is gone');
+    const first = /stopped at (\d+)s/.exec(stopped)![1];
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(/stopped at (\d+)s/.exec(screen(session))?.[1]).toBe(first); // the clock does not count on
+    console.log(`[chat-ink] the progress line stopped ${Date.now() - killedAt - 3_000} ms after the worker was killed`);
+  }, 180_000);
 });
