@@ -19,7 +19,7 @@ import { completeInput } from '../chat/completion';
 import { LOCAL_COMMANDS, type LocalCommandResult, runLocalCommand } from '../chat/local-commands';
 import type { ChatStore, MenuDialog } from '../chat/store';
 import { renderToolDiff } from '../render/diff';
-import { renderMarkdown } from '../render/markdown';
+import { loadMarkdownRenderer, renderMarkdown } from '../render/markdown';
 import { WorkerPresenceWatch, noWorkerLine, stalledToolLine } from '../worker-presence';
 import { ChatMcpApprovalPrompter } from '../chat-mcp-approval';
 import { formatEvent, sanitizeForTerminal } from '../format';
@@ -120,7 +120,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
     import('../chat/app'),
     import('../chat/store'),
   ]);
-  const ink = await loadInk();
+  // marked and marked-terminal are ESM-only too: loaded once, then renderMarkdown is synchronous.
+  const [ink] = await Promise.all([loadInk(), loadMarkdownRenderer()]);
   const store = new ChatStore();
   const width = () => Math.max(20, (output.columns ?? 100) - 1);
   const cwd = options.config.cwd ?? process.cwd();

@@ -26,3 +26,8 @@ export function renderMarkdown(markdown: string, width: number): string {
   void width;
   return out.join('\n');
 }
+
+/** Render's module loads marked here (ESM-only); the placeholder has nothing to load. */
+export function loadMarkdownRenderer(): Promise<(markdown: string, width: number) => string> {
+  return Promise.resolve(renderMarkdown);
+}
