@@ -152,8 +152,9 @@ describe('chat in a terminal', () => {
     await harness.startWorker();
     const session = startChat(harness, 'chat-perm', '--cwd', harness.workspace, '--permission-mode', 'default');
     await eventually(async () => screen(session), ready, 90_000);
-    // The call as every view shows it, why it asks, and the content it would write.
-    const question = new RegExp(`⚠ Write\\(hello\\.txt\\) needs permission: [^\\n]*\\n {4}│ hi\\n[\\s\\S]*${menuOpen.source}`);
+    // The call as every view shows it, why it asks, and the content it would write (`│ hi`, or
+    // numbered as client/render/diff.ts shows a Write: `1   hi`).
+    const question = new RegExp(`⚠ Write\\(hello\\.txt\\) needs permission: [^\\n]*\\n {4}(?:│|\\d+ ) +hi\\n[\\s\\S]*${menuOpen.source}`);
 
     tmux('send-keys', '-t', session, 'write hello.txt', 'Enter');
     await eventually(
@@ -173,7 +174,7 @@ describe('chat in a terminal', () => {
     tmux('send-keys', '-t', session, 'now write nope.txt', 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => new RegExp(`nope\\.txt[^\\n]*\\n[^\\n]*│ no\\n[\\s\\S]*${menuOpen.source}`).test(text.trimEnd() + ' '),
+      (text) => new RegExp(`nope\\.txt[^\\n]*\\n[^\\n]*(?:│|\\d+ ) +no\\n[\\s\\S]*${menuOpen.source}`).test(text.trimEnd() + ' '),
       60_000,
     );
     // Down twice and Enter: "No, and tell Claude what to do differently" asks what, which goes back with the denial.
@@ -207,7 +208,7 @@ describe('chat in a terminal', () => {
     tmux('send-keys', '-t', session, 'and other.txt', 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => new RegExp(`other\\.txt[^\\n]*\\n[^\\n]*│ ok\\n[\\s\\S]*${menuOpen.source}`).test(text.trimEnd() + ' '),
+      (text) => new RegExp(`other\\.txt[^\\n]*\\n[^\\n]*(?:│|\\d+ ) +ok\\n[\\s\\S]*${menuOpen.source}`).test(text.trimEnd() + ' '),
       60_000,
     );
     await harness.api.decidePermission(conversationIdOf(screen(session)), { toolUseId: 'toolu_chat_w3', behavior: 'allow' });
