@@ -1,13 +1,13 @@
 /**
  * Claude Code's "New MCP server found in .mcp.json" question inline in `durable-agent chat`
  * (issue 22): for each project server waiting for approval (`status.mcpNeedsApproval`), chat asks
- * once: use it, use it and all future project servers, or not (Claude Code's three choices; "not"
+ * once, in an arrow-key menu: use it, use it and all future project servers, or not (Claude Code's three choices; "not"
  * is remembered in `disabledMcpjsonServers` as Claude Code does). The answer goes out as the
  * `approveMcpServers` update; the servers' new states are printed.
  */
 import type { McpApprovalDecision } from '../common/activity-types';
 import type { ConversationClient } from './api';
-import type { ChatPermissionIo } from './chat-permissions';
+import type { ChatChoice, ChatPermissionIo } from './chat-permissions';
 import { formatMcpApprovalOutcome, updateRefusal } from './commands/mcp';
 import { sanitizeForTerminal } from './format';
 import { SerialRecheck } from './serial-recheck';
@@ -24,6 +24,13 @@ export function mcpApprovalAnswer(line: string): McpApprovalDecision {
   if (answer === 'a' || answer === 'all') return 'approve-all';
   return 'reject';
 }
+
+/** Claude Code's menu for a new project server (its three choices, in its order). */
+export const MCP_APPROVAL_CHOICES: ChatChoice[] = [
+  { label: 'Use this MCP server', value: 'approve' },
+  { label: 'Use this and all future MCP servers in this project', value: 'approve-all' },
+  { label: 'Continue without using this MCP server', value: 'reject' },
+];
 
 export class ChatMcpApprovalPrompter {
   private readonly asked = new Set<string>();
@@ -55,13 +62,14 @@ export class ChatMcpApprovalPrompter {
       const server = waiting.find((name) => !this.asked.has(name));
       if (server === undefined) return;
       this.asked.add(server);
-      let line: string;
+      let picked: { value: string } | undefined;
       try {
-        line = await this.io.question(sanitizeForTerminal(mcpApprovalQuestion(server)), this.leaving);
+        picked = await this.io.choose(sanitizeForTerminal(`New MCP server found in .mcp.json: ${server}`), MCP_APPROVAL_CHOICES, this.leaving);
       } catch {
         return; // leaving: nothing is decided
       }
-      const outcome = await this.api.approveMcpServers(this.conversationId, { servers: [server], decision: mcpApprovalAnswer(line) });
+      const decision = (picked?.value ?? 'reject') as McpApprovalDecision; // Esc: not used, as Claude Code's Esc
+      const outcome = await this.api.approveMcpServers(this.conversationId, { servers: [server], decision });
       this.io.print(sanitizeForTerminal(formatMcpApprovalOutcome(outcome)));
     }
   }

@@ -1,6 +1,6 @@
 /**
  * `/rewind` in chat (issue 31), in a real terminal (tmux): a scripted model writes a file on
- * prompt 1 and changes it on prompt 2; `/rewind` lists the prompts, `1` then Enter (both) puts
+ * prompt 1 and changes it on prompt 2; `/rewind` offers the prompts in an arrow-key picker, prompt 1 then Enter (both) puts
  * the file and the conversation back as they were before prompt 1, and the input line holds
  * prompt 1's text to edit — Enter sends it, the next model request carries it as its only prompt.
  * `/rewind 9` says there is no such prompt and changes nothing. And `chat -r <id> --fork-session`:
@@ -58,9 +58,15 @@ describe('/rewind and --fork-session in chat', () => {
       30_000,
     );
 
-    // Prompt 1, pasted (two lines, one prompt): the model writes a.txt.
-    tmux('set-buffer', '-b', `rewind-${process.pid}`, `${PROMPT_ONE}\n`);
-    tmux('paste-buffer', '-b', `rewind-${process.pid}`, '-t', session, '-d');
+    // Prompt 1, pasted (two lines, one prompt, sent on Enter): the model writes a.txt.
+    tmux('set-buffer', '-b', `rewind-${process.pid}`, PROMPT_ONE);
+    tmux('paste-buffer', '-p', '-b', `rewind-${process.pid}`, '-t', session, '-d');
+    await eventually(
+      async () => screen(session),
+      (text) => /\n> \[Pasted text \+1 line\] *$/.test(`${text.trimEnd()} `),
+      10_000,
+    );
+    tmux('send-keys', '-t', session, 'Enter');
     await eventually(
       async () => screen(session),
       (text) => answered(text, 'Done: write the file.'),
@@ -87,27 +93,41 @@ describe('/rewind and --fork-session in chat', () => {
     expect(await readFile(file, 'utf8')).toBe('two\n');
     expect(await harness.api.transcript(conversationId)).toEqual(transcriptBefore);
 
-    // /rewind: the list (number, time, first line, files changed since), then which prompt and what.
+    // /rewind: an arrow-key picker of the prompts (first line, files changed since), then what to restore.
     tmux('send-keys', '-t', session, '/rewind', 'Enter');
     const listed = await eventually(
       async () => screen(session),
-      (text) => /Rewind to just before which prompt\? \(1–2, Enter cancels\) *$/.test(`${text.trimEnd()} `),
+      (text) =>
+        /Rewind to just before which prompt\?[^\n]*\n[^\n]*❯ 1\. write the file[^\n]*\n[^\n]* 2\. change the file[^\n]*\n╰─+╯ *$/.test(`${text.trimEnd()} `),
       30_000,
     );
-    expect(listed).toMatch(/^ {2}1 {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}write the file {2}— 1 file changed since \(a\.txt\)$/m);
-    expect(listed).toMatch(/^ {2}2 {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}change the file {2}— 1 file changed since \(a\.txt\)$/m);
-    tmux('send-keys', '-t', session, '1', 'Enter');
+    expect(listed).toMatch(/1\. write the file +— 1 file changed since \(a\.txt\)/);
+    expect(listed).toMatch(/2\. change the file +— 1 file changed since \(a\.txt\)/);
+    // Down and up again (arrows move the choice), then Enter picks prompt 1.
+    tmux('send-keys', '-t', session, 'Down');
     await eventually(
       async () => screen(session),
-      (text) => /\(Enter: both\) *$/.test(`${text.trimEnd()} `),
+      (text) => /❯ 2\. change the file/.test(text),
+      10_000,
+    );
+    tmux('send-keys', '-t', session, 'Up');
+    await eventually(
+      async () => screen(session),
+      (text) => /❯ 1\. write the file/.test(text),
+      10_000,
+    );
+    tmux('send-keys', '-t', session, 'Enter');
+    await eventually(
+      async () => screen(session),
+      (text) => /Restore what\?[^\n]*\n[^\n]*❯ 1\. Restore code and conversation/.test(text),
       30_000,
     );
     const requestsBefore = harness.model.requests.length;
     tmux('send-keys', '-t', session, 'Enter');
-    // The outcome, then the prompt's text on the input line, ready to edit (its lines joined for the one-line editor).
+    // The outcome, then the prompt's text on the input line, ready to edit (both its lines).
     const rewound = await eventually(
       async () => screen(session),
-      (text) => /Rewound to just before prompt 1\.[\s\S]*\n> write the file with care *$/.test(`${text.trimEnd()} `),
+      (text) => /Rewound to just before prompt 1\.[\s\S]*\n> write the file\n {2}with care *$/.test(`${text.trimEnd()} `),
       30_000,
     );
     expect(rewound).toMatch(/Files: \d+ written, 1 removed\./);
@@ -115,7 +135,7 @@ describe('/rewind and --fork-session in chat', () => {
     expect(await harness.api.transcript(conversationId)).toEqual([]);
     // Still on the input line a moment later (the rewind's feed line did not push it away).
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(`${screen(session).trimEnd()} `).toMatch(/\n> write the file with care *$/);
+    expect(`${screen(session).trimEnd()} `).toMatch(/\n> write the file\n {2}with care *$/);
     expect(harness.model.requests.length).toBe(requestsBefore);
 
     // Enter sends it unedited: the prompt as first typed (both lines), the request's only prompt.
@@ -143,10 +163,11 @@ describe('/rewind and --fork-session in chat', () => {
     // Lines the terminal wrapped, joined (-J): the fork's line is longer than 120 columns.
     const shown = await eventually(
       async () => tmux('capture-pane', '-p', '-J', '-t', session, '-S', '-200'),
-      (text) => /Forked \S+ into \S+, in \S+ \(1 file\); \S+ is unchanged\.\n[^\n]*\n> *$/.test(`${text.trimEnd()} `),
+      // Word-wrapped at the terminal's width (the workspace path is long): whitespace may be a line break.
+      (text) => /Forked \S+\s+into\s+\S+,\s+in\s+\S+\s+\(1 file\);\s+\S+\s+is unchanged\.\n[\s\S]*Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `),
       90_000,
     );
-    const [, from, fork, cwd] = /Forked (\S+) into (\S+), in (\S+) \(1 file\)/.exec(shown)!;
+    const [, from, fork, cwd] = /Forked (\S+)\s+into\s+(\S+),\s+in\s+(\S+)\s+\(1 file\)/.exec(shown)!;
     onTestFinished(() => rm(cwd, { recursive: true, force: true }));
     expect(from).toBe(parent);
     expect(shown).toContain(`conversation ${fork} (rejoin with: durable-agent chat ${fork})`);

@@ -1,8 +1,8 @@
 /**
  * `durable-agent chat` in a real terminal (tmux): type a prompt and watch the answer stream, see a
  * tool call's line, interrupt a running answer with Ctrl-C, leave with Ctrl-D (the conversation
- * stays), and rejoin it from another terminal; answer a permission request inline (y, then n),
- * a long command's shown whole.
+ * stays), and rejoin it from another terminal; answer a permission request in its menu (a digit,
+ * then no with a reason), a long command's shown whole; a bracketed paste is one prompt.
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -36,6 +36,10 @@ async function freePort(): Promise<number> {
 const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
 
 const conversationIdOf = (text: string) => /conversation (\S+) \(rejoin/.exec(text)![1];
+
+/** The permission menu is open at the bottom of the screen (its box's last line ends it). */
+const menuOpen =
+  /Do you want to proceed\?[^\n]*\n[^\n]*1\. Yes[^\n]*\n[^\n]*2\. Yes, and don't ask again[^\n]*\n[^\n]*3\. No, and tell Claude what to do differently[^\n]*\n╰─+╯ *$/;
 
 describe('chat in a terminal', () => {
   it('streams answers, interrupts with Ctrl-C, leaves with Ctrl-D and rejoins', async () => {
@@ -129,7 +133,7 @@ describe('chat in a terminal', () => {
     expect((await harness.api.status(conversationId)).ended).toBe(false);
   });
 
-  it('asks y / n / always inline when a tool needs permission', async () => {
+  it("asks with Claude Code's arrow-key menu when a tool needs permission: a digit, a typed reason for no, decided elsewhere", async () => {
     harness = await createHarness({
       script: [
         {
@@ -148,8 +152,9 @@ describe('chat in a terminal', () => {
     await harness.startWorker();
     const session = startChat(harness, 'chat-perm', '--cwd', harness.workspace, '--permission-mode', 'default');
     await eventually(async () => screen(session), ready, 90_000);
-    // The call as every view shows it, why it asks, and the content it would write.
-    const question = /⚠ Write\(hello\.txt\) needs permission: [^\n]*\n {4}│ hi\n[^\n]*Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/;
+    // The call as every view shows it, why it asks, and the content it would write (`│ hi`, or
+    // numbered as client/render/diff.ts shows a Write: `1   hi`).
+    const question = new RegExp(`⚠ Write\\(hello\\.txt\\) needs permission: [^\\n]*\\n {4}(?:│|\\d+ ) +hi\\n[\\s\\S]*${menuOpen.source}`);
 
     tmux('send-keys', '-t', session, 'write hello.txt', 'Enter');
     await eventually(
@@ -157,7 +162,7 @@ describe('chat in a terminal', () => {
       (text) => question.test(text.trimEnd() + ' '),
       60_000,
     );
-    tmux('send-keys', '-t', session, 'y', 'Enter');
+    tmux('send-keys', '-t', session, '1'); // a digit picks at once
     const allowed = await eventually(
       async () => screen(session),
       (text) => text.includes('The file is written.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '),
@@ -169,10 +174,25 @@ describe('chat in a terminal', () => {
     tmux('send-keys', '-t', session, 'now write nope.txt', 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => /nope\.txt[^\n]*\n[^\n]*│ no\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '),
+      (text) => new RegExp(`nope\\.txt[^\\n]*\\n[^\\n]*(?:│|\\d+ ) +no\\n[\\s\\S]*${menuOpen.source}`).test(text.trimEnd() + ' '),
       60_000,
     );
-    tmux('send-keys', '-t', session, 'n', 'Enter');
+    // Down twice and Enter: "No, and tell Claude what to do differently" asks what, which goes back with the denial.
+    tmux('send-keys', '-t', session, 'Down');
+    tmux('send-keys', '-t', session, 'Down');
+    await eventually(
+      async () => screen(session),
+      (text) => /❯ 3\. No, and tell Claude/.test(text),
+      10_000,
+    );
+    tmux('send-keys', '-t', session, 'Enter');
+    await eventually(
+      async () => screen(session),
+      (text) => /what to do instead[^\n]*: /.test(text),
+      10_000,
+    );
+    tmux('send-keys', '-t', session, '-l', 'write notes.md instead');
+    tmux('send-keys', '-t', session, 'Enter');
     const denied = await eventually(
       async () => screen(session),
       (text) => text.includes('Understood, I will not write it.'),
@@ -182,13 +202,13 @@ describe('chat in a terminal', () => {
     expect(denied).toMatch(/● Write\(nope\.txt\)\n {2}⎿ {2}Error: The user doesn't want to proceed/);
     await expect(readFile(path.join(harness.workspace, 'nope.txt'))).rejects.toThrow(/ENOENT/);
     const lastRequest = JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1));
-    expect(lastRequest).toContain("doesn't want to proceed with this tool use");
+    expect(lastRequest).toContain('write notes.md instead');
 
     // Decided from another client first: chat stops asking and goes on.
     tmux('send-keys', '-t', session, 'and other.txt', 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => /other\.txt[^\n]*\n[^\n]*│ ok\n[^\n]*Allow\? [^\n]*: *$/.test(text.trimEnd() + ' '),
+      (text) => new RegExp(`other\\.txt[^\\n]*\\n[^\\n]*(?:│|\\d+ ) +ok\\n[\\s\\S]*${menuOpen.source}`).test(text.trimEnd() + ' '),
       60_000,
     );
     await harness.api.decidePermission(conversationIdOf(screen(session)), { toolUseId: 'toolu_chat_w3', behavior: 'allow' });
@@ -198,12 +218,13 @@ describe('chat in a terminal', () => {
       60_000,
     );
     expect(elsewhere).toContain('Write toolu_chat_w3 is no longer waiting');
-    expect(elsewhere.split('Allow?').length).toBe(4); // asked once each, not again after the result
+    expect(elsewhere.split('needs permission:').length).toBe(4); // asked once each, not again after the result
+    expect(elsewhere).not.toContain('Do you want to proceed?'); // the menu went away with its request
     expect(await readFile(path.join(harness.workspace, 'other.txt'), 'utf8')).toBe('ok\n');
   });
 
-  it("shows local slash commands' output and sends a multi-line paste as one prompt, in order", async () => {
-    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Got the four lines.' }] }] });
+  it("shows local slash commands' output (no result line after them) and sends a three-line bracketed paste as one prompt on Enter", async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Got the three lines.' }] }] });
     await harness.startWorker();
     const session = startChat(harness, 'chat-local', '--cwd', harness.workspace);
     await eventually(async () => screen(session), ready, 90_000);
@@ -229,18 +250,29 @@ describe('chat in a terminal', () => {
     );
     expect(harness.model.requests).toHaveLength(0);
 
-    // A paste of four lines is one prompt, its lines in order (issue 19, item 3).
-    tmux('set-buffer', '-b', `paste-${process.pid}`, 'AAA\nBBB\nCCC\nDDD\n');
-    tmux('paste-buffer', '-b', `paste-${process.pid}`, '-t', session);
+    expect(screen(session)).not.toMatch(/✓ done · 0 turns/); // a local command is no query
+
+    // A bracketed paste (the chat turned the mode on; `paste-buffer -p` brackets it) of three lines
+    // stays on the prompt line as one placeholder, and is one prompt, its lines in order, on Enter.
+    tmux('set-buffer', '-b', `paste-${process.pid}`, 'AAA\nBBB\nCCC');
+    tmux('paste-buffer', '-p', '-b', `paste-${process.pid}`, '-t', session);
     await eventually(
       async () => screen(session),
-      (text) => text.includes('Got the four lines.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '),
+      (text) => /\n> \[Pasted text \+2 lines\] *$/.test(text.trimEnd() + ' '),
+      10_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // nothing is sent without Enter
+    expect(harness.model.requests).toHaveLength(0);
+    tmux('send-keys', '-t', session, 'Enter');
+    await eventually(
+      async () => screen(session),
+      (text) => text.includes('Got the three lines.') && /\$\d+\.\d{4}\]\s*\n> *$/.test(text.trimEnd() + ' '),
       60_000,
     );
     await new Promise((resolve) => setTimeout(resolve, 500)); // a stray second prompt would arrive by now
     expect(harness.model.requests).toHaveLength(1);
     const prompt = JSON.stringify(harness.model.requests[0].body.messages.at(-1));
-    expect(prompt).toMatch(/AAA\\nBBB\\nCCC\\nDDD/);
+    expect(prompt).toMatch(/AAA\\nBBB\\nCCC/);
   });
 
   it('sends lines typed before it is ready, and keeps a prompt the server did not take (issue 19, item 9)', async () => {
@@ -271,7 +303,7 @@ describe('chat in a terminal', () => {
       (text) => text.includes('✗ Not sent'),
       30_000,
     );
-    expect(refused).toMatch(/✗ Not sent[^\n]*press Enter to send it again/);
+    expect(refused).toMatch(/✗ Not sent[\s\S]*press Enter to send it again/); // word-wrapped at the terminal's width
     expect(refused).not.toContain('[chat exited');
 
     // The server comes back (same state): an empty Enter sends the kept prompt, and the live view reads on.
@@ -356,7 +388,7 @@ describe('chat in a terminal', () => {
     tmux('send-keys', '-t', session, 'run the long command', 'Enter');
     const asked = await eventually(
       async () => screen(session),
-      (text) => /Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways: *$/.test(text.trimEnd() + ' '),
+      (text) => menuOpen.test(text.trimEnd() + ' '),
       60_000,
     );
     const lines = asked.split('\n');
@@ -374,7 +406,7 @@ describe('chat in a terminal', () => {
     expect(asked).not.toContain('…');
     expect(asked).toContain('> run the long command'); // the escape did not clear the screen
 
-    tmux('send-keys', '-t', session, 'y', 'Enter');
+    tmux('send-keys', '-t', session, 'Enter'); // the first choice, Yes
     await eventually(
       async () => screen(session),
       (text) => text.includes('Done with the long one.'),

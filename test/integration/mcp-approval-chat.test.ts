@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 describe('chat asks about .mcp.json servers', () => {
-  it('"y" approves the server in settings.local.json, its tools reach the next request, and chat shows the MCP call', async () => {
+  it('"Use this MCP server" (Enter on the menu) approves the server in settings.local.json, its tools reach the next request, and chat shows the MCP call', async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'mcp-approval-chat-home-'));
     process.env.HOME = home; // the worker reads ~/.claude.json and ~/.claude/settings.json
     harness = await createHarness({
@@ -55,10 +55,10 @@ describe('chat asks about .mcp.json servers', () => {
     const terminal = startTerminal('mcp-approval-chat', command);
     await eventually(
       async () => screen(terminal),
-      (text) => text.includes('Use the MCP server "everything" from .mcp.json? [y]es / [a]ll project servers / [N]o:'),
+      (text) => /New MCP server found in \.mcp\.json: everything[^\n]*\n[^\n]*❯ 1\. Use this MCP server/.test(text),
       90_000,
     );
-    tmux('send-keys', '-t', terminal, 'y', 'Enter');
+    tmux('send-keys', '-t', terminal, 'Enter'); // the first choice: use it
     const approved = await eventually(
       async () => screen(terminal),
       (text) => /everything \(project, stdio\): ✔ connected/.test(text),
