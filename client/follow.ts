@@ -20,6 +20,8 @@ export async function follow(
 ): Promise<ResultMessage> {
   // With fromInput, events before this input's user_input event belong to earlier queries.
   let printing = options.fromInput !== true;
+  // Each call's input, so its result is told in Claude Code's words (`Read 11 lines`).
+  const calls: Parameters<typeof formatEvent>[1] = new Map();
   const printEvent = (event: ConversationEvent, textShown = false) => {
     if (!printing && event.message.type === 'user_input' && event.message.uuid === inputUuid) printing = true;
     if (!printing) return;
@@ -34,7 +36,7 @@ export async function follow(
             },
           }
         : event;
-    const line = formatEvent(shown as ConversationEvent);
+    const line = formatEvent(shown as ConversationEvent, calls);
     if (line) io.out(sanitizeForTerminal(line));
   };
   let result: ResultMessage;

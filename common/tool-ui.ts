@@ -6,6 +6,7 @@
 import { NETWORK_REQUEST_TOOL } from './network-request';
 import { getToolSpec } from './tool-specs';
 import { oneLine, shorten } from './cut-text';
+import { resultSummary } from './stream-items';
 
 /**
  * Failure type of a tool call that ended in error. The runTool activity fails with it
@@ -42,6 +43,26 @@ export function toolCallSummary(name: string, input: unknown): string {
   } catch {
     return spec.name;
   }
+}
+
+/**
+ * The one line a finished call's live `tool_end` item carries: its descriptor's words for the
+ * result when they fit one line (`Read 11 lines`, `Found 4 files`), else the result's first line
+ * (`resultSummary`: a command's output, an error).
+ */
+export function toolEndSummary(name: string, input: unknown, content: string, isError: boolean): string {
+  const spec = getToolSpec(name);
+  const parsed = !isError && spec?.describeResult ? spec.inputSchema.safeParse(input) : undefined;
+  if (spec?.describeResult && parsed?.success) {
+    try {
+      const body = content.replace(/\n*<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, '\n').replace(/\s+$/, '');
+      const described = spec.describeResult(parsed.data, body);
+      if (described !== undefined && !described.includes('\n')) return shorten(described, 120);
+    } catch {
+      /* the first line below */
+    }
+  }
+  return resultSummary(content);
 }
 
 /** A call's input in a few words: `key: value, …` on one line (100 characters at most). */

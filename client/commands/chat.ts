@@ -9,6 +9,7 @@
  * `durable-agent chat <id>` rejoins it from any terminal.
  */
 import { cliCommand } from '../invocation';
+import { getToolSpec } from '../../common/tool-specs';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ConversationConfigInput } from '../../common/config';
@@ -377,7 +378,11 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
           permissions.settled(op.item.toolUseId);
           const call = toolCallLine(op.item.name, argumentFromSummary(op.item.name, toolSummaries.get(op.item.toolUseId) ?? ''));
           const diff = op.item.isError ? undefined : renderToolDiff(op.item.name, toolInputs.get(op.item.toolUseId), width());
-          print(`${sanitizeForTerminal(`${call}\n${toolResultLine(op.item.summary, op.item.isError)}`)}${diff ? `\n${diff.replace(/\n+$/, '')}` : ''}`);
+          // A file change is told by its diff's count (`Updated x.ts with 1 addition`), other results by the item's one line.
+          const changed = getToolSpec(op.item.name)?.changePreview ? { name: op.item.name, input: toolInputs.get(op.item.toolUseId) } : undefined;
+          print(
+            `${sanitizeForTerminal(`${call}\n${toolResultLine(op.item.summary, op.item.isError, 120, changed)}`)}${diff ? `\n${diff.replace(/\n+$/, '')}` : ''}`,
+          );
           running.delete(op.item.toolUseId);
           toolInputs.delete(op.item.toolUseId);
           showRunning();

@@ -20,6 +20,7 @@ import { COMPACTABLE_TOOLS } from '../../workflows/compaction/micro';
 import { LOCAL_TOOLS } from '../../workflows/deps/tool-run';
 import { needsFacts } from '../../workflows/permissions/gate';
 import { toolPreview } from '../../client/tool-line';
+import { toolEndSummary } from '../../common/tool-ui';
 
 function spec(name: string) {
   const found = getToolSpec(name);
@@ -28,6 +29,16 @@ function spec(name: string) {
 }
 
 describe('tool specs registry', () => {
+  it("a finished call's live line is its descriptor's words when they fit one line, else the result's first line", () => {
+    expect(toolEndSummary('Read', { file_path: 'a.txt' }, '     1\tone\n     2\ttwo', false)).toBe('Read 2 lines');
+    expect(toolEndSummary('Glob', { pattern: '*.ts' }, 'a.ts\nb.ts', false)).toBe('Found 2 files');
+    // Bash's words are several lines (its first output lines): the line is the output's first.
+    expect(toolEndSummary('Bash', { command: 'ls' }, 'a\nb\nc\nd\ne', false)).toBe('a (5 lines)');
+    // A failed call says what failed, not what it would have read.
+    expect(toolEndSummary('Read', { file_path: 'a.txt' }, 'File does not exist.', true)).toBe('File does not exist.');
+    expect(toolEndSummary('mcp__x__y', {}, 'done', false)).toBe('done');
+  });
+
   it('every tool that writes a file says what it would change, so a person sees its diff before allowing it', () => {
     const writers = TOOL_SPECS.filter((spec) => spec.fileAccess?.access === 'write');
     expect(writers.map((spec) => spec.name)).toEqual(['Write', 'Edit', 'NotebookEdit']);

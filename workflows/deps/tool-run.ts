@@ -7,11 +7,10 @@
 import { isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { ConversationConfig } from '../../common/config';
 import type { ToolUseBlock } from '../../common/messages';
-import { resultSummary } from '../../common/stream-items';
 import { STRUCTURED_OUTPUT_TOOL_NAME } from '../../common/structured-output';
 import { toolResultBudget } from '../../common/tool-result-budget';
 import { getToolSpec, toolNamesWhere } from '../../common/tool-specs';
-import { toolCallSummary } from '../../common/tool-ui';
+import { toolCallSummary, toolEndSummary } from '../../common/tool-ui';
 import type { ToolInFlight } from '../definitions';
 import { runSubagent, subagentWorkflowId } from '../subagents';
 import { StreamingToolExecutor } from '../query/tool-orchestration';
@@ -158,7 +157,7 @@ export function createRunTool(
         toolUseId: block.id,
         name: block.name,
         isError: outcome?.isError ?? true,
-        summary: outcome ? resultSummary(outcome.content) : 'cancelled',
+        summary: outcome ? toolEndSummary(block.name, block.input, outcome.content, outcome.isError) : 'cancelled',
       });
       // A discarded early run may share its id with the final one: remove only our own entry.
       if (host.toolsInFlight.get(block.id) === entry) host.toolsInFlight.delete(block.id);
