@@ -5,7 +5,7 @@
  * its limits from the API's answer into the config (the workflow sizes its window from the config).
  * When the API cannot be asked, the worker decides (a non-retryable failure for an unknown id).
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import {
   DEFAULT_FALLBACK_MODEL,
   DEFAULT_MODEL,
@@ -26,14 +26,21 @@ export interface CheckedModel {
   modelMaxOutputTokens?: number;
 }
 
-/** A Models API client from the environment, or undefined when there is nothing to ask. */
-function modelsClient(env: NodeJS.ProcessEnv): Anthropic | undefined {
+/**
+ * A Models API client from the environment, or undefined when there is nothing to ask. The SDK is
+ * loaded here, when a model is named and there is an API to ask (≈70 ms the CLI need not spend otherwise).
+ */
+async function modelsClient(env: NodeJS.ProcessEnv): Promise<{ client: Anthropic; sdk: typeof Anthropic } | undefined> {
   const apiKey = env.ANTHROPIC_API_KEY || undefined;
   const authToken = env.ANTHROPIC_AUTH_TOKEN || undefined;
   const baseURL = env.ANTHROPIC_BASE_URL || undefined;
   if (!apiKey && !authToken && !baseURL) return undefined;
   // A compatible local server (ANTHROPIC_BASE_URL) may need no key; the SDK insists on one.
-  return new Anthropic({ apiKey: apiKey ?? (authToken ? null : 'no-key-configured'), authToken: authToken ?? null, baseURL, maxRetries: 1, timeout: 10_000 });
+  const { default: sdk } = await import('@anthropic-ai/sdk');
+  return {
+    sdk,
+    client: new sdk({ apiKey: apiKey ?? (authToken ? null : 'no-key-configured'), authToken: authToken ?? null, baseURL, maxRetries: 1, timeout: 10_000 }),
+  };
 }
 
 /** `name` resolved by the table, or a thrown Error saying why it is not a model. */
@@ -57,22 +64,22 @@ export async function checkModels(config: { model?: string; fallbackModel?: stri
   if (config.fallbackModel === undefined && requestModelId(resolved(config.model ?? DEFAULT_MODEL)) !== DEFAULT_FALLBACK_MODEL) {
     out.fallbackModel = DEFAULT_FALLBACK_MODEL;
   }
-  const client = modelsClient(env);
+  const api = config.model === undefined && config.fallbackModel === undefined ? undefined : await modelsClient(env);
   for (const field of ['model', 'fallbackModel'] as const) {
     const name = config[field];
     if (name === undefined) continue;
     const model = resolved(name);
     out[field] = model;
-    if (!client) continue;
+    if (!api) continue;
     try {
-      const answer = await client.models.retrieve(wireModelId(model));
+      const answer = await api.client.models.retrieve(wireModelId(model));
       if (field === 'model' && !knownModel(model)) {
         if (answer.max_input_tokens) out.contextWindowTokens = answer.max_input_tokens;
         if (answer.max_tokens) out.modelMaxOutputTokens = answer.max_tokens;
       }
     } catch (error) {
       // A 404 naming the model is the API's "not served" (a proxy without the Models API answers other 404s).
-      if (error instanceof Anthropic.NotFoundError && error.message.includes(wireModelId(model))) throw new Error(unknownModelText(name));
+      if (error instanceof api.sdk.NotFoundError && error.message.includes(wireModelId(model))) throw new Error(unknownModelText(name));
       // Unreachable, no permission, 5xx: the worker resolves it (table fallback, or a clear failure).
     }
   }
