@@ -7,6 +7,7 @@
  * A request decided elsewhere (`approve` in another terminal, an abort) stops being asked; an
  * answer that arrives second gets the recorded decision back, which is shown.
  */
+import { colorWanted } from './render/terminal-text';
 import type { PendingPermission } from '../workflows/permissions/types';
 import type { ConversationClient } from './api';
 import { collectPending, decide, permissionQuestionLines } from './commands/permissions';
@@ -86,7 +87,9 @@ export class ChatPermissionPrompter {
 
   private async askOne(workflowId: string, request: PendingPermission): Promise<void> {
     const subagent = workflowId === this.conversationId ? '' : ' (subagent)';
-    this.io.print(sanitizeForTerminal(permissionQuestionLines(request, subagent).join('\n')));
+    // The preview's lines are safe already (invisible characters shown, the diff's own colours only).
+    const [question, ...preview] = permissionQuestionLines(request, subagent, undefined, colorWanted());
+    this.io.print([sanitizeForTerminal(question), ...preview].join('\n'));
     const settled = new AbortController();
     const onLeave = () => settled.abort();
     this.leaving.addEventListener('abort', onLeave, { once: true });

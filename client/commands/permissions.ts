@@ -183,8 +183,13 @@ export async function askAllow(
  * — why it asks, and what it would do: a command whole (wrapped to `width`, never cut, invisible
  * characters shown), a Write's content, an Edit's change.
  */
-export function permissionQuestionLines(request: Pick<PendingPermission, 'toolName' | 'input' | 'reason'>, subagent = '', width = terminalWidth()): string[] {
-  const { call, lines } = approvalView(request.toolName, request.input, width);
+export function permissionQuestionLines(
+  request: Pick<PendingPermission, 'toolName' | 'input' | 'reason'>,
+  subagent = '',
+  width = terminalWidth(),
+  color = false,
+): string[] {
+  const { call, lines } = approvalView(request.toolName, request.input, width, '    ', color);
   return [`⚠ ${call}${subagent} needs permission: ${showInvisibleCharacters(request.reason, 'show')}`, ...lines];
 }
 

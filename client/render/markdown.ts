@@ -42,6 +42,15 @@ export function loadMarkdownRenderer(): Promise<Render> {
             { ignoreIllegals: true },
           ),
         );
+        // marked-terminal renders a list item's text raw (`**6**`, `` `code` `` stayed as typed): its
+        // inline tokens are rendered here; anything else falls back to marked-terminal's own renderer.
+        marked.use({
+          renderer: {
+            text(token) {
+              return typeof token === 'object' && 'tokens' in token && token.tokens ? this.parser.parseInline(token.tokens) : false;
+            },
+          },
+        });
         if (byWidth.size > 8) byWidth.clear();
         byWidth.set(width, marked);
       }

@@ -46,6 +46,14 @@ describe('renderMarkdown', () => {
     expect(out).toContain('\u001b[1m\u001b[4mPlan'); // the first heading: bold, underlined
   });
 
+  it('renders bold and code inside list items too (marked-terminal alone printed them as typed)', () => {
+    const out = renderMarkdown('- `sum([1, 2, 3])` is now **6**\n1. first *em*', 60);
+    const plain = stripStyles(out);
+    expect(plain).toContain('* sum([1, 2, 3]) is now 6');
+    expect(plain).toContain('1. first em');
+    expect(out).toContain('\u001b[1m6\u001b[22m');
+  });
+
   it('highlights fenced code (cli-highlight): the keyword and the number in colours of their own', () => {
     const out = renderMarkdown('```ts\nconst answer = 42;\n```', 60);
     expect(stripStyles(out)).toBe('  const answer = 42;');
