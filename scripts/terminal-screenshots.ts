@@ -198,7 +198,16 @@ async function main(): Promise<void> {
         await writeFile(html, page(tmux('capture-pane', '-e', '-p', '-t', session)));
         await browser!.navigate(`file://${html}`);
         const file = path.join(OUT_DIR, name);
-        await writeFile(file, await browser!.screenshot({ fullPage: true }));
+        // Right after a navigation Chromium may not have laid the page out yet ("Cannot take screenshot with 0 width").
+        let png: Buffer | undefined;
+        for (let attempt = 1; !png; attempt++) {
+          png = await browser!.screenshot({ fullPage: true }).catch(async (error: unknown) => {
+            if (attempt >= 5) throw error;
+            await sleep(300);
+            return undefined;
+          });
+        }
+        await writeFile(file, png);
         await promisify(execFile)('pngquant', ['--quality=60-90', '--strip', '--force', '--output', file, file]).catch(() =>
           console.log('(pngquant not found: PNG left uncompressed)'),
         );
