@@ -333,7 +333,7 @@ export function runStreaming(
     };
     forwardLines(child.stdout, onLine);
     forwardLines(child.stderr, onLine);
-    const columns = () => Math.max(20, (live?.columns ?? 100) - 1);
+    const columns = () => Math.max(40, (live?.columns || 100) - 1);
     const liveTimer = live
       ? setInterval(() => {
           live.write(`\r\u001b[2K  ${status()}`.slice(0, columns() + 5));

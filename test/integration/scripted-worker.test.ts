@@ -53,7 +53,13 @@ describe('durable-agent worker --scripted', () => {
     expect(output).not.toMatch(/webpack|\[INFO\]|No workflows registered/);
     // Its banner lists the scripted model's prompts (SCRIPTED_HELP); besides those, a few lines.
     const helpLines = new Set(SCRIPTED_HELP.split('\n'));
-    expect(output.trim().split('\n').filter((line) => !helpLines.has(line)).length, output).toBeLessThan(8);
+    expect(
+      output
+        .trim()
+        .split('\n')
+        .filter((line) => !helpLines.has(line)).length,
+      output,
+    ).toBeLessThan(8);
 
     const help = await durableAgent(harness, 'ask', 'hello');
     expect(help.out).toMatch(/scripted model[\s\S]*read <file>[\s\S]*agent <task>/);
