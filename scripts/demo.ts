@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DevServer } from '../infra/dev-server';
 import type { Responder, ScriptedModelServer } from '../testing/scripted-model-server';
-import { DEMO_PROMPT, scriptedResponder } from '../worker/scripted-model';
+import { DEMO_PROMPT, demoTurn } from '../worker/scripted-model';
 
 /** This checkout (as infra/dev-server.ts's REPO_ROOT). */
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -48,10 +48,10 @@ export const FILES: Record<string, string> = {
 };
 
 /**
- * The scripted model of the demo: `worker --scripted`'s (worker/scripted-model.ts), which plays the demo's
- * conversation for its prompt — and answers whatever a person sends the conversation afterwards.
+ * The scripted conversation: explore, reproduce, fix, verify, report — keyed on the turn number, whatever the
+ * prompt (the smoke run words its own). `worker --scripted` plays the same for the demo's prompt.
  */
-export const demoResponder: Responder = scriptedResponder;
+export const demoResponder: Responder = (request) => demoTurn(request.body.messages.filter((message: { role: string }) => message.role === 'assistant').length);
 
 /**
  * The Temporal server at TEMPORAL_ADDRESS if one answers, else the local dev server (started here, after
