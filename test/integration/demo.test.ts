@@ -44,7 +44,7 @@ describe('npm start', () => {
     const steps = [
       /^durable-agent demo: .*Loading…$/,
       /^Temporal server: using the one at \S+/,
-      /^Worker: (bundling the workflow code|starting, with the prebuilt workflow bundle)/,
+      /^Worker: starting/,
       /^Worker: ready in \d+\.\d s, on task queue /,
       /^No ANTHROPIC_API_KEY: the model is scripted/,
       /^Conversation \S+ started in /,
