@@ -10,6 +10,10 @@
  *   5. the download that `@temporalio/testing` does for `TestWorkflowEnvironment.createLocal()`
  *      (https://temporal.download, needs internet access; cached under `<cache dir>/sdk-download/`).
  *
+ * The build happens once per machine (per cache directory): it says so, where the binary goes, and
+ * how long it has been going — a progress line on a terminal (`live`), rewritten every second, or
+ * else a plain line every 10 s — with go's own progress (modules downloaded, packages built: `-v`).
+ *
  * `tsx infra/temporal-cli.ts` (`npm run temporal:ensure`) ensures the CLI and prints its path on stdout;
  * progress goes to stderr.
  */
@@ -27,6 +31,10 @@ export type TemporalCliSource = 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go ins
 
 export interface EnsureTemporalCliOptions {
   log?: (line: string) => void;
+  /** A terminal for a build's live progress line (rewritten in place); without one, a line every 10 s goes to `log`. */
+  live?: NodeJS.WriteStream;
+  /** Log which binary is used when one is found (default true); a build and its progress are logged either way. */
+  announceFound?: boolean;
 }
 
 export interface TemporalCli {
@@ -67,6 +75,7 @@ function defaultLog(line: string): void {
 
 export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}): Promise<TemporalCli> {
   const log = options.log ?? defaultLog;
+  const found = options.announceFound === false ? () => {} : log;
   const tried: string[] = [];
 
   // 1. Explicit override.
@@ -79,9 +88,9 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
           `Point it at a working Temporal CLI binary, or unset it to let durable-agent find or build one.`,
       );
     }
-    const found = { path: path.resolve(envPath), source: 'TEMPORAL_CLI_PATH' };
-    log(`Using the Temporal CLI from TEMPORAL_CLI_PATH: ${found.path} (${version})`);
-    return found;
+    const fromEnv = { path: path.resolve(envPath), source: 'TEMPORAL_CLI_PATH' };
+    found(`Using the Temporal CLI from TEMPORAL_CLI_PATH: ${fromEnv.path} (${version})`);
+    return fromEnv;
   }
   tried.push('TEMPORAL_CLI_PATH: not set');
 
@@ -89,7 +98,7 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
   const onPath = cliVersion('temporal');
   if (onPath) {
     const resolved = whichSync('temporal') ?? 'temporal';
-    log(`Using the Temporal CLI on PATH: ${resolved} (${onPath})`);
+    found(`Using the Temporal CLI on PATH: ${resolved} (${onPath})`);
     return { path: resolved, source: 'PATH' };
   }
   tried.push('`temporal` on PATH: not found (or `temporal --version` failed)');
@@ -98,7 +107,7 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
   const cached = cachedCliPath();
   const cachedVersion = fs.existsSync(cached) ? cliVersion(cached) : undefined;
   if (cachedVersion) {
-    log(`Using the cached Temporal CLI: ${cached} (${cachedVersion})`);
+    found(`Using the cached Temporal CLI: ${cached} (${cachedVersion})`);
     return { path: cached, source: 'cache' };
   }
   tried.push(`cached build ${cached}: ${fs.existsSync(cached) ? 'exists but does not run' : 'not there'}`);
@@ -107,7 +116,7 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
   const go = goVersion();
   if (go) {
     try {
-      const built = await buildWithGo(go, log);
+      const built = await buildWithGo(go, log, options.live);
       return built;
     } catch (err) {
       const msg = (err as Error).message;
@@ -171,7 +180,7 @@ export function goVersion(): GoVersion | undefined {
   return { raw, major: m ? Number(m[1]) : 0, minor: m ? Number(m[2]) : 0 };
 }
 
-async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<TemporalCli> {
+async function buildWithGo(go: GoVersion, log: (line: string) => void, live?: NodeJS.WriteStream): Promise<TemporalCli> {
   const dir = cachedCliDir();
   const target = cachedCliPath();
   fs.mkdirSync(dir, { recursive: true });
@@ -184,8 +193,11 @@ async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<
       return { path: target, source: 'cache' };
     }
 
-    log(`Building the Temporal CLI v${TEMPORAL_CLI_VERSION} from the Go module proxy; the first build takes several minutes…`);
-    log(`  $ CGO_ENABLED=0 ${goInstallCommand().replace(' go install ', ` go install -ldflags='${GO_LDFLAGS}' `)}   (${go.raw})`);
+    log(
+      `Building the Temporal CLI v${TEMPORAL_CLI_VERSION} from the Go module proxy, once: it is kept in ${displayPath(dir)} for every later run. ` +
+        'The first build takes a few minutes and uses every core…',
+    );
+    log(`  $ CGO_ENABLED=0 ${goInstallCommand().replace(' go install ', ` go install -v -ldflags='${GO_LDFLAGS}' `)}   (${go.raw})`);
     // Build into a private GOBIN, then rename into place, so nobody ever sees a half-written binary.
     const staging = fs.mkdtempSync(path.join(dir, '.gobin-'));
     const env: NodeJS.ProcessEnv = { ...process.env, GOBIN: staging };
@@ -196,8 +208,20 @@ async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<
       env.GOTOOLCHAIN = 'auto';
       log(`  ${go.raw} is older than go1.${MIN_GO_MINOR}; setting GOTOOLCHAIN=auto so go fetches a newer toolchain`);
     }
+    const started = Date.now();
+    let progress: GoProgress | undefined;
     try {
-      await runStreaming('go', ['install', `-ldflags=${GO_LDFLAGS}`, `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], env, log, () => lock.touch());
+      // -v: go names each package as it builds it, the build's own progress (counted, not printed one by one).
+      progress = await runStreaming(
+        'go',
+        ['install', '-v', `-ldflags=${GO_LDFLAGS}`, `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`],
+        env,
+        log,
+        () => lock.touch(),
+        {
+          live,
+        },
+      );
       const builtPath = path.join(staging, exe);
       if (!fs.existsSync(builtPath)) throw new Error(`go install succeeded but ${builtPath} is missing`);
       fs.renameSync(builtPath, target);
@@ -206,38 +230,132 @@ async function buildWithGo(go: GoVersion, log: (line: string) => void): Promise<
     }
     const builtVersion = cliVersion(target);
     if (!builtVersion) throw new Error(`the freshly built ${target} does not run \`--version\``);
-    log(`Built ${target} (${builtVersion})`);
+    log(
+      `Built ${displayPath(target)} (${builtVersion}) in ${formatElapsed(Date.now() - started)}${progress ? ` (${describeProgress(progress)})` : ''}; later runs use it at once.`,
+    );
     return { path: target, source: 'go install' };
   } finally {
     lock.release();
   }
 }
 
-/** Runs a command, forwarding each output line to `log`, with a progress note every minute. */
-export function runStreaming(cmd: string, args: string[], env: NodeJS.ProcessEnv, log: (line: string) => void, onTick?: () => void): Promise<void> {
+/** A path under the home directory as `~/…`. */
+export function displayPath(file: string): string {
+  const home = os.homedir();
+  return home && (file === home || file.startsWith(`${home}${path.sep}`)) ? `~${file.slice(home.length)}` : file;
+}
+
+/** `45 s`, `2 min 05 s`. */
+export function formatElapsed(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, '0')} s`;
+}
+
+/** What a go build has said so far: modules downloaded (`go: downloading …`) and packages built (`-v`). */
+export interface GoProgress {
+  downloaded: number;
+  built: number;
+  latest?: string;
+}
+
+/** `12 modules downloaded, 340 packages built`, leaving out what is zero. */
+export function describeProgress(progress: GoProgress): string {
+  const parts = [
+    progress.downloaded ? `${progress.downloaded} module${progress.downloaded === 1 ? '' : 's'} downloaded` : '',
+    progress.built ? `${progress.built} package${progress.built === 1 ? '' : 's'} built` : '',
+  ].filter(Boolean);
+  return parts.join(', ') || 'starting';
+}
+
+/**
+ * Counts a line of go's output into `progress` when it is progress (a module download, or a package
+ * name that `go install -v` prints as it builds it); returns false for anything else (an error, a note).
+ */
+export function countGoProgress(line: string, progress: GoProgress): boolean {
+  const download = /^go: downloading (\S+)/.exec(line);
+  if (download) {
+    progress.downloaded++;
+    progress.latest = download[1];
+    return true;
+  }
+  if (/^[A-Za-z0-9][\w.~-]*(\/[\w.~+-]+)*$/.test(line) && !line.startsWith('go:')) {
+    progress.built++;
+    progress.latest = line;
+    return true;
+  }
+  return false;
+}
+
+export interface StreamingOptions {
+  /** A terminal to keep one progress line on, rewritten every second; without one, a plain line every `tickMs`. */
+  live?: NodeJS.WriteStream;
+  /** How often a plain progress line goes to `log` (default 10 s). */
+  tickMs?: number;
+}
+
+/**
+ * Runs a go command: its progress lines (downloads, packages built) are counted, anything else is
+ * forwarded to `log`, and the elapsed time with that progress shows every second on `live` (a
+ * terminal) or every `tickMs` as a line. Resolves with the progress counted.
+ */
+export function runStreaming(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+  onTick?: () => void,
+  options: StreamingOptions = {},
+): Promise<GoProgress> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const progress: GoProgress = { downloaded: 0, built: 0 };
+    const live = options.live?.isTTY ? options.live : undefined;
+    let shown = false;
+    const clearLive = () => {
+      if (live && shown) live.write('\r\u001b[2K');
+      shown = false;
+    };
+    const say = (line: string) => {
+      clearLive();
+      log(line);
+    };
+    const status = () => {
+      const latest = progress.latest ? ` · ${progress.latest}` : '';
+      return `… building, ${formatElapsed(Date.now() - started)} so far: ${describeProgress(progress)}${latest}`;
+    };
     const tail: string[] = [];
     const onLine = (line: string) => {
       if (!line.trim()) return;
       tail.push(line);
       if (tail.length > 20) tail.shift();
-      log(`  ${line}`);
+      if (!countGoProgress(line.trim(), progress)) say(`  ${line}`);
     };
     forwardLines(child.stdout, onLine);
     forwardLines(child.stderr, onLine);
-    const timer = setInterval(() => {
+    const columns = () => Math.max(40, (live?.columns || 100) - 1);
+    const liveTimer = live
+      ? setInterval(() => {
+          live.write(`\r\u001b[2K  ${status()}`.slice(0, columns() + 5));
+          shown = true;
+        }, 1_000)
+      : undefined;
+    const tickTimer = setInterval(() => {
       onTick?.();
-      log(`  … still building (${Math.round((Date.now() - started) / 60_000)} min so far)`);
-    }, 60_000);
+      if (!live) log(`  ${status()}`);
+    }, options.tickMs ?? 10_000);
+    const stopTimers = () => {
+      clearInterval(tickTimer);
+      if (liveTimer) clearInterval(liveTimer);
+      clearLive();
+    };
     child.on('error', (err) => {
-      clearInterval(timer);
+      stopTimers();
       reject(err);
     });
     child.on('close', (code, signal) => {
-      clearInterval(timer);
-      if (code === 0) resolve();
+      stopTimers();
+      if (code === 0) resolve(progress);
       else reject(new Error(`\`${cmd} ${args.join(' ')}\` exited with ${signal ?? code}. Last output:\n${tail.join('\n')}`));
     });
   });
@@ -275,6 +393,8 @@ export interface Lock {
 
 export async function acquireLock(lockPath: string, log: (line: string) => void): Promise<Lock> {
   let announced = false;
+  let waitingSince = Date.now();
+  let lastWaitLine = Date.now();
   for (;;) {
     try {
       const fd = fs.openSync(lockPath, 'wx');
@@ -313,6 +433,10 @@ export async function acquireLock(lockPath: string, log: (line: string) => void)
     if (!announced) {
       log(`Another process (${holder.who}) holds ${lockPath} (a build in progress); waiting for it to finish…`);
       announced = true;
+      waitingSince = Date.now();
+    } else if (Date.now() - lastWaitLine >= 10_000) {
+      log(`  … still waiting for that build, ${formatElapsed(Date.now() - waitingSince)} so far`);
+      lastWaitLine = Date.now();
     }
     await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
   }
@@ -437,7 +561,7 @@ function runWithTimeout(cmd: string, args: string[], timeoutMs: number, log: (li
 }
 
 if (require.main === module) {
-  ensureTemporalCli().then(
+  ensureTemporalCli({ live: process.stderr }).then(
     (cli) => {
       process.stdout.write(`${cli.path}\n`);
     },

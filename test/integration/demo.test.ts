@@ -1,8 +1,11 @@
 /**
- * `npm start` (scripts/demo.ts) as a newcomer meets it (issue 19, item 8): the conversation, the
- * UI link and how to continue — no server command line, no SDK warnings, no bundler output — and
- * it exits promptly; afterwards `transcript` of the demo conversation works with a worker.
+ * `npm start` (scripts/demo.ts) as a newcomer meets it (issue 19, item 8; issue 32, item 4): one line
+ * per step — server, worker, model, the conversation with its UI link, its events, the result, how
+ * to continue — no server command line, no SDK warnings, no bundler output; the demo's fix really
+ * lands in its workspace; it exits within a second of its result; afterwards `transcript` of the
+ * demo conversation works with a worker.
  */
+import { readFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,13 +17,19 @@ afterEach(async () => {
   harness = undefined;
 });
 
-function run(h: Harness, args: string[]): Promise<{ code: number; out: string; err: string; ms: number }> {
+/** Runs a command; `lines` has each line of its output (stdout and stderr) with when it came, ms after the start. */
+function run(h: Harness, args: string[]): Promise<{ code: number; out: string; err: string; ms: number; lines: Array<{ at: number; line: string }> }> {
   const env = keylessProcessEnvironment(h);
   const started = Date.now();
+  const lines: Array<{ at: number; line: string }> = [];
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd: REPO_ROOT, env, timeout: 120_000 }, (error, out, err) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err, ms: Date.now() - started }),
+    const child = execFile(process.execPath, args, { cwd: REPO_ROOT, env, timeout: 120_000 }, (error, out, err) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out, err, ms: Date.now() - started, lines }),
     );
+    for (const stream of [child.stdout!, child.stderr!])
+      stream.on('data', (chunk: Buffer) => {
+        for (const line of String(chunk).split('\n')) if (line) lines.push({ at: Date.now() - started, line });
+      });
   });
 }
 
@@ -31,10 +40,29 @@ describe('npm start', () => {
     expect(demo.code, demo.out + demo.err).toBe(0);
     const output = demo.out + demo.err;
     expect(output).not.toMatch(/\[WARN\]|No workflows registered|webpack|Starting Temporal dev server|Using the cached Temporal CLI/);
-    expect(output).toMatch(/^No ANTHROPIC_API_KEY: the model is scripted/);
-    const conversationId = /^Conversation (\S+) in /m.exec(output)![1];
-    expect(output).toContain('● Edit(math.js)');
-    expect(output).toMatch(/✓ done/);
+    // One line per step, in order.
+    const steps = [
+      /^durable-agent demo: .*Loading…$/,
+      /^Temporal server: using the one at \S+/,
+      /^Worker: starting/,
+      /^Worker: ready in \d+\.\d s, on task queue /,
+      /^No ANTHROPIC_API_KEY: the model is scripted/,
+      /^Conversation \S+ started in /,
+      /^● Edit\(math\.js\)/,
+      /^✓ done/,
+      /^Continue:$/,
+    ];
+    const at = steps.map((step) => demo.lines.findIndex(({ line }) => step.test(line)));
+    expect(at.every((index) => index >= 0) && at.every((index, i) => i === 0 || index > at[i - 1]), output).toBe(true);
+    const conversationId = /^Conversation (\S+) started in (\S+)$/m.exec(output)![1];
+    const workspace = /^Conversation \S+ started in (\S+)$/m.exec(output)![1];
+    // The tools acted: the fix is in the workspace's file, and the second test run passed.
+    expect(await readFile(path.join(workspace, 'math.js'), 'utf8')).toContain('let i = 0;');
+    expect(output).toContain('all tests passed');
+    expect(output).not.toMatch(/Tool execution failed|keeps its own credentials/);
+    // Exits within a second of its result (was ~10 s, then 1.2–1.3 s waiting for the dev server to stop).
+    const result = demo.lines.find(({ line }) => line.startsWith('✓ done'))!;
+    expect(demo.ms - result.at, 'ms from the result to the exit').toBeLessThan(1_000);
     expect(output).toContain(`npm run cli -- transcript ${conversationId}`);
     expect(output.trim().split('\n').length).toBeLessThan(30);
     for (const line of output.split('\n')) expect(line.length, line).toBeLessThan(200);
