@@ -77,6 +77,9 @@ export function configFrom(values: OptionValues, oneShot: boolean, canApprove = 
     ...thinkingConfigFrom(values),
     maxTurns,
     oneShot,
+    // A one-shot conversation ends with its result and cannot be rewound: no checkpoint before its prompt (the
+    // checkpoints before mutating tools, for exactly-once after a crash, are the worker's and still taken).
+    ...(oneShot ? { checkpoints: false } : {}),
     toolTaskQueue: workspaceQueueFrom(values['workspace-queue'] as string | undefined),
     customSystemPrompt: values['system-prompt'] as string | undefined,
     appendSystemPrompt: values['append-system-prompt'] as string | undefined,

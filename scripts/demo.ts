@@ -249,9 +249,11 @@ async function runDemo(address: string, uiUrl: string | undefined, server: DevSe
     console.log(`Conversation ${conversationId} started in ${DEMO_WORKSPACE}`);
     if (uiUrl) console.log(`Temporal UI: ${conversationUiUrl(uiUrl, settings.namespace, conversationId)}`);
     console.log('');
+    // Each call's input, so its result reads as Claude Code's (`Read 11 lines`, `Updated math.js with 1 addition and 1 removal`).
+    const calls: Parameters<typeof formatEvent>[1] = new Map();
     const result = await api.waitForResult(conversationId, started.inputUuid!, {
       onEvent: (event) => {
-        const line = formatEvent(event);
+        const line = formatEvent(event, calls);
         if (line) console.log(line);
       },
     });

@@ -270,7 +270,7 @@ describe('npm start', () => {
     demo.stderr!.on('data', (chunk) => (output += chunk));
     const code = await new Promise<number | null>((resolve) => demo.on('exit', resolve));
     expect(code, output).toBe(0);
-    const hint = /^Conversation (\S+) in /m.exec(output);
+    const hint = /^Conversation (\S+) (?:started )?in /m.exec(output);
     expect(hint, output).not.toBeNull();
     const conversationId = hint![1];
 

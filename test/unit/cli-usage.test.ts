@@ -99,3 +99,11 @@ describe('hints', () => {
     expect((await cli('status')).err).toContain('Run `npm run cli -- status --help` for usage.');
   });
 });
+
+describe('the conversation config from the command line', () => {
+  it('a one-shot ask takes no checkpoint before its prompt (it ends with its result: nothing can rewind to it); start and chat do', async () => {
+    const { configFrom } = await import('../../client/command-line');
+    expect(configFrom({}, true).checkpoints).toBe(false);
+    expect(configFrom({}, false)).not.toHaveProperty('checkpoints');
+  });
+});
