@@ -3,7 +3,8 @@
  * from a real chat in tmux: an in-memory dev server, a worker, the `npm start` demo's scripted
  * model, `durable-agent chat` in a 110×34 tmux window; `tmux capture-pane -e -p` → the ANSI text
  * as HTML (below) → a PNG from headless Chromium (infra/headless-chromium.ts). Writes
- * docs/images/chat-*.png. Run it again after changing what chat shows.
+ * docs/images/chat-*.png, and docs/images/first-run.png of `npm start` on the same server. Run it again after changing
+ * what chat or `npm start` shows.
  *
  * Needs tmux and Chromium (`apt-get install -y chromium`, or CHROMIUM_PATH); pngquant when installed.
  */
@@ -237,6 +238,21 @@ async function main(): Promise<void> {
       tmux('paste-buffer', '-p', '-b', session, '-t', session);
       await until(session, (text) => text.includes('[Pasted text +2 lines]'));
       await shoot('chat-paste.png');
+      tmux('kill-session', '-t', session);
+      // The first run: `npm start` on this server (its own worker and the scripted demo model), from its first line to its exit.
+      tmux(
+        'new-session',
+        '-d',
+        '-s',
+        session,
+        '-x',
+        String(COLUMNS),
+        '-y',
+        '44',
+        `cd ${REPO_ROOT} && env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL TEMPORAL_ADDRESS=${server.address} npm start; sleep 600`,
+      );
+      await until(session, (text) => /npm run cli -- chat/.test(text), 180_000);
+      await shoot('first-run.png');
     });
   } finally {
     try {
