@@ -25,6 +25,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDevServer } from '../infra/dev-server';
 import { type Responder, startScriptedModelServer } from '../testing/scripted-model-server';
+import { countToolResults } from './read-files';
 import { markdownTable, median, progress, publishResults, runBench, runContext } from './support';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -63,15 +64,6 @@ function findClaudeCode(): { bin?: string; looked: string } {
     ...(process.env.PATH ?? '').split(path.delimiter).map((directory) => path.join(directory, 'claude')),
   ].filter((candidate): candidate is string => !!candidate);
   return { bin: candidates.find((candidate) => existsSync(candidate)), looked: 'CLAUDE_CODE_BIN, ~/.cache/durable-agent/claude-code, PATH' };
-}
-
-function countToolResults(messages: Array<{ content: unknown }>): number {
-  let count = 0;
-  for (const message of messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content) if ((block as { type?: string }).type === 'tool_result') count++;
-  }
-  return count;
 }
 
 /** Read a.txt, then b.txt, then answer: the same three turns whichever client asks. */

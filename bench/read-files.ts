@@ -24,7 +24,7 @@ export const readFilesResponder: Responder = (request) => {
 };
 
 /** Number of tool_result blocks in a Messages API request: how many tool calls were answered. */
-function countToolResults(messages: Array<{ content: unknown }>): number {
+export function countToolResults(messages: Array<{ content: unknown }>): number {
   let count = 0;
   for (const message of messages) {
     if (!Array.isArray(message.content)) continue;

@@ -8,20 +8,16 @@
  *
  * Needs tmux and Chromium (`apt-get install -y chromium`, or CHROMIUM_PATH); pngquant when installed.
  */
-import Anthropic from '@anthropic-ai/sdk';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, mkdir, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createActivities } from '../activities';
-import { REPO_ROOT, startDevServer } from '../infra/dev-server';
+import { REPO_ROOT } from '../infra/dev-server';
 import { HeadlessPage } from '../infra/headless-chromium';
-import { type Responder, startScriptedModelServer } from '../testing/scripted-model-server';
-import { createWorker } from '../worker/worker';
-import { FILES, demoResponder } from './demo';
+import type { Responder } from '../testing/scripted-model-server';
+import { demoResponder } from './demo';
+import { startScreenshotStack } from './screenshot-stack';
 
 const OUT_DIR = path.join(REPO_ROOT, 'docs', 'images');
 const TASK_QUEUE = 'durable-agent-screenshots';
@@ -155,24 +151,8 @@ font:14px/1.2 "DejaVu Sans Mono","DejaVu Math TeX Gyre","Liberation Mono",monosp
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const server = await startDevServer({ ephemeral: true, headless: true, log: () => {} });
-  const model = await startScriptedModelServer({ respond: responder });
-  const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-chat-demo-'));
-  for (const [file, content] of Object.entries(FILES)) await writeFile(path.join(workspace, file), content);
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: server.namespace });
-  const workerConnection = await NativeConnection.connect({ address: server.address });
-  const worker = await createWorker({
-    connection: workerConnection,
-    namespace: server.namespace,
-    taskQueue: TASK_QUEUE,
-    activities: createActivities({
-      anthropic: new Anthropic({ apiKey: 'scripted', baseURL: model.url, maxRetries: 0 }),
-      stateDir: await mkdtemp(path.join(os.tmpdir(), 'durable-agent-chat-state-')),
-      temporalClient: client,
-    }),
-  });
+  const stack = await startScreenshotStack({ name: 'chat', taskQueue: TASK_QUEUE, responder, headless: true, log: () => {} });
+  const { server, worker, workspace } = stack;
   const session = `chat-screenshots-${process.pid}`;
   let browser: HeadlessPage | undefined;
   try {
@@ -261,10 +241,7 @@ async function main(): Promise<void> {
       /* gone */
     }
     await browser?.close();
-    await workerConnection.close();
-    await connection.close();
-    await model.close();
-    await server.stop();
+    await stack.close();
   }
 }
 

@@ -7,22 +7,18 @@
  * Needs Chromium (`apt-get install -y chromium`, or CHROMIUM_PATH); compresses with pngquant when
  * installed (`apt-get install -y pngquant`).
  */
-import Anthropic from '@anthropic-ai/sdk';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
 import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createActivities } from '../activities';
 import { ConversationClient } from '../client/api';
-import { REPO_ROOT, startDevServer } from '../infra/dev-server';
+import { REPO_ROOT } from '../infra/dev-server';
 import { HeadlessPage } from '../infra/headless-chromium';
 import { conversationUiUrl } from '../infra/ui-url';
-import { type Responder, startScriptedModelServer } from '../testing/scripted-model-server';
-import { createWorker } from '../worker/worker';
-import { FILES, demoResponder } from './demo';
+import type { Responder } from '../testing/scripted-model-server';
+import { demoResponder } from './demo';
+import { startScreenshotStack } from './screenshot-stack';
 
 const OUT_DIR = path.join(REPO_ROOT, 'docs', 'images');
 const TASK_QUEUE = 'durable-agent';
@@ -75,24 +71,8 @@ async function printEventCounts(client: Client, conversationId: string, prompts:
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const server = await startDevServer({ ephemeral: true, headless: false, log: (line) => console.log(line) });
-  const model = await startScriptedModelServer({ respond: responder });
-  const workspace = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-ui-demo-'));
-  for (const [file, content] of Object.entries(FILES)) await writeFile(path.join(workspace, file), content);
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: server.namespace });
-  const workerConnection = await NativeConnection.connect({ address: server.address });
-  const worker = await createWorker({
-    connection: workerConnection,
-    namespace: server.namespace,
-    taskQueue: TASK_QUEUE,
-    activities: createActivities({
-      anthropic: new Anthropic({ apiKey: 'scripted', baseURL: model.url, maxRetries: 0 }),
-      stateDir: await mkdtemp(path.join(os.tmpdir(), 'durable-agent-ui-state-')),
-      temporalClient: client,
-    }),
-  });
+  const stack = await startScreenshotStack({ name: 'ui', taskQueue: TASK_QUEUE, responder, headless: false, log: (line) => console.log(line) });
+  const { server, client, worker, workspace } = stack;
   const api = new ConversationClient(client);
   // Permissions as `chat` sets them (default mode: Edit and Bash ask); a person answers below.
   const config = { cwd: workspace, model: 'claude-sonnet-4-6', maxTurns: 20, permissions: { mode: 'default' as const, canApprove: true } };
@@ -219,11 +199,7 @@ async function main(): Promise<void> {
     });
   } finally {
     await page?.close();
-    await workerConnection.close();
-    await connection.close();
-    await model.close();
-    await server.stop();
-    await rm(workspace, { recursive: true, force: true });
+    await stack.close();
   }
 }
 

@@ -214,7 +214,11 @@ export async function askCommand({ values, positionals }: CommandInput, io: Io):
         interrupts++;
         if (interrupts > 1) process.exit(130);
         io.err('\nInterrupting… (Ctrl-C again to quit now)');
-        api.abort(conversationId, 'Ctrl-C in ask').catch(() => undefined);
+        api
+          .abort(conversationId, 'Ctrl-C in ask')
+          .catch((error: unknown) =>
+            io.err(`Could not interrupt ${conversationId}: ${error instanceof Error ? error.message : String(error)} (Ctrl-C again to quit now).`),
+          );
       };
       process.on('SIGINT', interrupt);
       removeInterrupt = () => process.off('SIGINT', interrupt);
