@@ -42,3 +42,9 @@ export function startChat(target: { address: string; taskQueue: string }, name: 
   ].join(' ');
   return startTerminal(name, command);
 }
+
+/** The chat shows its prompt line, ready for input (typing earlier would reach the terminal before the chat reads it). */
+export const chatReady = (text: string): boolean => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
+
+/** The chat shows `words` and, after its result's status line, the prompt again. */
+export const chatAnswered = (text: string, words: string): boolean => text.includes(words) && /\$\d+\.\d{4}\]\s*\n> *$/.test(`${text.trimEnd()} `);

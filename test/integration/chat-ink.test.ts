@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { killTerminals, screen, startChat, tmux } from '../helpers/tmux';
+import { chatAnswered, chatReady, killTerminals, screen, startChat, tmux } from '../helpers/tmux';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
@@ -18,8 +18,6 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
-const answered = (text: string, words: string) => text.includes(words) && /\$\d+\.\d{4}\]\s*\n> *$/.test(`${text.trimEnd()} `);
 /** The screen with its colours and attributes as escapes. */
 const styledScreen = (session: string): string => execFileSync('tmux', ['capture-pane', '-e', '-p', '-t', session, '-S', '-200'], { encoding: 'utf8' });
 
@@ -40,7 +38,7 @@ describe('chat on Ink', () => {
     );
     const saidAfterMs = Date.now() - started;
     expect(saidAfterMs - cliStartMs).toBeLessThan(5_000);
-    await eventually(async () => screen(session), ready, 10_000);
+    await eventually(async () => screen(session), chatReady, 10_000);
 
     tmux('send-keys', '-t', session, 'anyone there?', 'Enter');
     const waiting = await eventually(
@@ -70,7 +68,7 @@ describe('chat on Ink', () => {
     });
     await harness.startWorker();
     const session = startChat(harness, 'chat-wait30', '--cwd', harness.workspace, '--permission-mode', 'default');
-    await eventually(async () => screen(session), ready, 90_000);
+    await eventually(async () => screen(session), chatReady, 90_000);
     tmux('send-keys', '-t', session, 'write it', 'Enter');
     await eventually(
       async () => screen(session),
@@ -84,7 +82,7 @@ describe('chat on Ink', () => {
     tmux('send-keys', '-t', session, '1');
     const done = await eventually(
       async () => screen(session),
-      (text) => answered(text, 'It waited fine.'),
+      (text) => chatAnswered(text, 'It waited fine.'),
       60_000,
     );
     expect(done).not.toMatch(/MaxListeners|memory leak|Warning/i);
@@ -96,11 +94,11 @@ describe('chat on Ink', () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: answer }], chunkSize: 8, deltaDelayMs: 20 }] });
     await harness.startWorker();
     const session = startChat(harness, 'chat-markdown', '--cwd', harness.workspace);
-    await eventually(async () => screen(session), ready, 90_000);
+    await eventually(async () => screen(session), chatReady, 90_000);
     tmux('send-keys', '-t', session, 'plan it', 'Enter');
     const plain = await eventually(
       async () => screen(session),
-      (text) => answered(text, 'Done.'),
+      (text) => chatAnswered(text, 'Done.'),
       60_000,
     );
     expect(plain).toContain('The Plan');
@@ -133,7 +131,7 @@ describe('chat on Ink', () => {
     });
     await harness.startWorker();
     const session = startChat(harness, 'chat-esc', '--cwd', harness.workspace);
-    await eventually(async () => screen(session), ready, 90_000);
+    await eventually(async () => screen(session), chatReady, 90_000);
     tmux('send-keys', '-t', session, 'go long', 'Enter');
     await eventually(
       async () => screen(session),
@@ -154,7 +152,7 @@ describe('chat on Ink', () => {
     tmux('send-keys', '-t', session, 'next', 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => answered(text, 'Next one.'),
+      (text) => chatAnswered(text, 'Next one.'),
       60_000,
     );
   });
@@ -168,7 +166,7 @@ describe('chat on Ink', () => {
     });
     const worker = await harness.spawnWorkerProcess();
     const session = startChat(harness, 'chat-killed', '--cwd', harness.workspace, '--dangerously-skip-permissions');
-    await eventually(async () => screen(session), ready, 90_000);
+    await eventually(async () => screen(session), chatReady, 90_000);
     tmux('send-keys', '-t', session, 'tick', 'Enter');
     await eventually(
       async () => screen(session),

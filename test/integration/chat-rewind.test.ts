@@ -10,7 +10,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
-import { killTerminals, screen, startChat, tmux } from '../helpers/tmux';
+import { chatAnswered, killTerminals, screen, startChat, tmux } from '../helpers/tmux';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
@@ -43,7 +43,6 @@ function respond(request: RecordedRequest): ScriptedTurn {
 }
 
 /** A query's result and status line, then the prompt. */
-const answered = (text: string, words: string) => text.includes(words) && /\$\d+\.\d{4}\]\s*\n> *$/.test(`${text.trimEnd()} `);
 
 describe('/rewind and --fork-session in chat', () => {
   it('lists the prompts, restores files and conversation, and puts the prompt back on the input line to edit and send', async () => {
@@ -69,14 +68,14 @@ describe('/rewind and --fork-session in chat', () => {
     tmux('send-keys', '-t', session, 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => answered(text, 'Done: write the file.'),
+      (text) => chatAnswered(text, 'Done: write the file.'),
       60_000,
     );
     expect(await readFile(file, 'utf8')).toBe('one\n');
     tmux('send-keys', '-t', session, PROMPT_TWO, 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => answered(text, 'Done: change the file.'),
+      (text) => chatAnswered(text, 'Done: change the file.'),
       60_000,
     );
     expect(await readFile(file, 'utf8')).toBe('two\n');
@@ -142,7 +141,7 @@ describe('/rewind and --fork-session in chat', () => {
     tmux('send-keys', '-t', session, 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => text.split('Done: write the file.').length === 3 && answered(text, ''),
+      (text) => text.split('Done: write the file.').length === 3 && chatAnswered(text, ''),
       60_000,
     );
     const next = harness.model.requests[requestsBefore];
@@ -176,7 +175,7 @@ describe('/rewind and --fork-session in chat', () => {
     tmux('send-keys', '-t', session, PROMPT_TWO, 'Enter');
     await eventually(
       async () => screen(session),
-      (text) => answered(text, 'Done: change the file.'),
+      (text) => chatAnswered(text, 'Done: change the file.'),
       60_000,
     );
     expect(await readFile(path.join(cwd, 'a.txt'), 'utf8')).toBe('two\n');

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { showInvisibleCharacters } from '../../common/visible-text';
 import { type DevServer, startDevServer } from '../../infra/dev-server';
-import { killTerminals, screen, startChat, tmux } from '../helpers/tmux';
+import { chatReady, killTerminals, screen, startChat, tmux } from '../helpers/tmux';
 import { type Harness, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
@@ -31,9 +31,6 @@ async function freePort(): Promise<number> {
   await new Promise((resolve) => probe.close(resolve));
   return port;
 }
-
-/** The chat has shown its first prompt (typing earlier would reach the terminal before the chat reads it). */
-const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
 
 const conversationIdOf = (text: string) => /conversation (\S+) \(rejoin/.exec(text)![1];
 
@@ -70,7 +67,7 @@ describe('chat in a terminal', () => {
 
     const first = startChat(harness, 'chat-a', '--cwd', harness.workspace);
     const conversationId = (await eventually(async () => /conversation (\S+) \(rejoin/.exec(screen(first))?.[1], Boolean, 90_000))!;
-    await eventually(async () => screen(first), ready, 30_000);
+    await eventually(async () => screen(first), chatReady, 30_000);
 
     tmux('send-keys', '-t', first, 'read the notes', 'Enter');
     const answered = await eventually(
@@ -114,7 +111,7 @@ describe('chat in a terminal', () => {
     const second = startChat(harness, 'chat-b', conversationId);
     await eventually(
       async () => screen(second),
-      (text) => text.includes(`rejoined ${conversationId}`) && ready(text),
+      (text) => text.includes(`rejoined ${conversationId}`) && chatReady(text),
       90_000,
     );
     tmux('send-keys', '-t', second, 'are you there?', 'Enter');
@@ -151,7 +148,7 @@ describe('chat in a terminal', () => {
     });
     await harness.startWorker();
     const session = startChat(harness, 'chat-perm', '--cwd', harness.workspace, '--permission-mode', 'default');
-    await eventually(async () => screen(session), ready, 90_000);
+    await eventually(async () => screen(session), chatReady, 90_000);
     // The call as every view shows it, why it asks, and the content it would write (`│ hi`, or
     // numbered as client/render/diff.ts shows a Write: `1   hi`).
     const question = new RegExp(`⚠ Write\\(hello\\.txt\\) needs permission: [^\\n]*\\n {4}(?:│|\\d+ ) +hi\\n[\\s\\S]*${menuOpen.source}`);
@@ -227,7 +224,7 @@ describe('chat in a terminal', () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Got the three lines.' }] }] });
     await harness.startWorker();
     const session = startChat(harness, 'chat-local', '--cwd', harness.workspace);
-    await eventually(async () => screen(session), ready, 90_000);
+    await eventually(async () => screen(session), chatReady, 90_000);
 
     // Local commands answer without the model: their output shows in chat (issue 19, item 2).
     tmux('send-keys', '-t', session, '/help', 'Enter');
@@ -336,7 +333,7 @@ describe('chat in a terminal', () => {
     });
     await harness.startWorker();
     const session = startChat(harness, 'chat-progress', '--cwd', harness.workspace, '--dangerously-skip-permissions');
-    await eventually(async () => screen(session), ready, 90_000);
+    await eventually(async () => screen(session), chatReady, 90_000);
     tmux('send-keys', '-t', session, 'run the steps', 'Enter');
     const during = await eventually(
       async () => screen(session),
@@ -384,7 +381,7 @@ describe('chat in a terminal', () => {
     });
     await harness.startWorker();
     const session = startChat(harness, 'chat-long', '--cwd', harness.workspace, '--permission-mode', 'default');
-    await eventually(async () => screen(session), ready, 90_000);
+    await eventually(async () => screen(session), chatReady, 90_000);
     tmux('send-keys', '-t', session, 'run the long command', 'Enter');
     const asked = await eventually(
       async () => screen(session),

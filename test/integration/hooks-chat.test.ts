@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
+import { chatReady, killTerminals, screen, startTerminal, tmux } from '../helpers/tmux';
 import { type Harness, REPO_ROOT, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
@@ -15,9 +15,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-/** The chat has shown its first prompt (typing earlier would reach the terminal before the chat reads it). */
-const ready = (text: string) => /Ctrl-D leaves[^\n]*\n> *$/.test(`${text.trimEnd()} `);
 
 describe('chat shows hook messages', () => {
   it('a systemMessage, a hook’s context for the model and a PreToolUse block appear in the chat', async () => {
@@ -68,7 +65,7 @@ describe('chat shows hook messages', () => {
     expect(question).toContain(`Do you trust the files in this folder? ${harness.workspace}`);
     expect(question).toContain('It has settings of its own: 2 hooks from .claude/settings.json.');
     tmux('send-keys', '-t', terminal, '1', 'Enter');
-    await eventually(async () => screen(terminal), ready, 90_000);
+    await eventually(async () => screen(terminal), chatReady, 90_000);
     expect(JSON.parse(await readFile(path.join(home, '.claude.json'), 'utf8'))).toEqual({
       projects: { [harness.workspace]: { hasTrustDialogAccepted: true } },
     });
