@@ -233,7 +233,8 @@ describe.skipIf(unavailable)(`on the PostgreSQL stack${unavailable ? ` (skipped:
     expect(result).toMatchObject({ subtype: 'success', result: 'I will check the workspace first.' });
     const toolResult = harness.model.requests[1].body.messages.at(-1).content[0];
     expect(toolResult).toMatchObject({ type: 'tool_result' });
-    expect(toolResult.is_error).not.toBe(true);
+    // Says what the model got when it fails (once under a loaded full suite in session 22; not reproduced alone).
+    expect(toolResult.is_error, JSON.stringify(toolResult.content)).not.toBe(true);
     // Issue 31: the retry put the workspace back to the checkpoint before the call and ran it again: each line once.
     expect(await readFile(path.join(harness.workspace, 'log.txt'), 'utf8')).toBe('started\nran\n');
     expect(harness.model.requests).toHaveLength(2);
