@@ -2,7 +2,7 @@
 import { connectClient, temporalSettings } from '../infra/connection';
 import { ConversationClient } from './api';
 import type { Io } from './command-line';
-import { cliCommand } from './invocation';
+import { noWorkerLine } from './worker-presence';
 
 /** Runs `command` with a client for the configured server and its task queue; the connection is closed after it. */
 export async function withConnection<T>(command: (api: ConversationClient, taskQueue: string) => Promise<T>): Promise<T> {
@@ -18,6 +18,6 @@ export async function withConnection<T>(command: (api: ConversationClient, taskQ
 /** Warns when nobody polls the task queue: the conversation would wait for a worker forever. */
 export async function warnIfNoWorker(api: ConversationClient, taskQueue: string, io: Io): Promise<void> {
   if ((await api.hasPollers(taskQueue)) === false) {
-    io.err(`Note: no worker is polling task queue "${taskQueue}" right now; the conversation waits until one starts (\`${cliCommand('worker')}\`).`);
+    io.err(`Note: ${noWorkerLine(taskQueue)}`);
   }
 }

@@ -8,6 +8,7 @@
  * the running query, a second Ctrl-C leaves; Ctrl-D leaves. Leaving never ends the conversation:
  * `durable-agent chat <id>` rejoins it from any terminal.
  */
+import { LOCAL_COMMAND_HELP } from '../../workflows/input/slash-commands';
 import { cliCommand } from '../invocation';
 import { getToolSpec } from '../../common/tool-specs';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -131,7 +132,8 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   let interrupts = 0;
   let leave!: () => void;
   const left = new Promise<void>((resolve) => (leave = resolve));
-  const commands = [...LOCAL_COMMANDS, ...CONVERSATION_COMMANDS];
+  // Tab offers the chat's own commands and those the conversation interprets (its /help's list).
+  const commands = [...LOCAL_COMMANDS, ...LOCAL_COMMAND_HELP.map(({ name, description }) => ({ name, description }))];
   const keys: ChatKeys = {
     submit: (prompt) => {
       interrupts = 0;
@@ -195,17 +197,6 @@ interface SessionHost {
   resetInterrupts(): void;
   ensureLeave(): void;
 }
-
-/** Slash commands the conversation itself interprets (offered by Tab next to the local ones). */
-const CONVERSATION_COMMANDS = [
-  { name: 'help', description: 'Commands' },
-  { name: 'compact', description: 'Summarize the conversation to free context' },
-  { name: 'cost', description: 'Cost and usage so far' },
-  { name: 'status', description: 'The conversation’s state' },
-  { name: 'model', description: 'Show or set the model' },
-  { name: 'clear', description: 'Start over with an empty context' },
-  { name: 'rewind', description: 'Go back to before a prompt (files and/or conversation)' },
-];
 
 /** A rewind point's "files changed since" as the picker shows it. */
 function filesSince(point: RewindPointListing): string {
