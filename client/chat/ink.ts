@@ -45,8 +45,25 @@ export async function loadInk(): Promise<InkModule> {
   // A real import() (tsx and the esbuild build keep it): `require('ink')` fails with ERR_REQUIRE_ASYNC_MODULE.
   // The specifier is a variable: a bundler leaves it to Node at run time instead of inlining it.
   const specifier = 'ink';
-  loaded ??= (await import(specifier)) as InkModule;
+  loaded ??= await withoutCiVariables(async () => (await import(specifier)) as InkModule);
   return loaded;
+}
+
+/**
+ * Ink reads `CI` / `CONTINUOUS_INTEGRATION` once, when its module is evaluated (the `is-in-ci` package), and
+ * in CI it draws nothing until it unmounts. Chat runs only on a terminal (piped stdin is refused before this),
+ * so a `CI=true` in the user's shell (or a CI job driving chat in tmux) must not turn the REPL blank: the two
+ * variables are hidden while Ink loads, then put back for everything else (tools, hooks, the worker).
+ */
+async function withoutCiVariables<T>(load: () => Promise<T>): Promise<T> {
+  const saved = { CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION };
+  delete process.env.CI;
+  delete process.env.CONTINUOUS_INTEGRATION;
+  try {
+    return await load();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) if (value !== undefined) process.env[key] = value;
+  }
 }
 
 /** The module loaded by `loadInk` (the app's components run only after it). */

@@ -32,6 +32,8 @@ export function killTerminals(): void {
 /** Starts `durable-agent chat <args>` — the installed binary, as a person runs it (issue 19, item 1) — against a test's server and queue in a new detached tmux session. */
 export function startChat(target: { address: string; taskQueue: string }, name: string, ...args: string[]): string {
   const command = [
+    // As in CI (`.ci/run` exports CI=true): Ink draws nothing in CI unless chat hides the variable from it.
+    'CI=true',
     `TEMPORAL_ADDRESS=${target.address}`,
     `DURABLE_AGENT_TASK_QUEUE=${target.taskQueue}`,
     process.execPath,
