@@ -33,7 +33,8 @@ export function killTerminals(): void {
 export function startChat(target: { address: string; taskQueue: string }, name: string, ...args: string[]): string {
   const command = [
     // As in CI (`.ci/run` exports CI=true): Ink draws nothing in CI unless chat hides the variable from it.
-    'CI=true',
+    // NO_COLOR (also exported there) is removed: the terminal here stands for a user's, whose colours tests check.
+    'env -u NO_COLOR CI=true',
     `TEMPORAL_ADDRESS=${target.address}`,
     `DURABLE_AGENT_TASK_QUEUE=${target.taskQueue}`,
     process.execPath,
