@@ -6,6 +6,7 @@ import type { ForkOutcome, ForkRequest, RewindOutcome, RewindPointListing, Rewin
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   type WorkflowExecutionDescription,
   type WorkflowHandle,
@@ -118,6 +119,13 @@ export interface WaitOptions {
   onLive?: (entry: LiveEntry) => void;
   /** false: poll the `events` query instead of reading the live channel. */
   live?: boolean;
+  /**
+   * The conversation closes once it has answered (a one-shot `ask`): with nothing to show on the
+   * way (no `onEvent`, `onLive` or `signal`), its result is awaited as the workflow's own result, a
+   * long poll the server answers when the run closes — no live reads, no query replayed on a
+   * closed run.
+   */
+  closesWithResult?: boolean;
   pollMs?: number;
   signal?: AbortSignal;
 }
@@ -325,6 +333,9 @@ export class ConversationClient {
    * event on the way (progress printing). Queries are cheap and work while the workflow runs.
    */
   async waitForResult(conversationId: string, inputUuid: string, options: WaitOptions = {}): Promise<ResultMessage> {
+    if (options.closesWithResult && !options.onEvent && !options.onLive && !options.signal) {
+      return this.waitForClosingResult(conversationId, inputUuid);
+    }
     if (options.live !== false) {
       try {
         return await this.waitForResultLive(conversationId, inputUuid, options);
@@ -334,6 +345,21 @@ export class ConversationClient {
       }
     }
     return this.pollForResult(conversationId, inputUuid, options);
+  }
+
+  /** The result of a conversation that closes once it has answered (`closesWithResult`): its workflow result's last one. */
+  private async waitForClosingResult(conversationId: string, inputUuid: string): Promise<ResultMessage> {
+    let summary: ConversationSummary;
+    try {
+      summary = await this.summary(conversationId); // follows continue-as-new to the run that closes
+    } catch (error) {
+      if (!(error instanceof WorkflowFailedError)) throw error;
+      const { status } = await this.client.workflow.getHandle(conversationId).describe();
+      throw new Error(`Conversation "${conversationId}" is ${status.name.toLowerCase()} and will not answer input ${inputUuid}.`);
+    }
+    const last = summary.lastResult;
+    if (last && (last.input_uuid === inputUuid || last.input_uuids?.includes(inputUuid))) return last;
+    throw new Error(`Conversation "${conversationId}" ended (${summary.endedBy}) without answering input ${inputUuid}.`);
   }
 
   /** Reads the live channel (issue 10) until the result for `inputUuid`; every item goes to `onLive`. */

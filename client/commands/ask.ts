@@ -97,8 +97,10 @@ export async function printAskOutput(options: {
   config: ConversationConfigInput;
   format: OutputFormat;
   io: Io;
+  /** The conversation closes once it has answered (a one-shot's own, not a fork's): its result is its workflow's. */
+  closesWithResult?: boolean;
 }): Promise<ResultMessage> {
-  const { api, conversationId, inputUuid, config, format, io } = options;
+  const { api, conversationId, inputUuid, config, format, io, closesWithResult } = options;
   const wait = async (waitOptions?: Parameters<ConversationClient['waitForResult']>[2]) =>
     requireStructuredOutput(await api.waitForResult(conversationId, inputUuid, waitOptions), config);
   if (format === 'text' && io.tty) {
@@ -110,7 +112,7 @@ export async function printAskOutput(options: {
     return result;
   }
   if (format !== 'stream-json') {
-    const result = await wait();
+    const result = await wait({ closesWithResult });
     // Text reaches a terminal: escape sequences from the model are neutralised (JSON escapes them itself).
     const output = formatFinalOutput(format, result);
     io.out(format === 'text' ? sanitizeForTerminal(output) : output);
@@ -204,10 +206,13 @@ export async function askCommand({ values, positionals }: CommandInput, io: Io):
         if (ignored) io.err(ignored);
       }
       const resume = from && !forked ? await resumeFrom(api, from) : undefined;
-      const { conversationId, inputUuid } = forked ?? (await api.start({ prompt, config, taskQueue, resume }));
+      // Whether a worker polls is asked beside the start (one round trip less before the wait).
+      const [{ conversationId, inputUuid }] = await Promise.all([
+        forked ?? api.start({ prompt, config, taskQueue, resume }),
+        warnIfNoWorker(api, taskQueue, io),
+      ]);
       // The fork's own config is its parent's: its --json-schema, if any, is not this command's.
       const shownConfig = forked ? { ...config, cwd: forked.fork.cwd, jsonSchema: undefined } : config;
-      await warnIfNoWorker(api, taskQueue, io);
       // Ctrl-C stops the query, as with claude -p; a second one leaves at once (issue 19, item 4).
       let interrupts = 0;
       const interrupt = () => {
@@ -227,7 +232,15 @@ export async function askCommand({ values, positionals }: CommandInput, io: Io):
           io.err(`Error: ${String(error)}`),
         );
       }
-      const result = await printAskOutput({ api, conversationId, inputUuid: inputUuid!, config: shownConfig, format, io });
+      const result = await printAskOutput({
+        api,
+        conversationId,
+        inputUuid: inputUuid!,
+        config: shownConfig,
+        format,
+        io,
+        closesWithResult: !forked && config.oneShot === true,
+      });
       return interrupts > 0 ? 130 : result.is_error ? 1 : 0;
     } finally {
       removeInterrupt();

@@ -15,7 +15,7 @@ import { MAX_PROMPT_BYTES } from '../../client/prompt-limits';
 import { STRUCTURED_OUTPUT_REQUIRED_MESSAGE } from '../../common/structured-output';
 import type { RecordedRequest, ScriptedModelServerOptions } from '../../testing/scripted-model-server';
 import { cli, isolateEnvironment } from '../helpers/cli';
-import { type Harness, createHarness } from '../helpers/harness';
+import { type Harness, createHarness, eventually } from '../helpers/harness';
 
 isolateEnvironment();
 let harness: Harness | undefined;
@@ -229,6 +229,33 @@ describe('--output-format', () => {
     expect(result.duration_ms).toBeGreaterThanOrEqual(0);
     expect(result.duration_api_ms).toBeGreaterThanOrEqual(0);
     expect(result.session_id).toMatch(/^conversation-the-answer-/);
+  });
+
+  it('json: a one-shot conversation terminated before it answers is an error that says so, not a wait', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { workspace } = await setUp({ script: [{ content: [{ type: 'text', text: 'never seen' }], hold: { afterBlocks: 0, until: held } }] });
+    const asked = cli('ask', '--cwd', workspace, '--output-format', 'json', 'Wait for me');
+    const h = harness!;
+    const conversationId = await eventually(
+      async () => {
+        for await (const execution of h.client.workflow.list({ query: `TaskQueue = '${h.taskQueue}'` })) return execution.workflowId;
+        return undefined;
+      },
+      Boolean,
+      60_000,
+    );
+    await eventually(
+      async () => (await h.api.status(conversationId!)).phase,
+      (phase) => phase === 'calling_model',
+      60_000,
+    );
+    await h.client.workflow.getHandle(conversationId!).terminate('test: gone before the answer');
+    const { code, out, err } = await asked;
+    release();
+    expect(code).toBe(1);
+    expect(out).toBe('');
+    expect(err).toContain(`Conversation "${conversationId}" is terminated and will not answer input`);
   });
 
   it('stream-json prints init, each message as it happens, then the result — one JSON per line; it requires --verbose', async () => {
