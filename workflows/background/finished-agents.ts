@@ -11,7 +11,7 @@ import { uuid4 } from '@temporalio/workflow';
 import type { ToolUseBlock } from '../../common/messages';
 import { AGENT_TRANSCRIPT_OPTIONS, activities } from '../deps/activity-options';
 import type { ToolOutcome, ToolRouteCall } from '../deps/tool-routes';
-import { type PreparedSubagent, type SubagentHost, executeSubagent, prepareSubagent } from '../subagents';
+import { type PreparedSubagent, type SubagentHost, executeSubagent, isolateSubagent, prepareSubagent } from '../subagents';
 import { type AgentTask, type AgentTasksState, agentTaskId } from './agent-tasks';
 
 /** What the model is told after a foreground agent's answer: the id SendMessage takes. */
@@ -21,7 +21,9 @@ function withAgentId(outcome: ToolOutcome, task: AgentTask): ToolOutcome {
 
 /** Runs a foreground Agent call as before, recorded as an agent SendMessage can continue. */
 export async function runForegroundAgent(host: SubagentHost, state: AgentTasksState, call: ToolRouteCall): Promise<ToolOutcome> {
-  const prepared = prepareSubagent(host, call.block);
+  const unisolated = prepareSubagent(host, call.block);
+  if (!('childInput' in unisolated)) return unisolated;
+  const prepared = await isolateSubagent(host, unisolated);
   if (!('childInput' in prepared)) return prepared;
   call.entry.childWorkflowId = prepared.workflowId;
   const task: AgentTask = {
