@@ -19,6 +19,7 @@ import {
   worktreeNameProblem,
   worktreePath,
 } from '../../common/worktrees';
+import { isProtectedPath } from '../../common/permission-rules';
 import { agentNotificationText, launchedText } from '../../workflows/background/agent-tasks';
 
 const worktree: Worktree = {
@@ -155,5 +156,21 @@ describe('worktree activities (real git)', () => {
     made.push(plain);
     expect(await createWorktree({ cwd: plain, name: 'x' })).toEqual({ problem: expect.stringContaining('not in a git repository') });
     expect(await createWorktree({ cwd: plain, name: '../x' })).toEqual({ problem: expect.stringContaining('Invalid worktree name') });
+  });
+});
+
+describe("a worktree's paths, judged below it (issue 33)", () => {
+  const repository = '/repo';
+  const inWorktree = '/repo/.claude/worktrees/agent-toolu_1';
+  it('an ordinary file in the worktree is ordinary where the worktree is the working directory; its own protected files stay protected', () => {
+    expect(isProtectedPath(`${inWorktree}/notes.txt`, [inWorktree])).toBe(false);
+    expect(isProtectedPath(`${inWorktree}/.claude/settings.json`, [inWorktree])).toBe(true);
+    expect(isProtectedPath(`${inWorktree}/.git`, [inWorktree])).toBe(true);
+    expect(isProtectedPath(`${inWorktree}/src/.envrc`, [inWorktree])).toBe(true);
+  });
+  it("the repository's own settings stay protected from the worktree, and the worktree from the repository's conversation", () => {
+    expect(isProtectedPath(`${repository}/.claude/settings.json`, [inWorktree])).toBe(true);
+    expect(isProtectedPath(`${inWorktree}/notes.txt`, [repository])).toBe(true);
+    expect(isProtectedPath(`${inWorktree}/notes.txt`)).toBe(true);
   });
 });

@@ -1,0 +1,141 @@
+/**
+ * Worktrees (issue 33 item 4), on a real dev server, real worker processes, real git and the
+ * scripted model: in one message a foreground and a background Agent with `isolation: "worktree"`
+ * edit the same file name side by side, each in its own worktree of the workspace's repository
+ * (`.claude/worktrees/agent-<call id>`, branch `worktree-agent-<call id>`), and a third isolated
+ * agent changes nothing. The worker is SIGKILLed while the foreground agent answers; after the
+ * restart both finish with their edits in their own worktrees, the clean one's worktree is
+ * removed, the kept ones' paths and branches are reported, and the main checkout is untouched.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RecordedRequest, ScriptedTurn } from '../../testing/scripted-model-server';
+import { type Harness, createHarness, eventually } from '../helpers/harness';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd, encoding: 'utf8' }).trim();
+const toolNames = (request: RecordedRequest): string[] => request.body.tools.map((tool: { name: string }) => tool.name);
+const isChild = (request: RecordedRequest) => !toolNames(request).includes('Agent');
+const firstPrompt = (request: RecordedRequest) => JSON.stringify(request.body.messages[0]?.content ?? '');
+const lastUserText = (request: RecordedRequest) => JSON.stringify(request.body.messages.at(-1)?.content ?? '');
+const workingDirectory = (request: RecordedRequest) => /Working directory: ([^\s"\\]+)/.exec(JSON.stringify(request.body.system))?.[1];
+const text = (value: string): ScriptedTurn => ({ content: [{ type: 'text', text: value }] });
+const agentCall = (id: string, prompt: string, extra: Record<string, unknown> = {}) => ({
+  type: 'tool_use' as const,
+  id,
+  name: 'Agent',
+  input: { description: `task ${id}`, prompt, subagent_type: 'general-purpose', isolation: 'worktree', ...extra },
+});
+const write = (id: string, content: string): ScriptedTurn => ({
+  content: [{ type: 'tool_use', id, name: 'Write', input: { file_path: 'notes.txt', content } }],
+});
+
+describe('worktrees', () => {
+  it('a foreground and a background isolated agent edit notes.txt in parallel, each in its own worktree, across a worker SIGKILL', async () => {
+    let foregroundAnswers = 0;
+    const childDirectories = new Map<string, string | undefined>();
+    harness = await createHarness({
+      respond: (request) => {
+        if (isChild(request)) {
+          const prompt = firstPrompt(request);
+          const task = prompt.includes('FG-TASK') ? 'fg' : prompt.includes('BG-TASK') ? 'bg' : 'clean';
+          childDirectories.set(task, workingDirectory(request));
+          const wrote = lastUserText(request).includes('tool_result');
+          if (task === 'clean') return text('Nothing needed changing.');
+          if (task === 'bg') return wrote ? text('The background agent edited notes.txt.') : write('toolu_bgwrite', 'edited by the background agent\n');
+          if (!wrote) return write('toolu_fgwrite', 'edited by the foreground agent\n');
+          foregroundAnswers++;
+          // Slow enough that the worker dies while it streams.
+          return { content: [{ type: 'text', text: 'The foreground agent edited notes.txt.' }], deltaDelayMs: 200, chunkSize: 4 };
+        }
+        const last = lastUserText(request);
+        if (last.includes('<task-notification>')) return text('Noted the background agent.');
+        if (last.includes('tool_result')) return text('Parent done.');
+        return {
+          content: [
+            agentCall('toolu_fg', 'FG-TASK: write notes.txt.'),
+            agentCall('toolu_bg', 'BG-TASK: write notes.txt.', { run_in_background: true }),
+            agentCall('toolu_clean', 'CLEAN-TASK: look, change nothing.'),
+          ],
+        };
+      },
+    });
+    const workspace = harness.workspace;
+    git(workspace, 'init', '--quiet', '--initial-branch=main');
+    writeFileSync(path.join(workspace, 'notes.txt'), 'original\n');
+    git(workspace, 'add', 'notes.txt');
+    git(workspace, 'commit', '--quiet', '-m', 'first');
+    const head = git(workspace, 'rev-parse', 'HEAD');
+    const worktreeOf = (id: string) => path.join(workspace, '.claude', 'worktrees', `agent-${id}`);
+
+    const first = await harness.spawnWorkerProcess();
+    const started = await harness.api.start({ prompt: 'Edit notes.txt in parallel.', config: harness.config(), taskQueue: harness.taskQueue });
+    await eventually(
+      async () => foregroundAnswers,
+      (count) => count >= 1,
+    );
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    // The worktree and the child's progress survived the crash: its edit is there before any worker runs again.
+    expect(readFileSync(path.join(worktreeOf('toolu_fg'), 'notes.txt'), 'utf8')).toBe('edited by the foreground agent\n');
+    await harness.spawnWorkerProcess();
+
+    const result = await harness.api.waitForResult(started.conversationId, started.inputUuid!);
+    expect(result).toMatchObject({ subtype: 'success' });
+    // The background agent's answer arrives as a notification naming its worktree (in the first query or a second).
+    const transcriptText = await eventually(
+      async () => JSON.stringify(await harness!.api.transcript(started.conversationId)),
+      (transcript) => transcript.includes('<worktreePath>'),
+      120_000,
+    );
+    expect(transcriptText).toContain(`<worktreePath>${worktreeOf('toolu_bg')}</worktreePath>`);
+    expect(transcriptText).toContain('<worktreeBranch>worktree-agent-toolu_bg</worktreeBranch>');
+    await eventually(
+      () => harness!.api.status(started.conversationId),
+      (status) => status.phase === 'awaiting_input',
+    );
+
+    // Each child worked in its own worktree (its working directory), cut from the checkout's HEAD.
+    expect(childDirectories.get('fg')).toBe(worktreeOf('toolu_fg'));
+    expect(childDirectories.get('bg')).toBe(worktreeOf('toolu_bg'));
+    expect(childDirectories.get('clean')).toBe(worktreeOf('toolu_clean'));
+    const transcript = await harness.api.transcript(started.conversationId);
+    const toolResult = (toolUseId: string): string =>
+      JSON.stringify(
+        transcript
+          .flatMap((entry) => (entry.type === 'user' && Array.isArray(entry.message.content) ? entry.message.content : []))
+          .find((block) => block.type === 'tool_result' && block.tool_use_id === toolUseId),
+      ) ?? '';
+    // The foreground agent's result: kept, with its path and branch.
+    expect(toolResult('toolu_fg')).toContain('kept with its changes');
+    expect(toolResult('toolu_fg')).toContain(`worktreePath: ${worktreeOf('toolu_fg')}`);
+    expect(toolResult('toolu_fg')).toContain('worktreeBranch: worktree-agent-toolu_fg');
+    // The agent that changed nothing: its worktree and branch are gone.
+    expect(toolResult('toolu_clean')).toContain('made no changes');
+    expect(existsSync(worktreeOf('toolu_clean'))).toBe(false);
+    expect(git(workspace, 'branch', '--list', 'worktree-agent-toolu_clean')).toBe('');
+
+    // The conversation ends: the background agent is stopped and its worktree, which has changes, kept.
+    await harness.api.end(started.conversationId);
+    await harness.client.workflow.getHandle(started.conversationId).result();
+    expect(readFileSync(path.join(worktreeOf('toolu_fg'), 'notes.txt'), 'utf8')).toBe('edited by the foreground agent\n');
+    expect(readFileSync(path.join(worktreeOf('toolu_bg'), 'notes.txt'), 'utf8')).toBe('edited by the background agent\n');
+    for (const id of ['toolu_fg', 'toolu_bg']) {
+      expect(git(worktreeOf(id), 'branch', '--show-current')).toBe(`worktree-agent-${id}`);
+      expect(git(worktreeOf(id), 'merge-base', 'HEAD', 'main')).toBe(head);
+    }
+    // The main checkout is untouched: its file, its branch, nothing tracked changed.
+    expect(readFileSync(path.join(workspace, 'notes.txt'), 'utf8')).toBe('original\n');
+    expect(git(workspace, 'branch', '--show-current')).toBe('main');
+    expect(git(workspace, 'rev-parse', 'HEAD')).toBe(head);
+    expect(git(workspace, 'status', '--porcelain', '--untracked-files=no')).toBe('');
+  });
+});
