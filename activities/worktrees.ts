@@ -132,13 +132,13 @@ export async function closeWorktree(input: CloseWorktreeInput): Promise<Worktree
     const listed = (await listWorktrees(worktree.repositoryRoot)).some((entry) => path.resolve(entry.path) === path.resolve(worktree.path));
     if (listed) {
       const changes = await worktreeChanges(worktree);
-      if (worktreeDisposal(changes) === 'keep') return { action: 'kept', worktree, changes };
-      await git(worktree.repositoryRoot, ['worktree', 'remove', '--force', worktree.path]);
+      if (!input.discard && worktreeDisposal(changes) === 'keep') return { action: 'kept', worktree, changes };
+      await git(worktree.repositoryRoot, ['worktree', 'remove', '--force', '--force', worktree.path]);
     }
     // Its branch goes too, unless it holds commits after all (a retry after the directory went).
     if (await branchExists(worktree.repositoryRoot, worktree.branch)) {
       const ahead = Number((await git(worktree.repositoryRoot, ['rev-list', '--count', `${worktree.baseCommit}..refs/heads/${worktree.branch}`])).trim());
-      if (ahead > 0) return { action: 'kept', worktree, changes: { uncommittedFiles: [], newCommits: ahead } };
+      if (ahead > 0 && !input.discard) return { action: 'kept', worktree, changes: { uncommittedFiles: [], newCommits: ahead } };
       await git(worktree.repositoryRoot, ['branch', '-D', worktree.branch]);
     }
     return { action: 'removed', worktree };

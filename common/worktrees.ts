@@ -41,8 +41,25 @@ export function worktreePath(repositoryRoot: string, name: string): string {
  * first attempt made and two calls never share one.
  */
 export function agentWorktreeName(toolUseId: string): string {
-  const slug = toolUseId.replace(/[^A-Za-z0-9_-]/g, '-').replace(/^[-_]+/, '');
-  return `agent-${slug}`.slice(0, WORKTREE_NAME_MAX_LENGTH).replace(/[-_.]+$/, '');
+  return derivedWorktreeName('agent', toolUseId);
+}
+
+/** A valid worktree name made of `prefix` and an id (a tool_use id, a workflow id): the same id, the same name. */
+export function derivedWorktreeName(prefix: string, id: string): string {
+  const slug = id.replace(/[^A-Za-z0-9_-]/g, '-').replace(/^[-_]+/, '');
+  return `${prefix}-${slug}`.slice(0, WORKTREE_NAME_MAX_LENGTH).replace(/[-_.]+$/, '');
+}
+
+/** What ExitWorktree says when `remove` meets changes and `discard_changes` is not set (Claude Code refuses and lists them). */
+export function refusedRemovalText(worktree: Worktree, changes: WorktreeChanges): string {
+  const files = changes.uncommittedFiles.slice(0, 20).map((file) => `  ${file}`);
+  const more = changes.uncommittedFiles.length > 20 ? [`  … and ${changes.uncommittedFiles.length - 20} more`] : [];
+  return [
+    `Worktree ${worktree.path} (branch ${worktree.branch}) has changes: ${changes.uncommittedFiles.length} uncommitted file(s), ${changes.newCommits} commit(s) not on the original branch.`,
+    ...files,
+    ...more,
+    'Nothing was removed. Confirm with the user, then call ExitWorktree again with discard_changes: true to remove it anyway, or use action "keep".',
+  ].join('\n');
 }
 
 /** A worktree as made: where it is, its branch, and the repository's top level it was cut from. */
@@ -65,6 +82,8 @@ export type CreateWorktreeResult = { readonly worktree: Worktree } | { readonly 
 /** The `closeWorktree` activity's input. */
 export interface CloseWorktreeInput {
   readonly worktree: Worktree;
+  /** Remove it even with changes (ExitWorktree's `discard_changes`); else a worktree with changes is kept. */
+  readonly discard?: boolean;
 }
 
 /** What a worktree holds that its checkout does not: uncommitted paths (`git status --porcelain`) and commits ahead of the base. */

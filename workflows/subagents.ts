@@ -114,6 +114,8 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
     oneShot: background === undefined,
     // seed §2.6: subagents never self-continue on a token budget.
     tokenBudget: undefined,
+    // The parent's working directory (a worktree it entered included) is the child's; it makes none of its own at start.
+    worktree: undefined,
     stopHooks: [],
     // The parent's structured output and budget are the parent's: it checks its own total, children's costs included.
     jsonSchema: undefined,

@@ -139,3 +139,83 @@ describe('worktrees', () => {
     expect(git(workspace, 'status', '--porcelain', '--untracked-files=no')).toBe('');
   });
 });
+
+describe('EnterWorktree, ExitWorktree and --worktree', () => {
+  const repositoryIn = (workspace: string) => {
+    git(workspace, 'init', '--quiet', '--initial-branch=main');
+    writeFileSync(path.join(workspace, 'notes.txt'), 'original\n');
+    git(workspace, 'add', 'notes.txt');
+    git(workspace, 'commit', '--quiet', '-m', 'first');
+  };
+  const toolUse = (id: string, name: string, input: Record<string, unknown>): ScriptedTurn => ({ content: [{ type: 'tool_use', id, name, input }] });
+  const resultOf = (request: RecordedRequest, id: string): string | undefined => {
+    const content = request.body.messages.at(-1)?.content;
+    const block = Array.isArray(content) ? content.find((candidate: { tool_use_id?: string }) => candidate.tool_use_id === id) : undefined;
+    return block && JSON.stringify(block.content);
+  };
+
+  it('EnterWorktree moves the working directory into a new worktree; ExitWorktree refuses to remove it with changes, keeps it and moves back', async () => {
+    const seen: Record<string, string | undefined> = {};
+    harness = await createHarness({
+      respond: (request) => {
+        const step = ['toolu_exit_keep', 'toolu_exit_remove', 'toolu_write', 'toolu_enter', 'toolu_back'].find((id) => resultOf(request, id) !== undefined);
+        if (step) seen[step] = resultOf(request, step);
+        switch (step) {
+          case undefined:
+            return toolUse('toolu_enter', 'EnterWorktree', { name: 'feature-x' });
+          case 'toolu_enter':
+            return toolUse('toolu_write', 'Write', { file_path: 'notes.txt', content: 'in the worktree\n' });
+          case 'toolu_write':
+            return toolUse('toolu_exit_remove', 'ExitWorktree', { action: 'remove' });
+          case 'toolu_exit_remove':
+            return toolUse('toolu_exit_keep', 'ExitWorktree', { action: 'keep' });
+          case 'toolu_exit_keep':
+            return toolUse('toolu_back', 'Write', { file_path: 'back.txt', content: 'in the main checkout\n' });
+          default:
+            return text('Done.');
+        }
+      },
+    });
+    const workspace = harness.workspace;
+    repositoryIn(workspace);
+    const worktree = path.join(workspace, '.claude', 'worktrees', 'feature-x');
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'Work in a worktree.', config: harness.config(), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ subtype: 'success', result: 'Done.' });
+
+    expect(seen.toolu_enter).toContain(`Created worktree at ${worktree} on branch worktree-feature-x`);
+    // The relative path resolved in the worktree, and was judged there (an ordinary file, not a protected `.claude` one).
+    expect(readFileSync(path.join(worktree, 'notes.txt'), 'utf8')).toBe('in the worktree\n');
+    expect(seen.toolu_exit_remove).toContain('has changes');
+    expect(seen.toolu_exit_remove).toContain('notes.txt');
+    expect(seen.toolu_exit_keep).toContain(`Your work is preserved at ${worktree} on branch worktree-feature-x`);
+    // Back in the main checkout: its notes.txt untouched, the next Write there.
+    expect(readFileSync(path.join(workspace, 'notes.txt'), 'utf8')).toBe('original\n');
+    expect(readFileSync(path.join(workspace, 'back.txt'), 'utf8')).toBe('in the main checkout\n');
+    expect(existsSync(path.join(worktree, 'back.txt'))).toBe(false);
+    expect(git(worktree, 'branch', '--show-current')).toBe('worktree-feature-x');
+    await harness.api.end(started.conversationId);
+  });
+
+  it('--worktree starts the conversation in a new worktree: its session context and tools are there', async () => {
+    const directories: Array<string | undefined> = [];
+    harness = await createHarness({
+      respond: (request) => {
+        directories.push(workingDirectory(request));
+        if (lastUserText(request).includes('toolu_w')) return text('Written.');
+        return { content: [{ type: 'tool_use', id: 'toolu_w', name: 'Write', input: { file_path: 'notes.txt', content: 'from --worktree\n' } }] };
+      },
+    });
+    const workspace = harness.workspace;
+    repositoryIn(workspace);
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'Edit notes.', config: harness.config({ worktree: 'from-flag' }), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ subtype: 'success', result: 'Written.' });
+    const worktree = path.join(workspace, '.claude', 'worktrees', 'from-flag');
+    expect(directories[0]).toBe(worktree);
+    expect(readFileSync(path.join(worktree, 'notes.txt'), 'utf8')).toBe('from --worktree\n');
+    expect(readFileSync(path.join(workspace, 'notes.txt'), 'utf8')).toBe('original\n');
+    expect(git(worktree, 'branch', '--show-current')).toBe('worktree-from-flag');
+    await harness.api.end(started.conversationId);
+  });
+});
