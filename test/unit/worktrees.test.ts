@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeWorktree, createWorktree } from '../../activities/worktrees';
+import { configFrom } from '../../client/command-line';
+import { UsageError } from '../../client/usage-error';
 import {
   type Worktree,
   agentWorktreeName,
@@ -172,5 +174,14 @@ describe("a worktree's paths, judged below it (issue 33)", () => {
     expect(isProtectedPath(`${repository}/.claude/settings.json`, [inWorktree])).toBe(true);
     expect(isProtectedPath(`${inWorktree}/notes.txt`, [repository])).toBe(true);
     expect(isProtectedPath(`${inWorktree}/notes.txt`)).toBe(true);
+  });
+});
+
+describe('-w / --worktree [name]', () => {
+  it('asks for a worktree by name, or for one named for the conversation; a bad name is a usage error', () => {
+    expect(configFrom({ worktree: 'feature-x' }, false).worktree).toBe('feature-x');
+    expect(configFrom({ worktree: true }, false).worktree).toBe('');
+    expect(configFrom({}, false).worktree).toBeUndefined();
+    expect(() => configFrom({ worktree: '../escape' }, false)).toThrow(UsageError);
   });
 });
