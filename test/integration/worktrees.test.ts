@@ -197,12 +197,16 @@ describe('EnterWorktree, ExitWorktree and --worktree', () => {
     await harness.api.end(started.conversationId);
   });
 
-  it('--worktree starts the conversation in a new worktree: its session context and tools are there', async () => {
+  it('--worktree starts the conversation in a new worktree: its session context, Write and Bash are there', async () => {
     const directories: Array<string | undefined> = [];
     harness = await createHarness({
       respond: (request) => {
         directories.push(workingDirectory(request));
-        if (lastUserText(request).includes('toolu_w')) return text('Written.');
+        if (lastUserText(request).includes('toolu_bash')) return text('Written.');
+        if (lastUserText(request).includes('toolu_w'))
+          return {
+            content: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: "printf 'by bash\\n' > bash.txt && git status --porcelain" } }],
+          };
         return { content: [{ type: 'tool_use', id: 'toolu_w', name: 'Write', input: { file_path: 'notes.txt', content: 'from --worktree\n' } }] };
       },
     });
@@ -214,6 +218,11 @@ describe('EnterWorktree, ExitWorktree and --worktree', () => {
     const worktree = path.join(workspace, '.claude', 'worktrees', 'from-flag');
     expect(directories[0]).toBe(worktree);
     expect(readFileSync(path.join(worktree, 'notes.txt'), 'utf8')).toBe('from --worktree\n');
+    // Bash runs there too (its sandbox's writable root is the worktree), and git sees the worktree's changes.
+    expect(readFileSync(path.join(worktree, 'bash.txt'), 'utf8')).toBe('by bash\n');
+    const bashResult = JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1).content);
+    expect(bashResult).toContain('M notes.txt');
+    expect(bashResult).toContain('?? bash.txt');
     expect(readFileSync(path.join(workspace, 'notes.txt'), 'utf8')).toBe('original\n');
     expect(git(worktree, 'branch', '--show-current')).toBe('worktree-from-flag');
     await harness.api.end(started.conversationId);
