@@ -170,9 +170,10 @@ export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Prom
  * child's working directory. Without isolation the call is as prepared; a workspace that is not a
  * git repository is a result the model can act on.
  */
-export async function isolateSubagent(host: SubagentHost, prepared: PreparedSubagent): Promise<PreparedSubagent | ToolOutcome> {
-  if (prepared.input.isolation !== 'worktree') return prepared;
-  const name = agentWorktreeName(prepared.childInput.subagent!.toolUseId);
+export async function isolateSubagent(host: SubagentHost, prepared: PreparedSubagent, worktreeName?: string): Promise<PreparedSubagent | ToolOutcome> {
+  if (prepared.input.isolation !== 'worktree' && worktreeName === undefined) return prepared;
+  // SendMessage continuing an isolated agent names its worktree: the one kept (found again), or a fresh one of that name.
+  const name = worktreeName ?? agentWorktreeName(prepared.childInput.subagent!.toolUseId);
   // WorktreeCreate hooks (issue 33 item 5) fire here, before the worktree is made, when they are configured.
   const made = await activities(worktreeOptions(host.config, `Create worktree ${name}`)).createWorktree({ cwd: host.config.cwd, name });
   if ('problem' in made) return { isError: true, content: `The ${prepared.agentName} agent could not be isolated: ${made.problem}` };

@@ -34,8 +34,8 @@ const agentCall = (id: string, prompt: string, extra: Record<string, unknown> = 
   name: 'Agent',
   input: { description: `task ${id}`, prompt, subagent_type: 'general-purpose', isolation: 'worktree', ...extra },
 });
-const write = (id: string, content: string): ScriptedTurn => ({
-  content: [{ type: 'tool_use', id, name: 'Write', input: { file_path: 'notes.txt', content } }],
+const write = (id: string, content: string, file = 'notes.txt'): ScriptedTurn => ({
+  content: [{ type: 'tool_use', id, name: 'Write', input: { file_path: file, content } }],
 });
 
 describe('worktrees', () => {
@@ -137,6 +137,42 @@ describe('worktrees', () => {
     expect(git(workspace, 'branch', '--show-current')).toBe('main');
     expect(git(workspace, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(workspace, 'status', '--porcelain', '--untracked-files=no')).toBe('');
+  });
+});
+
+describe('worktrees: SendMessage to a finished isolated agent', () => {
+  it('continues it in the worktree it kept', async () => {
+    const directories: Array<string | undefined> = [];
+    harness = await createHarness({
+      respond: (request) => {
+        const last = lastUserText(request);
+        if (isChild(request)) {
+          directories.push(workingDirectory(request));
+          if (last.includes('toolu_first') || last.includes('toolu_second')) return text('Wrote it.');
+          if (last.includes('Also write more.txt')) return write('toolu_second', 'more\n', 'more.txt');
+          return write('toolu_first', 'first\n');
+        }
+        if (last.includes('toolu_send')) return text('Both written.');
+        if (last.includes('toolu_iso'))
+          return { content: [{ type: 'tool_use', id: 'toolu_send', name: 'SendMessage', input: { to: 'task toolu_iso', message: 'Also write more.txt' } }] };
+        return { content: [agentCall('toolu_iso', 'ISO-TASK: write notes.txt.')] };
+      },
+    });
+    const workspace = harness.workspace;
+    git(workspace, 'init', '--quiet', '--initial-branch=main');
+    writeFileSync(path.join(workspace, 'notes.txt'), 'original\n');
+    git(workspace, 'add', 'notes.txt');
+    git(workspace, 'commit', '--quiet', '-m', 'first');
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'Isolated, then continued.', config: harness.config(), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ result: 'Both written.' });
+    const worktree = path.join(workspace, '.claude', 'worktrees', 'agent-toolu_iso');
+    expect(directories.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(directories)).toEqual(new Set([worktree]));
+    expect(readFileSync(path.join(worktree, 'notes.txt'), 'utf8')).toBe('first\n');
+    expect(readFileSync(path.join(worktree, 'more.txt'), 'utf8')).toBe('more\n');
+    expect(existsSync(path.join(workspace, 'more.txt'))).toBe(false);
+    await harness.api.end(started.conversationId);
   });
 });
 

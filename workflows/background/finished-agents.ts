@@ -35,6 +35,7 @@ export async function runForegroundAgent(host: SubagentHost, state: AgentTasksSt
     status: 'running',
     lastSeq: 0,
     foreground: true,
+    ...(prepared.worktree && { worktree: prepared.worktree }),
   };
   state.tasks.push(task);
   return withAgentId(await awaitChild(host, task, prepared), task);
@@ -60,7 +61,10 @@ export async function continueFinishedAgent(
     name: 'Agent',
     input: { description: task.description, prompt: message, subagent_type: task.agentType },
   };
-  const prepared = prepareSubagent(host, agentCall);
+  const unisolated = prepareSubagent(host, agentCall);
+  if (!('childInput' in unisolated)) return { isError: true, content: `Agent ${task.id} ("${task.description}") cannot be continued: ${unisolated.content}` };
+  // An isolated agent goes on in its worktree (issue 33): the one kept at its end, or a fresh one of the same name.
+  const prepared = task.worktree ? await isolateSubagent(host, unisolated, task.worktree.name) : unisolated;
   if (!('childInput' in prepared)) return { isError: true, content: `Agent ${task.id} ("${task.description}") cannot be continued: ${prepared.content}` };
   const root = task.rootWorkflowId ?? task.childWorkflowId;
   const continuations = (task.continuations ?? 0) + 1;
