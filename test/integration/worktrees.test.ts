@@ -238,6 +238,9 @@ describe('EnterWorktree, ExitWorktree and --worktree', () => {
     harness = await createHarness({
       respond: (request) => {
         directories.push(workingDirectory(request));
+        if (lastUserText(request).includes('toolu_again')) return text('Again.');
+        if (lastUserText(request).includes('Once more.'))
+          return { content: [{ type: 'tool_use', id: 'toolu_again', name: 'Write', input: { file_path: 'again.txt', content: 'next run\n' } }] };
         if (lastUserText(request).includes('toolu_bash')) return text('Written.');
         if (lastUserText(request).includes('toolu_w'))
           return {
@@ -249,7 +252,9 @@ describe('EnterWorktree, ExitWorktree and --worktree', () => {
     const workspace = harness.workspace;
     repositoryIn(workspace);
     await harness.startWorker();
-    const started = await harness.api.start({ prompt: 'Edit notes.', config: harness.config({ worktree: 'from-flag' }), taskQueue: harness.taskQueue });
+    // Continue-as-new after every query: the next run works in the worktree too (the part's carried slice).
+    const config = harness.config({ worktree: 'from-flag', continueAsNewAfterEvents: 1 });
+    const started = await harness.api.start({ prompt: 'Edit notes.', config, taskQueue: harness.taskQueue });
     expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ subtype: 'success', result: 'Written.' });
     const worktree = path.join(workspace, '.claude', 'worktrees', 'from-flag');
     expect(directories[0]).toBe(worktree);
@@ -261,6 +266,12 @@ describe('EnterWorktree, ExitWorktree and --worktree', () => {
     expect(bashResult).toContain('?? bash.txt');
     expect(readFileSync(path.join(workspace, 'notes.txt'), 'utf8')).toBe('original\n');
     expect(git(worktree, 'branch', '--show-current')).toBe('worktree-from-flag');
+
+    const second = await harness.api.send(started.conversationId, 'Once more.');
+    expect(await harness.api.waitForResult(started.conversationId, second)).toMatchObject({ result: 'Again.' });
+    expect((await harness.api.status(started.conversationId)).continuedAsNewCount).toBeGreaterThanOrEqual(1);
+    expect(readFileSync(path.join(worktree, 'again.txt'), 'utf8')).toBe('next run\n');
+    expect(existsSync(path.join(workspace, 'again.txt'))).toBe(false);
     await harness.api.end(started.conversationId);
   });
 });
