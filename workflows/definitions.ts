@@ -213,6 +213,8 @@ export interface ConversationStatus {
   closed?: { executionStatus: string; closedAt?: string; answeredFrom: 'result' | 'search_attributes' };
   /** Background agents (issue 21): id, description, status, child workflow id. */
   backgroundAgents?: BackgroundAgentSummary[];
+  /** Issue 33: the git worktree the conversation works in (EnterWorktree, --worktree), and the directory it came from. */
+  worktree?: { path: string; branch: string; originalCwd: string };
 }
 
 /** One entry of the progress feed clients poll (`events` query). */

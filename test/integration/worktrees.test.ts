@@ -269,7 +269,9 @@ describe('EnterWorktree, ExitWorktree and --worktree', () => {
 
     const second = await harness.api.send(started.conversationId, 'Once more.');
     expect(await harness.api.waitForResult(started.conversationId, second)).toMatchObject({ result: 'Again.' });
-    expect((await harness.api.status(started.conversationId)).continuedAsNewCount).toBeGreaterThanOrEqual(1);
+    const status = await harness.api.status(started.conversationId);
+    expect(status.continuedAsNewCount).toBeGreaterThanOrEqual(1);
+    expect(status.worktree).toEqual({ path: worktree, branch: 'worktree-from-flag', originalCwd: workspace });
     expect(readFileSync(path.join(worktree, 'again.txt'), 'utf8')).toBe('next run\n');
     expect(existsSync(path.join(workspace, 'again.txt'))).toBe(false);
     await harness.api.end(started.conversationId);

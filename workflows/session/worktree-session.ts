@@ -12,6 +12,7 @@ import { enterWorktreeInputSchema } from '../../common/tools/enter-worktree';
 import { exitWorktreeInputSchema } from '../../common/tools/exit-worktree';
 import { type Worktree, derivedWorktreeName, refusedRemovalText } from '../../common/worktrees';
 import { activities, worktreeOptions } from '../deps/activity-options';
+import type { ConversationStatus } from '../definitions';
 import type { ToolOutcome, ToolRoute } from '../deps/tool-routes';
 import type { PartContext, SessionPart } from './session-part';
 
@@ -43,6 +44,11 @@ export class WorktreeSession implements SessionPart {
 
   carried(): { worktreeSession?: WorktreeSessionState } {
     return this.state ? { worktreeSession: { ...this.state } } : {};
+  }
+
+  /** For `status`: where the conversation works, when in a worktree. */
+  status(): Pick<ConversationStatus, 'worktree'> {
+    return this.state ? { worktree: { path: this.state.worktree.path, branch: this.state.worktree.branch, originalCwd: this.state.originalCwd } } : {};
   }
 
   /** `--worktree [name]`: the conversation starts in a new worktree (a name made from the conversation's id when none is given). */
