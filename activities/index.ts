@@ -28,6 +28,7 @@ import { createAgentTranscriptActivities } from './agent-transcript';
 import type { Activities } from '../common/activity-interface';
 
 import { createCheckpointActivities } from './checkpoints/activities';
+import { createWorktreeActivities } from './worktrees';
 export type { Activities } from '../common/activity-interface';
 
 export interface ActivityDeps {
@@ -95,6 +96,8 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createAgentTranscriptActivities({ temporalClient: deps.temporalClient }),
     // Issue 31: workspace checkpoints (the ones before mutating tools are runTool's own).
     ...createCheckpointActivities({ stateDir: deps.stateDir }),
+    // Issue 33: git worktrees (isolated agents, --worktree).
+    ...createWorktreeActivities(),
   };
 }
 

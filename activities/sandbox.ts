@@ -554,6 +554,12 @@ export async function sandboxPlan(options: {
   // servers and scripts a workspace names from it would vanish). Its database directory stays hidden (deeper).
   const installation = await real(options.installation ?? REPO_ROOT);
   if (installation && isInside(installation, '/tmp') && !underWritable(installation)) reexposed.push(installation);
+  // A linked worktree's repository (issue 33: `<repository>/.claude/worktrees/<name>`) stays readable, as its
+  // main checkout's `.git` is, so git works there as in the main checkout (read-only: `.git` is protected).
+  for (const root of writable) {
+    const repository = await linkedWorktreeRepository(root);
+    if (repository && !underWritable(repository)) reexposed.push(repository);
+  }
   // The model is told where an oversized result was saved; it may grep it with Bash.
   const workspaceState = workspaceStateDir(options.stateDir, options.cwd);
   reexposed.push(...(await resolveAll(['tool-results', 'hook-output'].map((directory) => path.join(workspaceState, directory)))));
@@ -569,6 +575,20 @@ export async function sandboxPlan(options: {
     absent: uniqueBy(absent, (entry) => entry.path),
     unpinnable: unique(unpinnable),
   };
+}
+
+/**
+ * The git directory of the repository `root` is a linked worktree of (its `.git` a file naming
+ * `<repository>/.git/worktrees/<name>`), when that repository holds the worktree — the layout
+ * worktrees are made in here. Anything else (a `.git` file pointing elsewhere) is not followed.
+ */
+async function linkedWorktreeRepository(root: string): Promise<string | undefined> {
+  const text = await readFile(path.join(root, '.git'), 'utf8').catch(() => undefined);
+  const gitdir = text === undefined ? undefined : /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  if (!gitdir) return undefined;
+  const common = await real(path.resolve(root, gitdir, '..', '..'));
+  if (!common || path.basename(common) !== '.git' || !isInside(root, path.dirname(common))) return undefined;
+  return (await stat(common).catch(() => undefined))?.isDirectory() ? common : undefined;
 }
 
 /** The runtime directory's top-level symbolic links, to be made again inside the hidden one. */

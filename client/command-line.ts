@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { ConversationConfigInput } from '../common/config';
+import { worktreeNameProblem } from '../common/worktrees';
 import { permissionConfigFrom } from './commands/permissions';
 import { checkModels, effortFrom, thinkingFrom } from './model-check';
 import { UsageError } from './usage-error';
@@ -86,7 +87,18 @@ export function configFrom(values: OptionValues, oneShot: boolean, canApprove = 
     // Cron jobs run in the user's local time, as Claude Code's (issue 21 §5).
     timeZone: localTimeZone(),
     ...mcpConfigFrom(values),
+    ...worktreeFrom(values),
   };
+}
+
+/** -w / --worktree [name] (issue 33): the worktree the conversation starts in; a bad name is a usage error before anything connects. */
+function worktreeFrom(values: OptionValues): Pick<ConversationConfigInput, 'worktree'> {
+  const given = values.worktree as string | boolean | undefined;
+  if (given === undefined || given === false) return {};
+  if (given === true) return { worktree: '' };
+  const problem = worktreeNameProblem(given);
+  if (problem) throw new UsageError(`--worktree ${given}: ${problem}.`);
+  return { worktree: given };
 }
 
 /** This machine's IANA time zone (TZ or the system's), for cron jobs; undefined when Intl cannot say. */

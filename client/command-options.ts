@@ -53,6 +53,11 @@ export const CONFIG_OPTIONS: OptionDefinition[] = [
     multiple: true,
   }),
   option('--strict-mcp-config', 'only the servers of --mcp-config'),
+  // Issue 33: Claude Code's --worktree.
+  option(
+    '-w, --worktree [name]',
+    'start in a new git worktree of the workspace: .claude/worktrees/<name> on branch worktree-<name> (a name is made when none is given)',
+  ),
   // Issue 29: trust the workspace's own settings (hooks, MCP servers, allow rules), recorded as Claude Code's trust dialog does.
   option(
     '--trust',

@@ -193,6 +193,8 @@ export function formatStatus(status: ConversationStatus, workspace?: string): st
   // Background agents (issue 21): one line each, with the child workflow to follow with `status <child id>`.
   for (const agent of status.backgroundAgents ?? [])
     lines.push(`agent         ${agent.id} "${agent.description}" (${agent.agentType}, ${agent.model}): ${agent.status}  ${agent.childWorkflowId}`);
+  // Issue 33: a conversation in a git worktree (EnterWorktree, --worktree).
+  if (status.worktree) lines.push(`worktree      ${status.worktree.path} (branch ${status.worktree.branch}; from ${status.worktree.originalCwd})`);
   if (status.permissionMode) lines.push(`permissions   ${status.permissionMode} mode, ${status.pendingPermissions?.length ?? 0} waiting`);
   for (const [index, line] of (status.mcpServers ?? []).entries()) lines.push(`${index === 0 ? 'mcp servers ' : '            '}  ${line}`);
   if (status.backgroundTasks && status.backgroundTasks.length > 0) lines.push(...formatBackgroundTasks(status.backgroundTasks));

@@ -53,6 +53,7 @@ import type { AgentTranscript, AgentWorkflowClosed, ReadAgentTranscriptInput, Re
 import type { CreateCronScheduleInput, CronDeliveryResult, CronFireInput, CronJobSummary } from './cron';
 import type { GatherFactsInput, GatherFactsResult } from './permission-facts';
 import type { OutputSchema, StructuredOutputCheck } from './structured-output';
+import type { CloseWorktreeInput, CreateWorktreeInput, CreateWorktreeResult, WorktreeClosed } from './worktrees';
 
 export interface Activities {
   /** One model call by reference (streams, heartbeats, classifies API errors). */
@@ -122,4 +123,9 @@ export interface Activities {
   forkWorkspace(input: ForkWorkspaceInput): Promise<ForkWorkspaceResult>;
   /** What differs between each checkpoint and the workspace now. */
   workspaceChanges(input: WorkspaceChangesInput): Promise<WorkspaceChangesResult>;
+  // ---- issue 33: git worktrees (workspace activities) ----
+  /** A worktree cut from a directory's HEAD (an isolated agent, `--worktree`); a retry finds the one an earlier attempt made. */
+  createWorktree(input: CreateWorktreeInput): Promise<CreateWorktreeResult>;
+  /** A worktree's end: kept with its changes, removed with its branch without; a retry after the removal reports it removed. */
+  closeWorktree(input: CloseWorktreeInput): Promise<WorktreeClosed>;
 }

@@ -21,9 +21,20 @@ export interface AgentDefinition {
 
 /**
  * Tools no subagent gets: subagents do not start (or message) subagents, and schedule nothing — a subagent ends
- * with its answer, so a wakeup or a session-only cron job of its own would never reach anyone.
+ * with its answer, so a wakeup or a session-only cron job of its own would never reach anyone. Nor do they move
+ * their working directory (EnterWorktree / ExitWorktree move the session's): a subagent works where its parent
+ * put it — its own worktree with `isolation: "worktree"` (issue 33).
  */
-export const SUBAGENT_EXCLUDED_TOOLS: ReadonlySet<string> = new Set(['Agent', 'SendMessage', 'ScheduleWakeup', 'CronCreate', 'CronDelete', 'CronList']);
+export const SUBAGENT_EXCLUDED_TOOLS: ReadonlySet<string> = new Set([
+  'Agent',
+  'SendMessage',
+  'ScheduleWakeup',
+  'CronCreate',
+  'CronDelete',
+  'CronList',
+  'EnterWorktree',
+  'ExitWorktree',
+]);
 
 export const BUILT_IN_AGENTS: readonly AgentDefinition[] = [
   {

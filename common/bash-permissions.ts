@@ -342,7 +342,9 @@ export function decideBash(facts: BashFacts, context: PermissionContext): Permis
     return { behavior: 'deny', reason: 'plan mode', message };
   }
 
-  const protectedWrite = commands.flatMap((command) => command.paths).find(({ access, path }) => access === 'write' && names(path).some(isProtectedPath));
+  const protectedWrite = commands
+    .flatMap((command) => command.paths)
+    .find(({ access, path }) => access === 'write' && names(path).some((name) => isProtectedPath(name, context.workingDirectories)));
   const protectedReason = protectedWrite
     ? `${protectedWrite.path.literal} is a protected file (repository, editor or agent settings, shell start-up): writing it asks in every mode`
     : undefined;

@@ -52,6 +52,11 @@ export type PermissionsConfig = z.output<typeof permissionsConfigSchema>;
 export const conversationConfigSchema = z.object({
   /** Workspace directory on the worker host; tools resolve relative paths against it. */
   cwd: z.string().min(1),
+  /**
+   * `--worktree [name]` (issue 33): start in a new git worktree of cwd's repository
+   * (`.claude/worktrees/<name>`, branch `worktree-<name>`); '' makes a name from the conversation's id.
+   */
+  worktree: z.string().optional(),
   model: z.string().min(1).default(DEFAULT_MODEL),
   /** Used for the rest of a query when overload outlasts the primary model's retries. */
   fallbackModel: z.string().min(1).optional(),

@@ -2,7 +2,7 @@
  * Claude Code's permission rules, modes and contexts — the vocabulary the rule engines share
  * (common/permissions.ts for every tool, common/bash-permissions.ts for Bash): pure, Node-free.
  */
-import { normalizePath } from './path-rules';
+import { isInside, normalizePath } from './path-rules';
 
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
@@ -130,10 +130,18 @@ const PROTECTED_FILES = [...PROTECTED_WORKSPACE_FILES, ...PROTECTED_HOME_FILES];
  * Whether writing `target` (an absolute, resolved path) could change what runs or what is allowed:
  * any path with a `.git`, `.claude`, `.vscode`, `.idea` or `.husky` segment at any depth (except
  * `.claude/commands`, `.claude/agents`, `.claude/skills`), and the shell's and git's start-up files
- * anywhere. Such writes ask in every mode (issue 17 §5).
+ * anywhere. Such writes ask in every mode (issue 17 §5). A path inside one of `workingDirectories`
+ * is judged below the deepest that holds it: the directories a conversation works in were chosen for
+ * it, not by the model — an isolated agent's worktree is `<repository>/.claude/worktrees/<name>`
+ * (issue 33), where `notes.txt` is an ordinary file and `.claude/settings.json` still a protected one.
  */
-export function isProtectedPath(target: string): boolean {
-  const segments = normalizePath(target).split('/').filter(Boolean);
+export function isProtectedPath(target: string, workingDirectories: readonly string[] = []): boolean {
+  const absolute = normalizePath(target);
+  const base = workingDirectories
+    .map(normalizePath)
+    .filter((directory) => directory !== absolute && isInside(absolute, directory))
+    .sort((a, b) => b.length - a.length)[0];
+  const segments = (base === undefined ? absolute : absolute.slice(base.length)).split('/').filter(Boolean);
   const name = segments[segments.length - 1] ?? '';
   if (PROTECTED_FILES.includes(name)) return true;
   return segments.some((segment, index) => {

@@ -247,7 +247,7 @@ function decideOnPathFacts(view: CallView, facts: ToolFacts, gathered: NonNullab
   if (context.mode === 'plan' && !facts.readOnly) return planModeDenial(toolName);
   // Writes that could change what runs or what is allowed ask in every mode (issue 17 §5).
   const writes = gathered.filter(({ access }) => access === 'write').flatMap(({ path }) => names(path));
-  const protectedPath = writes.find(isProtectedPath);
+  const protectedPath = writes.find((target) => isProtectedPath(target, context.workingDirectories));
   if (protectedPath)
     return {
       behavior: 'ask',

@@ -23,6 +23,8 @@ import { scheduleWakeupToolSpec } from './tools/schedule-wakeup';
 import { cronCreateToolSpec } from './tools/cron-create';
 import { cronDeleteToolSpec } from './tools/cron-delete';
 import { cronListToolSpec } from './tools/cron-list';
+import { enterWorktreeToolSpec } from './tools/enter-worktree';
+import { exitWorktreeToolSpec } from './tools/exit-worktree';
 
 // What older importers take from here; a tool's own constants and types are imported from its spec file.
 export { agentInputSchema, type AgentInput } from './tools/agent';
@@ -57,6 +59,9 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   cronCreateToolSpec,
   cronDeleteToolSpec,
   cronListToolSpec,
+  // Issue 33: worktrees (answered in the workflow: workflows/session/worktree-session.ts).
+  enterWorktreeToolSpec,
+  exitWorktreeToolSpec,
 ];
 
 /** Claude Code's tool names, in `TOOL_SPECS` order. */

@@ -155,7 +155,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     let context: SessionContext | undefined;
     try {
       context = await activities(activityOptions(config).sessionContext).loadSessionContext({
-        cwd: config.cwd,
+        // The working directory as it is now (issue 33: EnterWorktree moves it).
+        cwd: session.config.cwd,
         settingSources: config.settingSources,
         ...(config.trusted !== undefined && { trusted: config.trusted }),
       });
@@ -169,6 +170,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     }
     session.context.loaded(context);
   };
+  // Issue 33: `--worktree [name]`: a first run enters its worktree before anything is read from the workspace.
+  if (!input.carried && config.worktree !== undefined) await session.parts.worktree.startIn(config.worktree);
   // seed §2.5: getSystemContext/getUserContext are memoized per session.
   if (session.context.needsLoading) await loadSessionContext();
   // Issue 22: the MCP servers' config and listing, once per conversation (carried across runs).

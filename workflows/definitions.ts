@@ -213,6 +213,8 @@ export interface ConversationStatus {
   closed?: { executionStatus: string; closedAt?: string; answeredFrom: 'result' | 'search_attributes' };
   /** Background agents (issue 21): id, description, status, child workflow id. */
   backgroundAgents?: BackgroundAgentSummary[];
+  /** Issue 33: the git worktree the conversation works in (EnterWorktree, --worktree), and the directory it came from. */
+  worktree?: { path: string; branch: string; originalCwd: string };
 }
 
 /** One entry of the progress feed clients poll (`events` query). */
@@ -332,6 +334,8 @@ export interface CarriedState {
   backgroundTasks?: import('./background/command-tasks').BackgroundTasks;
   /** Issue 31: the rewind points (a checkpoint before each prompt) and the rewinds so far (workflows/session/rewinds.ts). */
   rewinds?: import('../common/checkpoints').RewindsState;
+  /** Issue 33: the worktree the conversation works in (EnterWorktree, --worktree) and where it came from (workflows/session/worktree-session.ts). */
+  worktreeSession?: import('./session/worktree-session').WorktreeSessionState;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

@@ -6,7 +6,15 @@
  * a second one; cancelling the call (abort, a Bash cascade) cancels the child. A background call
  * (`run_in_background`) is prepared here too and started by workflows/background/agents.ts.
  */
-import { ChildWorkflowCancellationType, ChildWorkflowFailure, ParentClosePolicy, executeChild, isCancellation, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  executeChild,
+  isCancellation,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { agentTools, availableAgents, findAgent } from '../common/agents';
@@ -17,6 +25,8 @@ import type { ModelUsage } from '../common/result';
 import { STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, sqlSafeSearchAttributes, startSearchAttributes } from '../common/search-attributes';
 import { type AgentInput, agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
 import { resolveModelName } from '../common/models';
+import { type Worktree, agentWorktreeName, worktreeClosedText } from '../common/worktrees';
+import { activities, worktreeOptions } from './deps/activity-options';
 import type { ConversationInput, ConversationSummary } from './definitions';
 import type { ToolOutcome } from './query/tool-orchestration';
 
@@ -55,6 +65,8 @@ export interface PreparedSubagent {
   readonly childInput: ConversationInput;
   readonly staticSummary: string;
   readonly typedSearchAttributes: SearchAttributePair[] | undefined;
+  /** `isolation: "worktree"`: the git worktree the child works in (its cwd), made before it starts (`isolateSubagent`). */
+  readonly worktree?: Worktree;
 }
 
 /**
@@ -102,6 +114,8 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
     oneShot: background === undefined,
     // seed §2.6: subagents never self-continue on a token budget.
     tokenBudget: undefined,
+    // The parent's working directory (a worktree it entered included) is the child's; it makes none of its own at start.
+    worktree: undefined,
     stopHooks: [],
     // The parent's structured output and budget are the parent's: it checks its own total, children's costs included.
     jsonSchema: undefined,
@@ -145,11 +159,57 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
 export async function runSubagent(host: SubagentHost, block: ToolUseBlock): Promise<ToolOutcome> {
   const prepared = prepareSubagent(host, block);
   if (!('childInput' in prepared)) return prepared;
-  return executeSubagent(host, prepared);
+  const isolated = await isolateSubagent(host, prepared);
+  if (!('childInput' in isolated)) return isolated;
+  return executeSubagent(host, isolated);
+}
+
+/**
+ * `isolation: "worktree"` (issue 33): the child's own git worktree, made before it starts — named
+ * after the call (`agent-<tool_use id>`), so a retry or replay finds the one made first — and the
+ * child's working directory. Without isolation the call is as prepared; a workspace that is not a
+ * git repository is a result the model can act on.
+ */
+export async function isolateSubagent(host: SubagentHost, prepared: PreparedSubagent, worktreeName?: string): Promise<PreparedSubagent | ToolOutcome> {
+  if (prepared.input.isolation !== 'worktree' && worktreeName === undefined) return prepared;
+  // SendMessage continuing an isolated agent names its worktree: the one kept (found again), or a fresh one of that name.
+  const name = worktreeName ?? agentWorktreeName(prepared.childInput.subagent!.toolUseId);
+  // WorktreeCreate hooks (issue 33 item 5) fire here, before the worktree is made, when they are configured.
+  const made = await activities(worktreeOptions(host.config, `Create worktree ${name}`)).createWorktree({ cwd: host.config.cwd, name });
+  if ('problem' in made) return { isError: true, content: `The ${prepared.agentName} agent could not be isolated: ${made.problem}` };
+  const { worktree } = made;
+  const subagent = prepared.childInput.subagent!;
+  return {
+    ...prepared,
+    worktree,
+    childInput: {
+      ...prepared.childInput,
+      config: { ...prepared.childInput.config, cwd: worktree.path },
+      subagent: { ...subagent, ...(subagent.sessionContext && { sessionContext: { ...subagent.sessionContext, cwd: worktree.path } }) },
+    },
+  };
+}
+
+/**
+ * An isolated agent's end: its worktree kept with its changes (path and branch told), removed
+ * without (Claude Code's). Not cancelled with the call: an abort leaves a tidy workspace too.
+ */
+export async function closeSubagentWorktree(host: SubagentHost, worktree: Worktree): Promise<string> {
+  // WorktreeRemove hooks (issue 33 item 5) fire here, when the outcome is 'removed'.
+  const closed = await CancellationScope.nonCancellable(() =>
+    activities(worktreeOptions(host.config, `Close worktree ${worktree.name}`)).closeWorktree({ worktree }),
+  );
+  return worktreeClosedText(closed);
 }
 
 /** Runs a prepared child and awaits its answer (an Agent call, or SendMessage continuing a finished agent). */
 export async function executeSubagent(host: SubagentHost, prepared: PreparedSubagent): Promise<ToolOutcome> {
+  const outcome = await executeChildAgent(host, prepared);
+  if (!prepared.worktree) return outcome;
+  return { ...outcome, content: `${outcome.content}\n\n${await closeSubagentWorktree(host, prepared.worktree)}` };
+}
+
+async function executeChildAgent(host: SubagentHost, prepared: PreparedSubagent): Promise<ToolOutcome> {
   const agentName = prepared.agentName;
   try {
     const summary = await executeChild<(input: ConversationInput) => Promise<ConversationSummary>>('conversationWorkflow', {

@@ -23,6 +23,10 @@ export const agentInputSchema = z.strictObject({
     .describe(
       "Run the agent in the background: the call returns at once with the agent's id, and you are notified when it finishes. Continue it later with SendMessage.",
     ),
+  isolation: z
+    .enum(['worktree'])
+    .optional()
+    .describe('Isolation mode. "worktree" creates a temporary git worktree so that the agent works on an isolated copy of the repository.'),
 });
 
 export type AgentInput = z.infer<typeof agentInputSchema>;
@@ -42,7 +46,8 @@ Usage notes:
 - The agent does not see this conversation: the prompt must be complete and say exactly what to do and what to report back.
 - The agent's final message is not shown to the user: summarise what it found for them.
 - Trust the agent's findings, but verify changes it says it made when it matters.
-- With run_in_background: true the call returns at once with the agent's id; its result arrives later as a <task-notification> (you do not need to poll). TaskOutput reads it, TaskStop stops it, and SendMessage gives a background agent a follow-up with its context intact.`,
+- With run_in_background: true the call returns at once with the agent's id; its result arrives later as a <task-notification> (you do not need to poll). TaskOutput reads it, TaskStop stops it, and SendMessage gives a background agent a follow-up with its context intact.
+- With isolation: "worktree" the agent works in its own git worktree (\`.claude/worktrees/agent-<id>\` on a new branch \`worktree-agent-<id>\` cut from HEAD), so agents running side by side do not edit one checkout. When the agent ends, a worktree without changes is removed; one with changes is kept and its path and branch are in the result.`,
   inputSchema: agentInputSchema,
   // A subagent may change the workspace: never started while the model still streams.
   isReadOnly: () => false,

@@ -78,6 +78,8 @@ describe('conversation workflow', () => {
       'CronCreate',
       'CronDelete',
       'CronList',
+      'EnterWorktree',
+      'ExitWorktree',
     ]);
     expect(toolResultsOf(requests[1])[0].content).toContain('Bump the version.');
     expect(toolResultsOf(requests[3])[0].content).toContain('built');

@@ -196,13 +196,15 @@ describe('decisions', () => {
   });
 
   it('exactly the workflow-answered tools say in their spec that they need no permission (a spec flag, so the set is pinned here)', async () => {
-    // Claude Code's list: Agent, SendMessage, the task list, ScheduleWakeup, the cron tools; TaskOutput / TaskStop in any mode.
+    // Claude Code's list: Agent, SendMessage, the task list, ScheduleWakeup, the cron tools, EnterWorktree / ExitWorktree; TaskOutput / TaskStop in any mode.
     expect([...TOOLS_WITHOUT_PERMISSION].sort()).toEqual(
       [
         'Agent',
         'CronCreate',
         'CronDelete',
         'CronList',
+        'EnterWorktree',
+        'ExitWorktree',
         'ScheduleWakeup',
         'SendMessage',
         'TaskCreate',

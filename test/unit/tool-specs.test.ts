@@ -72,6 +72,8 @@ describe('tool specs registry', () => {
       'CronCreate',
       'CronDelete',
       'CronList',
+      'EnterWorktree',
+      'ExitWorktree',
     ]);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
   });
@@ -97,6 +99,8 @@ describe('tool specs registry', () => {
       'CronCreate',
       'CronDelete',
       'CronList',
+      'EnterWorktree',
+      'ExitWorktree',
     ]);
     const access = Object.fromEntries(TOOL_SPECS.flatMap((tool) => (tool.fileAccess ? [[tool.name, tool.fileAccess.access]] : [])));
     expect(access).toEqual({ Read: 'read', Write: 'write', Edit: 'write', NotebookEdit: 'write', Glob: 'read', Grep: 'read' });
@@ -151,6 +155,8 @@ describe('tool specs registry', () => {
       CronCreate: 10_000,
       CronDelete: 10_000,
       CronList: 20_000,
+      EnterWorktree: 10_000,
+      ExitWorktree: 10_000,
     });
     expect(BASH_DEFAULT_TIMEOUT_MS).toBe(120_000);
     expect(BASH_MAX_TIMEOUT_MS).toBe(600_000);

@@ -88,7 +88,7 @@ describe('executeTool dispatch and validation', () => {
     expect(result).toEqual({
       isError: true,
       content:
-        'No such tool available: WebFetch. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList',
+        'No such tool available: WebFetch. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList, EnterWorktree, ExitWorktree',
     });
   });
 

@@ -5,6 +5,7 @@
  * test/unit/background-agents.test.ts; workflows/background/agents.ts does the effects.
  */
 import type { AgentTask, AgentTasksState, BackgroundAgentReport } from './agent-types';
+import { worktreeWorkingText } from '../../common/worktrees';
 
 export type { AgentTask, AgentTaskStatus, AgentTasksState } from './agent-types';
 
@@ -74,6 +75,7 @@ export function launchedText(task: AgentTask): string {
     'Async agent launched successfully.',
     `agentId: ${task.id} (use it with SendMessage to continue this agent, TaskOutput to read its result, TaskStop to stop it)`,
     `The agent "${task.description}" is working in the background on ${task.model}. You will be notified with its result when it finishes — do not poll, and do not duplicate its work; continue with other tasks meanwhile.`,
+    ...(task.worktree ? [worktreeWorkingText(task.worktree)] : []),
   ].join('\n');
 }
 
@@ -88,6 +90,10 @@ export function agentNotificationText(task: AgentTask, answer: { result: string;
     '<result>',
     answer.result.trim() === '' ? '(the agent finished without a final message)' : answer.result,
     '</result>',
+    // Claude Code's notification of an isolated agent names its worktree.
+    ...(task.worktree
+      ? ['<worktree>', `<worktreePath>${task.worktree.path}</worktreePath>`, `<worktreeBranch>${task.worktree.branch}</worktreeBranch>`, '</worktree>']
+      : []),
     '</task-notification>',
   ].join('\n');
 }

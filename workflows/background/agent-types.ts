@@ -4,6 +4,7 @@
  */
 import type { Usage } from '../../common/messages';
 import type { ModelUsage } from '../../common/result';
+import type { Worktree } from '../../common/worktrees';
 
 /**
  * running: working on its prompt or a message; idle: answered, alive and waiting for SendMessage;
@@ -33,6 +34,9 @@ export interface AgentTask {
   rootWorkflowId?: string;
   /** How many times SendMessage continued it in a new child. */
   continuations?: number;
+  /** `isolation: "worktree"` (issue 33): the git worktree it works in; `worktreeClosed` once it was kept or removed at the agent's end. */
+  worktree?: Worktree;
+  worktreeClosed?: boolean;
 }
 
 /** The parent's background agents, in the order started. */

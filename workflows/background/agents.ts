@@ -32,7 +32,7 @@ import { failureMessage } from '../deps/failures';
 import type { ToolOutcome, ToolRoute, ToolRouteCall } from '../deps/tool-routes';
 import type { BackgroundWorkKind, PartContext, PartInternalHandlers, SessionPart } from '../session/session-part';
 import { continueFinishedAgent, runForegroundAgent } from './finished-agents';
-import { type SubagentHost, childFailureMessage, prepareSubagent } from '../subagents';
+import { type SubagentHost, childFailureMessage, closeSubagentWorktree, isolateSubagent, prepareSubagent } from '../subagents';
 import {
   type AgentTask,
   type AgentTasksState,
@@ -151,7 +151,9 @@ export class BackgroundAgents implements SessionPart {
 
   private async launch(call: ToolRouteCall): Promise<ToolOutcome> {
     const agentId = agentTaskId(uuid4());
-    const prepared = prepareSubagent(this.host, call.block, { agentId });
+    const unisolated = prepareSubagent(this.host, call.block, { agentId });
+    if (!('childInput' in unisolated)) return unisolated;
+    const prepared = await isolateSubagent(this.host, unisolated);
     if (!('childInput' in prepared)) return prepared;
     call.entry.childWorkflowId = prepared.workflowId;
     // Recorded before the start: the child's first answer may arrive in the same activation as its start.
@@ -163,6 +165,7 @@ export class BackgroundAgents implements SessionPart {
       model: prepared.model,
       status: 'running',
       lastSeq: 0,
+      ...(prepared.worktree && { worktree: prepared.worktree }),
     };
     this.state.tasks.push(task);
     let handle: ChildWorkflowHandle<(input: ConversationInput) => Promise<ConversationSummary>>;
@@ -226,6 +229,7 @@ export class BackgroundAgents implements SessionPart {
       });
     }
     if (isAlive(task)) task.status = 'ended';
+    void this.closeWorktree(task);
   }
 
   private onChildFailed(agentId: string, error: unknown): void {
@@ -237,6 +241,7 @@ export class BackgroundAgents implements SessionPart {
     if (!task || !isAlive(task)) return; // stopped by TaskStop or the end: nothing to tell
     const wasRunning = task.status === 'running';
     task.status = 'failed';
+    void this.closeWorktree(task);
     if (!wasRunning || cancelled) return;
     const answer = { result: `The agent stopped with an error: ${message}`, isError: true };
     task.result = answer.result;
@@ -327,18 +332,29 @@ export class BackgroundAgents implements SessionPart {
         isError: false,
         content: `Agent ${task.id} ("${task.description}") already ${task.status === 'killed' ? 'stopped' : task.status}; nothing to stop.`,
       };
-    await this.stop(task);
-    return { isError: false, content: `Stopped agent ${task.id} ("${task.description}").` };
+    const worktree = await this.stop(task);
+    return { isError: false, content: `Stopped agent ${task.id} ("${task.description}").${worktree ? `\n\n${worktree}` : ''}` };
   }
 
-  /** Cancels the agent's workflow (it may have closed on its own meanwhile: then there is nothing to cancel). */
-  private async stop(task: AgentTask): Promise<void> {
+  /**
+   * Cancels the agent's workflow (it may have closed on its own meanwhile: then there is nothing to
+   * cancel); an isolated agent's worktree is then kept or removed, and what became of it returned.
+   */
+  private async stop(task: AgentTask): Promise<string | undefined> {
     task.status = 'killed';
     try {
       await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(task.childWorkflowId).cancel());
     } catch (error) {
       log.info('Background agent was already gone when stopped', { agentId: task.id, error: String(error) });
     }
+    return this.closeWorktree(task);
+  }
+
+  /** An isolated agent's end (issue 33): its worktree kept with changes, removed without — once. */
+  private async closeWorktree(task: AgentTask): Promise<string | undefined> {
+    if (!task.worktree || task.worktreeClosed) return undefined;
+    task.worktreeClosed = true;
+    return closeSubagentWorktree(this.host, task.worktree);
   }
 
   /** The conversation ends: every agent still there is cancelled (none: no command). */

@@ -11,7 +11,7 @@ import { uuid4 } from '@temporalio/workflow';
 import type { ToolUseBlock } from '../../common/messages';
 import { AGENT_TRANSCRIPT_OPTIONS, activities } from '../deps/activity-options';
 import type { ToolOutcome, ToolRouteCall } from '../deps/tool-routes';
-import { type PreparedSubagent, type SubagentHost, executeSubagent, prepareSubagent } from '../subagents';
+import { type PreparedSubagent, type SubagentHost, executeSubagent, isolateSubagent, prepareSubagent } from '../subagents';
 import { type AgentTask, type AgentTasksState, agentTaskId } from './agent-tasks';
 
 /** What the model is told after a foreground agent's answer: the id SendMessage takes. */
@@ -21,7 +21,9 @@ function withAgentId(outcome: ToolOutcome, task: AgentTask): ToolOutcome {
 
 /** Runs a foreground Agent call as before, recorded as an agent SendMessage can continue. */
 export async function runForegroundAgent(host: SubagentHost, state: AgentTasksState, call: ToolRouteCall): Promise<ToolOutcome> {
-  const prepared = prepareSubagent(host, call.block);
+  const unisolated = prepareSubagent(host, call.block);
+  if (!('childInput' in unisolated)) return unisolated;
+  const prepared = await isolateSubagent(host, unisolated);
   if (!('childInput' in prepared)) return prepared;
   call.entry.childWorkflowId = prepared.workflowId;
   const task: AgentTask = {
@@ -33,6 +35,7 @@ export async function runForegroundAgent(host: SubagentHost, state: AgentTasksSt
     status: 'running',
     lastSeq: 0,
     foreground: true,
+    ...(prepared.worktree && { worktree: prepared.worktree }),
   };
   state.tasks.push(task);
   return withAgentId(await awaitChild(host, task, prepared), task);
@@ -58,7 +61,10 @@ export async function continueFinishedAgent(
     name: 'Agent',
     input: { description: task.description, prompt: message, subagent_type: task.agentType },
   };
-  const prepared = prepareSubagent(host, agentCall);
+  const unisolated = prepareSubagent(host, agentCall);
+  if (!('childInput' in unisolated)) return { isError: true, content: `Agent ${task.id} ("${task.description}") cannot be continued: ${unisolated.content}` };
+  // An isolated agent goes on in its worktree (issue 33): the one kept at its end, or a fresh one of the same name.
+  const prepared = task.worktree ? await isolateSubagent(host, unisolated, task.worktree.name) : unisolated;
   if (!('childInput' in prepared)) return { isError: true, content: `Agent ${task.id} ("${task.description}") cannot be continued: ${prepared.content}` };
   const root = task.rootWorkflowId ?? task.childWorkflowId;
   const continuations = (task.continuations ?? 0) + 1;

@@ -71,6 +71,11 @@ export function checkpointOptions(config: ConversationConfig, summary: string): 
   return { taskQueue: config.toolTaskQueue, startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', maximumAttempts: 3 }, summary };
 }
 
+/** A git worktree made or closed (issue 33), on the workspace's host: a checkout of a large repository takes a while; a retry finds what an earlier attempt did. */
+export function worktreeOptions(config: ConversationConfig, summary: string): ActivityOptions {
+  return { taskQueue: config.toolTaskQueue, startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', maximumAttempts: 5 }, summary };
+}
+
 /** Activities with these options (and a UI summary). */
 export function activities(options: ActivityOptions): Activities {
   return proxyActivities<Activities>(options);

@@ -85,9 +85,11 @@ export function createRunTool(
   options: ActivityOptionsSet,
   chain: LocalChain,
 ): (block: ToolUseBlock, siblings: number) => Promise<{ content: string; isError: boolean }> {
-  const { config, conversationId } = host;
+  const { conversationId } = host;
   const routes = { early: [structuredOutputRoute(host)], checked: [...host.toolRoutes, subagentRoute(host)] };
   const run = async (block: ToolUseBlock, siblings: number): Promise<{ content: string; isError: boolean }> => {
+    // The config as it is when the call runs: EnterWorktree / ExitWorktree move the working directory mid-query (issue 33).
+    const config = host.config;
     const spec = getToolSpec(block.name);
     const summary = toolCallSummary(block.name, block.input);
     const entry: ToolInFlight = { toolUseId: block.id, name: block.name, summary, startedAt: Date.now() };

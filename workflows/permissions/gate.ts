@@ -79,7 +79,8 @@ export class PermissionGate {
   private readonly knownFacts = new Map<string, { input: string; facts: CallFacts }>();
 
   constructor(
-    private readonly config: ConversationConfig,
+    /** The conversation's config as it is now (its working directory moves with EnterWorktree / ExitWorktree). */
+    private readonly currentConfig: () => ConversationConfig,
     carried: CarriedPermissions | undefined,
     /** The settings files' rules (from the session context, loaded after construction). */
     private readonly settings: () => PermissionSettings | undefined,
@@ -90,6 +91,10 @@ export class PermissionGate {
     this.sessionAllow = [...(carried?.sessionAllow ?? [])];
     this.decisions = new Map((carried?.decisions ?? []).map((decision) => [decision.toolUseId, decision]));
     this.denials = [...(carried?.denials ?? [])];
+  }
+
+  private get config(): ConversationConfig {
+    return this.currentConfig();
   }
 
   /** The mode in effect: the conversation's, else the settings' `defaultMode`, else `default`. */

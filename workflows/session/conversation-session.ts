@@ -94,7 +94,7 @@ export class ConversationSession {
     this.feed = new EventsFeed(carried, (event) => this.live.publishEvent(event));
     this.ledger = new UsageLedger(this.config, carried);
     this.permissions = new PermissionGate(
-      this.config,
+      () => this.config,
       carried?.permissions,
       () => this.context.current?.permissionSettings,
       (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
@@ -155,10 +155,25 @@ export class ConversationSession {
         permissionMode: () => this.permissionMode(),
         recordChildUsage: (usage, costUsd, modelUsage) => this.queries.recordChildUsage(usage, costUsd, modelUsage),
         sessionAllowRules: () => [...this.permissions.sessionAllow],
+        moveWorkingDirectory: (cwd) => this.moveWorkingDirectory(cwd),
       },
       carried,
       subagent,
     );
+    // Issue 33: a conversation in a worktree (EnterWorktree, --worktree) works there in every run.
+    const worktreeCwd = this.parts.worktree.cwd;
+    if (worktreeCwd !== undefined) this.config = { ...this.config, cwd: worktreeCwd };
+  }
+
+  /**
+   * EnterWorktree / ExitWorktree (issue 33): the conversation's working directory moves — tools act
+   * there, paths are judged there (the permission gate reads the config as it is now) — and the
+   * session context (CLAUDE.md, git status, settings) is read again from there before the next input.
+   */
+  private moveWorkingDirectory(cwd: string): void {
+    this.config = { ...this.config, cwd };
+    this.context.restarted();
+    this.refreshDetails();
   }
 
   // ---- what others read ----

@@ -13,6 +13,7 @@ import type { CarriedState, ConversationStatus, SubagentOrigin } from '../defini
 import type { ToolRoute } from '../deps/query-host';
 import { SessionHooks } from '../extensions/hooks';
 import { McpServers } from '../extensions/mcp';
+import { WorktreeSession } from './worktree-session';
 import type { BackgroundWorkKind, PartContext, PartDetails, PartInternalHandlers, SessionPart } from './session-part';
 
 export class SessionParts {
@@ -21,6 +22,7 @@ export class SessionParts {
   readonly mcp: McpServers;
   readonly hooks: SessionHooks;
   readonly backgroundCommands: BackgroundCommands;
+  readonly worktree: WorktreeSession;
   /** Every part, in the order above. */
   readonly list: SessionPart[] = [];
   /** Tools with their own route (workflows/deps/tool-routes.ts), in precedence order. */
@@ -60,6 +62,8 @@ export class SessionParts {
     this.mcp = this.add(new McpServers(context, carried?.mcp, subagent?.mcp));
     this.hooks = this.add(new SessionHooks(context, carried?.hooks, subagent?.hookSettings));
     this.backgroundCommands = this.add(new BackgroundCommands(context, carried?.backgroundTasks));
+    // Issue 33: EnterWorktree / ExitWorktree and --worktree.
+    this.worktree = this.add(new WorktreeSession(context, carried?.worktreeSession));
     this.routes = this.list.flatMap((part) => part.routes ?? []);
     this.backgroundWork = this.list.flatMap((part) => part.backgroundWork ?? []);
   }

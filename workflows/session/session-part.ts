@@ -48,6 +48,8 @@ export interface PartContext {
   recordChildUsage(usage: Usage, costUsd: number, modelUsage?: Record<string, ModelUsage>): void;
   /** Allow rules added during the session (`approve --always`): a subagent inherits them. */
   sessionAllowRules(): string[];
+  /** EnterWorktree / ExitWorktree (issue 33): the conversation works in `cwd` from now on. */
+  moveWorkingDirectory(cwd: string): void;
 }
 
 /** The details lines a part adds to the UI's current details. */

@@ -1,0 +1,125 @@
+/**
+ * A conversation in a git worktree (issue 33 item 4): EnterWorktree makes one of the working
+ * directory's repository (`.claude/worktrees/<name>`, branch `worktree-<name>`; activities/worktrees.ts)
+ * and moves the conversation's working directory into it; ExitWorktree moves it back, keeping the
+ * worktree or removing it (refusing, and listing them, when it has changes unless told to discard
+ * them); `--worktree [name]` enters one before the first prompt. The part owns the carried slice
+ * (where the worktree is, where the conversation came from), so every later run works there too.
+ */
+import { uuid4 } from '@temporalio/workflow';
+import type { ToolUseBlock } from '../../common/messages';
+import { enterWorktreeInputSchema } from '../../common/tools/enter-worktree';
+import { exitWorktreeInputSchema } from '../../common/tools/exit-worktree';
+import { type Worktree, derivedWorktreeName, refusedRemovalText } from '../../common/worktrees';
+import { activities, worktreeOptions } from '../deps/activity-options';
+import type { ConversationStatus } from '../definitions';
+import type { ToolOutcome, ToolRoute } from '../deps/tool-routes';
+import type { PartContext, SessionPart } from './session-part';
+
+/** The worktree the conversation works in, and the directory it worked in before. */
+export interface WorktreeSessionState {
+  worktree: Worktree;
+  originalCwd: string;
+}
+
+export class WorktreeSession implements SessionPart {
+  readonly name = 'worktree session';
+  private state: WorktreeSessionState | undefined;
+  readonly routes: readonly ToolRoute[] = [
+    { name: 'EnterWorktree', takes: (block) => block.name === 'EnterWorktree', run: (call) => this.enterTool(call.block) },
+    { name: 'ExitWorktree', takes: (block) => block.name === 'ExitWorktree', run: (call) => this.exitTool(call.block) },
+  ];
+
+  constructor(
+    private readonly host: PartContext,
+    carried: WorktreeSessionState | undefined,
+  ) {
+    this.state = carried && { ...carried };
+  }
+
+  /** The worktree's directory while the conversation is in one. */
+  get cwd(): string | undefined {
+    return this.state?.worktree.path;
+  }
+
+  carried(): { worktreeSession?: WorktreeSessionState } {
+    return this.state ? { worktreeSession: { ...this.state } } : {};
+  }
+
+  /** For `status`: where the conversation works, when in a worktree. */
+  status(): Pick<ConversationStatus, 'worktree'> {
+    return this.state ? { worktree: { path: this.state.worktree.path, branch: this.state.worktree.branch, originalCwd: this.state.originalCwd } } : {};
+  }
+
+  /** `--worktree [name]`: the conversation starts in a new worktree (a name made from the conversation's id when none is given). */
+  async startIn(name: string): Promise<void> {
+    if (this.state) return;
+    const entered = await this.enter(name === '' ? derivedWorktreeName('session', this.host.conversationId) : name);
+    this.host.pushEvent({ type: 'system', uuid: uuid4(), level: entered.isError ? 'warning' : 'info', content: entered.content });
+  }
+
+  private async enterTool(block: ToolUseBlock): Promise<ToolOutcome> {
+    const parsed = enterWorktreeInputSchema.safeParse(block.input);
+    if (!parsed.success) return { isError: true, content: `Invalid EnterWorktree input: ${parsed.error.issues.map((issue) => issue.message).join('; ')}` };
+    // Made from the call's id: a retried or replayed call finds the worktree its first attempt made.
+    return this.enter(parsed.data.name ?? derivedWorktreeName('session', block.id));
+  }
+
+  private async enter(name: string): Promise<ToolOutcome> {
+    if (this.state) {
+      return {
+        isError: true,
+        content: `Already in a worktree session (${this.state.worktree.path}, branch ${this.state.worktree.branch}). Use ExitWorktree first.`,
+      };
+    }
+    const originalCwd = this.host.config.cwd;
+    // WorktreeCreate hooks (issue 33 item 5) fire here, before the worktree is made, when they are configured.
+    const made = await activities(worktreeOptions(this.host.config, `Create worktree ${name}`)).createWorktree({ cwd: originalCwd, name });
+    if ('problem' in made) return { isError: true, content: made.problem };
+    this.state = { worktree: made.worktree, originalCwd };
+    this.host.moveWorkingDirectory(made.worktree.path);
+    return {
+      isError: false,
+      content: `Created worktree at ${made.worktree.path} on branch ${made.worktree.branch}. The session is now working in the worktree. Use ExitWorktree to leave mid-session.`,
+    };
+  }
+
+  private async exitTool(block: ToolUseBlock): Promise<ToolOutcome> {
+    const parsed = exitWorktreeInputSchema.safeParse(block.input);
+    if (!parsed.success) return { isError: true, content: `Invalid ExitWorktree input: ${parsed.error.issues.map((issue) => issue.message).join('; ')}` };
+    const current = this.state;
+    if (!current) {
+      return {
+        isError: true,
+        content:
+          'No active EnterWorktree session to exit. This tool only operates on the worktree this session entered (EnterWorktree or --worktree); nothing was changed.',
+      };
+    }
+    const { worktree, originalCwd } = current;
+    if (parsed.data.action === 'keep') {
+      this.leave(originalCwd);
+      return {
+        isError: false,
+        content: `Exited worktree. Your work is preserved at ${worktree.path} on branch ${worktree.branch}. The session is back in ${originalCwd}.`,
+      };
+    }
+    // WorktreeRemove hooks (issue 33 item 5) fire here, when the worktree is removed.
+    const closed = await activities(worktreeOptions(this.host.config, `Remove worktree ${worktree.name}`)).closeWorktree({
+      worktree,
+      ...(parsed.data.discard_changes === true && { discard: true }),
+    });
+    if (closed.action === 'kept') return { isError: true, content: refusedRemovalText(worktree, closed.changes) };
+    if (closed.action === 'failed')
+      return { isError: true, content: `Could not remove worktree ${worktree.path}: ${closed.problem}. The session is still in it.` };
+    this.leave(originalCwd);
+    return {
+      isError: false,
+      content: `Exited and removed worktree ${worktree.path} and its branch ${worktree.branch}. The session is back in ${originalCwd}.`,
+    };
+  }
+
+  private leave(originalCwd: string): void {
+    this.state = undefined;
+    this.host.moveWorkingDirectory(originalCwd);
+  }
+}
