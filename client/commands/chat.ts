@@ -8,6 +8,7 @@
  * the running query, a second Ctrl-C leaves; Ctrl-D leaves. Leaving never ends the conversation:
  * `durable-agent chat <id>` rejoins it from any terminal.
  */
+import { webSearchDisplay } from '../../common/web-search';
 import { LOCAL_COMMAND_HELP } from '../../workflows/input/slash-commands';
 import { cliCommand } from '../invocation';
 import { getToolSpec } from '../../common/tool-specs';
@@ -402,10 +403,15 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
         }
         if (message.type === 'assistant') {
           for (const block of message.message.content) if (block.type === 'tool_use') toolInputs.set(block.id, block.input);
+          // Issue 33: the API's web searches get their line, and the sources the answer cites follow it.
+          const { searches, sources } = webSearchDisplay(message.message.content);
+          for (const search of searches) print(dim(sanitizeForTerminal(search)));
           // Text streamed already; tool calls get their line when they finish.
-          if (op.textShown) return;
-          const text = message.message.content.flatMap((block) => (block.type === 'text' && block.text.trim() ? [block.text.trim()] : [])).join('\n\n');
-          if (text) print(markdown(text));
+          if (!op.textShown) {
+            const text = message.message.content.flatMap((block) => (block.type === 'text' && block.text.trim() ? [block.text.trim()] : [])).join('\n\n');
+            if (text) print(markdown(text));
+          }
+          if (sources.length > 0) print(dim(sanitizeForTerminal(sources.join('\n'))));
           return;
         }
         if (message.type === 'user') {

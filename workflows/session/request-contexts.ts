@@ -8,6 +8,7 @@ import type { RequestContext, SessionContext } from '../../common/activity-types
 import type { ConversationConfig } from '../../common/config';
 import type { McpToolDefinition } from '../../common/mcp-context';
 import { TOOL_NAMES } from '../../common/tool-specs';
+import { webSearchOffer } from '../../common/web-search';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '../system-prompt';
 import { valueDigest } from '../../common/digest';
 import type { TranscriptCacheSinks } from '../definitions';
@@ -82,6 +83,8 @@ export function requestContextOf(
   if (config.jsonSchema) context.structuredOutputSchema = config.jsonSchema;
   // Absent when there are none: the digest of a conversation without MCP servers is what it was.
   if (mcpTools.length > 0) context.mcpTools = [...mcpTools];
+  const webSearch = webSearchOffer(config);
+  if (webSearch) context.webSearch = webSearch;
   return context;
 }
 

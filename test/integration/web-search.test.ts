@@ -1,0 +1,110 @@
+/**
+ * WebSearch (issue 33): the Messages API's server-side web search tool in a real conversation, on
+ * the dev server with a real worker and the real SDK (streaming) against the scripted model server,
+ * which runs the search as the API does and refuses (400) any request whose server_tool_use,
+ * web_search_tool_result or citations differ from what it produced. The harness fails on any such
+ * refusal, so the follow-up being answered at all proves the blocks went back verbatim.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { formatEvent } from '../../client/format';
+import { formatTranscript } from '../../client/commands/transcript';
+import type { RecordedRequest } from '../../testing/scripted-model-server';
+import { withoutCacheControl } from '../../testing/prompt-cache';
+import { type Harness, createHarness, runToResult } from '../helpers/harness';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const QUERY = 'temporal workflow durability';
+const CITED = 'A Workflow Execution is durable, reliable, and scalable.';
+
+function webSearchTool(request: RecordedRequest): Record<string, unknown> | undefined {
+  return (request.body.tools as Array<Record<string, unknown>>).find((tool) => tool.type === 'web_search_20250305');
+}
+
+describe('WebSearch through the server-side web search tool', () => {
+  it('searches, shows the citations, sends the blocks back verbatim and counts the search in usage and cost', async () => {
+    harness = await createHarness({
+      script: [
+        {
+          content: [
+            { type: 'text', text: 'Let me search for that.' },
+            {
+              type: 'web_search',
+              query: QUERY,
+              results: [
+                { url: 'https://docs.temporal.io/workflows', title: 'Temporal Workflows', page_age: 'April 30, 2025' },
+                { url: 'https://spam.example.com/durable', title: 'Blocked result' },
+              ],
+            },
+            { type: 'text', text: 'Temporal workflows are durable: ', citations: [] },
+            { type: 'text', text: 'their execution survives crashes.', citations: [{ url: 'https://docs.temporal.io/workflows', cited_text: CITED }] },
+          ],
+        },
+        { content: [{ type: 'text', text: 'Yes, as the page says.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const { result, conversationId } = await runToResult(harness, 'Are Temporal workflows durable? Search the web.', {
+      webSearch: { maxUses: 3, blockedDomains: ['spam.example.com'] },
+    });
+
+    // Offered with its filter and max_uses.
+    const [first] = harness.model.requests;
+    expect(webSearchTool(first)).toEqual({ type: 'web_search_20250305', name: 'web_search', max_uses: 3, blocked_domains: ['spam.example.com'] });
+
+    // One billed search: in the usage, the per-model usage and the cost ($10 per 1,000 searches).
+    expect(result).toMatchObject({ subtype: 'success', result: expect.stringContaining('their execution survives crashes.') });
+    expect(result.usage.server_tool_use).toEqual({ web_search_requests: 1 });
+    const modelUsage = Object.values(result.modelUsage ?? {});
+    expect(modelUsage.map((usage) => usage.webSearchRequests)).toEqual([1]);
+    const tokenCost = modelUsage[0].costUSD - 0.01;
+    expect(tokenCost).toBeGreaterThan(0);
+    expect(result.total_cost_usd).toBeCloseTo(modelUsage[0].costUSD, 10);
+
+    // The transcript keeps the blocks as the API gave them (the blocked domain's result was left out by the API).
+    const transcript = await harness.api.transcript(conversationId);
+    const reply = transcript.find((message) => message.type === 'assistant');
+    if (reply?.type !== 'assistant') throw new Error('no assistant reply');
+    const types = reply.message.content.map((block) => block.type);
+    expect(types).toEqual(['text', 'server_tool_use', 'web_search_tool_result', 'text', 'text']);
+    const searchResult = reply.message.content[2];
+    if (searchResult.type !== 'web_search_tool_result' || !Array.isArray(searchResult.content)) throw new Error('no search results');
+    expect(searchResult.content.map((entry) => entry.url)).toEqual(['https://docs.temporal.io/workflows']);
+    expect(searchResult.content[0].encrypted_content).not.toBe('');
+
+    // Citations shown: the search's line and the sources after the answer (chat's and `transcript`'s formatting).
+    const { events } = await harness.api.events(conversationId);
+    const shown = events.map((event) => formatEvent(event)).filter((line): line is string => line !== undefined).join('\n');
+    expect(shown).toContain(`Web Search("${QUERY}")`);
+    expect(shown).toContain('Did 1 search: 1 result');
+    expect(shown).toContain('Sources:\n  - Temporal Workflows: https://docs.temporal.io/workflows');
+    expect(formatTranscript(transcript)).toContain('Sources:\n  - Temporal Workflows: https://docs.temporal.io/workflows');
+
+    // The follow-up sends the server tool blocks and the citations back verbatim: the server checks
+    // every one against what it produced (a changed encrypted_content would be a 400, failing close()).
+    const inputUuid = await harness.api.send(conversationId, 'Sure?');
+    const second = await harness.api.waitForResult(conversationId, inputUuid);
+    expect(second).toMatchObject({ subtype: 'success', result: 'Yes, as the page says.' });
+    const followUp = harness.model.requests[1];
+    const sentBack = followUp.body.messages.find((message: { role: string }) => message.role === 'assistant');
+    expect(withoutCacheControl(sentBack.content)).toEqual(reply.message.content);
+    expect(harness.model.rejections).toEqual([]);
+    // The follow-up made no search: the query's usage has none, the conversation's cost still has the first.
+    expect(second.usage.server_tool_use).toBeUndefined();
+  });
+
+  it('a deny rule on WebSearch stops offering it', async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'No search.' }] }] });
+    await harness.startWorker();
+    const { result } = await runToResult(harness, 'Search?', {
+      webSearch: { maxUses: 2 },
+      permissions: { mode: 'default', deny: ['WebSearch'] },
+    });
+    expect(result.subtype).toBe('success');
+    expect(webSearchTool(harness.model.requests[0])).toBeUndefined();
+  });
+});
