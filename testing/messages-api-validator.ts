@@ -558,7 +558,11 @@ function checkBlockShape(block: Obj, type: string, path: string): string | undef
       return checkCacheControlShape(block.cache_control, path);
     }
     case 'web_search_tool_result':
-      return string('tool_use_id') ?? checkWebSearchResultContent(block.content, `${path}.web_search_tool_result.content`) ?? checkCacheControlShape(block.cache_control, path);
+      return (
+        string('tool_use_id') ??
+        checkWebSearchResultContent(block.content, `${path}.web_search_tool_result.content`) ??
+        checkCacheControlShape(block.cache_control, path)
+      );
     case 'tool_use': {
       const error = string('id') ?? string('name');
       if (error) return error;
@@ -773,11 +777,13 @@ function checkServerToolPairing(request: Request): string | undefined {
       if (block.type === 'server_tool_use') open.set(block.id as string, message);
       if (block.type !== 'web_search_tool_result') continue;
       const id = block.tool_use_id as string;
-      if (!open.has(id)) return `messages.${message}.content.${index}: \`web_search_tool_result\` block with tool_use_id \`${id}\` has no corresponding \`server_tool_use\` block before it`;
+      if (!open.has(id))
+        return `messages.${message}.content.${index}: \`web_search_tool_result\` block with tool_use_id \`${id}\` has no corresponding \`server_tool_use\` block before it`;
       open.delete(id);
     }
     const [id, message] = [...open.entries()][0] ?? [];
-    if (id !== undefined) return `messages.${message}: \`web_search\` tool use with id \`${id}\` was found without a corresponding \`web_search_tool_result\` block`;
+    if (id !== undefined)
+      return `messages.${message}: \`web_search\` tool use with id \`${id}\` was found without a corresponding \`web_search_tool_result\` block`;
   }
   return undefined;
 }

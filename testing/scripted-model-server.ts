@@ -299,7 +299,10 @@ function hostOf(url: string): string | undefined {
 
 /** Whether `host` is `domain` or one of its subdomains (the API's domain filters). */
 function inDomain(host: string, domain: string): boolean {
-  const bare = domain.toLowerCase().replace(/^https?:\/\//, '').split('/')[0];
+  const bare = domain
+    .toLowerCase()
+    .replace(/^https?:\/\//, '')
+    .split('/')[0];
   return host === bare || host.endsWith(`.${bare}`);
 }
 
@@ -780,7 +783,8 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
         case 'web_search': {
           const ran = runWebSearch(block, body, searches);
           if (ran.billed) searches++;
-          for (const wire of ran.blocks) if (wire.type === 'web_search_tool_result' && Array.isArray(wire.content)) for (const result of wire.content) found.set(result.url, result);
+          for (const wire of ran.blocks)
+            if (wire.type === 'web_search_tool_result' && Array.isArray(wire.content)) for (const result of wire.content) found.set(result.url, result);
           return ran.blocks;
         }
         case 'text': {

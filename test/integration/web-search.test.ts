@@ -78,7 +78,10 @@ describe('WebSearch through the server-side web search tool', () => {
 
     // Citations shown: the search's line and the sources after the answer (chat's and `transcript`'s formatting).
     const { events } = await harness.api.events(conversationId);
-    const shown = events.map((event) => formatEvent(event)).filter((line): line is string => line !== undefined).join('\n');
+    const shown = events
+      .map((event) => formatEvent(event))
+      .filter((line): line is string => line !== undefined)
+      .join('\n');
     expect(shown).toContain(`Web Search("${QUERY}")`);
     expect(shown).toContain('Did 1 search: 1 result');
     expect(shown).toContain('Sources:\n  - Temporal Workflows: https://docs.temporal.io/workflows');
