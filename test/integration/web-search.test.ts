@@ -5,6 +5,8 @@
  * web_search_tool_result or citations differ from what it produced. The harness fails on any such
  * refusal, so the follow-up being answered at all proves the blocks went back verbatim.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatEvent } from '../../client/format';
 import { formatTranscript } from '../../client/commands/transcript';
@@ -100,6 +102,33 @@ describe('WebSearch through the server-side web search tool', () => {
     expect(second.usage.server_tool_use).toBeUndefined();
   });
 
+  it('pause_turn after a search continues the turn by sending the paused content back as it came', async () => {
+    harness = await createHarness({
+      script: [
+        {
+          content: [
+            { type: 'web_search', query: QUERY, results: [{ url: 'https://docs.temporal.io/workflows', title: 'Temporal Workflows' }] },
+            { type: 'text', text: 'Still searching.' },
+          ],
+          stop_reason: 'pause_turn',
+        },
+        { content: [{ type: 'text', text: 'Done searching.' }] },
+      ],
+    });
+    await harness.startWorker();
+    const { result, conversationId } = await runToResult(harness, 'Search at length.', { webSearch: {} });
+    expect(result).toMatchObject({ subtype: 'success', transitions: ['pause_turn'], num_turns: 1 });
+    expect(result.usage.server_tool_use).toEqual({ web_search_requests: 1 });
+    const transcript = await harness.api.transcript(conversationId);
+    const paused = transcript.find((message) => message.type === 'assistant');
+    if (paused?.type !== 'assistant') throw new Error('no paused reply');
+    const continuation = harness.model.requests[1].body.messages;
+    expect(continuation).toHaveLength(2);
+    expect(continuation[1].role).toBe('assistant');
+    expect(withoutCacheControl(continuation[1].content)).toEqual(paused.message.content);
+    expect(webSearchTool(harness.model.requests[1])).toEqual({ type: 'web_search_20250305', name: 'web_search', max_uses: 8 });
+  });
+
   it('a deny rule on WebSearch stops offering it', async () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'No search.' }] }] });
     await harness.startWorker();
@@ -109,5 +138,18 @@ describe('WebSearch through the server-side web search tool', () => {
     });
     expect(result.subtype).toBe('success');
     expect(webSearchTool(harness.model.requests[0])).toBeUndefined();
+  });
+
+  it("a deny rule on WebSearch in the workspace's settings stops offering it too", async () => {
+    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'No search.' }] }, { content: [{ type: 'text', text: 'Searching.' }] }] });
+    await harness.startWorker();
+    // Offered without the rule (so the check below can fail), then not offered with it.
+    await runToResult(harness, 'Search?', { webSearch: { maxUses: 2 }, permissions: { mode: 'default' } });
+    expect(webSearchTool(harness.model.requests[0])).toBeDefined();
+    mkdirSync(path.join(harness.workspace, '.claude'), { recursive: true });
+    writeFileSync(path.join(harness.workspace, '.claude', 'settings.json'), JSON.stringify({ permissions: { deny: ['WebSearch'] } }));
+    const { result } = await runToResult(harness, 'Search?', { webSearch: { maxUses: 2 }, permissions: { mode: 'default' } });
+    expect(result.subtype).toBe('success');
+    expect(webSearchTool(harness.model.requests[1])).toBeUndefined();
   });
 });

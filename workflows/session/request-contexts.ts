@@ -78,12 +78,15 @@ export function requestContextOf(
   system: RequestContext['system'],
   userContext: string | undefined,
   mcpTools: readonly McpToolDefinition[] = [],
+  sessionContext?: SessionContext,
 ): RequestContext {
   const context: RequestContext = { system, userContext, toolNames: config.tools ?? [...TOOL_NAMES] };
   if (config.jsonSchema) context.structuredOutputSchema = config.jsonSchema;
   // Absent when there are none: the digest of a conversation without MCP servers is what it was.
   if (mcpTools.length > 0) context.mcpTools = [...mcpTools];
-  const webSearch = webSearchOffer(config);
+  // Deny rules of the flags and of the settings files alike stop offering it.
+  const deny = [...(config.permissions?.deny ?? []), ...(sessionContext?.permissionSettings?.deny.map((entry) => entry.rule) ?? [])];
+  const webSearch = webSearchOffer({ webSearch: config.webSearch, tools: config.tools, permissions: { deny } });
   if (webSearch) context.webSearch = webSearch;
   return context;
 }
@@ -112,7 +115,7 @@ export class SessionPrompts {
 
   /** Names the request context (these prompt layers and the tools) by digest and makes it available to workers. */
   register(system: RequestContext['system'], userContext: string | undefined): string {
-    return this.contexts.register(requestContextOf(this.sources.config(), system, userContext, this.sources.mcpTools()));
+    return this.contexts.register(requestContextOf(this.sources.config(), system, userContext, this.sources.mcpTools(), this.sources.sessionContext()));
   }
 
   /** The digest of the request context in effect (registered by the last model call, or now). */
