@@ -13,7 +13,9 @@ import { formatTranscript } from '../../client/commands/transcript';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { withoutCacheControl } from '../../testing/prompt-cache';
 import { type Harness, createHarness, runToResult } from '../helpers/harness';
+import { cliAgainst, isolateEnvironment } from '../helpers/cli';
 
+isolateEnvironment();
 let harness: Harness | undefined;
 afterEach(async () => {
   await harness?.close();
@@ -127,6 +129,29 @@ describe('WebSearch through the server-side web search tool', () => {
     expect(continuation[1].role).toBe('assistant');
     expect(withoutCacheControl(continuation[1].content)).toEqual(paused.message.content);
     expect(webSearchTool(harness.model.requests[1])).toEqual({ type: 'web_search_20250305', name: 'web_search', max_uses: 8 });
+  });
+
+  it('`ask --web-search` offers it and prints the cited sources after the answer', async () => {
+    harness = await createHarness({
+      script: [
+        {
+          content: [
+            { type: 'web_search', query: QUERY, results: [{ url: 'https://docs.temporal.io/workflows', title: 'Temporal Workflows' }] },
+            { type: 'text', text: 'Durable, as documented.', citations: [{ url: 'https://docs.temporal.io/workflows', cited_text: CITED }] },
+          ],
+        },
+      ],
+    });
+    await harness.startWorker();
+    const { code, out } = await cliAgainst(harness, 'ask', '--cwd', harness.workspace, '--web-search', '{"allowedDomains":["docs.temporal.io"]}', 'Durable?');
+    expect(code).toBe(0);
+    expect(out).toBe('Durable, as documented.\nSources:\n  - Temporal Workflows: https://docs.temporal.io/workflows\n');
+    expect(webSearchTool(harness.model.requests[0])).toEqual({
+      type: 'web_search_20250305',
+      name: 'web_search',
+      max_uses: 8,
+      allowed_domains: ['docs.temporal.io'],
+    });
   });
 
   it('a deny rule on WebSearch stops offering it', async () => {
