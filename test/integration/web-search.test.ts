@@ -12,12 +12,14 @@ import { formatEvent } from '../../client/format';
 import { formatTranscript } from '../../client/commands/transcript';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
 import { withoutCacheControl } from '../../testing/prompt-cache';
-import { type Harness, createHarness, runToResult } from '../helpers/harness';
+import { type Harness, createHarness, eventually, runToResult } from '../helpers/harness';
 import { cliAgainst, isolateEnvironment } from '../helpers/cli';
+import { chatReady, killTerminals, screen, startChat, tmux } from '../helpers/tmux';
 
 isolateEnvironment();
 let harness: Harness | undefined;
 afterEach(async () => {
+  killTerminals();
   await harness?.close();
   harness = undefined;
 });
@@ -152,6 +154,30 @@ describe('WebSearch through the server-side web search tool', () => {
       max_uses: 8,
       allowed_domains: ['docs.temporal.io'],
     });
+  });
+
+  it('chat shows the search as a line and the cited sources after the answer', async () => {
+    harness = await createHarness({
+      script: [
+        {
+          content: [
+            { type: 'web_search', query: QUERY, results: [{ url: 'https://docs.temporal.io/workflows', title: 'Temporal Workflows' }] },
+            { type: 'text', text: 'Durable, says the page.', citations: [{ url: 'https://docs.temporal.io/workflows', cited_text: CITED }] },
+          ],
+        },
+      ],
+    });
+    await harness.startWorker();
+    const terminal = startChat(harness, 'chat-web-search', '--cwd', harness.workspace, '--web-search');
+    await eventually(async () => screen(terminal), chatReady, 90_000);
+    tmux('send-keys', '-t', terminal, 'is it durable', 'Enter');
+    const shown = await eventually(
+      async () => screen(terminal),
+      (text) => text.includes('Durable, says the page.') && text.includes('https://docs.temporal.io/workflows'),
+      60_000,
+    );
+    expect(shown).toContain(`Web Search("${QUERY}")`);
+    expect(shown).toMatch(/Durable, says the page\.[\s\S]*Sources:\n\s*- Temporal Workflows: https:\/\/docs\.temporal\.io\/workflows/);
   });
 
   it('a deny rule on WebSearch stops offering it', async () => {
