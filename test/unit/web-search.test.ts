@@ -326,3 +326,11 @@ describe('--web-search', () => {
     expect(() => configFrom({ cwd, 'web-search': '{"allowedDomains":["a.example"],"blockedDomains":["b.example"]}' }, true)).toThrow(/cannot be used together/);
   });
 });
+
+describe('/cost', () => {
+  it('counts the billed web searches when there were any', async () => {
+    const { costText } = await import('../../workflows/input/slash-commands');
+    expect(costText(0.05, { ...EMPTY_USAGE, server_tool_use: { web_search_requests: 2 } }, 1)).toContain('Web searches:  2');
+    expect(costText(0.04, EMPTY_USAGE, 1)).not.toContain('Web searches');
+  });
+});
