@@ -164,6 +164,9 @@ describe('WebSearch through the server-side web search tool', () => {
             { type: 'web_search', query: QUERY, results: [{ url: 'https://docs.temporal.io/workflows', title: 'Temporal Workflows' }] },
             { type: 'text', text: 'Durable, says the page.', citations: [{ url: 'https://docs.temporal.io/workflows', cited_text: CITED }] },
           ],
+          // Streamed slowly, so the text reaches the chat through the live channel before the message.
+          chunkSize: 4,
+          deltaDelayMs: 60,
         },
       ],
     });
@@ -176,8 +179,10 @@ describe('WebSearch through the server-side web search tool', () => {
       (text) => text.includes('Durable, says the page.') && text.includes('https://docs.temporal.io/workflows'),
       60_000,
     );
-    expect(shown).toContain(`Web Search("${QUERY}")`);
-    expect(shown).toMatch(/Durable, says the page\.[\s\S]*Sources:\n\s*- Temporal Workflows: https:\/\/docs\.temporal\.io\/workflows/);
+    // The search's line, then the answer, then its sources.
+    expect(shown).toMatch(
+      /Web Search\("temporal workflow durability"\)\n\s*⎿\s+Did 1 search: 1 result\nDurable, says the page\.\nSources:\n\s*- Temporal Workflows: https:\/\/docs\.temporal\.io\/workflows/,
+    );
   });
 
   it('a deny rule on WebSearch stops offering it', async () => {
