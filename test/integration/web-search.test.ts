@@ -185,6 +185,26 @@ describe('WebSearch through the server-side web search tool', () => {
     );
   });
 
+  it("a conversation's agents get it too", async () => {
+    const isChild = (request: RecordedRequest) => !(request.body.tools as Array<{ name: string }>).some((tool) => tool.name === 'Agent');
+    harness = await createHarness({
+      respond: (request) => {
+        if (isChild(request)) return { content: [{ type: 'text', text: 'child done' }] };
+        const last = request.body.messages[request.body.messages.length - 1];
+        const answered = Array.isArray(last.content) && last.content.some((block: { type: string }) => block.type === 'tool_result');
+        if (answered) return { content: [{ type: 'text', text: 'parent done' }] };
+        return {
+          content: [{ type: 'tool_use', name: 'Agent', input: { description: 'look it up', prompt: 'Search the web.', subagent_type: 'general-purpose' } }],
+        };
+      },
+    });
+    await harness.startWorker();
+    const { result } = await runToResult(harness, 'Delegate.', { webSearch: { maxUses: 4 }, permissions: { mode: 'bypassPermissions' } });
+    expect(result).toMatchObject({ subtype: 'success', result: 'parent done' });
+    const child = harness.model.requests.find(isChild);
+    expect(child && webSearchTool(child)).toEqual({ type: 'web_search_20250305', name: 'web_search', max_uses: 4 });
+  });
+
   it('a deny rule on WebSearch stops offering it', async () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'No search.' }] }] });
     await harness.startWorker();
