@@ -19,6 +19,13 @@
  * Prompt caching is billed as the API bills it (testing/prompt-cache.ts): each answer's usage
  * reports `cache_read_input_tokens` and `cache_creation_input_tokens` from the request's breakpoints.
  *
+ * Web search (issue 33): a scripted `web_search` block is run as the API runs its server tool
+ * `web_search_20250305` (the request must offer it; its domain filters and `max_uses` apply): the
+ * answer carries `server_tool_use` and `web_search_tool_result` blocks with opaque
+ * `encrypted_content`, text blocks cite results with `encrypted_index` (streamed as
+ * `citations_delta`), and `usage.server_tool_use.web_search_requests` bills each search that ran.
+ * Later requests must send those blocks and citations back exactly as produced, or get a 400.
+ *
  * Like the API, both message endpoints answer a model outside the catalog with 404
  * `not_found_error` ("model: <id>"), and a `max_tokens` above the model's maximum with a 400.
  *
