@@ -14,7 +14,16 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallModelInput, CallModelLocalInput, CallModelLocalResult, CallModelResult, RequestContext } from '../common/activity-types';
-import { type AssistantApiMessage, type AssistantContentBlock, type StopReason, type TranscriptMessage, buildApiMessages } from '../common/messages';
+import {
+  type AssistantApiMessage,
+  type AssistantContentBlock,
+  type ServerToolUseBlock,
+  type StopReason,
+  type TranscriptMessage,
+  type WebSearchCitation,
+  type WebSearchToolResultBlock,
+  buildApiMessages,
+} from '../common/messages';
 import { type ModelInfo, thinkingOwner } from '../common/models';
 import type { NormalizeOptions } from '../common/messages';
 import { metadataUserId } from './installation-id';
@@ -141,6 +150,7 @@ function assembleRequest(input: CallModelInput, setup: RequestSetup, messages?: 
     toolNames: context.toolNames,
     structuredOutputSchema: context.structuredOutputSchema,
     ...(context.mcpTools && { mcpTools: context.mcpTools }),
+    ...(context.webSearch && { webSearch: context.webSearch }),
     ...setup,
   };
 }
@@ -353,11 +363,18 @@ function apiErrorMessage(error: InstanceType<typeof Anthropic.APIError>): string
 export function toAssistantMessage(message: Anthropic.Message): AssistantApiMessage {
   const content: AssistantContentBlock[] = [];
   for (const block of message.content) {
-    if (block.type === 'text') content.push({ type: 'text', text: block.text });
-    else if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
+    if (block.type === 'text') {
+      // Citations go back exactly as they came (issue 33: the API checks their encrypted_index).
+      const citations = (block.citations ?? []).filter((citation) => citation.type === 'web_search_result_location');
+      content.push(citations.length > 0 ? { type: 'text', text: block.text, citations: citations as WebSearchCitation[] } : { type: 'text', text: block.text });
+    } else if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
     else if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else if (block.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: block.data });
+    // Server tool blocks are kept whole: the next request sends them back verbatim (encrypted_content unchanged).
+    else if (block.type === 'server_tool_use' && block.name === 'web_search') content.push({ ...block } as ServerToolUseBlock);
+    else if (block.type === 'web_search_tool_result') content.push({ ...block } as WebSearchToolResultBlock);
   }
+  const searches = message.usage.server_tool_use?.web_search_requests ?? 0;
   return {
     id: message.id,
     role: 'assistant',
@@ -369,6 +386,7 @@ export function toAssistantMessage(message: Anthropic.Message): AssistantApiMess
       output_tokens: message.usage.output_tokens ?? 0,
       cache_creation_input_tokens: message.usage.cache_creation_input_tokens ?? 0,
       cache_read_input_tokens: message.usage.cache_read_input_tokens ?? 0,
+      ...(searches > 0 ? { server_tool_use: { web_search_requests: searches } } : {}),
     },
   };
 }

@@ -13,7 +13,7 @@ import type { CompactConversationInput, CompactConversationResult } from '../com
 import { type ApiMessage, type UserContentBlock, buildApiMessages, textOf } from '../common/messages';
 import { type CallModelDeps, asPromptTooLong, classifyModelError, heartbeatingWhile, requestSetup, thinkingOf, toAssistantMessage } from './call-model';
 import { buildModelRequest } from './request-params';
-import { modelToolDefinitions } from './tool-definitions';
+import { requestTools } from './tool-definitions';
 
 /**
  * The text-only instruction appended to the last user turn of a compaction request. Tools stay
@@ -80,7 +80,7 @@ export function createCompactConversation(deps: CallModelDeps) {
         {
           system: requestContext.system,
           messages: buildCompactMessages(window, compactInstruction(input.customInstructions)),
-          tools: modelToolDefinitions(requestContext.toolNames, requestContext.structuredOutputSchema, requestContext.mcpTools),
+          tools: requestTools(requestContext),
         },
         setup.model,
         setup.options,

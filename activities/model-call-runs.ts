@@ -26,7 +26,7 @@ import type { CallModelInput, SystemPromptBlock } from '../common/activity-types
 import type { ApiMessage } from '../common/messages';
 import { concurrencyNeedsFacts, isToolUseStartableEarly } from '../common/tool-specs';
 import { type LivePublisher, livePublisher } from './live-publisher';
-import { modelToolDefinitions } from './tool-definitions';
+import { requestTools } from './tool-definitions';
 import type { ModelInfo } from '../common/models';
 import { type RequestOptions, buildModelRequest } from './request-params';
 
@@ -125,6 +125,8 @@ export interface MaterializedRequest {
   structuredOutputSchema?: Record<string, unknown>;
   /** Issue 22: the MCP servers' tools offered. */
   mcpTools?: import('../common/mcp-context').McpToolDefinition[];
+  /** Issue 33: the server-side web search tool offered. */
+  webSearch?: import('../common/web-search').WebSearchToolDefinition;
   /** The model as the Models API describes it (limits, capabilities). */
   model: ModelInfo;
   /** Thinking, effort, metadata (activities/request-params.ts). */
@@ -258,7 +260,7 @@ export class ModelCallRun {
         {
           system: request.system,
           messages: request.messages,
-          tools: modelToolDefinitions(request.toolNames, request.structuredOutputSchema, request.mcpTools),
+          tools: requestTools(request),
         },
         request.model,
         request.options,

@@ -148,7 +148,7 @@ export function lastToolTurnLacksThinking(messages: readonly ApiMessage[]): bool
 /** The whole request of a model call (callModel, callModelLocal, compaction). */
 export function buildModelRequest(
   input: Pick<CallModelInput, 'model' | 'maxTokens'>,
-  request: { system: SystemPromptBlock[]; messages: ApiMessage[]; tools: Anthropic.Tool[] },
+  request: { system: SystemPromptBlock[]; messages: ApiMessage[]; tools: Anthropic.ToolUnion[] },
   model: ModelInfo,
   options: RequestOptions = {},
 ): ModelRequest {

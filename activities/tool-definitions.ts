@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { McpToolDefinition } from '../common/mcp-context';
 import { STRUCTURED_OUTPUT_TOOL_DESCRIPTION, STRUCTURED_OUTPUT_TOOL_NAME } from '../common/structured-output';
 import { getToolSpec } from '../common/tool-specs';
+import type { WebSearchToolDefinition } from '../common/web-search';
 
 const cache = new Map<string, Anthropic.Tool>();
 
@@ -40,5 +41,17 @@ export function modelToolDefinitions(
     });
   }
   for (const tool of mcpTools) tools.push({ name: tool.name, description: tool.description, input_schema: tool.input_schema as Anthropic.Tool.InputSchema });
+  return tools;
+}
+
+/** A request's `tools`: the client tools' definitions, then the server-side web search tool when offered (issue 33). */
+export function requestTools(request: {
+  toolNames: readonly string[];
+  structuredOutputSchema?: Record<string, unknown>;
+  mcpTools?: readonly McpToolDefinition[];
+  webSearch?: WebSearchToolDefinition;
+}): Anthropic.ToolUnion[] {
+  const tools: Anthropic.ToolUnion[] = modelToolDefinitions(request.toolNames, request.structuredOutputSchema, request.mcpTools);
+  if (request.webSearch) tools.push({ ...request.webSearch });
   return tools;
 }

@@ -10,6 +10,7 @@ import { worktreeNameProblem } from '../common/worktrees';
 import { permissionConfigFrom } from './commands/permissions';
 import { checkModels, effortFrom, thinkingFrom } from './model-check';
 import { UsageError } from './usage-error';
+import { webSearchConfigSchema } from '../common/web-search';
 
 /** Where a command prints, and what it may read. */
 export interface Io {
@@ -88,6 +89,7 @@ export function configFrom(values: OptionValues, oneShot: boolean, canApprove = 
     timeZone: localTimeZone(),
     ...mcpConfigFrom(values),
     ...worktreeFrom(values),
+    ...webSearchConfigFrom(values['web-search']),
   };
 }
 
@@ -99,6 +101,22 @@ function worktreeFrom(values: OptionValues): Pick<ConversationConfigInput, 'work
   const problem = worktreeNameProblem(given);
   if (problem) throw new UsageError(`--worktree ${given}: ${problem}.`);
   return { worktree: given };
+}
+
+/** --web-search (issue 33): alone, the server tool with its defaults; with JSON settings, those (checked here). */
+function webSearchConfigFrom(value: unknown): Pick<ConversationConfigInput, 'webSearch'> {
+  if (value === undefined) return {};
+  if (value === true) return { webSearch: {} };
+  let settings: unknown;
+  try {
+    settings = JSON.parse(String(value));
+  } catch {
+    throw new UsageError(`--web-search takes JSON settings such as {"allowedDomains":["docs.temporal.io"]}, got "${String(value)}".`);
+  }
+  const parsed = webSearchConfigSchema.safeParse(settings);
+  if (!parsed.success)
+    throw new UsageError(`--web-search: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'settings'}: ${issue.message}`).join('; ')}`);
+  return { webSearch: parsed.data };
 }
 
 /** This machine's IANA time zone (TZ or the system's), for cron jobs; undefined when Intl cannot say. */

@@ -43,6 +43,10 @@ export const CONFIG_OPTIONS: OptionDefinition[] = [
   option('--thinking <on|off>', 'extended thinking (default on where the model offers it; MAX_THINKING_TOKENS=0 turns it off)'),
   option('--max-turns <n>', 'stop after n turns (default 100)'),
   option(
+    '--web-search [settings]',
+    'offer the API\'s web search ($10 per 1,000 searches); settings as JSON: {"maxUses":8,"allowedDomains":[...]} or {"blockedDomains":[...]}',
+  ),
+  option(
     '--workspace-queue <name>',
     'run tools, hooks and session context on the workers of this task queue, on the host that holds --cwd (default: DURABLE_AGENT_WORKSPACE_TASK_QUEUE, else the main queue)',
   ),

@@ -1,6 +1,7 @@
 /**
  * Human-readable rendering of conversation events and status for the terminal.
  */
+import { webSearchDisplay } from '../common/web-search';
 import type { ResultMessage } from '../common/result';
 import { type ToolCall, toolArgument, toolCallLine, toolResultLine } from './tool-line';
 import type { CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../workflows/definitions';
@@ -66,6 +67,10 @@ export function formatEvent(event: ConversationEvent, calls?: Map<string, ToolCa
           calls?.set(block.id, { name: block.name, input: block.input });
         }
       }
+      // Issue 33: the searches the API ran (before the text they informed) and the sources it cites.
+      const { searches, sources } = webSearchDisplay(message.message.content);
+      lines.unshift(...searches);
+      lines.push(...sources);
       return lines.length > 0 ? lines.join('\n') : undefined;
     }
     case 'user': {

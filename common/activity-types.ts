@@ -30,6 +30,8 @@ export interface RequestContext {
   structuredOutputSchema?: Record<string, unknown>;
   /** Issue 22: the connected MCP servers' tools (`mcp__server__tool`), from the recorded listing. */
   mcpTools?: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
+  /** Issue 33: the server-side web search tool offered (common/web-search.ts); absent: none. */
+  webSearch?: import('./web-search').WebSearchToolDefinition;
 }
 
 /**

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { type HookMatcher, hookMatchersSchema } from './hooks';
 import { DEFAULT_MODEL, EFFORT_LEVELS } from './models';
 import { PERMISSION_MODES, SETTING_SOURCES, permissionRuleProblem } from './permissions';
+import { webSearchConfigSchema } from './web-search';
 
 /** The default model (common/models.ts: Claude Code's default). */
 export { DEFAULT_MODEL };
@@ -78,6 +79,8 @@ export const conversationConfigSchema = z.object({
   appendSystemPrompt: z.string().optional(),
   /** Tool names offered to the model; default all built-in tools. */
   tools: z.array(z.string()).optional(),
+  /** Issue 33: the API's server-side web search, offered with these filters (common/web-search.ts); unset: not offered. */
+  webSearch: webSearchConfigSchema.optional(),
   /**
    * The user's IANA time zone (the client sets it from Intl): cron jobs (CronCreate, /loop with an
    * interval) run in it, as Claude Code's run in local time. Unset: UTC.

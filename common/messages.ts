@@ -5,6 +5,8 @@
 import { z } from 'zod';
 
 export const textBlockSchema = z.object({ type: z.literal('text'), text: z.string() });
+/** A text block of the model's, with the web search results it cites (kept and sent back verbatim). */
+export type AssistantTextBlock = z.infer<typeof textBlockSchema> & { citations?: WebSearchCitation[] };
 export const toolUseBlockSchema = z.object({
   type: z.literal('tool_use'),
   id: z.string(),
@@ -30,8 +32,46 @@ export type ThinkingBlock = z.infer<typeof thinkingBlockSchema>;
 export type RedactedThinkingBlock = z.infer<typeof redactedThinkingBlockSchema>;
 export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
 
-/** Blocks the model can produce. Unknown server-side block types are kept as opaque records. */
-export type AssistantContentBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock;
+/**
+ * A citation of a web search result (the API's `web_search_result_location`): opaque to us, sent
+ * back exactly as the API gave it.
+ */
+export interface WebSearchCitation {
+  type: 'web_search_result_location';
+  url: string;
+  title: string | null;
+  cited_text: string;
+  encrypted_index: string;
+}
+
+/** A call of a server-side tool (the API's `server_tool_use`): run by the API, never by us; no tool_result answers it. */
+export interface ServerToolUseBlock {
+  type: 'server_tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+  caller?: unknown;
+}
+
+/** One web search result; `encrypted_content` must come back unchanged in later requests. */
+export interface WebSearchResult {
+  type: 'web_search_result';
+  url: string;
+  title: string;
+  encrypted_content: string;
+  page_age?: string | null;
+}
+
+/** What a web search answered: its results, or the API's error (`max_uses_exceeded`, `too_many_requests`, …). */
+export interface WebSearchToolResultBlock {
+  type: 'web_search_tool_result';
+  tool_use_id: string;
+  content: WebSearchResult[] | { type: 'web_search_tool_result_error'; error_code: string };
+  caller?: unknown;
+}
+
+/** Blocks the model can produce (server tool blocks are kept whole and sent back verbatim). */
+export type AssistantContentBlock = AssistantTextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock | ServerToolUseBlock | WebSearchToolResultBlock;
 /** Blocks a user turn can carry. */
 export type UserContentBlock = TextBlock | ToolResultBlock;
 
@@ -41,6 +81,8 @@ export interface Usage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Billed uses of server-side tools (web search); absent when there were none. */
+  server_tool_use?: { web_search_requests: number };
 }
 
 export const EMPTY_USAGE: Usage = {
@@ -50,13 +92,39 @@ export const EMPTY_USAGE: Usage = {
   cache_read_input_tokens: 0,
 };
 
+/** Web searches billed in `usage`. */
+export function webSearchRequestsOf(usage: Partial<Usage> | undefined): number {
+  return usage?.server_tool_use?.web_search_requests ?? 0;
+}
+
+/** `usage` with `searches` web searches (the field left out when there are none, as before searches existed). */
+function withSearches(usage: Omit<Usage, 'server_tool_use'>, searches: number): Usage {
+  return searches === 0 ? usage : { ...usage, server_tool_use: { web_search_requests: searches } };
+}
+
 export function addUsage(a: Usage, b: Partial<Usage> | undefined): Usage {
-  return {
-    input_tokens: a.input_tokens + (b?.input_tokens ?? 0),
-    output_tokens: a.output_tokens + (b?.output_tokens ?? 0),
-    cache_creation_input_tokens: a.cache_creation_input_tokens + (b?.cache_creation_input_tokens ?? 0),
-    cache_read_input_tokens: a.cache_read_input_tokens + (b?.cache_read_input_tokens ?? 0),
-  };
+  return withSearches(
+    {
+      input_tokens: a.input_tokens + (b?.input_tokens ?? 0),
+      output_tokens: a.output_tokens + (b?.output_tokens ?? 0),
+      cache_creation_input_tokens: a.cache_creation_input_tokens + (b?.cache_creation_input_tokens ?? 0),
+      cache_read_input_tokens: a.cache_read_input_tokens + (b?.cache_read_input_tokens ?? 0),
+    },
+    webSearchRequestsOf(a) + webSearchRequestsOf(b),
+  );
+}
+
+/** `after` less `before` (a query's share of the session's totals). */
+export function subtractUsage(after: Usage, before: Usage): Usage {
+  return withSearches(
+    {
+      input_tokens: after.input_tokens - before.input_tokens,
+      output_tokens: after.output_tokens - before.output_tokens,
+      cache_creation_input_tokens: after.cache_creation_input_tokens - before.cache_creation_input_tokens,
+      cache_read_input_tokens: after.cache_read_input_tokens - before.cache_read_input_tokens,
+    },
+    webSearchRequestsOf(after) - webSearchRequestsOf(before),
+  );
 }
 
 /** The stop reasons the Messages API reports. */
@@ -165,7 +233,7 @@ export function toolUseBlocksOf(message: AssistantMessage): ToolUseBlock[] {
 
 export function textOf(message: AssistantMessage): string {
   return message.message.content
-    .filter((block): block is TextBlock => block.type === 'text')
+    .filter((block): block is AssistantTextBlock => block.type === 'text')
     .map((block) => block.text)
     .join('');
 }

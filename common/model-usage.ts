@@ -2,7 +2,7 @@
  * Per-model usage of a query, as the Claude Agent SDK's result reports it (`modelUsage`): tokens,
  * cost and the model's limits. Pure: built in the workflow from activity-reported usage.
  */
-import type { Usage } from './messages';
+import { type Usage, webSearchRequestsOf } from './messages';
 import { modelLimits } from './models';
 import type { ModelUsage } from './result';
 
@@ -23,8 +23,7 @@ export function addModelUsage(
       outputTokens: (before?.outputTokens ?? 0) + usage.output_tokens,
       cacheReadInputTokens: (before?.cacheReadInputTokens ?? 0) + usage.cache_read_input_tokens,
       cacheCreationInputTokens: (before?.cacheCreationInputTokens ?? 0) + usage.cache_creation_input_tokens,
-      // The engine offers no server tools (web search), so none are ever made.
-      webSearchRequests: before?.webSearchRequests ?? 0,
+      webSearchRequests: (before?.webSearchRequests ?? 0) + webSearchRequestsOf(usage),
       costUSD: (before?.costUSD ?? 0) + costUsd,
       contextWindow: limits.contextWindow,
       maxOutputTokens: limits.maxOutputTokens,

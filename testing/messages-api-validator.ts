@@ -104,12 +104,30 @@ const BLOCK_FIELDS: Record<string, Set<string> | undefined> = {
   tool_result: new Set(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']),
   thinking: new Set(['type', 'thinking', 'signature']),
   redacted_thinking: new Set(['type', 'data']),
+  server_tool_use: new Set(['type', 'id', 'name', 'input', 'cache_control', 'caller']),
+  web_search_tool_result: new Set(['type', 'tool_use_id', 'content', 'cache_control', 'caller']),
   image: undefined,
   document: undefined,
 };
 const USER_BLOCKS = new Set(['text', 'image', 'document', 'tool_result']);
-const ASSISTANT_BLOCKS = new Set(['text', 'tool_use', 'thinking', 'redacted_thinking']);
+const ASSISTANT_BLOCKS = new Set(['text', 'tool_use', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result']);
 const TOOL_RESULT_CONTENT_BLOCKS = new Set(['text', 'image', 'document']);
+/** The web search server tool's fields [sdk: WebSearchTool20250305]. */
+const WEB_SEARCH_TOOL_FIELDS = new Set([
+  'type',
+  'name',
+  'max_uses',
+  'allowed_domains',
+  'blocked_domains',
+  'user_location',
+  'cache_control',
+  'allowed_callers',
+  'defer_loading',
+  'strict',
+]);
+const SERVER_TOOL_USE_ID_PATTERN = /^srvtoolu_[a-zA-Z0-9_]+$/;
+const CITATION_FIELDS = new Set(['type', 'url', 'title', 'cited_text', 'encrypted_index']);
+const WEB_SEARCH_RESULT_FIELDS = new Set(['type', 'url', 'title', 'encrypted_content', 'page_age']);
 const TOOL_FIELDS = new Set([
   'type',
   'name',
@@ -152,6 +170,7 @@ export function validateMessagesRequest(body: unknown, kind: MessagesEndpoint, o
     checkToolBlocksNeedTools,
     checkToolUseIds,
     checkToolPairing,
+    checkServerToolPairing,
     checkThinkingFirstWhenEnabled,
     checkFinalAssistantWhitespace,
     checkCacheControlCount,
@@ -324,7 +343,7 @@ function checkSystem(system: unknown): string | undefined {
   return undefined;
 }
 
-// tools: custom tools only (the engine sends no server tools; any other `type` is refused).
+// tools: custom tools and the web search server tool (any other `type` is refused).
 // Name pattern: "tools.16.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
 // [other: modelcontextprotocol/modelcontextprotocol#1345]; unique names: "tools: Tool names must
 // be unique." [cc-10687]; input_schema is a JSON schema object whose type is "object" [sdk:
@@ -335,8 +354,15 @@ function checkTools(tools: unknown): string | undefined {
   const names = new Set<string>();
   for (const [index, tool] of tools.entries()) {
     if (!isObject(tool)) return `tools.${index}: Input should be a valid dictionary`;
+    if (tool.type === 'web_search_20250305') {
+      const error = checkWebSearchTool(tool, `tools.${index}.web_search_20250305`);
+      if (error) return error;
+      if (names.has('web_search')) return 'tools: Tool names must be unique.';
+      names.add('web_search');
+      continue;
+    }
     if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      return `tools.${index}: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags: 'custom'`;
+      return `tools.${index}: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags: 'custom', 'web_search_20250305'`;
     }
     const path = `tools.${index}.custom`;
     const extra = extraField(tool, TOOL_FIELDS);
@@ -360,6 +386,30 @@ function checkTools(tools: unknown): string | undefined {
     names.add(tool.name);
   }
   return undefined;
+}
+
+// The web search server tool [sdk: WebSearchTool20250305; API docs "Web search tool"]: its name is
+// `web_search`; `max_uses` a positive integer; `allowed_domains` and `blocked_domains` lists of
+// domains, never both in one request (pydantic wording for the shapes, own wording for the pair).
+function checkWebSearchTool(tool: Obj, path: string): string | undefined {
+  const extra = extraField(tool, WEB_SEARCH_TOOL_FIELDS);
+  if (extra !== undefined) return `${path}.${extra}: Extra inputs are not permitted`;
+  if (tool.name === undefined) return `${path}.name: Field required`;
+  if (tool.name !== 'web_search') return `${path}.name: Input should be 'web_search'`;
+  if (tool.max_uses !== undefined && tool.max_uses !== null) {
+    if (typeof tool.max_uses !== 'number' || !Number.isInteger(tool.max_uses)) return `${path}.max_uses: Input should be a valid integer`;
+    if (tool.max_uses < 1) return `${path}.max_uses: Input should be greater than or equal to 1`;
+  }
+  for (const field of ['allowed_domains', 'blocked_domains']) {
+    const list = tool[field];
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) return `${path}.${field}: Input should be a valid list`;
+    for (const [index, domain] of list.entries()) if (typeof domain !== 'string') return `${path}.${field}.${index}: Input should be a valid string`;
+  }
+  if (Array.isArray(tool.allowed_domains) && Array.isArray(tool.blocked_domains)) {
+    return `${path}: allowed_domains and blocked_domains cannot be used together; use one or the other`;
+  }
+  return checkCacheControlShape(tool.cache_control, path);
 }
 
 // tool_choice: auto | any | tool (with name) | none [sdk: ToolChoice]. Forcing a tool needs
@@ -498,7 +548,21 @@ function checkBlockShape(block: Obj, type: string, path: string): string | undef
   };
   switch (type) {
     case 'text':
-      return string('text') ?? checkCacheControlShape(block.cache_control, path);
+      return string('text') ?? checkCitations(block.citations, `${path}.text.citations`) ?? checkCacheControlShape(block.cache_control, path);
+    case 'server_tool_use': {
+      const error = string('id') ?? string('name');
+      if (error) return error;
+      if (!SERVER_TOOL_USE_ID_PATTERN.test(block.id as string)) return `${path}.server_tool_use.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'`;
+      if (block.name !== 'web_search') return `${path}.server_tool_use.name: Input should be 'web_search'`;
+      if (!isObject(block.input)) return `${path}.server_tool_use.input: Input should be a valid dictionary`;
+      return checkCacheControlShape(block.cache_control, path);
+    }
+    case 'web_search_tool_result':
+      return (
+        string('tool_use_id') ??
+        checkWebSearchResultContent(block.content, `${path}.web_search_tool_result.content`) ??
+        checkCacheControlShape(block.cache_control, path)
+      );
     case 'tool_use': {
       const error = string('id') ?? string('name');
       if (error) return error;
@@ -518,6 +582,43 @@ function checkBlockShape(block: Obj, type: string, path: string): string | undef
     default:
       return undefined;
   }
+}
+
+// A text block's citations [sdk: TextCitationParam]: the engine sends back only web search ones.
+function checkCitations(citations: unknown, path: string): string | undefined {
+  if (citations === undefined || citations === null) return undefined;
+  if (!Array.isArray(citations)) return `${path}: Input should be a valid list`;
+  for (const [index, citation] of citations.entries()) {
+    const at = `${path}.${index}`;
+    if (!isObject(citation)) return `${at}: Input should be a valid dictionary`;
+    if (citation.type !== 'web_search_result_location') {
+      return `${at}: Input tag '${String(citation.type)}' found using 'type' does not match any of the expected tags: 'char_location', 'page_location', 'content_block_location', 'web_search_result_location', 'search_result_location'`;
+    }
+    const extra = extraField(citation, CITATION_FIELDS);
+    if (extra !== undefined) return `${at}.web_search_result_location.${extra}: Extra inputs are not permitted`;
+    for (const field of ['url', 'cited_text', 'encrypted_index']) {
+      if (typeof citation[field] !== 'string') return `${at}.web_search_result_location.${field}: Field required`;
+    }
+  }
+  return undefined;
+}
+
+// A web_search_tool_result's content: a list of web_search_result blocks, or the error object
+// [sdk: WebSearchToolResultBlockParamContent].
+function checkWebSearchResultContent(content: unknown, path: string): string | undefined {
+  if (isObject(content)) {
+    if (content.type !== 'web_search_tool_result_error' || typeof content.error_code !== 'string') return `${path}: Input should be a valid list`;
+    return undefined;
+  }
+  if (!Array.isArray(content)) return `${path}: Input should be a valid list`;
+  for (const [index, result] of content.entries()) {
+    const at = `${path}.${index}`;
+    if (!isObject(result) || result.type !== 'web_search_result') return `${at}.type: Input should be 'web_search_result'`;
+    const extra = extraField(result, WEB_SEARCH_RESULT_FIELDS);
+    if (extra !== undefined) return `${at}.${extra}: Extra inputs are not permitted`;
+    for (const field of ['url', 'title', 'encrypted_content']) if (typeof result[field] !== 'string') return `${at}.${field}: Field required`;
+  }
+  return undefined;
 }
 
 // A tool_result's content is a string or a list of text/image/document blocks [sdk:
@@ -604,7 +705,7 @@ function checkToolBlocksNeedTools(request: Request): string | undefined {
 function checkToolUseIds(request: Request): string | undefined {
   const seen = new Set<string>();
   for (const { block, message, index } of allBlocks(request)) {
-    if (block.type !== 'tool_use') continue;
+    if (block.type !== 'tool_use' && block.type !== 'server_tool_use') continue;
     const id = block.id as string;
     if (seen.has(id)) return `messages.${message}.content.${index}: \`tool_use\` ids must be unique`;
     seen.add(id);
@@ -660,6 +761,29 @@ function checkToolPairing(request: Request): string | undefined {
         'Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.'
       );
     }
+  }
+  return undefined;
+}
+
+// A server_tool_use is answered by its result in the same assistant turn: "messages.1: `web_search`
+// tool use with id `srvtoolu_…` was found without a corresponding `web_search_tool_result` block"
+// [other: anthropics/anthropic-sdk-python#1339]; a result must answer a server_tool_use before it
+// (own wording).
+function checkServerToolPairing(request: Request): string | undefined {
+  for (const turn of turnsOf(request)) {
+    if (turn.role !== 'assistant') continue;
+    const open = new Map<string, number>();
+    for (const { block, message, index } of turn.blocks) {
+      if (block.type === 'server_tool_use') open.set(block.id as string, message);
+      if (block.type !== 'web_search_tool_result') continue;
+      const id = block.tool_use_id as string;
+      if (!open.has(id))
+        return `messages.${message}.content.${index}: \`web_search_tool_result\` block with tool_use_id \`${id}\` has no corresponding \`server_tool_use\` block before it`;
+      open.delete(id);
+    }
+    const [id, message] = [...open.entries()][0] ?? [];
+    if (id !== undefined)
+      return `messages.${message}: \`web_search\` tool use with id \`${id}\` was found without a corresponding \`web_search_tool_result\` block`;
   }
   return undefined;
 }

@@ -19,6 +19,13 @@
  * Prompt caching is billed as the API bills it (testing/prompt-cache.ts): each answer's usage
  * reports `cache_read_input_tokens` and `cache_creation_input_tokens` from the request's breakpoints.
  *
+ * Web search (issue 33): a scripted `web_search` block is run as the API runs its server tool
+ * `web_search_20250305` (the request must offer it; its domain filters and `max_uses` apply): the
+ * answer carries `server_tool_use` and `web_search_tool_result` blocks with opaque
+ * `encrypted_content`, text blocks cite results with `encrypted_index` (streamed as
+ * `citations_delta`), and `usage.server_tool_use.web_search_requests` bills each search that ran.
+ * Later requests must send those blocks and citations back exactly as produced, or get a 400.
+ *
  * Like the API, both message endpoints answer a model outside the catalog with 404
  * `not_found_error` ("model: <id>"), and a `max_tokens` above the model's maximum with a 400.
  *
@@ -56,10 +63,31 @@ import { PromptCache } from './prompt-cache';
 
 /** One content block the scripted model will produce. */
 export type ScriptedBlock =
-  | { type: 'text'; text: string }
+  | { type: 'text'; text: string; citations?: ScriptedCitation[] }
+  | ScriptedWebSearch
   | { type: 'tool_use'; id?: string; name: string; input: unknown }
   | { type: 'thinking'; thinking: string; signature?: string }
   | { type: 'redacted_thinking'; data: string };
+
+/**
+ * A web search the API runs inside the turn (the server tool `web_search_20250305`): it becomes a
+ * `server_tool_use` block and its `web_search_tool_result`, with opaque `encrypted_content` the
+ * server remembers; the request must offer the tool. Results outside the tool's
+ * `allowed_domains` (or inside its `blocked_domains`) are left out; a search past `max_uses` gets
+ * the `max_uses_exceeded` error; `error_code` scripts another error. Only searches that ran are billed.
+ */
+export interface ScriptedWebSearch {
+  type: 'web_search';
+  query: string;
+  results?: Array<{ url: string; title: string; page_age?: string | null }>;
+  error_code?: 'invalid_tool_input' | 'unavailable' | 'max_uses_exceeded' | 'too_many_requests' | 'query_too_long';
+}
+
+/** A citation of a result of an earlier web search of the same answer (by URL). */
+export interface ScriptedCitation {
+  url: string;
+  cited_text: string;
+}
 
 /** Stop reasons the Messages API can report. */
 export type ScriptedStopReason = StopReason;
@@ -257,10 +285,39 @@ const DEFAULT_CONTENT: ScriptedBlock[] = [{ type: 'text', text: 'OK' }];
 
 /** A content block as it appears in a Message (the API's wire shape). */
 type WireBlock =
-  | { type: 'text'; text: string }
+  | { type: 'text'; text: string; citations?: WireCitation[] }
+  | { type: 'server_tool_use'; id: string; name: 'web_search'; input: { query: string } }
+  | { type: 'web_search_tool_result'; tool_use_id: string; content: WireSearchResult[] | { type: 'web_search_tool_result_error'; error_code: string } }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string };
+
+type WireCitation = { type: 'web_search_result_location'; url: string; title: string | null; cited_text: string; encrypted_index: string };
+type WireSearchResult = { type: 'web_search_result'; url: string; title: string; encrypted_content: string; page_age: string | null };
+
+/** The host of `url`, or undefined when it is not a URL. */
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `host` is `domain` or one of its subdomains (the API's domain filters). */
+function inDomain(host: string, domain: string): boolean {
+  const bare = domain
+    .toLowerCase()
+    .replace(/^https?:\/\//, '')
+    .split('/')[0];
+  return host === bare || host.endsWith(`.${bare}`);
+}
+
+/** A block as the API reads it back: cache_control is the sender's, not part of what was produced. */
+function producedForm(block: any): string {
+  const { cache_control: _cacheControl, ...rest } = block ?? {};
+  return JSON.stringify(rest);
+}
 
 /** Splits a string into chunks of `size` code points (never halving a surrogate pair). */
 function chunkString(text: string, size: number): string[] {
@@ -284,6 +341,10 @@ function blockChars(block: WireBlock): number {
       return JSON.stringify(block.input).length;
     case 'redacted_thinking':
       return block.data.length;
+    case 'server_tool_use':
+      return JSON.stringify(block.input).length;
+    case 'web_search_tool_result':
+      return 0;
   }
 }
 
@@ -310,6 +371,10 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   const issuedSignatures = new Map<string, { model: string; thinking: string }>();
   /** tool_use ids of answers that also had a thinking block: the signature that must come back with them. */
   const thinkingOfToolUse = new Map<string, string>();
+  /** Every server_tool_use and web_search_tool_result block the server sent (by id), and every citation (by encrypted_index), as produced. */
+  const issuedServerBlocks = new Map<string, string>();
+  const issuedCitations = new Map<string, string>();
+  let searchCounter = 0;
   const log = options.log ?? (() => {});
   const countTokens = (body: any): number => (options.countTokens ? options.countTokens(body) : estimateInputTokens(body));
 
@@ -501,7 +566,7 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       return;
     }
 
-    const brokenThinking = checkModelCapabilities(body, model) ?? checkThinkingRoundTrip(body, model.id);
+    const brokenThinking = checkModelCapabilities(body, model) ?? checkThinkingRoundTrip(body, model.id) ?? checkWebSearchRoundTrip(body);
     if (brokenThinking) {
       rejections.push({ index: recorded.index, path, message: brokenThinking });
       log(`POST ${path} #${recorded.index} -> 400 ${brokenThinking}`);
@@ -561,6 +626,71 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       'We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. ' +
       'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
     );
+  }
+
+  /**
+   * Web search blocks go back exactly as the server produced them (issue 33): a server_tool_use or
+   * web_search_tool_result it never sent, or one altered (its `encrypted_content` above all), and a
+   * citation whose `encrypted_index` or text is not the one it gave, get the API's 400.
+   */
+  function checkWebSearchRoundTrip(body: any): string | undefined {
+    const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
+    for (const [m, message] of messages.entries()) {
+      if (message?.role !== 'assistant' || !Array.isArray(message.content)) continue;
+      for (const [b, block] of (message.content as any[]).entries()) {
+        if (block?.type === 'server_tool_use' || block?.type === 'web_search_tool_result') {
+          const id = String(block.type === 'server_tool_use' ? block.id : block.tool_use_id);
+          const issued = issuedServerBlocks.get(`${block.type}:${id}`);
+          if (issued !== producedForm(block)) {
+            return block.type === 'server_tool_use'
+              ? `messages.${m}.content.${b}: Invalid \`server_tool_use\` block: it does not match the one the API produced (id ${id})`
+              : `messages.${m}.content.${b}: Invalid \`encrypted_content\` in \`web_search_tool_result\` block (tool_use_id ${id})`;
+          }
+        }
+        if (block?.type === 'text' && Array.isArray(block.citations)) {
+          for (const [c, citation] of (block.citations as any[]).entries()) {
+            if (issuedCitations.get(String(citation?.encrypted_index)) !== JSON.stringify(citation)) {
+              return `messages.${m}.content.${b}.citations.${c}: Invalid \`encrypted_index\` in \`web_search_result_location\` citation`;
+            }
+          }
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** The scripted web search's blocks, as the API runs it under the request's tool definition. */
+  function runWebSearch(block: ScriptedWebSearch, body: any, searchesSoFar: number): { blocks: WireBlock[]; billed: boolean } {
+    const tool = (Array.isArray(body.tools) ? body.tools : []).find((candidate: any) => candidate?.type === 'web_search_20250305');
+    if (!tool) throw new Error('scripted web_search, but the request offers no web_search tool');
+    const id = `srvtoolu_scripted_${String(++searchCounter).padStart(6, '0')}`;
+    const use: WireBlock = { type: 'server_tool_use', id, name: 'web_search', input: { query: block.query } };
+    const errorCode = block.error_code ?? (tool.max_uses != null && searchesSoFar >= tool.max_uses ? 'max_uses_exceeded' : undefined);
+    let content: Extract<WireBlock, { type: 'web_search_tool_result' }>['content'];
+    if (errorCode) content = { type: 'web_search_tool_result_error', error_code: errorCode };
+    else {
+      const allowed: string[] | undefined = tool.allowed_domains ?? undefined;
+      const blocked: string[] = tool.blocked_domains ?? [];
+      content = (block.results ?? [])
+        .filter((result) => {
+          const host = hostOf(result.url);
+          if (!host) return false;
+          if (allowed && !allowed.some((domain) => inDomain(host, domain))) return false;
+          return !blocked.some((domain) => inDomain(host, domain));
+        })
+        .map((result) => ({
+          type: 'web_search_result' as const,
+          url: result.url,
+          title: result.title,
+          // Opaque to the client, as the API's is: the server knows it again when it comes back.
+          encrypted_content: createHash('sha256').update(`${id}\n${result.url}\n${result.title}`).digest('base64'),
+          page_age: result.page_age ?? null,
+        }));
+    }
+    const answer: WireBlock = { type: 'web_search_tool_result', tool_use_id: id, content };
+    issuedServerBlocks.set(`server_tool_use:${id}`, producedForm(use));
+    issuedServerBlocks.set(`web_search_tool_result:${id}`, producedForm(answer));
+    return { blocks: [use, answer], billed: !errorCode };
   }
 
   /**
@@ -653,26 +783,54 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
   /** Builds the complete Message object a turn describes. */
   function buildMessage(turn: ScriptedTurn, body: any) {
     const servedModel = findModel(String(body.model))?.id ?? String(body.model);
-    const content: WireBlock[] = (turn.content ?? DEFAULT_CONTENT).map((block): WireBlock => {
+    let searches = 0;
+    const found = new Map<string, WireSearchResult>();
+    const content: WireBlock[] = (turn.content ?? DEFAULT_CONTENT).flatMap((block): WireBlock[] => {
       switch (block.type) {
-        case 'text':
-          return { type: 'text', text: block.text };
+        case 'web_search': {
+          const ran = runWebSearch(block, body, searches);
+          if (ran.billed) searches++;
+          for (const wire of ran.blocks)
+            if (wire.type === 'web_search_tool_result' && Array.isArray(wire.content)) for (const result of wire.content) found.set(result.url, result);
+          return ran.blocks;
+        }
+        case 'text': {
+          if (!block.citations?.length) return [{ type: 'text', text: block.text }];
+          const citations = block.citations.map((citation): WireCitation => {
+            const result = found.get(citation.url);
+            if (!result) throw new Error(`scripted citation of ${citation.url}, which no earlier web search of this answer found`);
+            const wire: WireCitation = {
+              type: 'web_search_result_location',
+              url: result.url,
+              title: result.title,
+              cited_text: citation.cited_text,
+              encrypted_index: createHash('sha256').update(`${result.encrypted_content}\n${citation.cited_text}`).digest('base64'),
+            };
+            issuedCitations.set(wire.encrypted_index, JSON.stringify(wire));
+            return wire;
+          });
+          return [{ type: 'text', text: block.text, citations }];
+        }
         case 'tool_use':
-          return {
-            type: 'tool_use',
-            id: block.id ?? `toolu_${++toolUseCounter}`,
-            name: block.name,
-            input: block.input ?? {},
-          };
+          return [
+            {
+              type: 'tool_use',
+              id: block.id ?? `toolu_${++toolUseCounter}`,
+              name: block.name,
+              input: block.input ?? {},
+            },
+          ];
         case 'thinking':
-          return {
-            type: 'thinking',
-            thinking: block.thinking,
-            // Deterministic stand-in for the API's opaque signature, bound to the model that wrote it.
-            signature: block.signature ?? createHash('sha256').update(`${servedModel}\n${block.thinking}`).digest('base64'),
-          };
+          return [
+            {
+              type: 'thinking',
+              thinking: block.thinking,
+              // Deterministic stand-in for the API's opaque signature, bound to the model that wrote it.
+              signature: block.signature ?? createHash('sha256').update(`${servedModel}\n${block.thinking}`).digest('base64'),
+            },
+          ];
         case 'redacted_thinking':
-          return { type: 'redacted_thinking', data: block.data };
+          return [{ type: 'redacted_thinking', data: block.data }];
         default:
           throw new Error(`unknown scripted block type: ${JSON.stringify(block)}`);
       }
@@ -702,6 +860,8 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
         output_tokens: turn.usage?.output_tokens ?? Math.ceil(outputChars / 4),
         cache_creation_input_tokens: billed?.cache_creation_input_tokens ?? turn.usage?.cache_creation_input_tokens ?? 0,
         cache_read_input_tokens: billed?.cache_read_input_tokens ?? turn.usage?.cache_read_input_tokens ?? 0,
+        // The API bills each search that ran ($10 per 1,000); absent when none did.
+        ...(searches > 0 ? { server_tool_use: { web_search_requests: searches } } : {}),
       },
     };
   }
@@ -741,6 +901,10 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
       switch (block.type) {
         case 'text':
           await frame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+          // The API streams a cited text's citations as citations_delta events.
+          for (const citation of block.citations ?? []) {
+            await frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'citations_delta', citation } });
+          }
           for (const text of chunkString(block.text, chunkSize)) {
             await frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
             turn.onTextDelta?.(text, Date.now());
@@ -774,6 +938,16 @@ export async function startScriptedModelServer(options: ScriptedModelServerOptio
             index,
             delta: { type: 'signature_delta', signature: block.signature },
           });
+          break;
+        case 'server_tool_use':
+          await frame('content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } });
+          for (const partial_json of chunkString(JSON.stringify(block.input), chunkSize)) {
+            await frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } });
+          }
+          break;
+        case 'web_search_tool_result':
+          // The API sends the search's result whole in content_block_start.
+          await frame('content_block_start', { type: 'content_block_start', index, content_block: block });
           break;
         case 'redacted_thinking':
           // The API sends redacted thinking whole in content_block_start, with no deltas.

@@ -24,6 +24,7 @@ import type { ToolUseBlock, Usage } from '../common/messages';
 import type { ModelUsage } from '../common/result';
 import { STATUS_SEARCH_ATTRIBUTE, SEARCH_ATTRIBUTES, sqlSafeSearchAttributes, startSearchAttributes } from '../common/search-attributes';
 import { type AgentInput, agentInputSchema, TOOL_NAMES } from '../common/tool-specs';
+import { WEB_SEARCH_TOOL_NAME } from '../common/web-search';
 import { resolveModelName } from '../common/models';
 import { type Worktree, agentWorktreeName, worktreeClosedText } from '../common/worktrees';
 import { activities, worktreeOptions } from './deps/activity-options';
@@ -98,7 +99,8 @@ export function prepareSubagent(host: SubagentHost, block: ToolUseBlock, backgro
     if ('problem' in resolved) return { isError: true, content: `Agent model: ${resolved.problem}` };
     model = resolved.model;
   }
-  const offered = host.config.tools ?? [...TOOL_NAMES];
+  // Issue 33: a conversation that offers WebSearch offers it to its agents too (unless their `tools` leave it out).
+  const offered = host.config.tools ?? [...TOOL_NAMES, ...(host.config.webSearch ? [WEB_SEARCH_TOOL_NAME] : [])];
   // Issue 22: the parent's MCP tools join what the agent type may get (all for general-purpose; the
   // listed `mcp__…` names for an agent with a `tools` list).
   const parentMcp = host.mcp?.offeredToolNames ?? [];

@@ -12,6 +12,8 @@ import { type ConversationConfigInput, DEFAULT_MODEL } from '../../common/config
 import type { ResultMessage } from '../../common/result';
 import { OutputSchemaError, STRUCTURED_OUTPUT_TOOL_NAME, parseOutputSchema } from '../../common/structured-output';
 import { TOOL_NAMES } from '../../common/tool-specs';
+import type { AssistantContentBlock } from '../../common/messages';
+import { webSearchDisplay } from '../../common/web-search';
 import type { ConversationEvent } from '../../workflows/definitions';
 import type { ConversationClient } from '../api';
 import { sanitizeForTerminal } from '../format';
@@ -87,6 +89,23 @@ export function requireStructuredOutput(result: ResultMessage, config: Pick<Conv
 }
 
 /**
+ * The web pages the query's answers cite (issue 33), listed after the printed answer: the
+ * assistant messages since the last prompt the feed showed.
+ */
+class CitedSourcesOfQuery {
+  private content: AssistantContentBlock[] = [];
+
+  onEvent(event: ConversationEvent): void {
+    if (event.message.type === 'user_input') this.content = [];
+    else if (event.message.type === 'assistant') this.content.push(...event.message.message.content);
+  }
+
+  lines(): string[] {
+    return webSearchDisplay(this.content).sources;
+  }
+}
+
+/**
  * Waits for the result and prints it in `format`; stream-json prints the init message, each
  * message as the feed shows it, then the result.
  */
@@ -106,15 +125,22 @@ export async function printAskOutput(options: {
   if (format === 'text' && io.tty) {
     // On a terminal the answer streams from the live channel; piped, it is printed once final.
     const printer = new LiveTextPrinter(io.tty.write);
-    const result = await wait({ onLive: (entry) => printer.onLive(entry) });
+    const sources = new CitedSourcesOfQuery();
+    const result = await wait({ onLive: (entry) => printer.onLive(entry), onEvent: (event) => sources.onEvent(event) });
     printer.finish(result);
+    const cited = sources.lines();
+    if (cited.length > 0) io.tty.write(`${sanitizeForTerminal(cited.join('\n'))}\n`);
     if (result.is_error && result.errors?.length) io.err(`Error: ${result.errors.join('; ')}`);
     return result;
   }
   if (format !== 'stream-json') {
-    const result = await wait({ closesWithResult });
+    const sources = new CitedSourcesOfQuery();
+    // Cited sources come from the query's messages: they are read only when web search is offered;
+    // otherwise the result is all there is to wait for (one long poll when the conversation closes with it).
+    const listSources = format === 'text' && config.webSearch !== undefined;
+    const result = await wait(listSources ? { onEvent: (event) => sources.onEvent(event) } : { closesWithResult });
     // Text reaches a terminal: escape sequences from the model are neutralised (JSON escapes them itself).
-    const output = formatFinalOutput(format, result);
+    const output = [formatFinalOutput(format, result), ...(format === 'text' ? sources.lines() : [])].join('\n');
     io.out(format === 'text' ? sanitizeForTerminal(output) : output);
     if (format === 'text' && result.is_error && result.errors?.length) io.err(sanitizeForTerminal(`Error: ${result.errors.join('; ')}`));
     return result;

@@ -8,6 +8,7 @@
  * the running query, a second Ctrl-C leaves; Ctrl-D leaves. Leaving never ends the conversation:
  * `durable-agent chat <id>` rejoins it from any terminal.
  */
+import { webSearchDisplay } from '../../common/web-search';
 import { LOCAL_COMMAND_HELP } from '../../workflows/input/slash-commands';
 import { cliCommand } from '../invocation';
 import { getToolSpec } from '../../common/tool-specs';
@@ -348,6 +349,19 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
     store.set({ tool: { call: sanitizeForTerminal(call) + (running.size > 1 ? ` (+${running.size - 1} more)` : ''), startedAt: tool.startedAt, tail } });
   };
   const markdown = (text: string) => renderMarkdown(sanitizeForTerminal(text), width());
+  /**
+   * An answer whose text streamed ends with `text_end` then its message: the web searches the API
+   * ran before that text get their lines first, as they happened (issue 33).
+   */
+  const printSearchesBeforeStreamedText = (ops: ViewOp[]): ViewOp[] => {
+    const next = ops.findIndex((op) => op.op === 'event' && op.textShown && op.event.message.type === 'assistant');
+    if (next < 1 || ops[next - 1].op !== 'text_end') return ops;
+    const event = ops[next] as Extract<ViewOp, { op: 'event' }>;
+    if (event.event.message.type !== 'assistant') return ops;
+    const { searches } = webSearchDisplay(event.event.message.message.content);
+    for (const search of searches) print(dim(sanitizeForTerminal(search)));
+    return ops;
+  };
   const show = async (op: ViewOp) => {
     switch (op.op) {
       case 'text':
@@ -402,10 +416,15 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
         }
         if (message.type === 'assistant') {
           for (const block of message.message.content) if (block.type === 'tool_use') toolInputs.set(block.id, block.input);
+          // Issue 33: the API's web searches get their line (before streamed text: printSearchesBeforeStreamedText), and the sources the answer cites follow it.
+          const { searches, sources } = webSearchDisplay(message.message.content);
+          if (!op.textShown) for (const search of searches) print(dim(sanitizeForTerminal(search)));
           // Text streamed already; tool calls get their line when they finish.
-          if (op.textShown) return;
-          const text = message.message.content.flatMap((block) => (block.type === 'text' && block.text.trim() ? [block.text.trim()] : [])).join('\n\n');
-          if (text) print(markdown(text));
+          if (!op.textShown) {
+            const text = message.message.content.flatMap((block) => (block.type === 'text' && block.text.trim() ? [block.text.trim()] : [])).join('\n\n');
+            if (text) print(markdown(text));
+          }
+          if (sources.length > 0) print(dim(sanitizeForTerminal(sources.join('\n'))));
           return;
         }
         if (message.type === 'user') {
@@ -475,7 +494,7 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
             lost = false;
             print(dim('(live view back)'));
           }
-          for (const op of view.apply(entry)) await show(op);
+          for (const op of printSearchesBeforeStreamedText(view.apply(entry))) await show(op);
         }
         if (!leaving.signal.aborted) {
           print(dim('the conversation has ended'));

@@ -4,6 +4,7 @@
  * what `start --resume` reads. A query on an ended conversation needs a worker to replay it: when
  * none polls its task queue, that is said plainly instead of waiting.
  */
+import { webSearchDisplay } from '../../common/web-search';
 import type { TranscriptMessage, UserMessage } from '../../common/messages';
 import type { ConversationClient } from '../api';
 import { toolArgument, toolCallLine } from '../tool-line';
@@ -49,12 +50,16 @@ export function formatTranscript(messages: readonly TranscriptMessage[]): string
       case 'compact_boundary':
         parts.push(`── conversation compacted (${message.trigger}): ${message.messagesSummarized} messages summarized ──`);
         break;
-      case 'assistant':
+      case 'assistant': {
+        const { searches, sources } = webSearchDisplay(message.message.content);
+        parts.push(...searches);
         for (const block of message.message.content) {
           if (block.type === 'text' && block.text.trim()) parts.push(block.text.trim());
           if (block.type === 'tool_use') parts.push(toolCallLine(block.name, toolArgument(block.name, block.input)));
         }
+        if (sources.length > 0) parts.push(sources.join('\n'));
         break;
+      }
       case 'user':
         parts.push(...formatUserMessage(message));
         break;

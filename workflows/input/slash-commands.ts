@@ -5,7 +5,7 @@
  * the model. Pure: the decisions and texts here; `process-user-input.ts` carries them out.
  */
 import { COMMAND_NAME_PATTERN, type CustomCommand } from '../../common/custom-commands';
-import type { Usage } from '../../common/messages';
+import { type Usage, webSearchRequestsOf } from '../../common/messages';
 import { formatUsd } from '../../common/money';
 
 /** A parsed `/name args` input. */
@@ -122,6 +122,8 @@ export function costText(totalCostUsd: number, usage: Usage, queryCount: number)
     `Total cost:    ${formatUsd(totalCostUsd)}`,
     `Queries:       ${queryCount}`,
     `Usage:         ${number(usage.input_tokens)} input, ${number(usage.output_tokens)} output, ${number(usage.cache_read_input_tokens)} cache read, ${number(usage.cache_creation_input_tokens)} cache write`,
+    // Issue 33: billed web searches ($10 per 1,000, in the total above).
+    ...(webSearchRequestsOf(usage) > 0 ? [`Web searches:  ${number(webSearchRequestsOf(usage))}`] : []),
   ].join('\n');
 }
 

@@ -62,6 +62,10 @@ function trimForFeed(message: ConversationEvent['message']): ConversationEvent['
         return input.length > FEED_TOOL_RESULT_CHARS ? { ...block, input: { truncated: trimText(input) } } : block;
       }
       if (block.type === 'thinking') return { ...block, thinking: trimText(block.thinking), signature: undefined };
+      // A search's results are shown by title and URL; their encrypted content (kilobytes each) is the model's.
+      if (block.type === 'web_search_tool_result' && Array.isArray(block.content)) {
+        return { ...block, content: block.content.map((result) => ({ ...result, encrypted_content: '' })) };
+      }
       return block;
     });
     return { ...message, message: { ...message.message, content } };

@@ -8,6 +8,7 @@ import type { RequestContext, SessionContext } from '../../common/activity-types
 import type { ConversationConfig } from '../../common/config';
 import type { McpToolDefinition } from '../../common/mcp-context';
 import { TOOL_NAMES } from '../../common/tool-specs';
+import { webSearchOffer } from '../../common/web-search';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '../system-prompt';
 import { valueDigest } from '../../common/digest';
 import type { TranscriptCacheSinks } from '../definitions';
@@ -77,11 +78,16 @@ export function requestContextOf(
   system: RequestContext['system'],
   userContext: string | undefined,
   mcpTools: readonly McpToolDefinition[] = [],
+  sessionContext?: SessionContext,
 ): RequestContext {
   const context: RequestContext = { system, userContext, toolNames: config.tools ?? [...TOOL_NAMES] };
   if (config.jsonSchema) context.structuredOutputSchema = config.jsonSchema;
   // Absent when there are none: the digest of a conversation without MCP servers is what it was.
   if (mcpTools.length > 0) context.mcpTools = [...mcpTools];
+  // Deny rules of the flags and of the settings files alike stop offering it.
+  const deny = [...(config.permissions?.deny ?? []), ...(sessionContext?.permissionSettings?.deny.map((entry) => entry.rule) ?? [])];
+  const webSearch = webSearchOffer({ webSearch: config.webSearch, tools: config.tools, permissions: { deny } });
+  if (webSearch) context.webSearch = webSearch;
   return context;
 }
 
@@ -109,7 +115,7 @@ export class SessionPrompts {
 
   /** Names the request context (these prompt layers and the tools) by digest and makes it available to workers. */
   register(system: RequestContext['system'], userContext: string | undefined): string {
-    return this.contexts.register(requestContextOf(this.sources.config(), system, userContext, this.sources.mcpTools()));
+    return this.contexts.register(requestContextOf(this.sources.config(), system, userContext, this.sources.mcpTools(), this.sources.sessionContext()));
   }
 
   /** The digest of the request context in effect (registered by the last model call, or now). */

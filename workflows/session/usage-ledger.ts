@@ -6,7 +6,7 @@
  */
 import type { ConversationConfig } from '../../common/config';
 import { costOfUsage } from '../../common/cost';
-import { EMPTY_USAGE, type Usage, addUsage } from '../../common/messages';
+import { EMPTY_USAGE, type Usage, addUsage, subtractUsage } from '../../common/messages';
 import type { ModelUsage, Terminal } from '../../common/result';
 import type { QueryInProgress } from '../definitions';
 import { QueryAccounting } from '../query/accounting';
@@ -93,13 +93,4 @@ export class UsageLedger {
   carried(): { usage: Usage; totalCostUsd: number } {
     return { usage: this.sessionUsage, totalCostUsd: this.sessionCostUsd };
   }
-}
-
-function subtractUsage(after: Usage, before: Usage): Usage {
-  return {
-    input_tokens: after.input_tokens - before.input_tokens,
-    output_tokens: after.output_tokens - before.output_tokens,
-    cache_creation_input_tokens: after.cache_creation_input_tokens - before.cache_creation_input_tokens,
-    cache_read_input_tokens: after.cache_read_input_tokens - before.cache_read_input_tokens,
-  };
 }

@@ -121,6 +121,10 @@ export function slimForStream(event: ConversationEvent): ConversationEvent {
   }
   if (message.type === 'assistant') {
     const content = message.message.content.map((block) => {
+      // A search's encrypted results (kilobytes each, up to max_uses searches) are the model's; readers show titles and URLs.
+      if (block.type === 'web_search_tool_result' && Array.isArray(block.content)) {
+        return { ...block, content: block.content.map((result) => ({ ...result, encrypted_content: '' })) };
+      }
       if (block.type !== 'tool_use') return block;
       const input = JSON.stringify(block.input ?? null);
       return input.length > STREAM_TOOL_CHARS ? { ...block, input: { truncated: cut(input) } } : block;
