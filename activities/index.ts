@@ -4,6 +4,7 @@
  * directories).
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { smallModelReader } from './small-model';
 import type { Client } from '@temporalio/client';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,7 +68,12 @@ export function createActivities(deps: ActivityDeps): Activities {
           .signal(toolUseStreamedSignal, { requestId: target.requestId, ...report });
       }
     : undefined;
-  const tools = createToolRunner({ stateDir: deps.stateDir, executeTool, temporalClient: deps.temporalClient });
+  const tools = createToolRunner({
+    stateDir: deps.stateDir,
+    executeTool,
+    temporalClient: deps.temporalClient,
+    readWithSmallModel: deps.anthropic ? smallModelReader(deps.anthropic) : undefined,
+  });
   const modelDeps: CallModelDeps = {
     anthropic: deps.anthropic,
     reportToolUse,

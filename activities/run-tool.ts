@@ -37,6 +37,8 @@ export interface RunToolDeps {
   executeTool(name: string, input: unknown, context: ToolExecutionContext): Promise<ToolExecutionResult>;
   /** Publishes output progress to the conversation's live channel (issue 10). */
   temporalClient?: Client;
+  /** WebFetch's small fast model (activities/small-model.ts); absent: the page itself is the answer. */
+  readWithSmallModel?: ToolExecutionContext['readWithSmallModel'];
 }
 
 export function createRunTool(deps: RunToolDeps) {
@@ -157,6 +159,7 @@ export function createToolRunner(deps: RunToolDeps) {
         stateDir: deps.stateDir,
         beginEffect,
         askDomain: input.access?.askForDomains ? askConversation(deps.temporalClient, context, input.toolUseId) : undefined,
+        readWithSmallModel: deps.readWithSmallModel,
       });
     } catch (error) {
       if (context.cancellationSignal.aborted) {

@@ -85,7 +85,7 @@ export function isHostLocalAddress(address: string): boolean {
  * bound to every address (`0.0.0.0`, a published container port such as docker-compose's Temporal
  * on 7233) answers on each of them as on loopback.
  */
-function hostInterfaceAddresses(): Set<string> {
+export function hostInterfaceAddresses(): Set<string> {
   const addresses = Object.values(os.networkInterfaces())
     .flatMap((entries) => entries ?? [])
     .map((entry) => normalizeHost(entry.address));
@@ -93,7 +93,7 @@ function hostInterfaceAddresses(): Set<string> {
 }
 
 /** Whether `address` is one of `addresses`, in any spelling (an IPv4-mapped IPv6 address as the IPv4 it maps). */
-function containsAddress(addresses: ReadonlySet<string>, address: string): boolean {
+export function containsAddress(addresses: ReadonlySet<string>, address: string): boolean {
   const normalized = normalizeHost(address);
   const family = normalized === undefined ? 0 : net.isIP(normalized);
   if (family === 0) return false;
@@ -106,7 +106,7 @@ function containsAddress(addresses: ReadonlySet<string>, address: string): boole
 }
 
 /** The addresses a normalized host stands for: itself when it is an IP literal, else what it resolves to ([] when it does not). */
-async function addressesOf(name: string): Promise<string[]> {
+export async function addressesOf(name: string): Promise<string[]> {
   if (net.isIP(name)) return [name];
   return (await lookup(name, { all: true }).catch(() => [])).map((entry) => entry.address);
 }
@@ -153,7 +153,7 @@ export async function resolveTarget(
 }
 
 /** "address:port" of the worker's Temporal server (TEMPORAL_ADDRESS, default localhost:7233), resolved, for `resolveTarget`. */
-async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Promise<Set<string>> {
+export async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Promise<Set<string>> {
   const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address.trim());
   if (!match) return new Set();

@@ -106,6 +106,11 @@ function ruleMatches(entry: RuleWithSource, view: CallView, targets: readonly st
   const rule = tryParsePermissionRule(entry.rule);
   if (!rule || !ruleCoversTool(rule.toolName, view.toolName, view.mcpServer)) return false;
   if (rule.content === undefined) return true;
+  const spec = getToolSpec(view.toolName);
+  if (spec?.ruleMatches) {
+    const parsed = spec.inputSchema.safeParse(view.input);
+    return parsed.success && spec.ruleMatches(parsed.data, rule.content);
+  }
   if (view.toolName === 'Bash' || targets.length === 0) return false;
   const matches = (target: string) => pathMatchesRule(rule.content!, target, { cwd: view.cwd, homeDir: view.homeDir });
   return mode === 'any' ? targets.some(matches) : targets.every(matches);
@@ -362,6 +367,11 @@ export function timeoutMessage(toolName: string, waitedMs: number): string {
 export function ruleForAlways(toolName: string, input: unknown, cwd: string): string | undefined {
   // A Bash rule is made from the parsed command (common/bash-permissions.ts bashAlwaysRule): without its facts, none.
   if (toolName === 'Bash') return undefined;
+  const spec = getToolSpec(toolName);
+  if (spec?.alwaysRule) {
+    const parsed = spec.inputSchema.safeParse(input);
+    return (parsed.success ? spec.alwaysRule(parsed.data) : undefined) ?? toolName;
+  }
   const [first] = toolPaths(toolName, input, cwd);
   if (!first) return toolName;
   const directory = getToolSpec(toolName)?.fileAccess?.target === 'directory' ? first : first.slice(0, first.lastIndexOf('/')) || '/';

@@ -67,6 +67,14 @@ export interface ToolSpec<Schema extends z.ZodType = z.ZodType> {
    * it does not exist; `newId`: a fresh random id, for what the edit creates.
    */
   editFile?(input: z.infer<Schema>, text: string | undefined, context: { readonly filePath: string; newId(): string }): FileEdit;
+  /**
+   * A tool whose permission rules carry a specifier of its own (`WebFetch(domain:example.com)`):
+   * whether the rule's `content` covers the call. Unset: specifiers are paths (file tools) or the
+   * parsed command (Bash); for any other tool a rule with a specifier covers nothing.
+   */
+  ruleMatches?(input: z.infer<Schema>, content: string): boolean;
+  /** The allow rule "Yes, and don't ask again" adds for such a tool (`WebFetch(domain:example.com)`); unset or undefined: the tool's name. */
+  alwaysRule?(input: z.infer<Schema>): string | undefined;
   /** A file format the tool edits, and how Read shows such a file (NotebookEdit: a `.ipynb` as its cells). */
   readonly fileFormat?: FileFormat;
 }

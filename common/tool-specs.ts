@@ -11,6 +11,7 @@ import { notebookEditToolSpec } from './tools/notebook-edit';
 import { bashToolSpec } from './tools/bash';
 import { globToolSpec } from './tools/glob';
 import { grepToolSpec } from './tools/grep';
+import { webFetchToolSpec } from './tools/web-fetch';
 import { agentToolSpec } from './tools/agent';
 import { taskOutputToolSpec } from './tools/task-output';
 import { taskStopToolSpec } from './tools/task-stop';
@@ -45,6 +46,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   bashToolSpec,
   globToolSpec,
   grepToolSpec,
+  webFetchToolSpec,
   agentToolSpec,
   // Issue 21: background commands (workflows/background/commands.ts).
   taskOutputToolSpec,

@@ -13,6 +13,7 @@ import { globToolSpec } from '../../common/tools/glob';
 import { grepToolSpec } from '../../common/tools/grep';
 import { readToolSpec } from '../../common/tools/read';
 import { writeToolSpec } from '../../common/tools/write';
+import { webFetchToolSpec } from '../../common/tools/web-fetch';
 import { executeBash } from './bash';
 import { executeEdit } from './edit';
 import { executeFileEdit } from './file-edit';
@@ -20,6 +21,7 @@ import { executeGlob } from './glob';
 import { executeGrep } from './grep';
 import { executeRead } from './read';
 import { executeWrite } from './write';
+import { executeWebFetch } from './web-fetch';
 import type { ToolExecutionContext, ToolExecutionResult } from './types';
 
 export type { ToolExecutionContext, ToolExecutionResult } from './types';
@@ -55,6 +57,7 @@ const IMPLEMENTATIONS: Readonly<Record<string, ToolImplementation>> = {
   [bashToolSpec.name]: implement(bashToolSpec, executeBash),
   [globToolSpec.name]: implement(globToolSpec, executeGlob),
   [grepToolSpec.name]: implement(grepToolSpec, executeGrep),
+  [webFetchToolSpec.name]: implement(webFetchToolSpec, executeWebFetch),
   ...Object.fromEntries(
     TOOL_SPECS.filter((spec) => spec.editFile !== undefined).map((spec) => [
       spec.name,

@@ -42,6 +42,11 @@ export interface ToolExecutionContext {
    * `sandbox.network.allowedDomains` (ToolAccess.askForDomains). Absent: such domains are refused.
    */
   askDomain?: AskDomain;
+  /**
+   * WebFetch: a small fast model (Claude Code's Haiku-class) answers `prompt` (the page and the
+   * call's question) in plain text. Absent (no model client on this worker): the page itself is the answer.
+   */
+  readWithSmallModel?: (prompt: string, signal: AbortSignal) => Promise<string>;
 }
 
 /** Up to this many characters of a file tool's intended content are journaled, to finish a torn write. */

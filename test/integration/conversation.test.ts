@@ -66,6 +66,7 @@ describe('conversation workflow', () => {
       'Bash',
       'Glob',
       'Grep',
+      'WebFetch',
       'Agent',
       'TaskOutput',
       'TaskStop',

@@ -65,6 +65,7 @@ describe('subagents', () => {
       'Bash',
       'Glob',
       'Grep',
+      'WebFetch',
       'TaskOutput',
       'TaskStop',
       'TaskCreate',

@@ -60,6 +60,7 @@ describe('tool specs registry', () => {
       'Bash',
       'Glob',
       'Grep',
+      'WebFetch',
       'Agent',
       'TaskOutput',
       'TaskStop',
@@ -128,7 +129,7 @@ describe('tool specs registry', () => {
   it('finds specs by name and returns undefined for unknown tools', () => {
     expect(getToolSpec('Read')?.name).toBe('Read');
     expect(getToolSpec('read')).toBeUndefined();
-    expect(getToolSpec('WebFetch')).toBeUndefined();
+    expect(getToolSpec('WebSearch')).toBeUndefined(); // the API's server tool, not one of ours
     expect(isToolName('Grep')).toBe(true);
     expect(isToolName('grep')).toBe(false);
   });
@@ -143,6 +144,7 @@ describe('tool specs registry', () => {
       Bash: 30_000,
       Glob: 20_000,
       Grep: 20_000,
+      WebFetch: 100_000,
       Agent: 100_000,
       TaskOutput: 30_000,
       TaskStop: 10_000,

@@ -84,11 +84,11 @@ const isRoot = process.getuid?.() === 0;
 
 describe('executeTool dispatch and validation', () => {
   it('returns an error result for an unknown tool', async () => {
-    const result = await executeTool('WebFetch', { url: 'x' }, context());
+    const result = await executeTool('WebBrowse', { url: 'x' }, context());
     expect(result).toEqual({
       isError: true,
       content:
-        'No such tool available: WebFetch. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList, EnterWorktree, ExitWorktree',
+        'No such tool available: WebBrowse. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, WebFetch, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList, EnterWorktree, ExitWorktree',
     });
   });
 

@@ -1,0 +1,70 @@
+/**
+ * WebFetch tool spec (issue 33; pure, the workflow bundle imports it): Claude Code's tool — a URL
+ * and a prompt; the page is fetched on the worker, converted to Markdown and read with the prompt
+ * by a small fast model (activities/tools/web-fetch.ts). Permission rules name its domain:
+ * `WebFetch(domain:example.com)` (`*.example.com` its subdomains); with no rule it asks.
+ */
+import { z } from 'zod';
+import { defineTool } from '../tool-spec';
+
+/** The result the model gets is cut to this many characters. */
+export const WEB_FETCH_MAX_RESULT_CHARS = 100_000;
+
+export const webFetchInputSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: 'must be a fully-formed http(s) URL' }).describe('The URL to fetch content from'),
+  prompt: z.string().min(1).describe('The prompt to run on the fetched content'),
+});
+
+export type WebFetchInput = z.infer<typeof webFetchInputSchema>;
+
+/** The host a call fetches, lower case (no port), or undefined for a URL that does not parse. */
+export function webFetchHost(input: { url?: unknown }): string | undefined {
+  if (typeof input.url !== 'string') return undefined;
+  try {
+    return new URL(input.url).hostname
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a rule's specifier covers the call: `domain:example.com` that host exactly,
+ * `domain:*.example.com` its subdomains; any other specifier covers nothing (a rule we do not
+ * understand never allows).
+ */
+export function webFetchRuleMatches(input: { url?: unknown }, content: string): boolean {
+  const host = webFetchHost(input);
+  const match = /^domain:(.+)$/.exec(content.trim());
+  if (host === undefined || !match) return false;
+  const domain = match[1].trim().toLowerCase().replace(/\.$/, '');
+  if (domain.startsWith('*.')) return host.endsWith(domain.slice(1)) && host.length > domain.length - 1;
+  return host === domain;
+}
+
+export const webFetchToolSpec = defineTool({
+  name: 'WebFetch',
+  description: `- Fetches the content of a URL and answers a prompt about it
+- Takes a URL and a prompt: the page is fetched, HTML is converted to Markdown, and a small fast model reads it with the prompt; you get that model's answer, not the raw page
+- Use it to read web pages, documentation and other public text
+- The URL must be fully formed (http:// or https://); http:// is upgraded to https:// for public hosts
+- Read-only: it changes nothing
+- The prompt should say what you want from the page, e.g. "List the configuration options with their defaults"
+- Answers are cached for 15 minutes, so asking again about the same URL is quick
+- When the URL redirects to another host, you are told the new URL and not sent there: call WebFetch again with it
+- Addresses of the worker's own network (loopback, link-local, private) are refused unless the user's settings allow them
+- If an MCP-provided web fetch tool is available, prefer it`,
+  inputSchema: webFetchInputSchema,
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  maxResultSizeChars: WEB_FETCH_MAX_RESULT_CHARS,
+  summarize: (input) => `Fetch ${input.url}`,
+  ruleMatches: webFetchRuleMatches,
+  alwaysRule: (input) => {
+    const host = webFetchHost(input);
+    return host === undefined || /[()\s]/.test(host) ? undefined : `WebFetch(domain:${host})`;
+  },
+  describeResult: (_input, content) => /^Received [^\n]+/.exec(content)?.[0],
+});
