@@ -75,6 +75,10 @@ export interface ToolHooks {
   matchesPreToolUse(toolName: string): boolean;
   /** Before a compaction's model call. */
   preCompact(trigger: 'manual' | 'auto', customInstructions: string | undefined): Promise<void>;
+  /** A top-level turn ended on an API error: StopFailure hooks (issue 33; output ignored). */
+  stopFailure?(error: string, lastAssistantMessage: string | undefined): Promise<void>;
+  /** After a compaction's summary (issue 33). */
+  postCompact(trigger: 'manual' | 'auto', summary: string): Promise<void>;
   /** A subagent's SubagentStop hooks, folded into its Stop decision (only a subagent's hooks have it). */
   readonly subagentStop?: (args: { lastAssistantMessage: string; stopHookActive: boolean }, decision: StopHookDecision) => Promise<StopHookDecision>;
   /** The hook settings, for a subagent to inherit (undefined: none configured). */
