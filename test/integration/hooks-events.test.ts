@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROMPT_HOOK_SYSTEM } from '../../common/hooks';
 import type { RecordedRequest } from '../../testing/scripted-model-server';
-import { type Harness, createHarness } from '../helpers/harness';
+import { type Harness, createHarness, eventually } from '../helpers/harness';
 
 let harness: Harness | undefined;
 let server: http.Server | undefined;
@@ -197,6 +197,8 @@ describe('issue 33: hook events and handler kinds', () => {
     const projectLog = path.join(home, '.claude', 'logs', 'project-session.jsonl');
     await writeSettings(home, {
       SessionStart: [{ hooks: [command(`mkdir -p "$HOME/.claude/logs" && ${record('"$HOME/.claude/logs/user-session.jsonl"')}`)] }],
+      // The user's Stop hooks run too (the workspace's go through runStopHooks, sandboxed).
+      Stop: [{ hooks: [command(`mkdir -p "$HOME/.claude/logs" && ${record('"$HOME/.claude/logs/user-stop.jsonl"')}`)] }],
     });
     await writeSettings(harness.workspace, {
       // The same write to the real home (by its path), then a mark in the workspace (writable in the sandbox) that it ran.
@@ -206,8 +208,49 @@ describe('issue 33: hook events and handler kinds', () => {
     const started = await harness.api.start({ prompt: 'hi', config: harness.config(), taskQueue: harness.taskQueue });
     expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ subtype: 'success' });
     expect(await recorded(userLog)).toMatchObject([{ hook_event_name: 'SessionStart', source: 'startup', session_id: started.conversationId }]);
+    expect(await recorded(path.join(home, '.claude', 'logs', 'user-stop.jsonl'))).toMatchObject([
+      { hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: 'Hello.' },
+    ]);
     // The workspace's hook ran, in the sandbox: the home it sees is not the user's (private /tmp, read-only home).
     expect(await readFile(path.join(harness.workspace, 'project-ran.txt'), 'utf8')).toBe('ran\n');
     expect(await exists(projectLog)).toBe(false);
+  }, 120_000);
+
+  it("UserPromptExpansion gets a custom command's expansion and its stdout reaches the model; an async hook does not hold the loop and its context comes with the next prompt", async () => {
+    harness = await createHarness({
+      respond: (request) =>
+        harness!.model.requests.length === 1
+          ? { content: [{ type: 'tool_use', id: 'toolu_write', name: 'Write', input: { file_path: 'notes.txt', content: 'hi\n' } }] }
+          : { content: [{ type: 'text', text: `Answer ${harness!.model.requests.length}` }] },
+    });
+    await mkdir(path.join(harness.workspace, '.claude', 'commands'), { recursive: true });
+    await writeFile(path.join(harness.workspace, '.claude', 'commands', 'deploy.md'), 'Deploy $ARGUMENTS now.');
+    const lint = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'lint found 2 warnings' } });
+    await writeSettings(harness.workspace, {
+      UserPromptExpansion: [{ matcher: 'deploy', hooks: [command(`${record('expansion.jsonl')}; echo "Use the staging checklist."`)] }],
+      PostToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: `cat > /dev/null; echo '${lint}'`, async: true }] }],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: '/deploy prod', config: harness.config(), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ subtype: 'success' });
+    expect(await recorded('expansion.jsonl')).toMatchObject([
+      { hook_event_name: 'UserPromptExpansion', expansion_type: 'slash_command', command_name: 'deploy', command_args: 'prod', prompt: 'Deploy prod now.' },
+    ]);
+    const first = JSON.stringify(harness.model.requests[0].body.messages);
+    expect(first).toContain('Deploy prod now.');
+    expect(first).toContain('UserPromptExpansion:deploy hook success: Use the staging checklist.');
+    // The async hook's answer is in the feed when it ended; the model hears it with the next prompt.
+    await eventually(
+      async () => JSON.stringify((await harness!.api.events(started.conversationId)).events),
+      (text) => text.includes('lint found 2 warnings'),
+    );
+    const uuid = await harness.api.send(started.conversationId, 'next');
+    await harness.api.waitForResult(started.conversationId, uuid);
+    const last = harness.model.requests.at(-1)!;
+    expect(JSON.stringify(last.body.messages.at(-1))).toContain('lint found 2 warnings');
+    // Only once: the prompt after that does not repeat it.
+    const again = await harness.api.send(started.conversationId, 'and again');
+    await harness.api.waitForResult(started.conversationId, again);
+    expect(JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1))).not.toContain('lint found 2 warnings');
   }, 120_000);
 });

@@ -81,6 +81,8 @@ export interface ToolHooks {
   postCompact(trigger: 'manual' | 'auto', summary: string): Promise<void>;
   /** A subagent's SubagentStop hooks, folded into its Stop decision (only a subagent's hooks have it). */
   readonly subagentStop?: (args: { lastAssistantMessage: string; stopHookActive: boolean }, decision: StopHookDecision) => Promise<StopHookDecision>;
+  /** Issue 33: a top-level conversation's Stop hooks runStopHooks does not run (the user's, HTTP, prompt), folded into its decision. */
+  readonly stop?: (args: { lastAssistantMessage: string; stopHookActive: boolean }, decision: StopHookDecision) => Promise<StopHookDecision>;
   /** The hook settings, for a subagent to inherit (undefined: none configured). */
   readonly inheritable: HookSettings | undefined;
 }

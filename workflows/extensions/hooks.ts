@@ -104,6 +104,27 @@ export class SessionHooks implements ToolHooks, SessionPart {
   }
 
   /**
+   * Issue 33: the Stop hooks the session context's path (runStopHooks: the workspace's command
+   * hooks, sandboxed) does not run — the user's own (as the user) and HTTP and prompt hooks —
+   * folded into the same Stop decision. Undefined for a subagent (SubagentStop instead).
+   */
+  get stop(): ToolHooks['stop'] {
+    if (this.host.subagent || !this.state.settings?.Stop) return undefined;
+    return async ({ lastAssistantMessage, stopHookActive }, before) => {
+      const event: HookEvent = { hook_event_name: 'Stop', stop_hook_active: stopHookActive, last_assistant_message: lastAssistantMessage };
+      const { decision } = await this.run(event, undefined, (hook) => hook.scope === 'user' || hook.type !== 'command');
+      if (!decision) return before;
+      const feedback = decision.blocked && decision.blockingMessage ? [decision.blockingMessage.replace(/^Stop hook feedback:\n/, '')] : [];
+      return {
+        ...before,
+        blockingErrors: [...before.blockingErrors, ...feedback],
+        preventContinuation: before.preventContinuation || decision.preventContinuation,
+        ...(decision.stopReason !== undefined && { stopReason: decision.stopReason }),
+      };
+    };
+  }
+
+  /**
    * Session start: every command hook of the settings files `--setting-sources` allows, read on
    * the workspace's host (one activity; its result is recorded and carried). A failure is a
    * warning and the conversation goes on without hooks (its Stop hooks come with the session context).
@@ -131,8 +152,8 @@ export class SessionHooks implements ToolHooks, SessionPart {
    * decideHookOutcome on its recorded outcome. Messages for people go to the feed. A hook run that
    * fails as a whole (the worker could not run it after retries) is `failed`.
    */
-  private async run(event: HookEvent, summary?: string): Promise<{ decision?: HookDecision; failed?: string }> {
-    const selected = this.state.settings ? selectHookCommands(this.state.settings, event) : [];
+  private async run(event: HookEvent, summary?: string, only?: (hook: HookHandler) => boolean): Promise<{ decision?: HookDecision; failed?: string }> {
+    const selected = (this.state.settings ? selectHookCommands(this.state.settings, event) : []).filter((hook) => !only || only(hook));
     const { blocking, background } = splitAsyncHooks(selected);
     // `async: true` hooks run beside the loop; what they say reaches the model with the next prompt (Claude Code).
     if (background.length > 0) this.runInBackground(event, background);
