@@ -218,7 +218,7 @@ describe('issue 33: hook events and handler kinds', () => {
 
   it("UserPromptExpansion gets a custom command's expansion and its stdout reaches the model; an async hook does not hold the loop and its context comes with the next prompt", async () => {
     harness = await createHarness({
-      respond: (request) =>
+      respond: () =>
         harness!.model.requests.length === 1
           ? { content: [{ type: 'tool_use', id: 'toolu_write', name: 'Write', input: { file_path: 'notes.txt', content: 'hi\n' } }] }
           : { content: [{ type: 'text', text: `Answer ${harness!.model.requests.length}` }] },
