@@ -253,4 +253,66 @@ describe('issue 33: hook events and handler kinds', () => {
     await harness.api.waitForResult(started.conversationId, again);
     expect(JSON.stringify(harness.model.requests.at(-1)!.body.messages.at(-1))).not.toContain('lint found 2 warnings');
   }, 120_000);
+
+  it('InstructionsLoaded for CLAUDE.md, SubagentStart (its context reaches the subagent), PermissionDenied on a deny rule (retry), PostCompact with the summary', async () => {
+    const text = (request: RecordedRequest) => JSON.stringify(request.body.messages);
+    const isCompaction = (request: RecordedRequest) => text(request).includes('write a detailed summary of the conversation');
+    const isChild = (request: RecordedRequest) => JSON.stringify(request.body.messages[0]).includes('CHILD-TASK');
+    harness = await createHarness({
+      respond: (request) => {
+        if (isCompaction(request)) return { content: [{ type: 'text', text: '<summary>Earlier: one agent ran.</summary>' }] };
+        if (isChild(request)) return { content: [{ type: 'text', text: 'Child done.' }] };
+        const main = harness!.model.requests.filter((one) => !isChild(one) && !isCompaction(one)).length;
+        if (main === 1) {
+          return {
+            content: [
+              {
+                type: 'tool_use',
+                id: 'toolu_agent',
+                name: 'Agent',
+                input: { description: 'look', prompt: 'CHILD-TASK list files', subagent_type: 'general-purpose' },
+              },
+              { type: 'tool_use', id: 'toolu_rm', name: 'Bash', input: { command: 'rm -rf build' } },
+            ],
+          };
+        }
+        return { content: [{ type: 'text', text: 'Done.' }] };
+      },
+    });
+    await writeFile(path.join(harness.workspace, 'CLAUDE.md'), 'Be careful.');
+    const start = JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: 'Subagent rule: be brief.' } });
+    const retry = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PermissionDenied', retry: true } });
+    await writeSettings(harness.workspace, {
+      InstructionsLoaded: [{ hooks: [command(record('instructions.jsonl'))] }],
+      SubagentStart: [{ matcher: 'general-purpose', hooks: [command(`${record('subagent-start.jsonl')}; echo '${start}'`)] }],
+      PermissionDenied: [{ matcher: 'Bash', hooks: [command(`${record('denied.jsonl')}; echo '${retry}'`)] }],
+      PostCompact: [{ matcher: 'manual', hooks: [command(record('post-compact.jsonl'))] }],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'go', config: harness.config({ permissions: { deny: ['Bash(rm:*)'] } }), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ subtype: 'success', result: 'Done.' });
+
+    expect(await recorded('instructions.jsonl')).toMatchObject([
+      { hook_event_name: 'InstructionsLoaded', file_path: expect.stringMatching(/CLAUDE\.md$/), memory_type: 'Project', load_reason: 'session_start' },
+    ]);
+    expect(await recorded('subagent-start.jsonl')).toMatchObject([
+      { hook_event_name: 'SubagentStart', agent_id: 'toolu_agent', agent_type: 'general-purpose' },
+    ]);
+    const child = harness.model.requests.find(isChild)!;
+    expect(text(child)).toContain('Subagent rule: be brief.');
+    expect(await recorded('denied.jsonl')).toMatchObject([
+      { hook_event_name: 'PermissionDenied', tool_name: 'Bash', tool_use_id: 'toolu_rm', tool_input: { command: 'rm -rf build' }, reason: expect.any(String) },
+    ]);
+    const after = harness.model.requests.filter((one) => !isChild(one) && !isCompaction(one))[1];
+    expect(resultOf(after, 'toolu_rm')).toMatchObject({
+      is_error: true,
+      content: expect.stringContaining('A PermissionDenied hook says you may retry this call.'),
+    });
+
+    const uuid = await harness.api.send(started.conversationId, '/compact');
+    await harness.api.waitForResult(started.conversationId, uuid);
+    expect(await recorded('post-compact.jsonl')).toMatchObject([
+      { hook_event_name: 'PostCompact', trigger: 'manual', compact_summary: expect.stringContaining('Earlier: one agent ran.') },
+    ]);
+  }, 120_000);
 });
