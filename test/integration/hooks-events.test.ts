@@ -315,4 +315,23 @@ describe('issue 33: hook events and handler kinds', () => {
       { hook_event_name: 'PostCompact', trigger: 'manual', compact_summary: expect.stringContaining('Earlier: one agent ran.') },
     ]);
   }, 120_000);
+
+  it('StopFailure when the turn ends on an API error, matched on the error kind (Stop does not run)', async () => {
+    harness = await createHarness({ respond: () => ({ error: { status: 401, message: 'invalid x-api-key' } }) });
+    await writeSettings(harness.workspace, {
+      StopFailure: [
+        { matcher: 'authentication_failed', hooks: [command(record('stop-failure.jsonl'))] },
+        { matcher: 'rate_limit', hooks: [command(record('rate-limit.jsonl'))] },
+      ],
+      Stop: [{ hooks: [command(record('stop.jsonl'))] }],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'go', config: harness.config(), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ is_error: true });
+    expect(await recorded('stop-failure.jsonl')).toMatchObject([
+      { hook_event_name: 'StopFailure', error: 'authentication_failed', error_details: expect.stringContaining('invalid x-api-key') },
+    ]);
+    expect(await recorded('rate-limit.jsonl')).toEqual([]);
+    expect(await recorded('stop.jsonl')).toEqual([]);
+  }, 120_000);
 });
