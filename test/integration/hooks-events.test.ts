@@ -287,6 +287,8 @@ describe('issue 33: hook events and handler kinds', () => {
       SubagentStart: [{ matcher: 'general-purpose', hooks: [command(`${record('subagent-start.jsonl')}; echo '${start}'`)] }],
       PermissionDenied: [{ matcher: 'Bash', hooks: [command(`${record('denied.jsonl')}; echo '${retry}'`)] }],
       PostCompact: [{ matcher: 'manual', hooks: [command(record('post-compact.jsonl'))] }],
+      // A denied call never ran: no PostToolUseFailure for it.
+      PostToolUseFailure: [{ hooks: [command(record('failure.jsonl'))] }],
     });
     await harness.startWorker();
     const started = await harness.api.start({ prompt: 'go', config: harness.config({ permissions: { deny: ['Bash(rm:*)'] } }), taskQueue: harness.taskQueue });
@@ -303,6 +305,7 @@ describe('issue 33: hook events and handler kinds', () => {
     expect(await recorded('denied.jsonl')).toMatchObject([
       { hook_event_name: 'PermissionDenied', tool_name: 'Bash', tool_use_id: 'toolu_rm', tool_input: { command: 'rm -rf build' }, reason: expect.any(String) },
     ]);
+    expect(await recorded('failure.jsonl')).toEqual([]);
     const after = harness.model.requests.filter((one) => !isChild(one) && !isCompaction(one))[1];
     expect(resultOf(after, 'toolu_rm')).toMatchObject({
       is_error: true,

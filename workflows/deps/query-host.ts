@@ -70,7 +70,7 @@ export interface ToolHooks {
   /** Before the permission check: block the call, or run it (with an updated input, and what the gate hears). */
   preToolUse(block: ToolUseBlock): Promise<PreToolUseAction>;
   /** Once after a tool that succeeded: the result with the hooks' messages beside it. */
-  postToolUse(block: ToolUseBlock, outcome: ToolOutcome): Promise<ToolOutcome>;
+  postToolUse(block: ToolUseBlock, outcome: ToolOutcome, ran?: boolean): Promise<ToolOutcome>;
   /** Whether PreToolUse hooks match this tool's calls: they run before the call, so it is not prefetched or started early. */
   matchesPreToolUse(toolName: string): boolean;
   /** Before a compaction's model call. */

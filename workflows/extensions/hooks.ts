@@ -374,10 +374,11 @@ export class SessionHooks implements ToolHooks, SessionPart {
   }
 
   /** PostToolUse, once after a tool that succeeded: its messages for the model beside the result. */
-  async postToolUse(block: ToolUseBlock, outcome: { content: string; isError: boolean }): Promise<{ content: string; isError: boolean }> {
+  async postToolUse(block: ToolUseBlock, outcome: { content: string; isError: boolean }, ran = true): Promise<{ content: string; isError: boolean }> {
     const input = this.updatedInputs.get(block.id) ?? block.input;
     this.updatedInputs.delete(block.id);
-    if (outcome.isError) return this.postToolUseFailure(block, input, outcome);
+    // An error of a call that ran: PostToolUseFailure; one that never ran (blocked, denied): nothing.
+    if (outcome.isError) return ran ? this.postToolUseFailure(block, input, outcome) : outcome;
     const event: HookEvent = {
       hook_event_name: 'PostToolUse',
       tool_name: block.name,
