@@ -438,14 +438,6 @@ export class SessionHooks implements ToolHooks, SessionPart {
     };
   }
 
-  /** Whether PermissionRequest hooks match this tool (else the gate asks without an activity). */
-  matchesPermissionRequest(toolName: string): boolean {
-    return (
-      !!this.state.settings?.PermissionRequest &&
-      selectHookCommands(this.state.settings, { hook_event_name: 'PermissionRequest', tool_name: toolName, tool_input: {} }).length > 0
-    );
-  }
-
   /**
    * PermissionDenied: the gate denied a call without a person (a deny rule, dontAsk, nobody to ask).
    * Returns the denial the model gets, with Claude Code's note when a hook says it may retry.
