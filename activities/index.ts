@@ -49,6 +49,8 @@ export interface ActivityDeps {
   // ---- issue 22 (extensions): MCP and hooks ----
   /** The worker's MCP connections (default: one manager per createActivities call); close it on shutdown. */
   mcpConnections?: McpConnectionManager;
+  /** Issue 33: the user's home (default os.homedir()): the user's hook settings, and HOME for their hooks. */
+  home?: string;
 }
 
 /** Cache misses are filled from the conversation's own queries (they write no history). */
@@ -95,7 +97,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     checkStructuredOutput,
     // ---- issue 22 (extensions): loadMcpConfig, listMcpServers, callMcpTool, loadHookSettings, runHooks ----
     ...createMcpActivities({ connections: deps.mcpConnections ?? new McpConnectionManager(), stateDir: deps.stateDir }),
-    ...createHookActivities({ stateDir: deps.stateDir }),
+    ...createHookActivities({ stateDir: deps.stateDir, anthropic: deps.anthropic, ...(deps.home ? { home: deps.home } : {}) }),
     // Issue 21 (background work): background commands, TaskOutput/TaskStop, cron Schedules. Not called by workflows yet.
     ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),
     // SendMessage to a finished agent (issue 21 item 3): readAgentTranscript.

@@ -7,7 +7,11 @@
  */
 import { z } from 'zod';
 
-/** Every command hook event Claude Code has that this engine has a place for. */
+/**
+ * Every hook event Claude Code documents that this engine has a place for (the settings keep
+ * them; which ones fire, and where, is workflows/extensions/hooks.ts; WorktreeCreate and
+ * WorktreeRemove are fired by the worktree code through `worktreeHookEvent`).
+ */
 export const HOOK_EVENTS = [
   'PreToolUse',
   'PostToolUse',
@@ -18,42 +22,135 @@ export const HOOK_EVENTS = [
   'SubagentStop',
   'PreCompact',
   'Notification',
+  // issue 33
+  'PermissionRequest',
+  'PermissionDenied',
+  'PostToolUseFailure',
+  'SubagentStart',
+  'TaskCreated',
+  'TaskCompleted',
+  'StopFailure',
+  'PostCompact',
+  'InstructionsLoaded',
+  'ConfigChange',
+  'CwdChanged',
+  'UserPromptExpansion',
+  'Setup',
+  'WorktreeCreate',
+  'WorktreeRemove',
 ] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
+
+/**
+ * Events Claude Code documents that have no place in this engine (agent teams, MCP elicitation
+ * dialogs, file watching): configured, they are reported as not supported and ignored.
+ */
+export const UNSUPPORTED_HOOK_EVENTS = ['TeammateIdle', 'Elicitation', 'ElicitationResult', 'FileChanged', 'PostToolBatch'] as const;
 
 export const SESSION_START_SOURCES = ['startup', 'resume', 'clear', 'compact'] as const;
 export const PRE_COMPACT_TRIGGERS = ['manual', 'auto'] as const;
 export const SESSION_END_REASONS = ['clear', 'logout', 'prompt_input_exit', 'other'] as const;
 /** Claude Code's notification types (the Notification matcher's field). */
 export const NOTIFICATION_TYPES = ['permission_prompt', 'idle_prompt', 'auth_success', 'elicitation_dialog'] as const;
+/** StopFailure's matcher field: the kind of API error that ended the turn. */
+export const STOP_FAILURE_ERRORS = [
+  'rate_limit',
+  'authentication_failed',
+  'billing_error',
+  'invalid_request',
+  'server_error',
+  'max_output_tokens',
+  'unknown',
+] as const;
+/** InstructionsLoaded's fields (its matcher is `load_reason`). */
+export const MEMORY_TYPES = ['User', 'Project', 'Local', 'Managed'] as const;
+export const INSTRUCTIONS_LOAD_REASONS = ['session_start', 'nested_traversal', 'path_glob_match', 'include', 'compact'] as const;
+/** ConfigChange's matcher field. */
+export const CONFIG_CHANGE_SOURCES = ['user_settings', 'project_settings', 'local_settings', 'policy_settings', 'skills'] as const;
+export const SETUP_TRIGGERS = ['init', 'maintenance'] as const;
 
-/** Claude Code's default per-hook timeout, in seconds. */
+/** Claude Code's default per-hook timeout, in seconds (command hooks; HTTP and prompt hooks have their own). */
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 60;
+/** Claude Code's default timeouts of prompt hooks (30 s) and HTTP hooks (as command hooks here). */
+export const DEFAULT_PROMPT_HOOK_TIMEOUT_SECONDS = 30;
 
-const commandHookSchema = z.object({
-  type: z.literal('command'),
-  command: z.string().min(1),
+/**
+ * Where a hook came from, set by the loader (never read from the file: a project's settings must
+ * not claim to be the user's). User hooks run as the user; project and local hooks are workspace
+ * content and run in the sandbox; plugin hooks as the plugin's scope says.
+ */
+export type HookScope = 'user' | 'project' | 'local' | 'plugin';
+
+const commonHookFields = {
   timeout: z.number().positive().optional(),
+  /** Claude Code: runs in the background without blocking; its output is delivered when it ends. */
+  async: z.boolean().optional(),
+  statusMessage: z.string().optional(),
+};
+const commandHookSchema = z.object({ type: z.literal('command'), command: z.string().min(1), ...commonHookFields });
+const httpHookSchema = z.object({
+  type: z.literal('http'),
+  url: z
+    .string()
+    .url()
+    .refine((url) => /^https?:\/\//i.test(url), 'must be an http:// or https:// URL'),
+  headers: z.record(z.string(), z.string()).optional(),
+  allowedEnvVars: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
+  ...commonHookFields,
 });
-export type HookCommand = z.infer<typeof commandHookSchema>;
+const promptHookSchema = z.object({ type: z.literal('prompt'), prompt: z.string().min(1), model: z.string().min(1).optional(), ...commonHookFields });
+const hookHandlerSchema = z.discriminatedUnion('type', [commandHookSchema, httpHookSchema, promptHookSchema]);
 
-/** One event's hooks in Claude Code's settings format: `[{matcher, hooks:[{type:"command", command, timeout}]}]`. */
-export const hookMatchersSchema = z.array(z.object({ matcher: z.string().optional(), hooks: z.array(commandHookSchema) }));
-export type HookMatcher = z.infer<typeof hookMatchersSchema>[number];
+/** One hook handler: a command, an HTTP endpoint or a prompt for a model (with where it came from). */
+export type HookHandler = z.infer<typeof hookHandlerSchema> & { scope?: HookScope };
+/** Kept under its first name: callers (plugins) build and select hooks as HookCommand. */
+export type HookCommand = HookHandler;
+export type CommandHook = Extract<HookHandler, { type: 'command' }>;
+export type HttpHook = Extract<HookHandler, { type: 'http' }>;
+export type PromptHook = Extract<HookHandler, { type: 'prompt' }>;
+/** The handler kinds that run here. */
+export const HOOK_HANDLER_TYPES = ['command', 'http', 'prompt'] as const;
+
+/** Events whose prompt hooks Claude Code supports (the rest take command and HTTP hooks). */
+export const PROMPT_HOOK_EVENTS: readonly HookEventName[] = [
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PermissionRequest',
+  'UserPromptSubmit',
+  'Stop',
+  'SubagentStop',
+  'TaskCreated',
+  'TaskCompleted',
+];
+
+/** A hook's name in messages and in its recorded outcome: the command, the URL, or the prompt. */
+export function hookLabel(hook: HookHandler): string {
+  switch (hook.type) {
+    case 'command':
+      return hook.command;
+    case 'http':
+      return hook.url;
+    case 'prompt':
+      return `prompt: ${hook.prompt.length <= 80 ? hook.prompt : `${hook.prompt.slice(0, 79)}…`}`;
+  }
+}
+
+/** One event's hooks in Claude Code's settings format: `[{matcher, hooks:[{type, …}]}]`. */
+export const hookMatchersSchema = z.array(z.object({ matcher: z.string().optional(), hooks: z.array(hookHandlerSchema) }));
+export type HookMatcher = { matcher?: string; hooks: HookHandler[] };
 /** A matcher whose hooks are read one by one (a bad hook is reported and skipped, not the whole matcher). */
 const matcherSchema = z.object({ matcher: z.string().optional(), hooks: z.array(z.unknown()) });
 /** Hooks by event, from one or more settings files (concatenated lowest precedence first). */
 export type HookSettings = Partial<Record<HookEventName, HookMatcher[]>>;
 
-/** Events Claude Code has that this engine does not run yet (reported, not an error). */
-const KNOWN_OTHER_EVENTS = ['PermissionRequest', 'PostToolUseFailure', 'PermissionDenied', 'SubagentStart', 'PreToolUseFailure'];
-
 /**
  * Reads a settings file's `hooks` object. Bad entries are reported with the file and the place and
- * skipped; the rest of the file's hooks are kept. Hook types other than `command` (prompt, http,
- * agent) are reported as not supported.
+ * skipped; the rest of the file's hooks are kept. Handler kinds that do not run here (`agent`,
+ * `mcp_tool`) and events without a place here are reported as not supported. `scope` (where the
+ * file is: the user's, the project's…) is put on every hook; the file cannot set it.
  */
-export function parseHookSettings(value: unknown, file: string): { hooks: HookSettings; problems: string[] } {
+export function parseHookSettings(value: unknown, file: string, scope?: HookScope): { hooks: HookSettings; problems: string[] } {
   const hooks: HookSettings = {};
   const problems: string[] = [];
   if (value === undefined) return { hooks, problems };
@@ -63,8 +160,8 @@ export function parseHookSettings(value: unknown, file: string): { hooks: HookSe
   for (const [event, matchers] of Object.entries(value)) {
     if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
       problems.push(
-        KNOWN_OTHER_EVENTS.includes(event)
-          ? `${file}: hooks.${event} is not run by durable-agent yet; it was ignored.`
+        (UNSUPPORTED_HOOK_EVENTS as readonly string[]).includes(event)
+          ? `${file}: hooks.${event} is a Claude Code event durable-agent does not support (it has no place here); it was ignored.`
           : `${file}: hooks.${event} is not a hook event (one of ${HOOK_EVENTS.join(', ')}); it was ignored.`,
       );
       continue;
@@ -85,20 +182,28 @@ export function parseHookSettings(value: unknown, file: string): { hooks: HookSe
         problems.push(`${file}: ${at}.matcher ${JSON.stringify(parsed.data.matcher)} is not a valid regular expression; it was ignored.`);
         return;
       }
-      const commands: HookCommand[] = [];
+      const handlers: HookHandler[] = [];
       parsed.data.hooks.forEach((hook, hookIndex) => {
-        const command = commandHookSchema.safeParse(hook);
-        if (command.success) commands.push(command.data);
-        else {
-          const type = (hook as { type?: unknown } | null)?.type;
-          problems.push(
-            typeof type === 'string' && type !== 'command'
-              ? `${file}: ${at}.hooks[${hookIndex}] has type "${type}"; only "command" hooks run here; it was ignored.`
-              : `${file}: ${at}.hooks[${hookIndex}] is not {type:"command", command, timeout?}: ${command.error.issues.map((issue) => `${issue.path.join('.') || 'hook'}: ${issue.message}`).join('; ')}; it was ignored.`,
-          );
+        const where = `${file}: ${at}.hooks[${hookIndex}]`;
+        const type = (hook as { type?: unknown } | null)?.type;
+        if (typeof type === 'string' && !(HOOK_HANDLER_TYPES as readonly string[]).includes(type)) {
+          problems.push(`${where} has type "${type}"; only ${HOOK_HANDLER_TYPES.map((kind) => `"${kind}"`).join(', ')} hooks run here; it was ignored.`);
+          return;
         }
+        const handler = hookHandlerSchema.safeParse(hook);
+        if (!handler.success) {
+          problems.push(
+            `${where} is not a valid ${typeof type === 'string' ? `"${type}" ` : ''}hook: ${handler.error.issues.map((issue) => `${issue.path.join('.') || 'hook'}: ${issue.message}`).join('; ')}; it was ignored.`,
+          );
+          return;
+        }
+        if (handler.data.type === 'prompt' && !PROMPT_HOOK_EVENTS.includes(event as HookEventName)) {
+          problems.push(`${where}: ${event} does not take prompt hooks (only ${PROMPT_HOOK_EVENTS.join(', ')}); it was ignored.`);
+          return;
+        }
+        handlers.push(scope ? { ...handler.data, scope } : handler.data);
       });
-      if (commands.length > 0) kept.push({ ...(parsed.data.matcher !== undefined ? { matcher: parsed.data.matcher } : {}), hooks: commands });
+      if (handlers.length > 0) kept.push({ ...(parsed.data.matcher !== undefined ? { matcher: parsed.data.matcher } : {}), hooks: handlers });
     });
     if (kept.length > 0) hooks[event as HookEventName] = [...(hooks[event as HookEventName] ?? []), ...kept];
   }
@@ -158,7 +263,55 @@ export type HookEvent =
   | { hook_event_name: 'Stop'; stop_hook_active: boolean; last_assistant_message?: string }
   | { hook_event_name: 'SubagentStop'; stop_hook_active: boolean; agent_id?: string; agent_type?: string; last_assistant_message?: string }
   | { hook_event_name: 'PreCompact'; trigger: (typeof PRE_COMPACT_TRIGGERS)[number]; custom_instructions: string }
-  | { hook_event_name: 'Notification'; message: string; notification_type: (typeof NOTIFICATION_TYPES)[number]; title?: string };
+  | { hook_event_name: 'Notification'; message: string; notification_type: (typeof NOTIFICATION_TYPES)[number]; title?: string }
+  // issue 33
+  | {
+      hook_event_name: 'PermissionRequest';
+      tool_name: string;
+      tool_input: Record<string, unknown>;
+      tool_use_id?: string;
+      permission_suggestions?: unknown[];
+    }
+  | { hook_event_name: 'PermissionDenied'; tool_name: string; tool_input: Record<string, unknown>; tool_use_id: string; reason: string }
+  | {
+      hook_event_name: 'PostToolUseFailure';
+      tool_name: string;
+      tool_input: Record<string, unknown>;
+      tool_use_id: string;
+      error: string;
+      is_interrupt?: boolean;
+    }
+  | { hook_event_name: 'SubagentStart'; agent_id: string; agent_type: string }
+  | { hook_event_name: 'TaskCreated' | 'TaskCompleted'; task_id: string; task_subject: string; task_description?: string }
+  | {
+      hook_event_name: 'StopFailure';
+      error: (typeof STOP_FAILURE_ERRORS)[number];
+      error_details?: string;
+      last_assistant_message?: string;
+    }
+  | { hook_event_name: 'PostCompact'; trigger: (typeof PRE_COMPACT_TRIGGERS)[number]; compact_summary: string }
+  | {
+      hook_event_name: 'InstructionsLoaded';
+      file_path: string;
+      memory_type: (typeof MEMORY_TYPES)[number];
+      load_reason: (typeof INSTRUCTIONS_LOAD_REASONS)[number];
+      globs?: string[];
+      trigger_file_path?: string;
+      parent_file_path?: string;
+    }
+  | { hook_event_name: 'ConfigChange'; source: (typeof CONFIG_CHANGE_SOURCES)[number]; file_path?: string }
+  | { hook_event_name: 'CwdChanged'; old_cwd: string; new_cwd: string }
+  | {
+      hook_event_name: 'UserPromptExpansion';
+      expansion_type: 'slash_command' | 'mcp_prompt';
+      command_name: string;
+      command_args: string;
+      command_source?: string;
+      prompt: string;
+    }
+  | { hook_event_name: 'Setup'; trigger: (typeof SETUP_TRIGGERS)[number] }
+  | { hook_event_name: 'WorktreeCreate'; name: string }
+  | { hook_event_name: 'WorktreeRemove'; worktree_path: string };
 
 /** Fields every hook input has. */
 export interface HookCommonInput {
@@ -178,23 +331,41 @@ export function hookMatchValue(event: HookEvent): string | undefined {
   switch (event.hook_event_name) {
     case 'PreToolUse':
     case 'PostToolUse':
+    case 'PermissionRequest':
+    case 'PermissionDenied':
+    case 'PostToolUseFailure':
       return event.tool_name;
     case 'SessionStart':
       return event.source;
     case 'PreCompact':
+    case 'PostCompact':
       return event.trigger;
     case 'Notification':
       return event.notification_type;
     case 'SessionEnd':
       return event.reason;
+    case 'SubagentStart':
+      return event.agent_type;
+    case 'SubagentStop':
+      return event.agent_type;
+    case 'StopFailure':
+      return event.error;
+    case 'InstructionsLoaded':
+      return event.load_reason;
+    case 'ConfigChange':
+      return event.source;
+    case 'UserPromptExpansion':
+      return event.command_name;
+    case 'Setup':
+      return event.trigger;
     default:
       return undefined;
   }
 }
 
 /**
- * The commands an event runs: those under a matching matcher (for events without a matcher,
- * all), each distinct command once (Claude Code deduplicates identical commands).
+ * The hooks an event runs: those under a matching matcher (for events without a matcher, all),
+ * each distinct hook once (Claude Code deduplicates identical commands and URLs).
  */
 export function selectHookCommands(settings: HookSettings, event: HookEvent): HookCommand[] {
   const value = hookMatchValue(event);
@@ -204,20 +375,71 @@ export function selectHookCommands(settings: HookSettings, event: HookEvent): Ho
   for (const matcher of settings[event.hook_event_name] ?? []) {
     if (hasMatcher && !hookMatcherMatches(matcher.matcher, value)) continue;
     for (const hook of matcher.hooks) {
-      if (seen.has(hook.command)) continue;
-      seen.add(hook.command);
+      const key = `${hook.type}\u0000${hook.type === 'prompt' ? hook.prompt : hookLabel(hook)}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
       selected.push(hook);
     }
   }
   return selected;
 }
 
+/** The hooks that hold the loop (the rest are `async: true`: they run beside it). */
+export function splitAsyncHooks(hooks: readonly HookHandler[]): { blocking: HookHandler[]; background: HookHandler[] } {
+  return { blocking: hooks.filter((hook) => hook.async !== true), background: hooks.filter((hook) => hook.async === true) };
+}
+
 /** Claude Code's name for the hook in messages: `PreToolUse:Bash`, `SessionStart:startup`, `UserPromptSubmit`. */
 export function hookDisplayName(event: HookEvent): string {
   const value = hookMatchValue(event);
-  return value !== undefined && event.hook_event_name !== 'SessionEnd' && event.hook_event_name !== 'Notification'
+  return value !== undefined && event.hook_event_name !== 'SessionEnd' && event.hook_event_name !== 'Notification' && event.hook_event_name !== 'SubagentStop'
     ? `${event.hook_event_name}:${value}`
     : event.hook_event_name;
+}
+
+/** StopFailure's `error` for the message of the API error that ended a turn (its matcher field). */
+export function stopFailureError(message: string): (typeof STOP_FAILURE_ERRORS)[number] {
+  if (/max_output_tokens|maximum output tokens/i.test(message)) return 'max_output_tokens';
+  if (/\b429\b|rate.?limit/i.test(message)) return 'rate_limit';
+  if (/\b401\b|authentication|api key|x-api-key/i.test(message)) return 'authentication_failed';
+  if (/billing|credit balance|payment/i.test(message)) return 'billing_error';
+  if (/\b400\b|invalid_request|prompt is too long/i.test(message)) return 'invalid_request';
+  if (/\b5\d\d\b|overloaded|server error|internal error|api_error/i.test(message)) return 'server_error';
+  return 'unknown';
+}
+
+/**
+ * WorktreeCreate / WorktreeRemove for the worktree code: the event to give runHooks (through the
+ * conversation's hooks, SessionHooks.worktreeCreate / worktreeRemove). A WorktreeCreate hook
+ * replaces git's worktree creation: it prints the new worktree's absolute path (command hooks on
+ * stdout; HTTP hooks as `hookSpecificOutput.worktreePath`); `decideWorktreeCreate` reads it.
+ */
+export function worktreeHookEvent(
+  action: { type: 'create'; name: string } | { type: 'remove'; worktreePath: string },
+): Extract<HookEvent, { hook_event_name: 'WorktreeCreate' | 'WorktreeRemove' }> {
+  return action.type === 'create'
+    ? { hook_event_name: 'WorktreeCreate', name: action.name }
+    : { hook_event_name: 'WorktreeRemove', worktree_path: action.worktreePath };
+}
+
+/**
+ * What WorktreeCreate's hooks decided: the path the first successful hook gave, or why creation
+ * failed (Claude Code: any non-zero exit fails the creation). No hooks: undefined (git creates it).
+ */
+export function decideWorktreeCreate(outcomes: readonly HookRunOutcome[]): { path: string } | { error: string } | undefined {
+  if (outcomes.length === 0) return undefined;
+  for (const outcome of outcomes) {
+    if (outcome.error !== undefined || outcome.timedOut) return { error: `WorktreeCreate hook [${outcome.command}]: ${outcome.error ?? 'timed out'}` };
+    if (outcome.exitCode !== 0) {
+      return {
+        error: `WorktreeCreate hook [${outcome.command}] failed with exit code ${outcome.exitCode}: ${clip(outcome.stderr.trim() || 'No stderr output')}`,
+      };
+    }
+    const specific = jsonOf(outcome)?.hookSpecificOutput as Record<string, unknown> | undefined;
+    const given = typeof specific?.worktreePath === 'string' ? specific.worktreePath : outcome.stdout.trim().split('\n').at(-1)?.trim();
+    if (given && given.startsWith('/')) return { path: given };
+  }
+  return { error: 'WorktreeCreate hooks gave no absolute worktree path' };
 }
 
 // ---- outcomes ----
@@ -262,6 +484,13 @@ export interface HookDecision {
   additionalContext: string[];
   /** Lines for the user's feed: systemMessage, non-blocking errors, stderr shown to the user only. */
   userMessages: Array<{ level: 'info' | 'warning'; text: string }>;
+  /**
+   * PermissionRequest: the hooks answered the ask for the person (deny over allow); `updatedInput`
+   * (allow only) is what runs, `interrupt` (deny) stops the turn, `message` (deny) tells the model why.
+   */
+  permissionRequest?: { behavior: 'allow' | 'deny'; message?: string; updatedInput?: Record<string, unknown>; interrupt?: boolean };
+  /** PermissionDenied: a hook said the model may retry the call (`hookSpecificOutput.retry: true`). */
+  retry?: boolean;
 }
 
 /** Longest text taken from a hook into a message. */
@@ -287,7 +516,30 @@ export function parseHookJson(text: string): Record<string, unknown> | undefined
   }
 }
 
-const CONTEXT_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit'];
+/** Events whose plain stdout (exit 0) is context for the model. */
+const CONTEXT_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'UserPromptExpansion', 'Setup'];
+/** Events whose `hookSpecificOutput.additionalContext` reaches the model. */
+const ADDITIONAL_CONTEXT_EVENTS: readonly HookEventName[] = [...CONTEXT_EVENTS, 'PostToolUse', 'PostToolUseFailure', 'SubagentStart'];
+/**
+ * Events a hook can block (exit 2 or `decision: "block"`): Claude Code's table. PermissionRequest's
+ * exit 2 denies the ask; PostToolUseFailure's shows stderr to the model; TaskCreated/TaskCompleted
+ * stop the task change; ConfigChange keeps the old configuration; UserPromptExpansion drops the
+ * expanded prompt. The others (StopFailure, PostCompact, InstructionsLoaded, CwdChanged, …) only
+ * show stderr to the user.
+ */
+const BLOCKING_EVENTS: readonly HookEventName[] = [
+  'PreToolUse',
+  'PostToolUse',
+  'UserPromptSubmit',
+  'Stop',
+  'SubagentStop',
+  'PermissionRequest',
+  'PostToolUseFailure',
+  'TaskCreated',
+  'TaskCompleted',
+  'ConfigChange',
+  'UserPromptExpansion',
+];
 const PERMISSION_RANK: Record<HookPermissionDecision, number> = { allow: 1, ask: 2, deny: 3 };
 
 /**
@@ -303,7 +555,8 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
   const blockingErrors: string[] = [];
   const blockReasons: string[] = [];
   let permission: { decision: HookPermissionDecision; reason?: string; updatedInput?: Record<string, unknown> } | undefined;
-  const canBlock = name === 'PreToolUse' || name === 'PostToolUse' || name === 'UserPromptSubmit' || name === 'Stop' || name === 'SubagentStop';
+  const canBlock = BLOCKING_EVENTS.includes(name);
+  let permissionRequest: HookDecision['permissionRequest'];
 
   for (const outcome of outcomes) {
     const warn = (text: string) => decision.userMessages.push({ level: 'warning', text: `${hookName} hook error: [${outcome.command}]: ${text}` });
@@ -364,10 +617,14 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
           ...(updatedInput ? { updatedInput } : {}),
         };
       }
+    } else if (name === 'PermissionRequest') {
+      const answer = permissionRequestAnswer(specific?.decision);
+      if (answer && (!permissionRequest || (answer.behavior === 'deny' && permissionRequest.behavior === 'allow'))) permissionRequest = answer;
     } else if (json.decision === 'block' && canBlock) {
       blockReasons.push(reason ?? `Blocked by hook [${outcome.command}]`);
     }
-    if (typeof specific?.additionalContext === 'string' && specific.additionalContext !== '' && (CONTEXT_EVENTS.includes(name) || name === 'PostToolUse')) {
+    if (name === 'PermissionDenied' && specific?.retry === true) decision.retry = true;
+    if (typeof specific?.additionalContext === 'string' && specific.additionalContext !== '' && ADDITIONAL_CONTEXT_EVENTS.includes(name)) {
       decision.additionalContext.push(`${hookName} hook additional context: ${clip(specific.additionalContext)}`);
     }
   }
@@ -386,6 +643,11 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
       blockingErrors.length > 0
         ? blockingErrors.map((error) => `${hookName} hook error: ${error}`).join('\n')
         : (permission?.reason ?? `${hookName} hook denied this tool`);
+  } else if (name === 'PermissionRequest') {
+    // Exit 2 denies the ask with stderr for the model; a deny answer wins over an allow.
+    if (blockedByHooks) {
+      decision.permissionRequest = { behavior: 'deny', message: [...blockingErrors, ...blockReasons].join('\n') };
+    } else if (permissionRequest) decision.permissionRequest = permissionRequest;
   } else if (blockedByHooks) {
     decision.blocked = true;
     decision.blockingMessage = blockingMessage(name, hookName, blockingErrors, blockReasons);
@@ -393,8 +655,83 @@ export function decideHookOutcome(event: HookEvent, outcomes: readonly HookRunOu
   return decision;
 }
 
+/** PermissionRequest's `hookSpecificOutput.decision`, as Claude Code reads it (anything else: no answer). */
+function permissionRequestAnswer(value: unknown): HookDecision['permissionRequest'] | undefined {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const answer = value as Record<string, unknown>;
+  if (answer.behavior === 'allow') {
+    const updated = answer.updatedInput;
+    return {
+      behavior: 'allow',
+      ...(updated && typeof updated === 'object' && !Array.isArray(updated) ? { updatedInput: updated as Record<string, unknown> } : {}),
+    };
+  }
+  if (answer.behavior === 'deny') {
+    return {
+      behavior: 'deny',
+      ...(typeof answer.message === 'string' && answer.message !== '' ? { message: clip(answer.message) } : {}),
+      ...(answer.interrupt === true ? { interrupt: true } : {}),
+    };
+  }
+  return undefined;
+}
+
+/**
+ * A prompt hook's answer as a run's outcome (Claude Code: the model answers `{"ok": true}` or
+ * `{"ok": false, "reason": "…"}`): ok is exit 0; not ok is a blocking error with the reason (exit 2,
+ * so each event reads it as its exit 2: PreToolUse blocks, Stop goes on, PermissionRequest denies).
+ * An answer that is not that JSON is a non-blocking error.
+ */
+export function promptHookOutcome(label: string, answer: string): HookRunOutcome {
+  const text = answer.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, '$1');
+  const json = parseHookJson(text);
+  if (json && json.ok === true) return { command: label, exitCode: 0, stdout: '', stderr: '' };
+  if (json && json.ok === false) {
+    return { command: label, exitCode: 2, stdout: '', stderr: typeof json.reason === 'string' && json.reason !== '' ? json.reason : 'The prompt hook said no' };
+  }
+  return {
+    command: label,
+    exitCode: null,
+    stdout: answer,
+    stderr: '',
+    error: `the model's answer was not {"ok": true|false, "reason"}: ${clip(answer.trim()).slice(0, 300)}`,
+  };
+}
+
+/** The prompt a prompt hook sends: `$ARGUMENTS` replaced by the event JSON, or the JSON appended (Claude Code). */
+export function promptHookText(prompt: string, inputJson: string): string {
+  return prompt.includes('$ARGUMENTS') ? prompt.split('$ARGUMENTS').join(inputJson) : `${prompt}\n\n${inputJson}`;
+}
+
+/** The system prompt of a prompt hook's model call: answer only the decision JSON. */
+export const PROMPT_HOOK_SYSTEM =
+  'You are evaluating a hook in Claude Code. Answer with only a JSON object: {"ok": true} if the condition is met or the action may proceed, or {"ok": false, "reason": "why"} if not.';
+
+/**
+ * An HTTP hook's headers with `$VAR` / `${VAR}` replaced by the environment's value only for names
+ * in `allowedEnvVars` (Claude Code: other references become empty, so a hook cannot read the
+ * worker's secrets it was not granted).
+ */
+export function expandHookHeaders(
+  headers: Record<string, string> | undefined,
+  allowed: readonly string[] | undefined,
+  env: Record<string, string | undefined>,
+): Record<string, string> {
+  const expanded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    expanded[name] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_, braced: string | undefined, bare: string | undefined) => {
+      const variable = (braced ?? bare)!;
+      return allowed?.includes(variable) ? (env[variable] ?? '') : '';
+    });
+  }
+  return expanded;
+}
+
 function blockingMessage(name: HookEventName, hookName: string, errors: string[], reasons: string[]): string {
   switch (name) {
+    case 'TaskCreated':
+    case 'TaskCompleted':
+      return `${hookName} hook blocked this task change:\n${[...errors, ...reasons].join('\n')}`;
     case 'Stop':
     case 'SubagentStop':
       // seed §2.9, claude-code-observed.md "Recovery paths": the loop goes on with this as a user message.

@@ -51,7 +51,7 @@ export interface TaskCallResult {
 }
 
 /** `#3` or `3` → `3`: models write both. */
-function normalizeId(id: string): string {
+export function normalizeTaskId(id: string): string {
   return id.trim().replace(/^#/, '');
 }
 
@@ -117,7 +117,7 @@ export function applyTaskCall(state: TaskListState, call: TaskCall): TaskCallRes
       };
     }
     case 'TaskGet': {
-      const id = normalizeId(call.input.taskId);
+      const id = normalizeTaskId(call.input.taskId);
       const task = state.tasks.find((candidate) => candidate.id === id);
       if (!task) return error(state, `Task #${id} not found`);
       return { state, content: describeTask(state, task), isError: false };
@@ -128,7 +128,7 @@ export function applyTaskCall(state: TaskListState, call: TaskCall): TaskCallRes
     }
     case 'TaskUpdate': {
       const { input } = call;
-      const id = normalizeId(input.taskId);
+      const id = normalizeTaskId(input.taskId);
       const task = state.tasks.find((candidate) => candidate.id === id);
       if (!task) return error(state, `Task #${id} not found`);
       if (input.status === 'deleted') {
@@ -137,8 +137,8 @@ export function applyTaskCall(state: TaskListState, call: TaskCall): TaskCallRes
           .map((other) => ({ ...other, blocks: other.blocks.filter((ref) => ref !== id), blockedBy: other.blockedBy.filter((ref) => ref !== id) }));
         return { state: { ...state, tasks }, content: `Task #${id} deleted`, isError: false };
       }
-      const addBlocks = (input.addBlocks ?? []).map(normalizeId);
-      const addBlockedBy = (input.addBlockedBy ?? []).map(normalizeId);
+      const addBlocks = (input.addBlocks ?? []).map(normalizeTaskId);
+      const addBlockedBy = (input.addBlockedBy ?? []).map(normalizeTaskId);
       for (const ref of [...addBlocks, ...addBlockedBy]) {
         if (ref === id) return error(state, `Task #${id} cannot block itself`);
         if (!state.tasks.some((candidate) => candidate.id === ref)) return error(state, `Task #${ref} not found`);

@@ -5,23 +5,48 @@
  * workflow decides with decideHookOutcome (common/hooks.ts) on this recorded result, so a replay
  * never runs a hook again.
  */
+import Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
 import os from 'node:os';
 import type { LoadHookSettingsInput, LoadHookSettingsResult, RunHooksInput, RunHooksResult } from '../../common/activity-types';
-import { type HookRunOutcome, type HookSettings, hookInputJson, mergeHookSettings, parseHookJson, parseHookSettings } from '../../common/hooks';
+import {
+  DEFAULT_PROMPT_HOOK_TIMEOUT_SECONDS,
+  type HookHandler,
+  type HookRunOutcome,
+  type HookScope,
+  type HookSettings,
+  type HttpHook,
+  PROMPT_HOOK_SYSTEM,
+  type PromptHook,
+  expandHookHeaders,
+  hookInputJson,
+  hookLabel,
+  mergeHookSettings,
+  parseHookJson,
+  parseHookSettings,
+  promptHookOutcome,
+  promptHookText,
+} from '../../common/hooks';
+import { requestModelId } from '../../common/models';
 import { SETTING_SOURCES } from '../../common/permissions';
 import { readJsonObjectFile, settingsFiles } from '../settings';
-import { boundHookOutput, runHookProcesses } from './runner';
+import { DEFAULT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS, boundHookOutput, runHookProcesses } from './runner';
 
 export interface HookActivitiesDeps {
   /** Root for persisted hook output (the worker's state dir). */
   stateDir: string;
+  /** The user's home: where ~/.claude/settings.json is, and HOME for the user's own hooks. */
   home?: string;
+  /** The worker's model client (prompt hooks); undefined: prompt hooks report that there is none. */
+  anthropic?: Anthropic;
+  /** The worker's environment (HTTP hooks' `allowedEnvVars`; default process.env). */
+  env?: Record<string, string | undefined>;
 }
 
 export function createHookActivities(deps: HookActivitiesDeps) {
   return {
     loadHookSettings: (input: LoadHookSettingsInput) => loadHookSettings(input, deps.home ?? os.homedir()),
-    runHooks: (input: RunHooksInput) => runHooksIn(deps.stateDir, input),
+    runHooks: (input: RunHooksInput) => runHooksIn(deps, input),
   };
 }
 
@@ -30,7 +55,7 @@ export function createHookActivities(deps: HookActivitiesDeps) {
  * filtered by `--setting-sources`; a bad file or entry is a warning naming it, the rest is kept.
  * (A file that is not valid JSON stops the session context first, with its position.) Issue 29:
  * the project's and local files' hooks only when the session context recorded the workspace as
- * trusted (`input.trusted`).
+ * trusted (`input.trusted`). Issue 33: each hook carries its file's scope (user hooks run as the user).
  */
 export async function loadHookSettings(input: LoadHookSettingsInput, home = os.homedir()): Promise<LoadHookSettingsResult> {
   const all: HookSettings[] = [];
@@ -39,14 +64,19 @@ export async function loadHookSettings(input: LoadHookSettingsInput, home = os.h
     if (source !== 'user' && input.trusted !== true) continue;
     const read = await readJsonObjectFile(file);
     if (read.kind !== 'object') continue;
-    const parsed = parseHookSettings(read.value.hooks, file);
+    const parsed = parseHookSettings(read.value.hooks, file, source as HookScope);
     all.push(parsed.hooks);
     warnings.push(...parsed.problems);
   }
   return { hooks: mergeHookSettings(all), warnings };
 }
 
-async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHooksResult> {
+/**
+ * One event's hooks, each by its kind, all at once: commands on the shared runner (the user's own
+ * as the user, the workspace's in the sandbox), HTTP hooks POSTed the event JSON, prompt hooks one
+ * model call. The outcomes come back in the order of `input.commands`.
+ */
+async function runHooksIn(deps: HookActivitiesDeps, input: RunHooksInput): Promise<RunHooksResult> {
   const stdin = hookInputJson(
     {
       session_id: input.conversationId,
@@ -56,13 +86,18 @@ async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHo
     },
     input.event,
   );
-  const outcomes = await runHookProcesses<HookRunOutcome>(
-    stateDir,
+  const home = deps.home ?? os.homedir();
+  const commandIndexes = input.commands.flatMap((hook, index) => (hook.type === 'command' ? [index] : []));
+  const commandRuns = runHookProcesses<HookRunOutcome>(
+    deps.stateDir,
     {
       conversationId: input.conversationId,
       cwd: input.cwd,
       stdin,
-      commands: input.commands,
+      commands: commandIndexes.map((index) => {
+        const hook = input.commands[index] as Extract<HookHandler, { type: 'command' }>;
+        return { command: hook.command, timeout: hook.timeout, ...(hook.scope === 'user' ? { asUser: true, env: { HOME: home } } : {}) };
+      }),
       additionalDirectories: input.additionalDirectories,
       settingSources: input.settingSources,
       sandbox: input.sandbox,
@@ -84,7 +119,82 @@ async function runHooksIn(stateDir: string, input: RunHooksInput): Promise<RunHo
       };
     },
   );
-  return { outcomes };
+  const signal = Context.current().cancellationSignal;
+  const others = Promise.all(
+    input.commands.map(async (hook): Promise<HookRunOutcome | undefined> => {
+      if (hook.type === 'http') return runHttpHook(hook, stdin, deps.env ?? process.env, signal);
+      if (hook.type === 'prompt') return runPromptHook(hook, stdin, deps.anthropic, signal);
+      return undefined;
+    }),
+  );
+  const [commandOutcomes, rest] = await Promise.all([commandRuns, others]);
+  const byIndex = new Map(commandIndexes.map((index, position) => [index, commandOutcomes[position]!]));
+  return { outcomes: rest.map((outcome, index) => outcome ?? byIndex.get(index)!) };
+}
+
+/** Longest response body read from an HTTP hook (as a command's stdout is bounded). */
+const MAX_HTTP_HOOK_BODY_CHARS = 100_000;
+
+/**
+ * An HTTP hook (Claude Code's `type: "http"`): the event JSON POSTed to `url`; a 2xx body is read
+ * as a command's stdout (JSON decisions, or plain text); any other status, a timeout or a
+ * connection failure is a non-blocking error (to block, a hook answers 2xx with a decision).
+ * Headers get `$VAR` only for `allowedEnvVars`; redirects are not followed (the event JSON must not
+ * go where the settings did not say).
+ */
+export async function runHttpHook(hook: HttpHook, body: string, env: Record<string, string | undefined>, signal: AbortSignal): Promise<HookRunOutcome> {
+  const label = hookLabel(hook);
+  const timeoutMs = Math.min(hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS) * 1000;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await fetch(hook.url, {
+      method: 'POST',
+      headers: { ...expandHookHeaders(hook.headers, hook.allowedEnvVars, env), 'content-type': 'application/json' },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.any([signal, timeout]),
+    });
+    const text = (await response.text()).slice(0, MAX_HTTP_HOOK_BODY_CHARS);
+    if (response.status < 200 || response.status >= 300) {
+      return { command: label, exitCode: null, stdout: '', stderr: '', error: `HTTP ${response.status}${text.trim() ? `: ${text.trim().slice(0, 300)}` : ''}` };
+    }
+    const json = parseHookJson(text);
+    return { command: label, exitCode: 0, stdout: text, stderr: '', ...(json ? { json } : {}) };
+  } catch (error) {
+    signal.throwIfAborted();
+    if (timeout.aborted) return { command: label, exitCode: null, stdout: '', stderr: '', timedOut: true };
+    return { command: label, exitCode: null, stdout: '', stderr: '', error: `request failed: ${(error as Error).message}` };
+  }
+}
+
+/** Claude Code's prompt hooks default to its small fast model. */
+const PROMPT_HOOK_DEFAULT_MODEL = 'haiku';
+
+/**
+ * A prompt hook (Claude Code's `type: "prompt"`): one model call through the worker's model client
+ * with the event JSON (`$ARGUMENTS`), its `{"ok": …, "reason"}` answer read by promptHookOutcome.
+ */
+export async function runPromptHook(hook: PromptHook, inputJson: string, anthropic: Anthropic | undefined, signal: AbortSignal): Promise<HookRunOutcome> {
+  const label = hookLabel(hook);
+  if (!anthropic) return { command: label, exitCode: null, stdout: '', stderr: '', error: 'no model client on this worker (ANTHROPIC_API_KEY is not set)' };
+  const timeout = AbortSignal.timeout(Math.min(hook.timeout ?? DEFAULT_PROMPT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS) * 1000);
+  try {
+    const message = await anthropic.messages.create(
+      {
+        model: requestModelId(hook.model ?? PROMPT_HOOK_DEFAULT_MODEL),
+        max_tokens: 1024,
+        system: PROMPT_HOOK_SYSTEM,
+        messages: [{ role: 'user', content: promptHookText(hook.prompt, inputJson) }],
+      },
+      { signal: AbortSignal.any([signal, timeout]), maxRetries: 2 },
+    );
+    const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
+    return promptHookOutcome(label, text);
+  } catch (error) {
+    signal.throwIfAborted();
+    if (timeout.aborted) return { command: label, exitCode: null, stdout: '', stderr: '', timedOut: true };
+    return { command: label, exitCode: null, stdout: '', stderr: '', error: `model call failed: ${(error as Error).message}` };
+  }
 }
 
 /** A JSON answer larger than this is not recorded (it would bloat history); its bounded stdout stays. */

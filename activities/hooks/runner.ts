@@ -29,7 +29,11 @@ export interface HookProcessSpec {
   cwd: string;
   /** The event JSON each hook reads on stdin. */
   stdin: string;
-  commands: Array<{ command: string; timeout?: number }>;
+  /**
+   * `asUser`: the user's own hook (their settings, not the workspace's): run as the worker's user,
+   * outside the sandbox, as Claude Code runs it (issue 33).
+   */
+  commands: Array<{ command: string; timeout?: number; asUser?: boolean; env?: Record<string, string> }>;
   additionalDirectories?: string[];
   settingSources?: SettingSource[];
   sandbox?: Record<string, unknown>;
@@ -65,19 +69,21 @@ export async function runHookProcesses<T>(
   try {
     const outputDirectory = path.join(workspaceStateDir(stateDir, spec.cwd), 'hook-output', spec.conversationId.replace(/[^a-zA-Z0-9_-]/g, '_'));
     const runStamp = `${Date.now()}-${context.info.attempt}`;
-    // A project's hooks are workspace content: they get the sandbox Bash commands get.
-    const sandbox = await decideSandbox({
-      cwd: spec.cwd,
-      additionalDirectories: spec.additionalDirectories,
-      settingSources: spec.settingSources,
-      config: spec.sandbox,
-      stateDir,
-    });
-    release = sandbox.launch?.release;
-    const notices = sandbox.notices.join('\n');
+    // A project's hooks are workspace content: they get the sandbox Bash commands get (set up only when one runs).
+    const sandbox = spec.commands.some((hook) => !hook.asUser)
+      ? await decideSandbox({
+          cwd: spec.cwd,
+          additionalDirectories: spec.additionalDirectories,
+          settingSources: spec.settingSources,
+          config: spec.sandbox,
+          stateDir,
+        })
+      : undefined;
+    release = sandbox?.launch?.release;
     return await Promise.all(
       spec.commands.map(async (hook, index) => {
-        if (sandbox.refusal) return finish({ kind: 'not-run', command: hook.command, message: sandbox.refusal }, index);
+        const notices = hook.asUser ? '' : (sandbox?.notices.join('\n') ?? '');
+        if (!hook.asUser && sandbox?.refusal) return finish({ kind: 'not-run', command: hook.command, message: sandbox.refusal }, index);
         const run = await runShellCommand({
           command: hook.command,
           cwd: spec.cwd,
@@ -85,8 +91,8 @@ export async function runHookProcesses<T>(
           // Capped below the activity's start-to-close timeout (11 minutes).
           timeoutMs: Math.min(hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS) * 1000,
           signal: context.cancellationSignal,
-          env: { CLAUDE_PROJECT_DIR: spec.cwd },
-          sandbox: sandbox.launch,
+          env: { ...hook.env, CLAUDE_PROJECT_DIR: spec.cwd },
+          sandbox: hook.asUser ? undefined : sandbox?.launch,
         });
         if (run.startError) return finish({ kind: 'not-run', command: hook.command, message: `could not start: ${run.startError.message}` }, index);
         const save = async (stream: 'stdout' | 'stderr', text: string) => {

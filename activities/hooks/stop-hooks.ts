@@ -49,7 +49,8 @@ async function runStopHooksIn(stateDir: string, input: RunStopHooksInput): Promi
       conversationId: input.conversationId,
       cwd: input.cwd,
       stdin,
-      commands: input.hooks.flatMap((matcher) => matcher.hooks),
+      // Stop hooks of the conversation's config: its command hooks (the session's other kinds run through runHooks).
+      commands: input.hooks.flatMap((matcher) => matcher.hooks).filter((hook) => hook.type === 'command'),
       additionalDirectories: input.additionalDirectories,
       settingSources: input.settingSources,
       sandbox: input.sandbox,

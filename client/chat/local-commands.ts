@@ -17,7 +17,7 @@ import path from 'node:path';
 import type { ConversationClient } from '../api';
 import { type ConversationConfigInput, DEFAULT_TASK_QUEUE } from '../../common/config';
 import { BUILT_IN_AGENTS } from '../../common/agents';
-import { HOOK_EVENTS, parseHookSettings } from '../../common/hooks';
+import { HOOK_EVENTS, hookLabel, parseHookSettings } from '../../common/hooks';
 import { SETTING_SOURCES } from '../../common/permissions';
 import { oneLine } from '../../common/cut-text';
 import { FIRST_PROMPT_SEARCH_ATTRIBUTE, STATUS_SEARCH_ATTRIBUTE } from '../../common/search-attributes';
@@ -286,7 +286,7 @@ async function hooks(ctx: LocalCommandContext): Promise<LocalCommandResult> {
       for (const matcher of matchers ?? []) {
         for (const hook of matcher.hooks) {
           const lines = byEvent.get(event) ?? [];
-          lines.push(`  ${matcher.matcher ? `[${matcher.matcher}] ` : ''}${oneLine(hook.command, 120)}  — ${shortPath(file, home)}${skipped}`);
+          lines.push(`  ${matcher.matcher ? `[${matcher.matcher}] ` : ''}${oneLine(hookLabel(hook), 120)}  — ${shortPath(file, home)}${skipped}`);
           byEvent.set(event, lines);
         }
       }
@@ -295,7 +295,7 @@ async function hooks(ctx: LocalCommandContext): Promise<LocalCommandResult> {
   for (const hook of ctx.config.stopHooks ?? []) {
     for (const command of hook.hooks) {
       const lines = byEvent.get('Stop') ?? [];
-      lines.push(`  ${oneLine(command.command, 120)}  — the conversation's config`);
+      lines.push(`  ${oneLine(hookLabel(command), 120)}  — the conversation's config`);
       byEvent.set('Stop', lines);
     }
   }

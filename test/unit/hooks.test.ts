@@ -17,6 +17,7 @@ import {
   hookMatcherMatches,
   parseHookSettings,
   selectHookCommands,
+  hookLabel,
 } from '../../common/hooks';
 import { createHookActivities, loadHookSettings } from '../../activities/hooks/run-hooks';
 
@@ -82,6 +83,7 @@ describe('hook settings and matchers (Claude Code format)', () => {
             hooks: [
               { type: 'command', command: 'audit' },
               { type: 'prompt', prompt: 'is this ok?' },
+              { type: 'agent', prompt: 'check it' },
             ],
           },
           { matcher: '(', hooks: [{ type: 'command', command: 'never' }] },
@@ -94,22 +96,34 @@ describe('hook settings and matchers (Claude Code format)', () => {
         Notification: [{ matcher: 'permission_prompt', hooks: [{ type: 'command', command: 'notify' }] }],
         UserPromptSubmit: [{ matcher: 'ignored-for-this-event', hooks: [{ type: 'command', command: 'prompt-check' }] }],
         PermissionRequest: [{ hooks: [{ type: 'command', command: 'x' }] }],
+        TeammateIdle: [{ hooks: [{ type: 'command', command: 'y' }] }],
+        SessionEnd: [
+          {
+            hooks: [
+              { type: 'prompt', prompt: 'no prompts here' },
+              { type: 'http', url: 'file:///etc/passwd' },
+            ],
+          },
+        ],
         Bogus: [],
         Stop: 'not-an-array',
       },
       '/w/.claude/settings.json',
     );
     expect(problems).toEqual([
-      '/w/.claude/settings.json: hooks.PreToolUse[2].hooks[1] has type "prompt"; only "command" hooks run here; it was ignored.',
+      '/w/.claude/settings.json: hooks.PreToolUse[2].hooks[2] has type "agent"; only "command", "http", "prompt" hooks run here; it was ignored.',
       '/w/.claude/settings.json: hooks.PreToolUse[3].matcher "(" is not a valid regular expression; it was ignored.',
-      '/w/.claude/settings.json: hooks.PermissionRequest is not run by durable-agent yet; it was ignored.',
+      '/w/.claude/settings.json: hooks.TeammateIdle is a Claude Code event durable-agent does not support (it has no place here); it was ignored.',
+      '/w/.claude/settings.json: hooks.SessionEnd[0].hooks[0]: SessionEnd does not take prompt hooks (only PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest, UserPromptSubmit, Stop, SubagentStop, TaskCreated, TaskCompleted); it was ignored.',
+      expect.stringContaining('hooks.SessionEnd[0].hooks[1] is not a valid "http" hook: url: must be an http:// or https:// URL'),
       expect.stringContaining('hooks.Bogus is not a hook event'),
       '/w/.claude/settings.json: hooks.Stop must be an array of {matcher, hooks}; it was ignored.',
     ]);
-    const names = (event: HookEvent) => selectHookCommands(hooks, event).map((hook) => hook.command);
-    expect(names(preToolUse('Bash'))).toEqual(['check-bash', 'audit']);
-    expect(names(preToolUse('mcp__github__create_issue'))).toEqual(['check-mcp', 'audit']);
-    expect(names(preToolUse('Write'))).toEqual(['audit']);
+    const names = (event: HookEvent) => selectHookCommands(hooks, event).map((hook) => hookLabel(hook));
+    expect(names(preToolUse('Bash'))).toEqual(['check-bash', 'audit', 'prompt: is this ok?']);
+    expect(names(preToolUse('mcp__github__create_issue'))).toEqual(['check-mcp', 'audit', 'prompt: is this ok?']);
+    expect(names(preToolUse('Write'))).toEqual(['audit', 'prompt: is this ok?']);
+    expect(names({ hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: {} })).toEqual(['x']);
     expect(names({ hook_event_name: 'SessionStart', source: 'resume' })).toEqual(['context']);
     expect(names({ hook_event_name: 'SessionStart', source: 'compact' })).toEqual(['after-compact']);
     expect(names({ hook_event_name: 'SessionStart', source: 'clear' })).toEqual([]);
@@ -150,12 +164,12 @@ describe('hook settings and matchers (Claude Code format)', () => {
       JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: 'local-check' }] }], Nope: [] } }),
     );
     const all = await loadHookSettings({ cwd: workspace, trusted: true }, home);
-    expect(all.hooks.PreToolUse?.map((matcher) => matcher.hooks[0].command)).toEqual(['project-check', 'local-check']);
+    expect(all.hooks.PreToolUse?.map((matcher) => hookLabel(matcher.hooks[0]))).toEqual(['project-check', 'local-check']);
     // Issue 29: an untrusted workspace's own hooks are not loaded (the user's are).
     const untrusted = await loadHookSettings({ cwd: workspace }, home);
     expect(untrusted.hooks.PreToolUse).toBeUndefined();
     expect(untrusted.hooks.Notification).toHaveLength(1);
-    expect(all.hooks.Notification?.[0].hooks[0].command).toBe('user-notify');
+    expect(all.hooks.Notification?.[0].hooks[0].type === 'command' && all.hooks.Notification?.[0].hooks[0].command).toBe('user-notify');
     expect(all.warnings).toEqual([expect.stringContaining('settings.local.json: hooks.Nope is not a hook event')]);
     const userOnly = await loadHookSettings({ cwd: workspace, settingSources: ['user'] }, home);
     expect(userOnly.hooks.PreToolUse).toBeUndefined();

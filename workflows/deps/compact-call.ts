@@ -36,6 +36,8 @@ export async function compactConversation(
     );
     if (result.type === 'prompt_too_long') return { type: 'prompt_too_long', errorMessage: result.errorMessage };
     host.recordUsage(result.usage, result.model, result.durationMs);
+    // PostCompact hooks (issue 33), with the summary the conversation goes on from.
+    if (host.hooks) await host.hooks.postCompact(request.trigger === 'manual' ? 'manual' : 'auto', result.text);
     return { type: 'summary', text: result.text };
   } catch (error) {
     if (query.aborted || isCancellation(error)) return { type: 'aborted' };

@@ -70,13 +70,19 @@ export interface ToolHooks {
   /** Before the permission check: block the call, or run it (with an updated input, and what the gate hears). */
   preToolUse(block: ToolUseBlock): Promise<PreToolUseAction>;
   /** Once after a tool that succeeded: the result with the hooks' messages beside it. */
-  postToolUse(block: ToolUseBlock, outcome: ToolOutcome): Promise<ToolOutcome>;
+  postToolUse(block: ToolUseBlock, outcome: ToolOutcome, ran?: boolean): Promise<ToolOutcome>;
   /** Whether PreToolUse hooks match this tool's calls: they run before the call, so it is not prefetched or started early. */
   matchesPreToolUse(toolName: string): boolean;
   /** Before a compaction's model call. */
   preCompact(trigger: 'manual' | 'auto', customInstructions: string | undefined): Promise<void>;
+  /** A top-level turn ended on an API error: StopFailure hooks (issue 33; output ignored). */
+  stopFailure?(error: string, lastAssistantMessage: string | undefined): Promise<void>;
+  /** After a compaction's summary (issue 33). */
+  postCompact(trigger: 'manual' | 'auto', summary: string): Promise<void>;
   /** A subagent's SubagentStop hooks, folded into its Stop decision (only a subagent's hooks have it). */
   readonly subagentStop?: (args: { lastAssistantMessage: string; stopHookActive: boolean }, decision: StopHookDecision) => Promise<StopHookDecision>;
+  /** Issue 33: a top-level conversation's Stop hooks runStopHooks does not run (the user's, HTTP, prompt), folded into its decision. */
+  readonly stop?: (args: { lastAssistantMessage: string; stopHookActive: boolean }, decision: StopHookDecision) => Promise<StopHookDecision>;
   /** The hook settings, for a subagent to inherit (undefined: none configured). */
   readonly inheritable: HookSettings | undefined;
 }

@@ -21,7 +21,10 @@ export function createRunStopHooks(host: QueryHost, query: ActiveQuery, options:
     if (host.accounting.structuredOutputMissing) decision.blockingErrors.push(STRUCTURED_OUTPUT_REQUIRED_MESSAGE);
     // A subagent's end runs SubagentStop hooks instead (issue 22; none configured: no activity).
     if (host.hooks?.subagentStop) return host.hooks.subagentStop({ lastAssistantMessage: textOf(lastAssistant), stopHookActive }, decision);
-    if (hooks.length === 0) return decision;
+    // Issue 33: the user's own Stop hooks and HTTP/prompt ones run through the session's hooks, after these.
+    const more = host.hooks?.stop;
+    const withMore = (folded: StopHookDecision) => (more ? more({ lastAssistantMessage: textOf(lastAssistant), stopHookActive }, folded) : folded);
+    if (hooks.length === 0) return withMore(decision);
     host.setPhase('stop_hooks');
     const scope = new CancellationScope({ cancellable: true, parent: query.scope });
     try {
@@ -50,6 +53,6 @@ export function createRunStopHooks(host: QueryHost, query: ActiveQuery, options:
       if (isCancellation(error)) return decision;
       decision.notices.push(`Stop hooks failed: ${failureMessage(error)}`);
     }
-    return decision;
+    return withMore(decision);
   };
 }

@@ -87,6 +87,8 @@ export function createRunTool(
 ): (block: ToolUseBlock, siblings: number) => Promise<{ content: string; isError: boolean }> {
   const { conversationId } = host;
   const routes = { early: [structuredOutputRoute(host)], checked: [...host.toolRoutes, subagentRoute(host)] };
+  /** Calls that never ran (not offered, blocked by a hook, denied): no PostToolUseFailure for them (issue 33). */
+  const notRun = new Set<string>();
   const run = async (block: ToolUseBlock, siblings: number): Promise<{ content: string; isError: boolean }> => {
     // The config as it is when the call runs: EnterWorktree / ExitWorktree move the working directory mid-query (issue 33).
     const config = host.config;
@@ -104,16 +106,23 @@ export function createRunTool(
       // A tool this conversation does not offer (an Explore agent's Write) is not run, whatever the model asks.
       const offered = config.tools;
       if (offered && !offered.includes(block.name)) {
+        notRun.add(block.id);
         outcome = { isError: true, content: `No such tool available: ${block.name}. Available tools: ${offered.join(', ')}` };
         return outcome;
       }
       // PreToolUse hooks (issue 22), before the permission check as in Claude Code: block, or run with their input and say.
       const hooked = host.hooks ? await host.hooks.preToolUse(block) : undefined;
-      if (hooked?.type === 'block') return (outcome = { isError: true, content: hooked.message });
+      if (hooked?.type === 'block') {
+        notRun.add(block.id);
+        return (outcome = { isError: true, content: hooked.message });
+      }
       if (hooked?.input) block = { ...block, input: hooked.input };
       const verdict = await host.toolPermissions.check(block, hooked?.permission);
       // Every return sets `outcome`: the live tool line shows it ("cancelled" only when none came; the stream is in memory).
-      if (verdict.behavior === 'deny') return (outcome = { isError: true, content: verdict.message });
+      if (verdict.behavior === 'deny') {
+        notRun.add(block.id);
+        return (outcome = { isError: true, content: verdict.message });
+      }
       // Background work, the task list, wakeups, cron jobs, MCP tools, a subagent: their own route (tool-routes.ts).
       const route = routeFor(routes.checked, block);
       if (route) return (outcome = await route.run({ block, siblings, verdict, summary, options, query, entry }));
@@ -167,9 +176,14 @@ export function createRunTool(
       if (host.toolsInFlight.size === 0 && query.requestId !== undefined) host.setPhase('calling_model');
     }
   };
-  // PostToolUse hooks (issue 22), once after a call that succeeded (a blocked or denied call is an error result).
+  // PostToolUse hooks (issue 22), once after a call that succeeded; PostToolUseFailure (issue 33) after one that ran and failed.
   const hooks = host.hooks;
-  return hooks ? async (block, siblings) => hooks.postToolUse(block, await run(block, siblings)) : run;
+  return hooks
+    ? async (block, siblings) => {
+        const outcome = await run(block, siblings);
+        return hooks.postToolUse(block, outcome, !notRun.delete(block.id));
+      }
+    : run;
 }
 
 /** The executor that runs one reply's tool calls (seed §2.4 StreamingToolExecutor), in the query's scope. */

@@ -17,6 +17,8 @@ export interface HooksState {
   sessionStartContext?: string[];
   /** A `/clear` or a compaction happened: SessionStart runs with this source before the next input. */
   pendingSessionStart?: Extract<SessionStartSource, 'clear' | 'compact'>;
+  /** Issue 33: what `async: true` hooks said after they ended, for the model with the next prompt. */
+  asyncContext?: string[];
 }
 
 /** Claude Code wraps hook context for the model in a system reminder (its `hook_additional_context` attachment). */

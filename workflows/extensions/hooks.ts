@@ -6,7 +6,17 @@
  * their own path (workflows/deps/stop-hooks-call.ts). What a decision does is hooks-decisions.ts.
  */
 import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
-import { type HookDecision, type HookEvent, type HookSettings, decideHookOutcome, selectHookCommands } from '../../common/hooks';
+import {
+  type HookDecision,
+  type HookEvent,
+  type HookHandler,
+  type HookRunOutcome,
+  type HookSettings,
+  decideHookOutcome,
+  selectHookCommands,
+  splitAsyncHooks,
+  stopFailureError,
+} from '../../common/hooks';
 import type { ToolUseBlock } from '../../common/messages';
 import type { PendingInput } from '../definitions';
 import { activities, activityOptions, hookRunOptions } from '../deps/activity-options';
@@ -94,6 +104,27 @@ export class SessionHooks implements ToolHooks, SessionPart {
   }
 
   /**
+   * Issue 33: the Stop hooks the session context's path (runStopHooks: the workspace's command
+   * hooks, sandboxed) does not run — the user's own (as the user) and HTTP and prompt hooks —
+   * folded into the same Stop decision. Undefined for a subagent (SubagentStop instead).
+   */
+  get stop(): ToolHooks['stop'] {
+    if (this.host.subagent || !this.state.settings?.Stop) return undefined;
+    return async ({ lastAssistantMessage, stopHookActive }, before) => {
+      const event: HookEvent = { hook_event_name: 'Stop', stop_hook_active: stopHookActive, last_assistant_message: lastAssistantMessage };
+      const { decision } = await this.run(event, undefined, (hook) => hook.scope === 'user' || hook.type !== 'command');
+      if (!decision) return before;
+      const feedback = decision.blocked && decision.blockingMessage ? [decision.blockingMessage.replace(/^Stop hook feedback:\n/, '')] : [];
+      return {
+        ...before,
+        blockingErrors: [...before.blockingErrors, ...feedback],
+        preventContinuation: before.preventContinuation || decision.preventContinuation,
+        ...(decision.stopReason !== undefined && { stopReason: decision.stopReason }),
+      };
+    };
+  }
+
+  /**
    * Session start: every command hook of the settings files `--setting-sources` allows, read on
    * the workspace's host (one activity; its result is recorded and carried). A failure is a
    * warning and the conversation goes on without hooks (its Stop hooks come with the session context).
@@ -121,27 +152,14 @@ export class SessionHooks implements ToolHooks, SessionPart {
    * decideHookOutcome on its recorded outcome. Messages for people go to the feed. A hook run that
    * fails as a whole (the worker could not run it after retries) is `failed`.
    */
-  private async run(event: HookEvent, summary?: string): Promise<{ decision?: HookDecision; failed?: string }> {
-    const commands = this.state.settings ? selectHookCommands(this.state.settings, event) : [];
-    if (commands.length === 0) return {};
-    const { config, conversationId } = this.host;
-    const longest = Math.max(...commands.map((command) => command.timeout ?? 60));
+  private async run(event: HookEvent, summary?: string, only?: (hook: HookHandler) => boolean): Promise<{ decision?: HookDecision; failed?: string }> {
+    const selected = (this.state.settings ? selectHookCommands(this.state.settings, event) : []).filter((hook) => !only || only(hook));
+    const { blocking, background } = splitAsyncHooks(selected);
+    // `async: true` hooks run beside the loop; what they say reaches the model with the next prompt (Claude Code).
+    if (background.length > 0) this.runInBackground(event, background);
+    if (blocking.length === 0) return {};
     try {
-      const { outcomes } = await activities(hookRunOptions(config, longest, summary ?? `${event.hook_event_name} hooks (${commands.length})`)).runHooks({
-        conversationId,
-        cwd: config.cwd,
-        event,
-        commands,
-        ...(this.host.permissionMode() && { permissionMode: this.host.permissionMode() }),
-        ...sandboxInputs(this.host),
-      });
-      const decision = decideHookOutcome(event, outcomes);
-      for (const message of decision.userMessages) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: message.level, content: message.text });
-      // What the model is told goes to people too (Claude Code shows it in the transcript view), cut to a line.
-      for (const line of decision.additionalContext) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: cutLine(line) });
-      if (decision.blocked && decision.blockingMessage && event.hook_event_name !== 'UserPromptSubmit') {
-        this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: cutLine(decision.blockingMessage) });
-      }
+      const decision = await this.runRecorded(event, blocking, summary ?? `${event.hook_event_name} hooks (${blocking.length})`);
       return { decision };
     } catch (error) {
       if (isCancellation(error)) throw error;
@@ -149,6 +167,45 @@ export class SessionHooks implements ToolHooks, SessionPart {
       this.warn(failed);
       return { failed };
     }
+  }
+
+  /** The runHooks activity for these hooks and decideHookOutcome on its recorded outcome; messages for people to the feed. */
+  private async runRecorded(event: HookEvent, hooks: HookHandler[], summary: string): Promise<HookDecision> {
+    const { config, conversationId } = this.host;
+    const longest = Math.max(...hooks.map((hook) => hook.timeout ?? 60));
+    const { outcomes } = await activities(hookRunOptions(config, longest, summary)).runHooks({
+      conversationId,
+      cwd: config.cwd,
+      event,
+      commands: hooks,
+      ...(this.host.permissionMode() && { permissionMode: this.host.permissionMode() }),
+      ...sandboxInputs(this.host),
+    });
+    const decision = decideHookOutcome(event, outcomes);
+    for (const message of decision.userMessages) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: message.level, content: message.text });
+    // What the model is told goes to people too (Claude Code shows it in the transcript view), cut to a line.
+    for (const line of decision.additionalContext) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: cutLine(line) });
+    if (decision.blocked && decision.blockingMessage && event.hook_event_name !== 'UserPromptSubmit') {
+      this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: cutLine(decision.blockingMessage) });
+    }
+    return decision;
+  }
+
+  /**
+   * `async: true` hooks: the same recorded activity, not awaited. They cannot block or decide (the
+   * action went on); their context and system messages are kept for the model's next prompt.
+   */
+  private runInBackground(event: HookEvent, hooks: HookHandler[]): void {
+    this.runRecorded(event, hooks, `${event.hook_event_name} async hooks (${hooks.length})`).then(
+      (decision) => {
+        const lines = [...decision.additionalContext, ...decision.userMessages.filter((message) => message.level === 'info').map((message) => message.text)];
+        if (lines.length > 0)
+          this.state.asyncContext = [...(this.state.asyncContext ?? []), ...lines.map((line) => `Async hook ${decision.hookName}: ${line}`)];
+      },
+      (error) => {
+        if (!isCancellation(error)) this.warn(`${event.hook_event_name} async hooks could not run: ${failureMessage(error)}`);
+      },
+    );
   }
 
   // ---- the session ----
@@ -159,9 +216,41 @@ export class SessionHooks implements ToolHooks, SessionPart {
    * but does not start the session again (`source` undefined).
    */
   async start(source: SessionStartSource | undefined): Promise<void> {
+    if (this.host.subagent) {
+      if (source === 'startup') await this.subagentStart();
+      return;
+    }
     if (!this.needsSettings) return;
     await this.load();
-    if (source && this.state.settings) await this.sessionStart(source);
+    if (source && this.state.settings) {
+      await this.instructionsLoaded();
+      await this.sessionStart(source);
+    }
+  }
+
+  /**
+   * SubagentStart (issue 33), in the subagent as it starts (with its parent's hooks): its
+   * `additionalContext` goes to the subagent's model with its user context.
+   */
+  private async subagentStart(): Promise<void> {
+    const origin = this.host.subagent!;
+    const { decision } = await this.run({ hook_event_name: 'SubagentStart', agent_id: origin.toolUseId, agent_type: origin.agentType ?? 'general-purpose' });
+    if (decision && decision.additionalContext.length > 0) this.state.sessionStartContext = decision.additionalContext;
+  }
+
+  /**
+   * InstructionsLoaded (issue 33): each CLAUDE.md file the session context loaded, at session
+   * start (observability: no decision). A file in the workspace is Project (`CLAUDE.local.md`:
+   * Local); any other is the user's.
+   */
+  private async instructionsLoaded(): Promise<void> {
+    if (!this.state.settings?.InstructionsLoaded) return;
+    const cwd = this.host.config.cwd;
+    for (const file of this.host.sessionContext?.claudeMdFiles ?? []) {
+      const inWorkspace = file === cwd || file.startsWith(`${cwd.replace(/\/$/, '')}/`);
+      const memoryType = !inWorkspace ? 'User' : /CLAUDE\.local\.md$/.test(file) ? 'Local' : 'Project';
+      await this.run({ hook_event_name: 'InstructionsLoaded', file_path: file, memory_type: memoryType, load_reason: 'session_start' });
+    }
   }
 
   /**
@@ -220,12 +309,39 @@ export class SessionHooks implements ToolHooks, SessionPart {
    */
   async beforeQuery(input: PendingInput, typed: string, answer: (output: string) => void): Promise<PendingInput | undefined> {
     if (input.origin) return input;
+    const contexts: string[] = [];
+    if (input.command && !this.host.subagent) {
+      // UserPromptExpansion (issue 33): a custom command expanded into its prompt; a block drops it.
+      const { decision } = await this.run({
+        hook_event_name: 'UserPromptExpansion',
+        expansion_type: 'slash_command',
+        command_name: input.command.name,
+        command_args: input.command.args,
+        command_source: 'custom',
+        prompt: input.prompt,
+      });
+      if (decision?.blocked || decision?.preventContinuation) {
+        answer(
+          decision.blockingMessage?.replace(/^UserPromptExpansion:\S+ hook error: /, 'UserPromptExpansion operation blocked by hook: ') ??
+            decision.stopReason ??
+            'Blocked by UserPromptExpansion hook',
+        );
+        return undefined;
+      }
+      if (decision && decision.additionalContext.length > 0) contexts.push(systemReminder(decision.additionalContext));
+    }
     const outcome = await this.userPromptSubmit(typed);
     if (outcome.type === 'blocked') {
       answer(outcome.text);
       return undefined;
     }
-    return outcome.context ? { ...input, hookContext: outcome.context } : input;
+    if (outcome.context) contexts.push(outcome.context);
+    // What `async: true` hooks said since the last prompt (Claude Code delivers it on the next turn).
+    if (this.state.asyncContext?.length) {
+      contexts.push(systemReminder(this.state.asyncContext));
+      delete this.state.asyncContext;
+    }
+    return contexts.length > 0 ? { ...input, hookContext: contexts.join('\n') } : input;
   }
 
   // ---- tools ----
@@ -258,10 +374,11 @@ export class SessionHooks implements ToolHooks, SessionPart {
   }
 
   /** PostToolUse, once after a tool that succeeded: its messages for the model beside the result. */
-  async postToolUse(block: ToolUseBlock, outcome: { content: string; isError: boolean }): Promise<{ content: string; isError: boolean }> {
+  async postToolUse(block: ToolUseBlock, outcome: { content: string; isError: boolean }, ran = true): Promise<{ content: string; isError: boolean }> {
     const input = this.updatedInputs.get(block.id) ?? block.input;
     this.updatedInputs.delete(block.id);
-    if (outcome.isError) return outcome; // Claude Code runs PostToolUseFailure (not supported) for errors.
+    // An error of a call that ran: PostToolUseFailure; one that never ran (blocked, denied): nothing.
+    if (outcome.isError) return ran ? this.postToolUseFailure(block, input, outcome) : outcome;
     const event: HookEvent = {
       hook_event_name: 'PostToolUse',
       tool_name: block.name,
@@ -273,11 +390,128 @@ export class SessionHooks implements ToolHooks, SessionPart {
     return { content: withPostToolUseFeedback(outcome.content, decision), isError: outcome.isError };
   }
 
+  /**
+   * PostToolUseFailure (issue 33), once after a tool that failed: its context (and an exit 2's
+   * stderr) beside the error result for the model.
+   */
+  private async postToolUseFailure(block: ToolUseBlock, input: unknown, outcome: { content: string; isError: boolean }) {
+    const event: HookEvent = {
+      hook_event_name: 'PostToolUseFailure',
+      tool_name: block.name,
+      tool_input: inputObject(input),
+      tool_use_id: block.id,
+      error: outcome.content,
+      is_interrupt: false,
+    };
+    const { decision } = await this.run(event, `PostToolUseFailure hooks: ${block.name}`);
+    return { content: withPostToolUseFeedback(outcome.content, decision), isError: true };
+  }
+
+  // ---- permissions (issue 33) ----
+
+  /**
+   * PermissionRequest: the gate is about to ask a person. The hooks may answer for them (allow or
+   * deny; deny wins); undefined: they did not, and the person is asked. Hooks that could not run
+   * leave the ask to the person (fail closed: nothing is allowed).
+   */
+  async permissionRequest(block: ToolUseBlock): Promise<HookDecision['permissionRequest']> {
+    const event: HookEvent = { hook_event_name: 'PermissionRequest', tool_name: block.name, tool_input: inputObject(block.input), tool_use_id: block.id };
+    const { decision } = await this.run(event, `PermissionRequest hooks: ${block.name}`);
+    const answer = decision?.permissionRequest;
+    if (answer?.behavior === 'allow' && answer.updatedInput) {
+      // The gate checked this input; another one would run unchecked: the ask goes to the person.
+      this.warn(`${decision!.hookName} hook: updatedInput is not applied here (the call is checked as it was asked); a person decides.`);
+      return undefined;
+    }
+    return answer;
+  }
+
+  /** What the permission gate calls (only the events with hooks configured: no hooks, no change to the gate). */
+  permissionHooks(): {
+    permissionRequest?: (block: ToolUseBlock) => Promise<HookDecision['permissionRequest']>;
+    permissionDenied?: (block: ToolUseBlock, message: string) => Promise<string>;
+  } {
+    const settings = this.state.settings;
+    return {
+      ...(settings?.PermissionRequest && { permissionRequest: (block: ToolUseBlock) => this.permissionRequest(block) }),
+      ...(settings?.PermissionDenied && { permissionDenied: (block: ToolUseBlock, message: string) => this.permissionDenied(block, message) }),
+    };
+  }
+
+  /**
+   * PermissionDenied: the gate denied a call without a person (a deny rule, dontAsk, nobody to ask).
+   * Returns the denial the model gets, with Claude Code's note when a hook says it may retry.
+   */
+  async permissionDenied(block: ToolUseBlock, message: string): Promise<string> {
+    const event: HookEvent = {
+      hook_event_name: 'PermissionDenied',
+      tool_name: block.name,
+      tool_input: inputObject(block.input),
+      tool_use_id: block.id,
+      reason: message,
+    };
+    const { decision } = await this.run(event, `PermissionDenied hooks: ${block.name}`);
+    return decision?.retry ? `${message}\n\nA PermissionDenied hook says you may retry this call.` : message;
+  }
+
+  // ---- the task list (issue 33) ----
+
+  /**
+   * TaskCreated / TaskCompleted, before the task list changes: a block (exit 2, `decision: block`)
+   * keeps the list as it was, and its message is the tool's error result.
+   */
+  async taskChange(event: Extract<HookEvent, { hook_event_name: 'TaskCreated' | 'TaskCompleted' }>): Promise<string | undefined> {
+    const { decision, failed } = await this.run(event, `${event.hook_event_name} hooks: #${event.task_id}`);
+    if (failed) return `${failed}. The task list was not changed.`;
+    if (decision?.blocked) return decision.blockingMessage;
+    if (decision?.preventContinuation) return decision.stopReason ?? `Stopped by ${event.hook_event_name} hook`;
+    return undefined;
+  }
+
+  // ---- turn failures and worktrees (issue 33) ----
+
+  /** StopFailure: a top-level turn ended on an API error (Claude Code ignores its output; messages go to the feed). */
+  async stopFailure(details: string, lastAssistantMessage?: string): Promise<void> {
+    if (this.host.subagent || !this.state.settings?.StopFailure) return;
+    await this.run({
+      hook_event_name: 'StopFailure',
+      error: stopFailureError(details),
+      error_details: details,
+      ...(lastAssistantMessage !== undefined ? { last_assistant_message: lastAssistantMessage } : {}),
+    });
+  }
+
+  /**
+   * WorktreeCreate / WorktreeRemove, for the worktree code: the recorded outcomes of the event's
+   * hooks (read WorktreeCreate's with decideWorktreeCreate in common/hooks.ts), or undefined when
+   * no hook is configured (git does the work).
+   */
+  async worktreeHooks(event: Extract<HookEvent, { hook_event_name: 'WorktreeCreate' | 'WorktreeRemove' }>): Promise<HookRunOutcome[] | undefined> {
+    const hooks = this.state.settings ? selectHookCommands(this.state.settings, event) : [];
+    if (hooks.length === 0) return undefined;
+    const { config, conversationId } = this.host;
+    const { outcomes } = await activities(
+      hookRunOptions(config, Math.max(...hooks.map((hook) => hook.timeout ?? 60)), `${event.hook_event_name} hooks`),
+    ).runHooks({
+      conversationId,
+      cwd: config.cwd,
+      event,
+      commands: hooks,
+      ...sandboxInputs(this.host),
+    });
+    return outcomes;
+  }
+
   // ---- compaction and notifications ----
 
   /** PreCompact (manual or auto), before the compaction's model call. */
   async preCompact(trigger: 'manual' | 'auto', customInstructions: string | undefined): Promise<void> {
     await this.run({ hook_event_name: 'PreCompact', trigger, custom_instructions: customInstructions ?? '' });
+  }
+
+  /** PostCompact (issue 33), after a compaction's summary: observability (its messages to the feed). */
+  async postCompact(trigger: 'manual' | 'auto', summary: string): Promise<void> {
+    await this.run({ hook_event_name: 'PostCompact', trigger, compact_summary: summary });
   }
 
   /**

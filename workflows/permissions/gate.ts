@@ -210,8 +210,14 @@ export class PermissionGate {
     const decision = decideUnderHook({ toolName: block.name, input: block.input }, facts, context, hook);
     const allow = (): GateVerdict => (facts.gathered ? { behavior: 'allow', access: this.accessFor(block, facts.gathered) } : { behavior: 'allow' });
     if (decision.behavior === 'allow') return allow();
-    if (decision.behavior === 'deny') return this.deny(block, decision.message);
-    if (!this.config.permissions.canApprove) return this.deny(block, noApproverMessage(block.name));
+    if (decision.behavior === 'deny') return this.deniedWithoutPerson(block, decision.message, host);
+    // Issue 33: PermissionRequest hooks may answer the ask before a person is asked (a call decided already is not asked again).
+    if (host.permissionRequest && !this.decisions.has(block.id)) {
+      const answer = await host.permissionRequest(block);
+      if (answer?.behavior === 'allow') return allow();
+      if (answer?.behavior === 'deny') return this.deny(block, answer.message ?? `Permission to use ${block.name} was denied by a PermissionRequest hook.`);
+    }
+    if (!this.config.permissions.canApprove) return this.deniedWithoutPerson(block, noApproverMessage(block.name), host);
     if (facts.gathered) this.pendingFacts.set(block.id, facts.gathered);
     const verdict = await this.waitForDecision(block, decision.reason, host).finally(() => this.pendingFacts.delete(block.id));
     return verdict.behavior === 'allow' ? allow() : verdict;
@@ -340,6 +346,11 @@ export class PermissionGate {
     }
     if (decision.behavior === 'allow') return { behavior: 'allow' };
     return this.deny(block, decision.decidedBy === 'timeout' ? decision.message! : rejectionMessage(decision.message));
+  }
+
+  /** A denial no person made (a deny rule, nobody to ask): PermissionDenied hooks hear of it (issue 33). */
+  private async deniedWithoutPerson(block: ToolUseBlock, message: string, host: PermissionGateHost): Promise<GateVerdict> {
+    return this.deny(block, host.permissionDenied ? await host.permissionDenied(block, message) : message);
   }
 
   private deny(block: ToolUseBlock, message: string): GateVerdict {

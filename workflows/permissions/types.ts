@@ -62,6 +62,10 @@ export interface PermissionGateHost {
   onWaitingChanged(waiting: boolean): void;
   /** A new request started waiting (a subagent tells its parent's feed how to approve it). */
   onRequest?(request: PendingPermission): void;
+  /** Issue 33, PermissionRequest hooks: may answer an ask for the person (undefined: they did not). */
+  permissionRequest?(block: ToolUseBlock): Promise<{ behavior: 'allow' } | { behavior: 'deny'; message?: string } | undefined>;
+  /** Issue 33, PermissionDenied hooks: a call denied without a person; returns the denial the model gets. */
+  permissionDenied?(block: ToolUseBlock, message: string): Promise<string>;
 }
 
 /**

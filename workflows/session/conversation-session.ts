@@ -109,6 +109,7 @@ export class ConversationSession {
       pushEvent: (message) => this.pushEvent(message),
       reportToParent: (line) => this.reporting.report(line),
       onPermissionPrompt: (toolName) => this.parts.hooks.notifyPermissionPrompt(toolName),
+      permissionHooks: () => this.parts.hooks.permissionHooks(),
     });
     const config = () => this.config;
     const sessionContext = () => this.context.current;

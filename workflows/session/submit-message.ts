@@ -174,6 +174,10 @@ export async function submitMessage(session: SubmitHost, pending: PendingInput, 
   }
 
   if (terminal.reason === 'suspended') return run.toInProgress(terminal.checkpoint, ledger);
+  // Issue 33: StopFailure hooks when the turn ended on an API error (instead of Stop).
+  if ((terminal.reason === 'model_error' || terminal.reason === 'prompt_too_long') && session.hooks?.stopFailure) {
+    await session.hooks.stopFailure(terminal.error ?? terminal.reason, run.lastAssistantText);
+  }
   // Inputs the model never answered (the query's own, or ones queued into it) made the request
   // too large: keeping them would make every later query fail the same way. They leave the
   // transcript (the events feed keeps them); tool results and everything answered stay.

@@ -12,7 +12,7 @@ import type { ConversationEvent, Phase } from '../definitions';
 import type { ToolPermissions } from '../deps/query-host';
 import type { HookPermission } from '../extensions/hooks-decisions';
 import type { PermissionGate } from '../permissions/gate';
-import type { GateVerdict, PendingPermission } from '../permissions/types';
+import type { GateVerdict, PendingPermission, PermissionGateHost } from '../permissions/types';
 
 export class SessionPermissions implements ToolPermissions {
   constructor(
@@ -27,6 +27,8 @@ export class SessionPermissions implements ToolPermissions {
       reportToParent(line: string): void;
       /** Notification hooks (permission_prompt): a request started waiting. */
       onPermissionPrompt?(toolName: string): void;
+      /** Issue 33: PermissionRequest / PermissionDenied hooks (the gate's host, see PermissionGateHost). */
+      permissionHooks?(): Pick<PermissionGateHost, 'permissionRequest' | 'permissionDenied'>;
     },
   ) {}
 
@@ -37,6 +39,7 @@ export class SessionPermissions implements ToolPermissions {
       {
         onWaitingChanged: (waiting) => this.session.setPhase(waiting ? 'awaiting_permission' : 'running_tools'),
         onRequest: (request) => this.onRequest(request),
+        ...this.session.permissionHooks?.(),
       },
       hook,
     );
