@@ -27,7 +27,7 @@ import {
   promptHookOutcome,
   promptHookText,
 } from '../../common/hooks';
-import { requestModelId } from '../../common/models';
+import { askSmallModel } from '../small-model';
 import { SETTING_SOURCES } from '../../common/permissions';
 import { readJsonObjectFile, settingsFiles } from '../settings';
 import { DEFAULT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS, boundHookOutput, runHookProcesses } from './runner';
@@ -167,9 +167,6 @@ export async function runHttpHook(hook: HttpHook, body: string, env: Record<stri
   }
 }
 
-/** Claude Code's prompt hooks default to its small fast model. */
-const PROMPT_HOOK_DEFAULT_MODEL = 'haiku';
-
 /**
  * A prompt hook (Claude Code's `type: "prompt"`): one model call through the worker's model client
  * with the event JSON (`$ARGUMENTS`), its `{"ok": …, "reason"}` answer read by promptHookOutcome.
@@ -179,16 +176,15 @@ export async function runPromptHook(hook: PromptHook, inputJson: string, anthrop
   if (!anthropic) return { command: label, exitCode: null, stdout: '', stderr: '', error: 'no model client on this worker (ANTHROPIC_API_KEY is not set)' };
   const timeout = AbortSignal.timeout(Math.min(hook.timeout ?? DEFAULT_PROMPT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS) * 1000);
   try {
-    const message = await anthropic.messages.create(
-      {
-        model: requestModelId(hook.model ?? PROMPT_HOOK_DEFAULT_MODEL),
-        max_tokens: 1024,
-        system: PROMPT_HOOK_SYSTEM,
-        messages: [{ role: 'user', content: promptHookText(hook.prompt, inputJson) }],
-      },
-      { signal: AbortSignal.any([signal, timeout]), maxRetries: 2 },
-    );
-    const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
+    // Claude Code's prompt hooks default to its small fast model.
+    const text = await askSmallModel(anthropic, {
+      model: hook.model,
+      system: PROMPT_HOOK_SYSTEM,
+      prompt: promptHookText(hook.prompt, inputJson),
+      maxTokens: 1024,
+      signal: AbortSignal.any([signal, timeout]),
+      maxRetries: 2,
+    });
     return promptHookOutcome(label, text);
   } catch (error) {
     signal.throwIfAborted();
