@@ -59,7 +59,9 @@ export function parseSkillFile(
 ): SkillDefinition {
   const file = readFrontMatter(text, where.file);
   if (!file) throw new Error(`${where.file}: a SKILL.md starts with front matter between --- lines (name, description)`);
-  const ownName = textField(file.fields, 'name')?.trim() || where.folderName;
+  // Real collections write display names (`name: Git Commit Helper`); Claude Code then goes by the folder's name.
+  const declared = textField(file.fields, 'name')?.trim();
+  const ownName = declared && SKILL_NAME_PATTERN.test(declared) ? declared : where.folderName;
   const name = where.plugin ? `${where.plugin}:${ownName}` : ownName;
   if (!SKILL_NAME_PATTERN.test(name)) throw new Error(`${where.file}: the skill name "${name}" has characters other than lowercase letters, digits and "-"`);
   const description = textField(file.fields, 'description')?.trim();

@@ -31,7 +31,8 @@ describe('parseSkillFile', () => {
   it('refuses a file without front matter, a description or a valid name', () => {
     expect(() => parseSkillFile('# no front matter', where)).toThrow(/front matter/);
     expect(() => parseSkillFile('---\nname: pdf\n---\nbody', where)).toThrow(/needs a description/);
-    expect(() => parseSkillFile('---\nname: Bad Name\ndescription: d\n---\n', where)).toThrow(/skill name/);
+    expect(() => parseSkillFile('---\nname: Bad Name\ndescription: d\n---\n', { ...where, folderName: 'Bad Folder' })).toThrow(/skill name/);
+    expect(parseSkillFile('---\nname: Git Commit Helper\ndescription: d\n---\n', where).name).toBe('pdf');
   });
 });
 
