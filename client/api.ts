@@ -123,7 +123,7 @@ export interface WaitOptions {
    * The conversation closes once it has answered (a one-shot `ask`): with nothing to show on the
    * way (no `onEvent`, `onLive` or `signal`), its result is awaited as the workflow's own result, a
    * long poll the server answers when the run closes — no live reads, no query replayed on a
-   * closed run.
+   * closed run; with `onLive` (no `onEvent`), the live read runs beside that wait (`showUntilClosed`).
    */
   closesWithResult?: boolean;
   pollMs?: number;
@@ -333,8 +333,8 @@ export class ConversationClient {
    * event on the way (progress printing). Queries are cheap and work while the workflow runs.
    */
   async waitForResult(conversationId: string, inputUuid: string, options: WaitOptions = {}): Promise<ResultMessage> {
-    if (options.closesWithResult && !options.onEvent && !options.onLive && !options.signal) {
-      return this.waitForClosingResult(conversationId, inputUuid);
+    if (options.closesWithResult && !options.onEvent && !options.signal) {
+      return options.onLive ? this.showUntilClosed(conversationId, inputUuid, options) : this.waitForClosingResult(conversationId, inputUuid);
     }
     if (options.live !== false) {
       try {
@@ -360,6 +360,27 @@ export class ConversationClient {
     const last = summary.lastResult;
     if (last && (last.input_uuid === inputUuid || last.input_uuids?.includes(inputUuid))) return last;
     throw new Error(`Conversation "${conversationId}" ended (${summary.endedBy}) without answering input ${inputUuid}.`);
+  }
+
+  /**
+   * A conversation that closes with its result, shown as it is written (`onLive`): the live read
+   * runs beside the wait for the workflow's result, and whichever has the result first answers. A
+   * live read that falls silent (seen under load: a one-shot `ask` on a terminal showed nothing,
+   * not even its first text, and never exited after Ctrl-C) cannot keep the command waiting once the
+   * conversation has closed; what was not shown is printed from the result.
+   */
+  private async showUntilClosed(conversationId: string, inputUuid: string, options: WaitOptions): Promise<ResultMessage> {
+    const reading = new AbortController();
+    const closed = this.waitForClosingResult(conversationId, inputUuid);
+    const shown = this.waitForResult(conversationId, inputUuid, { ...options, closesWithResult: false, signal: reading.signal });
+    // The one that loses is abandoned: its outcome (an abort, a closed connection) is nobody's error.
+    closed.catch(() => undefined);
+    shown.catch(() => undefined);
+    try {
+      return await Promise.race([shown, closed]);
+    } finally {
+      reading.abort();
+    }
   }
 
   /** Reads the live channel (issue 10) until the result for `inputUuid`; every item goes to `onLive`. */

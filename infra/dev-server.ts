@@ -129,21 +129,50 @@ export async function isTemporalReachable(address: string, timeoutMs = 2_000): P
   }
 }
 
-/** Asks the OS for `count` distinct free TCP ports on 127.0.0.1. */
+/** Where a port's first choice starts: below it, ports are left to services people run on purpose. */
+const LOWEST_CHOSEN_PORT = 20_000;
+
+/** The first port of the kernel's ephemeral range (where outgoing connections take their local ports); 32768 when unknown. */
+function ephemeralRangeStart(): number {
+  try {
+    const start = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(start) && start > LOWEST_CHOSEN_PORT + 1_000 ? start : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * `count` distinct free TCP ports on 127.0.0.1, chosen below the kernel's ephemeral range: a server
+ * binds its ports seconds after they were chosen (PostgreSQL and the schemas come first), and a port
+ * the kernel hands out for `listen(0)` is one it also hands to outgoing connections in between (a
+ * PostgreSQL-backed server failed to start in a full test run: "bind: address already in use").
+ * Each port is held while the others are found; the OS picks one only when none is free below the range.
+ */
 export async function getFreePorts(count: number): Promise<number[]> {
   const servers: net.Server[] = [];
-  try {
-    for (let i = 0; i < count; i++) {
+  const listen = (port: number) =>
+    new Promise<boolean>((resolve) => {
       const server = net.createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, HOST, () => resolve());
+      server.once('error', () => resolve(false));
+      server.listen(port, HOST, () => {
+        servers.push(server);
+        resolve(true);
       });
+    });
+  try {
+    const span = ephemeralRangeStart() - LOWEST_CHOSEN_PORT;
+    for (let found = 0; found < count; found++) {
+      let held = false;
+      for (let attempt = 0; attempt < 50 && !held; attempt++) {
+        const port = LOWEST_CHOSEN_PORT + Math.floor(Math.random() * span);
+        held = !servers.some((server) => (server.address() as net.AddressInfo).port === port) && (await listen(port));
+      }
+      if (!held && !(await listen(0))) throw new Error('no free TCP port on 127.0.0.1');
     }
-    return servers.map((s) => (s.address() as net.AddressInfo).port);
+    return servers.map((server) => (server.address() as net.AddressInfo).port);
   } finally {
-    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   }
 }
 

@@ -126,7 +126,13 @@ export async function printAskOutput(options: {
     // On a terminal the answer streams from the live channel; piped, it is printed once final.
     const printer = new LiveTextPrinter(io.tty.write);
     const sources = new CitedSourcesOfQuery();
-    const result = await wait({ onLive: (entry) => printer.onLive(entry), onEvent: (event) => sources.onEvent(event) });
+    const result = await wait({
+      onLive: (entry) => {
+        printer.onLive(entry);
+        if (entry.kind === 'event') sources.onEvent(entry.event);
+      },
+      closesWithResult,
+    });
     printer.finish(result);
     const cited = sources.lines();
     if (cited.length > 0) io.tty.write(`${sanitizeForTerminal(cited.join('\n'))}\n`);

@@ -36,7 +36,7 @@ describe('limits', () => {
   it('refuses a request past the blocking limit, and the conversation stays usable', async () => {
     harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Short answer.' }] }] });
     await harness.startWorker();
-    const config = { contextWindowTokens: 30_000, autoCompact: false };
+    const config = { contextWindowTokens: 40_000, autoCompact: false };
     const { result, conversationId } = await runToResult(harness, `Summarize: ${'lorem ipsum '.repeat(8_000)}`, config);
 
     expect(result).toMatchObject({ is_error: true, terminal_reason: 'blocking_limit', transitions: [] });
@@ -78,7 +78,8 @@ describe('limits', () => {
     await harness.startWorker();
     const started = await harness.api.start({
       prompt: 'nap',
-      config: harness.config({ contextWindowTokens: 30_000, autoCompact: false }),
+      // 40k window: a 17k blocking limit, room for the system prompt and every tool's definition, not for the ~24k-token queued input.
+      config: harness.config({ contextWindowTokens: 40_000, autoCompact: false }),
       taskQueue: harness.taskQueue,
     });
     await eventually(

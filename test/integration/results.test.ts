@@ -9,7 +9,9 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { Client } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConversationClient } from '../../client/api';
 import { main } from '../../client/cli';
 import { MAX_PROMPT_BYTES } from '../../client/prompt-limits';
 import { STRUCTURED_OUTPUT_REQUIRED_MESSAGE } from '../../common/structured-output';
@@ -305,6 +307,29 @@ describe('--output-format', () => {
     expect(JSON.stringify(toolResult.message.content)).toContain('hello');
     expect(answer.message.content).toEqual([{ type: 'text', text: 'It said hello.' }]);
     expect(result).toMatchObject({ type: 'result', subtype: 'success', result: 'It said hello.', num_turns: 2 });
+  });
+});
+
+describe("a one-shot's result", () => {
+  it('arrives when the conversation closes even if the live read shown on a terminal falls silent', async () => {
+    const { workspace } = await setUp({ script: [{ content: [{ type: 'text', text: 'Answered anyway.' }] }] });
+    const h = harness!;
+    // A client whose live reads (workflow-stream polls are updates) never get an answer.
+    const silent = new Client({
+      connection: h.client.connection,
+      namespace: 'default',
+      interceptors: { workflow: [{ startUpdate: () => new Promise<never>(() => {}) }] },
+    });
+    const api = new ConversationClient(silent);
+    const { conversationId, inputUuid } = await api.start({
+      prompt: 'Answer me',
+      config: h.config({ cwd: workspace, oneShot: true }),
+      taskQueue: h.taskQueue,
+    });
+    const shown: string[] = [];
+    const result = await api.waitForResult(conversationId, inputUuid!, { onLive: (entry) => shown.push(entry.kind), closesWithResult: true });
+    expect(result).toMatchObject({ subtype: 'success', result: 'Answered anyway.' });
+    expect(shown).toEqual([]);
   });
 });
 
