@@ -127,3 +127,9 @@ export function worktreeClosedText(closed: WorktreeClosed): string {
 export function worktreeWorkingText(worktree: Worktree): string {
   return `The agent works in its own git worktree: worktreePath: ${worktree.path} worktreeBranch: ${worktree.branch}`;
 }
+
+/** The worktree a conversation works in, and the directory it worked in before (carried by workflows/session/worktree-session.ts). */
+export interface WorktreeSessionState {
+  worktree: Worktree;
+  originalCwd: string;
+}

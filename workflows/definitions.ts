@@ -335,7 +335,7 @@ export interface CarriedState {
   /** Issue 31: the rewind points (a checkpoint before each prompt) and the rewinds so far (workflows/session/rewinds.ts). */
   rewinds?: import('../common/checkpoints').RewindsState;
   /** Issue 33: the worktree the conversation works in (EnterWorktree, --worktree) and where it came from (workflows/session/worktree-session.ts). */
-  worktreeSession?: import('./session/worktree-session').WorktreeSessionState;
+  worktreeSession?: import('../common/worktrees').WorktreeSessionState;
 }
 
 /** Compaction bookkeeping carried across queries and runs. */

@@ -10,17 +10,11 @@ import { uuid4 } from '@temporalio/workflow';
 import type { ToolUseBlock } from '../../common/messages';
 import { enterWorktreeInputSchema } from '../../common/tools/enter-worktree';
 import { exitWorktreeInputSchema } from '../../common/tools/exit-worktree';
-import { type Worktree, derivedWorktreeName, refusedRemovalText } from '../../common/worktrees';
+import { type WorktreeSessionState, derivedWorktreeName, refusedRemovalText } from '../../common/worktrees';
 import { activities, worktreeOptions } from '../deps/activity-options';
 import type { ConversationStatus } from '../definitions';
 import type { ToolOutcome, ToolRoute } from '../deps/tool-routes';
 import type { PartContext, SessionPart } from './session-part';
-
-/** The worktree the conversation works in, and the directory it worked in before. */
-export interface WorktreeSessionState {
-  worktree: Worktree;
-  originalCwd: string;
-}
 
 export class WorktreeSession implements SessionPart {
   readonly name = 'worktree session';
