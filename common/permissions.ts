@@ -370,7 +370,8 @@ export function ruleForAlways(toolName: string, input: unknown, cwd: string): st
   const spec = getToolSpec(toolName);
   if (spec?.alwaysRule) {
     const parsed = spec.inputSchema.safeParse(input);
-    return (parsed.success ? spec.alwaysRule(parsed.data) : undefined) ?? toolName;
+    // No rule of its own for this input: no "don't ask again" (never the whole tool).
+    return parsed.success ? spec.alwaysRule(parsed.data) : undefined;
   }
   const [first] = toolPaths(toolName, input, cwd);
   if (!first) return toolName;

@@ -97,7 +97,8 @@ export async function resolveFetchTarget(
       refused: `${name} resolves to ${blocked}, an address of the worker's own network (loopback, link-local, private or reserved), which WebFetch does not reach. The user can allow it with "webFetch": {"allowedPrivateHosts": ["${name}"]} in ~/.claude/settings.json.`,
     };
   }
-  if (addresses.some((address) => temporal.has(`${normalizeHost(address)}:${port}`))) return { refused: `${name}:${port} is the worker's Temporal server` };
+  const temporalHosts = new Set([...temporal].filter((entry) => entry.endsWith(`:${port}`)).map((entry) => entry.slice(0, -`:${port}`.length)));
+  if (addresses.some((address) => containsAddress(temporalHosts, address))) return { refused: `${name}:${port} is the worker's Temporal server` };
   const address = addresses[0];
   return { address, family: net.isIP(address) === 6 ? 6 : 4 };
 }
@@ -124,10 +125,13 @@ export async function readWebFetchSettings(home: string = os.homedir()): Promise
   }
 }
 
-/** Same host for a redirect: equal names, or one the other with `www.` (as Claude Code allows), on the same port; http → https is an upgrade, not a move. */
+/**
+ * Same host for a redirect: the same name on the same port; http → https is an upgrade, not a move.
+ * Anything else — `www.` added or dropped too — is another host: the model is told, and its next
+ * call is judged by the rules again (a deny rule on one name must not be passed through the other).
+ */
 export function sameHostRedirect(from: URL, to: URL): boolean {
-  const strip = (host: string) => host.toLowerCase().replace(/^www\./, '');
-  if (strip(from.hostname) !== strip(to.hostname)) return false;
+  if (from.hostname.toLowerCase() !== to.hostname.toLowerCase()) return false;
   if (from.protocol === to.protocol) return from.port === to.port;
   return from.protocol === 'http:' && to.protocol === 'https:' && to.port === '';
 }
@@ -218,6 +222,23 @@ function get(
   });
 }
 
+/** HTML longer than this is cut before conversion (turndown is synchronous and recursive: 250 KB of nested divs blocked the worker 15 s). */
+const MAX_HTML_CHARS = 1_000_000;
+
+/** A page's HTML as Markdown, cut first; HTML turndown cannot convert (too deeply nested) becomes its text without tags. */
+function pageMarkdown(html: string): string {
+  const cut = html.length > MAX_HTML_CHARS ? html.slice(0, MAX_HTML_CHARS) : html;
+  try {
+    return htmlToMarkdown(cut);
+  } catch {
+    return cut
+      .replace(/<(script|style)[\s\S]*?<\/\1>/gi, '')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+  }
+}
+
 /** HTML as Markdown (turndown); scripts, styles and the like dropped. */
 export function htmlToMarkdown(html: string): string {
   const service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
@@ -237,7 +258,12 @@ async function fetchPage(start: URL, allowedPrivateHosts: readonly string[], sig
     if ('error' in response) return { error: `fetching ${url.href} failed: ${response.error}` };
     const location = response.headers.location;
     if ([301, 302, 303, 307, 308].includes(response.status) && location) {
-      const next = new URL(location, url);
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        return { error: `${url.href} redirected to an address that is not a URL (${JSON.stringify(location.slice(0, 200))})` };
+      }
       if (!sameHostRedirect(url, next)) return { redirect: { from: url.href, to: next.href, status: response.status } };
       if (hop >= WEB_FETCH_MAX_REDIRECTS) return { error: `${start.href} redirected more than ${WEB_FETCH_MAX_REDIRECTS} times` };
       url = next;
@@ -248,7 +274,7 @@ async function fetchPage(start: URL, allowedPrivateHosts: readonly string[], sig
       return { error: `${url.href} is not text (content-type ${type}); WebFetch reads web pages and other text` };
     }
     const text = response.body.toString('utf8');
-    const markdown = /html/.test(type) || (type === '' && /^\s*<(!doctype html|html)/i.test(text)) ? htmlToMarkdown(text) : text;
+    const markdown = /html/.test(type) || (type === '' && /^\s*<(!doctype html|html)/i.test(text)) ? pageMarkdown(text) : text;
     return { url: url.href, status: response.status, statusText: response.statusText, bytes: response.body.length, markdown };
   }
 }
@@ -269,7 +295,15 @@ export async function executeWebFetch(input: WebFetchInput, context: ToolExecuti
   const now = Date.now();
   let page = cached(start.href, now);
   if (!page) {
-    const outcome = await fetchPage(start, settings.problem ? [] : settings.allowedPrivateHosts, context.signal);
+    // One deadline for the whole fetch (lookups, every redirect, a server that trickles bytes), beside the call's own cancellation.
+    const deadline = AbortSignal.timeout(FETCH_TIMEOUT_MS);
+    const outcome = await fetchPage(start, settings.problem ? [] : settings.allowedPrivateHosts, AbortSignal.any([context.signal, deadline])).catch(
+      (error: unknown): FetchOutcome => {
+        context.signal.throwIfAborted();
+        if (deadline.aborted) return { error: `no complete answer within ${FETCH_TIMEOUT_MS / 1000} s` };
+        throw error;
+      },
+    );
     if ('error' in outcome) {
       const why = settings.problem ? `\n(The user's WebFetch settings were not applied: ${settings.problem}.)` : '';
       return { isError: true, content: `WebFetch failed: ${outcome.error}${why}` };

@@ -10,8 +10,16 @@ import { defineTool } from '../tool-spec';
 /** The result the model gets is cut to this many characters. */
 export const WEB_FETCH_MAX_RESULT_CHARS = 100_000;
 
+/** A host rules can name: DNS labels of letters, digits and hyphens, or an IPv4 address (no `*`, `(`, empty labels). */
+const PLAIN_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
+
 export const webFetchInputSchema = z.strictObject({
-  url: z.url({ protocol: /^https?$/, error: 'must be a fully-formed http(s) URL' }).describe('The URL to fetch content from'),
+  url: z
+    .url({ protocol: /^https?$/, error: 'must be a fully-formed http(s) URL' })
+    .refine((url) => PLAIN_HOST.test(new URL(url).hostname) || /^\[[0-9a-f:.]+\]$/.test(new URL(url).hostname), {
+      error: 'the host must be a plain host name (letters, digits, hyphens and dots) or an IP address',
+    })
+    .describe('The URL to fetch content from'),
   prompt: z.string().min(1).describe('The prompt to run on the fetched content'),
 });
 
@@ -21,10 +29,7 @@ export type WebFetchInput = z.infer<typeof webFetchInputSchema>;
 export function webFetchHost(input: { url?: unknown }): string | undefined {
   if (typeof input.url !== 'string') return undefined;
   try {
-    return new URL(input.url).hostname
-      .replace(/^\[|\]$/g, '')
-      .replace(/\.$/, '')
-      .toLowerCase();
+    return new URL(input.url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
   } catch {
     return undefined;
   }
@@ -53,7 +58,7 @@ export const webFetchToolSpec = defineTool({
 - Read-only: it changes nothing
 - The prompt should say what you want from the page, e.g. "List the configuration options with their defaults"
 - Answers are cached for 15 minutes, so asking again about the same URL is quick
-- When the URL redirects to another host, you are told the new URL and not sent there: call WebFetch again with it
+- When the URL redirects to another host (www. added or dropped too), you are told the new URL and not sent there: call WebFetch again with it
 - Addresses of the worker's own network (loopback, link-local, private) are refused unless the user's settings allow them
 - If an MCP-provided web fetch tool is available, prefer it`,
   inputSchema: webFetchInputSchema,
@@ -62,9 +67,10 @@ export const webFetchToolSpec = defineTool({
   maxResultSizeChars: WEB_FETCH_MAX_RESULT_CHARS,
   summarize: (input) => `Fetch ${input.url}`,
   ruleMatches: webFetchRuleMatches,
+  // Only a plain host name becomes a rule (an IP literal or anything else: no "don't ask again").
   alwaysRule: (input) => {
     const host = webFetchHost(input);
-    return host === undefined || /[()\s]/.test(host) ? undefined : `WebFetch(domain:${host})`;
+    return host !== undefined && PLAIN_HOST.test(host) && !/^[\d.]+$/.test(host) ? `WebFetch(domain:${host})` : undefined;
   },
   describeResult: (_input, content) => /^Received [^\n]+/.exec(content)?.[0],
 });

@@ -53,6 +53,10 @@ describe('WebFetch addresses', () => {
     expect(await resolveFetchTarget('intranet', 7233, ['intranet'], new Set(['10.0.0.7:7233']), resolve)).toEqual({
       refused: "intranet:7233 is the worker's Temporal server",
     });
+    // The Temporal server in another spelling (IPv4-mapped) is still it.
+    expect(await resolveFetchTarget('mapped', 7233, ['mapped'], new Set(['10.0.0.7:7233']), async () => ['::ffff:10.0.0.7'])).toEqual({
+      refused: "mapped:7233 is the worker's Temporal server",
+    });
     expect(await resolveFetchTarget('nowhere', 80, [], none, async () => [])).toEqual({ refused: 'nowhere does not resolve' });
   });
 
@@ -70,10 +74,12 @@ describe('WebFetch addresses', () => {
 });
 
 describe('WebFetch redirects and content', () => {
-  it('follows the same host (www. either way, http → https), not another host or port', () => {
+  it('follows the same host (http → https too), not another host, port, or the name with www. added or dropped', () => {
     const from = new URL('http://example.com/a');
     expect(sameHostRedirect(from, new URL('http://example.com/b'))).toBe(true);
-    expect(sameHostRedirect(from, new URL('https://www.example.com/b'))).toBe(true);
+    expect(sameHostRedirect(from, new URL('https://example.com/b'))).toBe(true);
+    expect(sameHostRedirect(from, new URL('https://www.example.com/b'))).toBe(false);
+    expect(sameHostRedirect(new URL('https://www.example.com/'), new URL('https://example.com/b'))).toBe(false);
     expect(sameHostRedirect(from, new URL('http://example.com:8080/b'))).toBe(false);
     expect(sameHostRedirect(from, new URL('http://evil.example/b'))).toBe(false);
     expect(sameHostRedirect(new URL('https://example.com/a'), new URL('http://example.com/b'))).toBe(false);
@@ -114,8 +120,15 @@ describe('WebFetch permission rules', () => {
     );
   });
 
-  it('"don\'t ask again" allows the domain, not every fetch', () => {
+  it('"don\'t ask again" allows the domain, never every fetch', () => {
     expect(ruleForAlways('WebFetch', { url: 'https://Docs.Example.com/a', prompt: 'p' }, '/work')).toBe('WebFetch(domain:docs.example.com)');
+    // Hosts no rule should name: refused as input (so no rule is made of them), or no rule for an address.
+    for (const url of ['https://a(b).example.com/', 'https://*.com/', 'https://exa%2A.com/', 'https://example.com../', 'https://example.com./']) {
+      expect(ruleForAlways('WebFetch', { url, prompt: 'p' }, '/work'), url).toBeUndefined();
+      expect(getToolSpec('WebFetch')!.inputSchema.safeParse({ url, prompt: 'p' }).success, url).toBe(false);
+    }
+    expect(ruleForAlways('WebFetch', { url: 'https://93.184.216.34/', prompt: 'p' }, '/work')).toBeUndefined();
+    expect(getToolSpec('WebFetch')!.inputSchema.safeParse({ url: 'http://[::ffff:127.0.0.1]:8080/', prompt: 'p' }).success).toBe(true);
   });
 
   it('refuses malformed input from the model with a clear error', () => {
