@@ -13,12 +13,21 @@ export const WEB_FETCH_MAX_RESULT_CHARS = 100_000;
 /** A host rules can name: DNS labels of letters, digits and hyphens, or an IPv4 address (no `*`, `(`, empty labels). */
 const PLAIN_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
 
+/** The refinement runs on a URL the check before it refused too: that one is left to the check's own message. */
+function plainHostOrUnparsed(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return true;
+  }
+  return PLAIN_HOST.test(host) || /^\[[0-9a-f:.]+\]$/.test(host);
+}
+
 export const webFetchInputSchema = z.strictObject({
   url: z
     .url({ protocol: /^https?$/, error: 'must be a fully-formed http(s) URL' })
-    .refine((url) => PLAIN_HOST.test(new URL(url).hostname) || /^\[[0-9a-f:.]+\]$/.test(new URL(url).hostname), {
-      error: 'the host must be a plain host name (letters, digits, hyphens and dots) or an IP address',
-    })
+    .refine(plainHostOrUnparsed, { error: 'the host must be a plain host name (letters, digits, hyphens and dots) or an IP address' })
     .describe('The URL to fetch content from'),
   prompt: z.string().min(1).describe('The prompt to run on the fetched content'),
 });

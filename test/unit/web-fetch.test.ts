@@ -134,6 +134,8 @@ describe('WebFetch permission rules', () => {
   it('refuses malformed input from the model with a clear error', () => {
     const spec = getToolSpec('WebFetch')!;
     expect(spec.inputSchema.safeParse({ url: 'ftp://example.com', prompt: 'p' }).success).toBe(false);
+    // Not a URL at all: the URL check's own message, not a crash of the host check after it.
+    expect(spec.inputSchema.safeParse({ url: 'x', prompt: 'p' }).error?.issues.map((issue) => issue.message)).toEqual(['must be a fully-formed http(s) URL']);
     expect(spec.inputSchema.safeParse({ url: 'https://example.com' }).success).toBe(false);
     expect(spec.describeResult!({ url: 'https://a', prompt: 'p' }, 'Received 1.2KB (200 OK) from https://a\n\nanswer')).toBe(
       'Received 1.2KB (200 OK) from https://a',
