@@ -136,7 +136,11 @@ describe('the scripted model in a real conversation (issue 32, item 5)', () => {
 
     // A background command, then its output read with TaskOutput.
     const background = await api.waitForResult(id, await api.send(id, 'run in background sleep 1; echo from-background'));
-    expect(background.result).toMatch(/Here is what came back:[\s\S]*from-background/);
+    // TaskOutput blocks until the command ends, when its notification is also due: under load the notification can
+    // join the query before the next model call (by design), and the scripted model then answers it. Either way the output came back.
+    expect(background.result).toMatch(
+      /Here is what came back:[\s\S]*from-background|^Background command "[^"]*echo from-background" completed \(exit code 0\)/,
+    );
 
     // A cron job is scheduled (its Schedule exists; it is deleted with the conversation).
     const cron = await api.waitForResult(id, await api.send(id, 'every 5m read notes.txt'));
