@@ -1,77 +1,25 @@
 /**
- * Claude Code's hook lifecycle in the conversation (issue 22 §4): the hook settings loaded once
- * per session (loadHookSettings, recorded and carried), and each event at its point —
- * selectHookCommands, then (only when a command matches) the runHooks activity, then
- * decideHookOutcome on its recorded outcome, so a replay never runs a hook again. Stop hooks keep
- * their own path (workflows/deps/stop-hooks-call.ts). What a decision does is hooks-decisions.ts.
+ * Claude Code's hook lifecycle in the conversation (issue 22 §4, issue 33): each session event at
+ * its point — start, prompts, Stop/SubagentStop, the task list, turn failures, worktrees,
+ * compaction, notifications. How hooks run is hook-runner.ts, a tool call's hooks tool-hooks.ts,
+ * what a decision does hooks-decisions.ts; the workspace's command Stop hooks keep their own path
+ * (workflows/deps/stop-hooks-call.ts).
  */
-import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
-import {
-  type HookDecision,
-  type HookEvent,
-  type HookHandler,
-  type HookRunOutcome,
-  type HookSettings,
-  decideHookOutcome,
-  selectHookCommands,
-  splitAsyncHooks,
-  stopFailureError,
-} from '../../common/hooks';
-import type { ToolUseBlock } from '../../common/messages';
+import { condition } from '@temporalio/workflow';
+import { type HookEvent, type HookRunOutcome, selectHookCommands, stopFailureError } from '../../common/hooks';
 import type { PendingInput } from '../definitions';
-import { activities, activityOptions, hookRunOptions } from '../deps/activity-options';
-import { failureMessage } from '../deps/failures';
 import type { ToolHooks } from '../deps/query-host';
-import type { PartContext, SessionPart } from '../session/session-part';
-import { sandboxInputs } from '../deps/tool-run';
-import {
-  type HooksState,
-  type PreToolUseAction,
-  type SessionStartSource,
-  blockedPromptText,
-  preToolUseAction,
-  systemReminder,
-  withPostToolUseFeedback,
-  withSessionStartContext,
-} from './hooks-decisions';
+import type { SessionPart } from '../session/session-part';
+import { ToolCallHooks } from './tool-hooks';
+import { type SessionStartSource, blockedPromptText, systemReminder, withSessionStartContext } from './hooks-decisions';
 
 type SessionEndReason = Extract<HookEvent, { hook_event_name: 'SessionEnd' }>['reason'];
-
-/**
- * What the hooks use of the conversation (session/session-part.ts): a subagent runs its parent's
- * tool hooks but has no session of its own (no SessionStart/End, prompts); the session context's
- * trust decides whether the workspace's hooks load (issue 29); hooks are told the permission mode.
- */
-type HooksContext = Pick<PartContext, 'conversationId' | 'config' | 'toolPermissions' | 'subagent' | 'sessionContext' | 'pushEvent' | 'permissionMode'>;
 
 /** What UserPromptSubmit did to a prompt. */
 export type PromptSubmitOutcome = { type: 'blocked'; text: string } | { type: 'continue'; context?: string };
 
-export class SessionHooks implements ToolHooks, SessionPart {
+export class SessionHooks extends ToolCallHooks implements ToolHooks, SessionPart {
   readonly name = 'hooks';
-  private state: HooksState;
-  /** Inputs PreToolUse hooks replaced, by tool_use id, until PostToolUse. */
-  private readonly updatedInputs = new Map<string, Record<string, unknown>>();
-
-  constructor(
-    private readonly host: HooksContext,
-    carried: HooksState | undefined,
-    /** A subagent's hooks: its parent's settings (issue 22: tool hooks run in subagents too). */
-    inherited?: HookSettings,
-  ) {
-    this.state = carried ? { ...carried } : inherited ? { settings: inherited } : {};
-  }
-
-  /** Whether loadHookSettings should run in this run: the first run of a top-level conversation (and a run continued from code before hooks). */
-  get needsSettings(): boolean {
-    return this.state.settings === undefined && !this.host.subagent;
-  }
-
-  /** The settings a subagent inherits: its tool hooks run in it too (undefined when nothing is configured). */
-  get inheritable(): HookSettings | undefined {
-    const settings = this.state.settings;
-    return settings && Object.keys(settings).length > 0 ? settings : undefined;
-  }
 
   /**
    * A subagent's end: its SubagentStop hooks (Claude Code runs them instead of Stop), folded into
@@ -122,90 +70,6 @@ export class SessionHooks implements ToolHooks, SessionPart {
         ...(decision.stopReason !== undefined && { stopReason: decision.stopReason }),
       };
     };
-  }
-
-  /**
-   * Session start: every command hook of the settings files `--setting-sources` allows, read on
-   * the workspace's host (one activity; its result is recorded and carried). A failure is a
-   * warning and the conversation goes on without hooks (its Stop hooks come with the session context).
-   */
-  async load(): Promise<void> {
-    if (!this.needsSettings) return;
-    const { config } = this.host;
-    try {
-      const loaded = await activities({ ...activityOptions(config).sessionContext, summary: 'Load hook settings' }).loadHookSettings({
-        cwd: config.cwd,
-        ...(config.settingSources && { settingSources: config.settingSources }),
-        ...(this.host.sessionContext?.workspaceTrust?.trusted && { trusted: true }),
-      });
-      this.state.settings = loaded.hooks;
-      for (const warning of loaded.warnings) this.warn(warning);
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      this.state.settings = {};
-      this.warn(`Hook settings not loaded (no hooks but Stop run this session): ${failureMessage(error)}`);
-    }
-  }
-
-  /**
-   * One event's hooks: nothing (no command matches: no activity), or the runHooks activity and
-   * decideHookOutcome on its recorded outcome. Messages for people go to the feed. A hook run that
-   * fails as a whole (the worker could not run it after retries) is `failed`.
-   */
-  private async run(event: HookEvent, summary?: string, only?: (hook: HookHandler) => boolean): Promise<{ decision?: HookDecision; failed?: string }> {
-    const selected = (this.state.settings ? selectHookCommands(this.state.settings, event) : []).filter((hook) => !only || only(hook));
-    const { blocking, background } = splitAsyncHooks(selected);
-    // `async: true` hooks run beside the loop; what they say reaches the model with the next prompt (Claude Code).
-    if (background.length > 0) this.runInBackground(event, background);
-    if (blocking.length === 0) return {};
-    try {
-      const decision = await this.runRecorded(event, blocking, summary ?? `${event.hook_event_name} hooks (${blocking.length})`);
-      return { decision };
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      const failed = `${event.hook_event_name} hooks could not run: ${failureMessage(error)}`;
-      this.warn(failed);
-      return { failed };
-    }
-  }
-
-  /** The runHooks activity for these hooks and decideHookOutcome on its recorded outcome; messages for people to the feed. */
-  private async runRecorded(event: HookEvent, hooks: HookHandler[], summary: string): Promise<HookDecision> {
-    const { config, conversationId } = this.host;
-    const longest = Math.max(...hooks.map((hook) => hook.timeout ?? 60));
-    const { outcomes } = await activities(hookRunOptions(config, longest, summary)).runHooks({
-      conversationId,
-      cwd: config.cwd,
-      event,
-      commands: hooks,
-      ...(this.host.permissionMode() && { permissionMode: this.host.permissionMode() }),
-      ...sandboxInputs(this.host),
-    });
-    const decision = decideHookOutcome(event, outcomes);
-    for (const message of decision.userMessages) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: message.level, content: message.text });
-    // What the model is told goes to people too (Claude Code shows it in the transcript view), cut to a line.
-    for (const line of decision.additionalContext) this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'info', content: cutLine(line) });
-    if (decision.blocked && decision.blockingMessage && event.hook_event_name !== 'UserPromptSubmit') {
-      this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content: cutLine(decision.blockingMessage) });
-    }
-    return decision;
-  }
-
-  /**
-   * `async: true` hooks: the same recorded activity, not awaited. They cannot block or decide (the
-   * action went on); their context and system messages are kept for the model's next prompt.
-   */
-  private runInBackground(event: HookEvent, hooks: HookHandler[]): void {
-    this.runRecorded(event, hooks, `${event.hook_event_name} async hooks (${hooks.length})`).then(
-      (decision) => {
-        const lines = [...decision.additionalContext, ...decision.userMessages.filter((message) => message.level === 'info').map((message) => message.text)];
-        if (lines.length > 0)
-          this.state.asyncContext = [...(this.state.asyncContext ?? []), ...lines.map((line) => `Async hook ${decision.hookName}: ${line}`)];
-      },
-      (error) => {
-        if (!isCancellation(error)) this.warn(`${event.hook_event_name} async hooks could not run: ${failureMessage(error)}`);
-      },
-    );
   }
 
   // ---- the session ----
@@ -344,116 +208,6 @@ export class SessionHooks implements ToolHooks, SessionPart {
     return contexts.length > 0 ? { ...input, hookContext: contexts.join('\n') } : input;
   }
 
-  // ---- tools ----
-
-  /** Whether PreToolUse hooks match this call (then it does not start while the model still streams). */
-  hasPreToolUse(block: ToolUseBlock): boolean {
-    return this.matchesPreToolUse(block.name);
-  }
-
-  /** Whether PreToolUse hooks match calls of this tool (then the model call's local phase does not prefetch it). */
-  matchesPreToolUse(toolName: string): boolean {
-    return (
-      !!this.state.settings?.PreToolUse &&
-      selectHookCommands(this.state.settings, { hook_event_name: 'PreToolUse', tool_name: toolName, tool_input: {}, tool_use_id: '' }).length > 0
-    );
-  }
-
-  /**
-   * PreToolUse, before the permission check (Claude Code's order): block, or run with what the
-   * hooks said. Fails closed: hooks that could not run at all block the call.
-   */
-  async preToolUse(block: ToolUseBlock): Promise<PreToolUseAction> {
-    const event: HookEvent = { hook_event_name: 'PreToolUse', tool_name: block.name, tool_input: inputObject(block.input), tool_use_id: block.id };
-    const { decision, failed } = await this.run(event, `PreToolUse hooks: ${block.name}`);
-    if (failed) return { type: 'block', message: `${failed}. The tool was not run.` };
-    const action = preToolUseAction(decision);
-    // PostToolUse gets the input the tool ran with (in memory: the same decision comes back on replay).
-    if (action.type === 'run' && action.input) this.updatedInputs.set(block.id, action.input);
-    return action;
-  }
-
-  /** PostToolUse, once after a tool that succeeded: its messages for the model beside the result. */
-  async postToolUse(block: ToolUseBlock, outcome: { content: string; isError: boolean }, ran = true): Promise<{ content: string; isError: boolean }> {
-    const input = this.updatedInputs.get(block.id) ?? block.input;
-    this.updatedInputs.delete(block.id);
-    // An error of a call that ran: PostToolUseFailure; one that never ran (blocked, denied): nothing.
-    if (outcome.isError) return ran ? this.postToolUseFailure(block, input, outcome) : outcome;
-    const event: HookEvent = {
-      hook_event_name: 'PostToolUse',
-      tool_name: block.name,
-      tool_input: inputObject(input),
-      tool_response: outcome.content,
-      tool_use_id: block.id,
-    };
-    const { decision } = await this.run(event, `PostToolUse hooks: ${block.name}`);
-    return { content: withPostToolUseFeedback(outcome.content, decision), isError: outcome.isError };
-  }
-
-  /**
-   * PostToolUseFailure (issue 33), once after a tool that failed: its context (and an exit 2's
-   * stderr) beside the error result for the model.
-   */
-  private async postToolUseFailure(block: ToolUseBlock, input: unknown, outcome: { content: string; isError: boolean }) {
-    const event: HookEvent = {
-      hook_event_name: 'PostToolUseFailure',
-      tool_name: block.name,
-      tool_input: inputObject(input),
-      tool_use_id: block.id,
-      error: outcome.content,
-      is_interrupt: false,
-    };
-    const { decision } = await this.run(event, `PostToolUseFailure hooks: ${block.name}`);
-    return { content: withPostToolUseFeedback(outcome.content, decision), isError: true };
-  }
-
-  // ---- permissions (issue 33) ----
-
-  /**
-   * PermissionRequest: the gate is about to ask a person. The hooks may answer for them (allow or
-   * deny; deny wins); undefined: they did not, and the person is asked. Hooks that could not run
-   * leave the ask to the person (fail closed: nothing is allowed).
-   */
-  async permissionRequest(block: ToolUseBlock): Promise<HookDecision['permissionRequest']> {
-    const event: HookEvent = { hook_event_name: 'PermissionRequest', tool_name: block.name, tool_input: inputObject(block.input), tool_use_id: block.id };
-    const { decision } = await this.run(event, `PermissionRequest hooks: ${block.name}`);
-    const answer = decision?.permissionRequest;
-    if (answer?.behavior === 'allow' && answer.updatedInput) {
-      // The gate checked this input; another one would run unchecked: the ask goes to the person.
-      this.warn(`${decision!.hookName} hook: updatedInput is not applied here (the call is checked as it was asked); a person decides.`);
-      return undefined;
-    }
-    return answer;
-  }
-
-  /** What the permission gate calls (only the events with hooks configured: no hooks, no change to the gate). */
-  permissionHooks(): {
-    permissionRequest?: (block: ToolUseBlock) => Promise<HookDecision['permissionRequest']>;
-    permissionDenied?: (block: ToolUseBlock, message: string) => Promise<string>;
-  } {
-    const settings = this.state.settings;
-    return {
-      ...(settings?.PermissionRequest && { permissionRequest: (block: ToolUseBlock) => this.permissionRequest(block) }),
-      ...(settings?.PermissionDenied && { permissionDenied: (block: ToolUseBlock, message: string) => this.permissionDenied(block, message) }),
-    };
-  }
-
-  /**
-   * PermissionDenied: the gate denied a call without a person (a deny rule, dontAsk, nobody to ask).
-   * Returns the denial the model gets, with Claude Code's note when a hook says it may retry.
-   */
-  async permissionDenied(block: ToolUseBlock, message: string): Promise<string> {
-    const event: HookEvent = {
-      hook_event_name: 'PermissionDenied',
-      tool_name: block.name,
-      tool_input: inputObject(block.input),
-      tool_use_id: block.id,
-      reason: message,
-    };
-    const { decision } = await this.run(event, `PermissionDenied hooks: ${block.name}`);
-    return decision?.retry ? `${message}\n\nA PermissionDenied hook says you may retry this call.` : message;
-  }
-
   // ---- the task list (issue 33) ----
 
   /**
@@ -489,17 +243,7 @@ export class SessionHooks implements ToolHooks, SessionPart {
   async worktreeHooks(event: Extract<HookEvent, { hook_event_name: 'WorktreeCreate' | 'WorktreeRemove' }>): Promise<HookRunOutcome[] | undefined> {
     const hooks = this.state.settings ? selectHookCommands(this.state.settings, event) : [];
     if (hooks.length === 0) return undefined;
-    const { config, conversationId } = this.host;
-    const { outcomes } = await activities(
-      hookRunOptions(config, Math.max(...hooks.map((hook) => hook.timeout ?? 60)), `${event.hook_event_name} hooks`),
-    ).runHooks({
-      conversationId,
-      cwd: config.cwd,
-      event,
-      commands: hooks,
-      ...sandboxInputs(this.host),
-    });
-    return outcomes;
+    return this.outcomesOf(event, hooks, `${event.hook_event_name} hooks`);
   }
 
   // ---- compaction and notifications ----
@@ -546,22 +290,4 @@ export class SessionHooks implements ToolHooks, SessionPart {
       selectHookCommands(this.state.settings, { hook_event_name: 'Notification', notification_type: type, message: '' }).length > 0
     );
   }
-
-  carried(): { hooks?: HooksState } {
-    return this.state.settings === undefined && !this.state.sessionStartContext ? {} : { hooks: { ...this.state } };
-  }
-
-  private warn(content: string): void {
-    this.host.pushEvent({ type: 'system', uuid: uuid4(), level: 'warning', content });
-  }
-}
-
-function inputObject(input: unknown): Record<string, unknown> {
-  return input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-}
-
-/** A hook message as one feed line (the model gets it whole). */
-function cutLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= 300 ? flat : `${flat.slice(0, 299)}…`;
 }
