@@ -13,12 +13,16 @@ import { listField, readFrontMatter, textField } from './front-matter';
 /** Directory depth searched under a commands directory (namespaces are rarely deeper). */
 const MAX_DEPTH = 4;
 
-export async function readCustomCommands(cwd: string, home = os.homedir()): Promise<{ commands: CustomCommand[]; errors: string[] }> {
+export async function readCustomCommands(
+  cwd: string,
+  home = os.homedir(),
+  { project = true }: { project?: boolean } = {},
+): Promise<{ commands: CustomCommand[]; errors: string[] }> {
   const byName = new Map<string, CustomCommand>();
   const errors: string[] = [];
   const sources: Array<{ directory: string; scope: CustomCommand['scope'] }> = [
     { directory: path.join(home, '.claude', 'commands'), scope: 'user' },
-    { directory: path.join(cwd, '.claude', 'commands'), scope: 'project' },
+    ...(project ? [{ directory: path.join(cwd, '.claude', 'commands'), scope: 'project' as const }] : []),
   ];
   for (const { directory, scope } of sources) {
     for (const relative of await markdownFiles(directory, '', 0)) {

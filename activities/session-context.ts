@@ -54,11 +54,14 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     workingDirectories: settings.permissions.additionalDirectories,
     isReadDenied: (realPath: string) => readDeny.some((pattern) => pathMatchesRule(pattern, realPath, { cwd, homeDir: home })),
   };
+  // The workspace's own agents and commands are its content: read only once it is trusted (an agent
+  // file sets a subagent's prompt, tools and model; a command the prompt a person's `/name` sends).
+  const project = workspaceTrust.trusted;
   const [memory, git, agents, commands] = await Promise.all([
     loadMemoryFiles(cwd, memoryOptions),
     readGitStatus(cwd),
-    readAgents(cwd),
-    readCustomCommands(cwd),
+    readAgents(cwd, home, { project }),
+    readCustomCommands(cwd, home, { project }),
   ]);
   const memoryFiles = memory.files;
   const warnings = [
@@ -89,12 +92,17 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
 
 /**
  * Custom subagents (Claude Code's `.claude/agents/*.md`): the user's (~/.claude/agents) and the
- * workspace's, the workspace's winning on a name clash. A malformed file is reported, not fatal.
+ * workspace's (only when `project`: a trusted workspace), the workspace's winning on a name clash.
+ * A malformed file is reported, not fatal.
  */
-export async function readAgents(cwd: string, home = os.homedir()): Promise<{ agents: AgentDefinition[]; errors: string[] }> {
+export async function readAgents(
+  cwd: string,
+  home = os.homedir(),
+  { project = true }: { project?: boolean } = {},
+): Promise<{ agents: AgentDefinition[]; errors: string[] }> {
   const byName = new Map<string, AgentDefinition>();
   const errors: string[] = [];
-  for (const directory of [path.join(home, '.claude', 'agents'), path.join(cwd, '.claude', 'agents')]) {
+  for (const directory of [path.join(home, '.claude', 'agents'), ...(project ? [path.join(cwd, '.claude', 'agents')] : [])]) {
     const files = (await readdir(directory).catch(() => [] as string[])).filter((file) => file.endsWith('.md')).sort();
     for (const file of files) {
       const source = path.join(directory, file);

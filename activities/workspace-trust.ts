@@ -1,14 +1,14 @@
 /**
  * Claude Code's trust dialog (issue 29): until a person trusts a workspace, its own settings —
  * `.claude/settings.json` and `.claude/settings.local.json` hooks, `.mcp.json` servers, allow
- * rules, `additionalDirectories` — are not applied (deny and ask rules are: they only tighten).
+ * rules, `additionalDirectories`, its `.claude/agents` and `.claude/commands` — are not applied (deny and ask rules are: they only tighten).
  * Trust is recorded where Claude Code records it, `~/.claude.json` →
  * `projects["<abs real path>"].hasTrustDialogAccepted: true`, and a directory's trust covers its
  * subfolders. The session-context activity decides on the workspace's host and records the
  * decision; the client reads the same file before it starts a conversation (`--trust`, chat's
  * question, `-p`'s line naming what it ignored).
  */
-import { realpath } from 'node:fs/promises';
+import { readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { WorkspaceTrust } from '../common/activity-types';
 import { parseHookSettings } from '../common/hooks';
@@ -81,6 +81,9 @@ export interface IgnoredSettings {
   hooks: number;
   mcpServers: number;
   additionalDirectories: number;
+  /** Subagent definitions (`.claude/agents/*.md`) and slash commands (`.claude/commands/**.md`) it holds. */
+  agents?: number;
+  commands?: number;
   /** A `defaultMode` that lets more run without asking (`acceptEdits`). */
   defaultMode?: string;
 }
@@ -121,7 +124,31 @@ export async function settingsIgnoredWithoutTrust(cwd: string, sources: readonly
       ignored.push({ file, allowRules: 0, hooks: 0, mcpServers: servers, additionalDirectories: 0 });
     }
   }
-  return ignored.filter((entry) => entry.allowRules + entry.hooks + entry.mcpServers + entry.additionalDirectories > 0 || entry.defaultMode !== undefined);
+  // Agents and commands are read whatever the setting sources: the workspace's only once it is trusted.
+  for (const [kind, depth] of [
+    ['agents', 0],
+    ['commands', 4],
+  ] as const) {
+    const directory = path.join(cwd, '.claude', kind);
+    const files = await countMarkdown(directory, depth);
+    if (files > 0) ignored.push({ file: directory, allowRules: 0, hooks: 0, mcpServers: 0, additionalDirectories: 0, [kind]: files });
+  }
+  return ignored.filter(
+    (entry) =>
+      entry.allowRules + entry.hooks + entry.mcpServers + entry.additionalDirectories + (entry.agents ?? 0) + (entry.commands ?? 0) > 0 ||
+      entry.defaultMode !== undefined,
+  );
+}
+
+/** `.md` files under `directory`, `depth` folders down. */
+async function countMarkdown(directory: string, depth: number): Promise<number> {
+  const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+  let files = 0;
+  for (const entry of entries) {
+    if (entry.isFile() && entry.name.endsWith('.md')) files++;
+    else if (entry.isDirectory() && depth > 0) files += await countMarkdown(path.join(directory, entry.name), depth - 1);
+  }
+  return files;
 }
 
 const plural = (value: number, one: string, many: string) => `${value} ${value === 1 ? one : many}`;
@@ -134,6 +161,8 @@ export function describeIgnoredSettings(ignored: readonly IgnoredSettings[], cwd
       entry.hooks > 0 ? plural(entry.hooks, 'hook', 'hooks') : undefined,
       entry.mcpServers > 0 ? plural(entry.mcpServers, 'MCP server', 'MCP servers') : undefined,
       entry.additionalDirectories > 0 ? plural(entry.additionalDirectories, 'additional directory', 'additional directories') : undefined,
+      entry.agents ? plural(entry.agents, 'agent', 'agents') : undefined,
+      entry.commands ? plural(entry.commands, 'command', 'commands') : undefined,
       entry.defaultMode ? `defaultMode ${entry.defaultMode}` : undefined,
     ].filter(Boolean);
     const relative = path.relative(cwd, entry.file);

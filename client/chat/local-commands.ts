@@ -252,13 +252,15 @@ function openInEditor(editor: string, file: string): LocalCommandResult {
 
 async function agents(ctx: LocalCommandContext): Promise<LocalCommandResult> {
   const home = homeOf(ctx);
+  const trust = await decideWorkspaceTrust(ctx.cwd, home, ctx.config.trusted).catch(() => ({ trusted: false }));
   const { agents: custom, errors } = await readAgents(ctx.cwd, home).catch((error: unknown) => ({ agents: [], errors: [errorText(error)] }));
   const describe = (agent: { name: string; description: string; model?: string; tools?: string[] }) =>
     `  ${agent.name}${agent.model ? ` (${agent.model})` : ''} — ${oneLine(agent.description, 100)}${agent.tools ? `\n      tools: ${agent.tools.join(', ')}` : ''}`;
   const project = custom.filter((agent) => agent.source.startsWith(path.join(ctx.cwd, '.claude', 'agents')));
   const user = custom.filter((agent) => !project.includes(agent));
   const lines = ['Built-in agents:', ...BUILT_IN_AGENTS.map(describe)];
-  lines.push('', `Project agents (${path.join(ctx.cwd, '.claude', 'agents')}):`, ...(project.length > 0 ? project.map(describe) : ['  (none)']));
+  const projectHeading = `Project agents (${path.join(ctx.cwd, '.claude', 'agents')})${trust.trusted || project.length === 0 ? '' : ' — not loaded: this workspace is not trusted'}:`;
+  lines.push('', projectHeading, ...(project.length > 0 ? project.map(describe) : ['  (none)']));
   lines.push('', `User agents (${shortPath(path.join(home, '.claude', 'agents'), home)}):`, ...(user.length > 0 ? user.map(describe) : ['  (none)']));
   for (const error of errors) lines.push(`! ${error}`);
   lines.push('', 'To add one, write a Markdown file with name and description front matter in one of those directories.');

@@ -76,6 +76,8 @@ const SEND_DEADLINE_MS = 5_000;
 const RECONNECT_MS = 1_000;
 /** How long a /rewind waits for its line in the feed before it offers the prompt again. */
 const REWIND_FEED_WAIT_MS = 2_000;
+/** A second Ctrl-C within this leaves (Claude Code: "Press Ctrl-C again to exit"). */
+const DOUBLE_CTRL_C_MS = 2_000;
 /** Bracketed paste on / off (a paste then arrives between ESC [200~ and ESC [201~). */
 const BRACKETED_PASTE_ON = '\u001b[?2004h';
 const BRACKETED_PASTE_OFF = '\u001b[?2004l';
@@ -130,19 +132,24 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
   const cwd = options.config.cwd ?? process.cwd();
   const early: string[] = [];
   let session: Session | undefined;
-  let interrupts = 0;
+  /** When the last Ctrl-C came: a second one soon after leaves (Claude Code's double press), whatever the first did. */
+  let lastCtrlC = 0;
   let leave!: () => void;
   const left = new Promise<void>((resolve) => (leave = resolve));
   // Tab offers the chat's own commands and those the conversation interprets (its /help's list).
   const commands = [...LOCAL_COMMANDS, ...LOCAL_COMMAND_HELP.map(({ name, description }) => ({ name, description }))];
   const keys: ChatKeys = {
     submit: (prompt) => {
-      interrupts = 0;
+      lastCtrlC = 0;
       if (session) session.submit(prompt);
       else early.push(prompt); // typed before the chat is connected: sent once it is (issue 19, item 9)
     },
     interrupt: (how) => {
-      if (how === 'ctrl-c' && ++interrupts >= 2) return leave();
+      if (how === 'ctrl-c') {
+        const now = Date.now();
+        if (now - lastCtrlC < DOUBLE_CTRL_C_MS) return leave();
+        lastCtrlC = now;
+      }
       if (session?.busy()) {
         session.flush();
         store.print(dim(how === 'ctrl-c' ? '[interrupting… Ctrl-C again to leave]' : '[interrupting…]'));
@@ -164,7 +171,6 @@ export async function chatCommand(options: ChatOptions): Promise<number> {
         early,
         left,
         setSession: (next) => (session = next),
-        resetInterrupts: () => (interrupts = 0),
         ensureLeave: leave,
       });
       lastId = outcome.conversationId;
@@ -195,7 +201,6 @@ interface SessionHost {
   /** Resolves when the person leaves (Ctrl-D, Ctrl-C twice, /exit). */
   left: Promise<void>;
   setSession(session: Session): void;
-  resetInterrupts(): void;
   ensureLeave(): void;
 }
 
@@ -318,7 +323,6 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
   let localCommand = false;
   const idle = () => {
     busy = false;
-    host.resetInterrupts();
     store.set({ busySince: undefined, tool: undefined });
   };
   const statusLine = async () => {
@@ -439,13 +443,15 @@ async function runSession(options: ChatOptions, target: SessionTarget, host: Ses
         if (message.type === 'result') {
           permissions.settled(); // nothing of the query waits any more
           running.clear(); // tools of an aborted query end without their own item
-          if (!localCommand) {
+          // Idle as soon as the result shows: a key pressed while the status line is fetched meets an idle chat.
+          const shown = !localCommand;
+          localCommand = false;
+          idle();
+          if (shown) {
             const line = formatEvent(op.event);
             if (line) print(dim(sanitizeForTerminal(line)));
             await statusLine();
           }
-          localCommand = false;
-          idle();
           return;
         }
         if (message.type === 'system' && message.content.includes('Waiting for permission:')) {

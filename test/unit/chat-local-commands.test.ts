@@ -110,9 +110,11 @@ describe('runLocalCommand', () => {
   });
 
   it('/agents lists the built-in, project and user agents, and a file it could not read', async () => {
-    const shown = textOf(await runLocalCommand('/agents', context()));
+    const shown = textOf(await runLocalCommand('/agents', context({ config: { cwd, trusted: true } })));
     expect(shown).toMatch(/Built-in agents:\n {2}general-purpose/);
     expect(shown).toContain(`Project agents (${path.join(cwd, '.claude', 'agents')}):\n  reviewer — Reviews a diff\n      tools: Read, Grep`);
+    const untrusted = textOf(await runLocalCommand('/agents', context()));
+    expect(untrusted).toContain(`Project agents (${path.join(cwd, '.claude', 'agents')}) — not loaded: this workspace is not trusted:\n  reviewer`);
     expect(shown).toContain('User agents (~/.claude/agents):\n  writer (haiku) — Writes docs');
     expect(shown).toMatch(/! Agent file ignored: .*broken\.md/);
   });

@@ -141,7 +141,7 @@ describe('custom commands (.claude/commands)', () => {
     await write(path.join(cwd, 'CLAUDE.md'), 'Use tabs.');
     await write(path.join(cwd, '.claude', 'commands', 'hello.md'), 'Say hello to $ARGUMENTS');
     await write(path.join(cwd, '.claude', 'commands', 'bad.md'), '---\nnope');
-    const context = await loadSessionContext({ cwd });
+    const context = await loadSessionContext({ cwd, trusted: true }); // the workspace's commands load once it is trusted
     expect(context.claudeMdFiles).toContain(path.join(cwd, 'CLAUDE.md'));
     expect(context.claudeMd).toContain('(project instructions, checked into the codebase):\n\nUse tabs.');
     expect(context.commands?.map((command) => command.name)).toContain('hello');
