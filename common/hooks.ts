@@ -10,7 +10,7 @@ import { z } from 'zod';
 /**
  * Every hook event Claude Code documents that this engine has a place for (the settings keep
  * them; which ones fire, and where, is workflows/extensions/hooks.ts; WorktreeCreate and
- * WorktreeRemove are fired by the worktree code through `worktreeHookEvent`).
+ * WorktreeRemove are fired by the worktree code, workflows/worktrees.ts, through `worktreeHookEvent`).
  */
 export const HOOK_EVENTS = [
   'PreToolUse',

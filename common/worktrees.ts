@@ -66,10 +66,23 @@ export function refusedRemovalText(worktree: Worktree, changes: WorktreeChanges)
 export interface Worktree {
   readonly name: string;
   readonly path: string;
+  /** Empty for a worktree a WorktreeCreate hook made (the hook chose how; no git branch is known). */
   readonly branch: string;
   readonly repositoryRoot: string;
-  /** The commit it was cut from (the checkout's HEAD then). */
+  /** The commit it was cut from (the checkout's HEAD then); empty for a hook's. */
   readonly baseCommit: string;
+  /** Made by the user's WorktreeCreate hooks instead of git (issue 33): WorktreeRemove hooks remove it, git never touches it. */
+  readonly madeByHook?: true;
+}
+
+/** A worktree a WorktreeCreate hook made at `path` for `name` (no branch, no base commit: the hook's business). */
+export function hookWorktree(name: string, path: string, cwd: string): Worktree {
+  return { name, path, branch: '', repositoryRoot: cwd, baseCommit: '', madeByHook: true };
+}
+
+/** "on branch x" for a git worktree; how a hook's is told. */
+export function worktreeWhere(worktree: Worktree): string {
+  return worktree.madeByHook ? `${worktree.path} (made by a WorktreeCreate hook)` : `${worktree.path} on branch ${worktree.branch}`;
 }
 
 /** The `createWorktree` activity's input: `name` cut from `cwd`'s HEAD. */
@@ -100,13 +113,23 @@ export function worktreeDisposal(changes: WorktreeChanges): 'keep' | 'remove' {
 /** What was done with a worktree at its end. */
 export type WorktreeClosed =
   | { readonly action: 'kept'; readonly worktree: Worktree; readonly changes: WorktreeChanges }
+  /** A hook's worktree no WorktreeRemove hook removes: left where it is. */
+  | { readonly action: 'left'; readonly worktree: Worktree }
   | { readonly action: 'removed'; readonly worktree: Worktree }
   | { readonly action: 'failed'; readonly worktree: Worktree; readonly problem: string };
 
 /** The line an isolated agent's result ends with: where its work is, or that nothing was left. */
 export function worktreeClosedText(closed: WorktreeClosed): string {
   const { path, branch } = closed.worktree;
+  if (closed.worktree.madeByHook) {
+    if (closed.action === 'removed') return `The agent worked in the worktree ${path} a WorktreeCreate hook made; the WorktreeRemove hooks removed it.`;
+    if (closed.action === 'failed')
+      return `The agent worked in the worktree ${path} a WorktreeCreate hook made; its WorktreeRemove hooks failed: ${closed.problem}`;
+    return `The agent worked in the worktree a WorktreeCreate hook made, left as it is (no WorktreeRemove hook is configured): worktreePath: ${path}`;
+  }
   switch (closed.action) {
+    case 'left':
+      return `The agent worked in the worktree ${path}, left as it is.`;
     case 'kept': {
       const what = [
         closed.changes.uncommittedFiles.length > 0 ? `${closed.changes.uncommittedFiles.length} changed file(s)` : undefined,
@@ -125,6 +148,7 @@ export function worktreeClosedText(closed: WorktreeClosed): string {
 
 /** The line a background agent's launch and answers carry while it lives: where it works. */
 export function worktreeWorkingText(worktree: Worktree): string {
+  if (worktree.madeByHook) return `The agent works in its own worktree (made by a WorktreeCreate hook): worktreePath: ${worktree.path}`;
   return `The agent works in its own git worktree: worktreePath: ${worktree.path} worktreeBranch: ${worktree.branch}`;
 }
 

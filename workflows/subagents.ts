@@ -6,15 +6,7 @@
  * a second one; cancelling the call (abort, a Bash cascade) cancels the child. A background call
  * (`run_in_background`) is prepared here too and started by workflows/background/agents.ts.
  */
-import {
-  CancellationScope,
-  ChildWorkflowCancellationType,
-  ChildWorkflowFailure,
-  ParentClosePolicy,
-  executeChild,
-  isCancellation,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ChildWorkflowCancellationType, ChildWorkflowFailure, ParentClosePolicy, executeChild, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { SessionContext } from '../common/activity-types';
 import { agentTools, availableAgents, findAgent } from '../common/agents';
@@ -27,17 +19,18 @@ import { type AgentInput, agentInputSchema, TOOL_NAMES } from '../common/tool-sp
 import { WEB_SEARCH_TOOL_NAME } from '../common/web-search';
 import { resolveModelName } from '../common/models';
 import { type Worktree, agentWorktreeName, worktreeClosedText } from '../common/worktrees';
-import { activities, worktreeOptions } from './deps/activity-options';
+
 import type { ConversationInput, ConversationSummary } from './definitions';
 import type { ToolOutcome } from './query/tool-orchestration';
+import { type WorktreeHooks, makeWorktree, removeWorktree } from './worktrees';
 
 /** What the subagent runner needs from the parent session. */
 export interface SubagentHost {
   readonly conversationId: string;
   readonly config: ConversationConfig;
   readonly sessionContext: SessionContext | undefined;
-  /** The parent's hooks: the child runs the same tool hooks (issue 22). */
-  readonly hooks?: { readonly inheritable: HookSettings | undefined };
+  /** The parent's hooks: the child runs the same tool hooks (issue 22); an isolated child's worktree is made and removed with them (issue 33). */
+  readonly hooks?: { readonly inheritable: HookSettings | undefined } & Partial<WorktreeHooks>;
   /** The parent's MCP servers: a child gets the tools its agent type allows (issue 22). */
   readonly mcp?: SubagentMcp;
   /** The child's usage and cost count in the parent's totals. */
@@ -176,8 +169,8 @@ export async function isolateSubagent(host: SubagentHost, prepared: PreparedSuba
   if (prepared.input.isolation !== 'worktree' && worktreeName === undefined) return prepared;
   // SendMessage continuing an isolated agent names its worktree: the one kept (found again), or a fresh one of that name.
   const name = worktreeName ?? agentWorktreeName(prepared.childInput.subagent!.toolUseId);
-  // WorktreeCreate hooks (issue 33 item 5) fire here, before the worktree is made, when they are configured.
-  const made = await activities(worktreeOptions(host.config, `Create worktree ${name}`)).createWorktree({ cwd: host.config.cwd, name });
+  // WorktreeCreate hooks (issue 33 item 5), when configured, make it instead of git.
+  const made = await makeWorktree(worktreeHooksOf(host), host.config, name);
   if ('problem' in made) return { isError: true, content: `The ${prepared.agentName} agent could not be isolated: ${made.problem}` };
   const { worktree } = made;
   const subagent = prepared.childInput.subagent!;
@@ -197,11 +190,13 @@ export async function isolateSubagent(host: SubagentHost, prepared: PreparedSuba
  * without (Claude Code's). Not cancelled with the call: an abort leaves a tidy workspace too.
  */
 export async function closeSubagentWorktree(host: SubagentHost, worktree: Worktree): Promise<string> {
-  // WorktreeRemove hooks (issue 33 item 5) fire here, when the outcome is 'removed'.
-  const closed = await CancellationScope.nonCancellable(() =>
-    activities(worktreeOptions(host.config, `Close worktree ${worktree.name}`)).closeWorktree({ worktree }),
-  );
-  return worktreeClosedText(closed);
+  // WorktreeRemove hooks (issue 33 item 5) run when it is removed (workflows/worktrees.ts).
+  return worktreeClosedText(await removeWorktree(worktreeHooksOf(host), host.config, worktree));
+}
+
+function worktreeHooksOf(host: SubagentHost): WorktreeHooks | undefined {
+  const hooks = host.hooks;
+  return hooks?.worktreeHooks ? { worktreeHooks: (event) => hooks.worktreeHooks!(event) } : undefined;
 }
 
 /** Runs a prepared child and awaits its answer (an Agent call, or SendMessage continuing a finished agent). */

@@ -277,3 +277,79 @@ describe('EnterWorktree, ExitWorktree and --worktree', () => {
     await harness.api.end(started.conversationId);
   });
 });
+
+describe('WorktreeCreate and WorktreeRemove hooks (issue 33 item 5)', () => {
+  it("the user's WorktreeCreate hook makes an isolated agent's worktree and EnterWorktree's instead of git (no repository needed); WorktreeRemove removes them", async () => {
+    const { mkdtemp, rm, mkdir, writeFile, readFile } = await import('node:fs/promises');
+    const os = await import('node:os');
+    const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-wt-hooks-'));
+    const home = path.join(root, 'home');
+    const made = path.join(root, 'made');
+    const log = path.join(root, 'log.jsonl');
+    try {
+      await mkdir(path.join(home, '.claude'), { recursive: true });
+      // The hooks read their event on stdin, as Claude Code's do: create prints the new directory, remove deletes it.
+      const script = (body: string) =>
+        `node -e 'let s="";process.stdin.on("data",(d)=>(s+=d)).on("end",()=>{const fs=require("fs");const e=JSON.parse(s);fs.appendFileSync(${JSON.stringify(log)},JSON.stringify(e)+"\\n");${body}})'`;
+      await writeFile(
+        path.join(home, '.claude', 'settings.json'),
+        JSON.stringify({
+          hooks: {
+            WorktreeCreate: [
+              { hooks: [{ type: 'command', command: script(`const p=${JSON.stringify(made)}+"/"+e.name;fs.mkdirSync(p,{recursive:true});console.log(p)`) }] },
+            ],
+            WorktreeRemove: [{ hooks: [{ type: 'command', command: script('fs.rmSync(e.worktree_path,{recursive:true,force:true})') }] }],
+          },
+        }),
+      );
+      const results: Record<string, string | undefined> = {};
+      const childDirectories: Array<string | undefined> = [];
+      harness = await createHarness({
+        respond: (request) => {
+          const last = lastUserText(request);
+          if (isChild(request)) {
+            childDirectories.push(workingDirectory(request));
+            return last.includes('toolu_childwrite') ? text('Wrote it.') : write('toolu_childwrite', 'by the isolated agent\n');
+          }
+          for (const id of ['toolu_exit', 'toolu_enter', 'toolu_agent']) {
+            const content = request.body.messages.at(-1)?.content;
+            const block = Array.isArray(content) ? content.find((candidate: { tool_use_id?: string }) => candidate.tool_use_id === id) : undefined;
+            if (block) {
+              results[id] = JSON.stringify(block.content);
+              if (id === 'toolu_agent') return { content: [{ type: 'tool_use', id: 'toolu_enter', name: 'EnterWorktree', input: { name: 'hooked' } }] };
+              if (id === 'toolu_enter') return { content: [{ type: 'tool_use', id: 'toolu_exit', name: 'ExitWorktree', input: { action: 'remove' } }] };
+              return text('Done.');
+            }
+          }
+          return { content: [agentCall('toolu_agent', 'HOOKED-TASK: write notes.txt.')] };
+        },
+      });
+      await harness.startWorker({ activityDeps: { home } });
+      const started = await harness.api.start({ prompt: 'Worktrees by hooks.', config: harness.config(), taskQueue: harness.taskQueue });
+      expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ subtype: 'success', result: 'Done.' });
+
+      const agentWorktree = path.join(made, 'agent-toolu_agent');
+      expect(new Set(childDirectories)).toEqual(new Set([agentWorktree]));
+      expect(results.toolu_agent).toContain('a WorktreeCreate hook made; the WorktreeRemove hooks removed it');
+      expect(results.toolu_enter).toContain(`Created worktree at ${path.join(made, 'hooked')} (made by a WorktreeCreate hook)`);
+      expect(results.toolu_exit).toContain('(by its WorktreeRemove hooks)');
+      const events = (await readFile(log, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(events).toMatchObject([
+        { hook_event_name: 'WorktreeCreate', name: 'agent-toolu_agent', session_id: started.conversationId },
+        { hook_event_name: 'WorktreeRemove', worktree_path: agentWorktree },
+        { hook_event_name: 'WorktreeCreate', name: 'hooked' },
+        { hook_event_name: 'WorktreeRemove', worktree_path: path.join(made, 'hooked') },
+      ]);
+      // Removed by the hooks; git never ran (the workspace is no repository).
+      expect(existsSync(agentWorktree)).toBe(false);
+      expect(existsSync(path.join(made, 'hooked'))).toBe(false);
+      expect(existsSync(path.join(harness.workspace, '.git'))).toBe(false);
+      await harness.api.end(started.conversationId);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

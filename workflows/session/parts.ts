@@ -65,7 +65,7 @@ export class SessionParts {
     this.scheduled.tasks.hooks = this.hooks;
     this.backgroundCommands = this.add(new BackgroundCommands(context, carried?.backgroundTasks));
     // Issue 33: EnterWorktree / ExitWorktree and --worktree.
-    this.worktree = this.add(new WorktreeSession(context, carried?.worktreeSession));
+    this.worktree = this.add(new WorktreeSession(context, carried?.worktreeSession, this.hooks));
     this.routes = this.list.flatMap((part) => part.routes ?? []);
     this.backgroundWork = this.list.flatMap((part) => part.backgroundWork ?? []);
   }

@@ -10,8 +10,8 @@ import { uuid4 } from '@temporalio/workflow';
 import type { ToolUseBlock } from '../../common/messages';
 import { enterWorktreeInputSchema } from '../../common/tools/enter-worktree';
 import { exitWorktreeInputSchema } from '../../common/tools/exit-worktree';
-import { type WorktreeSessionState, derivedWorktreeName, refusedRemovalText } from '../../common/worktrees';
-import { activities, worktreeOptions } from '../deps/activity-options';
+import { type WorktreeSessionState, derivedWorktreeName, refusedRemovalText, worktreeWhere } from '../../common/worktrees';
+import { type WorktreeHooks, makeWorktree, removeWorktree } from '../worktrees';
 import type { ConversationStatus } from '../definitions';
 import type { ToolOutcome, ToolRoute } from '../deps/tool-routes';
 import type { PartContext, SessionPart } from './session-part';
@@ -27,6 +27,8 @@ export class WorktreeSession implements SessionPart {
   constructor(
     private readonly host: PartContext,
     carried: WorktreeSessionState | undefined,
+    /** WorktreeCreate / WorktreeRemove (issue 33 item 5). */
+    private readonly hooks?: WorktreeHooks,
   ) {
     this.state = carried && { ...carried };
   }
@@ -63,18 +65,18 @@ export class WorktreeSession implements SessionPart {
     if (this.state) {
       return {
         isError: true,
-        content: `Already in a worktree session (${this.state.worktree.path}, branch ${this.state.worktree.branch}). Use ExitWorktree first.`,
+        content: `Already in a worktree session (${worktreeWhere(this.state.worktree)}). Use ExitWorktree first.`,
       };
     }
     const originalCwd = this.host.config.cwd;
-    // WorktreeCreate hooks (issue 33 item 5) fire here, before the worktree is made, when they are configured.
-    const made = await activities(worktreeOptions(this.host.config, `Create worktree ${name}`)).createWorktree({ cwd: originalCwd, name });
+    // WorktreeCreate hooks (issue 33 item 5), when configured, make it instead of git.
+    const made = await makeWorktree(this.hooks, this.host.config, name);
     if ('problem' in made) return { isError: true, content: made.problem };
     this.state = { worktree: made.worktree, originalCwd };
     this.host.moveWorkingDirectory(made.worktree.path);
     return {
       isError: false,
-      content: `Created worktree at ${made.worktree.path} on branch ${made.worktree.branch}. The session is now working in the worktree. Use ExitWorktree to leave mid-session.`,
+      content: `Created worktree at ${worktreeWhere(made.worktree)}. The session is now working in the worktree. Use ExitWorktree to leave mid-session.`,
     };
   }
 
@@ -94,21 +96,25 @@ export class WorktreeSession implements SessionPart {
       this.leave(originalCwd);
       return {
         isError: false,
-        content: `Exited worktree. Your work is preserved at ${worktree.path} on branch ${worktree.branch}. The session is back in ${originalCwd}.`,
+        content: `Exited worktree. Your work is preserved at ${worktreeWhere(worktree)}. The session is back in ${originalCwd}.`,
       };
     }
-    // WorktreeRemove hooks (issue 33 item 5) fire here, when the worktree is removed.
-    const closed = await activities(worktreeOptions(this.host.config, `Remove worktree ${worktree.name}`)).closeWorktree({
-      worktree,
-      ...(parsed.data.discard_changes === true && { discard: true }),
-    });
+    // WorktreeRemove hooks (issue 33 item 5) run when it is removed (workflows/worktrees.ts).
+    const closed = await removeWorktree(this.hooks, this.host.config, worktree, parsed.data.discard_changes === true);
+    if (closed.action === 'left') {
+      this.leave(originalCwd);
+      return {
+        isError: false,
+        content: `Exited worktree. It was made by a WorktreeCreate hook and no WorktreeRemove hook is configured, so it is left at ${worktree.path}. The session is back in ${originalCwd}.`,
+      };
+    }
     if (closed.action === 'kept') return { isError: true, content: refusedRemovalText(worktree, closed.changes) };
     if (closed.action === 'failed')
       return { isError: true, content: `Could not remove worktree ${worktree.path}: ${closed.problem}. The session is still in it.` };
     this.leave(originalCwd);
     return {
       isError: false,
-      content: `Exited and removed worktree ${worktree.path} and its branch ${worktree.branch}. The session is back in ${originalCwd}.`,
+      content: `Exited and removed worktree ${worktree.path}${worktree.madeByHook ? ' (by its WorktreeRemove hooks)' : ` and its branch ${worktree.branch}`}. The session is back in ${originalCwd}.`,
     };
   }
 
