@@ -27,6 +27,8 @@ export async function makeWorktree(hooks: WorktreeHooks | undefined, config: Con
   const decided = decideWorktreeCreate(outcomes);
   if (decided === undefined) return activities(worktreeOptions(config, `Create worktree ${name}`)).createWorktree({ cwd: config.cwd, name });
   if ('error' in decided) return { problem: `The WorktreeCreate hook did not make the worktree: ${decided.error}` };
+  const refused = hookWorktreePathProblem(decided.path, config.cwd);
+  if (refused) return { problem: `The WorktreeCreate hook's worktree ${decided.path} is refused: ${refused}.` };
   return { worktree: hookWorktree(name, decided.path, config.cwd) };
 }
 
@@ -56,4 +58,20 @@ export function removeWorktree(hooks: WorktreeHooks | undefined, config: Convers
     if (closed.action === 'removed') await removeHooks();
     return closed;
   });
+}
+
+/**
+ * A hook's worktree becomes the working directory the permission gate judges paths against: it
+ * must be a folder of its own — not the filesystem's root or a top-level folder, not the
+ * workspace or a folder above it (that would widen "inside the workspace").
+ */
+export function hookWorktreePathProblem(worktreePath: string, cwd: string): string | undefined {
+  if (!worktreePath.startsWith('/')) return 'it is not an absolute path';
+  const segments = (value: string) => value.split('/').filter((segment) => segment !== '' && segment !== '.');
+  const parts = segments(worktreePath);
+  if (parts.includes('..')) return 'it climbs with ".."';
+  if (parts.length < 2) return 'it is the root or a top-level folder';
+  const workspace = segments(cwd);
+  if (parts.length <= workspace.length && parts.every((part, index) => workspace[index] === part)) return 'it is the workspace or a folder above it';
+  return undefined;
 }

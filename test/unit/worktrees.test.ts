@@ -185,3 +185,18 @@ describe('-w / --worktree [name]', () => {
     expect(() => configFrom({ worktree: '../escape' }, false)).toThrow(UsageError);
   });
 });
+
+describe("a WorktreeCreate hook's path (workflows/worktrees.ts)", () => {
+  it('is a folder of its own: not the root, a top-level folder, the workspace or above it', async () => {
+    const { hookWorktreePathProblem } = await import('../../workflows/worktrees');
+    expect(hookWorktreePathProblem('/tmp/wt/feature', '/work/repo')).toBeUndefined();
+    expect(hookWorktreePathProblem('/work/repo/.claude/worktrees/x', '/work/repo')).toBeUndefined();
+    expect(hookWorktreePathProblem('relative/x', '/work/repo')).toMatch(/not an absolute path/);
+    expect(hookWorktreePathProblem('/', '/work/repo')).toMatch(/root or a top-level/);
+    expect(hookWorktreePathProblem('/home', '/work/repo')).toMatch(/root or a top-level/);
+    expect(hookWorktreePathProblem('/work/repo', '/work/repo')).toMatch(/workspace or a folder above/);
+    expect(hookWorktreePathProblem('/work/repo/', '/work/repo')).toMatch(/workspace or a folder above/);
+    expect(hookWorktreePathProblem('/work//./repo', '/work/repo')).toMatch(/workspace or a folder above/);
+    expect(hookWorktreePathProblem('/work/repo/../..', '/work/repo')).toMatch(/climbs/);
+  });
+});
