@@ -86,6 +86,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     models: createModelResolver(deps.anthropic),
     installationId: installationIdLoader(deps.stateDir),
   };
+  const mcpConnections = deps.mcpConnections ?? new McpConnectionManager();
   return {
     callModel: createCallModel(modelDeps),
     callModelLocal: createCallModelLocal(modelDeps),
@@ -96,8 +97,9 @@ export function createActivities(deps: ActivityDeps): Activities {
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
     checkStructuredOutput,
     // ---- issue 22 (extensions): loadMcpConfig, listMcpServers, callMcpTool, loadHookSettings, runHooks ----
-    ...createMcpActivities({ connections: deps.mcpConnections ?? new McpConnectionManager(), stateDir: deps.stateDir }),
-    ...createHookActivities({ stateDir: deps.stateDir, anthropic: deps.anthropic, ...(deps.home ? { home: deps.home } : {}) }),
+    ...createMcpActivities({ connections: mcpConnections, stateDir: deps.stateDir }),
+    // mcp_tool hooks call through the same connections as the model's MCP calls.
+    ...createHookActivities({ stateDir: deps.stateDir, anthropic: deps.anthropic, mcpConnections, ...(deps.home ? { home: deps.home } : {}) }),
     // Issue 21 (background work): background commands, TaskOutput/TaskStop, cron Schedules. Not called by workflows yet.
     ...createBackgroundActivities({ stateDir: deps.stateDir, temporalClient: deps.temporalClient }),
     // SendMessage to a finished agent (issue 21 item 3): readAgentTranscript.

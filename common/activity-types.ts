@@ -441,6 +441,8 @@ export interface RunHooksInput {
   additionalDirectories?: string[];
   settingSources?: SettingSource[];
   sandbox?: Record<string, unknown>;
+  /** `mcp_tool` hooks (issue 33): the conversation's MCP servers and their connections' scope (only when such a hook runs). */
+  mcp?: { scope: string; servers: Array<import('./mcp-config').McpServerEntry> };
 }
 
 export interface RunHooksResult {

@@ -99,17 +99,26 @@ const httpHookSchema = z.object({
   ...commonHookFields,
 });
 const promptHookSchema = z.object({ type: z.literal('prompt'), prompt: z.string().min(1), model: z.string().min(1).optional(), ...commonHookFields });
-const hookHandlerSchema = z.discriminatedUnion('type', [commandHookSchema, httpHookSchema, promptHookSchema]);
+/** Claude Code's `mcp_tool` hook: a tool of one of the conversation's connected MCP servers, its `input`'s `${path}` strings filled from the hook's input. */
+const mcpToolHookSchema = z.object({
+  type: z.literal('mcp_tool'),
+  server: z.string().min(1),
+  tool: z.string().min(1),
+  input: z.record(z.string(), z.unknown()).optional(),
+  ...commonHookFields,
+});
+const hookHandlerSchema = z.discriminatedUnion('type', [commandHookSchema, httpHookSchema, promptHookSchema, mcpToolHookSchema]);
 
-/** One hook handler: a command, an HTTP endpoint or a prompt for a model (with where it came from). */
+/** One hook handler: a command, an HTTP endpoint, a prompt for a model or an MCP tool (with where it came from). */
 export type HookHandler = z.infer<typeof hookHandlerSchema> & { scope?: HookScope };
 /** Kept under its first name: callers (plugins) build and select hooks as HookCommand. */
 export type HookCommand = HookHandler;
 export type CommandHook = Extract<HookHandler, { type: 'command' }>;
 export type HttpHook = Extract<HookHandler, { type: 'http' }>;
 export type PromptHook = Extract<HookHandler, { type: 'prompt' }>;
-/** The handler kinds that run here. */
-export const HOOK_HANDLER_TYPES = ['command', 'http', 'prompt'] as const;
+export type McpToolHook = Extract<HookHandler, { type: 'mcp_tool' }>;
+/** The handler kinds that run here (Claude Code's `agent` kind does not). */
+export const HOOK_HANDLER_TYPES = ['command', 'http', 'prompt', 'mcp_tool'] as const;
 
 /** Events whose prompt hooks Claude Code supports (the rest take command and HTTP hooks). */
 export const PROMPT_HOOK_EVENTS: readonly HookEventName[] = [
@@ -133,7 +142,36 @@ export function hookLabel(hook: HookHandler): string {
       return hook.url;
     case 'prompt':
       return `prompt: ${hook.prompt.length <= 80 ? hook.prompt : `${hook.prompt.slice(0, 79)}…`}`;
+    case 'mcp_tool':
+      return `mcp_tool: ${hook.server}/${hook.tool}`;
   }
+}
+
+/**
+ * An `mcp_tool` hook's arguments: every `${path}` in its `input`'s strings replaced by the hook
+ * input's value at that dotted path (`${tool_input.file_path}`, `${session_id}`, `${cwd}`); a string
+ * that is one placeholder takes the value as it is (a number stays a number); an unknown path is
+ * empty. Pure: the runHooks activity calls it with the JSON the hook would read on stdin.
+ */
+export function substituteHookInput(input: Record<string, unknown> | undefined, hookInput: Record<string, unknown>): Record<string, unknown> {
+  const at = (dotted: string): unknown =>
+    dotted
+      .split('.')
+      .reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined), hookInput);
+  const fill = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      const whole = /^\$\{([A-Za-z0-9_.]+)\}$/.exec(value);
+      if (whole) return at(whole[1]) ?? '';
+      return value.replace(/\$\{([A-Za-z0-9_.]+)\}/g, (_match, dotted: string) => {
+        const found = at(dotted);
+        return found === undefined || found === null ? '' : typeof found === 'string' ? found : JSON.stringify(found);
+      });
+    }
+    if (Array.isArray(value)) return value.map(fill);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fill(item)]));
+    return value;
+  };
+  return fill(input ?? {}) as Record<string, unknown>;
 }
 
 /** One event's hooks in Claude Code's settings format: `[{matcher, hooks:[{type, …}]}]`. */
@@ -375,7 +413,7 @@ export function selectHookCommands(settings: HookSettings, event: HookEvent): Ho
   for (const matcher of settings[event.hook_event_name] ?? []) {
     if (hasMatcher && !hookMatcherMatches(matcher.matcher, value)) continue;
     for (const hook of matcher.hooks) {
-      const key = `${hook.type}\u0000${hook.type === 'prompt' ? hook.prompt : hookLabel(hook)}`;
+      const key = `${hook.type}\u0000${hook.type === 'prompt' ? hook.prompt : hook.type === 'mcp_tool' ? `${hookLabel(hook)}\u0000${JSON.stringify(hook.input ?? {})}` : hookLabel(hook)}`;
       if (seen.has(key)) continue;
       seen.add(key);
       selected.push(hook);

@@ -16,6 +16,7 @@ import {
   type HookScope,
   type HookSettings,
   type HttpHook,
+  type McpToolHook,
   PROMPT_HOOK_SYSTEM,
   type PromptHook,
   expandHookHeaders,
@@ -26,7 +27,10 @@ import {
   parseHookSettings,
   promptHookOutcome,
   promptHookText,
+  substituteHookInput,
 } from '../../common/hooks';
+import { mapMcpCallResult } from '../../common/mcp-tools';
+import type { McpConnectionManager } from '../mcp/connections';
 import { askSmallModel } from '../small-model';
 import { SETTING_SOURCES } from '../../common/permissions';
 import { readJsonObjectFile, settingsFiles } from '../settings';
@@ -41,6 +45,8 @@ export interface HookActivitiesDeps {
   anthropic?: Anthropic;
   /** The worker's environment (HTTP hooks' `allowedEnvVars`; default process.env). */
   env?: Record<string, string | undefined>;
+  /** The worker's MCP connections (`mcp_tool` hooks call through them, as the model's calls do). */
+  mcpConnections?: McpConnectionManager;
 }
 
 export function createHookActivities(deps: HookActivitiesDeps) {
@@ -124,6 +130,7 @@ async function runHooksIn(deps: HookActivitiesDeps, input: RunHooksInput): Promi
     input.commands.map(async (hook): Promise<HookRunOutcome | undefined> => {
       if (hook.type === 'http') return runHttpHook(hook, stdin, deps.env ?? process.env, signal);
       if (hook.type === 'prompt') return runPromptHook(hook, stdin, deps.anthropic, signal);
+      if (hook.type === 'mcp_tool') return runMcpToolHook(hook, JSON.parse(stdin) as Record<string, unknown>, input, deps.mcpConnections, signal);
       return undefined;
     }),
   );
@@ -190,6 +197,56 @@ export async function runPromptHook(hook: PromptHook, inputJson: string, anthrop
     signal.throwIfAborted();
     if (timeout.aborted) return { command: label, exitCode: null, stdout: '', stderr: '', timedOut: true };
     return { command: label, exitCode: null, stdout: '', stderr: '', error: `model call failed: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * An `mcp_tool` hook (Claude Code's, v2.1.118): one `tools/call` on a server of the conversation,
+ * its `input` filled from the event JSON (substituteHookInput); the tool's text is read as a
+ * command's stdout (JSON decisions, or plain text). An error result, a server that is not
+ * connected or not the conversation's, or a timeout is a non-blocking error (fail open, as
+ * Claude Code's). A project or local hook may call only the workspace's own servers (project and
+ * local scope): a workspace's settings do not reach the user's servers without the model's
+ * permission check.
+ */
+export async function runMcpToolHook(
+  hook: McpToolHook,
+  hookInput: Record<string, unknown>,
+  input: Pick<RunHooksInput, 'mcp' | 'cwd'>,
+  connections: McpConnectionManager | undefined,
+  signal: AbortSignal,
+): Promise<HookRunOutcome> {
+  const label = hookLabel(hook);
+  const failed = (error: string): HookRunOutcome => ({ command: label, exitCode: null, stdout: '', stderr: '', error });
+  const server = input.mcp?.servers.find((entry) => entry.name === hook.server);
+  if (!server || !connections) return failed(`MCP server "${hook.server}" is not one of this conversation's servers`);
+  if (server.approval !== 'approved') return failed(`MCP server "${hook.server}" is not approved`);
+  const workspaceHook = hook.scope === 'project' || hook.scope === 'local';
+  if (workspaceHook && server.scope !== 'project' && server.scope !== 'local') {
+    return failed(`a workspace's hook may call only the workspace's own MCP servers; "${hook.server}" is ${server.scope}-scoped`);
+  }
+  const timeoutMs = Math.min(hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS) * 1000;
+  try {
+    const connection = await connections.get(input.mcp!.scope, server.name, server.config, input.cwd, server.scope);
+    if (connection.state !== 'connected' || !connection.client)
+      return failed(`MCP server "${hook.server}" is not connected: ${connection.error ?? 'unknown error'}`);
+    const client = connection.client;
+    const result = await connections.using(connection, () =>
+      client.callTool({ name: hook.tool, arguments: substituteHookInput(hook.input, hookInput) }, undefined, { timeout: timeoutMs, signal }),
+    );
+    const mapped = mapMcpCallResult(result as Parameters<typeof mapMcpCallResult>[0]);
+    const text = mapped.content
+      .map((block) => (block.type === 'text' ? block.text : ''))
+      .join('\n')
+      .slice(0, MAX_HTTP_HOOK_BODY_CHARS);
+    if (mapped.isError) return failed(`the tool answered with an error${text.trim() ? `: ${text.trim().slice(0, 300)}` : ''}`);
+    const json = parseHookJson(text);
+    return { command: label, exitCode: 0, stdout: text, stderr: '', ...(json ? { json } : {}) };
+  } catch (error) {
+    signal.throwIfAborted();
+    const message = (error as Error).message;
+    if (/timed? ?out/i.test(message)) return { command: label, exitCode: null, stdout: '', stderr: '', timedOut: true };
+    return failed(`tools/call failed: ${message}`);
   }
 }
 

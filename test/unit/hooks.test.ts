@@ -111,7 +111,7 @@ describe('hook settings and matchers (Claude Code format)', () => {
       '/w/.claude/settings.json',
     );
     expect(problems).toEqual([
-      '/w/.claude/settings.json: hooks.PreToolUse[2].hooks[2] has type "agent"; only "command", "http", "prompt" hooks run here; it was ignored.',
+      '/w/.claude/settings.json: hooks.PreToolUse[2].hooks[2] has type "agent"; only "command", "http", "prompt", "mcp_tool" hooks run here; it was ignored.',
       '/w/.claude/settings.json: hooks.PreToolUse[3].matcher "(" is not a valid regular expression; it was ignored.',
       '/w/.claude/settings.json: hooks.TeammateIdle is a Claude Code event durable-agent does not support (it has no place here); it was ignored.',
       '/w/.claude/settings.json: hooks.SessionEnd[0].hooks[0]: SessionEnd does not take prompt hooks (only PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest, UserPromptSubmit, Stop, SubagentStop, TaskCreated, TaskCompleted); it was ignored.',
@@ -357,5 +357,49 @@ describe('hook runs and decisions, with real commands', () => {
     ]);
     expect(outcomes[0].stdout.length).toBeLessThan(25_000);
     expect((decision.updatedInput as { content: string }).content).toHaveLength(50_000);
+  });
+});
+
+describe('mcp_tool hooks (issue 33)', () => {
+  it("fill ${path} strings from the hook's input; a whole placeholder keeps its value's type", async () => {
+    const { substituteHookInput } = await import('../../common/hooks');
+    const hookInput = { session_id: 's1', cwd: '/w', tool_input: { file_path: '/w/a.ts', limit: 5 } };
+    expect(
+      substituteHookInput(
+        { path: '${tool_input.file_path}', n: '${tool_input.limit}', text: 'in ${cwd}: ${tool_input.limit} ${missing.x}', nested: ['${session_id}'], keep: 3 },
+        hookInput,
+      ),
+    ).toEqual({ path: '/w/a.ts', n: 5, text: 'in /w: 5 ', nested: ['s1'], keep: 3 });
+    expect(substituteHookInput(undefined, hookInput)).toEqual({});
+  });
+
+  it('parse with server and tool; a workspace hook may not call a user-scoped server', async () => {
+    const { parseHookSettings } = await import('../../common/hooks');
+    const { runMcpToolHook } = await import('../../activities/hooks/run-hooks');
+    const parsed = parseHookSettings(
+      {
+        Stop: [
+          {
+            hooks: [
+              { type: 'mcp_tool', server: 'mem', tool: 'save', input: { id: '${session_id}' } },
+              { type: 'mcp_tool', tool: 'x' },
+            ],
+          },
+        ],
+      },
+      'settings.json',
+      'project',
+    );
+    expect(parsed.hooks.Stop?.[0].hooks).toEqual([{ type: 'mcp_tool', server: 'mem', tool: 'save', input: { id: '${session_id}' }, scope: 'project' }]);
+    expect(parsed.problems).toEqual([expect.stringMatching(/hooks\[1\] is not a valid "mcp_tool" hook: server/)]);
+    const hook = parsed.hooks.Stop![0].hooks[0] as Parameters<typeof runMcpToolHook>[0];
+    const userServer = { name: 'mem', scope: 'user' as const, file: '~/.claude.json', config: { command: 'true' }, approval: 'approved' as const };
+    const refused = await runMcpToolHook(hook, {}, { cwd: '/w', mcp: { scope: 'c1', servers: [userServer] } }, undefined, new AbortController().signal);
+    expect(refused.error).toMatch(/not one of this conversation's servers/); // no connections on this side
+    const { McpConnectionManager } = await import('../../activities/mcp/connections');
+    const connections = new McpConnectionManager();
+    const scoped = await runMcpToolHook(hook, {}, { cwd: '/w', mcp: { scope: 'c1', servers: [userServer] } }, connections, new AbortController().signal);
+    expect(scoped).toMatchObject({ exitCode: null, error: expect.stringMatching(/only the workspace's own MCP servers; "mem" is user-scoped/) });
+    await connections.close();
   });
 });

@@ -16,6 +16,7 @@ import {
   selectHookCommands,
   splitAsyncHooks,
 } from '../../common/hooks';
+import type { McpServerEntry } from '../../common/mcp-config';
 import { activities, activityOptions, hookRunOptions } from '../deps/activity-options';
 import { failureMessage } from '../deps/failures';
 import { sandboxInputs } from '../deps/tool-run';
@@ -31,6 +32,8 @@ export type HooksContext = Pick<PartContext, 'conversationId' | 'config' | 'tool
 
 export abstract class HookRunner {
   protected state: HooksState;
+  /** The conversation's MCP servers, for `mcp_tool` hooks (set by the session's parts; a subagent's are its own). */
+  mcpServers?: () => { scope: string; servers: McpServerEntry[] } | undefined;
 
   constructor(
     protected readonly host: HooksContext,
@@ -108,6 +111,8 @@ export abstract class HookRunner {
       commands: hooks,
       ...(this.host.permissionMode() && { permissionMode: this.host.permissionMode() }),
       ...sandboxInputs(this.host),
+      // Only an mcp_tool hook needs the servers (the recorded input stays small otherwise).
+      ...(hooks.some((hook) => hook.type === 'mcp_tool') && this.mcpServers?.() && { mcp: this.mcpServers()! }),
     });
     return outcomes;
   }

@@ -7,6 +7,7 @@
  * the session's tool route; a call that reports `tools/list_changed` and `/mcp` list again.
  * Failed servers are warnings in the feed: the conversation goes on without them.
  */
+import type { McpServerEntry } from '../../common/mcp-config';
 import { ApplicationFailure, isCancellation, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { LoadMcpConfigResult, McpServerStatus } from '../../common/activity-types';
 import { type McpToolDefinition, mcpInstructionsSection, mcpListingIsStale, mcpStatusLines } from '../../common/mcp-context';
@@ -84,6 +85,11 @@ export class McpServers implements SessionPart {
   /** Whether this run should load the servers: never loaded (or tried), and not a subagent. */
   get needsLoad(): boolean {
     return this.state === undefined && !this.host.subagent;
+  }
+
+  /** The servers `mcp_tool` hooks may call (issue 33), with their connections' scope; undefined before they are loaded. */
+  hookServers(): { scope: string; servers: McpServerEntry[] } | undefined {
+    return this.state ? { scope: this.scope, servers: this.state.servers } : undefined;
   }
 
   /** Tools the model is offered beyond the built-in ones. */

@@ -61,6 +61,8 @@ export class SessionParts {
     // Issue 22: MCP servers' tools (workflows/extensions/mcp.ts), and the hooks besides Stop.
     this.mcp = this.add(new McpServers(context, carried?.mcp, subagent?.mcp));
     this.hooks = this.add(new SessionHooks(context, carried?.hooks, subagent?.hookSettings));
+    // Issue 33: mcp_tool hooks call the conversation's MCP servers.
+    this.hooks.mcpServers = () => this.mcp.hookServers();
     // Issue 33: TaskCreated / TaskCompleted hooks before the task list changes.
     this.scheduled.tasks.hooks = this.hooks;
     this.backgroundCommands = this.add(new BackgroundCommands(context, carried?.backgroundTasks));
