@@ -38,6 +38,7 @@ export const HOOK_EVENTS = [
   'Setup',
   'WorktreeCreate',
   'WorktreeRemove',
+  'PostToolBatch',
 ] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
 
@@ -45,7 +46,7 @@ export type HookEventName = (typeof HOOK_EVENTS)[number];
  * Events Claude Code documents that have no place in this engine (agent teams, MCP elicitation
  * dialogs, file watching): configured, they are reported as not supported and ignored.
  */
-export const UNSUPPORTED_HOOK_EVENTS = ['TeammateIdle', 'Elicitation', 'ElicitationResult', 'FileChanged', 'PostToolBatch'] as const;
+export const UNSUPPORTED_HOOK_EVENTS = ['TeammateIdle', 'Elicitation', 'ElicitationResult', 'FileChanged'] as const;
 
 export const SESSION_START_SOURCES = ['startup', 'resume', 'clear', 'compact'] as const;
 export const PRE_COMPACT_TRIGGERS = ['manual', 'auto'] as const;
@@ -349,7 +350,12 @@ export type HookEvent =
     }
   | { hook_event_name: 'Setup'; trigger: (typeof SETUP_TRIGGERS)[number] }
   | { hook_event_name: 'WorktreeCreate'; name: string }
-  | { hook_event_name: 'WorktreeRemove'; worktree_path: string };
+  | { hook_event_name: 'WorktreeRemove'; worktree_path: string }
+  /** After every tool call of one model reply has its result, before the next model call (Claude Code's). */
+  | {
+      hook_event_name: 'PostToolBatch';
+      tool_calls: Array<{ tool_name: string; tool_input: Record<string, unknown>; tool_use_id: string; tool_response: string }>;
+    };
 
 /** Fields every hook input has. */
 export interface HookCommonInput {
@@ -557,7 +563,7 @@ export function parseHookJson(text: string): Record<string, unknown> | undefined
 /** Events whose plain stdout (exit 0) is context for the model. */
 const CONTEXT_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'UserPromptExpansion', 'Setup'];
 /** Events whose `hookSpecificOutput.additionalContext` reaches the model. */
-const ADDITIONAL_CONTEXT_EVENTS: readonly HookEventName[] = [...CONTEXT_EVENTS, 'PostToolUse', 'PostToolUseFailure', 'SubagentStart'];
+const ADDITIONAL_CONTEXT_EVENTS: readonly HookEventName[] = [...CONTEXT_EVENTS, 'PostToolUse', 'PostToolUseFailure', 'SubagentStart', 'PostToolBatch'];
 /**
  * Events a hook can block (exit 2 or `decision: "block"`): Claude Code's table. PermissionRequest's
  * exit 2 denies the ask; PostToolUseFailure's shows stderr to the model; TaskCreated/TaskCompleted
@@ -577,6 +583,7 @@ const BLOCKING_EVENTS: readonly HookEventName[] = [
   'TaskCompleted',
   'ConfigChange',
   'UserPromptExpansion',
+  'PostToolBatch',
 ];
 const PERMISSION_RANK: Record<HookPermissionDecision, number> = { allow: 1, ask: 2, deny: 3 };
 

@@ -14,6 +14,8 @@ export const TERMINAL_REASONS = [
   'model_error',
   'blocking_limit',
   'stop_hook_prevented',
+  /** A PostToolBatch hook stopped the query (Claude Code's `hook_stopped`). */
+  'hook_stopped',
   /** The conversation's cost reached `maxBudgetUsd` (checked after every model reply and tool round). */
   'budget_exhausted',
   /** `jsonSchema`: the model's StructuredOutput calls failed validation too many times. */

@@ -18,6 +18,8 @@ import { activities, worktreeOptions } from './deps/activity-options';
 /** The conversation's hooks as the worktree code uses them (SessionHooks.worktreeHooks). */
 export interface WorktreeHooks {
   worktreeHooks(event: Extract<HookEvent, { hook_event_name: 'WorktreeCreate' | 'WorktreeRemove' }>): Promise<HookRunOutcome[] | undefined>;
+  /** The conversation moved into or out of a worktree (CwdChanged). */
+  cwdChanged?(oldCwd: string, newCwd: string): Promise<void>;
 }
 
 /** Makes (or finds, on a retry or replay) the worktree `name` of `config.cwd`'s repository, or says why none could be. */

@@ -337,4 +337,47 @@ describe('issue 33: hook events and handler kinds', () => {
     expect(await recorded('rate-limit.jsonl')).toEqual([]);
     expect(await recorded('stop.jsonl')).toEqual([]);
   }, 120_000);
+  it('PostToolBatch gets every call of a reply with its result once they all ran; its context reaches the next request; exit 2 stops the query', async () => {
+    harness = await createHarness({
+      respond: () =>
+        harness!.model.requests.length === 1
+          ? {
+              content: [
+                { type: 'tool_use', id: 'toolu_w1', name: 'Write', input: { file_path: 'one.txt', content: '1\n' } },
+                { type: 'tool_use', id: 'toolu_w2', name: 'Write', input: { file_path: 'two.txt', content: '2\n' } },
+              ],
+            }
+          : harness!.model.requests.length === 2
+            ? { content: [{ type: 'tool_use', id: 'toolu_w3', name: 'Write', input: { file_path: 'stop.txt', content: '3\n' } }] }
+            : { content: [{ type: 'text', text: 'never asked' }] },
+    });
+    const context = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolBatch', additionalContext: 'the batch was checked' } });
+    await writeSettings(harness.workspace, {
+      PostToolBatch: [
+        {
+          hooks: [command(`${record('batch.jsonl')}; if grep -q stop.txt batch.jsonl; then echo "run the tests first" >&2; exit 2; fi; echo '${context}'`)],
+        },
+      ],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'write both', config: harness.config(), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({
+      is_error: true,
+      terminal_reason: 'hook_stopped',
+      result: expect.stringContaining('run the tests first'),
+    });
+    const batches = await recorded('batch.jsonl');
+    expect(batches).toMatchObject([
+      {
+        hook_event_name: 'PostToolBatch',
+        tool_calls: [
+          { tool_name: 'Write', tool_use_id: 'toolu_w1', tool_input: { file_path: 'one.txt' }, tool_response: expect.stringContaining('one.txt') },
+          { tool_name: 'Write', tool_use_id: 'toolu_w2', tool_input: { file_path: 'two.txt' } },
+        ],
+      },
+      { hook_event_name: 'PostToolBatch', tool_calls: [{ tool_use_id: 'toolu_w3' }] },
+    ]);
+    expect(JSON.stringify(harness.model.requests[1].body.messages.at(-1))).toContain('PostToolBatch hook additional context: the batch was checked');
+    expect(harness.model.requests).toHaveLength(2); // stopped before a third model call
+  }, 120_000);
 });

@@ -279,7 +279,7 @@ describe('EnterWorktree, ExitWorktree and --worktree', () => {
 });
 
 describe('WorktreeCreate and WorktreeRemove hooks (issue 33 item 5)', () => {
-  it("the user's WorktreeCreate hook makes an isolated agent's worktree and EnterWorktree's instead of git (no repository needed); WorktreeRemove removes them", async () => {
+  it("the user's WorktreeCreate hook makes an isolated agent's worktree and EnterWorktree's instead of git (no repository needed); WorktreeRemove removes them; CwdChanged hears the moves", async () => {
     const { mkdtemp, rm, mkdir, writeFile, readFile } = await import('node:fs/promises');
     const os = await import('node:os');
     const root = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-wt-hooks-'));
@@ -299,6 +299,7 @@ describe('WorktreeCreate and WorktreeRemove hooks (issue 33 item 5)', () => {
               { hooks: [{ type: 'command', command: script(`const p=${JSON.stringify(made)}+"/"+e.name;fs.mkdirSync(p,{recursive:true});console.log(p)`) }] },
             ],
             WorktreeRemove: [{ hooks: [{ type: 'command', command: script('fs.rmSync(e.worktree_path,{recursive:true,force:true})') }] }],
+            CwdChanged: [{ hooks: [{ type: 'command', command: script('') }] }],
           },
         }),
       );
@@ -341,7 +342,9 @@ describe('WorktreeCreate and WorktreeRemove hooks (issue 33 item 5)', () => {
         { hook_event_name: 'WorktreeCreate', name: 'agent-toolu_agent', session_id: started.conversationId },
         { hook_event_name: 'WorktreeRemove', worktree_path: agentWorktree },
         { hook_event_name: 'WorktreeCreate', name: 'hooked' },
+        { hook_event_name: 'CwdChanged', old_cwd: harness.workspace, new_cwd: path.join(made, 'hooked'), cwd: path.join(made, 'hooked') },
         { hook_event_name: 'WorktreeRemove', worktree_path: path.join(made, 'hooked') },
+        { hook_event_name: 'CwdChanged', old_cwd: path.join(made, 'hooked'), new_cwd: harness.workspace },
       ]);
       // Removed by the hooks; git never ran (the workspace is no repository).
       expect(existsSync(agentWorktree)).toBe(false);

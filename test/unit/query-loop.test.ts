@@ -72,6 +72,7 @@ async function run(
     resume?: { checkpoint: LoopCheckpoint; messages: TranscriptMessage[] };
     compact?: () => CompactResponse;
     checkLimits?: LoopSession['checkLimits'];
+    postToolBatch?: QueryDeps['runPostToolBatchHooks'];
   } = {},
 ): Promise<Run> {
   let counter = 0;
@@ -108,6 +109,7 @@ async function run(
     isAborted: () => false,
     now: () => 0,
     compactConversation: async () => options.compact?.() ?? { type: 'error', errorMessage: 'no compaction scripted' },
+    ...(options.postToolBatch && { runPostToolBatchHooks: options.postToolBatch }),
   };
   const session: LoopSession = {
     takeQueuedInputs: () => options.queued?.() ?? [],
@@ -212,6 +214,31 @@ describe('queryLoop', () => {
     expect(terminal.reason).toBe('completed');
     expect(requests).toHaveLength(2 * MAX_CONSECUTIVE_STOP_HOOK_BLOCKS);
     expect(seen).toEqual([false, ...Array(MAX_CONSECUTIVE_STOP_HOOK_BLOCKS - 1).fill(true)]);
+  });
+
+  it('PostToolBatch: gets every call of a reply with its result; its context goes with the results; a stop ends the query before the next model call', async () => {
+    const batches: Array<Array<{ id: string; response: string }>> = [];
+    const { requests, terminal } = await run([reply([toolUse('a'), toolUse('b')], 'tool_use'), reply([{ type: 'text', text: 'done' }])], {
+      postToolBatch: async (calls) => {
+        batches.push(calls.map(({ block, response }) => ({ id: block.id, response })));
+        return { context: '<system-reminder>\nPostToolBatch hook additional context: both ran\n</system-reminder>' };
+      },
+    });
+    expect(batches).toEqual([
+      [
+        { id: 'a', response: 'ok' },
+        { id: 'b', response: 'ok' },
+      ],
+    ]);
+    expect(terminal.reason).toBe('completed');
+    const last = JSON.stringify(requests[1].messages.at(-1));
+    expect(last).toContain('"tool_use_id":"b"');
+    expect(last).toContain('PostToolBatch hook additional context: both ran');
+    const stopped = await run([reply([toolUse('a')], 'tool_use'), reply([{ type: 'text', text: 'never' }])], {
+      postToolBatch: async () => ({ stop: 'tests must pass first' }),
+    });
+    expect(stopped.requests).toHaveLength(1);
+    expect(stopped.terminal).toEqual({ reason: 'hook_stopped', error: 'tests must pass first' });
   });
 
   it('stops when a hook prevents continuation', async () => {

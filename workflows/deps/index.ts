@@ -32,6 +32,7 @@ export function createQueryDeps(host: QueryHost, query: ActiveQuery): QueryDeps 
     callModel: (request, executor) => callModel(request, executor as StreamingToolExecutor),
     newToolExecutor: () => createToolExecutor(host.config, query, runTool, uuid4, host.toolRoutes, (blocks) => host.toolPermissions.factsForReply(blocks)),
     runStopHooks: createRunStopHooks(host, query, options),
+    ...(host.hooks?.postToolBatch && { runPostToolBatchHooks: (calls) => host.hooks!.postToolBatch!(calls) }),
     compactConversation: (request) => compactConversation(host, query, request),
   };
 }

@@ -73,6 +73,8 @@ export interface ToolHooks {
   postToolUse(block: ToolUseBlock, outcome: ToolOutcome, ran?: boolean): Promise<ToolOutcome>;
   /** Whether PreToolUse hooks match this tool's calls: they run before the call, so it is not prefetched or started early. */
   matchesPreToolUse(toolName: string): boolean;
+  /** Issue 33: after every call of one reply has its result (PostToolBatch); context for the model, or why the query stops. */
+  postToolBatch?(calls: ReadonlyArray<{ block: ToolUseBlock; response: string }>): Promise<{ context?: string; stop?: string }>;
   /** Before a compaction's model call. */
   preCompact(trigger: 'manual' | 'auto', customInstructions: string | undefined): Promise<void>;
   /** A top-level turn ended on an API error: StopFailure hooks (issue 33; output ignored). */

@@ -253,6 +253,11 @@ export class SessionHooks extends ToolCallHooks implements ToolHooks, SessionPar
     await this.run({ hook_event_name: 'PreCompact', trigger, custom_instructions: customInstructions ?? '' });
   }
 
+  /** CwdChanged (issue 33): the conversation's working directory moved (EnterWorktree, ExitWorktree); observability. */
+  async cwdChanged(oldCwd: string, newCwd: string): Promise<void> {
+    await this.run({ hook_event_name: 'CwdChanged', old_cwd: oldCwd, new_cwd: newCwd });
+  }
+
   /** PostCompact (issue 33), after a compaction's summary: observability (its messages to the feed). */
   async postCompact(trigger: 'manual' | 'auto', summary: string): Promise<void> {
     await this.run({ hook_event_name: 'PostCompact', trigger, compact_summary: summary });

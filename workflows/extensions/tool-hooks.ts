@@ -6,7 +6,7 @@
 import { type HookDecision, type HookEvent, selectHookCommands } from '../../common/hooks';
 import type { ToolUseBlock } from '../../common/messages';
 import { HookRunner, inputObject } from './hook-runner';
-import { type PreToolUseAction, preToolUseAction, withPostToolUseFeedback } from './hooks-decisions';
+import { type PreToolUseAction, preToolUseAction, systemReminder, withPostToolUseFeedback } from './hooks-decisions';
 
 export abstract class ToolCallHooks extends HookRunner {
   /** Inputs PreToolUse hooks replaced, by tool_use id, until PostToolUse. */
@@ -71,6 +71,34 @@ export abstract class ToolCallHooks extends HookRunner {
     };
     const { decision } = await this.run(event, `PostToolUseFailure hooks: ${block.name}`);
     return { content: withPostToolUseFeedback(outcome.content, decision), isError: true };
+  }
+
+  /**
+   * PostToolBatch (issue 33, Claude Code's): once every call of a model reply has its result,
+   * before the next model call. Its context goes to the model with the results; a block (exit 2,
+   * `decision: "block"`) or `continue: false` ends the query with its reason. Nothing runs (no
+   * activity) when no PostToolBatch hook is configured.
+   */
+  async postToolBatch(calls: ReadonlyArray<{ block: ToolUseBlock; response: string }>): Promise<{ context?: string; stop?: string }> {
+    if (!this.state.settings?.PostToolBatch) return {};
+    const event: HookEvent = {
+      hook_event_name: 'PostToolBatch',
+      tool_calls: calls.map(({ block, response }) => ({
+        tool_name: block.name,
+        tool_input: inputObject(this.updatedInputs.get(block.id) ?? block.input),
+        tool_use_id: block.id,
+        tool_response: response,
+      })),
+    };
+    const { decision } = await this.run(event, `PostToolBatch hooks (${calls.length} calls)`);
+    if (!decision) return {};
+    const context = decision.additionalContext.length > 0 ? systemReminder(decision.additionalContext) : undefined;
+    const stop = decision.preventContinuation
+      ? decision.stopReason || 'Execution stopped by PostToolBatch hook'
+      : decision.blocked
+        ? decision.blockingMessage || 'Execution stopped by PostToolBatch hook'
+        : undefined;
+    return { ...(context !== undefined && { context }), ...(stop !== undefined && { stop }) };
   }
 
   // ---- permissions (issue 33) ----

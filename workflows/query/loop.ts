@@ -21,7 +21,7 @@ import {
 import { type CompactOutcome, compactTranscript } from '../compaction/summary';
 import { isMicrocompactDue, microcompactMessages } from '../compaction/micro';
 import { planSnip } from '../compaction/snip';
-import { INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, yieldMissingToolResultBlocks } from '../messages';
+import { INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, interruptionMessage, metaUserMessage, yieldMissingToolResultBlocks } from '../messages';
 import { endOfTurn, nextTurnState, recoverFromMaxOutputTokens } from './recovery';
 import {
   type CompactionParams,
@@ -321,10 +321,23 @@ async function* runTools(
   executor: ToolExecutor,
 ): AsyncGenerator<LoopOutput, Terminal | undefined> {
   const { deps, session, params } = loop;
-  for await (const update of executor.getRemainingResults(reply.toolUses, reply.assistant)) yield update;
+  const responses = new Map<string, string>();
+  for await (const update of executor.getRemainingResults(reply.toolUses, reply.assistant)) {
+    if (deps.runPostToolBatchHooks) for (const [id, text] of toolResultTexts(update)) responses.set(id, text);
+    yield update;
+  }
   if (deps.isAborted()) {
     yield interruptionMessage(deps.uuid(), INTERRUPT_MESSAGE_FOR_TOOL_USE);
     return { reason: 'aborted_tools' };
+  }
+  // Issue 33: PostToolBatch, once the reply's calls all have results (Claude Code's place: before the next model call).
+  if (deps.runPostToolBatchHooks) {
+    const batch = await deps.runPostToolBatchHooks(reply.toolUses.map((block) => ({ block, response: responses.get(block.id) ?? '' })));
+    if (batch.context) yield metaUserMessage(deps.uuid(), batch.context);
+    if (batch.stop !== undefined) {
+      yield system(loop, `Stopped by PostToolBatch hook: ${batch.stop}`, 'info');
+      return { reason: 'hook_stopped', error: batch.stop };
+    }
   }
   const limitAfterTools = session.checkLimits?.('tool_results');
   if (limitAfterTools) {
@@ -336,4 +349,21 @@ async function* runTools(
     return { reason: 'max_turns' };
   }
   return undefined;
+}
+
+/** The tool_result texts a message of the tool run carries, by tool_use id (PostToolBatch's `tool_response`). */
+function toolResultTexts(message: { type: string; message?: unknown }): Array<[string, string]> {
+  if (message.type !== 'user') return [];
+  const content = (message.message as { content?: unknown } | undefined)?.content;
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((block: { type?: string; tool_use_id?: string; content?: unknown }) => {
+    if (block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') return [];
+    const text =
+      typeof block.content === 'string'
+        ? block.content
+        : Array.isArray(block.content)
+          ? block.content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('\n')
+          : '';
+    return [[block.tool_use_id, text] as [string, string]];
+  });
 }

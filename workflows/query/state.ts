@@ -173,6 +173,8 @@ export interface QueryDeps {
   newToolExecutor(): ToolExecutor;
   callModel(request: ModelRequest, executor: ToolExecutor): Promise<ModelResponse>;
   runStopHooks(args: { lastAssistant: AssistantMessage; stopHookActive: boolean }): Promise<StopHookDecision>;
+  /** Issue 33: PostToolBatch hooks over one reply's calls and their results (absent: none configured here). */
+  runPostToolBatchHooks?(calls: ReadonlyArray<{ block: ToolUseBlock; response: string }>): Promise<{ context?: string; stop?: string }>;
   /** The compaction model call (seed §2.7 compactConversation): an activity. */
   compactConversation(request: CompactRequestParams): Promise<CompactResponse>;
 }

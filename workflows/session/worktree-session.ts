@@ -73,7 +73,7 @@ export class WorktreeSession implements SessionPart {
     const made = await makeWorktree(this.hooks, this.host.config, name);
     if ('problem' in made) return { isError: true, content: made.problem };
     this.state = { worktree: made.worktree, originalCwd };
-    this.host.moveWorkingDirectory(made.worktree.path);
+    await this.moveTo(made.worktree.path);
     return {
       isError: false,
       content: `Created worktree at ${worktreeWhere(made.worktree)}. The session is now working in the worktree. Use ExitWorktree to leave mid-session.`,
@@ -93,7 +93,7 @@ export class WorktreeSession implements SessionPart {
     }
     const { worktree, originalCwd } = current;
     if (parsed.data.action === 'keep') {
-      this.leave(originalCwd);
+      await this.leave(originalCwd);
       return {
         isError: false,
         content: `Exited worktree. Your work is preserved at ${worktreeWhere(worktree)}. The session is back in ${originalCwd}.`,
@@ -102,7 +102,7 @@ export class WorktreeSession implements SessionPart {
     // WorktreeRemove hooks (issue 33 item 5) run when it is removed (workflows/worktrees.ts).
     const closed = await removeWorktree(this.hooks, this.host.config, worktree, parsed.data.discard_changes === true);
     if (closed.action === 'left') {
-      this.leave(originalCwd);
+      await this.leave(originalCwd);
       return {
         isError: false,
         content: `Exited worktree. It was made by a WorktreeCreate hook and no WorktreeRemove hook is configured, so it is left at ${worktree.path}. The session is back in ${originalCwd}.`,
@@ -111,15 +111,22 @@ export class WorktreeSession implements SessionPart {
     if (closed.action === 'kept') return { isError: true, content: refusedRemovalText(worktree, closed.changes) };
     if (closed.action === 'failed')
       return { isError: true, content: `Could not remove worktree ${worktree.path}: ${closed.problem}. The session is still in it.` };
-    this.leave(originalCwd);
+    await this.leave(originalCwd);
     return {
       isError: false,
       content: `Exited and removed worktree ${worktree.path}${worktree.madeByHook ? ' (by its WorktreeRemove hooks)' : ` and its branch ${worktree.branch}`}. The session is back in ${originalCwd}.`,
     };
   }
 
-  private leave(originalCwd: string): void {
+  private async leave(originalCwd: string): Promise<void> {
     this.state = undefined;
-    this.host.moveWorkingDirectory(originalCwd);
+    await this.moveTo(originalCwd);
+  }
+
+  /** The conversation works in `cwd` from now on; CwdChanged hooks (issue 33) are told. */
+  private async moveTo(cwd: string): Promise<void> {
+    const before = this.host.config.cwd;
+    this.host.moveWorkingDirectory(cwd);
+    if (before !== cwd) await this.hooks?.cwdChanged?.(before, cwd);
   }
 }
