@@ -121,8 +121,8 @@ export type AskDomain = (host: string, port: number) => Promise<boolean>;
  * Where to connect for `host`, or why not. The allow-list is matched on the normalized name; the
  * name is then resolved once and every address checked (the connection goes to a checked address,
  * so a second lookup cannot answer differently): this host's addresses (loopback and the like, and
- * `ownAddresses`, its interfaces' on every port, unless the list names the host exactly) and the worker's Temporal server (`forbidden`,
- * "address:port") are refused even under `"*"`.
+ * `ownAddresses`, its interfaces' on every port, unless the list names the host exactly) and the worker's Temporal server's host
+ * (`forbidden`, "address:port": every port of it) are refused even under `"*"`.
  */
 export async function resolveTarget(
   host: string,
@@ -144,24 +144,37 @@ export async function resolveTarget(
   const own = (address: string) => !named && containsAddress(ownAddresses, address);
   if (addresses.some((address) => isHostLocalAddress(address) || own(address)))
     return { refused: `${name} is an address of this host (loopback, one of its interfaces', link-local or unspecified), which the sandbox never reaches` };
-  const temporal = new Set([...forbidden].filter((entry) => entry.endsWith(`:${port}`)).map((entry) => entry.slice(0, -`:${port}`.length)));
-  if (addresses.some((address) => containsAddress(temporal, address))) return { refused: `${name}:${port} is the worker's Temporal server` };
+  // The Temporal server's host on every port: its gRPC port, its Web UI, its HTTP API (on a port nobody knows).
+  const temporal = new Set([...forbidden].map((entry) => entry.slice(0, entry.lastIndexOf(':'))));
+  if (addresses.some((address) => containsAddress(temporal, address)))
+    return { refused: `${name} is the host of the worker's Temporal server, which the sandbox never reaches (on any port)` };
   if (!listed && !(await askDomain!(name, port).catch(() => false))) {
     return { refused: `${name} is not in sandbox.network.allowedDomains, and the request to reach it was denied` };
   }
   return { address: addresses[0] };
 }
 
-/** "address:port" of the worker's Temporal server (TEMPORAL_ADDRESS, default localhost:7233), resolved, for `resolveTarget`. */
+/** The address the worker connected to (its envconfig profile's or TEMPORAL_ADDRESS), set when it starts. */
+let workerTemporalAddress: string | undefined;
+export function setWorkerTemporalAddress(address: string | undefined): void {
+  workerTemporalAddress = address;
+}
+
+/**
+ * "address:port" of the worker's Temporal server — the address the worker connected to, and
+ * TEMPORAL_ADDRESS (default localhost:7233) — resolved, for `resolveTarget` and WebFetch.
+ */
 export async function temporalServerEndpoints(env: NodeJS.ProcessEnv = process.env): Promise<Set<string>> {
-  const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
-  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address.trim());
-  if (!match) return new Set();
-  const name = normalizeHost(match[1]);
-  if (name === undefined) return new Set();
-  const port = match[2] ?? '7233';
-  const addresses = await addressesOf(name);
-  return new Set(addresses.map((entry) => `${normalizeHost(entry)}:${port}`));
+  const endpoints = new Set<string>();
+  for (const address of new Set([env.TEMPORAL_ADDRESS || 'localhost:7233', ...(workerTemporalAddress ? [workerTemporalAddress] : [])])) {
+    const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address.trim());
+    if (!match) continue;
+    const name = normalizeHost(match[1]);
+    if (name === undefined) continue;
+    const port = match[2] ?? '7233';
+    for (const entry of await addressesOf(name)) endpoints.add(`${normalizeHost(entry)}:${port}`);
+  }
+  return endpoints;
 }
 
 /**

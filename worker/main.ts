@@ -13,6 +13,7 @@ import { TemporalUnreachableError, connectClient, connectionOptions, temporalSet
 import { EncryptionKeyError } from '../infra/encryption-codec';
 import { settleLivePublishers } from '../activities/live-publisher';
 import { McpConnectionManager } from '../activities/mcp/connections';
+import { setWorkerTemporalAddress } from '../activities/sandbox-network';
 import { sandboxStatusLine } from '../activities/sandbox';
 import { ripgrepStatusLine } from '../activities/tools/ripgrep';
 import { createWorker } from './worker';
@@ -48,6 +49,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, options: R
   const versioning = versioningFromEnvironment(env);
   // DURABLE_AGENT_WORKFLOW_BUNDLE: a bundle built ahead of time instead of bundling here (seconds of CPU).
   const prebuilt = options.workspaceQueue === undefined ? await prebuiltWorkflowBundle(env, options.bundleBanner) : undefined;
+  // The sandbox's network and WebFetch never reach this server (whatever profile or variable named it).
+  setWorkerTemporalAddress(settings.address);
   const client = await connectClient(settings);
   let connection: NativeConnection;
   try {

@@ -75,9 +75,20 @@ export function isPrivateAddress(address: string, ownAddresses: ReadonlySet<stri
 /** Where to connect for a URL's host, or why not. */
 export type FetchTarget = { address: string; family: 4 | 6 } | { refused: string };
 
+/** An `allowedPrivateHosts` entry: `host` (every port) or `host:port` (that port), IPv6 in brackets with a port. */
+export function openedHost(entry: string): { name: string; port?: number } | undefined {
+  const trimmed = entry.trim();
+  const match = /^\[([^\]]+)\](?::(\d+))?$/.exec(trimmed) ?? /^([^:]+):(\d+)$/.exec(trimmed);
+  const name = normalizeHost(match ? match[1] : trimmed);
+  if (name === undefined) return undefined;
+  return match?.[2] !== undefined ? { name, port: Number(match[2]) } : { name };
+}
+
 /**
  * The checked address to connect to for `host:port`. `allowedPrivateHosts`: hosts the user opened
- * (exact names or addresses); the worker's Temporal server is refused even then.
+ * (`host` every port, `host:port` that port). The worker's Temporal server is refused even then:
+ * its gRPC port always, and every other port of its host (the Web UI, the HTTP API on a port
+ * nobody knows) unless the user opened that exact `host:port`.
  */
 export async function resolveFetchTarget(
   host: string,
@@ -90,15 +101,28 @@ export async function resolveFetchTarget(
   if (name === undefined) return { refused: `${host} is not a valid host name` };
   const addresses = await resolve(name);
   if (addresses.length === 0) return { refused: `${name} does not resolve` };
-  const opened = allowedPrivateHosts.some((entry) => normalizeHost(entry) === name);
+  const entries = allowedPrivateHosts.map(openedHost).filter((entry) => entry !== undefined && entry.name === name);
+  const opened = entries.some((entry) => entry!.port === undefined || entry!.port === port);
+  const openedThisPort = entries.some((entry) => entry!.port === port);
   const blocked = addresses.find((address) => isPrivateAddress(address));
   if (blocked !== undefined && !opened) {
     return {
-      refused: `${name} resolves to ${blocked}, an address of the worker's own network (loopback, link-local, private or reserved), which WebFetch does not reach. The user can allow it with "webFetch": {"allowedPrivateHosts": ["${name}"]} in ~/.claude/settings.json.`,
+      refused: `${name} resolves to ${blocked}, an address of the worker's own network (loopback, link-local, private or reserved), which WebFetch does not reach. The user can allow it with "webFetch": {"allowedPrivateHosts": ["${name}:${port}"]} in ~/.claude/settings.json.`,
     };
   }
-  const temporalHosts = new Set([...temporal].filter((entry) => entry.endsWith(`:${port}`)).map((entry) => entry.slice(0, -`:${port}`.length)));
-  if (addresses.some((address) => containsAddress(temporalHosts, address))) return { refused: `${name}:${port} is the worker's Temporal server` };
+  // "address:port" of the server → its host's addresses, and whether this port is its gRPC port.
+  const endpoints = [...temporal].map((endpoint) => ({
+    address: endpoint.slice(0, endpoint.lastIndexOf(':')),
+    port: Number(endpoint.slice(endpoint.lastIndexOf(':') + 1)),
+  }));
+  const serverOf = (address: string) => endpoints.filter((endpoint) => containsAddress(new Set([endpoint.address]), address));
+  const onServerHost = addresses.flatMap(serverOf);
+  if (onServerHost.some((endpoint) => endpoint.port === port)) return { refused: `${name}:${port} is the worker's Temporal server` };
+  if (onServerHost.length > 0 && !openedThisPort) {
+    return {
+      refused: `${name} is the host of the worker's Temporal server, whose Web UI and HTTP API WebFetch does not reach. To fetch another service on it, the user opens that port: "webFetch": {"allowedPrivateHosts": ["${name}:${port}"]} in ~/.claude/settings.json.`,
+    };
+  }
   const address = addresses[0];
   return { address, family: net.isIP(address) === 6 ? 6 : 4 };
 }
@@ -173,7 +197,8 @@ function remember(url: string, page: FetchedPage, now: number): void {
 function upgradedUrl(url: URL, allowedPrivateHosts: readonly string[]): URL {
   if (url.protocol !== 'http:') return url;
   const name = normalizeHost(url.hostname);
-  if (allowedPrivateHosts.some((entry) => normalizeHost(entry) === name)) return url;
+  const port = Number(url.port || 80);
+  if (allowedPrivateHosts.some((entry) => openedHost(entry)?.name === name && (openedHost(entry)?.port ?? port) === port)) return url;
   const upgraded = new URL(url.href);
   upgraded.protocol = 'https:';
   return upgraded;

@@ -69,6 +69,11 @@ describe('resolveTarget with a person to ask', () => {
     expect(await resolveTarget('93.184.216.34', 7233, [], new Set(['93.184.216.34:7233']), new Set(), answer(true))).toMatchObject({
       refused: expect.stringMatching(/Temporal server/),
     });
+    // Every port of the Temporal server's host: its Web UI, its HTTP API (listed or not).
+    for (const port of [8233, 7243, 443])
+      expect(await resolveTarget('93.184.216.34', port, ['*'], new Set(['93.184.216.34:7233']), new Set(), answer(true))).toMatchObject({
+        refused: expect.stringMatching(/host of the worker's Temporal server.*any port/),
+      });
     // This host's interface address, asked for by name, is the host the person approves exactly.
     expect(await resolveTarget('192.0.2.7', 8080, [], new Set(), new Set(['192.0.2.7']), answer(true))).toEqual({ address: '192.0.2.7' });
     // ... but `*` never reaches it, and a listed wildcard does not ask.
@@ -76,5 +81,19 @@ describe('resolveTarget with a person to ask', () => {
       refused: expect.stringMatching(/an address of this host/),
     });
     expect(asked).toEqual(['192.0.2.7:8080']);
+  });
+});
+
+describe("the worker's Temporal server, wherever its address came from", () => {
+  it('is TEMPORAL_ADDRESS (default localhost:7233) and the address the worker connected to (an envconfig profile)', async () => {
+    const { setWorkerTemporalAddress, temporalServerEndpoints } = await import('../../activities/sandbox-network');
+    expect(await temporalServerEndpoints({})).toEqual(expect.objectContaining({ size: expect.any(Number) }));
+    expect([...(await temporalServerEndpoints({ TEMPORAL_ADDRESS: '192.0.2.10:7300' }))]).toEqual(['192.0.2.10:7300']);
+    setWorkerTemporalAddress('198.51.100.4:7233');
+    try {
+      expect([...(await temporalServerEndpoints({ TEMPORAL_ADDRESS: '192.0.2.10:7300' }))].sort()).toEqual(['192.0.2.10:7300', '198.51.100.4:7233']);
+    } finally {
+      setWorkerTemporalAddress(undefined);
+    }
   });
 });

@@ -60,6 +60,28 @@ describe('WebFetch addresses', () => {
     expect(await resolveFetchTarget('nowhere', 80, [], none, async () => [])).toEqual({ refused: 'nowhere does not resolve' });
   });
 
+  it("the Temporal server's host is refused on every port (its Web UI, its HTTP API) unless that exact host:port is opened; host:port opens one port", async () => {
+    const resolve = async () => ['127.0.0.1'];
+    const server = new Set(['127.0.0.1:7233']);
+    // `localhost` opened, and the dev server on localhost: its UI (8233) and an HTTP API on any port stay closed.
+    expect(await resolveFetchTarget('localhost', 8233, ['localhost'], server, resolve)).toEqual({
+      refused: expect.stringMatching(/host of the worker's Temporal server.*"localhost:8233"/),
+    });
+    expect(await resolveFetchTarget('localhost', 41234, ['localhost'], server, resolve)).toMatchObject({ refused: expect.stringContaining('Temporal server') });
+    // The user's own app on localhost:3000, opened by port.
+    expect(await resolveFetchTarget('localhost', 3000, ['localhost:3000'], server, resolve)).toEqual({ address: '127.0.0.1', family: 4 });
+    expect(await resolveFetchTarget('localhost', 3001, ['localhost:3000'], server, resolve)).toMatchObject({
+      refused: expect.stringContaining("worker's own network"),
+    });
+    // The gRPC port never, even named.
+    expect(await resolveFetchTarget('localhost', 7233, ['localhost:7233'], server, resolve)).toEqual({
+      refused: "localhost:7233 is the worker's Temporal server",
+    });
+    // Without a Temporal server there, `localhost` opens every port.
+    expect(await resolveFetchTarget('localhost', 8233, ['localhost'], none, resolve)).toEqual({ address: '127.0.0.1', family: 4 });
+    expect(await resolveFetchTarget('::1', 3000, ['[::1]:3000'], none, async () => ['::1'])).toEqual({ address: '::1', family: 6 });
+  });
+
   it("settings that cannot be read open nothing and say why; a workspace's cannot open anything (only ~/.claude/settings.json is read)", async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'web-fetch-settings-'));
     expect(await readWebFetchSettings(home)).toEqual({ allowedPrivateHosts: [] });
