@@ -21,6 +21,7 @@ import type { ConversationConfigInput } from '../../common/config';
 import type { ResultMessage } from '../../common/result';
 import { type RecordedRequest, type ScriptedModelServer, type ScriptedModelServerOptions, startScriptedModelServer } from '../../testing/scripted-model-server';
 import { createWorker } from '../../worker/worker';
+import { setWorkerTemporalAddress } from '../../activities/sandbox-network';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -167,6 +168,8 @@ export async function createHarness(modelOptions: ScriptedModelServerOptions = {
     }),
     async startWorker(options = {}) {
       const workerConnection = await NativeConnection.connect({ address });
+      // As `durable-agent worker` does: the sandbox's network and WebFetch never reach this server.
+      setWorkerTemporalAddress(address);
       const anthropic =
         options.anthropic === null ? undefined : (options.anthropic ?? new Anthropic({ apiKey: 'test-key', baseURL: model.url, maxRetries: 0 }));
       const worker = await createWorker({

@@ -77,7 +77,8 @@ afterEach(async () => {
 describe('WebFetch', () => {
   it('reads a page with its prompt (Markdown to the small model), follows a same-host redirect, reports one to another host, and a deny rule refuses a domain', async () => {
     const port = await startPages();
-    await homeWith({ webFetch: { allowedPrivateHosts: ['127.0.0.1'] } });
+    // By port: the test's Temporal server is on 127.0.0.1 too, and its host's other ports stay closed.
+    await homeWith({ webFetch: { allowedPrivateHosts: [`127.0.0.1:${port}`] } });
     harness = await createHarness();
     const h = harness;
     const base = `http://127.0.0.1:${port}`;
@@ -153,5 +154,33 @@ describe('WebFetch', () => {
     expect(text(results[1].content)).toContain('169.254.169.254');
     expect(hits).toEqual([]);
     expect(h.model.requests).toHaveLength(2); // no small-model read of a page never fetched
+  });
+
+  it("keeps the Temporal server's host closed when the user opens it whole: its gRPC port and its other ports (Web UI, HTTP API)", async () => {
+    const port = await startPages();
+    await homeWith({ webFetch: { allowedPrivateHosts: ['127.0.0.1'] } });
+    harness = await createHarness();
+    const h = harness;
+    const grpcPort = h.address.split(':').at(-1);
+    h.model.enqueue(
+      {
+        content: [
+          { type: 'tool_use', id: 'toolu_grpc', name: 'WebFetch', input: { url: `http://127.0.0.1:${grpcPort}/`, prompt: 'Anything?' } },
+          { type: 'tool_use', id: 'toolu_other', name: 'WebFetch', input: { url: `http://127.0.0.1:${port}/page`, prompt: 'Title?' } },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Both refused.' }] },
+    );
+    await h.startWorker();
+    const { conversationId, inputUuid } = await h.api.start({
+      prompt: 'Fetch the server',
+      config: h.config({ permissions: { mode: 'default', allow: ['WebFetch'] } }),
+      taskQueue: h.taskQueue,
+    });
+    await h.api.waitForResult(conversationId, inputUuid!);
+    const results = toolResults(h.model.requests.at(-1)!);
+    expect(text(results[0].content)).toContain(`127.0.0.1:${grpcPort} is the worker's Temporal server`);
+    expect(text(results[1].content)).toContain(`"127.0.0.1:${port}"`); // the exact host:port that would open it
+    expect(hits).toEqual([]);
   });
 });
