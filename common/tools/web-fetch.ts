@@ -38,7 +38,10 @@ export type WebFetchInput = z.infer<typeof webFetchInputSchema>;
 export function webFetchHost(input: { url?: unknown }): string | undefined {
   if (typeof input.url !== 'string') return undefined;
   try {
-    return new URL(input.url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    return new URL(input.url).hostname
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
   } catch {
     return undefined;
   }
@@ -53,9 +56,25 @@ export function webFetchRuleMatches(input: { url?: unknown }, content: string): 
   const host = webFetchHost(input);
   const match = /^domain:(.+)$/.exec(content.trim());
   if (host === undefined || !match) return false;
-  const domain = match[1].trim().toLowerCase().replace(/\.$/, '');
-  if (domain.startsWith('*.')) return host.endsWith(domain.slice(1)) && host.length > domain.length - 1;
+  const written = match[1].trim();
+  const wildcard = written.startsWith('*.');
+  // Spelled as the URL's host is: an IDN as punycode (`münchen.de` → `xn--mnchen-3ya.de`), an IPv6 address without brackets.
+  const domain = ruleDomain(wildcard ? written.slice(2) : written);
+  if (domain === undefined) return false;
+  if (wildcard) return host.endsWith(`.${domain}`);
   return host === domain;
+}
+
+/** A rule's domain as a URL's hostname spells it (lower case, punycode, no brackets or trailing dot); undefined when it is no host. */
+function ruleDomain(written: string): string | undefined {
+  const bare = written.replace(/\.$/, '');
+  if (bare === '' || /[\s/?#@\\*]/.test(bare)) return undefined;
+  try {
+    const ipv6 = bare.includes(':') && !bare.startsWith('[');
+    return new URL(`http://${ipv6 ? `[${bare}]` : bare}/`).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  } catch {
+    return undefined;
+  }
 }
 
 export const webFetchToolSpec = defineTool({

@@ -133,6 +133,18 @@ describe('WebFetch permission rules', () => {
     expect(webFetchRuleMatches({ url: 'https://example.com/x' }, 'example.com')).toBe(false);
   });
 
+  it('a rule is spelled as the URL host is: IDN as punycode, any case, a trailing dot, IPv6 with or without brackets', () => {
+    // A deny rule written in Unicode still denies the host the URL standard turns into punycode.
+    expect(webFetchRuleMatches({ url: 'https://münchen.de/x' }, 'domain:münchen.de')).toBe(true);
+    expect(webFetchRuleMatches({ url: 'https://xn--mnchen-3ya.de/x' }, 'domain:MÜNCHEN.de')).toBe(true);
+    expect(webFetchRuleMatches({ url: 'https://www.xn--mnchen-3ya.de/x' }, 'domain:*.münchen.de')).toBe(true);
+    expect(webFetchRuleMatches({ url: 'https://Example.COM./x' }, 'domain:example.com.')).toBe(true);
+    expect(webFetchRuleMatches({ url: 'http://[2001:db8::1]/x' }, 'domain:2001:db8::1')).toBe(true);
+    expect(webFetchRuleMatches({ url: 'http://[2001:db8::1]/x' }, 'domain:[2001:DB8:0::1]')).toBe(true);
+    expect(webFetchRuleMatches({ url: 'https://example.com/x' }, 'domain:*')).toBe(false);
+    expect(webFetchRuleMatches({ url: 'https://example.com/x' }, 'domain:exa mple.com')).toBe(false);
+  });
+
   it('asks with no rule, runs with an allow rule for its domain, is refused by a deny rule', () => {
     expect(decidePermission(call('https://example.com/'), facts, context({})).behavior).toBe('ask');
     expect(decidePermission(call('https://example.com/'), facts, context({ allow: ['WebFetch(domain:example.com)'] })).behavior).toBe('allow');
