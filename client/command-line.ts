@@ -89,8 +89,15 @@ export function configFrom(values: OptionValues, oneShot: boolean, canApprove = 
     timeZone: localTimeZone(),
     ...mcpConfigFrom(values),
     ...worktreeFrom(values),
+    ...setupFrom(values),
     ...webSearchConfigFrom(values['web-search']),
   };
+}
+
+/** --init / --maintenance (issue 33): the Setup hooks' trigger; both at once is a usage error. */
+function setupFrom(values: OptionValues): Pick<ConversationConfigInput, 'setup'> {
+  if (values.init && values.maintenance) throw new UsageError('--init and --maintenance cannot be used together: Setup runs with one trigger.');
+  return values.init ? { setup: 'init' } : values.maintenance ? { setup: 'maintenance' } : {};
 }
 
 /** -w / --worktree [name] (issue 33): the worktree the conversation starts in; a bad name is a usage error before anything connects. */

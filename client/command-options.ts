@@ -62,6 +62,9 @@ export const CONFIG_OPTIONS: OptionDefinition[] = [
     '-w, --worktree [name]',
     'start in a new git worktree of the workspace: .claude/worktrees/<name> on branch worktree-<name> (a name is made when none is given)',
   ),
+  // Issue 33: Claude Code's Setup hook triggers.
+  option('--init', 'run the Setup hooks (trigger "init") before the session starts'),
+  option('--maintenance', 'run the Setup hooks (trigger "maintenance") before the session starts'),
   // Issue 29: trust the workspace's own settings (hooks, MCP servers, allow rules), recorded as Claude Code's trust dialog does.
   option(
     '--trust',

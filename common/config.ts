@@ -58,6 +58,8 @@ export const conversationConfigSchema = z.object({
    * (`.claude/worktrees/<name>`, branch `worktree-<name>`); '' makes a name from the conversation's id.
    */
   worktree: z.string().optional(),
+  /** `--init` / `--maintenance` (issue 33, Claude Code's flags): Setup hooks with that trigger run before SessionStart on the first run. */
+  setup: z.enum(['init', 'maintenance']).optional(),
   model: z.string().min(1).default(DEFAULT_MODEL),
   /** Used for the rest of a query when overload outlasts the primary model's retries. */
   fallbackModel: z.string().min(1).optional(),

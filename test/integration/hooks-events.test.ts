@@ -380,4 +380,22 @@ describe('issue 33: hook events and handler kinds', () => {
     expect(JSON.stringify(harness.model.requests[1].body.messages.at(-1))).toContain('PostToolBatch hook additional context: the batch was checked');
     expect(harness.model.requests).toHaveLength(2); // stopped before a third model call
   }, 120_000);
+  it('Setup runs before SessionStart when the conversation starts with --init (its stdout is context); not without it', async () => {
+    harness = await createHarness({ respond: () => ({ content: [{ type: 'text', text: `Answer ${harness!.model.requests.length}` }] }) });
+    await writeSettings(harness.workspace, {
+      Setup: [{ matcher: 'init', hooks: [command(`${record('setup.jsonl')}; echo "dependencies installed"`)] }],
+      SessionStart: [{ hooks: [command(record('setup.jsonl'))] }],
+    });
+    await harness.startWorker();
+    const started = await harness.api.start({ prompt: 'hi', config: harness.config({ setup: 'init' }), taskQueue: harness.taskQueue });
+    expect(await harness.api.waitForResult(started.conversationId, started.inputUuid!)).toMatchObject({ subtype: 'success' });
+    expect(await recorded('setup.jsonl')).toMatchObject([
+      { hook_event_name: 'Setup', trigger: 'init' },
+      { hook_event_name: 'SessionStart', source: 'startup' },
+    ]);
+    expect(JSON.stringify(harness.model.requests[0].body.messages)).toContain('Setup:init hook success: dependencies installed');
+    const plain = await harness.api.start({ prompt: 'again', config: harness.config(), taskQueue: harness.taskQueue });
+    await harness.api.waitForResult(plain.conversationId, plain.inputUuid!);
+    expect((await recorded('setup.jsonl')).map((event) => event.hook_event_name)).toEqual(['Setup', 'SessionStart', 'SessionStart']);
+  }, 120_000);
 });

@@ -188,3 +188,14 @@ describe('WorktreeCreate / WorktreeRemove (for the worktree code)', () => {
     expect(decideWorktreeCreate([ran('relative/path')])).toEqual({ error: 'WorktreeCreate hooks gave no absolute worktree path' });
   });
 });
+
+describe('--init / --maintenance (Setup hooks)', () => {
+  it('set the Setup trigger of the conversation; both at once is a usage error', async () => {
+    const { configFrom } = await import('../../client/command-line');
+    const { UsageError } = await import('../../client/usage-error');
+    expect(configFrom({ init: true }, false).setup).toBe('init');
+    expect(configFrom({ maintenance: true }, false).setup).toBe('maintenance');
+    expect(configFrom({}, false).setup).toBeUndefined();
+    expect(() => configFrom({ init: true, maintenance: true }, false)).toThrow(UsageError);
+  });
+});

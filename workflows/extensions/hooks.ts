@@ -87,9 +87,18 @@ export class SessionHooks extends ToolCallHooks implements ToolHooks, SessionPar
     if (!this.needsSettings) return;
     await this.load();
     if (source && this.state.settings) {
+      const setup = source === 'startup' && this.host.config.setup ? await this.setup(this.host.config.setup) : [];
       await this.instructionsLoaded();
       await this.sessionStart(source);
+      // Setup's context (its stdout, additionalContext) joins SessionStart's for the model.
+      if (setup.length > 0) this.state.sessionStartContext = [...setup, ...(this.state.sessionStartContext ?? [])];
     }
+  }
+
+  /** Setup (issue 33: `--init`, `--maintenance`), once, before SessionStart: its context for the model. */
+  private async setup(trigger: 'init' | 'maintenance'): Promise<string[]> {
+    const { decision } = await this.run({ hook_event_name: 'Setup', trigger }, `Setup hooks (${trigger})`);
+    return decision?.additionalContext ?? [];
   }
 
   /**
