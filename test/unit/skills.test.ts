@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseSkillFile, readSkills, skillSources } from '../../activities/skills';
-import { invokeSkill, skillListing } from '../../common/skills';
+import { resolveSkillCall, skillListing, skillPrompt } from '../../common/skills';
 
 const where = { file: '/s/pdf/SKILL.md', directory: '/s/pdf', folderName: 'pdf', scope: 'user' as const };
 
@@ -28,9 +28,10 @@ describe('parseSkillFile', () => {
     expect(parseSkillFile('---\ndescription: d\n---\nbody', { ...where, plugin: 'tools' }).name).toBe('tools:pdf');
   });
 
-  it('refuses a file without front matter, a description or a valid name', () => {
-    expect(() => parseSkillFile('# no front matter', where)).toThrow(/front matter/);
-    expect(() => parseSkillFile('---\nname: pdf\n---\nbody', where)).toThrow(/needs a description/);
+  it('describes a skill without a description by its first paragraph (as Claude Code); refuses one with nothing, or a bad name', () => {
+    expect(parseSkillFile('# PDF tools\n\nFill forms\nwith pypdf.\n\n## More', where)).toMatchObject({ name: 'pdf', description: 'Fill forms with pypdf.' });
+    expect(parseSkillFile('---\nname: pdf\n---\n# Only a heading\n', where).description).toBe('Only a heading');
+    expect(() => parseSkillFile('---\nname: pdf\n---\n', where)).toThrow(/no description/);
     expect(() => parseSkillFile('---\nname: Bad Name\ndescription: d\n---\n', { ...where, folderName: 'Bad Folder' })).toThrow(/skill name/);
     expect(parseSkillFile('---\nname: Git Commit Helper\ndescription: d\n---\n', where).name).toBe('pdf');
   });
@@ -58,7 +59,7 @@ describe('readSkills', () => {
     await skill(path.join(cwd, '.claude', 'skills'), 'review', 'project review');
     await skill(path.join(plugin, 'skills'), 'lint', 'plugin lint');
     await mkdir(path.join(home, '.claude', 'skills', 'broken'), { recursive: true });
-    await writeFile(path.join(home, '.claude', 'skills', 'broken', 'SKILL.md'), 'no front matter');
+    await writeFile(path.join(home, '.claude', 'skills', 'broken', 'SKILL.md'), '---\nname: [unclosed\n---\n');
     const plugins = [{ name: 'kit', root: plugin }];
 
     const untrusted = await readSkills(skillSources(cwd, { home, trusted: false, plugins }));
@@ -86,8 +87,9 @@ describe('skill listing and invocation', () => {
     expect(skillListing([])).toBeUndefined();
   });
   it('answers with the body and folder, or an error', () => {
-    expect(invokeSkill(skills, 'pdf')).toMatchObject({ isError: false, content: 'Base directory for this skill: /s/pdf\n\nUse pypdf.' });
-    expect(invokeSkill(skills, 'deploy').isError).toBe(true);
-    expect(invokeSkill(skills, 'nope')).toMatchObject({ isError: true, content: expect.stringContaining('Available skills: pdf') });
+    expect(resolveSkillCall(skills, 'pdf')).toMatchObject({ skill: { name: 'pdf' } });
+    expect(skillPrompt(skills[0]!, 'Use pypdf.')).toBe('Base directory for this skill: /s/pdf\n\nUse pypdf.');
+    expect(resolveSkillCall(skills, 'deploy')).toEqual({ error: expect.stringContaining('only be invoked by the user') });
+    expect(resolveSkillCall(skills, 'nope')).toEqual({ error: expect.stringContaining('Available skills: pdf') });
   });
 });
