@@ -10,6 +10,8 @@
  * continue-as-new input would be most of the history for nothing. The body is read where the skill
  * lives when it is invoked (activities/skills.ts `loadSkillBody`, an activity: retried, recorded).
  */
+import type { RuleWithSource } from './permission-rules';
+
 export interface SkillDefinition {
   /** The skill's name (the front matter's, else its folder's); `plugin:name` for a plugin's skill. */
   name: string;
@@ -99,4 +101,19 @@ export interface QueryGrant {
 /** What an invoked skill grants while it is active. */
 export function skillGrant(skill: SkillEntry): QueryGrant {
   return { allowedTools: skill.allowedTools, directory: skill.directory, ...(skill.scope === 'project' ? { project: true } : {}) };
+}
+
+/**
+ * The allow rules of the query's grants: their `allowed-tools`, and reading a skill's folder
+ * (`Read(//dir/**)` covers Read, Glob and Grep). A folder whose path a rule cannot name (glob
+ * characters) gets no rule: its files ask as before.
+ */
+export function grantRules(grants: readonly QueryGrant[]): RuleWithSource[] {
+  const rules = new Map<string, RuleWithSource>();
+  for (const grant of grants) {
+    const source = grant.project ? 'projectSettings' : 'session';
+    const folder = grant.directory?.startsWith('/') && !/[()*?[\]{}]/.test(grant.directory) ? [`Read(/${grant.directory}/**)`] : [];
+    for (const rule of [...(grant.allowedTools ?? []), ...folder]) if (!rules.has(`${source} ${rule}`)) rules.set(`${source} ${rule}`, { rule, source });
+  }
+  return [...rules.values()];
 }

@@ -1,9 +1,12 @@
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseSkillFile, readSkills, skillSources } from '../../activities/skills';
-import { resolveSkillCall, skillListing, skillPrompt } from '../../common/skills';
+import { loadSkillBody, parseSkillFile, readSkills, skillSources } from '../../activities/skills';
+import type { RuleWithSource } from '../../common/permission-rules';
+import { decidePermission } from '../../common/permissions';
+import { grantRules, resolveSkillCall, skillGrant, skillListing, skillPrompt } from '../../common/skills';
+import { getToolSpec } from '../../common/tool-specs';
 
 const where = { file: '/s/pdf/SKILL.md', directory: '/s/pdf', folderName: 'pdf', scope: 'user' as const };
 
@@ -91,5 +94,84 @@ describe('skill listing and invocation', () => {
     expect(skillPrompt(skills[0]!, 'Use pypdf.')).toBe('Base directory for this skill: /s/pdf\n\nUse pypdf.');
     expect(resolveSkillCall(skills, 'deploy')).toEqual({ error: expect.stringContaining('only be invoked by the user') });
     expect(resolveSkillCall(skills, 'nope')).toEqual({ error: expect.stringContaining('Available skills: pdf') });
+  });
+});
+
+describe('what an active skill grants (the query allow rules the gate takes)', () => {
+  const facts = (toolName: string, input: unknown) => {
+    const spec = getToolSpec(toolName)!;
+    const parsed = spec.inputSchema.safeParse(input);
+    return { validInput: parsed.success, readOnly: parsed.success && spec.isReadOnly(parsed.data) };
+  };
+  const decide = (toolName: string, input: unknown, rules: { allow?: RuleWithSource[]; deny?: string[]; ask?: string[] }) =>
+    decidePermission({ toolName, input }, facts(toolName, input), {
+      mode: 'default',
+      rules: {
+        allow: rules.allow ?? [],
+        deny: (rules.deny ?? []).map((rule) => ({ rule, source: 'userSettings' as const })),
+        ask: (rules.ask ?? []).map((rule) => ({ rule, source: 'userSettings' as const })),
+      },
+      workingDirectories: ['/work'],
+      homeDir: '/home/alice',
+    }).behavior;
+  const skill = { name: 'notes', description: 'd', directory: '/home/alice/.claude/skills/notes', scope: 'user' as const, allowedTools: ['Write'] };
+
+  it("allows the skill's allowed-tools and reading its folder, never past a deny or ask rule", () => {
+    const allow = grantRules([skillGrant(skill)]);
+    expect(allow).toEqual([
+      { rule: 'Write', source: 'session' },
+      { rule: 'Read(//home/alice/.claude/skills/notes/**)', source: 'session' },
+    ]);
+    const write = { file_path: '/work/NOTES.md', content: 'x' };
+    const reference = { file_path: '/home/alice/.claude/skills/notes/reference.md' };
+    expect(decide('Write', write, {})).toBe('ask');
+    expect(decide('Write', write, { allow })).toBe('allow');
+    expect(decide('Read', reference, {})).toBe('ask');
+    expect(decide('Read', reference, { allow })).toBe('allow');
+    expect(decide('Grep', { pattern: 'x', path: '/home/alice/.claude/skills/notes' }, { allow })).toBe('allow');
+    // The rest of ~/.claude is not the skill's folder.
+    expect(decide('Read', { file_path: '/home/alice/.claude/settings.json' }, { allow })).toBe('ask');
+    expect(decide('Write', write, { allow, deny: ['Write'] })).toBe('deny');
+    expect(decide('Write', write, { allow, ask: ['Write(/NOTES.md)'] })).toBe('ask');
+  });
+
+  it("counts a workspace's own skill's rules as the workspace's (they cover nothing outside it), and names no folder a rule cannot", () => {
+    const project = grantRules([skillGrant({ ...skill, scope: 'project', directory: '/work/.claude/skills/notes', allowedTools: ['Read'] })]);
+    expect(project.every((rule) => rule.source === 'projectSettings')).toBe(true);
+    expect(decide('Read', { file_path: '/etc/hosts' }, { allow: project })).toBe('ask');
+    expect(grantRules([{ directory: '/home/a/skills/[x]' }])).toEqual([]);
+  });
+});
+
+describe('loadSkillBody', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'skill-body-'));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("reads the skill's own SKILL.md (through a symlinked folder too), and refuses a link to another file", async () => {
+    const real = path.join(root, 'dotfiles', 'notes');
+    await mkdir(real, { recursive: true });
+    await writeFile(path.join(real, 'SKILL.md'), '---\ndescription: d\n---\nThe body.\n');
+    const skills = path.join(root, 'skills');
+    await mkdir(skills);
+    await symlink(real, path.join(skills, 'notes'));
+    expect(await loadSkillBody({ name: 'notes', directory: path.join(skills, 'notes') })).toEqual({ body: 'The body.' });
+
+    // A SKILL.md that is a link to a secret: not read, even when the secret looks like a skill.
+    await writeFile(path.join(root, 'id_key'), '---\ndescription: key\n---\nsecret-canary\n');
+    await mkdir(path.join(skills, 'key'));
+    await symlink(path.join(root, 'id_key'), path.join(skills, 'key', 'SKILL.md'));
+    const refused = await loadSkillBody({ name: 'key', directory: path.join(skills, 'key') });
+    expect(refused).toEqual({ problem: expect.stringContaining('does not resolve to a SKILL.md') });
+    expect(JSON.stringify(refused)).not.toContain('secret-canary');
+    // Renamed since the context was read: not loaded under the old name.
+    expect(await loadSkillBody({ name: 'other', directory: path.join(skills, 'notes') })).toEqual({
+      problem: expect.stringContaining('now names the skill notes'),
+    });
+    expect(await loadSkillBody({ name: 'gone', directory: path.join(skills, 'gone') })).toEqual({ problem: expect.stringContaining('is gone') });
   });
 });

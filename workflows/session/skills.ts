@@ -12,7 +12,7 @@
 import { uuid4 } from '@temporalio/workflow';
 import type { ToolUseBlock, UserMessage } from '../../common/messages';
 import type { RuleWithSource } from '../../common/permission-rules';
-import { type QueryGrant, type SkillEntry, launchingSkillText, resolveSkillCall, skillGrant, skillPrompt } from '../../common/skills';
+import { type QueryGrant, type SkillEntry, grantRules, launchingSkillText, resolveSkillCall, skillGrant, skillPrompt } from '../../common/skills';
 import { skillInputSchema } from '../../common/tools/skill';
 import { activities, skillBodyOptions } from '../deps/activity-options';
 import type { ToolOutcome, ToolRoute } from '../deps/tool-routes';
@@ -79,19 +79,4 @@ export class SkillSession implements SessionPart {
     this.onGrants(grantRules(this.grants));
     return { isError: false, content: launchingSkillText(skill.name) };
   }
-}
-
-/**
- * The allow rules of the query's grants: their `allowed-tools`, and reading a skill's folder
- * (`Read(//dir/**)` covers Read, Glob and Grep). A folder whose path a rule cannot name (glob
- * characters) gets no rule: its files ask as before.
- */
-export function grantRules(grants: readonly QueryGrant[]): RuleWithSource[] {
-  const rules = new Map<string, RuleWithSource>();
-  for (const grant of grants) {
-    const source = grant.project ? 'projectSettings' : 'session';
-    const folder = grant.directory?.startsWith('/') && !/[()*?[\]{}]/.test(grant.directory) ? [`Read(/${grant.directory}/**)`] : [];
-    for (const rule of [...(grant.allowedTools ?? []), ...folder]) if (!rules.has(`${source} ${rule}`)) rules.set(`${source} ${rule}`, { rule, source });
-  }
-  return [...rules.values()];
 }
