@@ -5,7 +5,7 @@
  * reaches the model in the next request; while the skill is active its `allowed-tools` let a Write
  * run without asking and its folder's files are read without asking — the same calls without the
  * skill are denied (nobody can approve under -p); a person's `/<skill> args` expands the body,
- * winning over a custom command of the same name.
+ * winning over a custom command of the same name; a custom command's `allowed-tools` work the same way.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -111,7 +111,15 @@ describe('Agent Skills', () => {
     await writeFile(path.join(skillDir, 'SKILL.md'), '---\ndescription: Deploys\ndisable-model-invocation: true\n---\nDeploy $ARGUMENTS now.\n');
     await mkdir(path.join(home, '.claude', 'commands'), { recursive: true });
     await writeFile(path.join(home, '.claude', 'commands', 'deploy.md'), 'The command, not the skill: $ARGUMENTS');
-    harness = await createHarness({ script: [{ content: [{ type: 'text', text: 'Deployed.' }] }] });
+    // A custom command's allowed-tools go through the same grant: its Write runs without asking.
+    await writeFile(path.join(home, '.claude', 'commands', 'jot.md'), '---\ndescription: Jot\nallowed-tools: Write\n---\nWrite $ARGUMENTS to JOT.md');
+    harness = await createHarness({
+      script: [
+        { content: [{ type: 'text', text: 'Deployed.' }] },
+        { content: [{ type: 'tool_use', id: 'toolu_jot', name: 'Write', input: { file_path: 'JOT.md', content: 'jotted\n' } }] },
+        { content: [{ type: 'text', text: 'Jotted.' }] },
+      ],
+    });
     process.env.TEMPORAL_ADDRESS = harness.address;
     process.env.DURABLE_AGENT_TASK_QUEUE = harness.taskQueue;
     await harness.startWorker();
@@ -125,5 +133,14 @@ describe('Agent Skills', () => {
     expect(sent).not.toContain('The command, not the skill');
     // Only a person may invoke it: the model is not offered the tool for it.
     expect(toolNames(request!)).not.toContain('Skill');
+
+    const jot = await cli('-p', '--cwd', harness.workspace, '--output-format', 'json', '/jot jotted');
+    expect(jot.code, jot.err).toBe(0);
+    expect(JSON.parse(jot.out)).toMatchObject({ result: 'Jotted.', permission_denials: [] });
+    expect(await readFile(path.join(harness.workspace, 'JOT.md'), 'utf8')).toBe('jotted\n');
+    // /help lists the skill; no model call.
+    const help = await cli('-p', '--cwd', harness.workspace, '/help');
+    expect(help.out).toContain('/deploy — Deploys (user)');
+    expect(harness.model.requests).toHaveLength(3);
   }, 120_000);
 });

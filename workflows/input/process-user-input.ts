@@ -73,7 +73,7 @@ export async function processUserInput(session: ConversationSession, input: Pend
           : {}),
       };
     case 'unknown':
-      answerLocally(session, input, parsed.name, parsed.args, unknownCommandText(parsed.name, commands), true);
+      answerLocally(session, input, parsed.name, parsed.args, unknownCommandText(parsed.name, commands, session.sessionContext?.skills), true);
       return undefined;
     case 'local':
       break;
@@ -83,7 +83,7 @@ export async function processUserInput(session: ConversationSession, input: Pend
   let isError = false;
   switch (command) {
     case 'help':
-      output = helpText(commands);
+      output = helpText(commands, session.sessionContext?.skills);
       break;
     case 'cost':
       output = costText(session.totalCostUsd, session.usage, session.queryCount);
