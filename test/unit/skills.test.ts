@@ -6,7 +6,10 @@ import { loadSkillBody, parseSkillFile, readSkills, skillSources } from '../../a
 import type { RuleWithSource } from '../../common/permission-rules';
 import { decidePermission } from '../../common/permissions';
 import { grantRules, resolveSkillCall, skillGrant, skillListing, skillPrompt } from '../../common/skills';
-import { getToolSpec } from '../../common/tool-specs';
+import { TOOL_NAMES, getToolSpec } from '../../common/tool-specs';
+import type { SessionContext } from '../../common/activity-types';
+import { parseConversationConfig } from '../../common/config';
+import { offeredToolNames, promptLayers } from '../../workflows/session/request-contexts';
 
 const where = { file: '/s/pdf/SKILL.md', directory: '/s/pdf', folderName: 'pdf', scope: 'user' as const };
 
@@ -173,5 +176,38 @@ describe('loadSkillBody', () => {
       problem: expect.stringContaining('now names the skill notes'),
     });
     expect(await loadSkillBody({ name: 'gone', directory: path.join(skills, 'gone') })).toEqual({ problem: expect.stringContaining('is gone') });
+  });
+});
+
+describe('offering skills to the model', () => {
+  const context = (skills: SessionContext['skills']): SessionContext => ({
+    cwd: '/w',
+    currentDate: 'Today',
+    platform: 'linux',
+    shell: 'bash',
+    isGitRepo: false,
+    stopHooks: [],
+    ...(skills ? { skills } : {}),
+  });
+  const config = parseConversationConfig({ cwd: '/w' });
+  const pdf = { name: 'pdf', description: 'Fill PDF forms', directory: '/s/pdf', scope: 'user' as const };
+  const deploy = { name: 'deploy', description: 'Deploy', directory: '/s/deploy', scope: 'user' as const, disableModelInvocation: true };
+
+  it('offers the Skill tool and lists the skills only when the model may invoke one', () => {
+    expect(offeredToolNames(config, context(undefined))).not.toContain('Skill');
+    expect(offeredToolNames(config, context([deploy]))).not.toContain('Skill');
+    expect(offeredToolNames(config, context([pdf, deploy]))).toContain('Skill');
+    // A conversation without skills is offered exactly what it was before the Skill tool existed.
+    expect(offeredToolNames(config, context(undefined))).toEqual(TOOL_NAMES.filter((name) => name !== 'Skill'));
+    // An explicit tool list without Skill stays without it.
+    expect(offeredToolNames({ ...config, tools: ['Read'] }, context([pdf]))).toEqual(['Read']);
+
+    const system = (skills: SessionContext['skills']) => {
+      const ctx = context(skills);
+      return JSON.stringify(promptLayers(config, ctx).systemPrompt);
+    };
+    expect(system([pdf, deploy])).toContain('- pdf: Fill PDF forms');
+    expect(system([pdf, deploy])).not.toContain('- deploy');
+    expect(system([deploy])).not.toContain('# Skills');
   });
 });
