@@ -2,6 +2,7 @@ import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { gatherCallFacts } from '../../activities/permission-facts/gather';
 import { loadSkillBody, parseSkillFile, readSkills, skillSources } from '../../activities/skills';
 import type { RuleWithSource } from '../../common/permission-rules';
 import { decidePermission } from '../../common/permissions';
@@ -143,6 +144,40 @@ describe('what an active skill grants (the query allow rules the gate takes)', (
     expect(project.every((rule) => rule.source === 'projectSettings')).toBe(true);
     expect(decide('Read', { file_path: '/etc/hosts' }, { allow: project })).toBe('ask');
     expect(grantRules([{ directory: '/home/a/skills/[x]' }])).toEqual([]);
+  });
+});
+
+describe("a skill's folder, judged on real paths", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'skill-folder-'));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('reads its own files without asking, but a link in it to a secret elsewhere still asks', async () => {
+    const home = path.join(root, 'home');
+    const work = path.join(root, 'work');
+    const dir = path.join(home, '.claude', 'skills', 'notes');
+    await mkdir(dir, { recursive: true });
+    await mkdir(work);
+    await mkdir(path.join(home, '.ssh'));
+    await writeFile(path.join(home, '.ssh', 'id_ed25519'), 'secret');
+    await writeFile(path.join(dir, 'reference.md'), 'format');
+    await symlink(path.join(home, '.ssh', 'id_ed25519'), path.join(dir, 'leak.md'));
+    const allow = grantRules([skillGrant({ name: 'notes', description: 'd', directory: dir, scope: 'user' })]);
+    const decideRead = async (file: string) => {
+      const input = { file_path: file };
+      const gathered = await gatherCallFacts({ toolUseId: 't', name: 'Read', input }, work, home);
+      return decidePermission(
+        { toolName: 'Read', input },
+        { validInput: true, readOnly: true, gathered },
+        { mode: 'default', rules: { allow, deny: [], ask: [] }, workingDirectories: [work], homeDir: home },
+      ).behavior;
+    };
+    expect(await decideRead(path.join(dir, 'reference.md'))).toBe('allow');
+    expect(await decideRead(path.join(dir, 'leak.md'))).toBe('ask');
   });
 });
 
