@@ -14,6 +14,7 @@ import { createCompactConversation } from './compact-conversation';
 import { gatherPermissionFacts } from './permission-facts/gather';
 import { createToolRunner } from './run-tool';
 import { loadSessionContext } from './session-context';
+import { loadSkillBody } from './skills';
 import { createRunStopHooks } from './hooks/stop-hooks';
 import { checkStructuredOutput } from './structured-output';
 import { executeTool } from './tools';
@@ -94,6 +95,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     runTool: tools.runTool,
     gatherPermissionFacts,
     loadSessionContext,
+    loadSkillBody,
     runStopHooks: createRunStopHooks({ stateDir: deps.stateDir }),
     checkStructuredOutput,
     // ---- issue 22 (extensions): loadMcpConfig, listMcpServers, callMcpTool, loadHookSettings, runHooks ----

@@ -18,6 +18,7 @@ import { INVALID_SETTINGS_FAILURE, type LoadSessionContextInput, type SessionCon
 import type { AgentDefinition } from '../common/agents';
 import { parseAgentFile } from './agent-files';
 import { readCustomCommands } from './custom-commands';
+import { readSkillEntries, skillSources } from './skills';
 import { formatMemoryFiles, loadMemoryFiles } from './memory-files';
 import { SETTING_SOURCES } from '../common/permissions';
 import { readDenyPatterns } from '../common/tool-access';
@@ -57,11 +58,14 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
   // The workspace's own agents and commands are its content: read only once it is trusted (an agent
   // file sets a subagent's prompt, tools and model; a command the prompt a person's `/name` sends).
   const project = workspaceTrust.trusted;
-  const [memory, git, agents, commands] = await Promise.all([
+  // Issue 33 §3: skills as their agents and commands (the workspace's only when trusted); a
+  // plugin's skills come through `plugins` (the one seam the plugin loader fills).
+  const [memory, git, agents, commands, skills] = await Promise.all([
     loadMemoryFiles(cwd, memoryOptions),
     readGitStatus(cwd),
     readAgents(cwd, home, { project }),
     readCustomCommands(cwd, home, { project }),
+    readSkillEntries(skillSources(cwd, { home, trusted: project, plugins: [] })),
   ]);
   const memoryFiles = memory.files;
   const warnings = [
@@ -70,6 +74,7 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     ...settings.warnings,
     ...agents.errors,
     ...commands.errors,
+    ...skills.errors,
   ];
   return {
     cwd,
@@ -83,6 +88,7 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     shell: path.basename(process.env.SHELL ?? 'bash'),
     stopHooks: settings.stopHooks,
     agents: agents.agents,
+    ...(skills.skills.length > 0 ? { skills: skills.skills } : {}),
     warnings: warnings.length > 0 ? warnings : undefined,
     permissionSettings: settings.permissions,
     workspaceTrust,

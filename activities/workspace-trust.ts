@@ -1,14 +1,14 @@
 /**
  * Claude Code's trust dialog (issue 29): until a person trusts a workspace, its own settings —
  * `.claude/settings.json` and `.claude/settings.local.json` hooks, `.mcp.json` servers, allow
- * rules, `additionalDirectories`, its `.claude/agents` and `.claude/commands` — are not applied (deny and ask rules are: they only tighten).
+ * rules, `additionalDirectories`, its `.claude/agents`, `.claude/commands` and `.claude/skills` — are not applied (deny and ask rules are: they only tighten).
  * Trust is recorded where Claude Code records it, `~/.claude.json` →
  * `projects["<abs real path>"].hasTrustDialogAccepted: true`, and a directory's trust covers its
  * subfolders. The session-context activity decides on the workspace's host and records the
  * decision; the client reads the same file before it starts a conversation (`--trust`, chat's
  * question, `-p`'s line naming what it ignored).
  */
-import { readdir, realpath } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { WorkspaceTrust } from '../common/activity-types';
 import { parseHookSettings } from '../common/hooks';
@@ -84,6 +84,8 @@ export interface IgnoredSettings {
   /** Subagent definitions (`.claude/agents/*.md`) and slash commands (`.claude/commands/**.md`) it holds. */
   agents?: number;
   commands?: number;
+  /** Agent Skills (`.claude/skills/<name>/SKILL.md`) it holds. */
+  skills?: number;
   /** A `defaultMode` that lets more run without asking (`acceptEdits`). */
   defaultMode?: string;
 }
@@ -133,11 +135,24 @@ export async function settingsIgnoredWithoutTrust(cwd: string, sources: readonly
     const files = await countMarkdown(directory, depth);
     if (files > 0) ignored.push({ file: directory, allowRules: 0, hooks: 0, mcpServers: 0, additionalDirectories: 0, [kind]: files });
   }
+  const skillsDirectory = path.join(cwd, '.claude', 'skills');
+  const skills = await countSkills(skillsDirectory);
+  if (skills > 0) ignored.push({ file: skillsDirectory, allowRules: 0, hooks: 0, mcpServers: 0, additionalDirectories: 0, skills });
   return ignored.filter(
     (entry) =>
-      entry.allowRules + entry.hooks + entry.mcpServers + entry.additionalDirectories + (entry.agents ?? 0) + (entry.commands ?? 0) > 0 ||
+      entry.allowRules + entry.hooks + entry.mcpServers + entry.additionalDirectories + (entry.agents ?? 0) + (entry.commands ?? 0) + (entry.skills ?? 0) > 0 ||
       entry.defaultMode !== undefined,
   );
+}
+
+/** Skill folders (`<name>/SKILL.md`) in `directory`. */
+async function countSkills(directory: string): Promise<number> {
+  const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+  let skills = 0;
+  for (const entry of entries) {
+    if (entry.isDirectory() && (await stat(path.join(directory, entry.name, 'SKILL.md')).catch(() => undefined))?.isFile()) skills++;
+  }
+  return skills;
 }
 
 /** `.md` files under `directory`, `depth` folders down. */
@@ -163,6 +178,7 @@ export function describeIgnoredSettings(ignored: readonly IgnoredSettings[], cwd
       entry.additionalDirectories > 0 ? plural(entry.additionalDirectories, 'additional directory', 'additional directories') : undefined,
       entry.agents ? plural(entry.agents, 'agent', 'agents') : undefined,
       entry.commands ? plural(entry.commands, 'command', 'commands') : undefined,
+      entry.skills ? plural(entry.skills, 'skill', 'skills') : undefined,
       entry.defaultMode ? `defaultMode ${entry.defaultMode}` : undefined,
     ].filter(Boolean);
     const relative = path.relative(cwd, entry.file);

@@ -54,6 +54,7 @@ import type { CreateCronScheduleInput, CronDeliveryResult, CronFireInput, CronJo
 import type { GatherFactsInput, GatherFactsResult } from './permission-facts';
 import type { OutputSchema, StructuredOutputCheck } from './structured-output';
 import type { CloseWorktreeInput, CreateWorktreeInput, CreateWorktreeResult, WorktreeClosed } from './worktrees';
+import type { LoadSkillBodyInput, LoadSkillBodyResult } from './skills';
 
 export interface Activities {
   /** One model call by reference (streams, heartbeats, classifies API errors). */
@@ -68,6 +69,8 @@ export interface Activities {
   gatherPermissionFacts(input: GatherFactsInput): Promise<GatherFactsResult>;
   /** CLAUDE.md, git state, settings, agents, commands: once per session. */
   loadSessionContext(input: LoadSessionContextInput): Promise<SessionContext>;
+  /** Issue 33 §3: an invoked skill's body, read from its own SKILL.md (the session context carries none). */
+  loadSkillBody(input: LoadSkillBodyInput): Promise<LoadSkillBodyResult>;
   /** seed §2.9: the Stop hooks. */
   runStopHooks(input: RunStopHooksInput): Promise<RunStopHooksResult>;
   /** Issue 23: a StructuredOutput call checked against the conversation's JSON Schema (local, its verdict recorded). */

@@ -5,6 +5,7 @@
 import type { ApiMessage, AssistantApiMessage, Usage } from './messages';
 import type { AgentDefinition } from './agents';
 import type { CustomCommand } from './custom-commands';
+import type { SkillEntry } from './skills';
 import type { StopHookMatcher } from './config';
 import type { PermissionMode, RuleWithSource, SettingSource } from './permissions';
 import type { PrefetchedToolResult, ToolPrefetchPlan } from './tool-prefetch';
@@ -228,6 +229,8 @@ export interface SessionContext {
   commands?: CustomCommand[];
   /** Custom subagents from .claude/agents/*.md (workspace and user). */
   agents?: AgentDefinition[];
+  /** Issue 33 §3: Agent Skills (user, plugin, and the workspace's when trusted), without their bodies (common/skills.ts). */
+  skills?: SkillEntry[];
   /** Problems people should hear about (a malformed agent file). */
   warnings?: string[];
   /** Permission rules and mode from the settings files (absent in sessions loaded before permissions). */

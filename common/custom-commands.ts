@@ -14,7 +14,7 @@ export interface CustomCommand {
   argumentHint?: string;
   /** The model the command's query runs on (`inherit` or absent: the conversation's). */
   model?: string;
-  /** Tools the command may use without asking (enforced by the permissions layer, when present). */
+  /** Tools the command may use without asking during its query (allow rules of the query: workflows/permissions/gate.ts `setQueryAllowRules`). */
   allowedTools?: string[];
   /** The prompt template. */
   body: string;

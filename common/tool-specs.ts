@@ -26,6 +26,7 @@ import { cronDeleteToolSpec } from './tools/cron-delete';
 import { cronListToolSpec } from './tools/cron-list';
 import { enterWorktreeToolSpec } from './tools/enter-worktree';
 import { exitWorktreeToolSpec } from './tools/exit-worktree';
+import { skillToolSpec } from './tools/skill';
 
 // What older importers take from here; a tool's own constants and types are imported from its spec file.
 export { agentInputSchema, type AgentInput } from './tools/agent';
@@ -64,6 +65,8 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   // Issue 33: worktrees (answered in the workflow: workflows/session/worktree-session.ts).
   enterWorktreeToolSpec,
   exitWorktreeToolSpec,
+  // Issue 33 §3: Agent Skills (answered in the workflow: workflows/session/skills.ts); offered only when a skill the model may invoke exists.
+  skillToolSpec,
 ];
 
 /** Claude Code's tool names, in `TOOL_SPECS` order. */

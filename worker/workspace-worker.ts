@@ -31,6 +31,8 @@ export const WORKSPACE_ACTIVITY_NAMES = [
   'restoreWorkspace',
   'workspaceChanges',
   'forkWorkspace',
+  // Issue 33 §3: a skill's body, from the ~/.claude (or workspace) its entry was read from.
+  'loadSkillBody',
 ] as const satisfies ReadonlyArray<keyof Activities>;
 
 /** The workspace activities out of a full activity set. */
@@ -55,6 +57,7 @@ export function workspaceActivities(activities: Activities): Pick<Activities, (t
     restoreWorkspace: activities.restoreWorkspace,
     workspaceChanges: activities.workspaceChanges,
     forkWorkspace: activities.forkWorkspace,
+    loadSkillBody: activities.loadSkillBody,
   };
 }
 

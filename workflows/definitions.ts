@@ -5,6 +5,7 @@
  *   temporal workflow signal --workflow-id ID --name userInput --input '{"prompt":"hi"}'
  *   temporal workflow query  --workflow-id ID --type status
  */
+import type { QueryGrant } from '../common/skills';
 import { NETWORK_REQUEST_UPDATE, type NetworkRequest, type NetworkRequestAnswer } from '../common/network-request';
 import { type Sinks, defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
@@ -31,6 +32,8 @@ export interface PendingInput {
   model?: string;
   /** Set when `prompt` is a custom command's expansion (seed §2.10 processUserInput). */
   command?: { name: string; args: string };
+  /** Issue 33 §3: what the command or skill lets run without asking during its query (its `allowed-tools`, a skill's folder). */
+  grant?: QueryGrant;
   /** Not typed by a person: background work ending (`<task-notification>`), a wakeup or a cron job (issue 21). */
   origin?: InputOrigin;
   /** UserPromptSubmit hooks' context for the model (issue 22): a system reminder after the prompt. */

@@ -10,6 +10,7 @@
  */
 import type { SessionContext, SystemPromptBlock } from '../common/activity-types';
 import { availableAgents } from '../common/agents';
+import { skillListing } from '../common/skills';
 
 /** The one-line identity block (its own cached block, as Claude Code sends it). */
 const IDENTITY =
@@ -75,7 +76,7 @@ export function toSystemBlocks(sections: readonly string[], separateBlocks: Read
 /**
  * Layer 1: the default prompt, static part then dynamic part. A subagent's own prompt (seed §2.5
  * Layer 2, "agent prompt") takes the static part's place; the environment stays. With the Agent
- * tool offered, the dynamic part lists the agent types.
+ * tool offered, the dynamic part lists the agent types; with the Skill tool, the skills.
  */
 export function getSystemPrompt(
   context: SessionContext | undefined,
@@ -106,6 +107,9 @@ export function getSystemPrompt(
       ].join('\n'),
     );
   }
+  // Issue 33 §3: the skills' names and descriptions up front; a body is loaded when a skill is invoked.
+  const skills = options.tools?.includes('Skill') ? skillListing(context?.skills ?? []) : undefined;
+  if (skills) dynamic.push(skills);
   const staticSections = options.agentPrompt?.trim() ? [options.agentPrompt] : [IDENTITY, ...STATIC_SECTIONS];
   return toSystemBlocks([...staticSections, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, ...dynamic], new Set([IDENTITY]));
 }

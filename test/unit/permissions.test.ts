@@ -196,7 +196,7 @@ describe('decisions', () => {
   });
 
   it('exactly the workflow-answered tools say in their spec that they need no permission (a spec flag, so the set is pinned here)', async () => {
-    // Claude Code's list: Agent, SendMessage, the task list, ScheduleWakeup, the cron tools, EnterWorktree / ExitWorktree; TaskOutput / TaskStop in any mode.
+    // Claude Code's list: Agent, SendMessage, the task list, ScheduleWakeup, the cron tools, EnterWorktree / ExitWorktree, Skill; TaskOutput / TaskStop in any mode.
     expect([...TOOLS_WITHOUT_PERMISSION].sort()).toEqual(
       [
         'Agent',
@@ -207,6 +207,7 @@ describe('decisions', () => {
         'ExitWorktree',
         'ScheduleWakeup',
         'SendMessage',
+        'Skill',
         'TaskCreate',
         'TaskGet',
         'TaskList',

@@ -75,6 +75,7 @@ describe('tool specs registry', () => {
       'CronList',
       'EnterWorktree',
       'ExitWorktree',
+      'Skill',
     ]);
     expect(TOOL_SPECS.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
   });
@@ -102,6 +103,7 @@ describe('tool specs registry', () => {
       'CronList',
       'EnterWorktree',
       'ExitWorktree',
+      'Skill',
     ]);
     const access = Object.fromEntries(TOOL_SPECS.flatMap((tool) => (tool.fileAccess ? [[tool.name, tool.fileAccess.access]] : [])));
     expect(access).toEqual({ Read: 'read', Write: 'write', Edit: 'write', NotebookEdit: 'write', Glob: 'read', Grep: 'read' });
@@ -159,6 +161,7 @@ describe('tool specs registry', () => {
       CronList: 20_000,
       EnterWorktree: 10_000,
       ExitWorktree: 10_000,
+      Skill: 10_000,
     });
     expect(BASH_DEFAULT_TIMEOUT_MS).toBe(120_000);
     expect(BASH_MAX_TIMEOUT_MS).toBe(600_000);

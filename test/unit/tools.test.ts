@@ -88,7 +88,7 @@ describe('executeTool dispatch and validation', () => {
     expect(result).toEqual({
       isError: true,
       content:
-        'No such tool available: WebBrowse. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, WebFetch, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList, EnterWorktree, ExitWorktree',
+        'No such tool available: WebBrowse. Available tools: Read, Write, Edit, NotebookEdit, Bash, Glob, Grep, WebFetch, Agent, TaskOutput, TaskStop, SendMessage, TaskCreate, TaskGet, TaskList, TaskUpdate, ScheduleWakeup, CronCreate, CronDelete, CronList, EnterWorktree, ExitWorktree, Skill',
     });
   });
 

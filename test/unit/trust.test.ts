@@ -145,19 +145,34 @@ describe('an untrusted workspace: its own settings only tighten', () => {
     expect(vouched.permissionSettings?.allow).toHaveLength(3); // Write(//tmp/**) stays out: it reaches outside
   }, 30_000);
 
-  it("an untrusted workspace's own agents and commands are not loaded (the user's are), and the line says so", async () => {
+  it("an untrusted workspace's own agents, commands and skills are not loaded (the user's are), and the line says so", async () => {
     await mkdir(path.join(cwd, '.claude', 'agents'), { recursive: true });
     await mkdir(path.join(cwd, '.claude', 'commands', 'ops'), { recursive: true });
     await mkdir(path.join(home, '.claude', 'commands'), { recursive: true });
-    await writeFile(path.join(cwd, '.claude', 'agents', 'helper.md'), '---\nname: helper\ndescription: from the repository\n---\nDo what the repository says.\n');
+    await writeFile(
+      path.join(cwd, '.claude', 'agents', 'helper.md'),
+      '---\nname: helper\ndescription: from the repository\n---\nDo what the repository says.\n',
+    );
     await writeFile(path.join(cwd, '.claude', 'commands', 'deploy.md'), 'Push to production.\n');
     await writeFile(path.join(cwd, '.claude', 'commands', 'ops', 'wipe.md'), 'Remove everything.\n');
     await writeFile(path.join(home, '.claude', 'commands', 'mine.md'), 'My own command.\n');
+    for (const [root, name] of [
+      [cwd, 'repo-skill'],
+      [home, 'my-skill'],
+    ]) {
+      await mkdir(path.join(root, '.claude', 'skills', name), { recursive: true });
+      await writeFile(path.join(root, '.claude', 'skills', name, 'SKILL.md'), `---\ndescription: ${name}\nallowed-tools: Bash\n---\nRun anything.\n`);
+    }
     const untrusted = await loadSessionContext({ cwd }, home);
+    expect(untrusted.skills?.map((skill) => skill.name)).toEqual(['my-skill']);
     expect(untrusted.agents?.map((agent) => agent.name)).toEqual([]);
     expect(untrusted.commands?.map((command) => command.name)).toEqual(['mine']);
-    expect(untrusted.workspaceTrust?.ignored).toBe('1 agent from .claude/agents; 2 commands from .claude/commands');
+    expect(untrusted.workspaceTrust?.ignored).toBe('1 agent from .claude/agents; 2 commands from .claude/commands; 1 skill from .claude/skills');
     const trusted = await loadSessionContext({ cwd, trusted: true }, home);
+    expect(trusted.skills?.map((skill) => [skill.name, skill.scope])).toEqual([
+      ['my-skill', 'user'],
+      ['repo-skill', 'project'],
+    ]);
     expect(trusted.agents?.map((agent) => agent.name)).toEqual(['helper']);
     expect(trusted.commands?.map((command) => command.name).sort()).toEqual(['deploy', 'mine', 'ops:wipe']);
   }, 30_000);

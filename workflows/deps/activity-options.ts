@@ -76,6 +76,11 @@ export function worktreeOptions(config: ConversationConfig, summary: string): Ac
   return { taskQueue: config.toolTaskQueue, startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', maximumAttempts: 5 }, summary };
 }
 
+/** An invoked skill's body (issue 33 §3), read on the workspace's host where its entry was: a short read, retried. */
+export function skillBodyOptions(config: ConversationConfig, summary: string): ActivityOptions {
+  return { taskQueue: config.toolTaskQueue, startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumAttempts: 5 }, summary };
+}
+
 /** Activities with these options (and a UI summary). */
 export function activities(options: ActivityOptions): Activities {
   return proxyActivities<Activities>(options);

@@ -2,6 +2,7 @@
  * What the loop's effects read and report on the session (`QueryHost`, implemented by
  * `SessionQueries`, session/queries.ts); the query they run in is `ActiveQuery` (workflows/query/active-query.ts).
  */
+import type { RuleWithSource } from '../../common/permission-rules';
 import type { ActiveQuery } from '../query/active-query';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
@@ -99,6 +100,8 @@ export interface ToolPermissions {
   factsForReply(blocks: readonly ToolUseBlock[]): Promise<ReadonlyMap<string, CallFacts>>;
   /** A large result was saved to this file (outside the workspace): reading it back needs no approval. */
   allowReadOf(file: string): void;
+  /** Issue 33 §3: the running query's allow rules (an active skill's or command's `allowed-tools`, a skill's folder). */
+  setQueryAllowRules(rules: readonly RuleWithSource[]): void;
   /** The gate's rule context, or undefined when tools run unchecked (a local model call prefetches what it allows). */
   context(): PermissionContext | undefined;
 }

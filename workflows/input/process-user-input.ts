@@ -13,7 +13,18 @@ import type { ConversationSession } from '../session';
 import { runLoopCommand } from '../background/loop-command';
 import { type RewindMode, formatRewindPoints } from '../../common/checkpoints';
 import { rewindRequestProblem, rewindSummary } from '../session/rewinds';
-import { costText, helpText, localCommandRecord, parseSlashCommand, resolveSlashCommand, statusText, tasksText, unknownCommandText } from './slash-commands';
+import { skillGrant, skillPrompt } from '../../common/skills';
+import {
+  costText,
+  expandCommandArguments,
+  helpText,
+  localCommandRecord,
+  parseSlashCommand,
+  resolveSlashCommand,
+  statusText,
+  tasksText,
+  unknownCommandText,
+} from './slash-commands';
 
 /**
  * Returns the input for the query to run, or undefined when the input was answered locally
@@ -33,6 +44,23 @@ export async function processUserInput(session: ConversationSession, input: Pend
     return undefined;
   }
   const decision = resolveSlashCommand(parsed, commands);
+  // Issue 33 §3: `/<skill-name>`, those only a person may invoke too; a skill wins over a custom
+  // command of its name (Claude Code's precedence), never over a built-in one.
+  const skill = decision.type === 'local' ? undefined : session.parts.skills.find(parsed.name);
+  if (skill) {
+    const read = await session.parts.skills.body(skill);
+    if ('problem' in read) {
+      answerLocally(session, input, parsed.name, parsed.args, read.problem, true);
+      return undefined;
+    }
+    return {
+      prompt: skillPrompt(skill, expandCommandArguments(read.body, parsed.args)),
+      uuid: input.uuid,
+      model: skill.model,
+      command: { name: skill.name, args: parsed.args },
+      grant: skillGrant(skill),
+    };
+  }
   switch (decision.type) {
     case 'prompt':
       return {
@@ -40,9 +68,12 @@ export async function processUserInput(session: ConversationSession, input: Pend
         uuid: input.uuid,
         model: decision.command.model,
         command: { name: decision.command.name, args: decision.args },
+        ...(decision.command.allowedTools?.length
+          ? { grant: { allowedTools: decision.command.allowedTools, ...(decision.command.scope === 'project' ? { project: true } : {}) } }
+          : {}),
       };
     case 'unknown':
-      answerLocally(session, input, parsed.name, parsed.args, unknownCommandText(parsed.name, commands), true);
+      answerLocally(session, input, parsed.name, parsed.args, unknownCommandText(parsed.name, commands, session.sessionContext?.skills), true);
       return undefined;
     case 'local':
       break;
@@ -52,7 +83,7 @@ export async function processUserInput(session: ConversationSession, input: Pend
   let isError = false;
   switch (command) {
     case 'help':
-      output = helpText(commands);
+      output = helpText(commands, session.sessionContext?.skills);
       break;
     case 'cost':
       output = costText(session.totalCostUsd, session.usage, session.queryCount);

@@ -5,6 +5,7 @@
  * the model. Pure: the decisions and texts here; `process-user-input.ts` carries them out.
  */
 import { COMMAND_NAME_PATTERN, type CustomCommand } from '../../common/custom-commands';
+import type { SkillEntry } from '../../common/skills';
 import { type Usage, webSearchRequestsOf } from '../../common/messages';
 import { formatUsd } from '../../common/money';
 
@@ -89,8 +90,8 @@ export function splitArguments(args: string): string[] {
   return words;
 }
 
-/** `/help`: the built-in commands, then the custom ones with their scope. */
-export function helpText(custom: readonly CustomCommand[] = []): string {
+/** `/help`: the built-in commands, then the custom ones with their scope, then the skills (issue 33 §3). */
+export function helpText(custom: readonly CustomCommand[] = [], skills: readonly Pick<SkillEntry, 'name' | 'description' | 'scope'>[] = []): string {
   const line = (name: string, hint: string | undefined, description: string) => `  /${name}${hint ? ` ${hint}` : ''} — ${description}`;
   const lines = ['Commands:', ...LOCAL_COMMAND_HELP.map((command) => line(command.name, command.argumentHint, command.description))];
   lines.push(
@@ -102,6 +103,11 @@ export function helpText(custom: readonly CustomCommand[] = []): string {
       lines.push(line(command.name, command.argumentHint, `${command.description} (${command.scope})`));
     }
   }
+  if (skills.length > 0) {
+    lines.push('', 'Skills (.claude/skills):');
+    for (const skill of [...skills].sort((a, b) => a.name.localeCompare(b.name)))
+      lines.push(line(skill.name, undefined, `${skill.description} (${skill.scope})`));
+  }
   lines.push(
     '',
     'Anything else is sent to the model. A custom command is a Markdown file in .claude/commands/ (or ~/.claude/commands/); $ARGUMENTS takes what follows it.',
@@ -110,8 +116,10 @@ export function helpText(custom: readonly CustomCommand[] = []): string {
 }
 
 /** An unknown command: said plainly, with the list, and how to send the text to the model anyway. */
-export function unknownCommandText(name: string, custom: readonly CustomCommand[] = []): string {
-  const names = [...LOCAL_COMMANDS, ...custom.map((command) => command.name)].map((command) => `/${command}`);
+export function unknownCommandText(name: string, custom: readonly CustomCommand[] = [], skills: readonly Pick<SkillEntry, 'name'>[] = []): string {
+  const names = [...new Set([...LOCAL_COMMANDS, ...custom.map((command) => command.name), ...skills.map((skill) => skill.name)])].map(
+    (command) => `/${command}`,
+  );
   return `Unknown command: /${name}. Nothing was sent to the model. Available commands: ${names.join(', ')}. (To send text that starts with "/" to the model, begin it with another character, e.g. quote it.)`;
 }
 

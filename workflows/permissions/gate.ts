@@ -74,6 +74,8 @@ export class PermissionGate {
   private readonly pendingFacts = new Map<string, CallFacts>();
   private readonly decisions: Map<string, RecordedPermissionDecision>;
   readonly sessionAllow: string[];
+  /** The running query's grants (an active skill's, the command's `allowed-tools`); set per query, not carried. */
+  private queryAllow: RuleWithSource[] = [];
   private denials: PermissionDenial[];
   /** Facts a model call gathered already (a streamed report, a prefetch), by tool_use id, with the input they were gathered for. */
   private readonly knownFacts = new Map<string, { input: string; facts: CallFacts }>();
@@ -112,11 +114,21 @@ export class PermissionGate {
       rules: {
         deny: [...cli(permissions?.deny), ...(settings?.deny ?? [])],
         ask: [...cli(permissions?.ask), ...(settings?.ask ?? [])],
-        allow: [...cli(permissions?.allow), ...this.sessionAllow.map((rule): RuleWithSource => ({ rule, source: 'session' })), ...(settings?.allow ?? [])],
+        allow: [
+          ...cli(permissions?.allow),
+          ...this.sessionAllow.map((rule): RuleWithSource => ({ rule, source: 'session' })),
+          ...this.queryAllow,
+          ...(settings?.allow ?? []),
+        ],
       },
       workingDirectories: [this.config.cwd, ...(permissions?.additionalDirectories ?? []), ...(settings?.additionalDirectories ?? [])],
       homeDir: settings?.homeDir,
     };
+  }
+
+  /** Issue 33 §3: the running query's allow rules (workflows/session/skills.ts); deny and ask rules still come first. */
+  setQueryAllowRules(rules: readonly RuleWithSource[]): void {
+    this.queryAllow = [...rules];
   }
 
   /**

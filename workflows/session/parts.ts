@@ -13,6 +13,7 @@ import type { CarriedState, ConversationStatus, SubagentOrigin } from '../defini
 import type { ToolRoute } from '../deps/query-host';
 import { SessionHooks } from '../extensions/hooks';
 import { McpServers } from '../extensions/mcp';
+import { SkillSession } from './skills';
 import { WorktreeSession } from './worktree-session';
 import type { BackgroundWorkKind, PartContext, PartDetails, PartInternalHandlers, SessionPart } from './session-part';
 
@@ -23,6 +24,7 @@ export class SessionParts {
   readonly hooks: SessionHooks;
   readonly backgroundCommands: BackgroundCommands;
   readonly worktree: WorktreeSession;
+  readonly skills: SkillSession;
   /** Every part, in the order above. */
   readonly list: SessionPart[] = [];
   /** Tools with their own route (workflows/deps/tool-routes.ts), in precedence order. */
@@ -68,6 +70,8 @@ export class SessionParts {
     this.backgroundCommands = this.add(new BackgroundCommands(context, carried?.backgroundTasks));
     // Issue 33: EnterWorktree / ExitWorktree and --worktree.
     this.worktree = this.add(new WorktreeSession(context, carried?.worktreeSession, this.hooks));
+    // Issue 33 §3: the Skill tool, a person's /<skill>, and what an active skill allows.
+    this.skills = this.add(new SkillSession(context, (rules) => context.toolPermissions.setQueryAllowRules(rules)));
     this.routes = this.list.flatMap((part) => part.routes ?? []);
     this.backgroundWork = this.list.flatMap((part) => part.backgroundWork ?? []);
   }

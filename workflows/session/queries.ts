@@ -28,6 +28,7 @@ import type {
 import type { ToolRoute } from '../deps/query-host';
 import type { SessionHooks } from '../extensions/hooks';
 import type { McpServers } from '../extensions/mcp';
+import type { SkillSession } from './skills';
 import type { LiveStream } from '../ui/live-stream';
 import { metaUserMessage } from '../messages';
 import type { PermissionGate } from '../permissions/gate';
@@ -58,7 +59,7 @@ export interface QueriesContext {
   readonly prompts: SessionPrompts;
   readonly reporting: SubagentReporting;
   /** The parts the effects use: tool routes, hooks, MCP servers (made after the queries' context). */
-  readonly parts: () => { readonly routes: readonly ToolRoute[]; readonly hooks: SessionHooks; readonly mcp: McpServers };
+  readonly parts: () => { readonly routes: readonly ToolRoute[]; readonly hooks: SessionHooks; readonly mcp: McpServers; readonly skills: SkillSession };
   config(): ConversationConfig;
   sessionContext(): SessionContext | undefined;
   pushEvent(message: ConversationEvent['message']): void;
@@ -227,6 +228,12 @@ export class SessionQueries implements SubmitHost {
   }
 
   takeQueuedInputs(): UserMessage[] {
+    // Issue 33 §3: the bodies of skills the turn's Skill calls loaded come first, right after the tool results.
+    const skills = this.context.parts().skills.takeLoaded();
+    return [...skills, ...this.queuedInputs()];
+  }
+
+  private queuedInputs(): UserMessage[] {
     return this.context.inputs.takeForRunningQuery().map((input): UserMessage => {
       this.context.pushEvent({ type: 'user_input', uuid: input.uuid, prompt: input.prompt });
       this.prompt = input.prompt;
@@ -277,6 +284,7 @@ export class SessionQueries implements SubmitHost {
   startQuery(run: QueryRun, resumed: QueryInProgress | undefined): ActiveQuery {
     this.run = run;
     this.context.ledger.startQuery(resumed);
+    this.context.parts().skills.startQuery(run.pending.grant);
     if (!resumed) {
       const { message, typed } = inputMessage(run.pending);
       this.record.queryCount++;

@@ -9,6 +9,8 @@ import type { ConversationConfig } from '../../common/config';
 import type { McpToolDefinition } from '../../common/mcp-context';
 import { TOOL_NAMES } from '../../common/tool-specs';
 import { webSearchOffer } from '../../common/web-search';
+import { modelInvocableSkills } from '../../common/skills';
+import { SKILL_TOOL_NAME } from '../../common/tools/skill';
 import { buildEffectiveSystemPrompt, buildUserContext, getSystemPrompt } from '../system-prompt';
 import { valueDigest } from '../../common/digest';
 import type { TranscriptCacheSinks } from '../definitions';
@@ -62,7 +64,7 @@ export function promptLayers(
   mcpInstructions?: string,
 ): { systemPrompt: RequestContext['system']; userContext: string | undefined } {
   const systemPrompt = buildEffectiveSystemPrompt({
-    defaultPrompt: getSystemPrompt(sessionContext, config.model, { agentPrompt: config.agentSystemPrompt, tools: config.tools ?? TOOL_NAMES }),
+    defaultPrompt: getSystemPrompt(sessionContext, config.model, { agentPrompt: config.agentSystemPrompt, tools: offeredToolNames(config, sessionContext) }),
     customSystemPrompt: config.customSystemPrompt,
     appendSystemPrompt: config.appendSystemPrompt,
   });
@@ -70,6 +72,17 @@ export function promptLayers(
     systemPrompt: mcpInstructions?.trim() ? [...systemPrompt, { type: 'text', text: mcpInstructions }] : systemPrompt,
     userContext: buildUserContext(sessionContext),
   };
+}
+
+/**
+ * The built-in tools offered: the config's list (all of them by default), without Skill while the
+ * session has no skill the model may invoke (issue 33 §3) — so a conversation without skills is
+ * offered, and digests, what it was before.
+ */
+export function offeredToolNames(config: ConversationConfig, sessionContext: SessionContext | undefined): string[] {
+  const names = config.tools ?? TOOL_NAMES;
+  const skills = modelInvocableSkills(sessionContext?.skills ?? []).length > 0;
+  return names.filter((name) => name !== SKILL_TOOL_NAME || skills);
 }
 
 /** The request context of these prompt layers: with the tools offered (and the structured output's schema, the MCP tools). */
@@ -80,7 +93,7 @@ export function requestContextOf(
   mcpTools: readonly McpToolDefinition[] = [],
   sessionContext?: SessionContext,
 ): RequestContext {
-  const context: RequestContext = { system, userContext, toolNames: config.tools ?? [...TOOL_NAMES] };
+  const context: RequestContext = { system, userContext, toolNames: offeredToolNames(config, sessionContext) };
   if (config.jsonSchema) context.structuredOutputSchema = config.jsonSchema;
   // Absent when there are none: the digest of a conversation without MCP servers is what it was.
   if (mcpTools.length > 0) context.mcpTools = [...mcpTools];

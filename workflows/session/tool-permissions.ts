@@ -3,6 +3,7 @@
  * with what a waiting request does to the session — the phase while it waits, a line in the feed
  * saying how to answer, and the same line to a subagent's parent.
  */
+import type { RuleWithSource } from '../../common/permission-rules';
 import { uuid4 } from '@temporalio/workflow';
 import type { ToolUseBlock } from '../../common/messages';
 import type { NetworkRequest, NetworkRequestAnswer } from '../../common/network-request';
@@ -66,6 +67,10 @@ export class SessionPermissions implements ToolPermissions {
   /** A large result the tool saved (outside the workspace): the model may read it back. */
   allowReadOf(file: string): void {
     this.gate.allowReadOf(file);
+  }
+
+  setQueryAllowRules(rules: readonly RuleWithSource[]): void {
+    this.gate.setQueryAllowRules(rules);
   }
 
   /** What the gate decides with (undefined: tools run unchecked, as `allowsWithoutAsking`). */
