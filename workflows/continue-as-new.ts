@@ -7,6 +7,7 @@
  * long-polls add events but few bytes. So a suggestion is followed once history is large enough for
  * replay cost to matter, and our own thresholds (configurable events; after a compaction) stay.
  */
+import { log } from '@temporalio/workflow';
 import type { CarriedState } from './definitions';
 
 /**
@@ -66,4 +67,20 @@ export function fitContinueAsNewInput(config: unknown, carried: CarriedState): C
 /** UTF-8 size of a value as JSON — what Temporal's payload limit counts. */
 function jsonBytes(value: unknown): number {
   return new TextEncoder().encode(JSON.stringify(value)).length;
+}
+
+/** The owners' slices of a session collected into the next run's input (continue-as-new), and whether they still fit one payload. */
+export class CarriedAssembly {
+  /** False once the state proved too large for a continue-as-new payload (this run then goes on). */
+  fits = true;
+
+  assemble(config: unknown, slices: ReadonlyArray<() => Partial<CarriedState>>): CarriedState | undefined {
+    const next = Object.assign({}, ...slices.map((slice) => slice())) as CarriedState;
+    const fitted = fitContinueAsNewInput(config, next);
+    if (!fitted) {
+      log.warn('Conversation state too large to continue as new; staying in this run');
+      this.fits = false;
+    }
+    return fitted;
+  }
 }

@@ -264,6 +264,5 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   await session.settleParentReports();
   session.live.detach(); // a waiting reader would otherwise keep the run open
   await condition(allHandlersFinished);
-  const { conversationId, queryCount, usage, totalCostUsd, lastResult } = session;
-  return { conversationId, endedBy, queryCount, usage, totalCostUsd, lastResult };
+  return { conversationId: session.conversationId, endedBy, ...session.totals };
 }

@@ -85,9 +85,11 @@ export async function processUserInput(session: ConversationSession, input: Pend
     case 'help':
       output = helpText(commands, session.sessionContext?.skills);
       break;
-    case 'cost':
-      output = costText(session.totalCostUsd, session.usage, session.queryCount);
+    case 'cost': {
+      const { totalCostUsd, usage, queryCount } = session.totals;
+      output = costText(totalCostUsd, usage, queryCount);
       break;
+    }
     case 'status': {
       const status = session.status();
       output = statusText({

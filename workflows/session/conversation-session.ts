@@ -13,15 +13,13 @@
 import { log, uuid4 } from '@temporalio/workflow';
 import type { RequestContext, SessionContext } from '../../common/activity-types';
 import type { ConversationConfig } from '../../common/config';
-import type { TranscriptMessage, Usage, UserMessage } from '../../common/messages';
-import type { ResultMessage } from '../../common/result';
-import { fitContinueAsNewInput } from '../continue-as-new';
-import type { CarriedState, CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus } from '../definitions';
+import type { TranscriptMessage, UserMessage } from '../../common/messages';
+import { CarriedAssembly } from '../continue-as-new';
+import type { CarriedState, CompactionOutcome, ContextStatus, ConversationEvent, ConversationStatus, ConversationSummary } from '../definitions';
 import type { InputOrigin, PendingInput, Phase, QueryInProgress, SubagentOrigin, SubagentProgress, ToolUseStreamed } from '../definitions';
 import { failureMessage } from '../deps/failures';
 import { LiveStream } from '../ui/live-stream';
-import { gatherCallFacts, gatherCallsFacts } from '../deps/facts-call';
-import { PermissionGate } from '../permissions/gate';
+import type { PermissionGate } from '../permissions/gate';
 import { Transcript } from '../transcript';
 import { ConversationVisibility } from '../ui/visibility';
 import { EventsFeed } from './events-feed';
@@ -36,7 +34,8 @@ import { type SessionState, continueAsNewNow, sessionStateFrom, withDefaultPermi
 import { acceptStreamedToolUse } from './streamed-tool-uses';
 import { SubagentReporting } from './subagent-reporting';
 import { inputMessage } from './submit-message';
-import { SessionPermissions } from './tool-permissions';
+import { sessionPermissions } from './permission-wiring';
+import type { SessionPermissions } from './tool-permissions';
 import { UsageLedger } from './usage-ledger';
 
 export type { BackgroundWorkKind } from './session-part';
@@ -63,8 +62,8 @@ export class ConversationSession {
   /** Current details and search attributes (the Temporal UI, `durable-agent list`). */
   private readonly visibility = new ConversationVisibility();
   phase: Phase = 'idle';
-  /** False once the state proved too large for a continue-as-new payload. */
-  private continueAsNewFits = true;
+  /** The owners' slices for continue-as-new, and whether they still fit one payload. */
+  private readonly carriedAssembly = new CarriedAssembly();
   /** The running query and the record of those before (queries.ts). */
   private readonly queries: SessionQueries;
   /** Background agents, scheduled work, MCP servers, hooks, background commands: one ordered list (parts.ts). */
@@ -93,24 +92,19 @@ export class ConversationSession {
     // The feed survives continue-as-new (its tail), so a client polling across the switch misses nothing.
     this.feed = new EventsFeed(carried, (event) => this.live.publishEvent(event));
     this.ledger = new UsageLedger(this.config, carried);
-    this.permissions = new PermissionGate(
-      () => this.config,
-      carried?.permissions,
-      () => this.context.current?.permissionSettings,
-      (block, homeDir) => gatherCallFacts(this.config, block, homeDir),
-      (block) => this.parts.mcp.permissionFacts(block),
-      (blocks, homeDir) => gatherCallsFacts(this.config, blocks, homeDir),
-    );
     this.reporting = new SubagentReporting(subagent);
-    this.toolPermissions = new SessionPermissions(this.permissions, {
-      conversationId,
-      checked: this.config.permissions !== undefined,
-      setPhase: (phase) => this.setPhase(phase),
-      pushEvent: (message) => this.pushEvent(message),
-      reportToParent: (line) => this.reporting.report(line),
-      onPermissionPrompt: (toolName) => this.parts.hooks.notifyPermissionPrompt(toolName),
-      permissionHooks: () => this.parts.hooks.permissionHooks(),
-    });
+    ({ permissions: this.permissions, toolPermissions: this.toolPermissions } = sessionPermissions(
+      {
+        conversationId,
+        config: () => this.config,
+        sessionContext: () => this.context.current,
+        parts: () => this.parts,
+        setPhase: (phase) => this.setPhase(phase),
+        pushEvent: (message) => this.pushEvent(message),
+        reportToParent: (line) => this.reporting.report(line),
+      },
+      carried?.permissions,
+    ));
     const config = () => this.config;
     const sessionContext = () => this.context.current;
     this.prompts = new SessionPrompts({
@@ -182,20 +176,13 @@ export class ConversationSession {
   get sessionContext(): SessionContext | undefined {
     return this.context.current;
   }
-  get queryCount(): number {
-    return this.queries.queryCount;
-  }
-  get lastResult(): ResultMessage | undefined {
-    return this.queries.lastResult;
+  /** What the conversation did so far (`/cost`; the workflow's result). */
+  get totals(): Pick<ConversationSummary, 'queryCount' | 'usage' | 'totalCostUsd' | 'lastResult'> {
+    const { queryCount, lastResult } = this.queries;
+    return { queryCount, usage: this.ledger.usage, totalCostUsd: this.ledger.totalCostUsd, lastResult };
   }
   get endRequested(): boolean {
     return this.state.endRequested === true;
-  }
-  get usage(): Usage {
-    return this.ledger.usage;
-  }
-  get totalCostUsd(): number {
-    return this.ledger.totalCostUsd;
   }
   get busy(): boolean {
     return this.queries.busy;
@@ -282,7 +269,7 @@ export class ConversationSession {
     this.visibility.onPhase(next, {
       model: this.queries.currentModel,
       turns: this.queries.conversationTurn,
-      costUsd: this.totalCostUsd,
+      costUsd: this.ledger.totalCostUsd,
       prompt: this.queries.lastPrompt,
     });
   }
@@ -317,7 +304,7 @@ export class ConversationSession {
 
   /** What the next run starts from (continue-as-new), or undefined when it would not fit one payload. */
   toCarried(input: { config: unknown }, queryInProgress?: QueryInProgress): CarriedState | undefined {
-    const owners: Array<() => Partial<CarriedState>> = [
+    return this.carriedAssembly.assemble(input.config, [
       () => ({ ...this.state, continuedAsNewCount: this.state.continuedAsNewCount + 1, sessionContextAttempted: true }),
       // seed §2.7: after a compaction only the boundary and what follows travel on.
       () => ({ messages: this.transcript.carried() }),
@@ -328,24 +315,21 @@ export class ConversationSession {
       () => (this.live.carried() ? { streamState: this.live.carried() } : {}),
       () => this.parts.carried(),
       () => this.rewinds.carried(),
-    ];
-    const next = Object.assign({}, ...owners.map((slice) => slice())) as CarriedState;
-    const fitted = fitContinueAsNewInput(input.config, next);
-    if (!fitted) {
-      log.warn('Conversation state too large to continue as new; staying in this run');
-      this.continueAsNewFits = false;
-    }
-    return fitted;
+    ]);
   }
 
   /** Whether the carried state fitted one payload the last time it was assembled. */
   get continueAsNewFitsPayload(): boolean {
-    return this.continueAsNewFits;
+    return this.carriedAssembly.fits;
   }
 
   /** Whether this run should continue as new now (state.ts continueAsNewNow). */
   shouldContinueAsNew(): boolean {
-    return continueAsNewNow({ fits: this.continueAsNewFits, maxEvents: this.config.continueAsNewAfterEvents, compactedThisRun: this.queries.compactedThisRun });
+    return continueAsNewNow({
+      fits: this.carriedAssembly.fits,
+      maxEvents: this.config.continueAsNewAfterEvents,
+      compactedThisRun: this.queries.compactedThisRun,
+    });
   }
 
   // ---- queries (queries.ts) ----
