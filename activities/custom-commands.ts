@@ -2,7 +2,7 @@
  * Loads Claude Code's custom slash commands for the session context: `~/.claude/commands/**.md`
  * (user) and `<workspace>/.claude/commands/**.md` (project; it wins on a name clash). A
  * subdirectory namespaces a command (`frontend/test.md` → `/frontend:test`). A file that cannot
- * be read or parsed is reported, not fatal.
+ * be read or parsed is reported, not fatal. A plugin's `commands/` files are `/plugin-name:command`.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -16,17 +16,20 @@ const MAX_DEPTH = 4;
 export async function readCustomCommands(
   cwd: string,
   home = os.homedir(),
-  { project = true }: { project?: boolean } = {},
+  { project = true, plugins = [] }: { project?: boolean; plugins?: ReadonlyArray<{ name: string; commandDirectories: string[] }> } = {},
 ): Promise<{ commands: CustomCommand[]; errors: string[] }> {
   const byName = new Map<string, CustomCommand>();
   const errors: string[] = [];
-  const sources: Array<{ directory: string; scope: CustomCommand['scope'] }> = [
+  // Issue 33: a plugin's commands are `/plugin:command` (Claude Code's namespacing), so they never clash with the user's.
+  const sources: Array<{ directory: string; scope: CustomCommand['scope']; plugin?: string }> = [
+    ...plugins.flatMap((plugin) => plugin.commandDirectories.map((directory) => ({ directory, scope: 'plugin' as const, plugin: plugin.name }))),
     { directory: path.join(home, '.claude', 'commands'), scope: 'user' },
     ...(project ? [{ directory: path.join(cwd, '.claude', 'commands'), scope: 'project' as const }] : []),
   ];
-  for (const { directory, scope } of sources) {
+  for (const { directory, scope, plugin } of sources) {
     for (const relative of await markdownFiles(directory, '', 0)) {
-      const name = commandNameOf(relative);
+      const base = commandNameOf(relative);
+      const name = base && plugin ? `${plugin}:${base}` : base;
       const source = path.join(directory, relative);
       if (!name) {
         errors.push(`Command file ignored: ${source}: a command name has letters, digits, "_", "-" and "." only`);

@@ -19,6 +19,7 @@ import type { AgentDefinition } from '../common/agents';
 import { parseAgentFile } from './agent-files';
 import { readCustomCommands } from './custom-commands';
 import { readSkillEntries, skillSources } from './skills';
+import { loadPlugins } from './plugins';
 import { formatMemoryFiles, loadMemoryFiles } from './memory-files';
 import { SETTING_SOURCES } from '../common/permissions';
 import { readDenyPatterns } from '../common/tool-access';
@@ -58,20 +59,30 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
   // The workspace's own agents and commands are its content: read only once it is trusted (an agent
   // file sets a subagent's prompt, tools and model; a command the prompt a person's `/name` sends).
   const project = workspaceTrust.trusted;
-  // Issue 33 §3: skills as their agents and commands (the workspace's only when trusted); a
-  // plugin's skills come through `plugins` (the one seam the plugin loader fills).
+  // ---- issue 33 §3: plugins (--plugin-dir, the user's enabled installed ones) ----
+  const loadedPlugins = await loadPlugins({ cwd, pluginDirs: input.pluginDirs, home, trusted: project });
+  if (loadedPlugins.errors.length > 0) {
+    throw ApplicationFailure.nonRetryable(
+      `A plugin cannot be loaded, so the conversation does not start without it:\n${loadedPlugins.errors.join('\n')}`,
+      INVALID_SETTINGS_FAILURE,
+    );
+  }
+  const plugins = loadedPlugins.plugins;
+  // ---- end plugins ----
+  // Issue 33 §3: skills as their agents and commands (the workspace's only when trusted; a plugin's named `plugin:skill`).
   const [memory, git, agents, commands, skills] = await Promise.all([
     loadMemoryFiles(cwd, memoryOptions),
     readGitStatus(cwd),
-    readAgents(cwd, home, { project }),
-    readCustomCommands(cwd, home, { project }),
-    readSkillEntries(skillSources(cwd, { home, trusted: project, plugins: [] })),
+    readAgents(cwd, home, { project, plugins }),
+    readCustomCommands(cwd, home, { project, plugins }),
+    readSkillEntries(skillSources(cwd, { home, trusted: project, plugins })),
   ]);
   const memoryFiles = memory.files;
   const warnings = [
     ...(workspaceTrust.ignored ? [untrustedWorkspaceLine(cwd, workspaceTrust.ignored)] : []),
     ...memory.notices,
     ...settings.warnings,
+    ...loadedPlugins.warnings,
     ...agents.errors,
     ...commands.errors,
     ...skills.errors,
@@ -92,6 +103,10 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
     warnings: warnings.length > 0 ? warnings : undefined,
     permissionSettings: settings.permissions,
     workspaceTrust,
+    // The skills seam: skillSources(cwd, { home, trusted, plugins: context.plugins }).
+    ...(plugins.length > 0 && {
+      plugins: plugins.map((plugin) => ({ name: plugin.name, root: plugin.root, origin: plugin.origin, ...(plugin.id && { id: plugin.id }) })),
+    }),
     ...(settings.alwaysThinkingEnabled !== undefined ? { alwaysThinkingEnabled: settings.alwaysThinkingEnabled } : {}),
   };
 }
@@ -104,16 +119,23 @@ export async function loadSessionContext(input: LoadSessionContextInput, home = 
 export async function readAgents(
   cwd: string,
   home = os.homedir(),
-  { project = true }: { project?: boolean } = {},
+  { project = true, plugins = [] }: { project?: boolean; plugins?: ReadonlyArray<{ name: string; agentDirectories: string[] }> } = {},
 ): Promise<{ agents: AgentDefinition[]; errors: string[] }> {
   const byName = new Map<string, AgentDefinition>();
   const errors: string[] = [];
-  for (const directory of [path.join(home, '.claude', 'agents'), ...(project ? [path.join(cwd, '.claude', 'agents')] : [])]) {
+  // Issue 33: a plugin's agents are `plugin-name:agent` (Claude Code's naming), listed before the user's.
+  const directories = [
+    ...plugins.flatMap((plugin) => plugin.agentDirectories.map((directory) => ({ directory, plugin: plugin.name }))),
+    { directory: path.join(home, '.claude', 'agents') },
+    ...(project ? [{ directory: path.join(cwd, '.claude', 'agents') }] : []),
+  ];
+  for (const { directory, plugin } of directories as Array<{ directory: string; plugin?: string }>) {
     const files = (await readdir(directory).catch(() => [] as string[])).filter((file) => file.endsWith('.md')).sort();
     for (const file of files) {
       const source = path.join(directory, file);
       try {
-        const agent = parseAgentFile(await readFile(source, 'utf8'), source);
+        const parsed = parseAgentFile(await readFile(source, 'utf8'), source);
+        const agent = plugin ? { ...parsed, name: `${plugin}:${parsed.name}` } : parsed;
         byName.set(agent.name, agent);
       } catch (error) {
         errors.push(`Agent file ignored: ${error instanceof Error ? error.message : String(error)}`);

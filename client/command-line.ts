@@ -88,6 +88,7 @@ export function configFrom(values: OptionValues, oneShot: boolean, canApprove = 
     // Cron jobs run in the user's local time, as Claude Code's (issue 21 §5).
     timeZone: localTimeZone(),
     ...mcpConfigFrom(values),
+    ...pluginDirsFrom(values),
     ...worktreeFrom(values),
     ...setupFrom(values),
     ...webSearchConfigFrom(values['web-search']),
@@ -98,6 +99,13 @@ export function configFrom(values: OptionValues, oneShot: boolean, canApprove = 
 function setupFrom(values: OptionValues): Pick<ConversationConfigInput, 'setup'> {
   if (values.init && values.maintenance) throw new UsageError('--init and --maintenance cannot be used together: Setup runs with one trigger.');
   return values.init ? { setup: 'init' } : values.maintenance ? { setup: 'maintenance' } : {};
+}
+
+/** --plugin-dir <path> (issue 33, repeatable): absolute, from where the command ran; read on the worker (a missing one ends the conversation before its first prompt). */
+function pluginDirsFrom(values: OptionValues): Pick<ConversationConfigInput, 'pluginDirs'> {
+  const given = (values['plugin-dir'] as string[] | undefined) ?? [];
+  if (given.some((value) => value.trim() === '')) throw new UsageError('--plugin-dir needs a folder path.');
+  return given.length > 0 ? { pluginDirs: given.map((value) => path.resolve(value)) } : {};
 }
 
 /** -w / --worktree [name] (issue 33): the worktree the conversation starts in; a bad name is a usage error before anything connects. */

@@ -57,6 +57,14 @@ export const CONFIG_OPTIONS: OptionDefinition[] = [
     multiple: true,
   }),
   option('--strict-mcp-config', 'only the servers of --mcp-config'),
+  // Issue 33: Claude Code's --plugin-dir.
+  option(
+    '--plugin-dir <path>',
+    'load a Claude Code plugin from this folder: its commands (/plugin:command), agents, hooks, MCP servers and skills (repeatable)',
+    {
+      multiple: true,
+    },
+  ),
   // Issue 33: Claude Code's --worktree.
   option(
     '-w, --worktree [name]',

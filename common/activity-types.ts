@@ -227,6 +227,8 @@ export interface SessionContext {
   claudeMdFiles?: string[];
   /** Custom slash commands from .claude/commands/ (workspace and user). */
   commands?: CustomCommand[];
+  /** Issue 33: the session's plugins (their commands, agents, hooks and MCP servers are loaded with them). */
+  plugins?: SessionPlugin[];
   /** Custom subagents from .claude/agents/*.md (workspace and user). */
   agents?: AgentDefinition[];
   /** Issue 33 §3: Agent Skills (user, plugin, and the workspace's when trusted), without their bodies (common/skills.ts). */
@@ -266,6 +268,18 @@ export interface LoadSessionContextInput {
   settingSources?: SettingSource[];
   /** The conversation config's `trusted`. */
   trusted?: boolean;
+  /** Issue 33: `--plugin-dir`s, read on the workspace's host. */
+  pluginDirs?: string[];
+}
+
+/** Issue 33: a plugin loaded in the session (`--plugin-dir`, or installed and enabled in the user's settings). */
+export interface SessionPlugin {
+  name: string;
+  /** Its folder on the workspace's host. */
+  root: string;
+  origin: 'plugin-dir' | 'installed';
+  /** Installed plugins: `name@marketplace`. */
+  id?: string;
 }
 
 /** What the settings files say about permissions (Claude Code's `permissions` key), merged. */
@@ -316,6 +330,8 @@ export interface RunStopHooksResult {
 /** loadMcpConfig: reads Claude Code's MCP configuration files on the workspace's host. */
 export interface LoadMcpConfigInput {
   cwd: string;
+  /** Issue 33: `--plugin-dir`s; their servers and the enabled installed plugins' are the user's (no project approval). */
+  pluginDirs?: string[];
   /** `--setting-sources`: `project` gates `.mcp.json`, `user` and `local` gate `~/.claude.json`'s servers; default all. */
   settingSources?: SettingSource[];
   /** `--mcp-config`: file paths or inline JSON strings, in order. */
@@ -422,6 +438,8 @@ export interface CallMcpToolResult {
 /** loadHookSettings: every command hook in the settings files `--setting-sources` allows. */
 export interface LoadHookSettingsInput {
   cwd: string;
+  /** Issue 33: `--plugin-dir`s; their hooks and the enabled installed plugins' run as the user's. */
+  pluginDirs?: string[];
   settingSources?: SettingSource[];
   /** Issue 29: the session context's recorded trust; not true: the project's and local files' hooks are not applied. */
   trusted?: boolean;

@@ -178,6 +178,19 @@ export const conversationConfigSchema = z.object({
   /** `--strict-mcp-config`: only the `--mcp-config` servers (not .mcp.json nor ~/.claude.json). */
   strictMcpConfig: z.boolean().optional(),
   /**
+   * `--plugin-dir` (issue 33, Claude Code's flag): plugin folders on the workspace's host, absolute.
+   * Their commands, agents, hooks, MCP servers and skills load with the session context; one that
+   * is missing or has a bad manifest ends the conversation before its first prompt.
+   */
+  pluginDirs: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .refine((dir) => dir.startsWith('/'), 'a --plugin-dir must be an absolute path'),
+    )
+    .optional(),
+  /**
    * Issue 29: the person who started the conversation trusts the workspace (`--trust`, or Claude
    * Code's trust dialog accepted on their machine), so its settings' hooks, MCP servers, allow rules
    * and additionalDirectories apply. Absent (the stock `temporal` CLI): the worker's own

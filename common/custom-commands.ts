@@ -18,8 +18,8 @@ export interface CustomCommand {
   allowedTools?: string[];
   /** The prompt template. */
   body: string;
-  /** `project` (the workspace's .claude/commands) or `user` (~/.claude/commands). */
-  scope: 'project' | 'user';
+  /** `project` (the workspace's .claude/commands), `user` (~/.claude/commands) or `plugin` (a plugin's commands/, named `plugin:command`). */
+  scope: 'project' | 'user' | 'plugin';
   /** The file it came from. */
   source: string;
 }

@@ -111,7 +111,11 @@ const mcpToolHookSchema = z.object({
 const hookHandlerSchema = z.discriminatedUnion('type', [commandHookSchema, httpHookSchema, promptHookSchema, mcpToolHookSchema]);
 
 /** One hook handler: a command, an HTTP endpoint, a prompt for a model or an MCP tool (with where it came from). */
-export type HookHandler = z.infer<typeof hookHandlerSchema> & { scope?: HookScope };
+export type HookHandler = z.infer<typeof hookHandlerSchema> & {
+  scope?: HookScope;
+  /** Issue 33: a plugin's hook, run with `CLAUDE_PLUGIN_ROOT` set to this folder (set by the loader). */
+  pluginRoot?: string;
+};
 /** Kept under its first name: callers (plugins) build and select hooks as HookCommand. */
 export type HookCommand = HookHandler;
 export type CommandHook = Extract<HookHandler, { type: 'command' }>;

@@ -159,6 +159,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         cwd: session.config.cwd,
         settingSources: config.settingSources,
         ...(config.trusted !== undefined && { trusted: config.trusted }),
+        ...(config.pluginDirs && { pluginDirs: config.pluginDirs }),
       });
     } catch (error) {
       // Issue 29: settings that cannot be read end the conversation (fail closed), never fewer rules.

@@ -32,6 +32,7 @@ import {
 import { mapMcpCallResult } from '../../common/mcp-tools';
 import type { McpConnectionManager } from '../mcp/connections';
 import { askSmallModel } from '../small-model';
+import { loadPlugins } from '../plugins';
 import { SETTING_SOURCES } from '../../common/permissions';
 import { readJsonObjectFile, settingsFiles } from '../settings';
 import { DEFAULT_HOOK_TIMEOUT_SECONDS, MAX_HOOK_TIMEOUT_SECONDS, boundHookOutput, runHookProcesses } from './runner';
@@ -74,7 +75,25 @@ export async function loadHookSettings(input: LoadHookSettingsInput, home = os.h
     all.push(parsed.hooks);
     warnings.push(...parsed.problems);
   }
+  // Issue 33: plugin hooks are the user's choice (a --plugin-dir they passed, a plugin they installed
+  // and enabled): they run as the user's hooks do, with CLAUDE_PLUGIN_ROOT in their environment.
+  const plugins = await loadPlugins({ cwd: input.cwd, pluginDirs: input.pluginDirs, home, trusted: input.trusted === true });
+  for (const plugin of plugins.plugins) {
+    if (plugin.hooks === undefined) continue;
+    const parsed = parseHookSettings(plugin.hooks, `plugin ${plugin.name} (${plugin.root})`, 'user');
+    all.push(withPluginRoot(parsed.hooks, plugin.root));
+    warnings.push(...parsed.problems);
+  }
   return { hooks: mergeHookSettings(all), warnings };
+}
+
+function withPluginRoot(settings: HookSettings, pluginRoot: string): HookSettings {
+  return Object.fromEntries(
+    Object.entries(settings).map(([event, matchers]) => [
+      event,
+      matchers?.map((matcher) => ({ ...matcher, hooks: matcher.hooks.map((hook) => ({ ...hook, pluginRoot })) })),
+    ]),
+  ) as HookSettings;
 }
 
 /**
@@ -102,7 +121,11 @@ async function runHooksIn(deps: HookActivitiesDeps, input: RunHooksInput): Promi
       stdin,
       commands: commandIndexes.map((index) => {
         const hook = input.commands[index] as Extract<HookHandler, { type: 'command' }>;
-        return { command: hook.command, timeout: hook.timeout, ...(hook.scope === 'user' ? { asUser: true, env: { HOME: home } } : {}) };
+        return {
+          command: hook.command,
+          timeout: hook.timeout,
+          ...(hook.scope === 'user' ? { asUser: true, env: { HOME: home, ...(hook.pluginRoot && { CLAUDE_PLUGIN_ROOT: hook.pluginRoot }) } } : {}),
+        };
       }),
       additionalDirectories: input.additionalDirectories,
       settingSources: input.settingSources,

@@ -24,6 +24,7 @@ import {
   type McpApprovalSettings,
   type McpConfigProblem,
   type McpServerConfig,
+  type McpServerEntry,
   mergeMcpServers,
   parseMcpConfigText,
   parseMcpServers,
@@ -40,6 +41,7 @@ import {
 import { SETTING_SOURCES } from '../../common/permissions';
 import { readJsonObjectFile, settingsFiles } from '../settings';
 import { saveMcpApprovals } from './approvals';
+import { loadPlugins } from '../plugins';
 import { McpConnectionManager } from './connections';
 import { checkpointBeforeTool } from '../checkpoints/before-tool';
 
@@ -130,7 +132,34 @@ export async function loadMcpConfig(input: LoadMcpConfigInput, home = os.homedir
   }
 
   const approvals = await readApprovals(input.cwd, trusted ? sources : sources.filter((source) => source === 'user'), home, warnings);
-  return { servers: mergeMcpServers({ user, project, local, dynamic }, approvals, input.strictMcpConfig === true), warnings };
+  const servers = mergeMcpServers({ user, project, local, dynamic }, approvals, input.strictMcpConfig === true);
+  if (input.strictMcpConfig !== true) servers.push(...(await pluginServers(input, home, warnings)));
+  return { servers: servers.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), warnings };
+}
+
+/**
+ * Issue 33: a plugin's MCP servers (its .mcp.json or the manifest's `mcpServers`), named as Claude
+ * Code names them, `plugin:<plugin>:<server>` (tools `mcp__plugin_<plugin>_<server>__<tool>`). The
+ * user chose the plugin, so they are the user's servers: no project approval, started as the user's.
+ */
+async function pluginServers(input: LoadMcpConfigInput, home: string, warnings: string[]): Promise<McpServerEntry[]> {
+  const loaded = await loadPlugins({ cwd: input.cwd, pluginDirs: input.pluginDirs, home, trusted: input.trusted === true });
+  const entries: McpServerEntry[] = [];
+  for (const plugin of loaded.plugins) {
+    if (plugin.mcpServers === undefined) continue;
+    const file = `plugin ${plugin.name} (${plugin.root})`;
+    for (const [server, config] of Object.entries(collectPlugin(parseMcpServers(plugin.mcpServers, file, 'mcpServers'), warnings)))
+      entries.push({ name: `plugin:${plugin.name}:${server}`, scope: 'user', file, config, approval: 'approved' });
+  }
+  return entries;
+}
+
+function collectPlugin(
+  parsed: { servers: Record<string, McpServerConfig>; problems: McpConfigProblem[] },
+  warnings: string[],
+): Record<string, McpServerConfig> {
+  warnings.push(...parsed.problems.map(problemText));
+  return parsed.servers;
 }
 
 /**

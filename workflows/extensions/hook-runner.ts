@@ -68,6 +68,7 @@ export abstract class HookRunner {
         cwd: config.cwd,
         ...(config.settingSources && { settingSources: config.settingSources }),
         ...(this.host.sessionContext?.workspaceTrust?.trusted && { trusted: true }),
+        ...(config.pluginDirs && { pluginDirs: config.pluginDirs }),
       });
       this.state.settings = loaded.hooks;
       for (const warning of loaded.warnings) this.warn(warning);

@@ -246,6 +246,7 @@ export class McpServers implements SessionPart {
         ...(config.mcpConfig && { mcpConfig: config.mcpConfig }),
         ...(config.strictMcpConfig && { strictMcpConfig: true }),
         ...(this.host.sessionContext?.workspaceTrust?.trusted && { trusted: true }),
+        ...(config.pluginDirs && { pluginDirs: config.pluginDirs }),
       });
       for (const warning of loaded.warnings) this.warn(warning);
       return loaded;
