@@ -120,9 +120,9 @@ describe('loadPlugins and the loaders that use it (issue 33)', () => {
     await expect(loadSessionContext({ cwd, pluginDirs: [path.join(dir, 'nope')], trusted: false }, home)).rejects.toThrow(/not a directory/);
   });
 
-  // A real plugin from npm (selfish-pipeline@1.3.0): SELFISH_PIPELINE_DIR points at the unpacked package.
-  it.skipIf(!process.env.SELFISH_PIPELINE_DIR)('loads selfish-pipeline@1.3.0: its commands and hooks', async () => {
-    const root = process.env.SELFISH_PIPELINE_DIR!;
+  // A real plugin from npm (selfish-pipeline@1.3.0, a devDependency), as installed.
+  it('loads selfish-pipeline@1.3.0: its commands and hooks', async () => {
+    const root = path.resolve(__dirname, '../../node_modules/selfish-pipeline');
     const plugins = (await loadPlugins({ cwd, pluginDirs: [root], home, trusted: false })).plugins;
     expect(plugins.map((plugin) => plugin.name)).toEqual(['selfish']);
     const commands = await readCustomCommands(cwd, home, { project: false, plugins });
