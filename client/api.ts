@@ -355,7 +355,7 @@ export class ConversationClient {
     } catch (error) {
       if (!(error instanceof WorkflowFailedError)) throw error;
       const { status } = await this.client.workflow.getHandle(conversationId).describe();
-      throw new Error(`Conversation "${conversationId}" is ${status.name.toLowerCase()} and will not answer input ${inputUuid}.`);
+      throw await this.closedError(conversationId, status.name.toLowerCase(), inputUuid, error);
     }
     const last = summary.lastResult;
     if (last && (last.input_uuid === inputUuid || last.input_uuids?.includes(inputUuid))) return last;
@@ -411,7 +411,24 @@ export class ConversationClient {
     const summary = status.name === 'COMPLETED' ? await this.summary(conversationId) : undefined;
     const last = summary?.lastResult;
     if (last && (last.input_uuid === inputUuid || last.input_uuids?.includes(inputUuid))) return last;
-    throw new Error(`Conversation "${conversationId}" is ${status.name.toLowerCase()} and will not answer input ${inputUuid}.`);
+    throw await this.closedError(conversationId, status.name.toLowerCase(), inputUuid);
+  }
+
+  /**
+   * Why a closed conversation will not answer: its status, and for a failed run the failure's own
+   * words (settings that cannot be read, a plugin folder that is not one), so a person can fix it.
+   */
+  private async closedError(conversationId: string, status: string, inputUuid: string, failure?: unknown): Promise<Error> {
+    const reasonOf = (error: unknown) => (error instanceof WorkflowFailedError ? (error.cause?.message ?? error.message) : undefined);
+    const reason =
+      status === 'failed'
+        ? (reasonOf(failure) ??
+          (await this.client.workflow
+            .getHandle(conversationId)
+            .result()
+            .then(() => undefined, reasonOf)))
+        : undefined;
+    return new Error(`Conversation "${conversationId}" is ${status} and will not answer input ${inputUuid}${reason ? `: ${reason}` : '.'}`);
   }
 
   /** Polls the `events` query (runs without a live channel). */
@@ -433,7 +450,7 @@ export class ConversationClient {
         // A closed run may have no worker left to answer queries; a running one may be between
         // workers (crashed, restarting): keep waiting for that one.
         const closed = await closedStatus();
-        if (closed) throw new Error(`Conversation "${conversationId}" is ${closed} and will not answer input ${inputUuid}.`);
+        if (closed) throw await this.closedError(conversationId, closed, inputUuid);
         if (error instanceof ConversationNotFoundError) throw error;
       }
       for (const event of page?.events ?? []) {
@@ -454,7 +471,7 @@ export class ConversationClient {
           const last = await this.events(conversationId, afterSeq).catch(() => undefined);
           const result = last?.events.find(answers);
           if (result) return result.message as ResultMessage;
-          throw new Error(`Conversation "${conversationId}" is ${closed} and will not answer input ${inputUuid}.`);
+          throw await this.closedError(conversationId, closed, inputUuid);
         }
       }
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));
