@@ -25,8 +25,8 @@ export interface WorktreeHooks {
 /** Makes (or finds, on a retry or replay) the worktree `name` of `config.cwd`'s repository, or says why none could be. */
 export async function makeWorktree(hooks: WorktreeHooks | undefined, config: ConversationConfig, name: string): Promise<CreateWorktreeResult> {
   const outcomes = await hooks?.worktreeHooks(worktreeHookEvent({ type: 'create', name }));
-  if (outcomes === undefined) return activities(worktreeOptions(config, `Create worktree ${name}`)).createWorktree({ cwd: config.cwd, name });
-  const decided = decideWorktreeCreate(outcomes);
+  // No WorktreeCreate hook configured: git makes it.
+  const decided = outcomes && decideWorktreeCreate(outcomes);
   if (decided === undefined) return activities(worktreeOptions(config, `Create worktree ${name}`)).createWorktree({ cwd: config.cwd, name });
   if ('error' in decided) return { problem: `The WorktreeCreate hook did not make the worktree: ${decided.error}` };
   const refused = hookWorktreePathProblem(decided.path, config.cwd);

@@ -198,7 +198,8 @@ function upgradedUrl(url: URL, allowedPrivateHosts: readonly string[]): URL {
   if (url.protocol !== 'http:') return url;
   const name = normalizeHost(url.hostname);
   const port = Number(url.port || 80);
-  if (allowedPrivateHosts.some((entry) => openedHost(entry)?.name === name && (openedHost(entry)?.port ?? port) === port)) return url;
+  const opened = allowedPrivateHosts.map(openedHost);
+  if (opened.some((entry) => entry !== undefined && entry.name === name && (entry.port ?? port) === port)) return url;
   const upgraded = new URL(url.href);
   upgraded.protocol = 'https:';
   return upgraded;
